@@ -1,0 +1,287 @@
+//! The instruction model, the encoder and the decoder.
+//!
+//! An [`Inst`] is an opcode form plus one value per field of that form (guard
+//! predicate, operands, modifiers and scheduling control included). Encoding
+//! places every field at the bits the description gives it; decoding finds
+//! the form from the identifying bits and reads the fields back. Both check
+//! the same rules: values fit and are defined, the field combination has a
+//! syntax line, and no `__Exception` rule fires.
+//!
+//! Byte order: the 128-bit word is stored little-endian; bit *n* of the
+//! instruction is bit `n % 8` of byte `n / 8`.
+
+use std::fmt;
+
+use crate::model::{Field, Form, Kind, Operand};
+use crate::syntax::Pattern;
+use crate::tables::{FormId, ISA};
+
+/// Size of one instruction in bytes.
+pub const INST_BYTES: usize = 16;
+
+/// Most fields any form has.
+pub const MAX_FIELDS: usize = 40;
+
+/// An instruction: a form and the value of each of its fields, in the order of
+/// the form's field table.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Inst {
+    pub form: FormId,
+    vals: [u64; MAX_FIELDS],
+}
+
+/// What is wrong with an instruction or with bytes that should hold one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InstError {
+    UnknownOptype(u8),
+    UnknownForm { optype: String, stype: u64 },
+    NoSuchField { form: &'static str, field: String },
+    ValueTooWide { form: &'static str, field: &'static str, value: u64 },
+    UndefinedValue { form: &'static str, field: &'static str, value: u64 },
+    FixedField { form: &'static str, field: &'static str, value: u64, expected: u64 },
+    RegisterRange { form: &'static str, field: &'static str, reg: u64, width: u32 },
+    Misaligned { form: &'static str, field: &'static str, reg: u64, width: u32 },
+    NoSyntax { form: &'static str },
+    Exception { form: &'static str, message: &'static str },
+    WsbNotAllowed { form: &'static str },
+    StrayBits { form: &'static str, bit: u32 },
+}
+
+impl fmt::Display for InstError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InstError::UnknownOptype(o) => write!(f, "unknown optype 0x{:02x}", o),
+            InstError::UnknownForm { optype, stype } => write!(f, "optype {} has no form with stype {}", optype, stype),
+            InstError::NoSuchField { form, field } => write!(f, "{} has no field `{}`", form, field),
+            InstError::ValueTooWide { form, field, value } => write!(f, "{}: value 0x{:x} does not fit field `{}`", form, value, field),
+            InstError::UndefinedValue { form, field, value } => write!(f, "{}: {} is not a defined value of field `{}`", form, value, field),
+            InstError::FixedField { form, field, value, expected } => {
+                write!(f, "{}: field `{}` must be {} (found {})", form, field, expected, value)
+            }
+            InstError::RegisterRange { form, field, reg, width } => {
+                write!(f, "{}: a {}-bit operand `{}` starting at register {} runs past the last register", form, width, field, reg)
+            }
+            InstError::Misaligned { form, field, reg, width } => {
+                write!(f, "{}: {}-bit register operand `{}` must start at a multiple of {} (found {})", form, width, field, width / 32, reg)
+            }
+            InstError::NoSyntax { form } => write!(f, "{}: this combination of field values is not a valid instruction", form),
+            InstError::Exception { form, message } => write!(f, "{}: {}", form, message),
+            InstError::StrayBits { form, bit } => write!(f, "{}: bit {} is set but belongs to no field", form, bit),
+            InstError::WsbNotAllowed { form } => write!(f, "{}: only variable-latency instructions may set a write scoreboard", form),
+        }
+    }
+}
+
+impl std::error::Error for InstError {}
+
+impl fmt::Debug for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {{", self.form.name())?;
+        for (i, fd) in self.def().fields.iter().enumerate() {
+            write!(f, " {}={}", fd.name, self.vals[i])?;
+        }
+        write!(f, " }}")
+    }
+}
+
+impl Inst {
+    /// A new instruction of `form` with every field at its default (fixed
+    /// fields at their value, registers without default at RZ/PT, others 0).
+    pub fn new(form: FormId) -> Inst {
+        let mut vals = [0u64; MAX_FIELDS];
+        for (i, f) in form.def().fields.iter().enumerate() {
+            vals[i] = f.unused_value();
+        }
+        Inst { form, vals }
+    }
+
+    pub fn def(&self) -> &'static Form {
+        self.form.def()
+    }
+
+    /// Field values, in the order of the form's field table.
+    pub fn values(&self) -> &[u64] {
+        &self.vals[..self.def().fields.len()]
+    }
+
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.def().field_index(name)
+    }
+
+    /// The value of a field by name.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.field_index(name).map(|i| self.vals[i])
+    }
+
+    pub fn get_at(&self, i: usize) -> u64 {
+        self.vals[i]
+    }
+
+    pub fn set_at(&mut self, i: usize, v: u64) {
+        self.vals[i] = v;
+    }
+
+    /// Sets a field by name; an enumerated field also takes a value name
+    /// (`set_named("itype", "U32")`).
+    pub fn set(&mut self, name: &str, v: u64) -> Result<&mut Self, InstError> {
+        let i = self
+            .field_index(name)
+            .ok_or_else(|| InstError::NoSuchField { form: self.form.name(), field: name.to_string() })?;
+        let f = &self.def().fields[i];
+        if v > f.max() {
+            return Err(InstError::ValueTooWide { form: self.form.name(), field: &f.name, value: v });
+        }
+        self.vals[i] = v;
+        Ok(self)
+    }
+
+    /// Sets an enumerated field by value name, or any field by the text
+    /// the assembler accepts for it (`RZ`, `PT`, `0x10`).
+    pub fn set_named(&mut self, name: &str, value: &str) -> Result<&mut Self, InstError> {
+        let i = self
+            .field_index(name)
+            .ok_or_else(|| InstError::NoSuchField { form: self.form.name(), field: name.to_string() })?;
+        let f = &self.def().fields[i];
+        let v = crate::model::parse_value(&ISA.types, f.kind, value)
+            .ok_or_else(|| InstError::UndefinedValue { form: self.form.name(), field: &f.name, value: u64::MAX })?;
+        self.vals[i] = v;
+        Ok(self)
+    }
+
+    /// The first syntax pattern that can express this instruction.
+    pub fn pattern(&self) -> Option<&'static Pattern> {
+        let def = self.def();
+        def.patterns.iter().find(|p| p.accepts(&def.fields, self.values()))
+    }
+
+    /// Checks every rule an encodable instruction obeys.
+    pub fn validate(&self) -> Result<&'static Pattern, InstError> {
+        let def = self.def();
+        let form = self.form.name();
+        for (i, f) in def.fields.iter().enumerate() {
+            let v = self.vals[i];
+            if v > f.max() {
+                return Err(InstError::ValueTooWide { form, field: &f.name, value: v });
+            }
+            if let Some(x) = f.fixed {
+                if v != x {
+                    return Err(InstError::FixedField { form, field: &f.name, value: v, expected: x });
+                }
+            }
+            if let Kind::Enum(t) = f.kind {
+                if ISA.types[t as usize].name_of(v).is_none() {
+                    return Err(InstError::UndefinedValue { form, field: &f.name, value: v });
+                }
+            }
+        }
+        self.check_registers()?;
+        let pat = self.pattern().ok_or(InstError::NoSyntax { form })?;
+        for x in def.exceptions.iter() {
+            if crate::model::eval(&x.cond, self.values()) != 0 {
+                return Err(InstError::Exception { form, message: &x.message });
+            }
+        }
+        if !pat.wsb {
+            if let Some(w) = self.field_index("wsb") {
+                if self.vals[w] != def.fields[w].default.unwrap_or(7) {
+                    return Err(InstError::WsbNotAllowed { form });
+                }
+            }
+        }
+        Ok(pat)
+    }
+
+    fn check_registers(&self) -> Result<(), InstError> {
+        let def = self.def();
+        for (i, f) in def.fields.iter().enumerate() {
+            if !matches!(f.kind, Kind::Reg | Kind::UReg) {
+                continue;
+            }
+            let w = def.bitwidth_of(i, self.values());
+            let v = self.vals[i];
+            let zero = f.kind.zero_register().unwrap();
+            if w <= 32 || v == zero {
+                continue;
+            }
+            let n = (w / 32) as u64;
+            if v % n != 0 {
+                return Err(InstError::Misaligned { form: self.form.name(), field: &f.name, reg: v, width: w });
+            }
+            if v + n > zero {
+                return Err(InstError::RegisterRange { form: self.form.name(), field: &f.name, reg: v, width: w });
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes to 16 bytes after validating.
+    pub fn encode(&self) -> Result<[u8; INST_BYTES], InstError> {
+        self.validate()?;
+        Ok(self.encode_unchecked().to_le_bytes())
+    }
+
+    /// Places the fields without checking them (values are masked).
+    pub fn encode_unchecked(&self) -> u128 {
+        let mut w = 0u128;
+        for (i, f) in self.def().fields.iter().enumerate() {
+            w |= ((self.vals[i] & f.max()) as u128) << f.lo;
+        }
+        w
+    }
+
+    /// Decodes 16 bytes; rejects anything [`Inst::encode`] would not produce.
+    pub fn decode(bytes: &[u8; INST_BYTES]) -> Result<Inst, InstError> {
+        let w = u128::from_le_bytes(*bytes);
+        let form = find_form(w)?;
+        let def = form.def();
+        let mut vals = [0u64; MAX_FIELDS];
+        for (i, f) in def.fields.iter().enumerate() {
+            vals[i] = ((w & f.mask()) >> f.lo) as u64;
+        }
+        let used: u128 = def.fields.iter().fold(0, |m, f| m | f.mask());
+        let inst = Inst { form, vals };
+        if w & !used != 0 {
+            return Err(InstError::StrayBits { form: form.name(), bit: (w & !used).trailing_zeros() });
+        }
+        inst.validate()?;
+        Ok(inst)
+    }
+
+    /// Register operands this instruction reads or writes, for tools.
+    pub fn operand_fields(&self, outputs: bool) -> Vec<usize> {
+        let list = if outputs { &self.def().outputs } else { &self.def().inputs };
+        let mut out = Vec::new();
+        for o in list.iter() {
+            match o {
+                Operand::Field(i) => out.push(*i as usize),
+                Operand::CMemIndexed { cmem, reg } => out.extend([*cmem as usize, *reg as usize]),
+                Operand::RegIndexed { index, offset, .. } => out.extend([*index as usize, *offset as usize]),
+                Operand::Address { base, offset } => {
+                    out.push(*base as usize);
+                    out.extend(offset.map(|o| o as usize));
+                }
+                Operand::Pseudo(_) => {}
+            }
+        }
+        out
+    }
+
+    pub fn field_def(&self, i: usize) -> &'static Field {
+        &self.def().fields[i]
+    }
+}
+
+/// The form whose identifying bits match `w`.
+fn find_form(w: u128) -> Result<FormId, InstError> {
+    let optype = (w & 0xff) as u8;
+    let Some(ot) = ISA.optypes.iter().find(|o| o.value == optype) else {
+        return Err(InstError::UnknownOptype(optype));
+    };
+    for &fi in ot.forms.iter() {
+        let f = &ISA.forms[fi as usize];
+        if w & f.fixed_mask == f.fixed_bits {
+            return Ok(FormId(fi));
+        }
+    }
+    Err(InstError::UnknownForm { optype: ot.name.to_string(), stype: ((w >> 8) & 0xf) as u64 })
+}

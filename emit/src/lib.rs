@@ -1,0 +1,19 @@
+//! The ISA as data.
+//!
+//! The instruction set is described in the vendor documents' own language in
+//! `emit/spec/`; `build.rs` turns it into the static tables in [`tables`].
+//! On top of them this crate provides the instruction model ([`Inst`]), the
+//! one encoder and decoder, the assembler and disassembler, and the ELF
+//! object format shared by the compiler, the assembler and the simulator.
+
+pub mod dsl;
+pub mod model;
+pub mod syntax;
+pub mod tables;
+pub mod inst;
+pub mod text;
+
+pub use model::{PT, RZ, URZ};
+pub use inst::{Inst, InstError, INST_BYTES};
+pub use tables::{forms, FormId, ISA};
+pub use text::{format_inst, parse_inst, Labels, NoLabels, TextError};

@@ -1,0 +1,29 @@
+//! The generated instruction-set tables.
+
+use std::borrow::Cow;
+
+pub use crate::dsl::BinOp;
+pub use crate::model::{EnumType, Exception, ExprOp, Field, Form, Isa, Kind, Operand, Optype};
+pub use crate::syntax::{Mod, NegStyle, Pattern, Slot};
+
+/// Index of an opcode form in [`ISA`]`.forms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FormId(pub u16);
+
+impl FormId {
+    pub fn def(self) -> &'static Form {
+        &ISA.forms[self.0 as usize]
+    }
+    pub fn name(self) -> &'static str {
+        &ISA.forms[self.0 as usize].name
+    }
+    pub fn optype(self) -> &'static Optype {
+        &ISA.optypes[ISA.forms[self.0 as usize].optype as usize]
+    }
+    /// Looks a form up by its name (`IADD_RR`).
+    pub fn by_name(name: &str) -> Option<FormId> {
+        ISA.form_by_name(name).map(|i| FormId(i as u16))
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/tables.rs"));
