@@ -12,6 +12,8 @@ pub mod syntax;
 pub mod tables;
 pub mod inst;
 pub mod text;
+pub mod asm;
+pub mod elf;
 
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};

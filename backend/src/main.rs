@@ -1,0 +1,110 @@
+//! `ursa`: the command-line tool.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli_isa;
+
+#[derive(Parser)]
+#[command(name = "ursa", version, about = "Ursa: a compiler toolchain and simulator for a SASS-style GPU")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Assemble a source file into an ELF object.
+    Asm {
+        input: PathBuf,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Disassemble an ELF object, or instructions given as 32-bit hex words
+    /// (four per instruction, lowest word first).
+    Disasm {
+        /// Object file to disassemble.
+        input: Option<PathBuf>,
+        /// Read instructions from hex words instead of a file.
+        #[arg(long, num_args = 1.., value_name = "WORD", allow_hyphen_values = true)]
+        hex: Option<Vec<String>>,
+    },
+    /// List the opcode forms, or describe one in full.
+    Isa { form: Option<String> },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Asm { input, output } => cmd_asm(&input, output),
+        Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
+        Cmd::Isa { form } => cli_isa::run(form.as_deref()),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("error: {}", msg);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read_file(p: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(p).map_err(|e| format!("{}: {}", p.display(), e))
+}
+
+fn cmd_asm(input: &Path, output: Option<PathBuf>) -> Result<(), String> {
+    let bytes = read_file(input)?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", input.display()))?;
+    let obj = ursa_emit::asm::assemble(&text, &input.display().to_string()).map_err(|e| e.to_string())?;
+    let out = output.unwrap_or_else(|| input.with_extension("o"));
+    std::fs::write(&out, ursa_emit::elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+}
+
+fn cmd_disasm(input: Option<&Path>, hex: Option<Vec<String>>) -> Result<(), String> {
+    match (input, hex) {
+        (Some(_), Some(_)) => Err("give either an object file or --hex words, not both".into()),
+        (None, None) => Err("give an object file or --hex words".into()),
+        (None, Some(words)) => {
+            let mut vals = Vec::new();
+            for (i, w) in words.iter().enumerate() {
+                let t = w.trim_start_matches("0x").trim_start_matches("0X");
+                let v = u32::from_str_radix(t, 16).map_err(|_| format!("word {} (`{}`) is not a 32-bit hex number", i + 1, w))?;
+                vals.push(v);
+            }
+            if vals.len() % 4 != 0 {
+                return Err(format!("{} words given; an instruction is 4 words", vals.len()));
+            }
+            let mut failed = false;
+            for (i, q) in vals.chunks(4).enumerate() {
+                let mut bytes = [0u8; 16];
+                for (j, w) in q.iter().enumerate() {
+                    bytes[j * 4..j * 4 + 4].copy_from_slice(&w.to_le_bytes());
+                }
+                match ursa_emit::Inst::decode(&bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|inst| ursa_emit::format_inst(&inst, None, &ursa_emit::NoLabels).map_err(|e| e.to_string()))
+                {
+                    Ok(t) => println!("{}", t),
+                    Err(e) => {
+                        eprintln!("error: instruction {}: {}", i, e);
+                        failed = true;
+                    }
+                }
+            }
+            if failed {
+                Err("some instructions could not be decoded".into())
+            } else {
+                Ok(())
+            }
+        }
+        (Some(p), None) => {
+            let obj = ursa_emit::elf::read(&read_file(p)?).map_err(|e| format!("{}: {}", p.display(), e))?;
+            let text = ursa_emit::asm::disassemble(&obj).map_err(|e| format!("{}: {}", p.display(), e))?;
+            print!("{}", text);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The assembler and disassembler of whole files.
+//!
+//! A file holds functions. Directives:
+//!
+//! ```text
+//! .kernel NAME            start a kernel (launchable entry point)
+//! .func NAME              start a device function (called only)
+//! .param NAME, SIZE       next kernel parameter (placed at the next offset
+//!                         aligned to min(SIZE, 8))
+//! .shared SIZE            bytes of shared memory per CTA
+//! .local SIZE             bytes of local memory (stack) per thread
+//! LABEL:                  a label, local to its function
+//! ```
+//!
+//! A file with instructions but no `.kernel`/`.func` is one kernel named
+//! after the file. `//` starts a comment. Branch and call operands name a
+//! label of the same function or another function of the file; calls into
+//! another function become `R_URSA_REL32` relocations.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use crate::elf::{Function, Object, Param, Reloc};
+use crate::inst::{Inst, INST_BYTES};
+use crate::model::Kind;
+use crate::text::{format_inst, parse_inst, Labels};
+
+/// An assembly error at a line and column (1-based).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsmError {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub msg: String,
+}
+
+impl fmt::Display for AsmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.msg)
+    }
+}
+
+impl std::error::Error for AsmError {}
+
+struct Line<'a> {
+    no: usize,
+    col: usize,
+    text: &'a str,
+}
+
+struct FuncSrc<'a> {
+    func: Function,
+    line: usize,
+    labels: HashMap<String, u64>,
+    insts: Vec<Line<'a>>,
+    next_param: u32,
+}
+
+/// Label lookup while assembling one function: local labels resolve to
+/// addresses; other functions' names are recorded for a relocation.
+struct FnLabels<'a> {
+    local: &'a HashMap<String, u64>,
+    functions: &'a [String],
+    external: RefCell<Option<String>>,
+}
+
+impl Labels for FnLabels<'_> {
+    fn address(&self, name: &str) -> Option<u64> {
+        if let Some(a) = self.local.get(name) {
+            return Some(*a);
+        }
+        if self.functions.iter().any(|f| f == name) {
+            *self.external.borrow_mut() = Some(name.to_string());
+            return Some(0);
+        }
+        None
+    }
+    fn name(&self, _: u64) -> Option<String> {
+        None
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(x) if x.is_ascii_alphabetic() || x == '_' || x == '.' || x == '$')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.' || x == '$')
+}
+
+/// Assembles a file. `file_name` names errors and, for a file without
+/// function directives, the function.
+pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
+    let err = |line: usize, col: usize, msg: String| AsmError { file: file_name.to_string(), line, col, msg };
+    let mut funcs: Vec<FuncSrc> = Vec::new();
+    let default_name = std::path::Path::new(file_name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("main")
+        .replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_");
+    for (i, raw) in text.lines().enumerate() {
+        let no = i + 1;
+        let code = match raw.find("//") {
+            Some(c) => &raw[..c],
+            None => raw,
+        };
+        let mut rest = code.trim_end();
+        let mut col = rest.len() - rest.trim_start().len() + 1;
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            continue;
+        }
+        if let Some(d) = rest.strip_prefix('.') {
+            let (kw, args) = d.split_once(char::is_whitespace).unwrap_or((d, ""));
+            let args = args.trim();
+            match kw {
+                "kernel" | "func" => {
+                    if !is_ident(args) {
+                        return Err(err(no, col, format!("expected a function name after `.{}`", kw)));
+                    }
+                    if funcs.iter().any(|f| f.func.name == args) {
+                        return Err(err(no, col, format!("function `{}` is defined twice", args)));
+                    }
+                    funcs.push(FuncSrc {
+                        func: Function { name: args.to_string(), kernel: kw == "kernel", ..Default::default() },
+                        line: no,
+                        labels: HashMap::new(),
+                        insts: Vec::new(),
+                        next_param: 0,
+                    });
+                }
+                "param" | "shared" | "local" => {
+                    let Some(f) = funcs.last_mut() else {
+                        return Err(err(no, col, format!("`.{}` outside a function", kw)));
+                    };
+                    let num = |s: &str| crate::text::parse_int(s).filter(|v| *v >= 0 && *v <= u32::MAX as i128).map(|v| v as u32);
+                    match kw {
+                        "param" => {
+                            if !f.func.kernel {
+                                return Err(err(no, col, "`.param` is only for kernels".into()));
+                            }
+                            let (name, size) = args.split_once(',').ok_or_else(|| err(no, col, "expected `.param NAME, SIZE`".into()))?;
+                            let size = num(size.trim()).filter(|s| *s > 0).ok_or_else(|| err(no, col, format!("bad parameter size `{}`", size.trim())))?;
+                            let align = size.clamp(1, 8).next_power_of_two().min(8);
+                            let offset = f.next_param.next_multiple_of(align);
+                            f.next_param = offset + size;
+                            f.func.params.push(Param { name: name.trim().to_string(), offset, size });
+                        }
+                        "shared" => f.func.shared_size = num(args).ok_or_else(|| err(no, col, format!("bad size `{}`", args)))?,
+                        _ => f.func.local_size = num(args).ok_or_else(|| err(no, col, format!("bad size `{}`", args)))?,
+                    }
+                }
+                _ => return Err(err(no, col, format!("unknown directive `.{}`", kw))),
+            }
+            continue;
+        }
+        // Labels.
+        while let Some(c) = rest.find(':') {
+            let name = rest[..c].trim();
+            if !is_ident(name) || name.contains('[') {
+                break;
+            }
+            if funcs.is_empty() {
+                funcs.push(FuncSrc {
+                    func: Function { name: default_name.clone(), kernel: true, ..Default::default() },
+                    line: no,
+                    labels: HashMap::new(),
+                    insts: Vec::new(),
+                    next_param: 0,
+                });
+            }
+            let f = funcs.last_mut().unwrap();
+            let addr = (f.insts.len() * INST_BYTES) as u64;
+            if f.labels.insert(name.to_string(), addr).is_some() {
+                return Err(err(no, col, format!("label `{}` is defined twice", name)));
+            }
+            let after = &rest[c + 1..];
+            col += c + 1 + (after.len() - after.trim_start().len());
+            rest = after.trim_start();
+        }
+        if rest.is_empty() {
+            continue;
+        }
+        if funcs.is_empty() {
+            funcs.push(FuncSrc {
+                func: Function { name: default_name.clone(), kernel: true, ..Default::default() },
+                line: no,
+                labels: HashMap::new(),
+                insts: Vec::new(),
+                next_param: 0,
+            });
+        }
+        funcs.last_mut().unwrap().insts.push(Line { no, col, text: rest });
+    }
+    let names: Vec<String> = funcs.iter().map(|f| f.func.name.clone()).collect();
+    let mut obj = Object::default();
+    for mut fs in funcs {
+        if fs.insts.is_empty() {
+            return Err(err(fs.line, 1, format!("function `{}` has no instructions", fs.func.name)));
+        }
+        for (i, l) in fs.insts.iter().enumerate() {
+            let pc = (i * INST_BYTES) as u64;
+            let labels = FnLabels { local: &fs.labels, functions: &names, external: RefCell::new(None) };
+            let inst = parse_inst(l.text, l.col, Some(pc), &labels).map_err(|e| err(l.no, e.col, e.msg))?;
+            let bytes = inst.encode().map_err(|e| err(l.no, l.col, e.to_string()))?;
+            fs.func.code.extend_from_slice(&bytes);
+            if let Some(sym) = labels.external.into_inner() {
+                let Some(fi) = inst.def().fields.iter().position(|f| f.kind == Kind::PCRel32) else { unreachable!() };
+                let f = &inst.def().fields[fi];
+                if f.lo % 8 != 0 {
+                    return Err(err(l.no, l.col, "call target field is not byte-aligned; cannot relocate".into()));
+                }
+                let fo = (f.lo / 8) as u64;
+                // S + A - P = S - (pc + 16)  with P = pc + fo.
+                fs.func.relocs.push(Reloc { offset: pc + fo, symbol: sym, addend: fo as i64 - INST_BYTES as i64 });
+                // The encoded offset stays 0 until the loader patches it.
+                let start = pc as usize + fo as usize;
+                fs.func.code[start..start + 4].copy_from_slice(&[0; 4]);
+            }
+        }
+        obj.functions.push(fs.func);
+    }
+    if obj.functions.is_empty() {
+        return Err(err(1, 1, "no instructions".into()));
+    }
+    Ok(obj)
+}
+
+/// Labels for disassembly: `.L_<hex>` at every branch target.
+struct TargetLabels<'a> {
+    targets: &'a BTreeMap<u64, String>,
+}
+
+impl Labels for TargetLabels<'_> {
+    fn address(&self, name: &str) -> Option<u64> {
+        self.targets.iter().find(|t| t.1 == name).map(|t| *t.0)
+    }
+    fn name(&self, addr: u64) -> Option<String> {
+        self.targets.get(&addr).cloned()
+    }
+}
+
+struct CallLabel<'a> {
+    at: u64,
+    symbol: &'a str,
+}
+
+impl Labels for CallLabel<'_> {
+    fn address(&self, _: &str) -> Option<u64> {
+        None
+    }
+    fn name(&self, addr: u64) -> Option<String> {
+        (addr == self.at).then(|| self.symbol.to_string())
+    }
+}
+
+/// Disassembles one function's code into canonical text with labels; the
+/// output reassembles to the same bytes. Undecodable instructions are
+/// reported with their offset.
+pub fn disassemble_function(f: &Function) -> Result<String, String> {
+    let mut insts = Vec::new();
+    for (i, chunk) in f.code.chunks(INST_BYTES).enumerate() {
+        let arr: [u8; INST_BYTES] = chunk.try_into().map_err(|_| format!("{}: trailing {} bytes", f.name, chunk.len()))?;
+        let inst = Inst::decode(&arr).map_err(|e| format!("{}+0x{:x}: {}", f.name, i * INST_BYTES, e))?;
+        insts.push(inst);
+    }
+    let reloc_at: HashMap<u64, &Reloc> = f.relocs.iter().map(|r| (r.offset, r)).collect();
+    let mut targets = BTreeMap::new();
+    for (i, inst) in insts.iter().enumerate() {
+        for (fi, fd) in inst.def().fields.iter().enumerate() {
+            if fd.kind == Kind::PCRel32 && !reloc_at.contains_key(&((i * INST_BYTES) as u64 + fd.lo as u64 / 8)) {
+                let off = inst.get_at(fi) as u32 as i32 as i64;
+                let t = (i * INST_BYTES) as i64 + INST_BYTES as i64 + off;
+                targets.insert(t as u64, format!(".L_{:x}", t));
+            }
+        }
+    }
+    let mut out = String::new();
+    out.push_str(&format!("{} {}\n", if f.kernel { ".kernel" } else { ".func" }, f.name));
+    for p in &f.params {
+        out.push_str(&format!("    .param {}, {}\n", p.name, p.size));
+    }
+    if f.shared_size != 0 {
+        out.push_str(&format!("    .shared {}\n", f.shared_size));
+    }
+    if f.local_size != 0 {
+        out.push_str(&format!("    .local {}\n", f.local_size));
+    }
+    let labels = TargetLabels { targets: &targets };
+    for (i, inst) in insts.iter().enumerate() {
+        let pc = (i * INST_BYTES) as u64;
+        if let Some(l) = targets.get(&pc) {
+            out.push_str(&format!("{}:\n", l));
+        }
+        // A relocated call holds offset 0 (target pc + 16) and prints its symbol.
+        let reloc = inst
+            .def()
+            .fields
+            .iter()
+            .find(|fd| fd.kind == Kind::PCRel32)
+            .and_then(|fd| reloc_at.get(&(pc + fd.lo as u64 / 8)));
+        let text = match reloc {
+            Some(r) => format_inst(inst, Some(pc), &CallLabel { at: pc + INST_BYTES as u64, symbol: &r.symbol }),
+            None => format_inst(inst, Some(pc), &labels),
+        }
+        .map_err(|e| format!("{}+0x{:x}: {}", f.name, pc, e))?;
+        out.push_str(&format!("    {:<60} // {:04x}\n", text, pc));
+    }
+    Ok(out)
+}
+
+/// Disassembles a whole object.
+pub fn disassemble(obj: &Object) -> Result<String, String> {
+    let mut out = String::new();
+    for (i, f) in obj.functions.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&disassemble_function(f)?);
+    }
+    Ok(out)
+}

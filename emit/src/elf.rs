@@ -1,0 +1,363 @@
+//! The binary format: a relocatable ELF64 object, little-endian, with one
+//! `.text.NAME` section per function, a global function symbol per entry
+//! point, `.rela.text.NAME` relocations for calls between sections, and the
+//! `.ursa.info` section with each function's kind, parameter layout and
+//! memory sizes. `docs/binary-format.md` describes it byte by byte.
+
+use std::fmt;
+
+use object::elf;
+use object::read::elf::{ElfFile64, FileHeader};
+use object::read::{Object as _, ObjectSection as _, ObjectSymbol as _};
+use object::write::elf::{FileHeader as WFileHeader, Rel, SectionHeader, Sym, Writer};
+use object::{Endianness, RelocationFlags, RelocationTarget};
+
+/// `e_machine` of Ursa objects ("UR", not assigned by any registry).
+pub const EM_URSA: u16 = 0x5552;
+/// Relocation: 32-bit little-endian `S + A - P` at `r_offset`.
+pub const R_URSA_REL32: u32 = 1;
+/// Name of the metadata section.
+pub const INFO_SECTION: &str = ".ursa.info";
+const INFO_MAGIC: &[u8; 4] = b"URSA";
+const INFO_VERSION: u32 = 1;
+
+/// A kernel parameter: its byte offset in the parameter block (constant bank
+/// 0 from 0x160) and its size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// A relocation inside a function's code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reloc {
+    /// Byte offset of the patched 32-bit value in the function's code.
+    pub offset: u64,
+    /// The function whose address `S` is used.
+    pub symbol: String,
+    pub addend: i64,
+}
+
+/// One function or kernel.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Function {
+    pub name: String,
+    /// Kernels can be launched; other functions are only called.
+    pub kernel: bool,
+    /// Instructions, 16 bytes each.
+    pub code: Vec<u8>,
+    pub params: Vec<Param>,
+    pub relocs: Vec<Reloc>,
+    /// Bytes of shared memory per CTA.
+    pub shared_size: u32,
+    /// Bytes of local memory (stack) per thread.
+    pub local_size: u32,
+}
+
+/// An object file: a set of functions.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Object {
+    pub functions: Vec<Function>,
+}
+
+impl Object {
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+}
+
+/// Why bytes are not a valid Ursa object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElfError(pub String);
+
+impl fmt::Display for ElfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid object: {}", self.0)
+    }
+}
+
+impl std::error::Error for ElfError {}
+
+fn bad<T>(msg: impl Into<String>) -> Result<T, ElfError> {
+    Err(ElfError(msg.into()))
+}
+
+fn info_bytes(obj: &Object) -> Vec<u8> {
+    let mut b = Vec::new();
+    let put32 = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
+    let put_str = |b: &mut Vec<u8>, s: &str| {
+        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    };
+    b.extend_from_slice(INFO_MAGIC);
+    put32(&mut b, INFO_VERSION);
+    put32(&mut b, obj.functions.len() as u32);
+    for f in &obj.functions {
+        put_str(&mut b, &f.name);
+        put32(&mut b, f.kernel as u32);
+        put32(&mut b, f.shared_size);
+        put32(&mut b, f.local_size);
+        put32(&mut b, f.params.len() as u32);
+        for p in &f.params {
+            put_str(&mut b, &p.name);
+            put32(&mut b, p.offset);
+            put32(&mut b, p.size);
+        }
+    }
+    b
+}
+
+/// Writes an object as ELF bytes.
+pub fn write(obj: &Object) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut w = Writer::new(Endianness::Little, true, &mut buf);
+    let text_names: Vec<Vec<u8>> = obj.functions.iter().map(|f| format!(".text.{}", f.name).into_bytes()).collect();
+    let rela_names: Vec<Vec<u8>> = obj.functions.iter().map(|f| format!(".rela.text.{}", f.name).into_bytes()).collect();
+    let info = info_bytes(obj);
+
+    w.reserve_file_header();
+    w.reserve_null_section_index();
+    let mut text_idx = Vec::new();
+    let mut text_name_ids = Vec::new();
+    for n in &text_names {
+        text_name_ids.push(w.add_section_name(n));
+        text_idx.push(w.reserve_section_index());
+    }
+    let mut rela_idx = Vec::new();
+    for (i, n) in rela_names.iter().enumerate() {
+        if obj.functions[i].relocs.is_empty() {
+            rela_idx.push(None);
+        } else {
+            let id = w.add_section_name(n);
+            rela_idx.push(Some((id, w.reserve_section_index())));
+        }
+    }
+    let info_name = w.add_section_name(INFO_SECTION.as_bytes());
+    let info_idx = w.reserve_section_index();
+    let symtab_idx = w.reserve_symtab_section_index();
+    w.reserve_strtab_section_index();
+    w.reserve_shstrtab_section_index();
+
+    // Symbols: null, then one section symbol per text (local), then functions (global).
+    w.reserve_null_symbol_index();
+    let sym_names: Vec<_> = obj.functions.iter().map(|f| w.add_string(f.name.as_bytes())).collect();
+    let mut sym_idx = Vec::new();
+    for t in &text_idx {
+        sym_idx.push(w.reserve_symbol_index(Some(*t)));
+    }
+    w.reserve_symtab();
+    w.reserve_strtab();
+    w.reserve_shstrtab();
+
+    let mut text_off = Vec::new();
+    for f in &obj.functions {
+        text_off.push(w.reserve(f.code.len(), 16));
+    }
+    let mut rela_off = Vec::new();
+    for f in &obj.functions {
+        rela_off.push(if f.relocs.is_empty() { 0 } else { w.reserve_relocations(f.relocs.len(), true) });
+    }
+    let info_off = w.reserve(info.len(), 4);
+    w.reserve_section_headers();
+
+    w.write_file_header(&WFileHeader {
+        os_abi: elf::ELFOSABI_NONE,
+        abi_version: 0,
+        e_type: elf::ET_REL,
+        e_machine: EM_URSA,
+        e_entry: 0,
+        e_flags: 0,
+    })
+    .expect("ELF header");
+    w.write_null_symbol();
+    for (i, f) in obj.functions.iter().enumerate() {
+        w.write_symbol(&Sym {
+            name: Some(sym_names[i]),
+            section: Some(text_idx[i]),
+            st_info: (elf::STB_GLOBAL << 4) | elf::STT_FUNC,
+            st_other: elf::STV_DEFAULT,
+            st_shndx: 0,
+            st_value: 0,
+            st_size: f.code.len() as u64,
+        });
+    }
+    w.write_strtab();
+    w.write_shstrtab();
+    for (i, f) in obj.functions.iter().enumerate() {
+        w.write_align(16);
+        debug_assert_eq!(w.len(), text_off[i]);
+        w.write(&f.code);
+    }
+    for f in &obj.functions {
+        if f.relocs.is_empty() {
+            continue;
+        }
+        w.write_align_relocation();
+        for r in &f.relocs {
+            let target = obj.functions.iter().position(|g| g.name == r.symbol).map(|j| sym_idx[j].0).unwrap_or(0);
+            w.write_relocation(true, &Rel { r_offset: r.offset, r_sym: target, r_type: R_URSA_REL32, r_addend: r.addend });
+        }
+    }
+    w.write_align(4);
+    w.write(&info);
+
+    w.write_null_section_header();
+    for (i, f) in obj.functions.iter().enumerate() {
+        w.write_section_header(&SectionHeader {
+            name: Some(text_name_ids[i]),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: (elf::SHF_ALLOC | elf::SHF_EXECINSTR) as u64,
+            sh_addr: 0,
+            sh_offset: text_off[i] as u64,
+            sh_size: f.code.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 16,
+            sh_entsize: 0,
+        });
+    }
+    for (i, f) in obj.functions.iter().enumerate() {
+        if let Some((name, _)) = rela_idx[i] {
+            w.write_relocation_section_header(name, text_idx[i], symtab_idx, rela_off[i], f.relocs.len(), true);
+        }
+    }
+    w.write_section_header(&SectionHeader {
+        name: Some(info_name),
+        sh_type: elf::SHT_PROGBITS,
+        sh_flags: 0,
+        sh_addr: 0,
+        sh_offset: info_off as u64,
+        sh_size: info.len() as u64,
+        sh_link: 0,
+        sh_info: 0,
+        sh_addralign: 4,
+        sh_entsize: 0,
+    });
+    let _ = info_idx;
+    w.write_symtab_section_header(1);
+    w.write_strtab_section_header();
+    w.write_shstrtab_section_header();
+    drop(w);
+    buf
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn u32(&mut self) -> Result<u32, ElfError> {
+        let s = self.b.get(self.pos..self.pos + 4).ok_or_else(|| ElfError(format!("{} truncated at byte {}", INFO_SECTION, self.pos)))?;
+        self.pos += 4;
+        Ok(u32::from_le_bytes(s.try_into().unwrap()))
+    }
+    fn str(&mut self) -> Result<String, ElfError> {
+        let n = self.u32()? as usize;
+        let s = self
+            .b
+            .get(self.pos..self.pos.saturating_add(n))
+            .ok_or_else(|| ElfError(format!("{} truncated at byte {}", INFO_SECTION, self.pos)))?;
+        self.pos += n;
+        String::from_utf8(s.to_vec()).map_err(|_| ElfError(format!("{}: name is not UTF-8", INFO_SECTION)))
+    }
+}
+
+/// Reads an Ursa object.
+pub fn read(data: &[u8]) -> Result<Object, ElfError> {
+    let file = ElfFile64::<Endianness>::parse(data).map_err(|e| ElfError(format!("not an ELF64 object: {}", e)))?;
+    let hdr = file.elf_header();
+    let e = file.endian();
+    if hdr.e_machine(e) != EM_URSA {
+        return bad(format!("machine 0x{:x} is not Ursa (0x{:x})", hdr.e_machine(e), EM_URSA));
+    }
+    if e != Endianness::Little {
+        return bad("object is big-endian");
+    }
+    let info = file
+        .section_by_name(INFO_SECTION)
+        .ok_or_else(|| ElfError(format!("missing {} section", INFO_SECTION)))?;
+    let info = info.data().map_err(|e| ElfError(format!("{}: {}", INFO_SECTION, e)))?;
+    let mut r = Reader { b: info, pos: 0 };
+    if info.get(..4) != Some(INFO_MAGIC) {
+        return bad(format!("{} has no URSA magic", INFO_SECTION));
+    }
+    r.pos = 4;
+    let version = r.u32()?;
+    if version != INFO_VERSION {
+        return bad(format!("{} version {} is not supported", INFO_SECTION, version));
+    }
+    let n = r.u32()?;
+    let mut obj = Object::default();
+    for _ in 0..n {
+        let name = r.str()?;
+        let kernel = r.u32()? != 0;
+        let shared_size = r.u32()?;
+        let local_size = r.u32()?;
+        let np = r.u32()?;
+        let mut params = Vec::new();
+        for _ in 0..np.min(4096) {
+            let pname = r.str()?;
+            let offset = r.u32()?;
+            let size = r.u32()?;
+            params.push(Param { name: pname, offset, size });
+        }
+        let sec_name = format!(".text.{}", name);
+        let sec = file.section_by_name(&sec_name).ok_or_else(|| ElfError(format!("function `{}` has no {} section", name, sec_name)))?;
+        let code = sec.data().map_err(|e| ElfError(format!("{}: {}", sec_name, e)))?.to_vec();
+        if code.len() % 16 != 0 {
+            return bad(format!("{} is {} bytes, not a whole number of 16-byte instructions", sec_name, code.len()));
+        }
+        let mut relocs = Vec::new();
+        for (off, rel) in sec.relocations() {
+            let RelocationFlags::Elf { r_type } = rel.flags() else { return bad("non-ELF relocation") };
+            if r_type != R_URSA_REL32 {
+                return bad(format!("{}: unknown relocation type {} at 0x{:x}", sec_name, r_type, off));
+            }
+            let RelocationTarget::Symbol(si) = rel.target() else {
+                return bad(format!("{}: relocation at 0x{:x} has no symbol", sec_name, off));
+            };
+            let sym = file.symbol_by_index(si).map_err(|e| ElfError(format!("{}: relocation symbol: {}", sec_name, e)))?;
+            let sname = sym.name().map_err(|e| ElfError(e.to_string()))?.to_string();
+            if off.checked_add(4).is_none_or(|end| end > code.len() as u64) {
+                return bad(format!("{}: relocation at 0x{:x} is outside the code", sec_name, off));
+            }
+            relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
+        }
+        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size });
+    }
+    Ok(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_round_trip() {
+        let obj = Object {
+            functions: vec![
+                Function {
+                    name: "k".into(),
+                    kernel: true,
+                    code: vec![0u8; 32],
+                    params: vec![Param { name: "out".into(), offset: 0, size: 8 }],
+                    relocs: vec![Reloc { offset: 20, symbol: "f".into(), addend: -12 }],
+                    shared_size: 64,
+                    local_size: 16,
+                },
+                Function { name: "f".into(), kernel: false, code: vec![1u8; 16], ..Default::default() },
+            ],
+        };
+        let bytes = write(&obj);
+        assert_eq!(read(&bytes).unwrap(), obj);
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(read(b"not an elf").is_err());
+        assert!(read(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0]).is_err());
+    }
+}
