@@ -109,6 +109,33 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
         if rest.is_empty() {
             continue;
         }
+        // Labels.
+        while let Some(c) = rest.find(':') {
+            let name = rest[..c].trim();
+            if !is_ident(name) || name.contains('[') {
+                break;
+            }
+            if funcs.is_empty() {
+                funcs.push(FuncSrc {
+                    func: Function { name: default_name.clone(), kernel: true, ..Default::default() },
+                    line: no,
+                    labels: HashMap::new(),
+                    insts: Vec::new(),
+                    next_param: 0,
+                });
+            }
+            let f = funcs.last_mut().unwrap();
+            let addr = (f.insts.len() * INST_BYTES) as u64;
+            if f.labels.insert(name.to_string(), addr).is_some() {
+                return Err(err(no, col, format!("label `{}` is defined twice", name)));
+            }
+            let after = &rest[c + 1..];
+            col += c + 1 + (after.len() - after.trim_start().len());
+            rest = after.trim_start();
+        }
+        if rest.is_empty() {
+            continue;
+        }
         if let Some(d) = rest.strip_prefix('.') {
             let (kw, args) = d.split_once(char::is_whitespace).unwrap_or((d, ""));
             let args = args.trim();
@@ -152,30 +179,6 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                 _ => return Err(err(no, col, format!("unknown directive `.{}`", kw))),
             }
             continue;
-        }
-        // Labels.
-        while let Some(c) = rest.find(':') {
-            let name = rest[..c].trim();
-            if !is_ident(name) || name.contains('[') {
-                break;
-            }
-            if funcs.is_empty() {
-                funcs.push(FuncSrc {
-                    func: Function { name: default_name.clone(), kernel: true, ..Default::default() },
-                    line: no,
-                    labels: HashMap::new(),
-                    insts: Vec::new(),
-                    next_param: 0,
-                });
-            }
-            let f = funcs.last_mut().unwrap();
-            let addr = (f.insts.len() * INST_BYTES) as u64;
-            if f.labels.insert(name.to_string(), addr).is_some() {
-                return Err(err(no, col, format!("label `{}` is defined twice", name)));
-            }
-            let after = &rest[c + 1..];
-            col += c + 1 + (after.len() - after.trim_start().len());
-            rest = after.trim_start();
         }
         if rest.is_empty() {
             continue;

@@ -162,13 +162,23 @@ pub fn format_inst(inst: &Inst, pc: Option<u64>, labels: &dyn Labels) -> Result<
             }
         }
     }
+    // An optional operand at its default is left out, unless the next
+    // operand written is of the same kind and would be read in its place
+    // (ISET's `{, {!}pp}{, {!}pq}`).
+    let kind_of = |s: &Slot| match s.operand {
+        Operand::Field(i) => Some(def.fields[i as usize].kind),
+        _ => None,
+    };
     let mut ops = Vec::new();
-    for slot in pat.slots.iter() {
-        if slot.optional && slot_is_default(inst, slot) {
+    let mut next_kind: Option<Kind> = None;
+    for slot in pat.slots.iter().rev() {
+        if slot.optional && slot_is_default(inst, slot) && (next_kind.is_none() || next_kind != kind_of(slot)) {
             continue;
         }
+        next_kind = kind_of(slot);
         ops.push(slot_text(inst, slot, pc, labels));
     }
+    ops.reverse();
     if !ops.is_empty() {
         s.push(' ');
         s.push_str(&ops.join(", "));
@@ -246,15 +256,15 @@ fn slot_text(inst: &Inst, slot: &Slot, pc: Option<u64>, labels: &dyn Labels) -> 
             let _ = write!(s, "[{}{}]", value_text(inst, *base as usize, pc, labels), offset.map(off_text).unwrap_or_default());
         }
     }
-    if abs {
-        s.push('|');
-    }
     if let Some(sf) = slot.suffix {
         let f = inst.field_def(sf as usize);
         let v = inst.get_at(sf as usize);
         if !is_default(f, v) || f.default.is_none() {
             let _ = write!(s, ".{}", value_text(inst, sf as usize, pc, labels));
         }
+    }
+    if abs {
+        s.push('|');
     }
     s
 }
@@ -434,13 +444,9 @@ impl Ctx<'_> {
             }
             Kind::F32Imm => {
                 if let Some(x) = parse_float(text) {
-                    return Ok((x as f32).to_bits() as u64).and_then(|b| {
-                        if (f32::from_bits(b as u32) as f64) == x || x.is_nan() {
-                            Ok(b)
-                        } else {
-                            Err(format!("`{}` is not exactly representable as f32", text))
-                        }
-                    });
+                    // Parse as f32 directly: going through f64 could round twice.
+                    let y = if x.is_infinite() { x as f32 } else { text.trim().parse::<f32>().unwrap_or(x as f32) };
+                    return Ok(y.to_bits() as u64);
                 }
                 match parse_int(text) {
                     Some(v) if (0..=u32::MAX as i128).contains(&v) => Ok(v as u64),
@@ -595,9 +601,9 @@ impl Ctx<'_> {
                         None => (rest, 0),
                     }
                 } else {
-                    ("URZ", parse_int(rest).ok_or_else(|| format!("bad constant offset `{}`", rest))?)
+                    ("", parse_int(rest).ok_or_else(|| format!("bad constant offset `{}`", rest))?)
                 };
-                let rv = self.value(*reg, r.trim())?;
+                let rv = if r.is_empty() { self.inst.field_def(*reg as usize).unused_value() } else { self.value(*reg, r.trim())? };
                 self.set(*reg, rv);
                 if !(-0x8000..0x10000).contains(&off) {
                     return Err(format!("constant offset {} does not fit 16 bits", off));
