@@ -259,7 +259,7 @@ fn slot_text(inst: &Inst, slot: &Slot, pc: Option<u64>, labels: &dyn Labels) -> 
     if let Some(sf) = slot.suffix {
         let f = inst.field_def(sf as usize);
         let v = inst.get_at(sf as usize);
-        if !is_default(f, v) || f.default.is_none() {
+        if !is_default(f, v) {
             let _ = write!(s, ".{}", value_text(inst, sf as usize, pc, labels));
         }
     }
