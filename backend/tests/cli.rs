@@ -1,0 +1,78 @@
+//! The `ursa` command line: the assemble/disassemble round trip and clear
+//! errors with a non-zero exit on bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn ursa(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).output().expect("run ursa")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ursa-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn asm_disasm_asm_gives_identical_objects() {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/saxpy_int.s");
+    let (a, s, b) = (tmp("a.o"), tmp("a.s"), tmp("b.o"));
+    let o = ursa(&["asm", src, "-o", a.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ursa(&["disasm", a.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(&s, &o.stdout).unwrap();
+    let o = ursa(&["asm", s.to_str().unwrap(), "-o", b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}
+
+#[test]
+fn disasm_hex_words() {
+    // IADD R0, R1, R2 (see emit/tests/hand_encoded.rs).
+    let o = ursa(&["disasm", "--hex", "0x01007520", "00000002", "0", "0x00E01C3C"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "IADD R0, R1, R2 ;");
+}
+
+#[test]
+fn bad_inputs_fail_cleanly() {
+    let bad = tmp("bad.s");
+    std::fs::write(&bad, "IADD R0, R1\nFOO R1\n").unwrap();
+    let o = ursa(&["asm", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad.s:1:"), "{}", stderr(&o));
+
+    let notelf = tmp("x.o");
+    std::fs::write(&notelf, b"garbage").unwrap();
+    let o = ursa(&["disasm", notelf.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("invalid object"), "{}", stderr(&o));
+
+    let o = ursa(&["disasm", "--hex", "ff", "0", "0", "0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("unknown optype"), "{}", stderr(&o));
+
+    let o = ursa(&["disasm", "--hex", "zz"]);
+    assert!(!o.status.success());
+    let o = ursa(&["isa", "NOPE_RR"]);
+    assert!(!o.status.success());
+    let o = ursa(&["disasm", "/nonexistent/file.o"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn isa_lists_every_form() {
+    let o = ursa(&["isa"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().count() >= 222);
+    assert!(text.lines().any(|l| l.starts_with("IADD_RR ")));
+    let o = ursa(&["isa", "IADD_RR"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("[ 39: 32] rb"));
+}
