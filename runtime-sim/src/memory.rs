@@ -1,0 +1,184 @@
+//! Memory spaces: the sparse global memory with its host API, and the small
+//! helpers the other spaces (shared, local, constant) share.
+//!
+//! Global memory is a set of allocations in a 64-bit address space. Only
+//! allocated bytes exist: any access that is not entirely inside one
+//! allocation is an out-of-bounds fault. Allocations start at
+//! [`GLOBAL_BASE`] (above 4 GiB, so a truncated pointer faults) and are
+//! separated by unmapped guard gaps.
+
+use crate::trap::{Space, TrapKind};
+
+/// Address of the first global allocation.
+pub const GLOBAL_BASE: u64 = 0x1_0000_0000;
+/// Unmapped bytes left after every allocation.
+pub const GUARD_GAP: u64 = 0x1000;
+/// Smallest alignment of an allocation.
+pub const MIN_ALIGN: u64 = 256;
+
+struct Allocation {
+    base: u64,
+    bytes: Vec<u8>,
+}
+
+/// The device's global memory.
+pub struct GlobalMemory {
+    /// Sorted by base address, non-overlapping.
+    allocs: Vec<Allocation>,
+    next: u64,
+    /// Index of the allocation hit last (accesses cluster).
+    last: usize,
+}
+
+impl Default for GlobalMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GlobalMemory {
+    pub fn new() -> GlobalMemory {
+        GlobalMemory { allocs: Vec::new(), next: GLOBAL_BASE, last: 0 }
+    }
+
+    /// Allocates `size` zeroed bytes aligned to `align` (rounded up to a power
+    /// of two of at least [`MIN_ALIGN`]). A zero-size allocation gets an
+    /// address that no access can use.
+    pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
+        let align = align.max(MIN_ALIGN).next_power_of_two();
+        let base = (self.next + align - 1) & !(align - 1);
+        self.next = base + size.max(1) + GUARD_GAP;
+        self.allocs.push(Allocation { base, bytes: vec![0; size as usize] });
+        base
+    }
+
+    /// Releases the allocation that starts at `base`; false if there is none.
+    pub fn free(&mut self, base: u64) -> bool {
+        match self.allocs.binary_search_by_key(&base, |a| a.base) {
+            Ok(i) => {
+                self.allocs.remove(i);
+                self.last = 0;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Index of the allocation holding `[addr, addr + len)`.
+    #[inline]
+    fn find(&mut self, addr: u64, len: u64) -> Option<usize> {
+        let inside = |a: &Allocation| addr >= a.base && addr.checked_add(len).is_some_and(|e| e <= a.base + a.bytes.len() as u64);
+        if let Some(a) = self.allocs.get(self.last) {
+            if inside(a) {
+                return Some(self.last);
+            }
+        }
+        let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
+            Ok(i) => i,
+            Err(0) => return None,
+            Err(i) => i - 1,
+        };
+        if inside(&self.allocs[i]) {
+            self.last = i;
+            Some(i)
+        } else {
+            None
+        }
+    }
+
+    /// The bytes `[addr, addr + len)`, or an out-of-bounds fault.
+    #[inline]
+    pub fn bytes(&mut self, addr: u64, len: u64) -> Result<&mut [u8], TrapKind> {
+        match self.find(addr, len) {
+            Some(i) => {
+                let a = &mut self.allocs[i];
+                let off = (addr - a.base) as usize;
+                Ok(&mut a.bytes[off..off + len as usize])
+            }
+            None => Err(TrapKind::OutOfBounds { space: Space::Global, addr, size: len.min(u32::MAX as u64) as u32 }),
+        }
+    }
+
+    /// Whether `[addr, addr + len)` is inside one allocation.
+    pub fn contains(&mut self, addr: u64, len: u64) -> bool {
+        self.find(addr, len).is_some()
+    }
+}
+
+/// Checks that `addr` is a multiple of `size` (a power of two).
+#[inline]
+pub fn check_align(space: Space, addr: u64, size: u32) -> Result<(), TrapKind> {
+    if addr & (size as u64 - 1) != 0 {
+        Err(TrapKind::Misaligned { space, addr, size })
+    } else {
+        Ok(())
+    }
+}
+
+/// The bytes `[addr, addr + size)` of a flat buffer, or an out-of-bounds fault.
+#[inline]
+pub fn window(buf: &mut [u8], space: Space, addr: u64, size: u32) -> Result<&mut [u8], TrapKind> {
+    let end = addr.checked_add(size as u64);
+    match end {
+        Some(e) if e <= buf.len() as u64 => Ok(&mut buf[addr as usize..e as usize]),
+        _ => Err(TrapKind::OutOfBounds { space, addr, size }),
+    }
+}
+
+/// Little-endian load of up to 8 bytes.
+#[inline]
+pub fn le_load(b: &[u8]) -> u64 {
+    let mut v = 0u64;
+    for (i, x) in b.iter().enumerate() {
+        v |= (*x as u64) << (8 * i);
+    }
+    v
+}
+
+/// Little-endian store of the low `b.len()` bytes of `v`.
+#[inline]
+pub fn le_store(b: &mut [u8], v: u64) {
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = (v >> (8 * i)) as u8;
+    }
+}
+
+/// The constant banks of a launch. Bank 0 holds the launch parameters (see
+/// docs/abi.md); the other banks are empty unless the program fills them.
+pub struct ConstBanks {
+    pub banks: Vec<Vec<u8>>,
+}
+
+impl ConstBanks {
+    pub fn new() -> ConstBanks {
+        ConstBanks { banks: vec![Vec::new(); 64] }
+    }
+
+    /// Reads `size` (1, 2, 4, 8 or 16) bytes at `c[bank][off]`.
+    #[inline]
+    pub fn read(&self, bank: u8, off: u64, size: u32) -> Result<&[u8], TrapKind> {
+        let addr = ((bank as u64) << 16) | (off & 0xffff);
+        check_align(Space::Constant, off, size.min(8)).map_err(|_| TrapKind::Misaligned { space: Space::Constant, addr, size })?;
+        let b = &self.banks[bank as usize & 63];
+        match off.checked_add(size as u64) {
+            Some(e) if off <= 0xffff && e <= b.len() as u64 => Ok(&b[off as usize..e as usize]),
+            _ => Err(TrapKind::OutOfBounds { space: Space::Constant, addr, size }),
+        }
+    }
+
+    #[inline]
+    pub fn u32(&self, bank: u8, off: u16) -> Result<u32, TrapKind> {
+        self.read(bank, off as u64, 4).map(|b| le_load(b) as u32)
+    }
+
+    #[inline]
+    pub fn u64(&self, bank: u8, off: u16) -> Result<u64, TrapKind> {
+        self.read(bank, off as u64, 8).map(le_load)
+    }
+}
+
+impl Default for ConstBanks {
+    fn default() -> Self {
+        Self::new()
+    }
+}

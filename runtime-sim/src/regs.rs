@@ -1,0 +1,180 @@
+//! Register files of one warp, stored structure-of-arrays: one row of 32
+//! lane values per GPR, one lane mask per predicate.
+//!
+//! Row 255 (RZ) is never written and reads as zero; writes to RZ go to the
+//! dump rows 256/257 that nothing reads. The uniform file works the same way
+//! with URZ = 63 and dumps 64/65. Predicates are lane masks (`p[i]` bit l =
+//! Pi of lane l); PT (7) is all ones and writes to it land in slot 8.
+//! Uniform predicates hold 0 or 1.
+
+use crate::memory::ConstBanks;
+use crate::ops::{Dst, Dst64, PDst, PIn, Src, Src64};
+use crate::trap::TrapKind;
+
+pub const LANES: usize = 32;
+pub const ZERO_ROW: u16 = 255;
+pub const DUMP_ROW: u16 = 256;
+pub const DUMP_ROW_HI: u16 = 257;
+pub const GPR_ROWS: usize = 258;
+pub const UR_ZERO: u8 = 63;
+pub const UR_DUMP: u8 = 64;
+pub const UR_DUMP_HI: u8 = 65;
+pub const UR_SLOTS: usize = 66;
+pub const PT: u8 = 7;
+pub const P_DUMP: u8 = 8;
+
+/// The "all lanes" mask of an `N`-wide execution (32 lanes or 1 uniform value).
+#[inline(always)]
+pub const fn all<const N: usize>() -> u32 {
+    if N >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << N) - 1
+    }
+}
+
+/// The register state of one warp.
+#[derive(Clone)]
+pub struct Regs {
+    pub r: Box<[[u32; LANES]]>,
+    pub p: [u32; 9],
+    pub ur: [u32; UR_SLOTS],
+    pub up: [u32; 9],
+}
+
+impl Default for Regs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Regs {
+    pub fn new() -> Regs {
+        let mut p = [0u32; 9];
+        p[PT as usize] = u32::MAX;
+        let mut up = [0u32; 9];
+        up[PT as usize] = 1;
+        Regs { r: vec![[0u32; LANES]; GPR_ROWS].into_boxed_slice(), p, ur: [0; UR_SLOTS], up }
+    }
+
+    /// Reads a 32-bit source for `N` lanes.
+    #[inline(always)]
+    pub fn get<const N: usize>(&self, s: Src, cb: &ConstBanks) -> Result<[u32; N], TrapKind> {
+        Ok(match s {
+            Src::R(r) => {
+                let mut o = [0u32; N];
+                o.copy_from_slice(&self.r[r as usize][..N]);
+                o
+            }
+            Src::U(u) => [self.ur[u as usize]; N],
+            Src::Imm(v) => [v; N],
+            Src::C(c) => [cb.u32(c.bank, c.off)?; N],
+        })
+    }
+
+    /// Reads a 64-bit source for `N` lanes.
+    #[inline(always)]
+    pub fn get64<const N: usize>(&self, s: Src64, cb: &ConstBanks) -> Result<[u64; N], TrapKind> {
+        Ok(match s {
+            Src64::R(lo, hi) => {
+                let (l, h) = (&self.r[lo as usize], &self.r[hi as usize]);
+                let mut o = [0u64; N];
+                for i in 0..N {
+                    o[i] = l[i] as u64 | (h[i] as u64) << 32;
+                }
+                o
+            }
+            Src64::U(lo, hi) => [self.ur[lo as usize] as u64 | (self.ur[hi as usize] as u64) << 32; N],
+            Src64::Imm(v) => [v; N],
+            Src64::C(c) => [cb.u64(c.bank, c.off)?; N],
+            Src64::C32(c) => [cb.u32(c.bank, c.off)? as u64; N],
+        })
+    }
+
+    /// Writes the lanes of `mask`.
+    #[inline(always)]
+    pub fn put<const N: usize>(&mut self, d: Dst, v: &[u32; N], mask: u32) {
+        match d {
+            Dst::R(r) => {
+                let row = &mut self.r[r as usize];
+                if mask == all::<N>() {
+                    row[..N].copy_from_slice(v);
+                } else {
+                    for i in 0..N {
+                        if mask >> i & 1 != 0 {
+                            row[i] = v[i];
+                        }
+                    }
+                }
+            }
+            Dst::U(u) => {
+                if mask & 1 != 0 {
+                    self.ur[u as usize] = v[0];
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub fn put64<const N: usize>(&mut self, d: Dst64, v: &[u64; N], mask: u32) {
+        let mut lo = [0u32; N];
+        let mut hi = [0u32; N];
+        for i in 0..N {
+            lo[i] = v[i] as u32;
+            hi[i] = (v[i] >> 32) as u32;
+        }
+        match d {
+            Dst64::R(l, h) => {
+                self.put::<N>(Dst::R(l), &lo, mask);
+                self.put::<N>(Dst::R(h), &hi, mask);
+            }
+            Dst64::U(l, h) => {
+                self.put::<N>(Dst::U(l), &lo, mask);
+                self.put::<N>(Dst::U(h), &hi, mask);
+            }
+        }
+    }
+
+    /// A predicate input as a lane mask (bit 0 for a uniform execution).
+    #[inline(always)]
+    pub fn pin<const N: usize>(&self, p: PIn) -> u32 {
+        let v = if p.uniform {
+            if self.up[p.idx as usize] & 1 != 0 {
+                all::<N>()
+            } else {
+                0
+            }
+        } else {
+            self.p[p.idx as usize] & all::<N>()
+        };
+        if p.not {
+            !v & all::<N>()
+        } else {
+            v
+        }
+    }
+
+    /// Writes a predicate for the lanes of `mask`.
+    #[inline(always)]
+    pub fn pout<const N: usize>(&mut self, d: PDst, v: u32, mask: u32) {
+        if d.uniform {
+            if mask & 1 != 0 {
+                self.up[d.idx as usize] = v & 1;
+            }
+        } else {
+            let p = &mut self.p[d.idx as usize];
+            *p = (*p & !mask) | (v & mask);
+        }
+    }
+
+    /// Packs P0–P6 of lane `l` (or UP0–UP6) with bit 7 = PT into a byte.
+    #[inline(always)]
+    pub fn pack_preds(&self, uniform: bool, l: usize) -> u32 {
+        let mut b = 0x80u32;
+        for i in 0..7 {
+            let bit = if uniform { self.up[i] & 1 } else { self.p[i] >> l & 1 };
+            b |= bit << i;
+        }
+        b
+    }
+}

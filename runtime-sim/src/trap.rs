@@ -1,0 +1,172 @@
+//! Faults: every way a run can stop other than finishing.
+//!
+//! A [`Trap`] is a report, never a panic. It names where the fault happened
+//! (kernel, CTA, warp, lane, byte PC and the disassembled instruction) as far
+//! as that is known, and what went wrong ([`TrapKind`]).
+
+use std::fmt;
+
+/// The memory space of a faulting access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    Constant,
+    /// A generic address that falls in no window and no allocation.
+    Generic,
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Constant => "constant",
+            Space::Generic => "generic",
+        })
+    }
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrapKind {
+    /// An access outside every allocation / window of its space.
+    OutOfBounds { space: Space, addr: u64, size: u32 },
+    /// An access whose address is not a multiple of its size.
+    Misaligned { space: Space, addr: u64, size: u32 },
+    /// The bytes at the PC do not decode (the decoder's message).
+    Undecodable(String),
+    /// A dynamic register index (SETGPR/GETGPR/SETUGPR/GETUGPR) outside the file.
+    RegisterIndex { file: &'static str, index: i64 },
+    /// No warp can make progress (e.g. a barrier some thread will never reach).
+    Deadlock(String),
+    /// The launch executed more warp-instructions than its step limit.
+    StepLimit(u64),
+    /// Strict mode: an instruction read or overwrote a register whose
+    /// producer's result was not ready under the control bits.
+    Hazard(String),
+    /// The instruction has no semantics in the documents (UF2FP).
+    SemanticsNotDefined(&'static str),
+    /// Control reached an address with no instruction.
+    BadPc(u64),
+    /// The call stack (return addresses) over- or underflowed.
+    CallStack(String),
+    /// An explicit trap instruction or a failed runtime check.
+    Explicit(String),
+    /// The launch itself is wrong (unknown kernel, arguments, sizes).
+    Launch(String),
+}
+
+impl fmt::Display for TrapKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrapKind::OutOfBounds { space, addr, size } => {
+                write!(f, "out-of-bounds {} access of {} bytes at 0x{:x}", space, size, addr)
+            }
+            TrapKind::Misaligned { space, addr, size } => {
+                write!(f, "misaligned {} access of {} bytes at 0x{:x}", space, size, addr)
+            }
+            TrapKind::Undecodable(m) => write!(f, "undecodable instruction: {}", m),
+            TrapKind::RegisterIndex { file, index } => write!(f, "register index {} out of range for {}", index, file),
+            TrapKind::Deadlock(m) => write!(f, "deadlock: {}", m),
+            TrapKind::StepLimit(n) => write!(f, "step limit of {} warp-instructions exceeded", n),
+            TrapKind::Hazard(m) => write!(f, "hazard: {}", m),
+            TrapKind::SemanticsNotDefined(op) => write!(f, "semantics not defined: {}", op),
+            TrapKind::BadPc(pc) => write!(f, "no instruction at 0x{:x}", pc),
+            TrapKind::CallStack(m) => write!(f, "call stack: {}", m),
+            TrapKind::Explicit(m) => write!(f, "trap: {}", m),
+            TrapKind::Launch(m) => write!(f, "bad launch: {}", m),
+        }
+    }
+}
+
+/// A fault report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trap {
+    pub kind: TrapKind,
+    /// The launched kernel (empty for host-side accesses).
+    pub kernel: String,
+    pub cta: Option<[u32; 3]>,
+    pub warp: Option<u32>,
+    pub lane: Option<u32>,
+    /// Byte address of the instruction in the program's code space.
+    pub pc: Option<u64>,
+    /// The function containing the PC and the offset in it.
+    pub function: Option<(String, u64)>,
+    /// The instruction in canonical text.
+    pub inst: Option<String>,
+}
+
+impl Trap {
+    /// A trap with no location (host API, launch checks).
+    pub fn new(kind: TrapKind) -> Trap {
+        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None }
+    }
+}
+
+impl fmt::Display for Trap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if !self.kernel.is_empty() {
+            write!(f, " in kernel `{}`", self.kernel)?;
+        }
+        if let Some(c) = self.cta {
+            write!(f, ", CTA ({}, {}, {})", c[0], c[1], c[2])?;
+        }
+        if let Some(w) = self.warp {
+            write!(f, ", warp {}", w)?;
+        }
+        if let Some(l) = self.lane {
+            write!(f, ", lane {}", l)?;
+        }
+        if let Some(pc) = self.pc {
+            write!(f, ", pc 0x{:x}", pc)?;
+        }
+        if let Some((name, off)) = &self.function {
+            write!(f, " ({}+0x{:x})", name, off)?;
+        }
+        if let Some(i) = &self.inst {
+            write!(f, ": {}", i)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Trap {}
+
+/// Why a program could not be loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    /// The ELF reader rejected the bytes.
+    Elf(String),
+    /// A relocation names a symbol that no function defines.
+    UndefinedSymbol { function: String, symbol: String },
+    /// A relocation does not fit in its function's code.
+    BadRelocation { function: String, offset: u64 },
+    /// A function's code is not a whole number of instructions.
+    BadCodeSize { function: String, size: usize },
+    /// Two functions have the same name.
+    DuplicateFunction(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Elf(m) => write!(f, "bad ELF object: {}", m),
+            LoadError::UndefinedSymbol { function, symbol } => {
+                write!(f, "relocation in `{}` refers to undefined symbol `{}`", function, symbol)
+            }
+            LoadError::BadRelocation { function, offset } => {
+                write!(f, "relocation at offset 0x{:x} of `{}` is outside its code", offset, function)
+            }
+            LoadError::BadCodeSize { function, size } => {
+                write!(f, "code of `{}` is {} bytes, not a multiple of 16", function, size)
+            }
+            LoadError::DuplicateFunction(n) => write!(f, "function `{}` is defined twice", n),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
