@@ -87,6 +87,21 @@ fn is_ident(s: &str) -> bool {
         && c.all(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.' || x == '$')
 }
 
+/// The function being assembled; code before any `.kernel`/`.func` starts a
+/// kernel named after the file.
+fn current<'f, 'a>(funcs: &'f mut Vec<FuncSrc<'a>>, default_name: &str, line: usize) -> &'f mut FuncSrc<'a> {
+    if funcs.is_empty() {
+        funcs.push(FuncSrc {
+            func: Function { name: default_name.to_string(), kernel: true, ..Default::default() },
+            line,
+            labels: HashMap::new(),
+            insts: Vec::new(),
+            next_param: 0,
+        });
+    }
+    funcs.last_mut().unwrap()
+}
+
 /// Assembles a file. `file_name` names errors and, for a file without
 /// function directives, the function.
 pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
@@ -115,16 +130,7 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
             if !is_ident(name) || name.contains('[') {
                 break;
             }
-            if funcs.is_empty() {
-                funcs.push(FuncSrc {
-                    func: Function { name: default_name.clone(), kernel: true, ..Default::default() },
-                    line: no,
-                    labels: HashMap::new(),
-                    insts: Vec::new(),
-                    next_param: 0,
-                });
-            }
-            let f = funcs.last_mut().unwrap();
+            let f = current(&mut funcs, &default_name, no);
             let addr = (f.insts.len() * INST_BYTES) as u64;
             if f.labels.insert(name.to_string(), addr).is_some() {
                 return Err(err(no, col, format!("label `{}` is defined twice", name)));
@@ -183,16 +189,7 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
         if rest.is_empty() {
             continue;
         }
-        if funcs.is_empty() {
-            funcs.push(FuncSrc {
-                func: Function { name: default_name.clone(), kernel: true, ..Default::default() },
-                line: no,
-                labels: HashMap::new(),
-                insts: Vec::new(),
-                next_param: 0,
-            });
-        }
-        funcs.last_mut().unwrap().insts.push(Line { no, col, text: rest });
+        current(&mut funcs, &default_name, no).insts.push(Line { no, col, text: rest });
     }
     let names: Vec<String> = funcs.iter().map(|f| f.func.name.clone()).collect();
     let mut obj = Object::default();
