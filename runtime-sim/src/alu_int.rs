@@ -7,7 +7,7 @@
 
 use crate::memory::ConstBanks;
 use crate::ops::*;
-use crate::regs::{all, Regs};
+use crate::regs::{all, Regs, P_DUMP};
 use crate::trap::TrapKind;
 
 const TWO32: u64 = 1 << 32;
@@ -362,6 +362,16 @@ macro_rules! lanes {
 #[inline(always)]
 pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask: u32) -> Result<(), TrapKind> {
     match *op {
+        Op::Iadd { d, a, b, neg_a, neg_b, x: false, pu: PDst { idx: P_DUMP, .. }, .. } => {
+            // No carry wanted: a plain (vectorizable) wrapping add.
+            let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
+            let r = lanes!(N, |l| {
+                let x = if neg_a { va[l].wrapping_neg() } else { va[l] };
+                let y = if neg_b { vb[l].wrapping_neg() } else { vb[l] };
+                x.wrapping_add(y)
+            });
+            rf.put::<N>(d, &r, mask);
+        }
         Op::Iadd { d, a, b, neg_a, neg_b, x, pp, pu } => {
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let cin = rf.pin::<N>(pp);
@@ -373,6 +383,15 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             });
             rf.put::<N>(d, &r, mask);
             rf.pout::<N>(pu, carry, mask);
+        }
+        Op::Imad { d, a, b, c, neg_c, hi: false, x: false, pu: PDst { idx: P_DUMP, .. }, .. } => {
+            // The low word without a carry-out does not depend on signedness.
+            let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);
+            let r = lanes!(N, |l| {
+                let z = if neg_c { vc[l].wrapping_neg() } else { vc[l] };
+                va[l].wrapping_mul(vb[l]).wrapping_add(z)
+            });
+            rf.put::<N>(d, &r, mask);
         }
         Op::Imad { d, a, b, c, neg_c, hi, x, signed, pp, pu } => {
             let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);

@@ -89,11 +89,6 @@ impl<'a> Fields<'a> {
         Ok(self.def.fields[i].kind)
     }
 
-    /// The register-operand width of a field in bits.
-    pub fn width(&self, name: &str) -> u32 {
-        self.index(name).map(|i| self.def.bitwidth_of(i, self.inst.values())).unwrap_or(32)
-    }
-
     pub fn src(&self, name: &str) -> R<Src> {
         let v = self.v(name)?;
         Ok(match self.kind(name)? {
@@ -489,7 +484,8 @@ pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
         }
         "SETGPR" => Op::Setgpr { idx: ureg(f, "urb")?, off: sign_extend(f.v("ridx")?, 9) as i32, a: f.src("ra")? },
         "GETGPR" => Op::Getgpr { d: f.dst("rd")?, idx: ureg(f, "urb")?, off: sign_extend(f.v("ridx")?, 9) as i32 },
-        "SETUGPR" => Op::Setugpr { idx: ureg(f, "ura")?, off: sign_extend(f.v("uridx")?, 7) as i32, b: f.src("urb")? },
+        // E71: the index register is `urb`, the value `ura`.
+        "SETUGPR" => Op::Setugpr { idx: ureg(f, "urb")?, off: sign_extend(f.v("uridx")?, 7) as i32, b: f.src("ura")? },
         "GETUGPR" => Op::Getugpr { d: f.dst("urd")?, idx: ureg(f, "urb")?, off: sign_extend(f.v("uridx")?, 7) as i32 },
         "POPC" | "UPOPC" => {
             let (b, bn) = f.src_of(B)?;

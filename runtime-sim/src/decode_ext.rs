@@ -135,7 +135,10 @@ pub(crate) fn decode_ext(f: &Fields, optype: &str, pc: u64) -> R<Op> {
         "LDC" => {
             let ty = memty_of(f.e("dtype")?)?;
             let v = f.v("vb")?;
-            Op::Ldc { d: dst_rows(f, "rd", ty.regs())?, a: f.src("ra")?, bank: ((v >> 16) & 63) as u8, off: (v & 0xffff) as u16, ty }
+            let a = f.src("ra")?;
+            let raw = v & 0xffff;
+            let off = if a == Src::R(ZERO_ROW) { raw as i32 } else { sign_extend(raw, 16) as i32 };
+            Op::Ldc { d: dst_rows(f, "rd", ty.regs())?, a, bank: ((v >> 16) & 63) as u8, off, ty }
         }
         "ATOM" => {
             let it = int_ty(f.e("itype")?)?;

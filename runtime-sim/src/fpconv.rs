@@ -29,6 +29,9 @@ pub fn f64_to_f16(x: f64, nan: u16) -> u16 {
     if a.is_infinite() {
         return sign | 0x7c00;
     }
+    if a == 0.0 {
+        return sign;
+    }
     // Scale so that the result's unit in the last place is 1, then round.
     let (e, _) = frexp(a);
     // a = m * 2^e with m in [0.5, 1): normal binary16 exponent is e - 1.

@@ -1,1 +1,40 @@
-//! runtime-sim: a SIMT simulator that loads Ursa ELF binaries, decodes them with the `emit` decoder and executes them.
+//! ursa-sim: a SIMT simulator for Ursa ELF programs.
+//!
+//! A [`Program`] is loaded from ELF bytes: functions are laid out in one code
+//! space, relocated, and every instruction is decoded once (with
+//! `ursa_emit::Inst::decode`) into a compact executable op. A [`Gpu`] owns
+//! global memory and launches kernels over a grid of CTAs; each warp executes
+//! its 32 lanes over a structure-of-arrays register file. Faults are
+//! [`Trap`] reports, never panics.
+//!
+//! Module map: machine state (`regs`, `machine`), memory (`memory`),
+//! decode-to-ops (`ops`, `decode`, `decode_ext`, `program`), semantics by
+//! family (`alu_int`, `alu_uniform`, `xu`, `dalu`, `float32`, `control`,
+//! `mem_ops`, `collective`), the interpreter loop (`exec`), timing and
+//! hazards (`timing`), faults (`trap`) and the host API (`launch`).
+
+mod alu_int;
+mod alu_uniform;
+mod collective;
+mod control;
+mod dalu;
+mod decode;
+mod decode_ext;
+mod exec;
+mod float32;
+mod fpconv;
+mod launch;
+mod machine;
+mod mem_ops;
+pub mod memory;
+mod ops;
+mod program;
+mod regs;
+pub mod timing;
+mod trap;
+mod xu;
+
+pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
+pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
+pub use program::{FunctionInfo, Program, CODE_BASE};
+pub use trap::{LoadError, Space, Trap, TrapKind};

@@ -327,7 +327,8 @@ pub enum Op {
     Load { space: AddrSpace, d: [u16; 4], a: Src64, ofs: i32, ty: MemTy },
     /// STG/STS/STL/ST: `s` are the data rows.
     Store { space: AddrSpace, s: [u16; 4], a: Src64, ofs: i32, ty: MemTy },
-    Ldc { d: [u16; 4], a: Src, bank: u8, off: u16, ty: MemTy },
+    /// LDC: the offset is signed when a register is given (as for ULDC, E70).
+    Ldc { d: [u16; 4], a: Src, bank: u8, off: i32, ty: MemTy },
     Atom { d: Dst64, a: Src64, ofs: i32, b: Src64, c: Src64, op: AtomOp, wide: bool, signed: bool },
     Membar,
     S2r { d: Dst, sr: u8 },

@@ -51,8 +51,6 @@ pub enum TrapKind {
     SemanticsNotDefined(&'static str),
     /// Control reached an address with no instruction.
     BadPc(u64),
-    /// The call stack (return addresses) over- or underflowed.
-    CallStack(String),
     /// An explicit trap instruction or a failed runtime check.
     Explicit(String),
     /// The launch itself is wrong (unknown kernel, arguments, sizes).
@@ -75,7 +73,6 @@ impl fmt::Display for TrapKind {
             TrapKind::Hazard(m) => write!(f, "hazard: {}", m),
             TrapKind::SemanticsNotDefined(op) => write!(f, "semantics not defined: {}", op),
             TrapKind::BadPc(pc) => write!(f, "no instruction at 0x{:x}", pc),
-            TrapKind::CallStack(m) => write!(f, "call stack: {}", m),
             TrapKind::Explicit(m) => write!(f, "trap: {}", m),
             TrapKind::Launch(m) => write!(f, "bad launch: {}", m),
         }

@@ -1,0 +1,360 @@
+//! The interpreter: the issue loop of a warp (lowest-PC group, guard,
+//! control bits, step limit, strict hazards, statistics) and the dispatch of
+//! one pre-decoded instruction to its family's semantics.
+
+use crate::alu_uniform;
+use crate::collective;
+use crate::control;
+use crate::float32;
+use crate::machine::{lanes, Cta, Warp};
+use crate::mem_ops;
+use crate::memory::{ConstBanks, GlobalMemory};
+use crate::ops::Op;
+use crate::program::{Exec, Program};
+use crate::trap::{Trap, TrapKind};
+use crate::{alu_int, dalu, xu};
+
+/// A fault raised while executing, with the lane it concerns.
+#[derive(Debug)]
+pub(crate) struct Fault {
+    pub kind: TrapKind,
+    pub lane: Option<u32>,
+}
+
+impl From<TrapKind> for Fault {
+    fn from(kind: TrapKind) -> Fault {
+        Fault { kind, lane: None }
+    }
+}
+
+impl Fault {
+    pub fn at(kind: TrapKind, lane: usize) -> Fault {
+        Fault { kind, lane: Some(lane as u32) }
+    }
+}
+
+/// What an instruction did to the control flow of its group.
+pub(crate) enum Flow {
+    /// Every lane of the group continues at the next instruction.
+    Next,
+    /// The executing lanes jump to the target; the others fall through.
+    Jump(u64),
+    /// Per-lane PCs or statuses were changed; the group must be recomputed.
+    Regroup,
+}
+
+/// Launch-wide context of the interpreter.
+pub(crate) struct Ctx<'a> {
+    pub prog: &'a Program,
+    pub cb: &'a ConstBanks,
+    pub mem: &'a mut GlobalMemory,
+    pub kernel: &'a str,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub trace: bool,
+    pub steps: u64,
+    pub step_limit: u64,
+    /// Counters.
+    pub issued: u64,
+    pub lane_insts: u64,
+    pub per_optype: Vec<u64>,
+    /// Cycles of the CTAs already finished (the clock base of this CTA).
+    pub clock_base: u64,
+}
+
+/// Per-instruction information the semantics may need.
+pub(crate) struct Site<'a> {
+    pub ctx_grid: [u32; 3],
+    pub ctx_block: [u32; 3],
+    pub cta: [u32; 3],
+    pub clock: u64,
+    pub shared: &'a mut Vec<u8>,
+    pub bars: &'a mut [crate::machine::CtaBarrier; 16],
+}
+
+/// Instructions a warp may issue before the scheduler moves to the next one.
+const QUANTUM: u32 = 4096;
+
+impl Ctx<'_> {
+    fn trap(&self, kind: TrapKind, cta: [u32; 3], warp: u32, lane: Option<u32>, pc: u64) -> Trap {
+        Trap {
+            kind,
+            kernel: self.kernel.to_string(),
+            cta: Some(cta),
+            warp: Some(warp),
+            lane,
+            pc: Some(pc),
+            function: self.prog.locate(pc).map(|(f, off)| (f.name.clone(), off)),
+            inst: self.prog.disassemble_at(pc),
+        }
+    }
+
+    /// Runs a CTA to completion.
+    pub fn run_cta(&mut self, cta: &mut Cta) -> Result<u64, Trap> {
+        loop {
+            let mut progress = false;
+            let mut done = true;
+            for w in 0..cta.warps.len() {
+                if cta.warps[w].finished() {
+                    continue;
+                }
+                done = false;
+                let (n, barrier_event) = self.run_warp(cta, w)?;
+                if n > 0 {
+                    progress = true;
+                }
+                if barrier_event {
+                    cta.update_barriers();
+                }
+            }
+            if done {
+                return Ok(cta.warps.iter().map(|w| w.clock.next_issue).max().unwrap_or(0));
+            }
+            if !progress {
+                cta.update_barriers();
+                if cta.warps.iter().any(|w| w.ready != 0) {
+                    continue;
+                }
+                return Err(self.deadlock(cta));
+            }
+        }
+    }
+
+    fn deadlock(&self, cta: &Cta) -> Trap {
+        // Group the waiting lanes of each warp by what they wait for and where
+        // (a waiting lane's PC is already past its BSYNC / BAR.SYNC).
+        let mut parts = Vec::new();
+        for w in &cta.warps {
+            let mut groups: Vec<(bool, u8, u64, u32)> = Vec::new();
+            for (bar, mask) in [(false, w.wait_bsync), (true, w.wait_bar)] {
+                for l in lanes(mask) {
+                    let key = (bar, w.wait_id[l], w.pc[l].wrapping_sub(16));
+                    match groups.iter_mut().find(|g| (g.0, g.1, g.2) == key) {
+                        Some(g) => g.3 |= 1 << l,
+                        None => groups.push((key.0, key.1, key.2, 1 << l)),
+                    }
+                }
+            }
+            for (bar, id, pc, mask) in groups {
+                let b = id as usize;
+                parts.push(if bar {
+                    format!("warp {} lanes {:08x} wait at BAR.SYNC {} (0x{:x}; {} threads arrived)", w.id, mask, b, pc, cta.bars[b].arrived)
+                } else {
+                    format!(
+                        "warp {} lanes {:08x} wait at BSYNC B{} (0x{:x}; members {:08x}, region closing at 0x{:x})",
+                        w.id, mask, b, pc, w.b[b], w.bssy_target[b]
+                    )
+                });
+            }
+        }
+        let first = cta.warps.iter().find(|w| w.wait_bsync | w.wait_bar != 0);
+        let (warp, lane, pc) = match first {
+            Some(w) => {
+                let l = (w.wait_bsync | w.wait_bar).trailing_zeros() as usize;
+                (Some(w.id), Some(l as u32), Some(w.pc[l].wrapping_sub(16)))
+            }
+            None => (None, None, None),
+        };
+        let shown: Vec<String> = parts.iter().take(16).cloned().collect();
+        let more = if parts.len() > 16 { format!("; and {} more groups", parts.len() - 16) } else { String::new() };
+        Trap {
+            kind: TrapKind::Deadlock(format!("no thread can make progress: {}{}", shown.join("; "), more)),
+            kernel: self.kernel.to_string(),
+            cta: Some(cta.id),
+            warp,
+            lane,
+            pc,
+            function: pc.and_then(|pc| self.prog.locate(pc).map(|(f, off)| (f.name.clone(), off))),
+            inst: pc.and_then(|pc| self.prog.disassemble_at(pc)),
+        }
+    }
+
+    /// Issues instructions of warp `w` until it blocks, exits, yields or
+    /// uses its quantum. Returns the number issued and whether a CTA barrier
+    /// may have to be re-checked.
+    fn run_warp(&mut self, cta: &mut Cta, w: usize) -> Result<(u32, bool), Trap> {
+        let Cta { id, warps, shared, bars, .. } = cta;
+        let warp = &mut warps[w];
+        let prog = self.prog;
+        let mut n = 0u32;
+        let mut barrier_event = false;
+        while n < QUANTUM {
+            if warp.dirty && !warp.regroup() {
+                break;
+            }
+            let pc = warp.group_pc;
+            let Some(idx) = prog.index(pc) else {
+                if pc == crate::launch::RETURN_SENTINEL {
+                    // A device-function call returned to the host: the lanes end.
+                    let g = warp.group;
+                    warp.ready &= !g;
+                    warp.exited |= g;
+                    warp.dirty = true;
+                    barrier_event = true;
+                    continue;
+                }
+                let lane = warp.group.trailing_zeros();
+                return Err(self.trap(TrapKind::BadPc(pc), *id, warp.id, Some(lane), pc));
+            };
+            let e: &Exec = &prog.code[idx];
+            self.steps += 1;
+            if self.steps > self.step_limit {
+                return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, None, pc));
+            }
+            n += 1;
+            let t = warp.clock.issue(e.ctrl, e.lat, e.variable);
+            if let Some(h) = warp.hazards.as_mut() {
+                if let Err(msg) = h.check(&prog.uses[idx], e.ctrl, t, e.lat, e.variable, pc) {
+                    return Err(self.trap(TrapKind::Hazard(msg), *id, warp.id, None, pc));
+                }
+            }
+            let a = warp.group;
+            let g = warp.regs.pin::<32>(e.guard);
+            let exec_mask = if e.uniform { if g & 1 != 0 { a } else { 0 } } else { a & g };
+            if self.trace {
+                eprintln!(
+                    "[cta {:?} warp {} cycle {}] {:#x} A={:08x} E={:08x}: {}",
+                    id,
+                    warp.id,
+                    t,
+                    pc,
+                    a,
+                    exec_mask,
+                    prog.disassemble_at(pc).unwrap_or_default()
+                );
+            }
+            self.issued += 1;
+            self.lane_insts += exec_mask.count_ones() as u64;
+            if let Some(c) = self.per_optype.get_mut(e.optype as usize) {
+                *c += 1;
+            }
+            let mut site = Site { ctx_grid: self.grid, ctx_block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
+            let flow = match execute(e, warp, &mut site, self.cb, self.mem, a, exec_mask, pc, idx, prog) {
+                Ok(f) => f,
+                Err(f) => {
+                    return Err(self.trap(f.kind, *id, warp.id, f.lane, pc));
+                }
+            };
+            match flow {
+                Flow::Next => warp.advance(pc + 16),
+                Flow::Jump(target) => {
+                    if exec_mask == a {
+                        warp.advance(target);
+                    } else if exec_mask == 0 {
+                        warp.advance(pc + 16);
+                    } else {
+                        warp.diverge(lanes(exec_mask).map(|l| (l, target)), a & !exec_mask, pc + 16);
+                    }
+                }
+                Flow::Regroup => {
+                    warp.dirty = true;
+                    if matches!(e.op, Op::Bar { .. } | Op::Exit) {
+                        barrier_event = true;
+                    }
+                }
+            }
+            if e.ctrl.yield_ {
+                break;
+            }
+        }
+        Ok((n, barrier_event))
+    }
+}
+
+/// Executes one instruction for the group `a` whose executing lanes are `e`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn execute(
+    ex: &Exec,
+    warp: &mut Warp,
+    site: &mut Site,
+    cb: &ConstBanks,
+    mem: &mut GlobalMemory,
+    a: u32,
+    e: u32,
+    pc: u64,
+    idx: usize,
+    prog: &Program,
+) -> Result<Flow, Fault> {
+    let op = &ex.op;
+    match op {
+        Op::Nop | Op::Membar => {}
+        Op::Iadd { .. }
+        | Op::Imad { .. }
+        | Op::ImadWide { .. }
+        | Op::Idp { .. }
+        | Op::Imul { .. }
+        | Op::Lea { .. }
+        | Op::Iabs { .. }
+        | Op::Imnmx { .. }
+        | Op::P2r { .. }
+        | Op::R2p { .. }
+        | Op::Isetp { .. }
+        | Op::Iset { .. }
+        | Op::Sel { .. }
+        | Op::Lop3 { .. }
+        | Op::Plop3 { .. }
+        | Op::Shf { .. }
+        | Op::Mov { .. }
+        | Op::Mov64 { .. }
+        | Op::Prmt { .. }
+        | Op::I2i { .. }
+        | Op::I2ip { .. }
+        | Op::Popc { .. }
+        | Op::Flo { .. }
+        | Op::Brev { .. }
+        | Op::Bmsk { .. }
+        | Op::Sgxt { .. } => {
+            if ex.uniform {
+                if e != 0 {
+                    alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
+                }
+            } else {
+                alu_int::exec::<32>(op, &mut warp.regs, cb, e)?;
+            }
+        }
+        Op::Mufu { .. } => xu::exec::<32>(op, &mut warp.regs, cb, e)?,
+        Op::Dadd { .. } | Op::Dmul { .. } | Op::Dfma { .. } | Op::Dmnmx { .. } | Op::Dsetp { .. } => {
+            dalu::exec::<32>(op, &mut warp.regs, cb, e)?
+        }
+        Op::Fadd { .. }
+        | Op::Fmul { .. }
+        | Op::Ffma { .. }
+        | Op::Fmnmx { .. }
+        | Op::Fsetp { .. }
+        | Op::Frnd { .. }
+        | Op::I2f { .. }
+        | Op::F2i { .. }
+        | Op::F2f { .. } => float32::exec::<32>(op, &mut warp.regs, cb, e)?,
+        Op::R2ur { .. } | Op::Setgpr { .. } | Op::Getgpr { .. } | Op::Setugpr { .. } | Op::Getugpr { .. } | Op::Uldc { .. } => {
+            alu_uniform::exec(op, &mut warp.regs, cb, e)?
+        }
+        Op::S2r { d, sr } => alu_uniform::s2r(warp, site, *d, *sr, e, ex.uniform)?,
+        Op::Load { .. } | Op::Store { .. } | Op::Ldc { .. } | Op::Atom { .. } => mem_ops::exec(op, warp, site.shared, mem, cb, e)?,
+        Op::Vote { .. } | Op::Shfl { .. } => collective::exec(op, &mut warp.regs, cb, e)?,
+        Op::Bra { .. }
+        | Op::BraR { .. }
+        | Op::Call { .. }
+        | Op::CallR { .. }
+        | Op::Ret { .. }
+        | Op::Exit
+        | Op::Bpt { .. }
+        | Op::Lepc { .. }
+        | Op::Bssy { .. }
+        | Op::Bsync { .. }
+        | Op::Break { .. }
+        | Op::BmovToR { .. }
+        | Op::BmovToB { .. }
+        | Op::Bar { .. } => return control::exec(op, warp, site, cb, a, e, pc),
+        Op::Undefined(name) => {
+            if e != 0 {
+                return Err(TrapKind::SemanticsNotDefined(name).into());
+            }
+        }
+        Op::Invalid => {
+            let msg = prog.errors[idx].clone().unwrap_or_else(|| "invalid instruction".into());
+            return Err(TrapKind::Undecodable(msg).into());
+        }
+    }
+    Ok(Flow::Next)
+}

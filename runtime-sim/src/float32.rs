@@ -1,0 +1,296 @@
+//! 32-bit float arithmetic and conversions: FADD, FMUL, FFMA, FMNMX, FSETP,
+//! FRND (F32/F64), I2F, F2I, F2F (docs/isa-extensions.md, sections 5 and
+//! 6.19–6.26). Rounded operations use a soft-float (rustc_apfloat) so every
+//! rounding mode is exact.
+
+use rustc_apfloat::ieee::{Double, Single};
+use rustc_apfloat::{Float, FloatConvert};
+
+use crate::alu_int::bool_op;
+use crate::dalu::{fcmp, fmod64, is_nan64, round_of};
+use crate::memory::ConstBanks;
+use crate::ops::{FMod, IntTy, Op, Rnd};
+use crate::regs::{all, Regs};
+use crate::trap::TrapKind;
+
+/// The default NaN of an invalid F32 operation.
+pub const DEFAULT_NAN32: u32 = 0x7FFF_FFFF;
+const SIGN32: u32 = 1 << 31;
+const QUIET32: u32 = 1 << 22;
+
+#[inline(always)]
+pub fn fmod32(x: u32, m: FMod) -> u32 {
+    let x = if m.abs { x & !SIGN32 } else { x };
+    if m.neg {
+        x ^ SIGN32
+    } else {
+        x
+    }
+}
+
+#[inline(always)]
+pub fn is_nan32(x: u32) -> bool {
+    x & !SIGN32 > 0x7F80_0000
+}
+
+fn is_inf32(x: u32) -> bool {
+    x & !SIGN32 == 0x7F80_0000
+}
+
+fn is_zero32(x: u32) -> bool {
+    x & !SIGN32 == 0
+}
+
+fn sf(x: u32) -> Single {
+    Single::from_bits(x as u128)
+}
+
+/// FADD: NaN order SrcB, Ra; ∞−∞ gives the default NaN.
+pub fn fadd(a: u32, b: u32, rnd: Rnd) -> u32 {
+    if is_nan32(b) {
+        return b | QUIET32;
+    }
+    if is_nan32(a) {
+        return a | QUIET32;
+    }
+    if is_inf32(a) && is_inf32(b) && (a ^ b) & SIGN32 != 0 {
+        return DEFAULT_NAN32;
+    }
+    sf(a).add_r(sf(b), round_of(rnd)).value.to_bits() as u32
+}
+
+/// FMUL: NaN order SrcB, Ra; 0×∞ gives the default NaN.
+pub fn fmul(a: u32, b: u32, rnd: Rnd) -> u32 {
+    if is_nan32(b) {
+        return b | QUIET32;
+    }
+    if is_nan32(a) {
+        return a | QUIET32;
+    }
+    if (is_zero32(a) && is_inf32(b)) || (is_inf32(a) && is_zero32(b)) {
+        return DEFAULT_NAN32;
+    }
+    sf(a).mul_r(sf(b), round_of(rnd)).value.to_bits() as u32
+}
+
+/// FFMA: one rounding; NaN order SrcB, SrcC, Ra.
+pub fn ffma(a: u32, b: u32, c: u32, rnd: Rnd) -> u32 {
+    for x in [b, c, a] {
+        if is_nan32(x) {
+            return x | QUIET32;
+        }
+    }
+    if (is_zero32(a) && is_inf32(b)) || (is_inf32(a) && is_zero32(b)) {
+        return DEFAULT_NAN32;
+    }
+    let prod_inf = is_inf32(a) || is_inf32(b);
+    let prod_sign = (a ^ b) & SIGN32;
+    if prod_inf && is_inf32(c) && prod_sign != c & SIGN32 {
+        return DEFAULT_NAN32;
+    }
+    sf(a).mul_add_r(sf(b), sf(c), round_of(rnd)).value.to_bits() as u32
+}
+
+/// FMNMX: `pp ? max : min` (DMNMX polarity), `.NUM` or `.NAN` behaviour.
+pub fn fmnmx(a: u32, b: u32, max: bool, nan_mode: bool) -> u32 {
+    let (na, nb) = (is_nan32(a), is_nan32(b));
+    if na || nb {
+        return if nan_mode {
+            if nb {
+                b | QUIET32
+            } else {
+                a | QUIET32
+            }
+        } else if !na {
+            a
+        } else if !nb {
+            b
+        } else {
+            b | QUIET32
+        };
+    }
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    // -0 < +0 for the selection.
+    let a_less = if x == y { a & SIGN32 != 0 && b & SIGN32 == 0 } else { x < y };
+    if a_less == max {
+        b
+    } else {
+        a
+    }
+}
+
+/// Rounds to an integral value in the given mode, keeping the sign of zero.
+fn round_integral(x: f64, rnd: Rnd) -> f64 {
+    let r = match rnd {
+        Rnd::Rn => x.round_ties_even(),
+        Rnd::Rp => x.ceil(),
+        Rnd::Rm => x.floor(),
+        Rnd::Rz => x.trunc(),
+    };
+    r.copysign(x)
+}
+
+/// FRND on a binary32 pattern.
+pub fn frnd32(x: u32, rnd: Rnd) -> u32 {
+    if is_nan32(x) {
+        return x | QUIET32;
+    }
+    (round_integral(f32::from_bits(x) as f64, rnd) as f32).to_bits()
+}
+
+/// FRND on a binary64 pattern.
+pub fn frnd64(x: u64, rnd: Rnd) -> u64 {
+    if is_nan64(x) {
+        return x | 1 << 51;
+    }
+    round_integral(f64::from_bits(x), rnd).to_bits()
+}
+
+/// I2F: the integer rounded once to F32 or F64 (zero is +0).
+pub fn i2f(v: u64, from: IntTy, to_f64: bool, rnd: Rnd) -> u64 {
+    let n: i128 = match from {
+        IntTy::S32 => v as u32 as i32 as i128,
+        IntTy::U32 => v as u32 as i128,
+        IntTy::S64 => v as i64 as i128,
+        IntTy::U64 => v as i128,
+    };
+    if n == 0 {
+        return 0;
+    }
+    let r = round_of(rnd);
+    if to_f64 {
+        Double::from_i128_r(n, r).value.to_bits() as u64
+    } else {
+        Single::from_i128_r(n, r).value.to_bits() as u64
+    }
+}
+
+/// F2I: round, then saturate; NaN gives 0.
+pub fn f2i(v: u64, from_f64: bool, to: IntTy, rnd: Rnd) -> u64 {
+    let x = if from_f64 { f64::from_bits(v) } else { f32::from_bits(v as u32) as f64 };
+    if x.is_nan() {
+        return 0;
+    }
+    let r = round_integral(x, rnd);
+    // Rust's float-to-integer casts saturate.
+    match to {
+        IntTy::S32 => r as i32 as u32 as u64,
+        IntTy::U32 => r as u32 as u64,
+        IntTy::S64 => r as i64 as u64,
+        IntTy::U64 => r as u64,
+    }
+}
+
+/// F2F between F32 and F64.
+pub fn f2f(v: u64, to_f64: bool, rnd: Rnd) -> u64 {
+    if to_f64 {
+        let x = v as u32;
+        if is_nan32(x) {
+            let sign = ((x >> 31) as u64) << 63;
+            return sign | 0x7FF8_0000_0000_0000 | ((x as u64 & 0x7F_FFFF) << 29);
+        }
+        (f32::from_bits(x) as f64).to_bits()
+    } else {
+        if is_nan64(v) {
+            let sign = ((v >> 63) as u32) << 31;
+            return (sign | 0x7FC0_0000 | ((v & 0xF_FFFF_FFFF_FFFF) >> 29) as u32) as u64;
+        }
+        let mut loses = false;
+        let r: Single = Double::from_bits(v as u128).convert_r(round_of(rnd), &mut loses).value;
+        r.to_bits() as u64
+    }
+}
+
+macro_rules! lanes {
+    ($n:expr, $mask:expr, |$l:ident| $body:expr) => {{
+        let mut o = [0u32; $n];
+        for $l in 0..$n {
+            if $mask >> $l & 1 != 0 {
+                o[$l] = $body;
+            }
+        }
+        o
+    }};
+}
+
+pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask: u32) -> Result<(), TrapKind> {
+    match *op {
+        Op::Fadd { d, a, b, ma, mb, rnd } | Op::Fmul { d, a, b, ma, mb, rnd } => {
+            let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
+            let add = matches!(op, Op::Fadd { .. });
+            let r = lanes!(N, mask, |l| {
+                let (x, y) = (fmod32(va[l], ma), fmod32(vb[l], mb));
+                if add {
+                    fadd(x, y, rnd)
+                } else {
+                    fmul(x, y, rnd)
+                }
+            });
+            rf.put::<N>(d, &r, mask);
+        }
+        Op::Ffma { d, a, b, c, ma, mb, mc, rnd } => {
+            let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);
+            let r = lanes!(N, mask, |l| ffma(fmod32(va[l], ma), fmod32(vb[l], mb), fmod32(vc[l], mc), rnd));
+            rf.put::<N>(d, &r, mask);
+        }
+        Op::Fmnmx { d, a, b, ma, mb, nan, pp } => {
+            let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
+            let p = rf.pin::<N>(pp);
+            let r = lanes!(N, mask, |l| fmnmx(fmod32(va[l], ma), fmod32(vb[l], mb), p >> l & 1 != 0, nan));
+            rf.put::<N>(d, &r, mask);
+        }
+        Op::Fsetp { a, b, ma, mb, cmp, bop, pp, pu, pv } => {
+            let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
+            let p = rf.pin::<N>(pp);
+            let mut t = 0u32;
+            for l in 0..N {
+                let (x, y) = (f32::from_bits(fmod32(va[l], ma)), f32::from_bits(fmod32(vb[l], mb)));
+                t |= (fcmp(cmp, x as f64, y as f64) as u32) << l;
+            }
+            rf.pout::<N>(pu, bool_op(bop, t, p), mask);
+            rf.pout::<N>(pv, bool_op(bop, !t & all::<N>(), p), mask);
+        }
+        Op::Frnd { d, b, m, rnd, f64 } => {
+            let vb = rf.get64::<N>(b, cb)?;
+            let mut r = [0u64; N];
+            for l in 0..N {
+                if mask >> l & 1 != 0 {
+                    r[l] = if f64 { frnd64(fmod64(vb[l], m), rnd) } else { frnd32(fmod32(vb[l] as u32, m), rnd) as u64 };
+                }
+            }
+            rf.put64::<N>(d, &r, mask);
+        }
+        Op::I2f { d, b, rnd, to_f64, from } => {
+            let vb = rf.get64::<N>(b, cb)?;
+            let mut r = [0u64; N];
+            for l in 0..N {
+                if mask >> l & 1 != 0 {
+                    r[l] = i2f(vb[l], from, to_f64, rnd);
+                }
+            }
+            rf.put64::<N>(d, &r, mask);
+        }
+        Op::F2i { d, b, rnd, from_f64, to } => {
+            let vb = rf.get64::<N>(b, cb)?;
+            let mut r = [0u64; N];
+            for l in 0..N {
+                if mask >> l & 1 != 0 {
+                    r[l] = f2i(vb[l], from_f64, to, rnd);
+                }
+            }
+            rf.put64::<N>(d, &r, mask);
+        }
+        Op::F2f { d, b, rnd, to_f64 } => {
+            let vb = rf.get64::<N>(b, cb)?;
+            let mut r = [0u64; N];
+            for l in 0..N {
+                if mask >> l & 1 != 0 {
+                    r[l] = f2f(vb[l], to_f64, rnd);
+                }
+            }
+            rf.put64::<N>(d, &r, mask);
+        }
+        _ => unreachable!("not an F32/conversion op: {:?}", op),
+    }
+    Ok(())
+}

@@ -1,0 +1,323 @@
+//! The host API: a device with global memory, kernel launches with their
+//! configuration and arguments (laid out per docs/abi.md), and statistics.
+
+use std::collections::BTreeMap;
+
+use crate::exec::Ctx;
+use crate::machine::{Cta, CtaBarrier, Warp};
+use crate::memory::{ConstBanks, GlobalMemory};
+use crate::program::Program;
+use crate::regs::LANES;
+use crate::trap::{Trap, TrapKind};
+
+/// Offsets in constant bank 0 (docs/abi.md).
+pub mod abi {
+    /// NTID.x, .y, .z (u32 each).
+    pub const NTID: u16 = 0x000;
+    /// NCTAID.x, .y, .z (u32 each).
+    pub const NCTAID: u16 = 0x00C;
+    /// Shared memory bytes per CTA (u32).
+    pub const SHMEM_SIZE: u16 = 0x018;
+    /// Local memory bytes per thread (u32).
+    pub const LOCAL_SIZE: u16 = 0x01C;
+    /// Start of the kernel parameters.
+    pub const PARAMS: u16 = 0x160;
+    /// The stack pointer register, set to LOCAL_SIZE at kernel entry.
+    pub const SP: usize = 1;
+    /// First argument / return register of a device-function call.
+    pub const ARG0: usize = 4;
+    /// Link register pair of a device-function call.
+    pub const LINK: usize = 20;
+}
+
+/// Default limit on warp-instructions per launch.
+pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
+
+/// Code address a device-function call returns to; reaching it ends the thread.
+pub const RETURN_SENTINEL: u64 = 0xFFFF_FFFF_FFFF_FFF0;
+
+/// How to run a kernel.
+#[derive(Clone, Debug)]
+pub struct LaunchConfig {
+    /// CTAs in the grid (x, y, z).
+    pub grid: [u32; 3],
+    /// Threads per CTA (x, y, z).
+    pub block: [u32; 3],
+    /// Stop with a StepLimit trap after this many warp-instructions (None: no limit).
+    pub step_limit: Option<u64>,
+    /// Report a Hazard trap when the control bits do not cover a dependence.
+    pub strict: bool,
+    /// Print every issued instruction to stderr.
+    pub trace: bool,
+    /// Dynamic shared memory added to the kernel's own (bytes per CTA).
+    pub shared_size: u32,
+    /// Minimum local memory (stack) per thread; the kernel's own size is used if larger.
+    pub local_size: u32,
+    /// Contents of constant banks 1–63, if any.
+    pub const_banks: Vec<(u8, Vec<u8>)>,
+}
+
+impl Default for LaunchConfig {
+    fn default() -> Self {
+        LaunchConfig {
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            step_limit: Some(DEFAULT_STEP_LIMIT),
+            strict: false,
+            trace: false,
+            shared_size: 0,
+            local_size: 0,
+            const_banks: Vec::new(),
+        }
+    }
+}
+
+/// A kernel argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    U32(u32),
+    U64(u64),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    /// A global-memory address.
+    Ptr(u64),
+    /// Raw bytes (a by-value struct).
+    Bytes(Vec<u8>),
+}
+
+impl Arg {
+    /// The little-endian bytes of the argument.
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Arg::U32(v) => v.to_le_bytes().to_vec(),
+            Arg::I32(v) => v.to_le_bytes().to_vec(),
+            Arg::F32(v) => v.to_le_bytes().to_vec(),
+            Arg::U64(v) | Arg::Ptr(v) => v.to_le_bytes().to_vec(),
+            Arg::I64(v) => v.to_le_bytes().to_vec(),
+            Arg::F64(v) => v.to_le_bytes().to_vec(),
+            Arg::Bytes(b) => b.clone(),
+        }
+    }
+
+    /// Alignment when no parameter table is given: `min(size, 8)` rounded up
+    /// to a power of two (the assembler's `.param` rule).
+    pub fn align(&self) -> usize {
+        self.bytes().len().clamp(1, 8).next_power_of_two()
+    }
+}
+
+/// What a launch did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Warp-instructions issued.
+    pub instructions: u64,
+    /// Sum over issued instructions of the lanes that executed them.
+    pub lane_instructions: u64,
+    /// Issue cycles: CTAs run one after another; a CTA takes as long as its
+    /// slowest warp.
+    pub cycles: u64,
+    /// Warp-instructions per optype name.
+    pub per_opcode: BTreeMap<String, u64>,
+    pub ctas: u64,
+    pub warps: u64,
+}
+
+/// A simulated device.
+#[derive(Default)]
+pub struct Gpu {
+    pub mem: GlobalMemory,
+}
+
+impl Gpu {
+    pub fn new() -> Gpu {
+        Gpu { mem: GlobalMemory::new() }
+    }
+
+    /// Allocates zeroed global memory; returns its address.
+    pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
+        self.mem.alloc(size, align)
+    }
+
+    /// Frees an allocation by its address; false if there is none.
+    pub fn free(&mut self, addr: u64) -> bool {
+        self.mem.free(addr)
+    }
+
+    /// Copies bytes into global memory.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), Trap> {
+        self.mem.bytes(addr, data.len() as u64).map_err(Trap::new)?.copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Copies bytes out of global memory.
+    pub fn read(&mut self, addr: u64, len: u64) -> Result<Vec<u8>, Trap> {
+        Ok(self.mem.bytes(addr, len).map_err(Trap::new)?.to_vec())
+    }
+
+    /// Runs a kernel to completion.
+    pub fn launch(&mut self, program: &Program, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> Result<Stats, Trap> {
+        let bad = |m: String| {
+            let mut t = Trap::new(TrapKind::Launch(m));
+            t.kernel = kernel.to_string();
+            t
+        };
+        let f = program.function(kernel).ok_or_else(|| bad(format!("no function named `{}`", kernel)))?;
+        if !f.kernel {
+            return Err(bad(format!("`{}` is a device function, not a kernel", kernel)));
+        }
+        let params = layout_params(f, args).map_err(bad)?;
+        self.run(program, kernel, f.address, cfg, &params, None).map(|(s, _)| s)
+    }
+
+    /// Calls a device function in one thread with 32-bit arguments in
+    /// R4, R5, … and returns R4 … R(4+nret-1) after it returns (docs/abi.md).
+    pub fn call(&mut self, program: &Program, function: &str, args: &[u32], nret: usize) -> Result<Vec<u32>, Trap> {
+        let f = program.function(function).ok_or_else(|| Trap::new(TrapKind::Launch(format!("no function named `{}`", function))))?;
+        if abi::ARG0 + args.len().max(nret) > abi::LINK {
+            return Err(Trap::new(TrapKind::Launch("too many argument or return registers".into())));
+        }
+        let (_, regs) = self.run(program, function, f.address, &LaunchConfig::default(), &[], Some(args))?;
+        Ok(regs[abi::ARG0..abi::ARG0 + nret].to_vec())
+    }
+
+    /// Runs every CTA of a grid. With `call_args`, a single thread starts as
+    /// a device-function call and its final R0–R31 are returned.
+    fn run(
+        &mut self,
+        program: &Program,
+        name: &str,
+        entry: u64,
+        cfg: &LaunchConfig,
+        params: &[u8],
+        call_args: Option<&[u32]>,
+    ) -> Result<(Stats, Vec<u32>), Trap> {
+        let bad = |m: String| {
+            let mut t = Trap::new(TrapKind::Launch(m));
+            t.kernel = name.to_string();
+            t
+        };
+        let f = program.function(name).expect("checked by the caller");
+        let (grid, block) = if call_args.is_some() { ([1; 3], [1; 3]) } else { (cfg.grid, cfg.block) };
+        let threads: u64 = block.iter().map(|&x| x as u64).product();
+        if threads == 0 || threads > 1024 {
+            return Err(bad(format!("a CTA must have 1 to 1024 threads, not {}", threads)));
+        }
+        if grid.iter().any(|&g| g == 0) {
+            return Err(bad("every grid dimension must be at least 1".into()));
+        }
+        let shmem = f.shared_size.checked_add(cfg.shared_size).ok_or_else(|| bad("shared memory size overflows".into()))?;
+        let local = f.local_size.max(cfg.local_size);
+        let mut cb = ConstBanks::new();
+        let mut bank0 = vec![0u8; abi::PARAMS as usize + params.len()];
+        for i in 0..3 {
+            put_u32(&mut bank0, abi::NTID as usize + 4 * i, block[i]);
+            put_u32(&mut bank0, abi::NCTAID as usize + 4 * i, grid[i]);
+        }
+        put_u32(&mut bank0, abi::SHMEM_SIZE as usize, shmem);
+        put_u32(&mut bank0, abi::LOCAL_SIZE as usize, local);
+        bank0[abi::PARAMS as usize..].copy_from_slice(params);
+        if bank0.len() > 0x10000 {
+            return Err(bad("kernel parameters do not fit in constant bank 0".into()));
+        }
+        cb.banks[0] = bank0;
+        for (b, data) in &cfg.const_banks {
+            if *b == 0 || *b >= 64 || data.len() > 0x10000 {
+                return Err(bad(format!("constant bank {} cannot be set (1–63, at most 64 KiB)", b)));
+            }
+            cb.banks[*b as usize] = data.clone();
+        }
+        let mut ctx = Ctx {
+            prog: program,
+            cb: &cb,
+            mem: &mut self.mem,
+            kernel: name,
+            grid,
+            block,
+            trace: cfg.trace,
+            steps: 0,
+            step_limit: cfg.step_limit.unwrap_or(u64::MAX),
+            issued: 0,
+            lane_insts: 0,
+            per_optype: vec![0; ursa_emit::ISA.optypes.len()],
+            clock_base: 0,
+        };
+        let nwarps = threads.div_ceil(LANES as u64) as u32;
+        let mut stats = Stats::default();
+        let mut final_regs = Vec::new();
+        for z in 0..grid[2] {
+            for y in 0..grid[1] {
+                for x in 0..grid[0] {
+                    let mut warps = Vec::with_capacity(nwarps as usize);
+                    for w in 0..nwarps {
+                        let in_warp = (threads - w as u64 * 32).min(32) as u32;
+                        let exists = if in_warp == 32 { u32::MAX } else { (1u32 << in_warp) - 1 };
+                        let mut warp = Warp::new(w, exists, entry, local, cfg.strict);
+                        warp.regs.r[abi::SP] = [local; LANES];
+                        if let Some(args) = call_args {
+                            for (i, a) in args.iter().enumerate() {
+                                warp.regs.r[abi::ARG0 + i][0] = *a;
+                            }
+                            warp.regs.r[abi::LINK][0] = RETURN_SENTINEL as u32;
+                            warp.regs.r[abi::LINK + 1][0] = (RETURN_SENTINEL >> 32) as u32;
+                        }
+                        warps.push(warp);
+                    }
+                    let mut cta =
+                        Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] };
+                    let cycles = ctx.run_cta(&mut cta)?;
+                    ctx.clock_base += cycles;
+                    stats.ctas += 1;
+                    stats.warps += nwarps as u64;
+                    if call_args.is_some() {
+                        final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
+                    }
+                }
+            }
+        }
+        stats.instructions = ctx.issued;
+        stats.lane_instructions = ctx.lane_insts;
+        stats.cycles = ctx.clock_base;
+        for (i, &n) in ctx.per_optype.iter().enumerate() {
+            if n > 0 {
+                stats.per_opcode.insert(ursa_emit::ISA.optypes[i].name.to_string(), n);
+            }
+        }
+        Ok((stats, final_regs))
+    }
+}
+
+fn put_u32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Lays the arguments out in the parameter block (docs/abi.md).
+fn layout_params(f: &crate::program::FunctionInfo, args: &[Arg]) -> Result<Vec<u8>, String> {
+    let mut block = Vec::new();
+    if f.params.is_empty() {
+        for a in args {
+            let b = a.bytes();
+            let off = block.len().next_multiple_of(a.align());
+            block.resize(off, 0);
+            block.extend_from_slice(&b);
+        }
+    } else {
+        if args.len() != f.params.len() {
+            return Err(format!("`{}` takes {} parameters, {} arguments given", f.name, f.params.len(), args.len()));
+        }
+        for (p, a) in f.params.iter().zip(args) {
+            let b = a.bytes();
+            if b.len() != p.size as usize {
+                return Err(format!("parameter `{}` has {} bytes, the argument {:?} has {}", p.name, p.size, a, b.len()));
+            }
+            let end = p.offset as usize + b.len();
+            if block.len() < end {
+                block.resize(end, 0);
+            }
+            block[p.offset as usize..end].copy_from_slice(&b);
+        }
+    }
+    block.resize(block.len().next_multiple_of(4), 0);
+    Ok(block)
+}

@@ -1,0 +1,222 @@
+//! Machine state: warps with per-lane PCs and statuses, the active group,
+//! convergence barriers, and CTAs with shared memory and CTA barriers
+//! (docs/isa-extensions.md, section 3).
+
+use crate::regs::{Regs, LANES};
+use crate::timing::{HazardState, WarpClock};
+
+/// Iterates over the set bits of a lane mask.
+#[inline(always)]
+pub fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+/// One warp: registers, per-lane control state and timing.
+pub struct Warp {
+    pub regs: Regs,
+    /// Index of the warp in its CTA.
+    pub id: u32,
+    /// Per-lane PCs. Lanes of the active group are at `group_pc` even if
+    /// their entry here is stale (it is written back on regrouping).
+    pub pc: [u64; LANES],
+    /// Lanes that exist (the last warp of a CTA may be partial).
+    pub exists: u32,
+    pub ready: u32,
+    pub exited: u32,
+    /// Lanes waiting at `BSYNC`, and the barrier each one waits for.
+    pub wait_bsync: u32,
+    /// Lanes waiting at `BAR.SYNC`.
+    pub wait_bar: u32,
+    pub wait_id: [u8; LANES],
+    /// Convergence-barrier registers B0–B15 and their BSSY targets.
+    pub b: [u32; 16],
+    pub bssy_target: [u64; 16],
+    /// The active group: READY lanes at the lowest PC.
+    pub group: u32,
+    pub group_pc: u64,
+    /// Lowest PC of the READY lanes outside the group (u64::MAX if none).
+    pub others_min: u64,
+    /// The group must be recomputed before the next issue.
+    pub dirty: bool,
+    pub clock: WarpClock,
+    pub hazards: Option<Box<HazardState>>,
+    /// Local memory of the 32 lanes, `local_size` bytes each, lane-major.
+    pub local: Vec<u8>,
+    pub local_size: u32,
+}
+
+impl Warp {
+    pub fn new(id: u32, exists: u32, entry: u64, local_size: u32, strict: bool) -> Warp {
+        Warp {
+            regs: Regs::new(),
+            id,
+            pc: [entry; LANES],
+            exists,
+            ready: exists,
+            exited: !exists,
+            wait_bsync: 0,
+            wait_bar: 0,
+            wait_id: [0; LANES],
+            b: [0; 16],
+            bssy_target: [0; 16],
+            group: 0,
+            group_pc: entry,
+            others_min: u64::MAX,
+            dirty: true,
+            clock: WarpClock::default(),
+            hazards: strict.then(Box::default),
+            local: vec![0; local_size as usize * LANES],
+            local_size,
+        }
+    }
+
+    /// All lanes have exited.
+    #[inline]
+    pub fn finished(&self) -> bool {
+        self.exited == u32::MAX
+    }
+
+    /// Writes the group's PC back into the per-lane array.
+    #[inline]
+    pub fn sync_pcs(&mut self) {
+        if !self.dirty {
+            for l in lanes(self.group) {
+                self.pc[l] = self.group_pc;
+            }
+        }
+    }
+
+    /// Recomputes the active group by the lowest-PC rule; false if no lane
+    /// is READY.
+    pub fn regroup(&mut self) -> bool {
+        self.sync_pcs();
+        self.dirty = true;
+        if self.ready == 0 {
+            self.group = 0;
+            return false;
+        }
+        let mut min = u64::MAX;
+        for l in lanes(self.ready) {
+            min = min.min(self.pc[l]);
+        }
+        let mut group = 0u32;
+        let mut others = u64::MAX;
+        for l in lanes(self.ready) {
+            if self.pc[l] == min {
+                group |= 1 << l;
+            } else {
+                others = others.min(self.pc[l]);
+            }
+        }
+        self.group = group;
+        self.group_pc = min;
+        self.others_min = others;
+        self.dirty = false;
+        true
+    }
+
+    /// Moves the group to `pc`, keeping it if it stays the lowest.
+    #[inline(always)]
+    pub fn advance(&mut self, pc: u64) {
+        self.group_pc = pc;
+        if pc >= self.others_min {
+            self.regroup();
+        }
+    }
+
+    /// Sets the PC of some lanes individually (divergence) and regroups.
+    pub fn diverge(&mut self, lanes_to: impl Iterator<Item = (usize, u64)>, rest: u32, rest_pc: u64) {
+        self.sync_pcs();
+        for l in lanes(rest) {
+            self.pc[l] = rest_pc;
+        }
+        for (l, pc) in lanes_to {
+            self.pc[l] = pc;
+        }
+        self.dirty = true;
+    }
+
+    /// Releases convergence barriers whose members have all arrived or exited
+    /// (isa-extensions 3.4). Returns true if lanes were released.
+    pub fn update_convergence(&mut self) -> bool {
+        let mut released = false;
+        for x in 0..16 {
+            let members = self.b[x];
+            if members == 0 || self.wait_bsync & members == 0 {
+                continue;
+            }
+            let mut waiting_here = 0u32;
+            for l in lanes(self.wait_bsync & members) {
+                if self.wait_id[l] as usize == x {
+                    waiting_here |= 1 << l;
+                }
+            }
+            if waiting_here != 0 && members & !(waiting_here | self.exited) == 0 {
+                self.wait_bsync &= !waiting_here;
+                self.ready |= waiting_here;
+                released = true;
+            }
+        }
+        if released {
+            self.sync_pcs();
+            self.dirty = true;
+        }
+        released
+    }
+}
+
+/// One of the 16 CTA barriers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CtaBarrier {
+    pub arrived: u32,
+    pub count: u32,
+}
+
+/// A CTA being executed.
+pub struct Cta {
+    pub id: [u32; 3],
+    pub warps: Vec<Warp>,
+    pub shared: Vec<u8>,
+    pub bars: [CtaBarrier; 16],
+}
+
+impl Cta {
+    /// Threads that have not exited.
+    pub fn live_threads(&self) -> u32 {
+        self.warps.iter().map(|w| (w.exists & !w.exited).count_ones()).sum()
+    }
+
+    /// Releases CTA barriers that are complete (isa-extensions 3.6).
+    pub fn update_barriers(&mut self) {
+        let live = self.live_threads();
+        for b in 0..16 {
+            let bar = self.bars[b];
+            let expected = if bar.count == 0 { live } else { bar.count };
+            if bar.arrived > 0 && bar.arrived >= expected {
+                for w in self.warps.iter_mut() {
+                    let mut rel = 0u32;
+                    for l in lanes(w.wait_bar) {
+                        if w.wait_id[l] as usize == b {
+                            rel |= 1 << l;
+                        }
+                    }
+                    if rel != 0 {
+                        w.wait_bar &= !rel;
+                        w.ready |= rel;
+                        w.sync_pcs();
+                        w.dirty = true;
+                    }
+                }
+                self.bars[b].arrived = 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Memory instructions: loads, stores, LDC and ATOM over the global, shared,
+//! local and generic spaces (docs/isa-extensions.md, section 4 and 6.12–6.15).
+//!
+//! Every lane of an instruction is checked (alignment, bounds) before any
+//! effect happens, so a faulting instruction changes nothing.
+
+use crate::exec::Fault;
+use crate::machine::{lanes, Warp};
+use crate::memory::{check_align, le_load, le_store, window, ConstBanks, GlobalMemory};
+use crate::ops::{AddrSpace, AtomOp, Op};
+use crate::regs::LANES;
+use crate::trap::{Space, TrapKind};
+
+/// High words of the generic windows onto shared and local memory.
+pub const SHARED_WINDOW: u64 = 0x0001_0000;
+pub const LOCAL_WINDOW: u64 = 0x0002_0000;
+
+/// The memories one instruction may touch.
+struct Spaces<'a> {
+    global: &'a mut GlobalMemory,
+    shared: &'a mut [u8],
+    local: &'a mut [u8],
+    local_size: u32,
+}
+
+impl Spaces<'_> {
+    /// The bytes of an access by lane `l`, after the generic decode.
+    fn bytes(&mut self, space: AddrSpace, addr: u64, n: u32, l: usize) -> Result<&mut [u8], TrapKind> {
+        let (space, addr) = match space {
+            AddrSpace::Generic => match addr >> 32 {
+                SHARED_WINDOW => (AddrSpace::Shared, addr & 0xffff_ffff),
+                LOCAL_WINDOW => (AddrSpace::Local, addr & 0xffff_ffff),
+                _ => (AddrSpace::Global, addr),
+            },
+            s => (s, addr),
+        };
+        match space {
+            AddrSpace::Global => {
+                check_align(Space::Global, addr, n)?;
+                self.global.bytes(addr, n as u64)
+            }
+            AddrSpace::Shared => {
+                check_align(Space::Shared, addr, n)?;
+                window(self.shared, Space::Shared, addr, n)
+            }
+            _ => {
+                check_align(Space::Local, addr, n)?;
+                let size = self.local_size as usize;
+                window(&mut self.local[l * size..(l + 1) * size], Space::Local, addr, n)
+            }
+        }
+    }
+}
+
+/// The effective address of lane `l`.
+#[inline(always)]
+fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
+    match space {
+        AddrSpace::Shared | AddrSpace::Local => (base as u32).wrapping_add(ofs as u32) as u64,
+        _ => base.wrapping_add(ofs as i64 as u64),
+    }
+}
+
+pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], global: &mut GlobalMemory, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
+    if e == 0 {
+        return Ok(());
+    }
+    let Warp { regs, local, local_size, .. } = warp;
+    let mut sp = Spaces { global, shared, local, local_size: *local_size };
+    match *op {
+        Op::Load { space, d, a, ofs, ty } => {
+            let base = regs.get64::<32>(a, cb)?;
+            let n = ty.bytes();
+            let mut data = [[0u32; 4]; LANES];
+            for l in lanes(e) {
+                let b = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
+                if n < 4 {
+                    data[l][0] = ty.extend(le_load(b));
+                } else {
+                    for k in 0..n as usize / 4 {
+                        data[l][k] = le_load(&b[4 * k..4 * k + 4]) as u32;
+                    }
+                }
+            }
+            for (k, row) in d.iter().enumerate().take(ty.regs()) {
+                let r = &mut regs.r[*row as usize];
+                for l in lanes(e) {
+                    r[l] = data[l][k];
+                }
+            }
+        }
+        Op::Store { space, s, a, ofs, ty } => {
+            let base = regs.get64::<32>(a, cb)?;
+            let n = ty.bytes();
+            for l in lanes(e) {
+                sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
+            }
+            for l in lanes(e) {
+                let b = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
+                if n <= 4 {
+                    le_store(b, regs.r[s[0] as usize][l] as u64);
+                } else {
+                    for k in 0..n as usize / 4 {
+                        le_store(&mut b[4 * k..4 * k + 4], regs.r[s[k] as usize][l] as u64);
+                    }
+                }
+            }
+        }
+        Op::Ldc { d, a, bank, off, ty } => {
+            let base = regs.get::<32>(a, cb)?;
+            let n = ty.bytes();
+            let mut data = [[0u32; 4]; LANES];
+            for l in lanes(e) {
+                let addr = base[l].wrapping_add(off as u32) as u64;
+                let full = (bank as u64) << 32 | addr;
+                if addr % n as u64 != 0 {
+                    return Err(Fault::at(TrapKind::Misaligned { space: Space::Constant, addr: full, size: n }, l));
+                }
+                if addr > 0xffff {
+                    return Err(Fault::at(TrapKind::OutOfBounds { space: Space::Constant, addr: full, size: n }, l));
+                }
+                let b = cb.read(bank, addr, n).map_err(|k| Fault::at(k, l))?;
+                if n < 4 {
+                    data[l][0] = ty.extend(le_load(b));
+                } else {
+                    for k in 0..n as usize / 4 {
+                        data[l][k] = le_load(&b[4 * k..4 * k + 4]) as u32;
+                    }
+                }
+            }
+            for (k, row) in d.iter().enumerate().take(ty.regs()) {
+                let r = &mut regs.r[*row as usize];
+                for l in lanes(e) {
+                    r[l] = data[l][k];
+                }
+            }
+        }
+        Op::Atom { d, a, ofs, b, c, op, wide, signed } => {
+            let base = regs.get64::<32>(a, cb)?;
+            let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
+            let n = if wide { 8 } else { 4 };
+            let space = AddrSpace::Generic;
+            for l in lanes(e) {
+                sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
+            }
+            let mut old = [0u64; LANES];
+            for l in lanes(e) {
+                let m = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
+                let o = le_load(m);
+                old[l] = o;
+                le_store(m, atom(op, o, vb[l], vc[l], wide, signed));
+            }
+            regs.put64::<32>(d, &old, e);
+        }
+        _ => unreachable!("not a memory op: {:?}", op),
+    }
+    Ok(())
+}
+
+/// The new value of an atomic read-modify-write.
+fn atom(op: AtomOp, old: u64, b: u64, c: u64, wide: bool, signed: bool) -> u64 {
+    let mask = if wide { u64::MAX } else { 0xffff_ffff };
+    let (old, b, c) = (old & mask, b & mask, c & mask);
+    let as_signed = |x: u64| if wide { x as i64 } else { x as u32 as i32 as i64 };
+    let less = |x: u64, y: u64| if signed { as_signed(x) < as_signed(y) } else { x < y };
+    let r = match op {
+        AtomOp::Add => old.wrapping_add(b),
+        AtomOp::Min => {
+            if less(b, old) {
+                b
+            } else {
+                old
+            }
+        }
+        AtomOp::Max => {
+            if less(old, b) {
+                b
+            } else {
+                old
+            }
+        }
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if old == b {
+                c
+            } else {
+                old
+            }
+        }
+    };
+    r & mask
+}

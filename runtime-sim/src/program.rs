@@ -1,0 +1,247 @@
+//! Loading: an ELF object is parsed with `ursa_emit::elf::read`, its
+//! functions are laid out one after another in a code space, relocations are
+//! applied, and every instruction is decoded once into an [`Exec`].
+//! Bytes that do not decode become an `Invalid` op that traps only if executed.
+
+use ursa_emit::elf::{self, Function};
+use ursa_emit::tables::{Kind, Operand};
+use ursa_emit::{Inst, INST_BYTES};
+
+use crate::decode::{decode_op, Fields};
+use crate::decode_ext::decode_ext;
+use crate::ops::{Op, PIn};
+use crate::timing::{class_of, Ctrl, File, RegUse};
+use crate::trap::LoadError;
+
+/// Code address of the first instruction of the first function.
+pub const CODE_BASE: u64 = 0x10_0000;
+
+/// One pre-decoded instruction.
+#[derive(Clone, Debug)]
+pub(crate) struct Exec {
+    pub op: Op,
+    pub guard: PIn,
+    /// Executes once per warp (uniform datapath: UDP group and S2UR).
+    pub uniform: bool,
+    pub ctrl: Ctrl,
+    pub lat: u16,
+    pub variable: bool,
+    /// Index of the optype in `ursa_emit::ISA.optypes` (for statistics).
+    pub optype: u16,
+}
+
+/// A function of the program.
+#[derive(Clone, Debug)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub kernel: bool,
+    /// Code address of the first instruction.
+    pub address: u64,
+    pub size: u64,
+    pub params: Vec<elf::Param>,
+    pub shared_size: u32,
+    pub local_size: u32,
+}
+
+/// A loaded program: the code space of all functions of one object.
+pub struct Program {
+    pub(crate) code: Vec<Exec>,
+    pub(crate) raw: Vec<[u8; INST_BYTES]>,
+    /// Decoder or simulator message for instructions that are `Op::Invalid`.
+    pub(crate) errors: Vec<Option<String>>,
+    pub(crate) uses: Vec<RegUse>,
+    pub functions: Vec<FunctionInfo>,
+}
+
+impl Program {
+    /// Parses, lays out, relocates and pre-decodes an ELF object.
+    pub fn load(elf_bytes: &[u8]) -> Result<Program, LoadError> {
+        let obj = elf::read(elf_bytes).map_err(|e| LoadError::Elf(e.to_string()))?;
+        Program::from_functions(&obj.functions)
+    }
+
+    /// Builds a program from already-parsed functions (what `load` does after
+    /// reading the ELF).
+    pub fn from_functions(funcs: &[Function]) -> Result<Program, LoadError> {
+        let mut infos = Vec::new();
+        let mut addr = CODE_BASE;
+        for f in funcs {
+            if f.code.len() % INST_BYTES != 0 {
+                return Err(LoadError::BadCodeSize { function: f.name.clone(), size: f.code.len() });
+            }
+            if infos.iter().any(|i: &FunctionInfo| i.name == f.name) {
+                return Err(LoadError::DuplicateFunction(f.name.clone()));
+            }
+            infos.push(FunctionInfo {
+                name: f.name.clone(),
+                kernel: f.kernel,
+                address: addr,
+                size: f.code.len() as u64,
+                params: f.params.clone(),
+                shared_size: f.shared_size,
+                local_size: f.local_size,
+            });
+            addr += f.code.len() as u64;
+        }
+        let mut bytes: Vec<u8> = Vec::with_capacity((addr - CODE_BASE) as usize);
+        for (f, info) in funcs.iter().zip(&infos) {
+            let mut code = f.code.clone();
+            for r in &f.relocs {
+                let s = infos
+                    .iter()
+                    .find(|i| i.name == r.symbol)
+                    .ok_or_else(|| LoadError::UndefinedSymbol { function: f.name.clone(), symbol: r.symbol.clone() })?
+                    .address;
+                if r.offset + 4 > code.len() as u64 {
+                    return Err(LoadError::BadRelocation { function: f.name.clone(), offset: r.offset });
+                }
+                let p = info.address + r.offset;
+                let v = (s as i64).wrapping_add(r.addend).wrapping_sub(p as i64) as u32;
+                code[r.offset as usize..r.offset as usize + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            bytes.extend_from_slice(&code);
+        }
+        let n = bytes.len() / INST_BYTES;
+        let mut prog = Program { code: Vec::with_capacity(n), raw: Vec::with_capacity(n), errors: Vec::with_capacity(n), uses: Vec::with_capacity(n), functions: infos };
+        for i in 0..n {
+            let raw: [u8; INST_BYTES] = bytes[i * INST_BYTES..(i + 1) * INST_BYTES].try_into().unwrap();
+            let pc = CODE_BASE + (i * INST_BYTES) as u64;
+            let (exec, err, uses) = match Inst::decode(&raw) {
+                Ok(inst) => predecode(&inst, pc),
+                Err(e) => (undecodable(&raw), Some(e.to_string()), RegUse::default()),
+            };
+            prog.code.push(exec);
+            prog.raw.push(raw);
+            prog.errors.push(err);
+            prog.uses.push(uses);
+        }
+        Ok(prog)
+    }
+
+    /// The function with this name.
+    pub fn function(&self, name: &str) -> Option<&FunctionInfo> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The function containing a code address, and the offset in it.
+    pub fn locate(&self, pc: u64) -> Option<(&FunctionInfo, u64)> {
+        self.functions.iter().find(|f| pc >= f.address && pc < f.address + f.size).map(|f| (f, pc - f.address))
+    }
+
+    /// Index of the instruction at `pc`, if `pc` is a valid code address.
+    #[inline(always)]
+    pub(crate) fn index(&self, pc: u64) -> Option<usize> {
+        let off = pc.wrapping_sub(CODE_BASE);
+        if off % INST_BYTES as u64 != 0 {
+            return None;
+        }
+        let i = (off / INST_BYTES as u64) as usize;
+        (i < self.code.len()).then_some(i)
+    }
+
+    /// The canonical text of the instruction at `pc` (or why it has none).
+    pub fn disassemble_at(&self, pc: u64) -> Option<String> {
+        let i = self.index(pc)?;
+        Some(match Inst::decode(&self.raw[i]) {
+            Ok(inst) => ursa_emit::format_inst(&inst, Some(pc), &ursa_emit::NoLabels).unwrap_or_else(|e| e.to_string()),
+            Err(e) => format!("<undecodable: {}> {}", e, hex(&self.raw[i])),
+        })
+    }
+
+    /// Number of instructions in the code space.
+    pub fn len(&self) -> usize {
+        self.code.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.code.is_empty()
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().rev().map(|x| format!("{:02x}", x)).collect()
+}
+
+fn invalid() -> Exec {
+    Exec { op: Op::Invalid, guard: PIn::TRUE, uniform: false, ctrl: Ctrl::default(), lat: 1, variable: false, optype: u16::MAX }
+}
+
+/// Bytes the decoder rejects. UF2FP has an encoding but no syntax or
+/// semantics (E74): the decoder rejects it, and executing it is the trap
+/// "semantics not defined" rather than "undecodable".
+fn undecodable(raw: &[u8; INST_BYTES]) -> Exec {
+    let uf2fp = ursa_emit::ISA.optypes.iter().position(|o| o.name == "UF2FP");
+    match uf2fp {
+        Some(i) if ursa_emit::ISA.optypes[i].value == raw[0] => {
+            Exec { op: Op::Undefined("UF2FP"), optype: i as u16, ..invalid() }
+        }
+        _ => invalid(),
+    }
+}
+
+/// Decodes one valid instruction into its executable form.
+fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
+    let def = inst.def();
+    let optype = &ursa_emit::ISA.optypes[def.optype as usize];
+    let f = Fields::new(inst);
+    let ctrl = Ctrl {
+        stall: f.v("stall").unwrap_or(0) as u8,
+        yield_: f.flag("yield"),
+        wsb: f.v("wsb").unwrap_or(7) as u8,
+        req: f.v("req").unwrap_or(0) as u8,
+    };
+    let uniform = def.group == "UDP" || def.group == "EXTU";
+    let guard = if let Some(g) = def.guard {
+        let gf = &def.fields[g as usize];
+        PIn { uniform: gf.kind == Kind::UPred, idx: inst.get_at(g as usize) as u8, not: f.m(&gf.name, "not") }
+    } else {
+        PIn::TRUE
+    };
+    let decoded = if def.file.contains("ext") { decode_ext(&f, &optype.name, pc) } else { decode_op(&f, &optype.name) };
+    let (op, err) = match decoded {
+        Ok(op) => (op, None),
+        Err(e) => (Op::Invalid, Some(e)),
+    };
+    let class = class_of(&optype.name, &op);
+    let exec = Exec { op, guard, uniform, ctrl, lat: class.latency(), variable: class.variable(), optype: def.optype };
+    (exec, err, reg_use(inst))
+}
+
+/// The registers an instruction reads and writes, from its operand lists.
+fn reg_use(inst: &Inst) -> RegUse {
+    let def = inst.def();
+    let mut u = RegUse::default();
+    let mut add = |out: bool, fi: usize| {
+        let fd = &def.fields[fi];
+        let v = inst.get_at(fi) as u16;
+        let (file, zero) = match fd.kind {
+            Kind::Reg => (File::R, 255),
+            Kind::UReg => (File::UR, 63),
+            Kind::Pred => (File::P, 7),
+            Kind::UPred => (File::UP, 7),
+            _ => return,
+        };
+        if v == zero {
+            return;
+        }
+        let n = (def.bitwidth_of(fi, inst.values()) / 32).max(1) as u16;
+        let list = if out { &mut u.writes } else { &mut u.reads };
+        for k in 0..n {
+            if v + k < zero {
+                list.push((file, v + k));
+            }
+        }
+    };
+    for (out, ops) in [(false, &def.inputs), (true, &def.outputs)] {
+        for o in ops.iter() {
+            match o {
+                Operand::Field(i) => add(out, *i as usize),
+                Operand::CMemIndexed { reg, .. } => add(false, *reg as usize),
+                Operand::RegIndexed { index, .. } => add(false, *index as usize),
+                Operand::Address { base, .. } => add(false, *base as usize),
+                Operand::Pseudo(_) => {}
+            }
+        }
+    }
+    u
+}
