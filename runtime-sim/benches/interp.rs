@@ -35,8 +35,38 @@ L_loop:
     EXIT ;
 ";
 
+/// An F32 loop (FFMA, FMUL, FADD, FMNMX) with the same control structure.
+pub const FLOAT_KERNEL: &str = "
+.kernel k
+.param out, 8
+.param iters, 4
+    S2R R0, SR_TID_X ;
+    I2F R5, R0 ;
+    MOV R6, c[0x0][0x168] ;
+    MOV R7, 0x3f7ff000 ;
+    MOV R8, 0x3c000000 ;
+    MOV R9, RZ ;
+L_loop:
+    FFMA R5, R5, R7, R8 ;
+    FMUL R10, R5, R5 ;
+    FADD R9, R9, R10 ;
+    FMNMX R9, R9, R5, !PT ;
+    IADD R6, R6, -0x1 ;
+    ISETP.NE.AND P0, PT, R6, RZ, PT ;
+@P0 BRA L_loop ;
+    MOV R2, c[0x0][0x160] ;
+    MOV R3, c[0x0][0x164] ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+    STG [R[2:3]], R9 ;
+    EXIT ;
+";
+
 fn setup() -> (Program, Gpu, u64) {
-    let obj = ursa_emit::asm::assemble(KERNEL, "bench.s").expect("assemble");
+    setup_with(KERNEL)
+}
+
+fn setup_with(src: &str) -> (Program, Gpu, u64) {
+    let obj = ursa_emit::asm::assemble(src, "bench.s").expect("assemble");
     let prog = Program::load(&ursa_emit::elf::write(&obj)).expect("load");
     let mut gpu = Gpu::new();
     let out = gpu.alloc(4 * 2048, 16);
@@ -56,6 +86,11 @@ fn bench(c: &mut Criterion) {
     let args1 = [Arg::Ptr(out), Arg::U32(1)];
     g.throughput(Throughput::Elements(1));
     g.bench_function("one_thread_launch", |b| b.iter(|| gpu.launch(&prog, "k", &one, &args1).unwrap()));
+    let (fprog, mut fgpu, fout) = setup_with(FLOAT_KERNEL);
+    let fargs = [Arg::Ptr(fout), Arg::U32(1024)];
+    let lane_insts = fgpu.launch(&fprog, "k", &cfg, &fargs).expect("launch").lane_instructions;
+    g.throughput(Throughput::Elements(lane_insts));
+    g.bench_function("f32_loop_2048_threads", |b| b.iter(|| fgpu.launch(&fprog, "k", &cfg, &fargs).unwrap()));
     g.finish();
 }
 

@@ -58,6 +58,7 @@ pub fn mul_wide(a: u32, b: u32, signed: bool) -> u64 {
 /// IMAD.LO / IMAD.HI.X (E23): the low (or high) word of `Ra*SrcB` plus SrcC
 /// (plus pp in .X mode).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn imad(a: u32, b: u32, c: u32, neg_c: bool, hi: bool, x: bool, signed: bool, cin: bool) -> (u32, bool) {
     let p = mul_wide(a, b, signed);
     let t = if hi { p >> 32 } else { p & 0xffff_ffff };
@@ -74,6 +75,7 @@ pub fn imad_wide(a: u32, b: u32, c: u64, neg_c: bool, x: bool, signed: bool, cin
 /// IDP.2A / IDP.4A: dot product of packed elements plus SrcC and pp; SrcC
 /// is unsigned, carry = d >= 2^32 (E19).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn idp(a: u32, b: u32, c: u32, four: bool, a_signed: bool, b_signed: bool, hi: bool, cin: bool) -> (u32, bool) {
     let elem = |v: u32, i: u32, bits: u32, signed: bool| -> i64 {
         let raw = (v >> (i * bits)) & ((1u32 << bits) - 1);

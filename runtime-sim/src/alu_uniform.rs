@@ -60,7 +60,7 @@ pub(crate) fn exec(op: &Op, rf: &mut Regs, cb: &ConstBanks, e: u32) -> Result<()
             if addr > 0xffff {
                 return Err(TrapKind::OutOfBounds { space: Space::Constant, addr: (bank as u64) << 16 | (addr & 0xffff), size: n }.into());
             }
-            if addr % n as u64 != 0 {
+            if !addr.is_multiple_of(n as u64) {
                 return Err(TrapKind::Misaligned { space: Space::Constant, addr: (bank as u64) << 16 | addr, size: n }.into());
             }
             let bytes = cb.read(bank, addr, n)?;
@@ -86,7 +86,7 @@ pub(crate) fn s2r(warp: &mut Warp, site: &Site, d: Dst, sr: u8, e: u32, uniform:
     if e == 0 {
         return Ok(());
     }
-    let [nx, ny, _] = site.ctx_block;
+    let [nx, ny, _] = site.block;
     let warp_id = warp.id;
     let value = |l: usize| -> u32 {
         let t = warp_id * 32 + l as u32;
@@ -97,8 +97,8 @@ pub(crate) fn s2r(warp: &mut Warp, site: &Site, d: Dst, sr: u8, e: u32, uniform:
             0x22 => (t / nx) % ny,
             0x23 => t / (nx * ny),
             0x25..=0x27 => site.cta[(sr - 0x25) as usize],
-            0x29..=0x2B => site.ctx_block[(sr - 0x29) as usize],
-            0x2D..=0x2F => site.ctx_grid[(sr - 0x2D) as usize],
+            0x29..=0x2B => site.block[(sr - 0x29) as usize],
+            0x2D..=0x2F => site.grid[(sr - 0x2D) as usize],
             0x50 => site.clock as u32,
             0x51 => (site.clock >> 32) as u32,
             _ => 0,

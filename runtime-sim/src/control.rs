@@ -139,4 +139,3 @@ fn release(warp: &mut Warp, a: u32, next: u64) -> Flow {
     warp.update_convergence();
     Flow::Regroup
 }
-

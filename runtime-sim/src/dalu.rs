@@ -1,6 +1,7 @@
 //! Double-precision ALU: DADD, DMUL, DFMA with all four rounding modes
-//! computed exactly by a soft-float (rustc_apfloat), DMNMX and DSETP with
-//! their NaN rules (errata E17, E38, E39, E49, E84).
+//! computed exactly (directed modes by a soft-float, rustc_apfloat; the
+//! default round-to-nearest-even by the host's IEEE arithmetic), and DMNMX
+//! and DSETP with their NaN rules (errata E17, E38, E39, E49, E84).
 
 use rustc_apfloat::ieee::Double;
 use rustc_apfloat::{Float, Round};
@@ -46,6 +47,16 @@ fn nan_in(xs: &[u64]) -> Option<u64> {
     xs.iter().copied().find(|&x| is_nan64(x)).map(|x| x | QUIET64)
 }
 
+/// A host result in round-to-nearest-even (IEEE-exact for that mode); an
+/// invalid operation gives the default NaN.
+fn host(r: f64) -> u64 {
+    if r.is_nan() {
+        DEFAULT_NAN64
+    } else {
+        r.to_bits()
+    }
+}
+
 fn finish(r: Double) -> u64 {
     if r.is_nan() {
         DEFAULT_NAN64
@@ -58,12 +69,18 @@ pub fn dadd(a: u64, b: u64, rnd: Rnd) -> u64 {
     if let Some(n) = nan_in(&[a, b]) {
         return n;
     }
+    if rnd == Rnd::Rn {
+        return host(f64::from_bits(a) + f64::from_bits(b));
+    }
     finish(Double::from_bits(a as u128).add_r(Double::from_bits(b as u128), round_of(rnd)).value)
 }
 
 pub fn dmul(a: u64, b: u64, rnd: Rnd) -> u64 {
     if let Some(n) = nan_in(&[a, b]) {
         return n;
+    }
+    if rnd == Rnd::Rn {
+        return host(f64::from_bits(a) * f64::from_bits(b));
     }
     finish(Double::from_bits(a as u128).mul_r(Double::from_bits(b as u128), round_of(rnd)).value)
 }
@@ -72,6 +89,9 @@ pub fn dmul(a: u64, b: u64, rnd: Rnd) -> u64 {
 pub fn dfma(a: u64, b: u64, c: u64, rnd: Rnd) -> u64 {
     if let Some(n) = nan_in(&[b, c, a]) {
         return n;
+    }
+    if rnd == Rnd::Rn {
+        return host(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)));
     }
     let (fa, fb, fc) = (Double::from_bits(a as u128), Double::from_bits(b as u128), Double::from_bits(c as u128));
     finish(fa.mul_add_r(fb, fc, round_of(rnd)).value)
@@ -173,4 +193,33 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         _ => unreachable!("not a DALU op: {:?}", op),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The host fast path and the soft-float agree in round-to-nearest-even.
+    #[test]
+    fn host_nearest_even_matches_the_soft_float() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20000 {
+            let (a, b, c) = (next(), next(), next());
+            if [a, b, c].iter().any(|&v| is_nan64(v)) {
+                continue;
+            }
+            let soft = |r: Double| finish(r);
+            let (fa, fb, fc) = (Double::from_bits(a as u128), Double::from_bits(b as u128), Double::from_bits(c as u128));
+            let rn = Round::NearestTiesToEven;
+            assert_eq!(dadd(a, b, Rnd::Rn), soft(fa.add_r(fb, rn).value), "{:x} + {:x}", a, b);
+            assert_eq!(dmul(a, b, Rnd::Rn), soft(fa.mul_r(fb, rn).value), "{:x} * {:x}", a, b);
+            assert_eq!(dfma(a, b, c, Rnd::Rn), soft(fa.mul_add_r(fb, fc, rn).value), "fma {:x} {:x} {:x}", a, b, c);
+        }
+    }
 }

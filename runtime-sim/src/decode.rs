@@ -72,11 +72,7 @@ impl<'a> Fields<'a> {
 
     /// The first of `names` the form has.
     pub fn pick(&self, names: &[&'static str]) -> R<&'static str> {
-        names
-            .iter()
-            .copied()
-            .find(|n| self.has(n))
-            .ok_or_else(|| format!("{} has none of the fields {:?}", self.def.name, names))
+        names.iter().copied().find(|n| self.has(n)).ok_or_else(|| format!("{} has none of the fields {:?}", self.def.name, names))
     }
 
     /// A modifier of the operand `base` (`neg`, `abs`, `bitnot`, `hsel`).
@@ -96,7 +92,7 @@ impl<'a> Fields<'a> {
             Kind::UReg => Src::U(v as u8),
             Kind::SImm(n) => Src::Imm(sign_extend(v, n as u32) as u32),
             Kind::UImm(_) | Kind::F32Imm | Kind::PCRel32 => Src::Imm(v as u32),
-            Kind::F64Imm => Src::Imm((v as u32) << 0),
+            Kind::F64Imm => Src::Imm(v as u32),
             Kind::CMem => Src::C(caddr(v)),
             k => return Err(format!("{}: `{}` ({:?}) is not a data operand", self.def.name, name, k)),
         })
@@ -373,13 +369,9 @@ pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
                 pp: f.pin(pick_p(f, "pp"))?,
             }
         }
-        "P2R" | "UP2UR" => Op::P2r {
-            d: f.dst_of(D)?,
-            a: f.src_of(A)?.0,
-            b: f.src_of(B)?.0,
-            byte: byte_of(f.e("bsel")?),
-            uniform_preds: optype == "UP2UR",
-        },
+        "P2R" | "UP2UR" => {
+            Op::P2r { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, byte: byte_of(f.e("bsel")?), uniform_preds: optype == "UP2UR" }
+        }
         "R2P" | "UR2UP" => {
             let an = f.pick(A)?;
             Op::R2p { a: f.src(an)?, b: f.src_of(B)?.0, byte: byte_of(f.e(&format!("{}.bsel", an))?), uniform_preds: optype == "UR2UP" }
@@ -421,7 +413,13 @@ pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
         },
         "PLOP3" | "UPLOP3" => {
             let p = |n: &str, un: &str| if f.has(n) { f.pin(n) } else { f.pin(un) };
-            Op::Plop3 { pu: f.pdst(pick_p(f, "pu"))?, pa: p("pa", "upa")?, pb: p("pb", "upb")?, pc: p("pc", "upc")?, lut: f.v("lut")? as u8 }
+            Op::Plop3 {
+                pu: f.pdst(pick_p(f, "pu"))?,
+                pa: p("pa", "upa")?,
+                pb: p("pb", "upb")?,
+                pc: p("pc", "upc")?,
+                lut: f.v("lut")? as u8,
+            }
         }
         "SHF" | "USHF" => {
             let ty = f.e("itype")?;
@@ -497,9 +495,7 @@ pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
         }
         "BREV" | "UBREV" => Op::Brev { d: f.dst_of(D)?, b: f.src_of(B)?.0 },
         "BMSK" | "UBMSK" => Op::Bmsk { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, wrap: f.e("cwmode")? == "WRAP" },
-        "SGXT" | "USGXT" => {
-            Op::Sgxt { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, wrap: f.e("cwmode")? == "WRAP", signed }
-        }
+        "SGXT" | "USGXT" => Op::Sgxt { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, wrap: f.e("cwmode")? == "WRAP", signed },
         "ULDC" => {
             let ty = memty_of(f.e("dtype")?)?;
             let v = f.v("vb")?;

@@ -64,8 +64,8 @@ pub(crate) struct Ctx<'a> {
 
 /// Per-instruction information the semantics may need.
 pub(crate) struct Site<'a> {
-    pub ctx_grid: [u32; 3],
-    pub ctx_block: [u32; 3],
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
     pub cta: [u32; 3],
     pub clock: u64,
     pub shared: &'a mut Vec<u8>,
@@ -210,7 +210,15 @@ impl Ctx<'_> {
             }
             let a = warp.group;
             let g = warp.regs.pin::<32>(e.guard);
-            let exec_mask = if e.uniform { if g & 1 != 0 { a } else { 0 } } else { a & g };
+            let exec_mask = if e.uniform {
+                if g & 1 != 0 {
+                    a
+                } else {
+                    0
+                }
+            } else {
+                a & g
+            };
             if self.trace {
                 eprintln!(
                     "[cta {:?} warp {} cycle {}] {:#x} A={:08x} E={:08x}: {}",
@@ -228,7 +236,7 @@ impl Ctx<'_> {
             if let Some(c) = self.per_optype.get_mut(e.optype as usize) {
                 *c += 1;
             }
-            let mut site = Site { ctx_grid: self.grid, ctx_block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
+            let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
             let flow = match execute(e, warp, &mut site, self.cb, self.mem, a, exec_mask, pc, idx, prog) {
                 Ok(f) => f,
                 Err(f) => {
@@ -277,6 +285,14 @@ fn execute(
     prog: &Program,
 ) -> Result<Flow, Fault> {
     let op = &ex.op;
+    if e == 0 {
+        // No lane executes: no effect and no fault (the lanes of the group
+        // just move on), except for bytes that never decoded.
+        return match op {
+            Op::Invalid => Err(TrapKind::Undecodable(prog.errors[idx].clone().unwrap_or_default()).into()),
+            _ => Ok(Flow::Next),
+        };
+    }
     match op {
         Op::Nop | Op::Membar => {}
         Op::Iadd { .. }
@@ -306,9 +322,7 @@ fn execute(
         | Op::Bmsk { .. }
         | Op::Sgxt { .. } => {
             if ex.uniform {
-                if e != 0 {
-                    alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
-                }
+                alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
             } else {
                 alu_int::exec::<32>(op, &mut warp.regs, cb, e)?;
             }
@@ -346,11 +360,7 @@ fn execute(
         | Op::BmovToR { .. }
         | Op::BmovToB { .. }
         | Op::Bar { .. } => return control::exec(op, warp, site, cb, a, e, pc),
-        Op::Undefined(name) => {
-            if e != 0 {
-                return Err(TrapKind::SemanticsNotDefined(name).into());
-            }
-        }
+        Op::Undefined(name) => return Err(TrapKind::SemanticsNotDefined(name).into()),
         Op::Invalid => {
             let msg = prog.errors[idx].clone().unwrap_or_else(|| "invalid instruction".into());
             return Err(TrapKind::Undecodable(msg).into());

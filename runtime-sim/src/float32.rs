@@ -1,7 +1,8 @@
 //! 32-bit float arithmetic and conversions: FADD, FMUL, FFMA, FMNMX, FSETP,
 //! FRND (F32/F64), I2F, F2I, F2F (docs/isa-extensions.md, sections 5 and
-//! 6.19–6.26). Rounded operations use a soft-float (rustc_apfloat) so every
-//! rounding mode is exact.
+//! 6.19–6.26). Directed rounding modes use a soft-float (rustc_apfloat);
+//! round-to-nearest-even uses the host's IEEE arithmetic, which is exact for
+//! that mode (NaN and invalid cases are decided before either runs).
 
 use rustc_apfloat::ieee::{Double, Single};
 use rustc_apfloat::{Float, FloatConvert};
@@ -56,6 +57,10 @@ pub fn fadd(a: u32, b: u32, rnd: Rnd) -> u32 {
     if is_inf32(a) && is_inf32(b) && (a ^ b) & SIGN32 != 0 {
         return DEFAULT_NAN32;
     }
+    if rnd == Rnd::Rn {
+        // Host binary32 addition is IEEE round-to-nearest-even: exact here.
+        return (f32::from_bits(a) + f32::from_bits(b)).to_bits();
+    }
     sf(a).add_r(sf(b), round_of(rnd)).value.to_bits() as u32
 }
 
@@ -69,6 +74,9 @@ pub fn fmul(a: u32, b: u32, rnd: Rnd) -> u32 {
     }
     if (is_zero32(a) && is_inf32(b)) || (is_inf32(a) && is_zero32(b)) {
         return DEFAULT_NAN32;
+    }
+    if rnd == Rnd::Rn {
+        return (f32::from_bits(a) * f32::from_bits(b)).to_bits();
     }
     sf(a).mul_r(sf(b), round_of(rnd)).value.to_bits() as u32
 }
@@ -87,6 +95,10 @@ pub fn ffma(a: u32, b: u32, c: u32, rnd: Rnd) -> u32 {
     let prod_sign = (a ^ b) & SIGN32;
     if prod_inf && is_inf32(c) && prod_sign != c & SIGN32 {
         return DEFAULT_NAN32;
+    }
+    if rnd == Rnd::Rn {
+        // `mul_add` is a fused multiply-add rounded once to nearest-even.
+        return f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)).to_bits();
     }
     sf(a).mul_add_r(sf(b), sf(c), round_of(rnd)).value.to_bits() as u32
 }
@@ -201,6 +213,21 @@ pub fn f2f(v: u64, to_f64: bool, rnd: Rnd) -> u64 {
     }
 }
 
+/// Replaces the NaN lanes of a host round-to-nearest result with the full
+/// rule. A non-NaN host result has no NaN input and no invalid operation, so
+/// it is already the exact answer.
+#[inline(always)]
+fn fix_nans<const N: usize>(mut r: [u32; N], slow: impl Fn(usize) -> u32) -> [u32; N] {
+    if r.iter().any(|&v| is_nan32(v)) {
+        for (l, v) in r.iter_mut().enumerate() {
+            if is_nan32(*v) {
+                *v = slow(l);
+            }
+        }
+    }
+    r
+}
+
 macro_rules! lanes {
     ($n:expr, $mask:expr, |$l:ident| $body:expr) => {{
         let mut o = [0u32; $n];
@@ -218,19 +245,33 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         Op::Fadd { d, a, b, ma, mb, rnd } | Op::Fmul { d, a, b, ma, mb, rnd } => {
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let add = matches!(op, Op::Fadd { .. });
-            let r = lanes!(N, mask, |l| {
-                let (x, y) = (fmod32(va[l], ma), fmod32(vb[l], mb));
-                if add {
-                    fadd(x, y, rnd)
-                } else {
-                    fmul(x, y, rnd)
-                }
-            });
+            let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
+            let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
+            let r = if rnd == Rnd::Rn {
+                // Host arithmetic over all lanes; lanes whose result is a NaN
+                // are redone by the full rule (NaN priority, default NaN).
+                let r: [u32; N] = std::array::from_fn(|l| {
+                    let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
+                    if add { p + q } else { p * q }.to_bits()
+                });
+                fix_nans(r, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
+            } else {
+                lanes!(N, mask, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
+            };
             rf.put::<N>(d, &r, mask);
         }
         Op::Ffma { d, a, b, c, ma, mb, mc, rnd } => {
             let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);
-            let r = lanes!(N, mask, |l| ffma(fmod32(va[l], ma), fmod32(vb[l], mb), fmod32(vc[l], mc), rnd));
+            let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
+            let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
+            let z: [u32; N] = std::array::from_fn(|l| fmod32(vc[l], mc));
+            let r = if rnd == Rnd::Rn {
+                let r: [u32; N] =
+                    std::array::from_fn(|l| f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits());
+                fix_nans(r, |l| ffma(x[l], y[l], z[l], rnd))
+            } else {
+                lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd))
+            };
             rf.put::<N>(d, &r, mask);
         }
         Op::Fmnmx { d, a, b, ma, mb, nan, pp } => {

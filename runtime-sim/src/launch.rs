@@ -204,7 +204,7 @@ impl Gpu {
         if threads == 0 || threads > 1024 {
             return Err(bad(format!("a CTA must have 1 to 1024 threads, not {}", threads)));
         }
-        if grid.iter().any(|&g| g == 0) {
+        if grid.contains(&0) {
             return Err(bad("every grid dimension must be at least 1".into()));
         }
         let shmem = f.shared_size.checked_add(cfg.shared_size).ok_or_else(|| bad("shared memory size overflows".into()))?;
@@ -264,8 +264,7 @@ impl Gpu {
                         }
                         warps.push(warp);
                     }
-                    let mut cta =
-                        Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] };
+                    let mut cta = Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] };
                     let cycles = ctx.run_cta(&mut cta)?;
                     ctx.clock_base += cycles;
                     stats.ctas += 1;

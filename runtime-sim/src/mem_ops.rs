@@ -113,7 +113,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], global: &mut Glo
             for l in lanes(e) {
                 let addr = base[l].wrapping_add(off as u32) as u64;
                 let full = (bank as u64) << 32 | addr;
-                if addr % n as u64 != 0 {
+                if !addr.is_multiple_of(n as u64) {
                     return Err(Fault::at(TrapKind::Misaligned { space: Space::Constant, addr: full, size: n }, l));
                 }
                 if addr > 0xffff {

@@ -10,7 +10,7 @@ use ursa_emit::{Inst, INST_BYTES};
 use crate::decode::{decode_op, Fields};
 use crate::decode_ext::decode_ext;
 use crate::ops::{Op, PIn};
-use crate::timing::{class_of, Ctrl, File, RegUse};
+use crate::timing::{class_of, Ctrl, File, RegUse, SCOREBOARDS};
 use crate::trap::LoadError;
 
 /// Code address of the first instruction of the first function.
@@ -102,7 +102,13 @@ impl Program {
             bytes.extend_from_slice(&code);
         }
         let n = bytes.len() / INST_BYTES;
-        let mut prog = Program { code: Vec::with_capacity(n), raw: Vec::with_capacity(n), errors: Vec::with_capacity(n), uses: Vec::with_capacity(n), functions: infos };
+        let mut prog = Program {
+            code: Vec::with_capacity(n),
+            raw: Vec::with_capacity(n),
+            errors: Vec::with_capacity(n),
+            uses: Vec::with_capacity(n),
+            functions: infos,
+        };
         for i in 0..n {
             let raw: [u8; INST_BYTES] = bytes[i * INST_BYTES..(i + 1) * INST_BYTES].try_into().unwrap();
             let pc = CODE_BASE + (i * INST_BYTES) as u64;
@@ -132,7 +138,7 @@ impl Program {
     #[inline(always)]
     pub(crate) fn index(&self, pc: u64) -> Option<usize> {
         let off = pc.wrapping_sub(CODE_BASE);
-        if off % INST_BYTES as u64 != 0 {
+        if !off.is_multiple_of(INST_BYTES as u64) {
             return None;
         }
         let i = (off / INST_BYTES as u64) as usize;
@@ -172,9 +178,7 @@ fn invalid() -> Exec {
 fn undecodable(raw: &[u8; INST_BYTES]) -> Exec {
     let uf2fp = ursa_emit::ISA.optypes.iter().position(|o| o.name == "UF2FP");
     match uf2fp {
-        Some(i) if ursa_emit::ISA.optypes[i].value == raw[0] => {
-            Exec { op: Op::Undefined("UF2FP"), optype: i as u16, ..invalid() }
-        }
+        Some(i) if ursa_emit::ISA.optypes[i].value == raw[0] => Exec { op: Op::Undefined("UF2FP"), optype: i as u16, ..invalid() },
         _ => invalid(),
     }
 }
@@ -203,6 +207,9 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         Err(e) => (Op::Invalid, Some(e)),
     };
     let class = class_of(&optype.name, &op);
+    // MEMBAR holds the warp until its earlier memory operations, load
+    // write-backs included, have completed: it waits on every scoreboard.
+    let ctrl = if matches!(op, Op::Membar) { Ctrl { req: (1 << SCOREBOARDS) - 1, ..ctrl } } else { ctrl };
     let exec = Exec { op, guard, uniform, ctrl, lat: class.latency(), variable: class.variable(), optype: def.optype };
     (exec, err, reg_use(inst))
 }

@@ -106,8 +106,8 @@ pub fn class_of(optype: &str, op: &Op) -> Class {
         "LDC" => Class::ConstMem,
         "SHFL" => Class::Shuffle,
         "FADD" | "FMUL" | "FFMA" | "FMNMX" | "FSETP" => Class::Fp32,
-        "BRA" | "CALL" | "RET" | "EXIT" | "NOP" | "BPT" | "LEPC" | "BSSY" | "BSYNC" | "BREAK" | "BMOV" | "STG" | "STS"
-        | "STL" | "ST" | "MEMBAR" | "BAR" | "VOTE" => Class::Control,
+        "BRA" | "CALL" | "RET" | "EXIT" | "NOP" | "BPT" | "LEPC" | "BSSY" | "BSYNC" | "BREAK" | "BMOV" | "STG" | "STS" | "STL" | "ST"
+        | "MEMBAR" | "BAR" | "VOTE" => Class::Control,
         o if o.starts_with('U') || matches!(op, Op::Uldc { .. }) => Class::Uniform,
         _ => Class::Alu,
     }
@@ -231,7 +231,10 @@ impl HazardState {
                 if r.sb == NO_SB {
                     Some(format!("its producer at 0x{:x} has variable latency and sets no scoreboard", r.pc))
                 } else if waited[r.sb as usize] < r.gen {
-                    Some(format!("its producer at 0x{:x} signals scoreboard {} and this instruction did not wait for it (&req)", r.pc, r.sb))
+                    Some(format!(
+                        "its producer at 0x{:x} signals scoreboard {} and this instruction did not wait for it (&req)",
+                        r.pc, r.sb
+                    ))
                 } else {
                     None
                 }

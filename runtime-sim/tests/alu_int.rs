@@ -357,3 +357,41 @@ fn setgpr_getgpr_dynamic_index() {
     // Index 255 is RZ: reads 0, writes are dropped.
     assert_eq!(call("R2UR UR4, R4 ;\n GETGPR R4, R[UR4] ;", &[255], 1), [0]);
 }
+
+#[test]
+fn every_source_kind_of_the_operand_slots() {
+    // SrcB / SrcC from a register, a uniform register, an immediate and the
+    // constant bank (c[0x0][0x0] = NTID.x = 1 in a call).
+    let r = |body: &str, args: &[u32]| call(&format!("R2UR UR6, R6 ;\n {}", body), args, 1)[0];
+    assert_eq!(r("IADD R4, R4, UR6 ;", &[5, 0, 7]), 12);
+    assert_eq!(r("IADD R4, R4, -UR6 ;", &[5, 0, 7]), 0xFFFF_FFFE);
+    assert_eq!(r("IADD R4, R4, c[0x0][0x0] ;", &[5]), 6);
+    assert_eq!(r("IADD R4, R4, -c[0x0][0x0] ;", &[5]), 4);
+    assert_eq!(r("IMAD R4, R4, 0x3, R5 ;", &[5, 2]), 17);
+    assert_eq!(r("IMAD R4, R4, R5, 0x7 ;", &[5, 2]), 17);
+    assert_eq!(r("IMAD R4, R4, c[0x0][0x0], R5 ;", &[5, 2]), 7);
+    assert_eq!(r("IMAD R4, R4, R5, c[0x0][0x0] ;", &[5, 2]), 11);
+    assert_eq!(r("IMAD R4, R4, R5, -c[0x0][0x0] ;", &[5, 2]), 9);
+    assert_eq!(r("IMAD R4, R4, UR6, R5 ;", &[5, 2, 3]), 17);
+    assert_eq!(r("IMAD R4, R4, R5, UR6 ;", &[5, 2, 3]), 13);
+    assert_eq!(r("SHF.L.U32 R4, R4, UR6, RZ ;", &[1, 0, 4]), 16);
+    assert_eq!(r("SHF.L.U32 R4, R4, R5, c[0x0][0x0] ;", &[1, 32]), 0);
+    assert_eq!(r("SHF.L.U32.HI R4, R4, R5, c[0x0][0x0] ;", &[0x8000_0000, 1]), 3);
+    assert_eq!(r("PRMT R4, R4, 0x77665544, R5 ;", &[0x3322_1100, 0x0123]), 0x0011_2233);
+    assert_eq!(r("PRMT R4, R4, R5, 0x4567 ;", &[0x3322_1100, 0x7766_5544]), 0x4455_6677);
+    assert_eq!(r("LOP3.POR R4, R4, UR6, R5, 0xfe, !PT ;", &[1, 2, 4]), 7);
+    assert_eq!(r("LOP3.POR R4, R4, c[0x0][0x0], R5, 0xfe, !PT ;", &[8, 2]), 11);
+    assert_eq!(r("SEL R4, R4, c[0x0][0x0], !PT ;", &[8]), 1);
+    assert_eq!(r("ISETP.EQ.AND P0, PT, R4, c[0x0][0x0], PT ;\n P2R R4, PR, RZ, 0x1 ;", &[1]), 1);
+    assert_eq!(r("IMNMX R4, R4, UR6, !PT ;", &[5, 0, 9]), 9);
+}
+
+#[test]
+fn guard_predicates_select_lanes_and_skip() {
+    assert_eq!(call("MOV R4, 0x1 ;\n @!PT MOV R4, 0x2 ;", &[], 1), [1]);
+    assert_eq!(call("MOV R4, 0x1 ;\n @PT MOV R4, 0x2 ;", &[], 1), [2]);
+    assert_eq!(call("R2P PR, R5, 0x7f ;\n MOV R4, 0x1 ;\n @P3 MOV R4, 0x2 ;", &[0, 0b1000], 1), [2]);
+    assert_eq!(call("R2P PR, R5, 0x7f ;\n MOV R4, 0x1 ;\n @!P3 MOV R4, 0x2 ;", &[0, 0b1000], 1), [1]);
+    // A false guard also suppresses predicate outputs.
+    assert_eq!(call("@!PT ISETP.EQ.AND P0, PT, RZ, RZ, PT ;\n P2R R4, PR, RZ, 0x1 ;", &[], 1), [0]);
+}

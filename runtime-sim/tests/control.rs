@@ -385,3 +385,192 @@ fn vote_and_shfl() {
         assert_eq!(out[96 + t as usize], if t + 4 < 32 { t + 4 } else { t });
     }
 }
+
+#[test]
+fn bmov_saves_and_restores_barriers_around_a_call() {
+    // The callee saves B0, uses it for its own region, restores it before
+    // RET; the caller's region on B0 still reconverges all 32 lanes.
+    let out = run32(
+        "
+    ISETP.LT.AND P0, PT, R0, 0xc, PT ;
+    BSSY B0, L_join ;
+@P0 BRA L_skip ;
+    MOV R4, R0 ;
+    CALL R[20:21], L_f ;
+    MOV R1, R4 ;
+    BRA L_join ;
+L_skip:
+    MOV R1, 0x63 ;
+L_join:
+    BSYNC B0 ;
+    VOTE.ANY R5, PT, PT ;
+    BMOV R6, B0 ;
+    STG [R[2:3]], R1 ;
+    STG [R[2:3]+0x80], R5 ;
+    STG [R[2:3]+0x100], R6 ;
+    EXIT ;
+L_f:
+    BMOV R16, B0 ;
+    BSSY B0, L_ret ;
+    LOP3.POR R7, R4, 0x1, RZ, 0xc0, !PT ;
+    ISETP.EQ.AND P1, PT, R7, RZ, PT ;
+@P1 IADD R4, R4, 0x1000 ;
+@!P1 BRA L_ret ;
+    IADD R4, R4, 0x2000 ;
+L_ret:
+    BSYNC B0 ;
+    BMOV B0, R16 ;
+    RET R[20:21] ;
+",
+        96,
+    );
+    for t in 0..32u32 {
+        let expect = if t < 12 {
+            0x63
+        } else if t % 2 == 0 {
+            t + 0x3000
+        } else {
+            t
+        };
+        assert_eq!(out[t as usize], expect, "lane {}", t);
+        assert_eq!(out[32 + t as usize], 0xFFFF_FFFF);
+        assert_eq!(out[64 + t as usize], 0xFFFF_FFFF, "B0 restored to the caller's mask");
+    }
+}
+
+#[test]
+fn break_releases_the_waiting_lanes() {
+    // Lanes 0-15 wait at BSYNC B0 while lanes 16-31 BREAK out of it; the
+    // break completes the barrier.
+    let out = run32(
+        "
+    ISETP.LT.AND P0, PT, R0, 0x10, PT ;
+    BSSY B0, L_sync ;
+@!P0 BRA L_other ;
+L_sync:
+    BSYNC B0 ;
+    MOV R1, 0x1 ;
+    STG [R[2:3]], R1 ;
+    EXIT ;
+L_other:
+    BREAK B0 ;
+    MOV R1, 0x2 ;
+    STG [R[2:3]], R1 ;
+    EXIT ;
+",
+        32,
+    );
+    for t in 0..32 {
+        assert_eq!(out[t], if t < 16 { 1 } else { 2 });
+    }
+}
+
+#[test]
+fn guarded_off_instructions_have_no_effect_and_no_fault() {
+    let out = run32(
+        "
+    MOV R1, 0x5 ;
+@!PT MOV R1, c[0x0][0x8000] ;
+@!PT LDG R1, [RZ] ;
+    ISETP.LT.AND P0, PT, R0, 0x4, PT ;
+    MOV R4, 0x7 ;
+    R2UR UR5, R4 ;
+    ISETP.GT.AND P1, PT, R0, 0x40, PT ;
+@P1 R2UR UR5, R0 ;
+@P0 MOV R1, UR5 ;
+    STG [R[2:3]], R1 ;
+    EXIT ;
+",
+        32,
+    );
+    for t in 0..32 {
+        assert_eq!(out[t], if t < 4 { 7 } else { 5 });
+    }
+}
+
+#[test]
+fn uniform_instructions_in_divergent_code() {
+    // Each half of the warp runs its own UIADD on UR4; the uniform guard
+    // !UPT disables an instruction entirely.
+    let out = run32(
+        "
+    UMOV UR4, 0x10 ;
+    ISETP.LT.AND P0, PT, R0, 0x10, PT ;
+    BSSY B0, L_join ;
+@P0 BRA L_a ;
+    UIADD UR4, UR4, 0x100 ;
+    BRA L_join ;
+L_a:
+    UIADD UR4, UR4, 0x1 ;
+L_join:
+    BSYNC B0 ;
+@!UPT UIADD UR4, UR4, 0x1000 ;
+    MOV R1, UR4 ;
+    STG [R[2:3]], R1 ;
+    EXIT ;
+",
+        32,
+    );
+    assert!(out.iter().all(|&v| v == 0x111), "{:x?}", out);
+}
+
+#[test]
+fn cta_barrier_with_a_thread_count() {
+    // Barrier 1 expects 32 threads: warp 1's arrival alone completes it,
+    // before warp 0 even arrives at barrier 0.
+    let src = "
+.kernel k
+.param out, 8
+.shared 8
+    S2R R0, SR_TID_X ;
+    MOV R2, c[0x0][0x160] ;
+    MOV R3, c[0x0][0x164] ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+    ISETP.GE.AND P0, PT, R0, 0x20, PT ;
+@P0 BAR.SYNC 0x1, 0x20 ;
+@P0 MOV R1, 0x2 ;
+@!P0 MOV R1, 0x1 ;
+    STG [R[2:3]], R1 ;
+    BAR.SYNC 0x0 ;
+    EXIT ;
+";
+    let (out, _) = run_kernel(src, [64, 1, 1], [1, 1, 1], 64, &[]).unwrap();
+    for t in 0..64 {
+        assert_eq!(out[t], if t < 32 { 1 } else { 2 });
+    }
+}
+
+#[test]
+fn atomics_on_shared_memory_through_the_generic_window() {
+    let src = "
+.kernel k
+.param out, 8
+.shared 16
+    S2R R0, SR_TID_X ;
+    MOV R2, c[0x0][0x160] ;
+    MOV R3, c[0x0][0x164] ;
+    MOV R4, 0x4 ;
+    MOV R5, 0x10000 ;
+    ATOM.ADD R6, [R[4:5]], R0 ;
+    BAR.SYNC 0x0 ;
+    LDS R7, [RZ+0x4] ;
+    STG [R[2:3]], R7 ;
+    EXIT ;
+";
+    let (out, _) = run_kernel(src, [64, 1, 1], [1, 1, 1], 1, &[]).unwrap();
+    assert_eq!(out[0], 63 * 64 / 2);
+}
+
+#[test]
+fn trace_and_yield_do_not_change_results() {
+    let src = format!("{}    IADD R1, R0, 0x1 &yield=1 ;\n    STG [R[2:3]], R1 ;\n    EXIT ;\n", PRO);
+    let prog = load(&src);
+    let mut gpu = ursa_sim::Gpu::new();
+    let out = gpu.alloc(4 * 64, 16);
+    let cfg = ursa_sim::LaunchConfig { block: [64, 1, 1], trace: true, ..Default::default() };
+    gpu.launch(&prog, "k", &cfg, &[ursa_sim::Arg::Ptr(out)]).unwrap();
+    let b = gpu.read(out, 4 * 64).unwrap();
+    for t in 0..64u32 {
+        assert_eq!(u32::from_le_bytes(b[4 * t as usize..4 * t as usize + 4].try_into().unwrap()), t + 1);
+    }
+}

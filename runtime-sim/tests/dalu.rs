@@ -184,3 +184,12 @@ fn dsetp_ordered_unordered_and_bool_ops() {
     let r = call("DSETP.LT P0, R[4:5], R[6:7] ;\n P2R R4, PR, RZ, 0x1 ;", &[a0, a1, b0, b1], 1)[0];
     assert_eq!(r, 1);
 }
+
+#[test]
+fn immediate_uniform_and_constant_sources() {
+    // F64Imm holds the upper 32 bits of a binary64: 2.0 and 0.5 are exact.
+    assert_eq!(d("DFMA R[4:5], R[4:5], 2.0, R[6:7] ;", f(3.0), f(1.0), 0), f(7.0));
+    assert_eq!(d("DFMA R[4:5], R[4:5], R[6:7], 0.5 ;", f(3.0), f(1.0), 0), f(3.5));
+    assert_eq!(d("R2UR UR8, R6 ;\n R2UR UR9, R7 ;\n DMUL R[4:5], R[4:5], UR[8:9] ;", f(3.0), f(-2.0), 0), f(-6.0));
+    assert_eq!(d("DADD R[4:5], R[4:5], -1 ;", f(3.0), 0, 0), f(2.0));
+}

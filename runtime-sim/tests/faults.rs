@@ -39,13 +39,20 @@ fn out_of_bounds_global_access_names_the_lane() {
 
 #[test]
 fn a_faulting_store_has_no_effect_in_any_lane() {
-    let (prog, mut gpu) = (load(&format!("{}{}", PRO, "
+    let (prog, mut gpu) = (
+        load(&format!(
+            "{}{}",
+            PRO,
+            "
     IMAD.WIDE.U32 R[4:5], R0, 0x4, R[2:3] ;
     ISETP.EQ.AND P0, PT, R0, 0x1f, PT ;
 @P0 IADD R4, R4, 0x10000 ;
     STG [R[4:5]], R0 ;
     EXIT ;
-")), Gpu::new());
+"
+        )),
+        Gpu::new(),
+    );
     let out = gpu.alloc(128, 16);
     gpu.write(out, &[0xEE; 128]).unwrap();
     let cfg = LaunchConfig { block: [32, 1, 1], ..Default::default() };
@@ -205,8 +212,5 @@ fn load_errors() {
     assert!(Program::load(b"not an elf").is_err());
     let mut obj = ursa_emit::asm::assemble(".kernel k\n    EXIT ;", "t.s").unwrap();
     obj.functions[0].relocs.push(ursa_emit::elf::Reloc { offset: 4, symbol: "missing".into(), addend: 0 });
-    assert!(matches!(
-        Program::from_functions(&obj.functions),
-        Err(ursa_sim::LoadError::UndefinedSymbol { .. })
-    ));
+    assert!(matches!(Program::from_functions(&obj.functions), Err(ursa_sim::LoadError::UndefinedSymbol { .. })));
 }

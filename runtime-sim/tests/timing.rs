@@ -1,5 +1,6 @@
 //! Control bits, issue cycles, statistics and the strict hazard checker
 //! (docs/latencies.md).
+#![allow(clippy::result_large_err)]
 mod common;
 use common::*;
 use ursa_sim::{Gpu, LaunchConfig, TrapKind};
@@ -80,4 +81,12 @@ fn strict_mode_variable_latency() {
     assert!(hazard(".kernel k\n    S2R R4, SR_TID_X &wsb=1 ;\n    MOV R4, 0x1 ;\n    EXIT ;\n").contains("overwritten"));
     // A wait on an earlier instruction covers later reads.
     launch(".kernel k\n    S2R R4, SR_TID_X &wsb=2 ;\n    NOP &req=4 ;\n    IADD R5, R4, 0x1 ;\n    EXIT ;\n", true).unwrap();
+}
+
+#[test]
+fn membar_waits_for_every_scoreboard() {
+    // S2R at 0 sets SB3 (released at 10); MEMBAR issues at 10 and covers
+    // the read; IADD at 11, EXIT at 12: 13 cycles.
+    let src = ".kernel k\n    S2R R4, SR_TID_X &wsb=3 ;\n    MEMBAR.GPU ;\n    IADD R5, R4, 0x1 ;\n    EXIT ;\n";
+    assert_eq!(launch(src, true).unwrap().cycles, 13);
 }

@@ -6,10 +6,7 @@ use common::*;
 
 /// Moves R4..R7 into UR4..UR7, runs `body`, returns R4 after `MOV R4, UR8`.
 fn u(body: &str, args: &[u32]) -> u32 {
-    let src = format!(
-        "R2UR UR4, R4 ;\n R2UR UR5, R5 ;\n R2UR UR6, R6 ;\n R2UR UR7, R7 ;\n {}\n MOV R4, UR8 ;",
-        body
-    );
+    let src = format!("R2UR UR4, R4 ;\n R2UR UR5, R5 ;\n R2UR UR6, R6 ;\n R2UR UR7, R7 ;\n {}\n MOV R4, UR8 ;", body);
     let mut a = args.to_vec();
     a.resize(4, 0);
     call(&src, &a, 1)[0]

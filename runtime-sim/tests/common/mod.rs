@@ -1,6 +1,6 @@
 //! Helpers shared by the simulator's tests: assemble text with the project
 //! assembler, load it, and run it.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::result_large_err)]
 
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program, Stats, Trap};
 
