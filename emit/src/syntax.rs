@@ -15,8 +15,9 @@ use crate::model::{Field, Isa, Kind, List, Operand, Str, ToRust};
 /// A modifier item after the mnemonic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mod {
-    /// Part of the mnemonic with no field (`.WIDE`, `.2A`).
-    Lit { text: Str },
+    /// Part of the mnemonic with no field (`.WIDE`, `.2A`); an optional one
+    /// (`{.LUT}`) is an accepted spelling that encodes nothing and is not printed.
+    Lit { text: Str, optional: bool },
     /// A literal that fixes a field (`.X`, `{.LO}`); when optional its absence
     /// means the field's default.
     Fixed { field: u16, value: u64, text: Str, optional: bool },
@@ -507,8 +508,7 @@ pub fn compile_form(isa: &Isa, fi: usize, od: &Def, fd: &Def) -> Result<Vec<Patt
                 })
                 .collect();
             resolved[mi] = Some(match cands.as_slice() {
-                [] if *optional => return err(loc, format!("optional modifier `.{}` sets no field of `{}`", name, form.name)),
-                [] => Mod::Lit { text: name.clone().into() },
+                [] => Mod::Lit { text: name.clone().into(), optional: *optional },
                 [(f, v)] => {
                     used[*f as usize] = true;
                     claimed.push(*f);
@@ -630,8 +630,8 @@ impl ToRust for NegStyle {
 impl ToRust for Mod {
     fn rs(&self, out: &mut String) {
         match self {
-            Mod::Lit { text } => {
-                out.push_str("Mod::Lit{text:");
+            Mod::Lit { text, optional } => {
+                out.push_str(&format!("Mod::Lit{{optional:{},text:", optional));
                 text.rs(out);
                 out.push('}');
             }

@@ -142,9 +142,11 @@ pub fn format_inst(inst: &Inst, pc: Option<u64>, labels: &dyn Labels) -> Result<
     s.push_str(&pat.mnemonic);
     for m in pat.mods.iter() {
         match m {
-            Mod::Lit { text } => {
-                s.push('.');
-                s.push_str(text);
+            Mod::Lit { text, optional } => {
+                if !*optional {
+                    s.push('.');
+                    s.push_str(text);
+                }
             }
             Mod::Fixed { field, value, text, optional } => {
                 let v = inst.get_at(*field as usize);
@@ -645,7 +647,7 @@ fn match_mods(inst: &mut Inst, mods: &[Mod], words: &[&str]) -> bool {
                 continue;
             }
             let v = match m {
-                Mod::Lit { text } => (**text == **w).then_some(None),
+                Mod::Lit { text, .. } => (**text == **w).then_some(None),
                 Mod::Fixed { field, value, text, .. } => (**text == **w).then_some(Some((*field, *value))),
                 Mod::Var { field, allowed, .. } => match inst.field_def(*field as usize).kind {
                     Kind::Enum(t) => ISA.types[t as usize]
@@ -674,7 +676,11 @@ fn match_mods(inst: &mut Inst, mods: &[Mod], words: &[&str]) -> bool {
             continue;
         }
         match m {
-            Mod::Lit { .. } => return false,
+            Mod::Lit { optional, .. } => {
+                if !*optional {
+                    return false;
+                }
+            }
             Mod::Fixed { optional, .. } => {
                 if !*optional {
                     return false;
