@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cli_isa;
+mod cli_run;
 
 #[derive(Parser)]
 #[command(name = "ursa", version, about = "Ursa: a compiler toolchain and simulator for a SASS-style GPU")]
@@ -33,6 +34,36 @@ enum Cmd {
     },
     /// List the opcode forms, or describe one in full.
     Isa { form: Option<String> },
+    /// Run a kernel of an object on the simulator.
+    Run {
+        input: PathBuf,
+        #[arg(long)]
+        kernel: String,
+        /// CTAs: X[,Y[,Z]].
+        #[arg(long, default_value = "1")]
+        grid: String,
+        /// Threads per CTA: X[,Y[,Z]].
+        #[arg(long, default_value = "1")]
+        block: String,
+        /// Kernel arguments in order: TYPE:VALUE, buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH.
+        #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Print this buffer after the run (repeatable).
+        #[arg(long = "out", value_name = "NAME")]
+        outs: Vec<String>,
+        /// Print instructions issued, cycles and per-opcode counts.
+        #[arg(long)]
+        stats: bool,
+        /// Print every executed warp instruction with its active mask.
+        #[arg(long)]
+        trace: bool,
+        /// Report hazards the scheduling control bits do not cover.
+        #[arg(long)]
+        strict: bool,
+        /// Stop after this many warp-instructions.
+        #[arg(long)]
+        step_limit: Option<u64>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -41,6 +72,18 @@ fn main() -> ExitCode {
         Cmd::Asm { input, output } => cmd_asm(&input, output),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
+        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit } => cli_run::run(cli_run::RunArgs {
+            input: &input,
+            kernel: &kernel,
+            grid: &grid,
+            block: &block,
+            args: &args,
+            outs: &outs,
+            stats,
+            trace,
+            strict,
+            step_limit,
+        }),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
