@@ -7,8 +7,8 @@
 use crate::exec::Fault;
 use crate::machine::{lanes, Warp};
 use crate::memory::{check_align, le_load, le_store, window, ConstBanks, GlobalMemory};
-use crate::ops::{AddrSpace, AtomOp, Op};
-use crate::regs::LANES;
+use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
+use crate::regs::{Regs, LANES};
 use crate::trap::{Space, TrapKind};
 
 /// High words of the generic windows onto shared and local memory.
@@ -54,6 +54,30 @@ impl Spaces<'_> {
 
 /// The effective address of lane `l`.
 #[inline(always)]
+/// The registers' worth of one lane's loaded bytes: a sub-word value
+/// extended to 32 bits, or up to four little-endian words.
+fn load_words(ty: MemTy, b: &[u8]) -> [u32; 4] {
+    let mut w = [0u32; 4];
+    if b.len() < 4 {
+        w[0] = ty.extend(le_load(b));
+    } else {
+        for (k, word) in w.iter_mut().enumerate().take(b.len() / 4) {
+            *word = le_load(&b[4 * k..4 * k + 4]) as u32;
+        }
+    }
+    w
+}
+
+/// Writes loaded words to the destination registers of the executing lanes.
+fn write_rows(regs: &mut Regs, d: [u16; 4], ty: MemTy, data: &[[u32; 4]; LANES], e: u32) {
+    for (k, row) in d.iter().enumerate().take(ty.regs()) {
+        let r = &mut regs.r[*row as usize];
+        for l in lanes(e) {
+            r[l] = data[l][k];
+        }
+    }
+}
+
 fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     match space {
         AddrSpace::Shared | AddrSpace::Local => (base as u32).wrapping_add(ofs as u32) as u64,
@@ -74,20 +98,9 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], global: &mut Glo
             let mut data = [[0u32; 4]; LANES];
             for l in lanes(e) {
                 let b = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
-                if n < 4 {
-                    data[l][0] = ty.extend(le_load(b));
-                } else {
-                    for k in 0..n as usize / 4 {
-                        data[l][k] = le_load(&b[4 * k..4 * k + 4]) as u32;
-                    }
-                }
+                data[l] = load_words(ty, b);
             }
-            for (k, row) in d.iter().enumerate().take(ty.regs()) {
-                let r = &mut regs.r[*row as usize];
-                for l in lanes(e) {
-                    r[l] = data[l][k];
-                }
-            }
+            write_rows(regs, d, ty, &data, e);
         }
         Op::Store { space, s, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
@@ -120,20 +133,9 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], global: &mut Glo
                     return Err(Fault::at(TrapKind::OutOfBounds { space: Space::Constant, addr: full, size: n }, l));
                 }
                 let b = cb.read(bank, addr, n).map_err(|k| Fault::at(k, l))?;
-                if n < 4 {
-                    data[l][0] = ty.extend(le_load(b));
-                } else {
-                    for k in 0..n as usize / 4 {
-                        data[l][k] = le_load(&b[4 * k..4 * k + 4]) as u32;
-                    }
-                }
+                data[l] = load_words(ty, b);
             }
-            for (k, row) in d.iter().enumerate().take(ty.regs()) {
-                let r = &mut regs.r[*row as usize];
-                for l in lanes(e) {
-                    r[l] = data[l][k];
-                }
-            }
+            write_rows(regs, d, ty, &data, e);
         }
         Op::Atom { d, a, ofs, b, c, op, wide, signed } => {
             let base = regs.get64::<32>(a, cb)?;

@@ -5,17 +5,12 @@ mod common;
 use common::*;
 
 /// Prologue: R0 = thread index, R[2:3] = &out[tid] (out is parameter 0).
-const PRO: &str = "
-.kernel k
-.param out, 8
-    S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
-    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
-";
+fn pro() -> String {
+    format!("{}    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;\n", PROLOGUE)
+}
 
 fn kernel(body: &str) -> String {
-    format!("{}{}", PRO, body)
+    format!("{}{}", pro(), body)
 }
 
 fn run32(body: &str, words: usize) -> Vec<u32> {
@@ -253,7 +248,7 @@ L_out:
     IADD R4, R4, R4 ;
     RET R[20:21] ;
 ",
-        PRO
+        pro()
     );
     let (out, _) = run_kernel(&src, [32, 1, 1], [1, 1, 1], 32, &[]).unwrap();
     for t in 0..32u32 {
@@ -563,7 +558,7 @@ fn atomics_on_shared_memory_through_the_generic_window() {
 
 #[test]
 fn trace_and_yield_do_not_change_results() {
-    let src = format!("{}    IADD R1, R0, 0x1 &yield=1 ;\n    STG [R[2:3]], R1 ;\n    EXIT ;\n", PRO);
+    let src = format!("{}    IADD R1, R0, 0x1 &yield=1 ;\n    STG [R[2:3]], R1 ;\n    EXIT ;\n", pro());
     let prog = load(&src);
     let mut gpu = ursa_sim::Gpu::new();
     let out = gpu.alloc(4 * 64, 16);

@@ -4,16 +4,9 @@ mod common;
 use common::*;
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program, Space, TrapKind};
 
-const PRO: &str = "
-.kernel k
-.param out, 8
-    S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
-";
 
 fn trap_of(body: &str, threads: u32) -> ursa_sim::Trap {
-    run_kernel(&format!("{}{}", PRO, body), [threads, 1, 1], [1, 1, 1], 32, &[]).expect_err("expected a trap")
+    run_kernel(&format!("{}{}", PROLOGUE, body), [threads, 1, 1], [1, 1, 1], 32, &[]).expect_err("expected a trap")
 }
 
 #[test]
@@ -42,7 +35,7 @@ fn a_faulting_store_has_no_effect_in_any_lane() {
     let (prog, mut gpu) = (
         load(&format!(
             "{}{}",
-            PRO,
+            PROLOGUE,
             "
     IMAD.WIDE.U32 R[4:5], R0, 0x4, R[2:3] ;
     ISETP.EQ.AND P0, PT, R0, 0x1f, PT ;

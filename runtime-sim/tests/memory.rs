@@ -4,16 +4,9 @@ mod common;
 use common::*;
 use ursa_sim::{Arg, Gpu, LaunchConfig};
 
-const PRO: &str = "
-.kernel k
-.param out, 8
-    S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
-";
 
 fn run(body: &str, threads: u32, words: usize) -> Vec<u32> {
-    run_kernel(&format!("{}{}", PRO, body), [threads, 1, 1], [1, 1, 1], words, &[]).unwrap_or_else(|t| panic!("trap: {}", t)).0
+    run_kernel(&format!("{}{}", PROLOGUE, body), [threads, 1, 1], [1, 1, 1], words, &[]).unwrap_or_else(|t| panic!("trap: {}", t)).0
 }
 
 #[test]

@@ -4,6 +4,15 @@
 
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program, Stats, Trap};
 
+/// Kernel prologue: parameter 0 is `out`; R0 = thread index, R[2:3] = &out.
+pub const PROLOGUE: &str = "
+.kernel k
+.param out, 8
+    S2R R0, SR_TID_X ;
+    MOV R2, c[0x0][0x160] ;
+    MOV R3, c[0x0][0x164] ;
+";
+
 /// Assembles a source file and loads it.
 pub fn load(src: &str) -> Program {
     let obj = ursa_emit::asm::assemble(src, "test.s").unwrap_or_else(|e| panic!("assembly failed: {}\n{}", e, src));
