@@ -1,1 +1,111 @@
-//! The Ursa compiler: from Cranelift IR to machine code (filled by the compiler issue).
+//! The Ursa compiler: Cranelift IR in, machine code for the Ursa GPU out.
+//!
+//! The pipeline, one pass per file:
+//!
+//! 1. verify — Cranelift's verifier ([`compile`]);
+//! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
+//!    (division and remainder become software sequences);
+//! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
+//! 4. [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//! 5. [`encode`] — allocated code to machine instructions, pseudo-instructions
+//!    expanded;
+//! 6. [`calc_instr_deps`] — the scheduling control bits;
+//! 7. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//!    `ursa_emit::Inst::encode`).
+
+pub mod assign_regs;
+pub mod calc_instr_deps;
+pub mod encode;
+pub mod filetest;
+pub mod legalize;
+
+use std::fmt;
+
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::settings;
+use ursa_emit::elf;
+
+/// Compiler options.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Mark the function as a kernel (launchable) in the object file.
+    pub kernel: bool,
+}
+
+/// A compiled function.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub function: elf::Function,
+    pub stats: assign_regs::RegallocStats,
+}
+
+/// Why a function could not be compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The Cranelift verifier rejected the function.
+    Verifier(String),
+    /// Something the compiler does not support (named instruction or type).
+    Unsupported(String),
+    /// An internal failure (a compiler bug): reported, never a panic.
+    Internal(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Verifier(m) => write!(f, "verifier errors:\n{}", m),
+            Error::Unsupported(m) => write!(f, "unsupported: {}", m),
+            Error::Internal(m) => write!(f, "internal compiler error: {}", m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The symbol name of a CLIF function in the object file (`%name` → `name`).
+pub fn symbol_name(f: &Function) -> String {
+    let s = f.name.to_string();
+    s.strip_prefix('%').unwrap_or(&s).to_string()
+}
+
+/// Compiles one function.
+pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
+    let flags = settings::Flags::new(settings::builder());
+    if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
+        return Err(Error::Verifier(cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs)));
+    }
+    let mut func = func.clone();
+    legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    let vcode = ursa_isel::lower(&func).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let ra_func = assign_regs::RaFunc::new(&vcode);
+    let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
+    let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
+    calc_instr_deps::calc_instr_deps(&mut code);
+    let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
+    Ok(Compiled {
+        function: elf::Function {
+            name: symbol_name(func_ref(&func)),
+            kernel: opts.kernel,
+            code: bytes,
+            params: Vec::new(),
+            relocs,
+            shared_size: 0,
+            local_size: code.frame_size,
+        },
+        stats: asg.stats(),
+    })
+}
+
+fn func_ref(f: &Function) -> &Function {
+    f
+}
+
+/// Compiles every function of a module into one object.
+pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object, (String, Error)> {
+    let mut obj = elf::Object::default();
+    for f in funcs {
+        let c = compile(f, opts).map_err(|e| (symbol_name(f), e))?;
+        obj.functions.push(c.function);
+    }
+    Ok(obj)
+}

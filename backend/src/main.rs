@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cli_compile;
 mod cli_isa;
 mod cli_run;
 
@@ -31,6 +32,32 @@ enum Cmd {
         /// Read instructions from hex words instead of a file.
         #[arg(long, num_args = 1.., value_name = "WORD", allow_hyphen_values = true)]
         hex: Option<Vec<String>>,
+    },
+    /// Compile Cranelift IR (a .clif file) into an ELF object.
+    Compile {
+        input: PathBuf,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Mark every function as a kernel.
+        #[arg(long)]
+        kernel: bool,
+        /// Print the disassembly of the result.
+        #[arg(short = 'S', long)]
+        disasm: bool,
+        /// Print register-allocation statistics (moves, spills, reloads).
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Run Cranelift filetests (`test compile`, `test run`): files or directories.
+    Test {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Skip the differential check against cranelift-interpreter.
+        #[arg(long)]
+        no_differential: bool,
+        /// Report passing tests too.
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// List the opcode forms, or describe one in full.
     Isa { form: Option<String> },
@@ -72,6 +99,8 @@ fn main() -> ExitCode {
         Cmd::Asm { input, output } => cmd_asm(&input, output),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
+        Cmd::Compile { input, output, kernel, disasm, stats } => cli_compile::compile(&input, output, kernel, disasm, stats),
+        Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
         Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit } => cli_run::run(cli_run::RunArgs {
             input: &input,
             kernel: &kernel,

@@ -4,7 +4,9 @@
 //! `emit/spec/`; `build.rs` turns it into the static tables in [`tables`].
 //! On top of them this crate provides the instruction model ([`Inst`]), the
 //! one encoder and decoder, the assembler and disassembler, and the ELF
-//! object format shared by the compiler, the assembler and the simulator.
+//! object format shared by the compiler, the assembler and the simulator,
+//! and the latency table ([`latency`]) shared by the simulator's timing model
+//! and the compiler's scheduler.
 
 pub mod dsl;
 pub mod model;
@@ -14,6 +16,7 @@ pub mod inst;
 pub mod text;
 pub mod asm;
 pub mod elf;
+pub mod latency;
 
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};

@@ -1,1 +1,41 @@
-//! Instruction selection: prioritized lowering rules from Cranelift IR to machine instructions with virtual registers (filled by the compiler issue).
+//! Instruction selection: prioritized lowering rules (ISLE, in `isle/`) from
+//! Cranelift IR to machine instructions with virtual registers ([`vcode`]).
+//!
+//! * `isle/prelude.isle` — types and Cranelift-IR extractors;
+//! * `isle/inst.isle` — constructors of machine instructions ([`machine`]);
+//! * `isle/lower/*.isle` — the rules, one file per family of opcodes;
+//! * [`lower`] — the driver that walks the function and calls the rules.
+
+extern crate alloc;
+
+pub mod abi;
+pub mod context;
+pub mod lower;
+pub mod machine;
+pub mod vcode;
+
+use std::fmt;
+
+/// Why a function cannot be lowered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerError {
+    /// The instruction, as CLIF text, when the error is about one.
+    pub inst: Option<String>,
+    pub msg: String,
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inst {
+            Some(i) => write!(f, "{}: `{}`", self.msg, i),
+            None => write!(f, "{}", self.msg),
+        }
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+/// Lowers a verified function to machine code with virtual registers.
+pub fn lower(f: &cranelift_codegen::ir::Function) -> Result<vcode::VCode, LowerError> {
+    lower::Lower::new(f).run()
+}

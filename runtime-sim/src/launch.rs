@@ -118,8 +118,11 @@ pub struct Stats {
     /// Issue cycles: CTAs run one after another; a CTA takes as long as its
     /// slowest warp.
     pub cycles: u64,
-    /// Warp-instructions per optype name.
+    /// Warp-instructions per optype name (`IADD`).
     pub per_opcode: BTreeMap<String, u64>,
+    /// Warp-instructions per opcode form name (`IADD_RR`), counted whether or
+    /// not any lane executed them (a false guard still issues).
+    pub per_form: BTreeMap<String, u64>,
     pub ctas: u64,
     pub warps: u64,
 }
@@ -174,12 +177,20 @@ impl Gpu {
     /// Calls a device function in one thread with 32-bit arguments in
     /// R4, R5, … and returns R4 … R(4+nret-1) after it returns (docs/abi.md).
     pub fn call(&mut self, program: &Program, function: &str, args: &[u32], nret: usize) -> Result<Vec<u32>, Trap> {
+        self.call_with(program, function, args, nret, &LaunchConfig::default()).map(|(r, _)| r)
+    }
+
+    /// [`Gpu::call`] with a launch configuration (strict mode, step limit,
+    /// stack size; grid and block are ignored: one thread runs). Also returns
+    /// the run's statistics.
+    pub fn call_with(&mut self, program: &Program, function: &str, args: &[u32], nret: usize, cfg: &LaunchConfig) -> Result<(Vec<u32>, Stats), Trap> {
         let f = program.function(function).ok_or_else(|| Trap::new(TrapKind::Launch(format!("no function named `{}`", function))))?;
         if abi::ARG0 + args.len().max(nret) > abi::LINK {
             return Err(Trap::new(TrapKind::Launch("too many argument or return registers".into())));
         }
-        let (_, regs) = self.run(program, function, f.address, &LaunchConfig::default(), &[], Some(args))?;
-        Ok(regs[abi::ARG0..abi::ARG0 + nret].to_vec())
+        let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], ..cfg.clone() };
+        let (stats, regs) = self.run(program, function, f.address, &cfg, &[], Some(args))?;
+        Ok((regs[abi::ARG0..abi::ARG0 + nret].to_vec(), stats))
     }
 
     /// Runs every CTA of a grid. With `call_args`, a single thread starts as
@@ -240,7 +251,7 @@ impl Gpu {
             step_limit: cfg.step_limit.unwrap_or(u64::MAX),
             issued: 0,
             lane_insts: 0,
-            per_optype: vec![0; ursa_emit::ISA.optypes.len()],
+            per_form: vec![0; ursa_emit::ISA.forms.len()],
             clock_base: 0,
         };
         let nwarps = threads.div_ceil(LANES as u64) as u32;
@@ -278,9 +289,12 @@ impl Gpu {
         stats.instructions = ctx.issued;
         stats.lane_instructions = ctx.lane_insts;
         stats.cycles = ctx.clock_base;
-        for (i, &n) in ctx.per_optype.iter().enumerate() {
+        for (i, &n) in ctx.per_form.iter().enumerate() {
             if n > 0 {
-                stats.per_opcode.insert(ursa_emit::ISA.optypes[i].name.to_string(), n);
+                let form = &ursa_emit::ISA.forms[i];
+                stats.per_form.insert(form.name.to_string(), n);
+                let optype = ursa_emit::ISA.optypes[form.optype as usize].name.to_string();
+                *stats.per_opcode.entry(optype).or_insert(0) += n;
             }
         }
         Ok((stats, final_regs))

@@ -1,0 +1,260 @@
+//! Register allocation with `regalloc2` (see `docs/regalloc.md`).
+//!
+//! regalloc2 has three register classes of at most 64 registers each and no
+//! register pairs. Ursa maps its files onto them as disjoint regions of the
+//! machine's registers:
+//!
+//! | regalloc2 class | Ursa class | allocatable | scratch |
+//! |---|---|---|---|
+//! | `Int` | 32-bit `R` | `R132`–`R194` | `R195` |
+//! | `Float` | 64-bit pair `R[n:n+1]` | `R[4:5]`–`R[128:129]` | `R[130:131]` |
+//! | `Vector` | predicate `P` | `P0`–`P5` | `P6` |
+//!
+//! `R0` (spill scratch for predicates), `R1` (stack pointer), `R2`–`R3` and
+//! `R196`–`R254` are never allocated.
+
+use regalloc2 as ra;
+use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, ProgPoint, RegClass, RegallocOptions};
+use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
+
+/// First register of the 32-bit region.
+pub const R_BASE: u32 = 132;
+/// First register of the pair region.
+pub const PAIR_BASE: u32 = 4;
+/// Registers per regalloc2 class that may be allocated (the 64th is scratch).
+pub const ALLOCATABLE: usize = 63;
+pub const P_ALLOCATABLE: usize = 6;
+/// The predicate kept free for instruction-internal use (`br_table` chains,
+/// regalloc2's cyclic moves between instructions).
+pub const P_SCRATCH: u32 = 6;
+/// The 32-bit register used by spill code of predicates.
+pub const SPILL_SCRATCH: u32 = 0;
+
+pub fn rc(c: Class) -> RegClass {
+    match c {
+        Class::R => RegClass::Int,
+        Class::RPair => RegClass::Float,
+        Class::P => RegClass::Vector,
+    }
+}
+
+/// The machine register number of an allocated physical register (the low
+/// register of a pair).
+pub fn preg_number(p: PReg) -> u32 {
+    match p.class() {
+        RegClass::Int => R_BASE + p.hw_enc() as u32,
+        RegClass::Float => PAIR_BASE + 2 * p.hw_enc() as u32,
+        RegClass::Vector => p.hw_enc() as u32,
+    }
+}
+
+/// The physical register for a fixed ABI register number of a class.
+pub fn preg_of(c: Class, n: u8) -> PReg {
+    let n = n as usize;
+    match c {
+        Class::R => PReg::new(n - R_BASE as usize, RegClass::Int),
+        Class::RPair => PReg::new((n - PAIR_BASE as usize) / 2, RegClass::Float),
+        Class::P => PReg::new(n, RegClass::Vector),
+    }
+}
+
+pub fn machine_env() -> MachineEnv {
+    let mut pref = [PRegSet::empty(), PRegSet::empty(), PRegSet::empty()];
+    for i in 0..ALLOCATABLE {
+        pref[0].add(PReg::new(i, RegClass::Int));
+        pref[1].add(PReg::new(i, RegClass::Float));
+    }
+    for i in 0..P_ALLOCATABLE {
+        pref[2].add(PReg::new(i, RegClass::Vector));
+    }
+    MachineEnv {
+        preferred_regs_by_class: pref,
+        non_preferred_regs_by_class: [PRegSet::empty(), PRegSet::empty(), PRegSet::empty()],
+        scratch_by_class: [
+            Some(PReg::new(63, RegClass::Int)),
+            Some(PReg::new(63, RegClass::Float)),
+            Some(PReg::new(P_SCRATCH as usize, RegClass::Vector)),
+        ],
+        fixed_stack_slots: Vec::new(),
+    }
+}
+
+/// All allocatable registers: what a call clobbers.
+fn all_allocatable() -> PRegSet {
+    let env = machine_env();
+    let mut s = PRegSet::empty();
+    for c in env.preferred_regs_by_class.iter() {
+        s.union_from(*c);
+    }
+    s
+}
+
+/// The VCode seen through regalloc2's `Function` trait.
+pub struct RaFunc<'a> {
+    pub vcode: &'a VCode,
+    /// (block, index in block) of each flat instruction.
+    pub insts: Vec<(u32, u32)>,
+    ranges: Vec<InstRange>,
+    operands: Vec<Vec<Operand>>,
+    clobbers: Vec<PRegSet>,
+    succs: Vec<Vec<ra::Block>>,
+    preds: Vec<Vec<ra::Block>>,
+    params: Vec<Vec<ra::VReg>>,
+    branch_args: Vec<Vec<Vec<ra::VReg>>>,
+}
+
+fn vreg(vcode: &VCode, v: ursa_isel::vcode::VReg) -> ra::VReg {
+    ra::VReg::new(v.0 as usize, rc(vcode.class(v)))
+}
+
+impl<'a> RaFunc<'a> {
+    pub fn new(vcode: &'a VCode) -> RaFunc<'a> {
+        let clobber_all = all_allocatable();
+        let mut f = RaFunc {
+            vcode,
+            insts: Vec::new(),
+            ranges: Vec::new(),
+            operands: Vec::new(),
+            clobbers: Vec::new(),
+            succs: Vec::new(),
+            preds: Vec::new(),
+            params: Vec::new(),
+            branch_args: Vec::new(),
+        };
+        for (bi, b) in vcode.blocks.iter().enumerate() {
+            let start = f.insts.len();
+            for (ii, m) in b.insts.iter().enumerate() {
+                f.insts.push((bi as u32, ii as u32));
+                let mut ops = Vec::new();
+                let mut fixed_defs = PRegSet::empty();
+                for o in m.opnds.iter() {
+                    let v = vreg(vcode, o.vreg);
+                    let class = vcode.class(o.vreg);
+                    let op = match (o.kind, o.fixed) {
+                        (OpKind::Use, None) => Operand::reg_use(v),
+                        (OpKind::Use, Some(n)) => Operand::reg_fixed_use(v, preg_of(class, n)),
+                        (OpKind::Def, None) => Operand::reg_def(v),
+                        (OpKind::Def, Some(n)) | (OpKind::EarlyDef, Some(n)) => {
+                            fixed_defs.add(preg_of(class, n));
+                            Operand::reg_fixed_def(v, preg_of(class, n))
+                        }
+                        (OpKind::EarlyDef, None) => Operand::reg_def_at_start(v),
+                        (OpKind::Temp, None) => Operand::reg_temp(v),
+                        (OpKind::Temp, Some(n)) => Operand::reg_fixed_def_at_start(v, preg_of(class, n)),
+                    };
+                    ops.push(op);
+                }
+                f.operands.push(ops);
+                let mut cl = PRegSet::empty();
+                if m.clobbers_all {
+                    cl = clobber_all;
+                    for p in fixed_defs {
+                        cl.remove(p);
+                    }
+                }
+                f.clobbers.push(cl);
+                f.branch_args.push(m.args.iter().map(|a| a.iter().map(|&v| vreg(vcode, v)).collect()).collect());
+            }
+            f.ranges.push(InstRange::new(ra::Inst::new(start), ra::Inst::new(f.insts.len())));
+            f.succs.push(b.succs.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
+            f.preds.push(b.preds.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
+            f.params.push(b.params.iter().map(|&v| vreg(vcode, v)).collect());
+        }
+        f
+    }
+
+    pub fn minst(&self, i: ra::Inst) -> &ursa_isel::vcode::MInst {
+        let (b, k) = self.insts[i.index()];
+        &self.vcode.blocks[b as usize].insts[k as usize]
+    }
+}
+
+impl ra::Function for RaFunc<'_> {
+    fn num_insts(&self) -> usize {
+        self.insts.len()
+    }
+    fn num_blocks(&self) -> usize {
+        self.vcode.blocks.len()
+    }
+    fn entry_block(&self) -> ra::Block {
+        ra::Block::new(0)
+    }
+    fn block_insns(&self, block: ra::Block) -> InstRange {
+        self.ranges[block.index()]
+    }
+    fn block_succs(&self, block: ra::Block) -> &[ra::Block] {
+        &self.succs[block.index()]
+    }
+    fn block_preds(&self, block: ra::Block) -> &[ra::Block] {
+        &self.preds[block.index()]
+    }
+    fn block_params(&self, block: ra::Block) -> &[ra::VReg] {
+        &self.params[block.index()]
+    }
+    fn is_ret(&self, insn: ra::Inst) -> bool {
+        matches!(self.minst(insn).pseudo, Pseudo::Ret | Pseudo::Trap)
+    }
+    fn is_branch(&self, insn: ra::Inst) -> bool {
+        matches!(self.minst(insn).pseudo, Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table)
+    }
+    fn branch_blockparams(&self, _block: ra::Block, insn: ra::Inst, succ_idx: usize) -> &[ra::VReg] {
+        &self.branch_args[insn.index()][succ_idx]
+    }
+    fn inst_operands(&self, insn: ra::Inst) -> &[Operand] {
+        &self.operands[insn.index()]
+    }
+    fn inst_clobbers(&self, insn: ra::Inst) -> PRegSet {
+        self.clobbers[insn.index()]
+    }
+    fn num_vregs(&self) -> usize {
+        self.vcode.classes.len()
+    }
+    fn spillslot_size(&self, regclass: RegClass) -> usize {
+        match regclass {
+            RegClass::Float => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The result of allocation.
+pub struct Assignment {
+    pub output: ra::Output,
+}
+
+/// Counts of what the allocator added, for `docs/regalloc.md` measurements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RegallocStats {
+    pub moves: usize,
+    pub spills: usize,
+    pub reloads: usize,
+    pub spill_slots: usize,
+}
+
+pub fn assign_regs(func: &RaFunc) -> Result<Assignment, String> {
+    let env = machine_env();
+    let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
+    let output = ra::run(func, &env, &opts).map_err(|e| format!("register allocation failed: {:?}", e))?;
+    Ok(Assignment { output })
+}
+
+impl Assignment {
+    pub fn stats(&self) -> RegallocStats {
+        let mut s = RegallocStats { spill_slots: self.output.num_spillslots, ..Default::default() };
+        for (_, e) in self.output.edits.iter() {
+            let Edit::Move { from, to } = e;
+            match (from.is_stack(), to.is_stack()) {
+                (false, true) => s.spills += 1,
+                (true, false) => s.reloads += 1,
+                _ => s.moves += 1,
+            }
+        }
+        s
+    }
+
+    pub fn allocs(&self, i: usize) -> &[Allocation] {
+        self.output.inst_allocs(ra::Inst::new(i))
+    }
+
+    pub fn edits_before(&self, _p: ProgPoint) {}
+}

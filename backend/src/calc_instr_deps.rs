@@ -1,0 +1,191 @@
+//! Fills the scheduling control bits (`stall`, `wsb`, `req`) so that every
+//! instruction reads and writes registers only once their producers are
+//! done, under the rules of `docs/latencies.md` (which the simulator's strict
+//! mode checks).
+//!
+//! Straight-line code is tracked exactly: a fixed-latency result becomes
+//! ready `latency` cycles after its producer issues, and the stall of the
+//! instruction just before a consumer is raised until the consumer issues no
+//! earlier. A variable-latency result gets a write scoreboard (0–5, round
+//! robin); its first consumer waits on it with `req`. Control flow is
+//! handled conservatively: a branch, call, return or exit waits for every
+//! outstanding result before it issues and stalls until all are ready, and
+//! the first instruction of every block (a possible branch target) waits on
+//! every scoreboard.
+
+use std::collections::HashMap;
+
+use ursa_emit::latency::{class_of, LatencyClass};
+use ursa_emit::model::Kind;
+use ursa_emit::{forms, Inst, PT, RZ, URZ};
+
+use crate::encode::{Code, Item};
+
+/// Scoreboards the compiler uses.
+const SCOREBOARDS: u8 = 6;
+const MAX_STALL: u64 = 15;
+
+/// A register a dependence can be carried by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Loc {
+    R(u32),
+    U(u32),
+    P(u32),
+    UP(u32),
+}
+
+/// Registers an instruction reads (inputs) or writes (outputs).
+fn locs(i: &Inst, outputs: bool) -> Vec<Loc> {
+    let mut out = Vec::new();
+    let def = i.def();
+    for f in i.operand_fields(outputs) {
+        let fd = &def.fields[f];
+        let v = i.get_at(f) as u32;
+        let n = def.bitwidth_of(f, i.values()).div_ceil(32).max(1);
+        match fd.kind {
+            Kind::Reg if v != RZ as u32 => out.extend((0..n).map(|k| Loc::R(v + k))),
+            Kind::UReg if v != URZ as u32 => out.extend((0..n).map(|k| Loc::U(v + k))),
+            Kind::Pred if v != PT as u32 => out.push(Loc::P(v)),
+            Kind::UPred if v != PT as u32 => out.push(Loc::UP(v)),
+            _ => {}
+        }
+    }
+    // The guard predicate is read too.
+    if let Some(g) = i.field_index("pg") {
+        let v = i.get_at(g) as u32;
+        if v != PT as u32 {
+            out.push(if def.fields[g].kind == Kind::UPred { Loc::UP(v) } else { Loc::P(v) });
+        }
+    }
+    out
+}
+
+fn is_control(i: &Inst) -> bool {
+    matches!(i.form.optype().name.as_ref(), "BRA" | "CALL" | "RET" | "EXIT" | "BPT")
+}
+
+enum Pending {
+    /// Ready at this cycle.
+    Fixed(u64),
+    /// Released by this scoreboard.
+    Board(u8),
+}
+
+fn set(i: &mut Inst, name: &str, v: u64) {
+    i.set(name, v).unwrap_or_else(|e| panic!("control bits: {}", e));
+}
+
+/// Sets the control bits of every instruction of `code` (inserting NOPs
+/// where a wait is longer than one stall field can hold).
+pub fn calc_instr_deps(code: &mut Code) {
+    let mut is_start = vec![false; code.items.len() + 1];
+    for &s in &code.block_start {
+        is_start[s] = true;
+    }
+    let mut out: Vec<Item> = Vec::with_capacity(code.items.len());
+    let mut new_start = vec![0usize; code.items.len() + 1];
+    let mut pending: HashMap<Loc, Pending> = HashMap::new();
+    let mut next_board: u8 = 0;
+    // Cycle at which the next instruction issues (relative).
+    let mut t: u64 = 0;
+    let items = std::mem::take(&mut code.items);
+    for (k, mut it) in items.into_iter().enumerate() {
+        new_start[k] = out.len();
+        let mut req: u8 = 0;
+        if is_start[k] && k > 0 {
+            // A branch target: whatever is outstanding from any predecessor
+            // has been waited for by that predecessor; fall-through waits here.
+            req = (1 << SCOREBOARDS) - 1;
+        }
+        let mut touched = locs(&it.inst, false);
+        touched.extend(locs(&it.inst, true));
+        let control = is_control(&it.inst);
+        let mut need = t;
+        if control {
+            for p in pending.values() {
+                match p {
+                    Pending::Fixed(r) => need = need.max(*r),
+                    Pending::Board(b) => req |= 1 << b,
+                }
+            }
+        } else {
+            for l in &touched {
+                match pending.get(l) {
+                    Some(Pending::Fixed(r)) => need = need.max(*r),
+                    Some(Pending::Board(b)) => req |= 1 << b,
+                    None => {}
+                }
+            }
+        }
+        if is_start[k] && k > 0 {
+            for p in pending.values() {
+                if let Pending::Fixed(r) = p {
+                    need = need.max(*r);
+                }
+            }
+        }
+        // Delay issue by raising the previous instruction's stall (or NOPs).
+        if need > t {
+            let mut extra = need - t;
+            if let Some(prev) = out.last_mut() {
+                let s = prev.inst.get("stall").unwrap().max(1);
+                let add = extra.min(MAX_STALL - s);
+                set(&mut prev.inst, "stall", s + add);
+                extra -= add;
+            }
+            while extra > 0 {
+                let mut nop = Inst::new(forms::NOP_X);
+                let s = extra.min(MAX_STALL);
+                set(&mut nop, "stall", s);
+                out.push(Item { inst: nop, target: None, call: None });
+                extra -= s;
+            }
+            t = need;
+        }
+        // Waiting on a scoreboard releases everything it covers.
+        if req != 0 {
+            pending.retain(|_, p| !matches!(p, Pending::Board(b) if req & (1 << *b) != 0));
+        }
+        if control || (is_start[k] && k > 0) {
+            pending.retain(|_, p| !matches!(p, Pending::Fixed(r) if *r <= t));
+        }
+        set(&mut it.inst, "req", req as u64);
+        // Record this instruction's results.
+        let class = class_of(&it.inst.form.optype().name);
+        let issue = t;
+        if class.variable() {
+            let b = next_board;
+            next_board = (next_board + 1) % SCOREBOARDS;
+            // Anything still on this board must be waited for first.
+            let stale = pending.values().any(|p| matches!(p, Pending::Board(x) if *x == b));
+            if stale {
+                let r = it.inst.get("req").unwrap() as u8 | (1 << b);
+                set(&mut it.inst, "req", r as u64);
+                pending.retain(|_, p| !matches!(p, Pending::Board(x) if *x == b));
+            }
+            set(&mut it.inst, "wsb", b as u64);
+            for l in locs(&it.inst, true) {
+                pending.insert(l, Pending::Board(b));
+            }
+        } else {
+            let ready = issue + latency(class);
+            for l in locs(&it.inst, true) {
+                pending.insert(l, Pending::Fixed(ready));
+            }
+        }
+        let stall = it.inst.get("stall").unwrap().max(1);
+        set(&mut it.inst, "stall", stall);
+        t = issue + stall;
+        out.push(it);
+    }
+    new_start[code.items.len()] = out.len();
+    code.block_start = code.block_start.iter().map(|&s| new_start[s]).collect();
+    code.items = out;
+    // A stall on the instruction before a block start counts for the
+    // fall-through path only; branches into the block have drained already
+    // (they are control instructions).
+}
+
+fn latency(c: LatencyClass) -> u64 {
+    c.latency() as u64
+}

@@ -1,0 +1,72 @@
+//! `ursa compile` and `ursa test`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use cranelift_reader::{parse_functions, parse_test, ParseOptions};
+use ursa_backend::filetest::{collect, run_files, TestOptions};
+use ursa_backend::{compile as compile_fn, symbol_name, Options};
+use ursa_emit::elf;
+
+/// Compiler panics are caught and reported as internal errors; keep the
+/// default hook's backtrace out of the output unless RUST_BACKTRACE is set.
+fn quiet_panics() {
+    if std::env::var_os("RUST_BACKTRACE").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+}
+
+pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool, stats: bool) -> Result<(), String> {
+    quiet_panics();
+    let text = std::fs::read_to_string(input).map_err(|e| format!("{}: {}", input.display(), e))?;
+    let shown = input.display().to_string();
+    // Accept both plain function lists and filetests (with `test`/`target` lines).
+    let funcs = match parse_functions(&text) {
+        Ok(f) => f,
+        Err(_) => parse_test(&text, ParseOptions::default())
+            .map(|t| t.functions.into_iter().map(|(f, _)| f).collect())
+            .map_err(|e| format!("{}:{}: {}", shown, e.location.line_number, e.message))?,
+    };
+    if funcs.is_empty() {
+        return Err(format!("{}: no functions", shown));
+    }
+    let opts = Options { kernel };
+    let mut obj = elf::Object::default();
+    for f in &funcs {
+        let name = symbol_name(f);
+        let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
+            .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
+        let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
+        if stats {
+            eprintln!(
+                "%{}: {} instructions, {} moves, {} spills, {} reloads, {} spill slots",
+                name,
+                c.function.code.len() / ursa_emit::INST_BYTES,
+                c.stats.moves,
+                c.stats.spills,
+                c.stats.reloads,
+                c.stats.spill_slots
+            );
+        }
+        obj.functions.push(c.function);
+    }
+    if disasm {
+        print!("{}", ursa_emit::asm::disassemble(&obj).map_err(|e| e.to_string())?);
+    }
+    let out = output.unwrap_or_else(|| input.with_extension("o"));
+    std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+}
+
+pub fn test(paths: &[PathBuf], differential: bool, verbose: bool) -> Result<(), String> {
+    quiet_panics();
+    let files = collect(paths)?;
+    let mut log = String::new();
+    let tally = run_files(&files, &TestOptions { differential, verbose }, &mut log);
+    print!("{}", log);
+    println!("{}", tally);
+    if tally.failed > 0 {
+        Err(format!("{} test(s) failed", tally.failed))
+    } else {
+        Ok(())
+    }
+}

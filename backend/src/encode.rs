@@ -1,0 +1,279 @@
+//! From allocated VCode to machine instructions: register numbers written
+//! into the operand fields, the allocator's moves, spills and reloads made
+//! real, pseudo-instructions expanded (prologue, epilogue, branches, jump
+//! tables, traps), and finally branch offsets resolved and every instruction
+//! encoded with the one encoder (`ursa_emit::Inst::encode`).
+
+use regalloc2::{Allocation, Edit, InstOrEdit, RegClass};
+use ursa_emit::elf::Reloc;
+use ursa_emit::{forms, Inst, FormId, INST_BYTES, PT, RZ};
+use ursa_isel::abi;
+use ursa_isel::vcode::{BlockId, Pseudo};
+
+use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
+
+/// One machine instruction of the final sequence.
+#[derive(Clone, Debug)]
+pub struct Item {
+    pub inst: Inst,
+    /// Branch target (BRA_I `target` field), resolved at the end.
+    pub target: Option<BlockId>,
+    /// Symbol for a call relocation (CALL_I `target` field).
+    pub call: Option<String>,
+}
+
+/// The machine code of one function before branch resolution.
+pub struct Code {
+    pub items: Vec<Item>,
+    /// Index of the first item of each block.
+    pub block_start: Vec<usize>,
+    pub frame_size: u32,
+}
+
+fn inst(form: FormId) -> Inst {
+    Inst::new(form)
+}
+
+fn set(i: &mut Inst, name: &str, v: u64) {
+    if let Err(e) = i.set(name, v) {
+        panic!("encode built a bad {}: {}", i.form.name(), e);
+    }
+}
+
+fn named(i: &mut Inst, name: &str, v: &str) {
+    if let Err(e) = i.set_named(name, v) {
+        panic!("encode built a bad {}: {}", i.form.name(), e);
+    }
+}
+
+fn item(i: Inst) -> Item {
+    Item { inst: i, target: None, call: None }
+}
+
+fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
+    let mut i = inst(forms::IADD_RI);
+    set(&mut i, "rd", d as u64);
+    set(&mut i, "ra", a as u64);
+    set(&mut i, "vb", k as u32 as u64);
+    i
+}
+
+fn mov(d: u32, s: u32) -> Inst {
+    let mut i = inst(forms::MOV_R);
+    set(&mut i, "rd", d as u64);
+    set(&mut i, "rb", s as u64);
+    i
+}
+
+fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
+    let mut i = inst(forms::BRA_I);
+    if let Some((p, neg)) = guard {
+        set(&mut i, "pg", p as u64);
+        set(&mut i, "pg.not", neg as u64);
+    }
+    Item { inst: i, target: Some(target), call: None }
+}
+
+/// Local-memory slot address of spill slot `slot`.
+fn spill_offset(code_slots: u32, slot: usize) -> u32 {
+    code_slots + 4 * slot as u32
+}
+
+/// The instructions of one allocator move.
+fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: u32) -> Result<(), String> {
+    let class = from.as_reg().map(|r| r.class()).or(to.as_reg().map(|r| r.class())).ok_or("stack-to-stack move")?;
+    match (from.as_reg(), to.as_reg()) {
+        (Some(f), Some(t)) => {
+            let (f, t) = (preg_number(f), preg_number(t));
+            match class {
+                RegClass::Int => out.push(item(mov(t, f))),
+                RegClass::Float => {
+                    out.push(item(mov(t, f)));
+                    out.push(item(mov(t + 1, f + 1)));
+                }
+                RegClass::Vector => {
+                    let mut i = inst(forms::PLOP3_X);
+                    set(&mut i, "pu", t as u64);
+                    set(&mut i, "pa", f as u64);
+                    set(&mut i, "pb", PT as u64);
+                    set(&mut i, "pc", PT as u64);
+                    set(&mut i, "lut", 0xF0);
+                    out.push(item(i));
+                }
+            }
+        }
+        (Some(f), None) => {
+            let off = spill_offset(slots_size, to.as_stack().unwrap().index());
+            let f = preg_number(f);
+            let src = if class == RegClass::Vector {
+                // R0 = P ? 1 : 0
+                let mut s = inst(forms::SEL_RI);
+                set(&mut s, "rd", SPILL_SCRATCH as u64);
+                set(&mut s, "ra", RZ as u64);
+                set(&mut s, "vb", 1);
+                set(&mut s, "pp", f as u64);
+                set(&mut s, "pp.not", 1);
+                out.push(item(s));
+                SPILL_SCRATCH
+            } else {
+                f
+            };
+            let mut i = inst(forms::STL_RIR);
+            set(&mut i, "ra", abi::SP as u64);
+            set(&mut i, "ofs", off as u64);
+            set(&mut i, "rb", src as u64);
+            if class == RegClass::Float {
+                named(&mut i, "dtype", "64");
+            }
+            out.push(item(i));
+        }
+        (None, Some(t)) => {
+            let off = spill_offset(slots_size, from.as_stack().unwrap().index());
+            let t = preg_number(t);
+            let mut i = inst(forms::LDL_RI);
+            set(&mut i, "rd", if class == RegClass::Vector { SPILL_SCRATCH } else { t } as u64);
+            set(&mut i, "ra", abi::SP as u64);
+            set(&mut i, "ofs", off as u64);
+            if class == RegClass::Float {
+                named(&mut i, "dtype", "64");
+            }
+            out.push(item(i));
+            if class == RegClass::Vector {
+                let mut s = inst(forms::ISETP_RI);
+                named(&mut s, "compop", "NE");
+                named(&mut s, "boolop", "AND");
+                named(&mut s, "itype", "U32");
+                set(&mut s, "pu", t as u64);
+                set(&mut s, "ra", SPILL_SCRATCH as u64);
+                set(&mut s, "vb", 0);
+                set(&mut s, "pp", PT as u64);
+                out.push(item(s));
+            }
+        }
+        (None, None) => return Err("stack-to-stack move".into()),
+    }
+    Ok(())
+}
+
+/// Lays out the allocated function as machine instructions.
+pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
+    let vcode = func.vcode;
+    let spill_bytes = 4 * asg.output.num_spillslots as u32;
+    let frame_size = (vcode.slots_size + spill_bytes + 15) & !15;
+    let slots_size = vcode.slots_size;
+    let mut items: Vec<Item> = Vec::new();
+    let mut block_start = Vec::new();
+    let nblocks = vcode.blocks.len();
+    for b in 0..nblocks {
+        block_start.push(items.len());
+        let next = BlockId(b as u32 + 1);
+        for ioe in asg.output.block_insts_and_edits(func, regalloc2::Block::new(b)) {
+            match ioe {
+                InstOrEdit::Edit(Edit::Move { from, to }) => emit_move(&mut items, *from, *to, slots_size)?,
+                InstOrEdit::Inst(i) => {
+                    let m = func.minst(i);
+                    let allocs = asg.allocs(i.index());
+                    let reg_of = |k: usize| -> Result<u32, String> {
+                        allocs[k].as_reg().map(preg_number).ok_or_else(|| "operand not in a register".to_string())
+                    };
+                    match &m.pseudo {
+                        Pseudo::None | Pseudo::Call | Pseudo::StackAddr { .. } => {
+                            let mut pieces: Vec<Inst> = m.pieces.to_vec();
+                            for fx in m.fixups.iter() {
+                                let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
+                                pieces[fx.piece as usize].set_at(fx.field as usize, r as u64);
+                            }
+                            for (k, p) in pieces.into_iter().enumerate() {
+                                let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
+                                items.push(Item { inst: p, target: None, call });
+                            }
+                        }
+                        Pseudo::Args => {
+                            if frame_size > 0 {
+                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, -(frame_size as i64))));
+                            }
+                        }
+                        Pseudo::Ret => {
+                            if frame_size > 0 {
+                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
+                            }
+                            let mut r = inst(forms::RET_R);
+                            set(&mut r, "ra", abi::LINK as u64);
+                            items.push(item(r));
+                        }
+                        Pseudo::Trap => {
+                            let mut t = inst(forms::BPT_I);
+                            named(&mut t, "mode", "TRAP");
+                            set(&mut t, "code", 0);
+                            items.push(item(t));
+                        }
+                        Pseudo::Jump => {
+                            if m.targets[0] != next {
+                                items.push(bra(m.targets[0], None));
+                            }
+                        }
+                        Pseudo::Brif { negate } => {
+                            let p = reg_of(0)?;
+                            let (t, e) = (m.targets[0], m.targets[1]);
+                            if t == next {
+                                items.push(bra(e, Some((p, !negate))));
+                            } else {
+                                items.push(bra(t, Some((p, *negate))));
+                                if e != next {
+                                    items.push(bra(e, None));
+                                }
+                            }
+                        }
+                        Pseudo::Table => {
+                            let idx = reg_of(0)?;
+                            let n = m.targets.len() - 1;
+                            for k in 0..n {
+                                let mut s = inst(forms::ISETP_RI);
+                                named(&mut s, "compop", "EQ");
+                                named(&mut s, "boolop", "AND");
+                                named(&mut s, "itype", "U32");
+                                set(&mut s, "pu", P_SCRATCH as u64);
+                                set(&mut s, "ra", idx as u64);
+                                set(&mut s, "vb", k as u64);
+                                set(&mut s, "pp", PT as u64);
+                                items.push(item(s));
+                                items.push(bra(m.targets[k], Some((P_SCRATCH, false))));
+                            }
+                            if m.targets[n] != next {
+                                items.push(bra(m.targets[n], None));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Code { items, block_start, frame_size })
+}
+
+/// Resolves branch targets and call relocations; encodes every instruction.
+pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
+    let mut bytes = Vec::with_capacity(code.items.len() * INST_BYTES);
+    let mut relocs = Vec::new();
+    for (k, it) in code.items.iter().enumerate() {
+        let mut i = it.inst.clone();
+        let pc = (k * INST_BYTES) as i64;
+        if let Some(t) = it.target {
+            let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
+            set(&mut i, "target", (dest - (pc + INST_BYTES as i64)) as u32 as u64);
+        }
+        if let Some(sym) = &it.call {
+            let fi = i.field_index("target").ok_or("call without target field")?;
+            let fo = (i.field_def(fi).lo / 8) as u64;
+            relocs.push(Reloc { offset: pc as u64 + fo, symbol: sym.clone(), addend: fo as i64 - INST_BYTES as i64 });
+        }
+        let b = i.encode().map_err(|e| format!("instruction {} does not encode: {}", k, e))?;
+        bytes.extend_from_slice(&b);
+    }
+    Ok((bytes, relocs))
+}
+
+#[allow(dead_code)]
+fn _unused() -> u32 {
+    RZ as u32 + mov(0, 0).form.0 as u32
+}

@@ -1,0 +1,435 @@
+//! `ursa test`: runs Cranelift filetests.
+//!
+//! * `test compile` — each function is compiled and its disassembly checked
+//!   against the function's FileCheck directives (`; check:`, `; nextln:` …,
+//!   with the `filecheck` crate). One count per function.
+//! * `test run` / `test interpret` — each `; run:` (and `; print:`) line is
+//!   compiled, executed on the simulator (strict hazard checking on) and
+//!   compared with the expected values; the same invocation also runs in
+//!   `cranelift-interpreter` and both must agree (the differential check).
+//!   One count per line.
+//!
+//! A function the compiler does not support is reported as skipped, with the
+//! reason; its `; run:` lines count as skipped, never as passed. `target`
+//! lines are ignored (the file is parsed with them blanked out).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use cranelift_codegen::data_value::DataValue;
+use cranelift_codegen::ir::{types, ExternalName, Function, Type};
+use cranelift_interpreter::environment::FunctionStore;
+use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
+use cranelift_interpreter::step::ControlFlow;
+use cranelift_reader::{parse_run_command, parse_test, Comparison, ParseOptions, RunCommand};
+use ursa_emit::elf;
+use ursa_sim::{Gpu, LaunchConfig, Program};
+
+use crate::{compile, symbol_name, Error, Options};
+
+/// Options of a test run.
+#[derive(Clone, Debug)]
+pub struct TestOptions {
+    /// Compare every run with cranelift-interpreter (on by default).
+    pub differential: bool,
+    /// Print passing tests too.
+    pub verbose: bool,
+}
+
+impl Default for TestOptions {
+    fn default() -> Self {
+        TestOptions { differential: true, verbose: false }
+    }
+}
+
+/// Counts of a test run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl Tally {
+    fn add(&mut self, o: Tally) {
+        self.passed += o.passed;
+        self.failed += o.failed;
+        self.skipped += o.skipped;
+    }
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} passed, {} failed, {} skipped", self.passed, self.failed, self.skipped)
+    }
+}
+
+/// Local memory per thread for test runs (bytes).
+const TEST_STACK: u32 = 64 * 1024;
+/// Warp-instruction limit per run.
+const TEST_STEPS: u64 = 20_000_000;
+/// Interpreter fuel per run.
+const TEST_FUEL: u64 = 100_000_000;
+
+/// Expands directories into the `.clif` files below them, sorted.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut stack = vec![p.clone()];
+            while let Some(d) = stack.pop() {
+                let rd = std::fs::read_dir(&d).map_err(|e| format!("{}: {}", d.display(), e))?;
+                for e in rd {
+                    let e = e.map_err(|e| format!("{}: {}", d.display(), e))?;
+                    let path = e.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|x| x == "clif") {
+                        out.push(path);
+                    }
+                }
+            }
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Runs the test files; writes a report line per failure or skip (and per
+/// pass when verbose) to `log`.
+pub fn run_files(files: &[PathBuf], opts: &TestOptions, log: &mut String) -> Tally {
+    let mut t = Tally::default();
+    for f in files {
+        t.add(run_file(f, opts, log));
+    }
+    t
+}
+
+fn line_of(text: &str, needle: &str, from_line: usize) -> usize {
+    for (i, l) in text.lines().enumerate().skip(from_line.saturating_sub(1)) {
+        if l.contains(needle.trim()) {
+            return i + 1;
+        }
+    }
+    from_line
+}
+
+/// Blanks `target` lines (they name other machines); keeps line numbers.
+fn strip_targets(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        let t = l.trim_start();
+        if t.starts_with("target ") || t == "target" || t.trim_end() == "target" {
+            out.push_str(if l.ends_with('\n') { "\n" } else { "" });
+        } else {
+            out.push_str(l);
+        }
+    }
+    out
+}
+
+fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
+    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options::default()))) {
+        Ok(r) => r.map(|c| c.function),
+        Err(p) => {
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            Err(Error::Internal(format!("compiler panicked: {}", msg)))
+        }
+    }
+}
+
+/// The names of the functions `f` calls directly.
+fn callees(f: &Function) -> Vec<String> {
+    f.dfg
+        .ext_funcs
+        .values()
+        .filter_map(|e| match &e.name {
+            ExternalName::User(r) => f.params.user_named_funcs().get(*r).map(|n| n.to_string()),
+            ExternalName::TestCase(tc) => Some(tc.to_string()),
+            _ => None,
+        })
+        .map(|s| s.trim_start_matches('%').to_string())
+        .collect()
+}
+
+pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
+    let mut t = Tally::default();
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = writeln!(log, "FAIL {}: {}", shown, e);
+            t.failed += 1;
+            return t;
+        }
+    };
+    let stripped = strip_targets(&text);
+    let tf = match parse_test(&stripped, ParseOptions::default()) {
+        Ok(tf) => tf,
+        Err(e) => {
+            let _ = writeln!(log, "FAIL {}:{}: {}", shown, e.location.line_number, e.message);
+            t.failed += 1;
+            return t;
+        }
+    };
+    let cmds: Vec<&str> = tf.commands.iter().map(|c| c.command).collect();
+    let is_run = cmds.iter().any(|c| *c == "run" || *c == "interpret");
+    let is_compile = cmds.iter().any(|c| *c == "compile");
+    if !is_run && !is_compile {
+        let _ = writeln!(log, "SKIP {}: no `test run`, `test interpret` or `test compile` command", shown);
+        return t;
+    }
+
+    // Compile every function; a function whose callee failed fails too.
+    let mut compiled: HashMap<String, Result<elf::Function, Error>> = HashMap::new();
+    for (f, _) in &tf.functions {
+        compiled.insert(symbol_name(f), compile_guarded(f));
+    }
+    // name -> (reason, is it a failure rather than an unsupported feature)
+    let mut blocked: HashMap<String, (String, bool)> = HashMap::new();
+    loop {
+        let mut changed = false;
+        for (f, _) in &tf.functions {
+            let name = symbol_name(f);
+            if blocked.contains_key(&name) {
+                continue;
+            }
+            if let Some(Err(e)) = compiled.get(&name) {
+                blocked.insert(name.clone(), (e.to_string(), !matches!(e, Error::Unsupported(_))));
+                changed = true;
+                continue;
+            }
+            for c in callees(f) {
+                if let Some((why, fail)) = blocked.get(&c).cloned() {
+                    blocked.insert(name.clone(), (format!("calls %{}, which is not compiled: {}", c, why), fail));
+                    changed = true;
+                    break;
+                } else if !compiled.contains_key(&c) {
+                    blocked.insert(name.clone(), (format!("calls %{}, which is not defined in this file", c), false));
+                    changed = true;
+                    break;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut obj = elf::Object::default();
+    for (f, _) in &tf.functions {
+        let name = symbol_name(f);
+        if blocked.contains_key(&name) {
+            continue;
+        }
+        if let Some(Ok(ef)) = compiled.get(&name) {
+            let mut ef = ef.clone();
+            ef.local_size = TEST_STACK;
+            obj.functions.push(ef);
+        }
+    }
+    let program = if is_run {
+        match Program::load(&elf::write(&obj)) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                let _ = writeln!(log, "FAIL {}: compiled object does not load: {}", shown, e);
+                t.failed += 1;
+                return t;
+            }
+        }
+    } else {
+        None
+    };
+
+    let mut store = FunctionStore::default();
+    for (f, _) in &tf.functions {
+        store.add(f.name.to_string(), f);
+    }
+
+    for (f, details) in &tf.functions {
+        let name = symbol_name(f);
+        let fline = details.location.line_number;
+        if is_compile {
+            match compiled.get(&name).unwrap() {
+                Err(Error::Unsupported(m)) => {
+                    let _ = writeln!(log, "SKIP {}:{}: %{}: {}", shown, fline, name, m);
+                    t.skipped += 1;
+                }
+                Err(e) => {
+                    let _ = writeln!(log, "FAIL {}:{}: %{}: {}", shown, fline, name, e);
+                    t.failed += 1;
+                }
+                Ok(ef) => match check_compile(ef, details.comments.iter().map(|c| c.text)) {
+                    Ok(()) => {
+                        if opts.verbose {
+                            let _ = writeln!(log, "PASS {}:{}: %{}", shown, fline, name);
+                        }
+                        t.passed += 1;
+                    }
+                    Err(m) => {
+                        let _ = writeln!(log, "FAIL {}:{}: %{}: {}", shown, fline, name, m);
+                        t.failed += 1;
+                    }
+                },
+            }
+        }
+        if !is_run {
+            continue;
+        }
+        for c in details.comments.iter() {
+            let cmd = match parse_run_command(c.text, &f.signature) {
+                Ok(Some(cmd)) => cmd,
+                Ok(None) => continue,
+                Err(e) => {
+                    let line = line_of(&text, c.text, fline);
+                    let _ = writeln!(log, "FAIL {}:{}: bad run command: {}", shown, line, e.message);
+                    t.failed += 1;
+                    continue;
+                }
+            };
+            let line = line_of(&text, c.text, fline);
+            let here = format!("{}:{}: {}", shown, line, c.text.trim_start_matches([';', ' ']));
+            if let Some((why, fail)) = blocked.get(&name) {
+                if *fail {
+                    let _ = writeln!(log, "FAIL {}: %{}: {}", here, name, why);
+                    t.failed += 1;
+                } else {
+                    let _ = writeln!(log, "SKIP {}: %{}: {}", here, name, why);
+                    t.skipped += 1;
+                }
+                continue;
+            }
+            match run_one(program.as_ref().unwrap(), &store, f, &cmd, opts) {
+                Ok(()) => {
+                    if opts.verbose {
+                        let _ = writeln!(log, "PASS {}", here);
+                    }
+                    t.passed += 1;
+                }
+                Err(m) => {
+                    let _ = writeln!(log, "FAIL {}: {}", here, m);
+                    t.failed += 1;
+                }
+            }
+        }
+    }
+    t
+}
+
+fn check_compile<'a>(ef: &elf::Function, comments: impl Iterator<Item = &'a str>) -> Result<(), String> {
+    let mut b = filecheck::CheckerBuilder::new();
+    for c in comments {
+        let body = c.trim_start_matches(';').trim_start();
+        b.directive(body).map_err(|e| format!("bad check directive `{}`: {}", body, e))?;
+    }
+    let checker = b.finish();
+    let dis = ursa_emit::asm::disassemble_function(ef)?;
+    if checker.is_empty() {
+        return Ok(());
+    }
+    match checker.explain(&dis, filecheck::NO_VARIABLES) {
+        Ok((true, _)) => Ok(()),
+        Ok((false, explain)) => Err(format!("filecheck failed:\n{}\ndisassembly:\n{}", explain, dis)),
+        Err(e) => Err(format!("filecheck error: {}", e)),
+    }
+}
+
+/// The value of `ty` held in the 64 bits `bits`.
+fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
+    Some(match ty {
+        types::I8 => DataValue::I8(bits as i8),
+        types::I16 => DataValue::I16(bits as i16),
+        types::I32 => DataValue::I32(bits as i32),
+        types::I64 => DataValue::I64(bits as i64),
+        _ => return None,
+    })
+}
+
+fn bits_of(v: &DataValue) -> Option<u64> {
+    Some(match v {
+        DataValue::I8(x) => *x as u8 as u64,
+        DataValue::I16(x) => *x as u16 as u64,
+        DataValue::I32(x) => *x as u32 as u64,
+        DataValue::I64(x) => *x as u64,
+        _ => return None,
+    })
+}
+
+fn show(vals: &[DataValue]) -> String {
+    let s: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+    if s.len() == 1 {
+        s[0].clone()
+    } else {
+        format!("[{}]", s.join(", "))
+    }
+}
+
+fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunCommand, opts: &TestOptions) -> Result<(), String> {
+    let (inv, expect) = match cmd {
+        RunCommand::Run(inv, cmp, vals) => (inv, Some((cmp, vals))),
+        RunCommand::Print(inv) => (inv, None),
+    };
+    // On the simulator: argument k in R[4+2k : 5+2k].
+    let mut words = Vec::new();
+    for a in &inv.args {
+        let b = bits_of(a).ok_or_else(|| format!("argument {} is not an integer", a))?;
+        words.push(b as u32);
+        words.push((b >> 32) as u32);
+    }
+    let nret = 2 * f.signature.returns.len();
+    let cfg = LaunchConfig { strict: true, step_limit: Some(TEST_STEPS), local_size: TEST_STACK, ..Default::default() };
+    let mut gpu = Gpu::new();
+    let ours: Result<Vec<DataValue>, String> = match gpu.call_with(program, &symbol_name(f), &words, nret, &cfg) {
+        Ok((regs, _)) => f
+            .signature
+            .returns
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let bits = regs[2 * k] as u64 | (regs[2 * k + 1] as u64) << 32;
+                data_value(r.value_type, bits).ok_or_else(|| format!("result type {}", r.value_type))
+            })
+            .collect(),
+        Err(trap) => Err(format!("trapped on the simulator: {}", trap)),
+    };
+    if opts.differential {
+        let state = InterpreterState::default().with_function_store(store.clone());
+        let mut interp = Interpreter::new(state).with_fuel(Some(TEST_FUEL));
+        let theirs = match interp.call_by_name(&f.name.to_string(), &inv.args) {
+            Ok(ControlFlow::Return(v)) => Ok(v.to_vec()),
+            Ok(ControlFlow::Trap(t)) => Err(format!("trap {:?}", t)),
+            Ok(_) => Err("interpreter stopped unexpectedly".to_string()),
+            Err(e) => Err(format!("interpreter error: {}", e)),
+        };
+        match (&ours, &theirs) {
+            (Ok(a), Ok(b)) if a != b => {
+                return Err(format!("simulator gives {}, cranelift-interpreter gives {}", show(a), show(b)));
+            }
+            (Ok(a), Err(e)) => return Err(format!("simulator gives {}, cranelift-interpreter: {}", show(a), e)),
+            (Err(e), Ok(b)) => return Err(format!("{}; cranelift-interpreter gives {}", e, show(b))),
+            _ => {}
+        }
+    }
+    let ours = ours?;
+    if let Some((cmp, vals)) = expect {
+        let eq = ours.as_slice() == vals.as_slice();
+        let ok = match cmp {
+            Comparison::Equals => eq,
+            Comparison::NotEquals => !eq,
+        };
+        if !ok {
+            return Err(format!("expected {} {}, got {}", cmp, show(vals), show(&ours)));
+        }
+    } else {
+        println!("{}: {}", inv.func, show(&ours));
+    }
+    Ok(())
+}
+
+#[allow(dead_code)]
+fn _unused(_: HashSet<()>) {}

@@ -1,0 +1,505 @@
+//! The lowering driver: walks a Cranelift function and asks the ISLE rules
+//! (`isel/isle/`) for the machine instructions of each instruction.
+//!
+//! Blocks are lowered in reverse postorder's reverse, and the instructions of
+//! a block from last to first, so that when an instruction is reached we know
+//! whether any lowered instruction still needs its results: a pure
+//! instruction whose results nobody put in a register (because the rules
+//! folded it into its users, e.g. an `icmp` into a `brif`) is not lowered.
+//! Values get their virtual register when first used; the register an
+//! instruction's lowering produces is then made an alias of it.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::entity::SecondaryMap;
+use cranelift_codegen::ir::{self, types, Block, Function, InstructionData, Opcode, Type, Value, ValueDef};
+use smallvec::{smallvec, SmallVec};
+
+use crate::abi;
+use crate::vcode::*;
+use crate::LowerError;
+
+pub type Reg = VReg;
+pub type Pred = VReg;
+pub type Unit = ();
+pub type InstOutput = SmallVec<[VReg; 2]>;
+
+#[allow(unused_imports, unused_variables, unreachable_patterns, dead_code, clippy::all)]
+mod generated {
+    use super::*;
+    use crate::context::InstData;
+    use cranelift_codegen::ir::condcodes::IntCC;
+    use cranelift_codegen::ir::immediates::{Imm64, Offset32};
+    use cranelift_codegen::ir::types::*;
+    use cranelift_codegen::ir::{FuncRef, Inst, MemFlags, Opcode, SigRef, StackSlot, TrapCode, Type, Value};
+    include!(concat!(env!("OUT_DIR"), "/isle_lower.rs"));
+}
+pub use generated::{CmpOp, Signed, Width};
+
+/// State of lowering one function.
+pub struct Lower<'f> {
+    pub f: &'f Function,
+    pub vcode: VCode,
+    /// The register of each value, created at its first use.
+    value_reg: SecondaryMap<Value, Option<VReg>>,
+    /// Values whose register some lowered instruction reads.
+    used: SecondaryMap<Value, bool>,
+    /// `alias[v] = w`: vreg `v` is the same register as `w`.
+    alias: HashMap<VReg, VReg>,
+    /// Machine instructions of the CLIF instruction being lowered, in order.
+    pub cur: Vec<MInst>,
+    pub cur_inst: Option<ir::Inst>,
+    block_map: SecondaryMap<Block, Option<BlockId>>,
+    link: Option<VReg>,
+}
+
+fn class_of_type(ty: Type) -> Option<Class> {
+    match ty {
+        types::I8 | types::I16 | types::I32 => Some(Class::R),
+        types::I64 => Some(Class::RPair),
+        _ => None,
+    }
+}
+
+impl<'f> Lower<'f> {
+    pub fn new(f: &'f Function) -> Lower<'f> {
+        Lower {
+            f,
+            vcode: VCode { name: f.name.to_string(), ..Default::default() },
+            value_reg: SecondaryMap::new(),
+            used: SecondaryMap::new(),
+            alias: HashMap::new(),
+            cur: Vec::new(),
+            cur_inst: None,
+            block_map: SecondaryMap::new(),
+            link: None,
+        }
+    }
+
+    fn err(&self, inst: ir::Inst, msg: impl Into<String>) -> LowerError {
+        LowerError { inst: Some(self.f.dfg.display_inst(inst).to_string()), msg: msg.into() }
+    }
+
+    pub fn ty_err(&self, ty: Type) -> LowerError {
+        LowerError { inst: self.cur_inst.map(|i| self.f.dfg.display_inst(i).to_string()), msg: format!("type {} is not supported", ty) }
+    }
+
+    /// The virtual register of `v` (created on first request).
+    pub fn value_vreg(&mut self, v: Value) -> VReg {
+        let v = self.f.dfg.resolve_aliases(v);
+        if let Some(r) = self.value_reg[v] {
+            return r;
+        }
+        let ty = self.f.dfg.value_type(v);
+        let class = class_of_type(ty).unwrap_or(Class::R);
+        let r = self.vcode.new_vreg(class);
+        self.value_reg[v] = Some(r);
+        r
+    }
+
+    /// Marks `v` as needed in a register and returns that register.
+    pub fn use_value(&mut self, v: Value) -> VReg {
+        let v = self.f.dfg.resolve_aliases(v);
+        self.used[v] = true;
+        self.value_vreg(v)
+    }
+
+    pub fn push(&mut self, mut m: MInst) {
+        m.origin = self.cur_inst.map(|i| i.as_u32());
+        self.cur.push(m);
+    }
+
+    /// A fresh register of `class`.
+    pub fn temp(&mut self, class: Class) -> VReg {
+        self.vcode.new_vreg(class)
+    }
+
+    fn resolve(&self, mut r: VReg) -> VReg {
+        while let Some(&n) = self.alias.get(&r) {
+            r = n;
+        }
+        r
+    }
+
+    /// Lowers the whole function.
+    pub fn run(mut self) -> Result<VCode, LowerError> {
+        let f = self.f;
+        for (_, sig) in f.dfg.signatures.iter() {
+            let _ = sig;
+        }
+        for p in f.signature.params.iter().chain(f.signature.returns.iter()) {
+            if class_of_type(p.value_type).is_none() {
+                return Err(LowerError { inst: None, msg: format!("signature type {} is not supported", p.value_type) });
+            }
+        }
+        if f.signature.params.len() > abi::MAX_REG_ARGS || f.signature.returns.len() > abi::MAX_REG_ARGS {
+            return Err(LowerError { inst: None, msg: format!("more than {} parameters or results are not supported", abi::MAX_REG_ARGS) });
+        }
+        // Stack slots at the bottom of the frame.
+        let mut off = 0u32;
+        for (_, ss) in f.sized_stack_slots.iter() {
+            let align = 1u32 << ss.align_shift.min(4);
+            let align = align.max(if ss.size >= 8 { 8 } else { 1 });
+            off = (off + align - 1) & !(align - 1);
+            self.vcode.slots.push(SlotLayout { offset: off, size: ss.size });
+            off += ss.size;
+        }
+        if !f.dynamic_stack_slots.is_empty() {
+            return Err(LowerError { inst: None, msg: "dynamic stack slots are not supported".into() });
+        }
+        self.vcode.slots_size = (off + 15) & !15;
+
+        // Block order: reverse postorder of the reachable blocks; edge-split
+        // blocks follow the block whose edge they split.
+        let order = rpo(f);
+        let mut npreds: SecondaryMap<Block, u32> = SecondaryMap::new();
+        for &b in &order {
+            for s in succs(f, b) {
+                npreds[s] += 1;
+            }
+        }
+        // Also count entry as having an implicit predecessor? No: regalloc2 needs no edge there.
+        struct Edge {
+            from: Block,
+            idx: usize,
+        }
+        let mut layout: Vec<(Option<Block>, Option<Edge>)> = Vec::new();
+        for &b in &order {
+            layout.push((Some(b), None));
+            let ss = succs(f, b);
+            if ss.len() > 1 {
+                for (i, s) in ss.iter().enumerate() {
+                    if npreds[*s] > 1 {
+                        layout.push((None, Some(Edge { from: b, idx: i })));
+                    }
+                }
+            }
+        }
+        for (i, (b, _)) in layout.iter().enumerate() {
+            if let Some(b) = b {
+                self.block_map[*b] = Some(BlockId(i as u32));
+            }
+        }
+        self.vcode.blocks = (0..layout.len()).map(|_| VBlock::default()).collect();
+        // Split blocks: a jump to the real target carrying the edge's arguments.
+        let mut split_of: HashMap<(Block, usize), BlockId> = HashMap::new();
+        for (i, (_, e)) in layout.iter().enumerate() {
+            if let Some(e) = e {
+                split_of.insert((e.from, e.idx), BlockId(i as u32));
+            }
+        }
+        // Block params.
+        for &b in &order {
+            let id = self.block_map[b].unwrap();
+            if b == f.layout.entry_block().unwrap() {
+                continue;
+            }
+            let params: Vec<VReg> = f.dfg.block_params(b).iter().map(|&p| self.value_vreg(p)).collect();
+            for &p in f.dfg.block_params(b) {
+                if class_of_type(f.dfg.value_type(p)).is_none() {
+                    return Err(LowerError { inst: None, msg: format!("block parameter of type {} is not supported", f.dfg.value_type(p)) });
+                }
+            }
+            self.vcode.blocks[id.0 as usize].params = params;
+            self.vcode.blocks[id.0 as usize].clif = Some(b.as_u32());
+        }
+
+        // Lower, last block first.
+        for li in (0..layout.len()).rev() {
+            let (b, e) = &layout[li];
+            if let Some(e) = e {
+                // Split edge: jump with the edge's block arguments.
+                let term = f.layout.last_inst(e.from).unwrap();
+                let (target, args) = self.edge(term, e.idx);
+                let mut m = MInst::new(Pseudo::Jump);
+                m.targets.push(target);
+                m.args.push(args);
+                self.vcode.blocks[li].insts = vec![m];
+                continue;
+            }
+            let b = b.unwrap();
+            let mut chunks: Vec<Vec<MInst>> = Vec::new();
+            let insts: Vec<ir::Inst> = f.layout.block_insts(b).collect();
+            for &inst in insts.iter().rev() {
+                self.cur.clear();
+                self.cur_inst = Some(inst);
+                let data = &f.dfg.insts[inst];
+                if data.opcode().is_branch() || data.opcode().is_return() {
+                    self.lower_terminator(inst, b, &split_of)?;
+                } else {
+                    let results = f.dfg.inst_results(inst);
+                    let pure = !has_side_effect(f, inst);
+                    if pure && results.iter().all(|r| !self.used[*r]) {
+                        continue;
+                    }
+                    for &r in results {
+                        let ty = f.dfg.value_type(r);
+                        if class_of_type(ty).is_none() {
+                            return Err(self.err(inst, format!("type {} is not supported", ty)));
+                        }
+                    }
+                    let out = match self.lower_special(inst)? {
+                        Some(o) => o,
+                        None => match generated::constructor_lower(&mut self, inst) {
+                            Some(o) => o,
+                            None => return Err(self.err(inst, "no lowering rule matches this instruction")),
+                        },
+                    };
+                    if out.len() != results.len() {
+                        return Err(self.err(inst, "lowering produced the wrong number of results"));
+                    }
+                    for (i, &r) in results.iter().enumerate() {
+                        let want = self.value_vreg(r);
+                        let got = self.resolve(out[i]);
+                        if want != got {
+                            self.alias.insert(want, got);
+                        }
+                    }
+                }
+                chunks.push(std::mem::take(&mut self.cur));
+            }
+            if b == f.layout.entry_block().unwrap() {
+                self.cur.clear();
+                self.cur_inst = None;
+                self.lower_args(b);
+                chunks.push(std::mem::take(&mut self.cur));
+            }
+            let mut list = Vec::new();
+            for c in chunks.into_iter().rev() {
+                list.extend(c);
+            }
+            self.vcode.blocks[li].insts = list;
+        }
+
+        // Successors and predecessors.
+        for i in 0..self.vcode.blocks.len() {
+            let t: Vec<BlockId> = self.vcode.blocks[i].insts.last().map(|m| m.targets.to_vec()).unwrap_or_default();
+            for s in &t {
+                self.vcode.blocks[s.0 as usize].preds.push(BlockId(i as u32));
+            }
+            self.vcode.blocks[i].succs = t;
+        }
+        // Resolve aliases everywhere.
+        let alias = std::mem::take(&mut self.alias);
+        let res = |mut r: VReg| {
+            while let Some(&n) = alias.get(&r) {
+                r = n;
+            }
+            r
+        };
+        for b in self.vcode.blocks.iter_mut() {
+            for p in b.params.iter_mut() {
+                *p = res(*p);
+            }
+            for m in b.insts.iter_mut() {
+                for o in m.opnds.iter_mut() {
+                    o.vreg = res(o.vreg);
+                }
+                for a in m.args.iter_mut() {
+                    for v in a.iter_mut() {
+                        *v = res(*v);
+                    }
+                }
+            }
+        }
+        Ok(self.vcode)
+    }
+
+    /// Target block and arguments of edge `idx` of terminator `term`.
+    fn edge(&mut self, term: ir::Inst, idx: usize) -> (BlockId, SmallVec<[VReg; 4]>) {
+        let f = self.f;
+        let dests = f.dfg.insts[term].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables);
+        let bc = dests[idx];
+        let target = bc.block(&f.dfg.value_lists);
+        let mut args = SmallVec::new();
+        for a in bc.args(&f.dfg.value_lists) {
+            if let ir::BlockArg::Value(v) = a {
+                args.push(self.use_value(v));
+            }
+        }
+        (self.block_map[target].expect("branch to an unreachable block"), args)
+    }
+
+    fn lower_terminator(&mut self, inst: ir::Inst, b: Block, split_of: &HashMap<(Block, usize), BlockId>) -> Result<(), LowerError> {
+        let f = self.f;
+        let data = f.dfg.insts[inst];
+        let ndest = f.dfg.insts[inst].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables).len();
+        let mut targets: SmallVec<[BlockId; 2]> = SmallVec::new();
+        let mut args: SmallVec<[SmallVec<[VReg; 4]>; 2]> = SmallVec::new();
+        for i in 0..ndest {
+            if let Some(&s) = split_of.get(&(b, i)) {
+                targets.push(s);
+                args.push(SmallVec::new());
+            } else {
+                let (t, a) = self.edge(inst, i);
+                targets.push(t);
+                args.push(a);
+            }
+        }
+        match data {
+            InstructionData::Jump { .. } => {
+                let mut m = MInst::new(Pseudo::Jump);
+                m.targets = targets;
+                m.args = args;
+                self.push(m);
+            }
+            InstructionData::Brif { arg, .. } => {
+                let p = generated::constructor_cond_pred(self, arg);
+                let mut m = Bundle::pseudo(Pseudo::Brif { negate: false }).fixed_none(p).build();
+                m.targets = targets;
+                m.args = args;
+                self.push(m);
+            }
+            InstructionData::BranchTable { arg, .. } => {
+                let ty = f.dfg.value_type(arg);
+                let idx = if ty == types::I64 {
+                    // Indices past 2^32 all take the default: clamp with the high word.
+                    let r = self.use_value(arg);
+                    crate::machine::clamp_index64(self, r)
+                } else {
+                    let r = self.use_value(arg);
+                    crate::machine::zext_bits(self, r, ty.bits())
+                };
+                let t = self.temp(Class::P);
+                let mut m = Bundle::pseudo(Pseudo::Table).fixed_none(idx).build();
+                m.opnds.push(Opnd { vreg: t, kind: OpKind::Temp, fixed: None });
+                m.targets = targets;
+                m.args = args;
+                self.push(m);
+            }
+            InstructionData::MultiAry { opcode: Opcode::Return, .. } => {
+                let vals: Vec<Value> = f.dfg.inst_args(inst).to_vec();
+                let mut bundle = Bundle::pseudo(Pseudo::Ret);
+                let mut fixed_regs = Vec::new();
+                for (k, &v) in vals.iter().enumerate() {
+                    let r = self.use_value(v);
+                    let r = abi::to_abi_pair(self, r);
+                    fixed_regs.push((r, abi::arg_reg(k)));
+                }
+                for (r, reg) in fixed_regs {
+                    bundle = bundle.fixed(r, OpKind::Use, reg);
+                }
+                let link = self.link_vreg();
+                bundle = bundle.fixed(link, OpKind::Use, abi::LINK);
+                self.push(bundle.build());
+            }
+            InstructionData::Trap { .. } => {
+                self.push(MInst::new(Pseudo::Trap));
+            }
+            _ => return Err(self.err(inst, "this control-flow instruction is not supported")),
+        }
+        Ok(())
+    }
+
+    /// Instructions lowered in Rust rather than by rules (calls, whose
+    /// operands are fixed by the ABI). `None`: use the rules.
+    fn lower_special(&mut self, inst: ir::Inst) -> Result<Option<InstOutput>, LowerError> {
+        let _ = inst;
+        Ok(None)
+    }
+
+    /// The vreg holding the return address (defined by the entry `Args`).
+    pub fn link_vreg(&mut self) -> VReg {
+        if let Some(r) = self.link {
+            return r;
+        }
+        let r = self.vcode.new_vreg(Class::RPair);
+        self.link = Some(r);
+        r
+    }
+
+    fn lower_args(&mut self, entry: Block) {
+        let f = self.f;
+        let params: Vec<Value> = f.dfg.block_params(entry).to_vec();
+        let mut bundle = Bundle::pseudo(Pseudo::Args);
+        let mut narrow = Vec::new();
+        for (k, &p) in params.iter().enumerate() {
+            let want = self.value_vreg(p);
+            if self.vcode.class(want) == Class::RPair {
+                bundle = bundle.fixed(want, OpKind::Def, abi::arg_reg(k));
+            } else {
+                let pr = self.temp(Class::RPair);
+                bundle = bundle.fixed(pr, OpKind::Def, abi::arg_reg(k));
+                narrow.push((pr, want));
+            }
+        }
+        let link = self.link_vreg();
+        bundle = bundle.fixed(link, OpKind::Def, abi::LINK);
+        self.push(bundle.build());
+        for (pr, want) in narrow {
+            let m = crate::machine::lo32_into(self, pr, want);
+            self.push(m);
+        }
+    }
+}
+
+/// Does the instruction have effects beyond its results (so it must be
+/// lowered even if its results are unused)?
+fn has_side_effect(f: &Function, inst: ir::Inst) -> bool {
+    let op = f.dfg.insts[inst].opcode();
+    op.can_store()
+        || op.can_load()
+        || op.can_trap()
+        || op.is_call()
+        || op.other_side_effects()
+        || matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
+}
+
+fn succs(f: &Function, b: Block) -> SmallVec<[Block; 2]> {
+    let mut out = SmallVec::new();
+    if let Some(t) = f.layout.last_inst(b) {
+        for bc in f.dfg.insts[t].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables) {
+            out.push(bc.block(&f.dfg.value_lists));
+        }
+    }
+    out
+}
+
+/// Reverse postorder of the blocks reachable from the entry.
+fn rpo(f: &Function) -> Vec<Block> {
+    let Some(entry) = f.layout.entry_block() else { return Vec::new() };
+    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+    let mut post = Vec::new();
+    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    seen[entry] = true;
+    while let Some((b, i)) = stack.pop() {
+        let ss = succs(f, b);
+        if i < ss.len() {
+            stack.push((b, i + 1));
+            let s = ss[i];
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+        }
+    }
+    post.reverse();
+    post
+}
+
+impl Bundle {
+    /// Operand 0 of a pseudo (branch predicate, table index): a use with no field.
+    pub fn fixed_none(mut self, v: VReg) -> Self {
+        self.m.opnds.push(Opnd { vreg: v, kind: OpKind::Use, fixed: None });
+        self
+    }
+}
+
+pub fn output(r: &[VReg]) -> InstOutput {
+    SmallVec::from_slice(r)
+}
+
+#[allow(dead_code)]
+fn _unused() -> InstOutput {
+    smallvec![]
+}
+
+pub use generated::Context;
+pub use generated::constructor_cond_pred;
+pub use generated::constructor_lower;
+#[allow(unused)]
+pub(crate) fn value_def(f: &Function, v: Value) -> ValueDef {
+    f.dfg.value_def(v)
+}

@@ -1,0 +1,303 @@
+//! Machine code with virtual registers: what instruction selection produces
+//! and register allocation consumes.
+//!
+//! A [`MInst`] is one unit for the register allocator. Most are one machine
+//! instruction (an `emit` [`Inst`] whose register fields are filled in after
+//! allocation); some are short fixed sequences ("bundles", e.g. a 64-bit
+//! add is `IADD` + `IADD.X`) whose pieces share one operand list. Control
+//! flow (branches, returns, calls) and the function's argument definition are
+//! pseudo-instructions, expanded by `encode` once the layout is known.
+
+use smallvec::SmallVec;
+use ursa_emit::{FormId, Inst};
+
+/// The register files values live in, as the allocator sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// A 32-bit general register `Rn`.
+    R,
+    /// An even-aligned general register pair `R[n:n+1]` holding a 64-bit value.
+    RPair,
+    /// A predicate `Pn`.
+    P,
+}
+
+/// A virtual register. Its class is kept in [`VCode::classes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(pub u32);
+
+/// How an operand meets the allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    /// Read at the start of the instruction.
+    Use,
+    /// Written at the end; may share a register with a use.
+    Def,
+    /// Written before all uses are read (multi-piece bundles): never shares a
+    /// register with a use of the same instruction.
+    EarlyDef,
+    /// Scratch for the instruction only: conflicts with every use and def.
+    Temp,
+}
+
+/// A register operand of an [`MInst`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opnd {
+    pub vreg: VReg,
+    pub kind: OpKind,
+    /// A fixed physical register: `Some(n)` is `Rn` (or the pair starting at
+    /// `Rn`, or `Pn`, by class).
+    pub fixed: Option<u8>,
+}
+
+/// Where an operand's allocated register goes: field `field` of piece
+/// `piece` gets the register number, plus one for the high half of a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fixup {
+    pub piece: u8,
+    pub field: u8,
+    pub opnd: u8,
+    pub hi: bool,
+}
+
+/// A symbol-relative value to patch into a piece (call targets, function addresses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymRef {
+    pub piece: u8,
+    pub symbol: String,
+}
+
+/// Pseudo-instructions whose final form depends on layout or frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pseudo {
+    /// Plain machine instruction(s).
+    None,
+    /// Function entry: defines the incoming arguments (and the return
+    /// address) in their ABI registers. Emits nothing.
+    Args,
+    /// Return: uses the results and the return address in their ABI
+    /// registers; emits the epilogue and `RET`.
+    Ret,
+    /// Unconditional jump to `targets[0]`.
+    Jump,
+    /// Conditional branch on predicate operand 0 (negated when `negate`):
+    /// to `targets[0]` when true, else `targets[1]`.
+    Brif { negate: bool },
+    /// Compare operand 0 (a 32-bit index) against 0, 1, …: to `targets[i]`
+    /// when the index is `i`, else to the last target.
+    Table,
+    /// A call: the pieces are the call sequence; a direct call's target is in `sym`.
+    Call,
+    /// The address of a stack slot: piece fields get `frame offset` patched.
+    StackAddr { offset: u32 },
+    /// Stop the thread with a trap (`BPT.TRAP`).
+    Trap,
+}
+
+/// One allocator-level instruction.
+#[derive(Clone, Debug)]
+pub struct MInst {
+    pub pieces: SmallVec<[Inst; 2]>,
+    pub opnds: SmallVec<[Opnd; 4]>,
+    pub fixups: SmallVec<[Fixup; 6]>,
+    pub pseudo: Pseudo,
+    /// Successor blocks of a terminator, with the block arguments passed to each.
+    pub targets: SmallVec<[BlockId; 2]>,
+    pub args: SmallVec<[SmallVec<[VReg; 4]>; 2]>,
+    /// Direct-call target / function-address symbol.
+    pub sym: Option<SymRef>,
+    /// Clobbers every allocatable register (calls).
+    pub clobbers_all: bool,
+    /// The CLIF instruction this came from, for messages.
+    pub origin: Option<u32>,
+}
+
+impl MInst {
+    pub fn new(pseudo: Pseudo) -> MInst {
+        MInst {
+            pieces: SmallVec::new(),
+            opnds: SmallVec::new(),
+            fixups: SmallVec::new(),
+            pseudo,
+            targets: SmallVec::new(),
+            args: SmallVec::new(),
+            sym: None,
+            clobbers_all: false,
+            origin: None,
+        }
+    }
+
+    pub fn is_terminator(&self) -> bool {
+        matches!(self.pseudo, Pseudo::Ret | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap)
+    }
+}
+
+/// A basic block of machine instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+#[derive(Clone, Debug, Default)]
+pub struct VBlock {
+    pub params: Vec<VReg>,
+    pub insts: Vec<MInst>,
+    pub succs: Vec<BlockId>,
+    pub preds: Vec<BlockId>,
+    /// The CLIF block this came from (None for an edge-split block).
+    pub clif: Option<u32>,
+}
+
+/// Where a stack slot lives in the frame.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotLayout {
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// A lowered function.
+#[derive(Clone, Debug, Default)]
+pub struct VCode {
+    pub name: String,
+    pub blocks: Vec<VBlock>,
+    pub classes: Vec<Class>,
+    /// Bytes of the frame reserved for CLIF stack slots (at `[R1 + 0]`).
+    pub slots_size: u32,
+    pub slots: Vec<SlotLayout>,
+    /// Does the function call others (then it needs a frame for the return address).
+    pub makes_calls: bool,
+}
+
+impl VCode {
+    pub fn new_vreg(&mut self, class: Class) -> VReg {
+        self.classes.push(class);
+        VReg(self.classes.len() as u32 - 1)
+    }
+
+    pub fn class(&self, v: VReg) -> Class {
+        self.classes[v.0 as usize]
+    }
+}
+
+/// Builds one [`MInst`] piece by piece: `Bundle::new().inst(IADD_RR).def("rd", d).use_("ra", a)…`.
+pub struct Bundle {
+    pub m: MInst,
+}
+
+impl Bundle {
+    pub fn new() -> Bundle {
+        Bundle { m: MInst::new(Pseudo::None) }
+    }
+
+    pub fn pseudo(p: Pseudo) -> Bundle {
+        Bundle { m: MInst::new(p) }
+    }
+
+    /// Starts a new machine instruction of form `form`.
+    pub fn inst(mut self, form: FormId) -> Self {
+        self.m.pieces.push(Inst::new(form));
+        self
+    }
+
+    fn last(&mut self) -> (u8, &mut Inst) {
+        let n = self.m.pieces.len() as u8 - 1;
+        (n, self.m.pieces.last_mut().expect("Bundle: no instruction started"))
+    }
+
+    fn field(&mut self, name: &str) -> (u8, u8) {
+        let (p, i) = self.last();
+        let f = i.field_index(name).unwrap_or_else(|| panic!("{} has no field `{}`", i.form.name(), name));
+        (p, f as u8)
+    }
+
+    /// Sets a field to a number (immediates, modifiers by value).
+    pub fn set(mut self, name: &str, v: u64) -> Self {
+        let (_, i) = self.last();
+        if let Err(e) = i.set(name, v) {
+            panic!("lowering built a bad instruction: {}", e);
+        }
+        self
+    }
+
+    /// Sets an enumerated field by its value name (`compop` = `LT`).
+    pub fn named(mut self, name: &str, value: &str) -> Self {
+        let (_, i) = self.last();
+        if let Err(e) = i.set_named(name, value) {
+            panic!("lowering built a bad instruction: {}", e);
+        }
+        self
+    }
+
+    fn opnd(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
+        // A register written earlier in the bundle and read by a later piece
+        // is one operand: the value flows inside the bundle.
+        if let Some(k) = self.m.opnds.iter().position(|o| o.vreg == v && o.fixed == fixed && (same_role(o.kind, kind) || kind == OpKind::Use)) {
+            return k as u8;
+        }
+        self.m.opnds.push(Opnd { vreg: v, kind, fixed });
+        self.m.opnds.len() as u8 - 1
+    }
+
+    fn reg(mut self, name: &str, v: VReg, kind: OpKind, hi: bool) -> Self {
+        let (piece, field) = self.field(name);
+        let opnd = self.opnd(v, kind, None);
+        self.m.fixups.push(Fixup { piece, field, opnd, hi });
+        self
+    }
+
+    /// Field `name` reads `v` (a 32-bit register, a predicate, or the low
+    /// register of a pair used as a 64-bit operand).
+    pub fn use_(self, name: &str, v: VReg) -> Self {
+        self.reg(name, v, OpKind::Use, false)
+    }
+    /// Field `name` reads the high half of pair `v`.
+    pub fn use_hi(self, name: &str, v: VReg) -> Self {
+        self.reg(name, v, OpKind::Use, true)
+    }
+    /// Field `name` writes `v`.
+    pub fn def(self, name: &str, v: VReg) -> Self {
+        self.reg(name, v, OpKind::Def, false)
+    }
+    /// Field `name` writes the high half of pair `v`.
+    pub fn def_hi(self, name: &str, v: VReg) -> Self {
+        self.reg(name, v, OpKind::Def, true)
+    }
+    /// Field `name` writes and later pieces read `v`, a scratch of this bundle only.
+    pub fn temp(self, name: &str, v: VReg) -> Self {
+        self.reg(name, v, OpKind::Temp, false)
+    }
+    pub fn temp_hi(self, name: &str, v: VReg) -> Self {
+        self.reg(name, v, OpKind::Temp, true)
+    }
+
+    /// An operand with no field (fixed-register ABI operands of pseudos).
+    pub fn fixed(mut self, v: VReg, kind: OpKind, reg: u8) -> Self {
+        self.m.opnds.push(Opnd { vreg: v, kind, fixed: Some(reg) });
+        self
+    }
+
+    /// Finishes: in a bundle of several pieces, defs become early defs, so
+    /// no piece can overwrite an input a later piece still reads.
+    pub fn build(mut self) -> MInst {
+        if self.m.pieces.len() > 1 {
+            for o in self.m.opnds.iter_mut() {
+                if o.kind == OpKind::Def && o.fixed.is_none() {
+                    o.kind = OpKind::EarlyDef;
+                }
+            }
+        }
+        self.m
+    }
+}
+
+impl Default for Bundle {
+    fn default() -> Self {
+        Bundle::new()
+    }
+}
+
+fn same_role(a: OpKind, b: OpKind) -> bool {
+    match (a, b) {
+        (OpKind::Use, OpKind::Use) => true,
+        (OpKind::Use, _) | (_, OpKind::Use) => false,
+        _ => true,
+    }
+}
