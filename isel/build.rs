@@ -31,6 +31,34 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("isle_lower.rs");
-    std::fs::write(out, code).unwrap();
+    let out_dir = std::env::var("OUT_DIR").unwrap();
+    std::fs::write(Path::new(&out_dir).join("isle_glue.rs"), glue(&code)).unwrap();
+    std::fs::write(Path::new(&out_dir).join("isle_lower.rs"), code).unwrap();
+}
+
+/// `impl Context for Lower` with every method forwarding to the inherent
+/// method of the same name, so the Rust side of each rule family can live
+/// in its own file (`src/rules/*.rs`). A missing inherent method makes the
+/// forwarder recurse into itself, which `unconditional_recursion` (denied)
+/// turns into a build error.
+fn glue(code: &str) -> String {
+    let start = code.find("pub trait Context {").expect("no Context trait in ISLE output");
+    let body = &code[start..];
+    let end = body.find("\n}").unwrap();
+    let mut out = String::from("#[deny(unconditional_recursion)]\nimpl Context for Lower<'_> {\n");
+    for line in body[..end].lines().skip(1) {
+        let l = line.trim();
+        let Some(sig) = l.strip_prefix("fn ").and_then(|x| x.strip_suffix(';')) else { continue };
+        let name = &sig[..sig.find('(').unwrap()];
+        let params = &sig[sig.find('(').unwrap() + 1..sig.find(')').unwrap()];
+        let args: Vec<&str> = params
+            .split(',')
+            .map(|a| a.trim())
+            .filter(|a| !a.is_empty() && !a.starts_with("&mut self"))
+            .map(|a| a.split(':').next().unwrap().trim())
+            .collect();
+        out.push_str(&format!("    fn {} {{ Lower::{}(self, {}) }}\n", sig, name, args.join(", ")));
+    }
+    out.push_str("}\n");
+    out
 }

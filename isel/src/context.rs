@@ -1,13 +1,14 @@
-//! The Rust side of the ISLE terms: matching Cranelift IR (prelude) and the
-//! machine-instruction constructors (delegated to [`crate::machine`]).
+//! The Rust side of the prelude's ISLE terms: matching Cranelift IR, values
+//! in registers, constants. (Machine-instruction constructors are in
+//! [`crate::machine`] and `src/rules/`; `build.rs` generates the `Context`
+//! impl that forwards every term to the method of the same name.)
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Imm64, Offset32};
 use cranelift_codegen::ir::{types, Inst, InstructionData, MemFlags, Opcode, StackSlot, TrapCode, Type, Value, ValueDef};
 use smallvec::smallvec;
 
-use crate::lower::{CmpOp, Context, InstOutput, Lower, Pred, Reg, Signed, Width};
-use crate::machine as m;
+use crate::lower::{InstOutput, Lower, Reg, Width};
 
 /// The operands of an instruction, by format: what the rules match on.
 #[derive(Clone, Debug)]
@@ -39,23 +40,23 @@ pub(crate) fn const_bits(cx: &Lower, v: Value) -> Option<u64> {
     }
 }
 
-impl Context for Lower<'_> {
+impl Lower<'_> {
     // ---- matching IR ----
-    fn def_inst(&mut self, v: Value) -> Option<Inst> {
+    pub fn def_inst(&mut self, v: Value) -> Option<Inst> {
         let v = self.f.dfg.resolve_aliases(v);
         match self.f.dfg.value_def(v) {
             ValueDef::Result(i, _) => Some(i),
             _ => None,
         }
     }
-    fn value_type(&mut self, v: Value) -> Type {
+    pub fn value_type(&mut self, v: Value) -> Type {
         self.f.dfg.value_type(v)
     }
-    fn has_type(&mut self, i: Inst) -> (Type, Inst) {
+    pub fn has_type(&mut self, i: Inst) -> (Type, Inst) {
         let ty = self.f.dfg.inst_results(i).first().map(|&r| self.f.dfg.value_type(r)).unwrap_or(types::INVALID);
         (ty, i)
     }
-    fn inst_data(&mut self, i: Inst) -> InstData {
+    pub fn inst_data(&mut self, i: Inst) -> InstData {
         let f = self.f;
         match f.dfg.insts[i] {
             InstructionData::Unary { opcode, arg } => InstData::Unary { opcode, arg },
@@ -71,29 +72,29 @@ impl Context for Lower<'_> {
             ref d => InstData::Other { opcode: d.opcode() },
         }
     }
-    fn width(&mut self, ty: Type) -> Width {
+    pub fn width(&mut self, ty: Type) -> Width {
         match ty {
             types::I8 | types::I16 | types::I32 => Width::W32,
             types::I64 => Width::W64,
             _ => Width::Other,
         }
     }
-    fn put_in_reg(&mut self, v: Value) -> Reg {
+    pub fn put_in_reg(&mut self, v: Value) -> Reg {
         self.use_value(v)
     }
-    fn output_reg(&mut self, r: Reg) -> InstOutput {
+    pub fn output_reg(&mut self, r: Reg) -> InstOutput {
         smallvec![r]
     }
-    fn output_regs2(&mut self, a: Reg, b: Reg) -> InstOutput {
+    pub fn output_regs2(&mut self, a: Reg, b: Reg) -> InstOutput {
         smallvec![a, b]
     }
-    fn output_none(&mut self) -> InstOutput {
+    pub fn output_none(&mut self) -> InstOutput {
         smallvec![]
     }
-    fn u64_from_value(&mut self, v: Value) -> Option<u64> {
+    pub fn u64_from_value(&mut self, v: Value) -> Option<u64> {
         const_bits(self, v)
     }
-    fn simm32_value(&mut self, v: Value) -> Option<u32> {
+    pub fn simm32_value(&mut self, v: Value) -> Option<u32> {
         let bits = const_bits(self, v)?;
         let ty = self.f.dfg.value_type(v);
         if ty.bits() <= 32 {
@@ -103,90 +104,22 @@ impl Context for Lower<'_> {
         let s = bits as i64;
         (s >= i32::MIN as i64 && s <= i32::MAX as i64).then_some(bits as u32)
     }
-    fn imm64_u64(&mut self, k: Imm64) -> u64 {
+    pub fn imm64_u64(&mut self, k: Imm64) -> u64 {
         k.bits() as u64
     }
-    fn u64_low32(&mut self, k: u64) -> u32 {
+    pub fn u64_low32(&mut self, k: u64) -> u32 {
         k as u32
     }
-    fn u64_high32(&mut self, k: u64) -> u32 {
+    pub fn u64_high32(&mut self, k: u64) -> u32 {
         (k >> 32) as u32
     }
-    fn ty_bits(&mut self, ty: Type) -> u32 {
+    pub fn ty_bits(&mut self, ty: Type) -> u32 {
         ty.bits()
     }
-    fn u32_sub(&mut self, a: u32, b: u32) -> u32 {
+    pub fn u32_sub(&mut self, a: u32, b: u32) -> u32 {
         a.wrapping_sub(b)
     }
-    fn u32_neg(&mut self, a: u32) -> u32 {
+    pub fn u32_neg(&mut self, a: u32) -> u32 {
         a.wrapping_neg()
-    }
-
-    // ---- machine constructors ----
-    fn mov_imm(&mut self, k: u32) -> Reg {
-        m::mov_imm(self, k)
-    }
-    fn mov_imm64(&mut self, k: u64) -> Reg {
-        m::mov_imm64(self, k)
-    }
-    fn lo32(&mut self, a: Reg) -> Reg {
-        m::lo32(self, a)
-    }
-    fn hi32(&mut self, a: Reg) -> Reg {
-        m::hi32(self, a)
-    }
-    fn pair(&mut self, lo: Reg, hi: Reg) -> Reg {
-        m::pair(self, lo, hi)
-    }
-    fn iadd_rr(&mut self, a: Reg, b: Reg) -> Reg {
-        m::iadd_rr(self, a, b)
-    }
-    fn iadd_ri(&mut self, a: Reg, k: u32) -> Reg {
-        m::iadd_ri(self, a, k)
-    }
-    fn isub_rr(&mut self, a: Reg, b: Reg) -> Reg {
-        m::isub_rr(self, a, b)
-    }
-    fn ineg_r(&mut self, a: Reg) -> Reg {
-        m::ineg_r(self, a)
-    }
-    fn iadd64_rr(&mut self, a: Reg, b: Reg) -> Reg {
-        m::iadd64_rr(self, a, b)
-    }
-    fn iadd64_ri(&mut self, a: Reg, k: u64) -> Reg {
-        m::iadd64_ri(self, a, k)
-    }
-    fn isub64_rr(&mut self, a: Reg, b: Reg) -> Reg {
-        m::isub64_rr(self, a, b)
-    }
-    fn isetp_rr(&mut self, op: &CmpOp, s: &Signed, a: Reg, b: Reg) -> Pred {
-        m::isetp_rr(self, op, s, a, b)
-    }
-    fn isetp_ri(&mut self, op: &CmpOp, s: &Signed, a: Reg, k: u32) -> Pred {
-        m::isetp_ri(self, op, s, a, k)
-    }
-    fn isetp64_rr(&mut self, op: &CmpOp, s: &Signed, a: Reg, b: Reg) -> Pred {
-        m::isetp64_rr(self, op, s, a, b)
-    }
-    fn isetp64_ri(&mut self, op: &CmpOp, s: &Signed, a: Reg, k: u64) -> Pred {
-        m::isetp64_ri(self, op, s, a, k)
-    }
-    fn sel_rr(&mut self, a: Reg, b: Reg, c: Pred) -> Reg {
-        m::sel_rr(self, a, b, c)
-    }
-    fn sel_ri(&mut self, a: Reg, k: u32, c: Pred) -> Reg {
-        m::sel_ri(self, a, k, c)
-    }
-    fn sel64_rr(&mut self, a: Reg, b: Reg, c: Pred) -> Reg {
-        m::sel64_rr(self, a, b, c)
-    }
-    fn zext_bits(&mut self, a: Reg, n: u32) -> Reg {
-        m::zext_bits(self, a, n)
-    }
-    fn sext_bits(&mut self, a: Reg, n: u32) -> Reg {
-        m::sext_bits(self, a, n)
-    }
-    fn sshr_ri(&mut self, a: Reg, n: u32) -> Reg {
-        m::sshr_ri(self, a, n)
     }
 }

@@ -12,6 +12,7 @@ pub mod abi;
 pub mod context;
 pub mod lower;
 pub mod machine;
+pub mod rules;
 pub mod vcode;
 
 use std::fmt;

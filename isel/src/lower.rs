@@ -33,6 +33,7 @@ mod generated {
     use cranelift_codegen::ir::types::*;
     use cranelift_codegen::ir::{FuncRef, Inst, MemFlags, Opcode, SigRef, StackSlot, TrapCode, Type, Value};
     include!(concat!(env!("OUT_DIR"), "/isle_lower.rs"));
+    include!(concat!(env!("OUT_DIR"), "/isle_glue.rs"));
 }
 pub use generated::{CmpOp, Signed, Width};
 
@@ -355,10 +356,10 @@ impl<'f> Lower<'f> {
                 let idx = if ty == types::I64 {
                     // Indices past 2^32 all take the default: clamp with the high word.
                     let r = self.use_value(arg);
-                    crate::machine::clamp_index64(self, r)
+                    self.clamp_index64(r)
                 } else {
                     let r = self.use_value(arg);
-                    crate::machine::zext_bits(self, r, ty.bits())
+                    self.zext_bits(r, ty.bits())
                 };
                 let t = self.temp(Class::P);
                 let mut m = Bundle::pseudo(Pseudo::Table).fixed_none(idx).build();
@@ -427,7 +428,7 @@ impl<'f> Lower<'f> {
         bundle = bundle.fixed(link, OpKind::Def, abi::LINK);
         self.push(bundle.build());
         for (pr, want) in narrow {
-            let m = crate::machine::lo32_into(self, pr, want);
+            let m = self.lo32_into(pr, want);
             self.push(m);
         }
     }

@@ -1,0 +1,9 @@
+//! The Rust side of the rule families: machine-instruction constructors
+//! (inherent methods of [`crate::lower::Lower`], called by name from the
+//! ISLE terms of `isle/lower/<family>.isle`).
+
+pub mod bitops;
+pub mod control;
+pub mod memory;
+pub mod mul;
+pub mod shifts;
