@@ -72,7 +72,13 @@ pub fn symbol_name(f: &Function) -> String {
 pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let flags = settings::Flags::new(settings::builder());
     if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
-        return Err(Error::Verifier(cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs)));
+        let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
+        // Instructions that need a Cranelift target ISA to verify are not
+        // wrong input, just outside what this compiler supports.
+        if text.contains("require an ISA") {
+            return Err(Error::Unsupported(format!("instructions that need a Cranelift target ISA:\n{}", text)));
+        }
+        return Err(Error::Verifier(text));
     }
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;

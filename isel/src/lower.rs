@@ -52,6 +52,8 @@ pub struct Lower<'f> {
     pub cur_inst: Option<ir::Inst>,
     block_map: SecondaryMap<Block, Option<BlockId>>,
     link: Option<VReg>,
+    /// Set by a constructor that meets something it cannot lower.
+    error: Option<String>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -74,6 +76,7 @@ impl<'f> Lower<'f> {
             cur_inst: None,
             block_map: SecondaryMap::new(),
             link: None,
+            error: None,
         }
     }
 
@@ -246,6 +249,9 @@ impl<'f> Lower<'f> {
                             None => return Err(self.err(inst, "no lowering rule matches this instruction")),
                         },
                     };
+                    if let Some(m) = self.error.take() {
+                        return Err(self.err(inst, m));
+                    }
                     if out.len() != results.len() {
                         return Err(self.err(inst, "lowering produced the wrong number of results"));
                     }
@@ -395,8 +401,98 @@ impl<'f> Lower<'f> {
     /// Instructions lowered in Rust rather than by rules (calls, whose
     /// operands are fixed by the ABI). `None`: use the rules.
     fn lower_special(&mut self, inst: ir::Inst) -> Result<Option<InstOutput>, LowerError> {
-        let _ = inst;
-        Ok(None)
+        let f = self.f;
+        let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
+            InstructionData::Call { func_ref, .. } => {
+                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
+                (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
+            }
+            InstructionData::CallIndirect { .. } => {
+                let a = f.dfg.inst_args(inst);
+                (Callee::Indirect(a[0]), a[1..].to_vec())
+            }
+            InstructionData::FuncAddr { func_ref, .. } => {
+                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
+                let d = self.temp(Class::RPair);
+                let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def("rd", d).build();
+                m.sym = Some(SymRef { piece: 0, symbol: name });
+                self.push(m);
+                return Ok(Some(smallvec![d]));
+            }
+            _ => return Ok(None),
+        };
+        let results: Vec<Value> = f.dfg.inst_results(inst).to_vec();
+        if args.len() > abi::MAX_REG_ARGS || results.len() > abi::MAX_REG_ARGS {
+            return Err(self.err(inst, format!("calls with more than {} arguments or results are not supported", abi::MAX_REG_ARGS)));
+        }
+        for &v in args.iter().chain(results.iter()) {
+            if class_of_type(f.dfg.value_type(v)).is_none() {
+                return Err(self.err(inst, format!("type {} is not supported", f.dfg.value_type(v))));
+            }
+        }
+        // Arguments into their ABI pairs.
+        let mut fixed = Vec::new();
+        for (k, &v) in args.iter().enumerate() {
+            let r = self.use_value(v);
+            let r = abi::to_abi_pair(self, r);
+            fixed.push((r, abi::arg_reg(k)));
+        }
+        let mut b = Bundle::pseudo(Pseudo::Call);
+        b = match &callee {
+            Callee::Direct(_) => b.inst(ursa_emit::forms::CALL_I).set("rd", abi::LINK as u64),
+            Callee::Indirect(a) => {
+                let r = self.use_value(*a);
+                if self.vcode.class(r) != Class::RPair {
+                    return Err(self.err(inst, "call_indirect through a 32-bit address is not supported"));
+                }
+                b.inst(ursa_emit::forms::CALL_R).set("rd", abi::LINK as u64).use_("ra", r)
+            }
+        };
+        for (r, reg) in fixed {
+            b = b.fixed(r, OpKind::Use, reg);
+        }
+        let mut outs = Vec::new();
+        let mut narrow = Vec::new();
+        for (k, &v) in results.iter().enumerate() {
+            let pr = self.temp(Class::RPair);
+            b = b.fixed(pr, OpKind::Def, abi::arg_reg(k));
+            if class_of_type(f.dfg.value_type(v)) == Some(Class::RPair) {
+                outs.push(pr);
+            } else {
+                let s = self.temp(Class::R);
+                narrow.push((pr, s));
+                outs.push(s);
+            }
+        }
+        let mut m = b.build();
+        m.clobbers_all = true;
+        if let Callee::Direct(name) = callee {
+            m.sym = Some(SymRef { piece: 0, symbol: name });
+        }
+        self.vcode.makes_calls = true;
+        self.push(m);
+        for (pr, s) in narrow {
+            let mv = self.lo32_into(pr, s);
+            self.push(mv);
+        }
+        Ok(Some(SmallVec::from_vec(outs)))
+    }
+
+    /// The symbol name of a called function (`%name` → `name`).
+    fn func_name(&self, fr: ir::FuncRef) -> Option<String> {
+        let f = self.f;
+        match &f.dfg.ext_funcs[fr].name {
+            ir::ExternalName::User(r) => f.params.user_named_funcs().get(*r).map(|n| n.to_string().trim_start_matches('%').to_string()),
+            ir::ExternalName::TestCase(tc) => Some(tc.to_string().trim_start_matches('%').to_string()),
+            _ => None,
+        }
+    }
+
+    /// Records that the current instruction cannot be lowered (reported as
+    /// unsupported once its lowering returns); gives a placeholder register.
+    pub fn unsupported(&mut self, msg: String) -> VReg {
+        self.error.get_or_insert(msg);
+        self.temp(Class::R)
     }
 
     /// The vreg holding the return address (defined by the entry `Args`).
@@ -432,6 +528,11 @@ impl<'f> Lower<'f> {
             self.push(m);
         }
     }
+}
+
+enum Callee {
+    Direct(String),
+    Indirect(Value),
 }
 
 /// Does the instruction have effects beyond its results (so it must be
