@@ -177,8 +177,11 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                         allocs[k].as_reg().map(preg_number).ok_or_else(|| "operand not in a register".to_string())
                     };
                     match &m.pseudo {
-                        Pseudo::None | Pseudo::Call | Pseudo::StackAddr { .. } => {
+                        Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
                             let mut pieces: Vec<Inst> = m.pieces.to_vec();
+                            if let Pseudo::FrameRel { offset } = m.pseudo {
+                                set(&mut pieces[0], "ofs", (frame_size + offset) as u64);
+                            }
                             for fx in m.fixups.iter() {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
                                 pieces[fx.piece as usize].set_at(fx.field as usize, r as u64);

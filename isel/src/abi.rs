@@ -1,18 +1,24 @@
 //! The device-function calling convention (`docs/abi.md`): argument and
-//! result *k* in the register pair `R[4+2k : 5+2k]` (values of 32 bits or
-//! fewer in the low register), the return address in `R[20:21]`, the stack
-//! pointer in `R1`. Every allocatable register is caller-saved.
+//! result *k* < 8 in the register pair `R[4+2k : 5+2k]` (values of 32 bits or
+//! fewer in the low register); argument and result *k* ≥ 8 in local memory,
+//! 8 bytes each at `[SP + 8(k−8)]` of the caller's stack pointer at the call
+//! (the bottom of the caller's frame); the return address in `R[20:21]`, the
+//! stack pointer in `R1`. Every allocatable register is caller-saved.
 
 use crate::lower::Lower;
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms;
 
-/// Parameters and results passed in registers (`R4`–`R19`).
+/// Parameters and results passed in registers (`R4`–`R19`); the rest go
+/// through the outgoing-argument area in local memory.
 pub const MAX_REG_ARGS: usize = 8;
 /// The return address pair written by `CALL` and read by `RET`.
 pub const LINK: u8 = 20;
 /// The stack pointer.
 pub const SP: u8 = 1;
+
+/// Bytes of the outgoing area per stack-passed argument or result.
+pub const STACK_ARG_BYTES: u32 = 8;
 
 /// The first register of argument or result `k`.
 pub fn arg_reg(k: usize) -> u8 {

@@ -136,11 +136,17 @@ impl<'f> Lower<'f> {
                 return Err(LowerError { inst: None, msg: format!("signature type {} is not supported", p.value_type) });
             }
         }
-        if f.signature.params.len() > abi::MAX_REG_ARGS || f.signature.returns.len() > abi::MAX_REG_ARGS {
-            return Err(LowerError { inst: None, msg: format!("more than {} parameters or results are not supported", abi::MAX_REG_ARGS) });
+        // The outgoing-argument area at the bottom of the frame, then the stack slots.
+        let mut out_words = 0usize;
+        for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
+            if f.dfg.insts[inst].opcode().is_call() {
+                let n = f.dfg.inst_args(inst).len().saturating_sub(matches!(f.dfg.insts[inst], InstructionData::CallIndirect { .. }) as usize);
+                let r = f.dfg.inst_results(inst).len();
+                out_words = out_words.max(n.saturating_sub(abi::MAX_REG_ARGS)).max(r.saturating_sub(abi::MAX_REG_ARGS));
+            }
         }
-        // Stack slots at the bottom of the frame.
-        let mut off = 0u32;
+        let mut off = out_words as u32 * abi::STACK_ARG_BYTES;
+        off = (off + 15) & !15;
         for (_, ss) in f.sized_stack_slots.iter() {
             let align = 1u32 << ss.align_shift.min(4);
             let align = align.max(if ss.size >= 8 { 8 } else { 1 });
@@ -380,6 +386,11 @@ impl<'f> Lower<'f> {
                 let mut fixed_regs = Vec::new();
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
+                    if k >= abi::MAX_REG_ARGS {
+                        let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES, true, true);
+                        self.push(m);
+                        continue;
+                    }
                     let r = abi::to_abi_pair(self, r);
                     fixed_regs.push((r, abi::arg_reg(k)));
                 }
@@ -422,9 +433,6 @@ impl<'f> Lower<'f> {
             _ => return Ok(None),
         };
         let results: Vec<Value> = f.dfg.inst_results(inst).to_vec();
-        if args.len() > abi::MAX_REG_ARGS || results.len() > abi::MAX_REG_ARGS {
-            return Err(self.err(inst, format!("calls with more than {} arguments or results are not supported", abi::MAX_REG_ARGS)));
-        }
         for &v in args.iter().chain(results.iter()) {
             if class_of_type(f.dfg.value_type(v)).is_none() {
                 return Err(self.err(inst, format!("type {} is not supported", f.dfg.value_type(v))));
@@ -434,6 +442,11 @@ impl<'f> Lower<'f> {
         let mut fixed = Vec::new();
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
+            if k >= abi::MAX_REG_ARGS {
+                let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES, true, false);
+                self.push(m);
+                continue;
+            }
             let r = abi::to_abi_pair(self, r);
             fixed.push((r, abi::arg_reg(k)));
         }
@@ -453,7 +466,15 @@ impl<'f> Lower<'f> {
         }
         let mut outs = Vec::new();
         let mut narrow = Vec::new();
+        let mut stack_results = Vec::new();
         for (k, &v) in results.iter().enumerate() {
+            if k >= abi::MAX_REG_ARGS {
+                let class = class_of_type(f.dfg.value_type(v)).unwrap();
+                let d = self.temp(class);
+                stack_results.push((d, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES));
+                outs.push(d);
+                continue;
+            }
             let pr = self.temp(Class::RPair);
             b = b.fixed(pr, OpKind::Def, abi::arg_reg(k));
             if class_of_type(f.dfg.value_type(v)) == Some(Class::RPair) {
@@ -475,7 +496,28 @@ impl<'f> Lower<'f> {
             let mv = self.lo32_into(pr, s);
             self.push(mv);
         }
+        for (d, ofs) in stack_results {
+            let m = self.stack_arg(d, ofs, false, false);
+            self.push(m);
+        }
         Ok(Some(SmallVec::from_vec(outs)))
+    }
+
+    /// A store (`store`) or load of a stack-passed argument or result at
+    /// `ofs` of the outgoing area: the caller's `[R1 + ofs]`, or for the
+    /// callee (`incoming`) its caller's area, `[R1 + frame size + ofs]`.
+    fn stack_arg(&mut self, r: VReg, ofs: u32, store: bool, incoming: bool) -> MInst {
+        use ursa_emit::forms;
+        let pair = self.vcode.class(r) == Class::RPair;
+        let b = if incoming { Bundle::pseudo(Pseudo::FrameRel { offset: ofs }) } else { Bundle::new() };
+        let b = if store {
+            b.inst(forms::STL_RIR).use_("rb", r)
+        } else {
+            b.inst(forms::LDL_RI).def("rd", r)
+        };
+        let b = b.set("ra", abi::SP as u64).set("ofs", ofs as u64);
+        let b = if pair { b.named("dtype", "64") } else { b };
+        b.build()
     }
 
     /// The symbol name of a called function (`%name` → `name`).
@@ -510,8 +552,13 @@ impl<'f> Lower<'f> {
         let params: Vec<Value> = f.dfg.block_params(entry).to_vec();
         let mut bundle = Bundle::pseudo(Pseudo::Args);
         let mut narrow = Vec::new();
+        let mut stack_params = Vec::new();
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
+            if k >= abi::MAX_REG_ARGS {
+                stack_params.push((want, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES));
+                continue;
+            }
             if self.vcode.class(want) == Class::RPair {
                 bundle = bundle.fixed(want, OpKind::Def, abi::arg_reg(k));
             } else {
@@ -525,6 +572,10 @@ impl<'f> Lower<'f> {
         self.push(bundle.build());
         for (pr, want) in narrow {
             let m = self.lo32_into(pr, want);
+            self.push(m);
+        }
+        for (want, ofs) in stack_params {
+            let m = self.stack_arg(want, ofs, false, true);
             self.push(m);
         }
     }

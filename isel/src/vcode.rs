@@ -88,8 +88,9 @@ pub enum Pseudo {
     Table,
     /// A call: the pieces are the call sequence; a direct call's target is in `sym`.
     Call,
-    /// The address of a stack slot: piece fields get `frame offset` patched.
-    StackAddr { offset: u32 },
+    /// A load or store of the caller's outgoing-argument area: the `ofs`
+    /// field of piece 0 gets `frame size + offset` (known after allocation).
+    FrameRel { offset: u32 },
     /// Stop the thread with a trap (`BPT.TRAP`).
     Trap,
 }
