@@ -17,3 +17,16 @@ fn filetests() {
     assert_eq!(tally.failed, 0, "filetests failed:\n{}", log);
     assert!(tally.passed > 0);
 }
+
+/// The shipped examples (`examples/*.clif`, the README's demo) pass too.
+#[test]
+fn examples() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let files: Vec<PathBuf> = collect(&[dir]).expect("examples directory");
+    assert!(!files.is_empty(), "no .clif examples");
+    let mut log = String::new();
+    let tally = run_files(&files, &TestOptions::default(), &mut log);
+    assert_eq!(tally.failed, 0, "examples failed:\n{}", log);
+    assert_eq!(tally.skipped, 0, "examples skipped:\n{}", log);
+    assert!(tally.passed > 0);
+}
