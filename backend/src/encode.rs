@@ -204,6 +204,12 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             set(&mut r, "ra", abi::LINK as u64);
                             items.push(item(r));
                         }
+                        Pseudo::Exit => {
+                            if frame_size > 0 {
+                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
+                            }
+                            items.push(item(inst(forms::EXIT_X)));
+                        }
                         Pseudo::Trap => {
                             let mut t = inst(forms::BPT_I);
                             named(&mut t, "mode", "TRAP");

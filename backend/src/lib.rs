@@ -82,7 +82,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     }
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
-    let vcode = ursa_isel::lower(&func).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;

@@ -37,6 +37,11 @@ impl fmt::Display for LowerError {
 impl std::error::Error for LowerError {}
 
 /// Lowers a verified function to machine code with virtual registers.
-pub fn lower(f: &cranelift_codegen::ir::Function) -> Result<vcode::VCode, LowerError> {
-    lower::Lower::new(f).run()
+/// A `kernel` takes its parameters from the launch's parameter block
+/// (`c[0x0][0x160]`, `docs/abi.md`) and ends with `EXIT`; other functions
+/// follow the device-function calling convention.
+pub fn lower(f: &cranelift_codegen::ir::Function, kernel: bool) -> Result<vcode::VCode, LowerError> {
+    let mut l = lower::Lower::new(f);
+    l.kernel = kernel;
+    l.run()
 }

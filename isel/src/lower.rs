@@ -54,6 +54,8 @@ pub struct Lower<'f> {
     link: Option<VReg>,
     /// Set by a constructor that meets something it cannot lower.
     error: Option<String>,
+    /// Lowering a kernel (parameters from constant bank 0, `EXIT`).
+    pub kernel: bool,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -77,6 +79,7 @@ impl<'f> Lower<'f> {
             block_map: SecondaryMap::new(),
             link: None,
             error: None,
+            kernel: false,
         }
     }
 
@@ -380,6 +383,12 @@ impl<'f> Lower<'f> {
                 m.args = args;
                 self.push(m);
             }
+            InstructionData::MultiAry { opcode: Opcode::Return, .. } if self.kernel => {
+                if !f.dfg.inst_args(inst).is_empty() {
+                    return Err(self.err(inst, "a kernel cannot return values"));
+                }
+                self.push(MInst::new(Pseudo::Exit));
+            }
             InstructionData::MultiAry { opcode: Opcode::Return, .. } => {
                 let vals: Vec<Value> = f.dfg.inst_args(inst).to_vec();
                 let mut bundle = Bundle::pseudo(Pseudo::Ret);
@@ -550,6 +559,26 @@ impl<'f> Lower<'f> {
     fn lower_args(&mut self, entry: Block) {
         let f = self.f;
         let params: Vec<Value> = f.dfg.block_params(entry).to_vec();
+        if self.kernel {
+            // Parameters from the parameter block, laid out like `.param`:
+            // each at the next offset aligned to its size (at most 8).
+            self.push(MInst::new(Pseudo::Args));
+            let mut ofs = 0u64;
+            for &p in &params {
+                let want = self.value_vreg(p);
+                let size = (f.dfg.value_type(p).bytes() as u64).max(1);
+                let align = size.min(8);
+                ofs = ofs.div_ceil(align) * align;
+                let cmem = |o: u64| (PARAM_BASE + o) & 0xffff;
+                let mut b = Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", want).set("vb", cmem(ofs));
+                if self.vcode.class(want) == Class::RPair {
+                    b = b.inst(ursa_emit::forms::MOV_C).def_hi("rd", want).set("vb", cmem(ofs + 4));
+                }
+                self.push(b.build());
+                ofs += size;
+            }
+            return;
+        }
         let mut bundle = Bundle::pseudo(Pseudo::Args);
         let mut narrow = Vec::new();
         let mut stack_params = Vec::new();
@@ -580,6 +609,9 @@ impl<'f> Lower<'f> {
         }
     }
 }
+
+/// Offset of the kernel parameter block in constant bank 0.
+const PARAM_BASE: u64 = 0x160;
 
 enum Callee {
     Direct(String),

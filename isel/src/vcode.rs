@@ -93,6 +93,8 @@ pub enum Pseudo {
     FrameRel { offset: u32 },
     /// Stop the thread with a trap (`BPT.TRAP`).
     Trap,
+    /// End of a kernel: epilogue and `EXIT`.
+    Exit,
 }
 
 /// One allocator-level instruction.
@@ -129,7 +131,7 @@ impl MInst {
     }
 
     pub fn is_terminator(&self) -> bool {
-        matches!(self.pseudo, Pseudo::Ret | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap)
+        matches!(self.pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap)
     }
 }
 
