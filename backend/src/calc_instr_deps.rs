@@ -173,7 +173,13 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
-        let stall = it.inst.get("stall").unwrap().max(1);
+        let mut stall = it.inst.get("stall").unwrap().max(1);
+        if control && !class.variable() && !locs(&it.inst, true).is_empty() {
+            // A control instruction's own results (CALL's return address)
+            // are read on the other side of the transfer, where nothing is
+            // tracked: be done before the next instruction issues.
+            stall = stall.max(latency(class));
+        }
         set(&mut it.inst, "stall", stall);
         t = issue + stall;
         out.push(it);

@@ -234,6 +234,8 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             }
                         }
                         Pseudo::Table => {
+                            // targets[0] is the default, targets[1 + k] entry k
+                            // (Cranelift's order of a jump table's branches).
                             let idx = reg_of(0)?;
                             let n = m.targets.len() - 1;
                             for k in 0..n {
@@ -246,10 +248,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                                 set(&mut s, "vb", k as u64);
                                 set(&mut s, "pp", PT as u64);
                                 items.push(item(s));
-                                items.push(bra(m.targets[k], Some((P_SCRATCH, false))));
+                                items.push(bra(m.targets[1 + k], Some((P_SCRATCH, false))));
                             }
-                            if m.targets[n] != next {
-                                items.push(bra(m.targets[n], None));
+                            if m.targets[0] != next {
+                                items.push(bra(m.targets[0], None));
                             }
                         }
                     }

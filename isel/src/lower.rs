@@ -151,8 +151,10 @@ impl<'f> Lower<'f> {
         let mut off = out_words as u32 * abi::STACK_ARG_BYTES;
         off = (off + 15) & !15;
         for (_, ss) in f.sized_stack_slots.iter() {
-            let align = 1u32 << ss.align_shift.min(4);
-            let align = align.max(if ss.size >= 8 { 8 } else { 1 });
+            // The requested alignment, and at least the natural alignment of
+            // the widest access that fits (accesses must be aligned here).
+            let natural = ss.size.max(1).next_power_of_two().min(8);
+            let align = (1u32 << ss.align_shift.min(4)).max(natural);
             off = (off + align - 1) & !(align - 1);
             self.vcode.slots.push(SlotLayout { offset: off, size: ss.size });
             off += ss.size;

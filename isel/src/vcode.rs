@@ -83,8 +83,9 @@ pub enum Pseudo {
     /// Conditional branch on predicate operand 0 (negated when `negate`):
     /// to `targets[0]` when true, else `targets[1]`.
     Brif { negate: bool },
-    /// Compare operand 0 (a 32-bit index) against 0, 1, …: to `targets[i]`
-    /// when the index is `i`, else to the last target.
+    /// Compare operand 0 (a 32-bit index) against 0, 1, …: to
+    /// `targets[1 + i]` when the index is `i`, else to `targets[0]` (the
+    /// default, first as in Cranelift's jump tables).
     Table,
     /// A call: the pieces are the call sequence; a direct call's target is in `sym`.
     Call,

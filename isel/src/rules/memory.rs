@@ -97,12 +97,13 @@ impl Lower<'_> {
         }
         let lo = self.temp(Class::R);
         self.emit_b(b.def("rd", lo));
-        let lo = if big { self.bswap_bits(lo, bits, dtype.starts_with('S')) } else { lo };
+        let signed = matches!(op, Opcode::Sload8 | Opcode::Sload16 | Opcode::Sload32);
+        let lo = if big { self.bswap_bits(lo, bits, signed) } else { lo };
         if !wide {
             return lo;
         }
         // 64-bit result of a narrow load: extend into the high word.
-        let hi = if dtype.starts_with('S') { self.sshr_ri(lo, 31) } else { self.mov_imm(0) };
+        let hi = if signed { self.sshr_ri(lo, 31) } else { self.mov_imm(0) };
         self.pair(lo, hi)
     }
 
