@@ -182,7 +182,11 @@ impl<'f> Lower<'f> {
         for &b in &order {
             layout.push((Some(b), None));
             let ss = succs(f, b);
-            if ss.len() > 1 {
+            // regalloc2 needs critical edges split, and also every edge from
+            // a branch that has operands (brif's condition, br_table's index)
+            // into a block with several predecessors.
+            let plain_jump = matches!(f.layout.last_inst(b).map(|t| f.dfg.insts[t].opcode()), Some(Opcode::Jump));
+            if ss.len() > 1 || !plain_jump {
                 for (i, s) in ss.iter().enumerate() {
                     if npreds[*s] > 1 {
                         layout.push((None, Some(Edge { from: b, idx: i })));
