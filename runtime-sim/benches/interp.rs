@@ -20,7 +20,7 @@ pub const KERNEL: &str = "
     MOV R11, RZ ;
 L_loop:
     IMAD R5, R5, R7, R8 ;
-    LOP3.POR R9, R5, R9, R10, 0x96, !PT ;
+    LOP3.LUT R9, R5, R9, R10, 0x96, !PT ;
     SHF.R.U32.HI R10, RZ, 0x3, R5 ;
     IADD R11, R11, R9 ;
     IADD R6, R6, -0x1 ;
@@ -28,8 +28,7 @@ L_loop:
 @P0 BRA L_loop ;
     S2R R13, SR_NTID_X ;
     IMAD R0, R12, R13, R0 ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     STG [R[2:3]], R11 ;
     EXIT ;
@@ -54,8 +53,7 @@ L_loop:
     IADD R6, R6, -0x1 ;
     ISETP.NE.AND P0, PT, R6, RZ, PT ;
 @P0 BRA L_loop ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     STG [R[2:3]], R9 ;
     EXIT ;

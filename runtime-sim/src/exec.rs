@@ -57,7 +57,8 @@ pub(crate) struct Ctx<'a> {
     /// Counters.
     pub issued: u64,
     pub lane_insts: u64,
-    pub per_optype: Vec<u64>,
+    /// Warp-instructions per opcode form (index into `ursa_emit::ISA.forms`).
+    pub per_form: Vec<u64>,
     /// Cycles of the CTAs already finished (the clock base of this CTA).
     pub clock_base: u64,
 }
@@ -204,7 +205,9 @@ impl Ctx<'_> {
             n += 1;
             let t = warp.clock.issue(e.ctrl, e.lat, e.variable);
             if let Some(h) = warp.hazards.as_mut() {
-                if let Err(msg) = h.check(&prog.uses[idx], e.ctrl, t, e.lat, e.variable, pc) {
+                let u = &prog.uses[idx];
+                let dynamic = u.dynamic.and_then(|d| d.resolve(warp.regs.ur[d.base as usize]));
+                if let Err(msg) = h.check(u, dynamic, e.ctrl, t, e.lat, e.variable, pc) {
                     return Err(self.trap(TrapKind::Hazard(msg), *id, warp.id, None, pc));
                 }
             }
@@ -233,7 +236,7 @@ impl Ctx<'_> {
             }
             self.issued += 1;
             self.lane_insts += exec_mask.count_ones() as u64;
-            if let Some(c) = self.per_optype.get_mut(e.optype as usize) {
+            if let Some(c) = self.per_form.get_mut(e.form as usize) {
                 *c += 1;
             }
             let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };

@@ -120,11 +120,20 @@ pub struct Stats {
     pub cycles: u64,
     /// Warp-instructions per optype name (`IADD`).
     pub per_opcode: BTreeMap<String, u64>,
-    /// Warp-instructions per opcode form name (`IADD_RR`), counted whether or
-    /// not any lane executed them (a false guard still issues).
-    pub per_form: BTreeMap<String, u64>,
+    /// Warp-instructions per opcode form, indexed by `ursa_emit::FormId`
+    /// (`ISA.forms.len()` entries), counted whether or not any lane executed
+    /// them (a false guard still issues). See [`Stats::forms`].
+    pub per_form: Vec<u64>,
     pub ctas: u64,
     pub warps: u64,
+}
+
+impl Stats {
+    /// The opcode forms issued at least once, by name (`IADD_RR`), with
+    /// their warp-instruction counts.
+    pub fn forms(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.per_form.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (&*ursa_emit::ISA.forms[i].name, n))
+    }
 }
 
 /// A simulated device.
@@ -183,7 +192,14 @@ impl Gpu {
     /// [`Gpu::call`] with a launch configuration (strict mode, step limit,
     /// stack size; grid and block are ignored: one thread runs). Also returns
     /// the run's statistics.
-    pub fn call_with(&mut self, program: &Program, function: &str, args: &[u32], nret: usize, cfg: &LaunchConfig) -> Result<(Vec<u32>, Stats), Trap> {
+    pub fn call_with(
+        &mut self,
+        program: &Program,
+        function: &str,
+        args: &[u32],
+        nret: usize,
+        cfg: &LaunchConfig,
+    ) -> Result<(Vec<u32>, Stats), Trap> {
         let f = program.function(function).ok_or_else(|| Trap::new(TrapKind::Launch(format!("no function named `{}`", function))))?;
         if abi::ARG0 + args.len().max(nret) > abi::LINK {
             return Err(Trap::new(TrapKind::Launch("too many argument or return registers".into())));
@@ -289,14 +305,27 @@ impl Gpu {
         stats.instructions = ctx.issued;
         stats.lane_instructions = ctx.lane_insts;
         stats.cycles = ctx.clock_base;
-        for (i, &n) in ctx.per_form.iter().enumerate() {
-            if n > 0 {
-                let form = &ursa_emit::ISA.forms[i];
-                stats.per_form.insert(form.name.to_string(), n);
-                let optype = ursa_emit::ISA.optypes[form.optype as usize].name.to_string();
-                *stats.per_opcode.entry(optype).or_insert(0) += n;
+        // Forms of one optype are adjacent in the table: sum runs of them and
+        // insert each optype once (the map work of a per-optype counter).
+        let isa = &ursa_emit::ISA;
+        let mut run: Option<(usize, u64)> = None;
+        let mut flush = |run: Option<(usize, u64)>| {
+            if let Some((o, n)) = run {
+                *stats.per_opcode.entry(isa.optypes[o].name.to_string()).or_insert(0) += n;
+            }
+        };
+        for (f, &n) in ctx.per_form.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let o = isa.forms[f].optype as usize;
+            match &mut run {
+                Some((ro, c)) if *ro == o => *c += n,
+                _ => flush(run.replace((o, n))),
             }
         }
+        flush(run);
+        stats.per_form = std::mem::take(&mut ctx.per_form);
         Ok((stats, final_regs))
     }
 }

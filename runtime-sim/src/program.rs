@@ -10,7 +10,7 @@ use ursa_emit::{Inst, INST_BYTES};
 use crate::decode::{decode_op, Fields};
 use crate::decode_ext::decode_ext;
 use crate::ops::{Op, PIn};
-use crate::timing::{class_of, Ctrl, File, RegUse, SCOREBOARDS};
+use crate::timing::{class_of, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
 use crate::trap::LoadError;
 
 /// Code address of the first instruction of the first function.
@@ -26,8 +26,9 @@ pub(crate) struct Exec {
     pub ctrl: Ctrl,
     pub lat: u16,
     pub variable: bool,
-    /// Index of the optype in `ursa_emit::ISA.optypes` (for statistics).
-    pub optype: u16,
+    /// Index of the opcode form in `ursa_emit::ISA.forms` (for statistics;
+    /// `u16::MAX` for bytes that match no form).
+    pub form: u16,
 }
 
 /// A function of the program.
@@ -169,18 +170,22 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn invalid() -> Exec {
-    Exec { op: Op::Invalid, guard: PIn::TRUE, uniform: false, ctrl: Ctrl::default(), lat: 1, variable: false, optype: u16::MAX }
+    Exec { op: Op::Invalid, guard: PIn::TRUE, uniform: false, ctrl: Ctrl::default(), lat: 1, variable: false, form: u16::MAX }
 }
 
 /// Bytes the decoder rejects. UF2FP has an encoding but no syntax or
 /// semantics (E74): the decoder rejects it, and executing it is the trap
 /// "semantics not defined" rather than "undecodable".
 fn undecodable(raw: &[u8; INST_BYTES]) -> Exec {
-    let uf2fp = ursa_emit::ISA.optypes.iter().position(|o| o.name == "UF2FP");
-    match uf2fp {
-        Some(i) if ursa_emit::ISA.optypes[i].value == raw[0] => Exec { op: Op::Undefined("UF2FP"), optype: i as u16, ..invalid() },
-        _ => invalid(),
+    let isa = &ursa_emit::ISA;
+    let Some(uf2fp) = isa.optypes.iter().find(|o| o.name == "UF2FP") else { return invalid() };
+    if uf2fp.value != raw[0] {
+        return invalid();
     }
+    // The form whose fixed bits the word matches (UF2FP_UUU or UF2FP_UCU).
+    let word = u128::from_le_bytes(*raw);
+    let form = uf2fp.forms.iter().copied().find(|&f| word & isa.forms[f as usize].fixed_mask == isa.forms[f as usize].fixed_bits);
+    Exec { op: Op::Undefined("UF2FP"), form: form.unwrap_or(uf2fp.forms[0]), ..invalid() }
 }
 
 /// Decodes one valid instruction into its executable form.
@@ -206,12 +211,27 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         Ok(op) => (op, None),
         Err(e) => (Op::Invalid, Some(e)),
     };
-    let class = class_of(&optype.name, &op);
+    let class = class_of(&optype.name);
     // MEMBAR holds the warp until its earlier memory operations, load
     // write-backs included, have completed: it waits on every scoreboard.
     let ctrl = if matches!(op, Op::Membar) { Ctrl { req: (1 << SCOREBOARDS) - 1, ..ctrl } } else { ctrl };
-    let exec = Exec { op, guard, uniform, ctrl, lat: class.latency(), variable: class.variable(), optype: def.optype };
-    (exec, err, reg_use(inst))
+    let mut uses = reg_use(inst);
+    uses.dynamic = dynamic_reg(&op);
+    let exec = Exec { op, guard, uniform, ctrl, lat: class.latency(), variable: class.variable(), form: inst.form.0 };
+    (exec, err, uses)
+}
+
+/// The register SETGPR/GETGPR/SETUGPR/GETUGPR access through a uniform
+/// index register (resolved at issue time in strict mode).
+fn dynamic_reg(op: &Op) -> Option<DynReg> {
+    let (file, base, offset, write) = match *op {
+        Op::Setgpr { idx, off, .. } => (File::R, idx, off, true),
+        Op::Getgpr { idx, off, .. } => (File::R, idx, off, false),
+        Op::Setugpr { idx, off, .. } => (File::UR, idx, off, true),
+        Op::Getugpr { idx, off, .. } => (File::UR, idx, off, false),
+        _ => return None,
+    };
+    Some(DynReg { file, base, offset, write })
 }
 
 /// The registers an instruction reads and writes, from its operand lists.

@@ -1,8 +1,7 @@
-//! Timing and hazards: the latency table (docs/latencies.md), the control
-//! bits of every instruction (group `ALL` of emit/spec/project.isa), issue
-//! cycles per warp, write scoreboards, and the strict-mode hazard checker.
-
-use crate::ops::Op;
+//! Timing and hazards: the control bits of every instruction (group `ALL` of
+//! emit/spec/project.isa), issue cycles per warp, write scoreboards, and the
+//! strict-mode hazard checker. The latency table itself (docs/latencies.md)
+//! is `ursa_emit::latency`, re-exported here.
 
 /// Number of write scoreboards (SB0–SB5); `wsb = 7` means none.
 pub const SCOREBOARDS: usize = 6;
@@ -20,98 +19,9 @@ pub struct Ctrl {
     pub req: u8,
 }
 
-/// Latency classes (see docs/latencies.md for the numbers and the members).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// Integer ALU: IADD, LOP3, SHF, MOV, SEL, ISETP, ... (fixed)
-    Alu,
-    /// Integer multiply: IMAD, IMAD.WIDE, IMUL, IDP (fixed)
-    Mul,
-    /// Fixed-latency XU bit ops: POPC, FLO, BREV, BMSK, SGXT
-    XuFixed,
-    /// Uniform datapath ALU (fixed)
-    Uniform,
-    /// F32 arithmetic and compares (fixed)
-    Fp32,
-    /// Branches, barriers, stores and other fixed-latency control
-    Control,
-    /// MUFU (variable)
-    Mufu,
-    /// DADD/DMUL/DFMA (variable)
-    Dfma,
-    /// DMNMX/DSETP (variable)
-    Dcmp,
-    /// Conversions and FRND (variable)
-    Conv,
-    /// R2UR, SETUGPR, GETUGPR, S2UR (variable)
-    Transfer,
-    /// S2R (variable)
-    SpecialReg,
-    /// LDG, LD, ATOM (variable)
-    GlobalMem,
-    /// LDS (variable)
-    SharedMem,
-    /// LDL (variable)
-    LocalMem,
-    /// LDC (variable)
-    ConstMem,
-    /// SHFL (variable)
-    Shuffle,
-}
-
-impl Class {
-    /// Cycles from issue until the result can be read.
-    pub fn latency(self) -> u16 {
-        match self {
-            Class::Alu => 4,
-            Class::Mul => 5,
-            Class::XuFixed => 6,
-            Class::Uniform => 2,
-            Class::Fp32 => 4,
-            Class::Control => 4,
-            Class::Mufu => 16,
-            Class::Dfma => 8,
-            Class::Dcmp => 6,
-            Class::Conv => 12,
-            Class::Transfer => 6,
-            Class::SpecialReg => 10,
-            Class::GlobalMem => 200,
-            Class::SharedMem => 24,
-            Class::LocalMem => 40,
-            Class::ConstMem => 8,
-            Class::Shuffle => 12,
-        }
-    }
-
-    /// Whether results are signalled through a write scoreboard.
-    pub fn variable(self) -> bool {
-        !matches!(self, Class::Alu | Class::Mul | Class::XuFixed | Class::Uniform | Class::Fp32 | Class::Control)
-    }
-}
-
-/// The class of an instruction, by optype name and pre-decoded op.
-pub fn class_of(optype: &str, op: &Op) -> Class {
-    match optype {
-        "IMAD" | "IMAD_WIDE" | "IMUL" | "IDP2A" | "IDP4A" => Class::Mul,
-        "POPC" | "FLO" | "BREV" | "BMSK" | "SGXT" => Class::XuFixed,
-        "MUFU" => Class::Mufu,
-        "DADD" | "DMUL" | "DFMA" => Class::Dfma,
-        "DMNMX" | "DSETP" => Class::Dcmp,
-        "FRND" | "I2F" | "F2I" | "F2F" => Class::Conv,
-        "R2UR" | "SETUGPR" | "GETUGPR" | "S2UR" => Class::Transfer,
-        "S2R" => Class::SpecialReg,
-        "LDG" | "LD" | "ATOM" => Class::GlobalMem,
-        "LDS" => Class::SharedMem,
-        "LDL" => Class::LocalMem,
-        "LDC" => Class::ConstMem,
-        "SHFL" => Class::Shuffle,
-        "FADD" | "FMUL" | "FFMA" | "FMNMX" | "FSETP" => Class::Fp32,
-        "BRA" | "CALL" | "RET" | "EXIT" | "NOP" | "BPT" | "LEPC" | "BSSY" | "BSYNC" | "BREAK" | "BMOV" | "STG" | "STS" | "STL" | "ST"
-        | "MEMBAR" | "BAR" | "VOTE" => Class::Control,
-        o if o.starts_with('U') || matches!(op, Op::Uldc { .. }) => Class::Uniform,
-        _ => Class::Alu,
-    }
-}
+/// The latency table lives in `ursa_emit::latency` (shared with the
+/// compiler's scheduler); `Class` is its name in the simulator.
+pub use ursa_emit::latency::{class_of, LatencyClass as Class};
 
 /// Issue-time bookkeeping of one warp.
 #[derive(Clone, Debug, Default)]
@@ -168,6 +78,36 @@ impl File {
 pub struct RegUse {
     pub reads: Vec<(File, u16)>,
     pub writes: Vec<(File, u16)>,
+    /// The dynamically indexed register of SETGPR/GETGPR/SETUGPR/GETUGPR,
+    /// known only at run time.
+    pub dynamic: Option<DynReg>,
+}
+
+/// A register named by a register value: `file[UR<base> + offset]` (E72).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynReg {
+    /// R (SETGPR/GETGPR) or UR (SETUGPR/GETUGPR).
+    pub file: File,
+    /// The uniform register holding the index.
+    pub base: u8,
+    pub offset: i32,
+    /// Written (SETGPR/SETUGPR) or read (GETGPR/GETUGPR).
+    pub write: bool,
+}
+
+impl DynReg {
+    /// The register the instruction accesses when UR<base> holds `base`;
+    /// None for the zero register and for an index out of range (executing
+    /// the instruction then traps with RegisterIndex).
+    pub fn resolve(self, base: u32) -> Option<(File, u16)> {
+        let zero = match self.file {
+            File::R => 255,
+            File::UR => 63,
+            File::P | File::UP => 7,
+        };
+        let i = base as i64 + self.offset as i64;
+        (0..zero).contains(&i).then_some((self.file, i as u16))
+    }
 }
 
 /// When a register's pending value becomes readable.
@@ -219,7 +159,20 @@ impl HazardState {
     }
 
     /// Checks one instruction issued at cycle `t` and records its results.
-    pub fn check(&mut self, u: &RegUse, c: Ctrl, t: u64, lat: u16, variable: bool, pc: u64) -> Result<(), String> {
+    /// `dynamic` is the resolved dynamic register of `u`, if any
+    /// ([`DynReg::resolve`]); it is checked after the static operands, so a
+    /// pending index register is reported first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn check(
+        &mut self,
+        u: &RegUse,
+        dynamic: Option<(File, u16)>,
+        c: Ctrl,
+        t: u64,
+        lat: u16,
+        variable: bool,
+        pc: u64,
+    ) -> Result<(), String> {
         for s in 0..SCOREBOARDS {
             if c.req >> s & 1 != 0 {
                 self.sb_waited[s] = self.sb_gen[s];
@@ -249,9 +202,29 @@ impl HazardState {
                 return Err(format!("{} is read before it is ready: {}", f.name(i), why));
             }
         }
+        // The dynamic register, named as the instruction names it.
+        let (mut dyn_write, mut dyn_name) = (None, String::new());
+        if let (Some(d), Some((f, i))) = (u.dynamic, dynamic) {
+            let off = match d.offset {
+                0 => String::new(),
+                o if o < 0 => format!("-0x{:x}", -(o as i64)),
+                o => format!("+0x{:x}", o),
+            };
+            dyn_name = format!("{} ({}[UR{}{}])", f.name(i), if f == File::R { "R" } else { "UR" }, d.base, off);
+            if d.write {
+                dyn_write = Some((f, i));
+            } else if let Some(why) = pending(self.slot(f, i)) {
+                return Err(format!("{} is read before it is ready: {}", dyn_name, why));
+            }
+        }
         for &(f, i) in &u.writes {
             if let Some(why) = pending(self.slot(f, i)) {
                 return Err(format!("{} is overwritten while an earlier write is pending: {}", f.name(i), why));
+            }
+        }
+        if let Some((f, i)) = dyn_write {
+            if let Some(why) = pending(self.slot(f, i)) {
+                return Err(format!("{} is overwritten while an earlier write is pending: {}", dyn_name, why));
             }
         }
         let gen = if variable && (c.wsb as usize) < SCOREBOARDS {
@@ -260,7 +233,7 @@ impl HazardState {
         } else {
             0
         };
-        for &(f, i) in &u.writes {
+        for &(f, i) in u.writes.iter().chain(dyn_write.iter()) {
             *self.slot(f, i) = Ready { at: t + lat as u64, var: variable, sb: if variable { c.wsb } else { NO_SB }, gen, pc };
         }
         Ok(())

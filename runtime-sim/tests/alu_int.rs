@@ -225,17 +225,17 @@ fn sel_lop3_plop3() {
     assert_eq!(call("SEL R4, R4, R5, PT ;", &[1, 2], 1), [1]);
     assert_eq!(call("SEL R4, R4, R5, !PT ;", &[1, 2], 1), [2]);
     let (a, b, c) = (0x1234_5678, 0xFF00_FF00, 0x0F0F_0F0F);
-    assert_eq!(call("LOP3.POR R4, R4, R5, R6, 0x80, !PT ;", &[a, b, c], 1), [0x0200_0600]);
-    assert_eq!(call("LOP3.POR R4, R4, R5, R6, 0xfe, !PT ;", &[a, b, c], 1), [0xFF3F_FF7F]);
-    assert_eq!(call("LOP3.POR R4, R4, R5, R6, 0x1a, !PT ;", &[a, b, c], 1), [0x0D3B_0977]);
-    assert_eq!(call("LOP3.POR R4, R4, R5, R6, 0x96, !PT ;", &[a, b, c], 1), [a ^ b ^ c]);
-    assert_eq!(call("LOP3.POR R4, R4, R5, R6, 0x0, !PT ;", &[a, b, c], 1), [0]);
-    assert_eq!(call("LOP3.POR R4, R4, R5, R6, 0xff, !PT ;", &[a, b, c], 1), [0xFFFF_FFFF]);
-    // Predicate output: PAND with pp, POR with pp.
+    assert_eq!(call("LOP3.LUT R4, R4, R5, R6, 0x80, !PT ;", &[a, b, c], 1), [0x0200_0600]);
+    assert_eq!(call("LOP3.LUT R4, R4, R5, R6, 0xfe, !PT ;", &[a, b, c], 1), [0xFF3F_FF7F]);
+    assert_eq!(call("LOP3 R4, R4, R5, R6, 0x1a, !PT ;", &[a, b, c], 1), [0x0D3B_0977]);
+    assert_eq!(call("LOP3.LUT R4, R4, R5, R6, 0x96, !PT ;", &[a, b, c], 1), [a ^ b ^ c]);
+    assert_eq!(call("LOP3 R4, R4, R5, R6, 0x0, !PT ;", &[a, b, c], 1), [0]);
+    assert_eq!(call("LOP3.LUT R4, R4, R5, R6, 0xff, !PT ;", &[a, b, c], 1), [0xFFFF_FFFF]);
+    // Predicate output: PAND with pp, POR with pp (the default, E51).
     assert_eq!(preds("LOP3.PAND P0, R4, R4, R5, R6, 0x80, PT ;", &[a, b, c]), 1);
     assert_eq!(preds("LOP3.PAND P0, R4, R4, R5, R6, 0x80, !PT ;", &[a, b, c]), 0);
-    assert_eq!(preds("LOP3.POR P0, R4, R4, R5, R6, 0x00, PT ;", &[a, b, c]), 1);
-    assert_eq!(preds("LOP3.POR P0, R4, R4, R5, R6, 0x00, !PT ;", &[a, b, c]), 0);
+    assert_eq!(preds("LOP3.LUT P0, R4, R4, R5, R6, 0x00, PT ;", &[a, b, c]), 1);
+    assert_eq!(preds("LOP3 P0, R4, R4, R5, R6, 0x00, !PT ;", &[a, b, c]), 0);
     // PLOP3 P0 = P1 & !P2 & P3.
     assert_eq!(preds("R2P PR, R4, 0x7f ;\n PLOP3 P0, P1, !P2, P3, 0x80 ;", &[0b1010]) & 1, 1);
     assert_eq!(preds("R2P PR, R4, 0x7f ;\n PLOP3 P0, P1, !P2, P3, 0x80 ;", &[0b1110]) & 1, 0);
@@ -282,6 +282,9 @@ fn mov_32_64_and_constant() {
     // c[0x0][0x0] is NTID.x (docs/abi.md): 1 for a call.
     assert_eq!(call("MOV R4, c[0x0][0x0] ;", &[], 1), [1]);
     assert_eq!(call("MOV.64 R[4:5], RZ ;", &[5, 6], 2), [0, 0]);
+    // E61: a uniform pair and an 8-byte constant (NTID.x, NTID.y = 1, 1).
+    assert_eq!(call("R2UR UR6, R6 ;\n R2UR UR7, R7 ;\n MOV.64 R[4:5], UR[6:7] ;", &[0, 0, 0xAAAA, 0xBBBB], 2), [0xAAAA, 0xBBBB]);
+    assert_eq!(call("MOV.64 R[4:5], c[0x0][0x0] ;", &[7, 7], 2), [1, 1]);
 }
 
 #[test]
@@ -379,8 +382,8 @@ fn every_source_kind_of_the_operand_slots() {
     assert_eq!(r("SHF.L.U32.HI R4, R4, R5, c[0x0][0x0] ;", &[0x8000_0000, 1]), 3);
     assert_eq!(r("PRMT R4, R4, 0x77665544, R5 ;", &[0x3322_1100, 0x0123]), 0x0011_2233);
     assert_eq!(r("PRMT R4, R4, R5, 0x4567 ;", &[0x3322_1100, 0x7766_5544]), 0x4455_6677);
-    assert_eq!(r("LOP3.POR R4, R4, UR6, R5, 0xfe, !PT ;", &[1, 2, 4]), 7);
-    assert_eq!(r("LOP3.POR R4, R4, c[0x0][0x0], R5, 0xfe, !PT ;", &[8, 2]), 11);
+    assert_eq!(r("LOP3.LUT R4, R4, UR6, R5, 0xfe, !PT ;", &[1, 2, 4]), 7);
+    assert_eq!(r("LOP3.LUT R4, R4, c[0x0][0x0], R5, 0xfe, !PT ;", &[8, 2]), 11);
     assert_eq!(r("SEL R4, R4, c[0x0][0x0], !PT ;", &[8]), 1);
     assert_eq!(r("ISETP.EQ.AND P0, PT, R4, c[0x0][0x0], PT ;\n P2R R4, PR, RZ, 0x1 ;", &[1]), 1);
     assert_eq!(r("IMNMX R4, R4, UR6, !PT ;", &[5, 0, 9]), 9);

@@ -48,7 +48,7 @@ fn nested_divergence() {
     // R1 = (t < 16 ? (t even ? 10 : 11) : (t < 24 ? 20 : 21)) + t.
     let out = run32(
         "
-    LOP3.POR R5, R0, 0x1, RZ, 0xc0, !PT ;
+    LOP3.LUT R5, R0, 0x1, RZ, 0xc0, !PT ;
     ISETP.EQ.AND P1, PT, R5, RZ, PT ;
     ISETP.LT.AND P0, PT, R0, 0x10, PT ;
     BSSY B0, L_join ;
@@ -162,7 +162,7 @@ fn early_exit_of_some_lanes() {
     // vote sees only the 16 live lanes.
     let out = run32(
         "
-    LOP3.POR R5, R0, 0x1, RZ, 0xc0, !PT ;
+    LOP3.LUT R5, R0, 0x1, RZ, 0xc0, !PT ;
     ISETP.NE.AND P0, PT, R5, RZ, PT ;
     MOV R1, 0x7 ;
     STG [R[2:3]], R1 ;
@@ -230,7 +230,7 @@ fn call_to_another_function_and_indirect_branch() {
     MOV R4, R0 ;
     CALL R[20:21], twice ;
     LEPC R[6:7], L_table ;
-    LOP3.POR R5, R0, 0x1, RZ, 0xc0, !PT ;
+    LOP3.LUT R5, R0, 0x1, RZ, 0xc0, !PT ;
     IMAD.WIDE.U32 R[6:7], R5, 0x10, R[6:7] ;
     BRA R[6:7] ;
 L_table:
@@ -265,8 +265,7 @@ fn cta_barrier_orders_shared_memory_across_warps() {
 .param out, 8
 .shared 256
     S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     SHF.L.U32 R5, R0, 0x2, RZ ;
     STS [R5], R0 ;
@@ -291,8 +290,7 @@ fn barrier_counts_exited_threads_out() {
 .kernel k
 .param out, 8
     S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     ISETP.EQ.AND P0, PT, R0, RZ, PT ;
 @P0 EXIT ;
@@ -319,8 +317,7 @@ fn grid_of_ctas_and_special_registers() {
     S2R R7, SR_LANEID ;
     IMAD R5, R1, UR4, R0 ;
     LEA R6, R4, R5, 0x2 ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R6, 0x4, R[2:3] ;
     IMAD R8, R4, 0x64, R0 ;
     IMAD R8, R1, 0xa, R8 ;
@@ -407,7 +404,7 @@ L_join:
 L_f:
     BMOV R16, B0 ;
     BSSY B0, L_ret ;
-    LOP3.POR R7, R4, 0x1, RZ, 0xc0, !PT ;
+    LOP3.LUT R7, R4, 0x1, RZ, 0xc0, !PT ;
     ISETP.EQ.AND P1, PT, R7, RZ, PT ;
 @P1 IADD R4, R4, 0x1000 ;
 @!P1 BRA L_ret ;
@@ -518,8 +515,7 @@ fn cta_barrier_with_a_thread_count() {
 .param out, 8
 .shared 8
     S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     ISETP.GE.AND P0, PT, R0, 0x20, PT ;
 @P0 BAR.SYNC 0x1, 0x20 ;
@@ -542,8 +538,7 @@ fn atomics_on_shared_memory_through_the_generic_window() {
 .param out, 8
 .shared 16
     S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     MOV R4, 0x4 ;
     MOV R5, 0x10000 ;
     ATOM.ADD R6, [R[4:5]], R0 ;

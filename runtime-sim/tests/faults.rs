@@ -25,7 +25,7 @@ fn out_of_bounds_global_access_names_the_lane() {
     assert_eq!(t.warp, Some(0));
     assert_eq!(t.cta, Some([0, 0, 0]));
     assert_eq!(t.kernel, "k");
-    assert_eq!(t.function, Some(("k".to_string(), 0x40)));
+    assert_eq!(t.function, Some(("k".to_string(), 0x30)));
     assert_eq!(t.inst.as_deref(), Some("@P0 LDG R4, [R[2:3]+0x1000] ;"));
     assert!(t.to_string().contains("lane 5"), "{}", t);
 }

@@ -114,7 +114,7 @@ fn i2f_conversions() {
     assert_eq!(c(".RM", ((-(1i32 << 24)) - 1) as u32), 0xCB80_0001);
     let r = call("I2F.F64.S64 R[4:5], R[4:5] ;", &split64((-3i64) as u64), 2);
     assert_eq!(join64(r[0], r[1]), (-3.0f64).to_bits());
-    let r = call("I2F.F64 R[6:7], R4 ;\n MOV R4, R6 ;\n MOV R5, R7 ;", &[(-7i32) as u32], 2);
+    let r = call("I2F.F64 R[6:7], R4 ;\n MOV.64 R[4:5], R[6:7] ;", &[(-7i32) as u32], 2);
     assert_eq!(join64(r[0], r[1]), (-7.0f64).to_bits());
 }
 
@@ -141,9 +141,9 @@ fn f2i_saturating_conversions() {
 
 #[test]
 fn f2f_widen_and_narrow() {
-    let r = call("F2F.F64.F32 R[6:7], R4 ;\n MOV R4, R6 ;\n MOV R5, R7 ;", &[b(1.5)], 2);
+    let r = call("F2F.F64.F32 R[6:7], R4 ;\n MOV.64 R[4:5], R[6:7] ;", &[b(1.5)], 2);
     assert_eq!(join64(r[0], r[1]), 1.5f64.to_bits());
-    let r = call("F2F.F64.F32 R[6:7], R4 ;\n MOV R4, R6 ;\n MOV R5, R7 ;", &[0x7F80_0001], 2);
+    let r = call("F2F.F64.F32 R[6:7], R4 ;\n MOV.64 R[4:5], R[6:7] ;", &[0x7F80_0001], 2);
     assert_eq!(join64(r[0], r[1]), 0x7FF8_0000_2000_0000);
     let n = |m: &str, v: u64| call(&format!("F2F{}.F32.F64 R4, R[4:5] ;", m), &split64(v), 1)[0];
     let x = (1.0 + 2f64.powi(-30)).to_bits();

@@ -55,8 +55,7 @@ fn shared_local_and_generic_windows() {
 .shared 64
 .local 16
     S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     SHF.L.U32 R5, R0, 0x2, RZ ;
     STL [RZ+0x8], R0 ;
@@ -128,8 +127,7 @@ fn ldc_with_register_offset_and_user_bank() {
     let src = "
 .kernel k
 .param out, 8
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     MOV R4, 0x4 ;
     LDC R5, c[0x1][R4+0x4] ;
     LDC.S8 R6, c[0x1][R4-0x1] ;
@@ -163,16 +161,14 @@ fn kernel_parameters_and_host_memory() {
 .param out, 8
 .param a, 4
 .param b, 8
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
     MOV R4, c[0x0][0x168] ;
-    MOV R5, c[0x0][0x170] ;
-    MOV R6, c[0x0][0x174] ;
+    MOV.64 R[10:11], c[0x0][0x170] ;
     MOV R7, c[0x0][0x18] ;
     MOV R8, c[0x0][0x1c] ;
     STG [R[2:3]], R4 ;
-    STG [R[2:3]+0x4], R5 ;
-    STG [R[2:3]+0x8], R6 ;
+    STG [R[2:3]+0x4], R10 ;
+    STG [R[2:3]+0x8], R11 ;
     STG [R[2:3]+0xc], R7 ;
     STG [R[2:3]+0x10], R8 ;
     STG [R[2:3]+0x14], R1 ;

@@ -20,6 +20,10 @@ fn stall_counts_issue_cycles() {
     assert_eq!(s.lane_instructions, 3);
     assert_eq!(s.per_opcode.get("NOP"), Some(&2));
     assert_eq!(s.per_opcode.get("EXIT"), Some(&1));
+    // Per opcode form as well (indexed by FormId; `forms()` names them).
+    let forms: std::collections::BTreeMap<&str, u64> = s.forms().collect();
+    assert_eq!(forms, [("EXIT_X", 1), ("NOP_X", 2)].into_iter().collect());
+    assert_eq!(s.per_form[ursa_emit::forms::NOP_X.0 as usize], 2);
 }
 
 #[test]
@@ -89,4 +93,61 @@ fn membar_waits_for_every_scoreboard() {
     // the read; IADD at 11, EXIT at 12: 13 cycles.
     let src = ".kernel k\n    S2R R4, SR_TID_X &wsb=3 ;\n    MEMBAR.GPU ;\n    IADD R5, R4, 0x1 ;\n    EXIT ;\n";
     assert_eq!(launch(src, true).unwrap().cycles, 13);
+}
+
+#[test]
+fn strict_mode_tracks_the_dynamically_indexed_register() {
+    // SETGPR R[UR4] with UR4 = 9 writes R9 (ALU latency 4): reading R9 one
+    // cycle later is a hazard, four cycles later it is not.
+    let set = |stall: u8| {
+        format!(".kernel k\n    UMOV UR4, 0x9 &stall=2 ;\n    SETGPR R[UR4], RZ &stall={} ;\n    IADD R6, R9, 0x1 ;\n    EXIT ;\n", stall)
+    };
+    let m = hazard(&set(1));
+    assert!(m.contains("R9 is read before it is ready"), "{}", m);
+    launch(&set(4), true).unwrap();
+    // Without strict mode nothing is checked.
+    launch(&set(1), false).unwrap();
+    // GETGPR R[UR4+0x1] reads R9 while an IADD's write to it is pending.
+    let get = ".kernel k\n    UMOV UR4, 0x8 &stall=2 ;\n    IADD R9, RZ, 0x1 ;\n    GETGPR R6, R[UR4+0x1] ;\n    EXIT ;\n";
+    let m = hazard(get);
+    assert!(m.contains("R9 (R[UR4+0x1]) is read before it is ready"), "{}", m);
+    launch(".kernel k\n    UMOV UR4, 0x8 &stall=2 ;\n    IADD R9, RZ, 0x1 &stall=4 ;\n    GETGPR R6, R[UR4+0x1] ;\n    EXIT ;\n", true)
+        .unwrap();
+    // Another register is not affected: R[UR4-0x1] is R7.
+    launch(".kernel k\n    UMOV UR4, 0x8 &stall=2 ;\n    IADD R9, RZ, 0x1 ;\n    GETGPR R6, R[UR4-0x1] ;\n    EXIT ;\n", true).unwrap();
+    // SETGPR overwriting a pending variable-latency result.
+    let waw = ".kernel k\n    UMOV UR4, 0x9 &stall=2 ;\n    S2R R9, SR_TID_X &wsb=0 ;\n    SETGPR R[UR4], RZ ;\n    EXIT ;\n";
+    let m = hazard(waw);
+    assert!(m.contains("R9 (R[UR4]) is overwritten while an earlier write is pending"), "{}", m);
+    launch(".kernel k\n    UMOV UR4, 0x9 &stall=2 ;\n    S2R R9, SR_TID_X &wsb=0 ;\n    SETGPR R[UR4], RZ &req=1 ;\n    EXIT ;\n", true)
+        .unwrap();
+    // A pending index register is reported as itself.
+    let m = hazard(".kernel k\n    UMOV UR4, 0x9 ;\n    SETGPR R[UR4], RZ ;\n    EXIT ;\n");
+    assert!(m.contains("UR4 is read before it is ready"), "{}", m);
+}
+
+#[test]
+fn strict_mode_tracks_setugpr_and_getugpr() {
+    // SETUGPR has variable latency: UR10 written through UR[UR4+0x2] must be
+    // waited for on its scoreboard.
+    let no_wait =
+        ".kernel k\n    UMOV UR4, 0x8 &stall=2 ;\n    SETUGPR UR[UR4+0x2], URZ &wsb=1 ;\n    UIADD UR5, UR10, 0x1 ;\n    EXIT ;\n";
+    let m = hazard(no_wait);
+    assert!(m.contains("UR10 is read before it is ready") && m.contains("scoreboard 1"), "{}", m);
+    launch(
+        ".kernel k\n    UMOV UR4, 0x8 &stall=2 ;\n    SETUGPR UR[UR4+0x2], URZ &wsb=1 ;\n    UIADD UR5, UR10, 0x1 &req=2 ;\n    EXIT ;\n",
+        true,
+    )
+    .unwrap();
+    // GETUGPR reading UR[UR4] while an R2UR into it is pending.
+    let m = hazard(".kernel k\n    UMOV UR4, 0xc &stall=2 ;\n    R2UR UR12, RZ &wsb=0 ;\n    GETUGPR UR5, UR[UR4] &wsb=1 ;\n    EXIT ;\n");
+    assert!(m.contains("UR12 (UR[UR4]) is read before it is ready"), "{}", m);
+    launch(
+        ".kernel k\n    UMOV UR4, 0xc &stall=2 ;\n    R2UR UR12, RZ &wsb=0 ;\n    GETUGPR UR5, UR[UR4] &req=1 &wsb=1 ;\n    EXIT ;\n",
+        true,
+    )
+    .unwrap();
+    // Writes through URZ are discarded and not tracked.
+    launch(".kernel k\n    UMOV UR4, 0x3f &stall=2 ;\n    SETUGPR UR[UR4], URZ &wsb=1 ;\n    UIADD UR5, URZ, 0x1 ;\n    EXIT ;\n", true)
+        .unwrap();
 }

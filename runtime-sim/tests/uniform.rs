@@ -69,7 +69,7 @@ fn up2ur_ur2up_uisetp_usel() {
 #[test]
 fn ulop3_uplop3() {
     let (a, b, c) = (0x1234_5678, 0xFF00_FF00, 0x0F0F_0F0F);
-    assert_eq!(u("ULOP3.POR UR8, UR4, UR5, UR6, 0x1a, !UPT ;", &[a, b, c]), 0x0D3B_0977);
+    assert_eq!(u("ULOP3.LUT UR8, UR4, UR5, UR6, 0x1a, !UPT ;", &[a, b, c]), 0x0D3B_0977);
     assert_eq!(up("ULOP3.PAND UP2, UR8, UR4, UR5, UR6, 0x80, UPT ;", &[a, b, c]), 0x84);
     assert_eq!(up("UR2UP UPR, UR4, 0x7f ;\n UPLOP3 UP0, UP1, !UP2, UP3, 0x80 ;", &[0b1010]) & 1, 1);
 }
@@ -81,6 +81,8 @@ fn ushf_umov_uprmt() {
     assert_eq!(u("USHF.R.WRAP.U32.HI UR8, URZ, UR6, UR5 ;", &[0, 0x8000_0000, 33]), 0x4000_0000);
     assert_eq!(u("UMOV UR8, 0x114514 ;", &[]), 0x114514);
     assert_eq!(u("UMOV.64 UR[8:9], UR[6:7] ;", &[0, 0, 0xAB, 0xCD]), 0xAB);
+    // E61: an 8-byte constant (NCTAID.y at 0x10, NCTAID.z at 0x14).
+    assert_eq!(u("UMOV.64 UR[10:11], c[0x0][0x10] ;\n UIADD UR8, UR10, UR11 ;", &[]), 2);
     assert_eq!(u("UPRMT.B4E UR8, UR4, UR5, UR6 ;", &[0x3322_1100, 0x7766_5544, 0]), 0x5566_7700);
     assert_eq!(u("UPRMT UR8, UR4, UR5, UR6 ;", &[0x3322_1100, 0x7766_5544, 0x0123]), 0x0011_2233);
 }

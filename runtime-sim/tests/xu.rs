@@ -79,7 +79,7 @@ fn sgxt_clamp_and_wrap() {
 }
 
 fn mufu(f: &str, v: u32) -> u32 {
-    x(&format!("MUFU.{}.F32 R4, R4 ;", f), v)
+    x(&format!("MUFU.{} R4, R4 ;", f), v)
 }
 
 #[test]
@@ -149,13 +149,13 @@ fn mufu_rcp_rsq_sqrt_tanh_specials() {
 #[test]
 fn mufu_modifiers_and_saturation() {
     // -|x| then RCP: -|−4| = -4 → -0.25.
-    assert_eq!(x("MUFU.RCP.F32 R4, -|R4| ;", (-4.0f32).to_bits()), (-0.25f32).to_bits());
+    assert_eq!(x("MUFU.RCP R4, -|R4| ;", (-4.0f32).to_bits()), (-0.25f32).to_bits());
     assert_eq!(x("MUFU.SQRT.F32 R4, |R4| ;", (-16.0f32).to_bits()), 4.0f32.to_bits());
     // .SAT clamps to [+0, 1]; NaN becomes +0.
-    assert_eq!(x("MUFU.EX2.F32.SAT R4, R4 ;", 3.0f32.to_bits()), ONE);
-    assert_eq!(x("MUFU.EX2.F32.SAT R4, R4 ;", (-1.0f32).to_bits()), 0.5f32.to_bits());
-    assert_eq!(x("MUFU.RCP.F32.SAT R4, R4 ;", (-4.0f32).to_bits()), 0);
-    assert_eq!(x("MUFU.LG2.F32.SAT R4, R4 ;", (-1.0f32).to_bits()), 0);
+    assert_eq!(x("MUFU.EX2.SAT R4, R4 ;", 3.0f32.to_bits()), ONE);
+    assert_eq!(x("MUFU.EX2.SAT R4, R4 ;", (-1.0f32).to_bits()), 0.5f32.to_bits());
+    assert_eq!(x("MUFU.RCP.SAT R4, R4 ;", (-4.0f32).to_bits()), 0);
+    assert_eq!(x("MUFU.LG2.SAT R4, R4 ;", (-1.0f32).to_bits()), 0);
 }
 
 #[test]

@@ -9,8 +9,7 @@ pub const PROLOGUE: &str = "
 .kernel k
 .param out, 8
     S2R R0, SR_TID_X ;
-    MOV R2, c[0x0][0x160] ;
-    MOV R3, c[0x0][0x164] ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
 ";
 
 /// Assembles a source file and loads it.
