@@ -243,7 +243,7 @@ impl<'f> Lower<'f> {
                 self.cur.clear();
                 self.cur_inst = Some(inst);
                 let data = &f.dfg.insts[inst];
-                if data.opcode().is_branch() || data.opcode().is_return() {
+                if data.opcode().is_terminator() {
                     self.lower_terminator(inst, b, &split_of)?;
                 } else {
                     let results = f.dfg.inst_results(inst);
