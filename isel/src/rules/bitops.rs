@@ -1,6 +1,230 @@
-//! Constructors for `isle/lower/bitops.isle`.
+//! Constructors for `isle/lower/bitops.isle`: trees of bitwise operations
+//! folded into one LOP3 (per 32-bit half), and `bmask`.
+//!
+//! A tree is grown from the root instruction through the operands that are
+//! themselves results of bitwise operations (`band`, `bor`, `bxor`, `bnot`,
+//! `bitselect`) of the same type, breadth
+//! first, as long as it keeps at most three distinct leaves (the three LOP3
+//! inputs). The truth table is then the tree evaluated on the tables of the
+//! inputs (`LUT_A`, `LUT_B`, `LUT_C`). One constant leaf becomes the
+//! immediate operand (LOP3_RIR's `SrcB`); inputs the table does not depend
+//! on are dropped (RZ). Folding an operand that has other users duplicates
+//! no work: the other users lower it themselves, and each tree is still one
+//! LOP3.
+//!
+//! (`band_not`, `bor_not` and `bxor_not` are no longer CLIF opcodes in
+//! Cranelift 0.135: the builder emits `bnot` + `band`/`bor`/`bxor`, which
+//! folds into the same single LOP3.)
 
-#[allow(unused_imports)]
-use crate::lower::Lower;
+use std::collections::{HashMap, VecDeque};
 
-impl Lower<'_> {}
+use cranelift_codegen::ir::{types, Inst, Opcode, Type, Value, ValueDef};
+use smallvec::SmallVec;
+
+use crate::context::const_bits;
+use crate::lower::{Lower, Pred};
+use crate::machine::{LUT_A, LUT_B, LUT_C};
+use crate::rules::ops::{hi_of, Pieces, D, S};
+use crate::vcode::{Bundle, Class, VReg};
+
+/// Values folded into one tree at most (bounds the work on long chains).
+const MAX_FOLDED: usize = 16;
+
+fn is_bitop(op: Opcode) -> bool {
+    matches!(op, Opcode::Band | Opcode::Bor | Opcode::Bxor | Opcode::Bnot | Opcode::Bitselect)
+}
+
+/// Does the truth table depend on the input whose own table is `t`?
+pub(crate) fn lut_depends(lut: u8, t: u8) -> bool {
+    // Shift distance between the halves where the input is 1 and 0.
+    let sh = match t {
+        LUT_A => 4,
+        LUT_B => 2,
+        _ => 1,
+    };
+    ((lut & t) >> sh) != (lut & !t)
+}
+
+impl Lower<'_> {
+    fn bitop_args(&self, i: Inst) -> SmallVec<[Value; 3]> {
+        self.f.dfg.inst_args(i).iter().map(|&a| self.f.dfg.resolve_aliases(a)).collect()
+    }
+
+    /// The bitwise instruction of type `ty` defining `v`, if any.
+    fn bitop_def(&self, v: Value, ty: Type) -> Option<Inst> {
+        if self.f.dfg.value_type(v) != ty {
+            return None;
+        }
+        match self.f.dfg.value_def(v) {
+            ValueDef::Result(i, 0) if is_bitop(self.f.dfg.insts[i].opcode()) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The distinct leaves of the tree at `root` with `folded` expanded.
+    fn tree_leaves(&self, root: Inst, folded: &[Value]) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut seen: Vec<Value> = Vec::new();
+        let mut stack: Vec<Value> = self.bitop_args(root).into_iter().rev().collect();
+        while let Some(v) = stack.pop() {
+            if folded.contains(&v) {
+                if seen.contains(&v) {
+                    continue;
+                }
+                seen.push(v);
+                let ValueDef::Result(i, _) = self.f.dfg.value_def(v) else { unreachable!() };
+                stack.extend(self.bitop_args(i).into_iter().rev());
+            } else if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// The truth table of instruction `i` given the tables of the leaves.
+    fn tree_eval(&self, i: Inst, folded: &[Value], tables: &HashMap<Value, u8>, memo: &mut HashMap<Value, u8>) -> u8 {
+        let args = self.bitop_args(i);
+        let e = |v: Value, memo: &mut HashMap<Value, u8>| -> u8 {
+            if let Some(&t) = memo.get(&v) {
+                return t;
+            }
+            let t = if folded.contains(&v) {
+                let ValueDef::Result(j, _) = self.f.dfg.value_def(v) else { unreachable!() };
+                self.tree_eval(j, folded, tables, memo)
+            } else {
+                tables[&v]
+            };
+            memo.insert(v, t);
+            t
+        };
+        match self.f.dfg.insts[i].opcode() {
+            Opcode::Band => e(args[0], memo) & e(args[1], memo),
+            Opcode::Bor => e(args[0], memo) | e(args[1], memo),
+            Opcode::Bxor => e(args[0], memo) ^ e(args[1], memo),
+            Opcode::Bnot => !e(args[0], memo),
+            Opcode::Bitselect => {
+                let c = e(args[0], memo);
+                let x = e(args[1], memo);
+                let y = e(args[2], memo);
+                (c & x) | (!c & y)
+            }
+            op => unreachable!("not a bitwise op: {}", op),
+        }
+    }
+
+    /// The whole bitwise tree at `root` as one LOP3 (two for i64).
+    pub fn lop3_tree(&mut self, root: Inst) -> VReg {
+        let root_val = self.f.dfg.first_result(root);
+        let ty = self.f.dfg.value_type(root_val);
+        let wide = ty == types::I64;
+
+        // Grow the tree breadth first while it has at most three leaves.
+        let mut folded: Vec<Value> = Vec::new();
+        let mut queue: VecDeque<Value> = self.bitop_args(root).into_iter().collect();
+        while let Some(v) = queue.pop_front() {
+            if folded.len() >= MAX_FOLDED {
+                break;
+            }
+            if folded.contains(&v) {
+                continue;
+            }
+            let Some(i) = self.bitop_def(v, ty) else { continue };
+            folded.push(v);
+            if self.tree_leaves(root, &folded).len() <= 3 {
+                queue.extend(self.bitop_args(i));
+            } else {
+                folded.pop();
+            }
+        }
+        let leaves = self.tree_leaves(root, &folded);
+
+        // Slots: registers in A, B, C; a constant leaf as the immediate SrcB
+        // (then the registers are in A and C).
+        let imm_leaf = leaves.iter().copied().find(|&v| const_bits(self, v).is_some());
+        let regs: Vec<Value> = leaves.iter().copied().filter(|&v| Some(v) != imm_leaf).collect();
+        let mut slot: [Option<Value>; 3] = [None; 3];
+        let order: &[usize] = if imm_leaf.is_some() { &[0, 2] } else { &[0, 1, 2] };
+        for (k, &v) in regs.iter().enumerate() {
+            slot[order[k]] = Some(v);
+        }
+        if imm_leaf.is_some() {
+            slot[1] = imm_leaf;
+        }
+        let tabs = [LUT_A, LUT_B, LUT_C];
+        let mut tables = HashMap::new();
+        for (k, s) in slot.iter().enumerate() {
+            if let Some(v) = s {
+                tables.insert(*v, tabs[k]);
+            }
+        }
+        let lut = self.tree_eval(root, &folded, &tables, &mut HashMap::new());
+        // Drop the inputs the table does not depend on.
+        for k in 0..3 {
+            if !lut_depends(lut, tabs[k]) {
+                slot[k] = None;
+            }
+        }
+
+        // Constant result.
+        if slot.iter().all(|s| s.is_none()) {
+            let k = if lut & 1 != 0 { u64::MAX } else { 0 };
+            return if wide { self.mov_imm64(k) } else { self.mov_imm(k as u32) };
+        }
+        // The tree is one of its register leaves.
+        for k in 0..3 {
+            if let Some(v) = slot[k] {
+                if lut == tabs[k] && Some(v) != imm_leaf {
+                    return self.put_in_reg(v);
+                }
+            }
+        }
+
+        let mut srcs = [S::Z; 3];
+        let mut kh = [0u32; 3];
+        for k in 0..3 {
+            if let Some(v) = slot[k] {
+                if Some(v) == imm_leaf {
+                    let bits = const_bits(self, v).unwrap();
+                    srcs[k] = S::Imm(bits as u32);
+                    kh[k] = (bits >> 32) as u32;
+                } else {
+                    srcs[k] = S::Lo(self.put_in_reg(v));
+                }
+            }
+        }
+        let d = self.temp(if wide { Class::RPair } else { Class::R });
+        let mut b = Bundle::new().lop3(D::Lo(d), srcs[0], srcs[1], srcs[2], lut);
+        if wide {
+            b = b.lop3(D::Hi(d), hi_of(srcs[0], kh[0]), hi_of(srcs[1], kh[1]), hi_of(srcs[2], kh[2]), lut);
+        }
+        self.emit_b(b);
+        d
+    }
+
+    /// `bmask`: all ones where the predicate holds, else 0 (`SEL d, RZ, -1, !p`).
+    pub fn bmask_from_pred(&mut self, ty: Type, p: Pred) -> VReg {
+        let wide = ty == types::I64;
+        let d = self.temp(if wide { Class::RPair } else { Class::R });
+        let mut b = Bundle::new().sel(D::Lo(d), S::Z, S::Imm(u32::MAX), p, true);
+        if wide {
+            b = b.sel(D::Hi(d), S::Z, S::Imm(u32::MAX), p, true);
+        }
+        self.emit_b(b);
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depends() {
+        assert!(lut_depends(LUT_A, LUT_A));
+        assert!(!lut_depends(LUT_A, LUT_B));
+        assert!(!lut_depends(LUT_A, LUT_C));
+        assert!(lut_depends(LUT_A ^ LUT_C, LUT_C));
+        assert!(!lut_depends(LUT_A & LUT_B, LUT_C));
+        assert!(!lut_depends(0xFF, LUT_A) && !lut_depends(0, LUT_B));
+    }
+}

@@ -3,7 +3,11 @@
 //! ISLE terms of `isle/lower/<family>.isle`).
 
 pub mod bitops;
+pub mod bits;
 pub mod control;
 pub mod memory;
+pub mod minmax;
 pub mod mul;
+pub mod ops;
+pub mod overflow;
 pub mod shifts;

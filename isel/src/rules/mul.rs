@@ -1,6 +1,200 @@
-//! Constructors for `isle/lower/mul.isle`.
+//! Constructors for `isle/lower/mul.isle`: multiplication (IMAD, IMUL.HI,
+//! IMAD.WIDE), the 64×64→128 product, and `iabs`.
 
-#[allow(unused_imports)]
-use crate::lower::Lower;
+use crate::lower::{InstOutput, Lower};
+use crate::rules::ops::{Pieces, D, S};
+use crate::vcode::{Bundle, Class, VReg};
 
-impl Lower<'_> {}
+impl Lower<'_> {
+    /// `IMAD d, a, b, RZ`: the low 32 bits of the product (any signedness).
+    pub fn imul32(&mut self, a: VReg, b: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Lo(b), S::Z));
+        d
+    }
+
+    pub fn imul32_imm(&mut self, a: VReg, k: u32) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Imm(k), S::Z));
+        d
+    }
+
+    /// `IMUL.HI.S32/U32 d, a, b`: the high 32 bits of the 64-bit product.
+    pub fn mulhi32(&mut self, signed: bool, a: VReg, b: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imul_hi(signed, D::Lo(d), S::Lo(a), S::Lo(b)));
+        d
+    }
+
+    /// 64-bit `a * b mod 2^64`: the cross terms `a.lo*b.hi + a.hi*b.lo` with
+    /// IMAD, the full `a.lo*b.lo` with IMAD.WIDE.U32, the cross terms added to
+    /// its high word.
+    fn imul64_src(&mut self, a: VReg, b_lo: S, b_hi: S) -> VReg {
+        let d = self.temp(Class::RPair);
+        let t = self.temp(Class::R);
+        let mut bu = Bundle::new().imad(false, false, D::T(t), S::Hi(a), b_lo, S::Z);
+        if b_hi != S::Imm(0) {
+            bu = bu.imad(false, false, D::T(t), S::Lo(a), b_hi, S::Lo(t));
+        }
+        bu = bu.imad_wide(false, D::Lo(d), S::Lo(a), b_lo, S::Z).iadd(false, D::Hi(d), S::Hi(d), false, S::Lo(t), false);
+        self.emit_b(bu);
+        d
+    }
+
+    pub fn imul64(&mut self, a: VReg, b: VReg) -> VReg {
+        self.imul64_src(a, S::Lo(b), S::Hi(b))
+    }
+
+    pub fn imul64_imm(&mut self, a: VReg, k: u64) -> VReg {
+        self.imul64_src(a, S::Imm(k as u32), S::Imm((k >> 32) as u32))
+    }
+
+    /// The full unsigned 128-bit product of two pairs, as (low, high) pairs,
+    /// by 32-bit columns with carry chains (one predicate, two scratch
+    /// registers; `L` = a.lo*b.lo by IMAD.WIDE.U32):
+    ///
+    /// ```text
+    /// IMAD.WIDE.U32   L, a0, b0, RZ          ; r0 = L.lo, h0 = L.hi
+    /// IMAD.U32        T1, k, a0, b1, L.hi    ; lo(a0 b1) + h0
+    /// IMAD.HI.X.U32   T2, a0, b1, RZ, k      ; hi(a0 b1) + carry
+    /// IMAD.U32        L.hi, k, a1, b0, T1    ; r1
+    /// IMAD.HI.X.U32   T2, k, a1, b0, T2, k   ; hi(a1 b0) + ... (carry k)
+    /// IADD.X          T1, RZ, RZ, k          ; that carry as a number
+    /// IMAD.U32        H.lo, k, a1, b1, T2    ; r2
+    /// IMAD.HI.X.U32   H.hi, a1, b1, T1, k    ; r3
+    /// ```
+    fn mul128(&mut self, a: VReg, b: VReg, want_lo: bool) -> (VReg, VReg) {
+        let l = self.temp(Class::RPair);
+        let h = self.temp(Class::RPair);
+        let (t1, t2) = (self.temp(Class::R), self.temp(Class::R));
+        let k = self.temp(Class::P);
+        let (l_lo, l_hi) = if want_lo { (D::Lo(l), D::Hi(l)) } else { (D::T(l), D::TH(l)) };
+        let (a0, a1, b0, b1) = (S::Lo(a), S::Hi(a), S::Lo(b), S::Hi(b));
+        let bu = Bundle::new()
+            .imad_wide(false, l_lo, a0, b0, S::Z)
+            .imad(false, false, D::T(t1), a0, b1, S::Hi(l))
+            .temp("pu", k)
+            .imad(true, false, D::T(t2), a0, b1, S::Z)
+            .use_("pp", k)
+            .set("pp.not", 0)
+            .imad(false, false, l_hi, a1, b0, S::Lo(t1))
+            .temp("pu", k)
+            .imad(true, false, D::T(t2), a1, b0, S::Lo(t2))
+            .use_("pp", k)
+            .set("pp.not", 0)
+            .temp("pu", k)
+            .iadd(true, D::T(t1), S::Z, false, S::Z, false)
+            .use_("pp", k)
+            .set("pp.not", 0)
+            .imad(false, false, D::Lo(h), a1, b1, S::Lo(t2))
+            .temp("pu", k)
+            .imad(true, false, D::Hi(h), a1, b1, S::Lo(t1))
+            .use_("pp", k)
+            .set("pp.not", 0);
+        self.emit_b(bu);
+        (l, h)
+    }
+
+    /// The signed high 64 bits from the unsigned ones:
+    /// `hs = hu - (a < 0 ? b : 0) - (b < 0 ? a : 0)`.
+    fn signed_hi64(&mut self, a: VReg, b: VReg, hu: VReg) -> VReg {
+        let d = self.temp(Class::RPair);
+        let (sa, sb) = (self.temp(Class::R), self.temp(Class::R));
+        let (x0, x1, y0, y1) = (self.temp(Class::R), self.temp(Class::R), self.temp(Class::R), self.temp(Class::R));
+        let (c1, c2) = (self.temp(Class::P), self.temp(Class::P));
+        use crate::machine::{LUT_A, LUT_C};
+        let and = LUT_A & LUT_C;
+        let bu = Bundle::new()
+            .shf(false, true, false, "S32", D::T(sa), S::Z, S::Imm(31), S::Hi(a))
+            .shf(false, true, false, "S32", D::T(sb), S::Z, S::Imm(31), S::Hi(b))
+            .lop3(D::T(x0), S::Lo(b), S::Z, S::Lo(sa), and)
+            .lop3(D::T(x1), S::Hi(b), S::Z, S::Lo(sa), and)
+            .lop3(D::T(y0), S::Lo(a), S::Z, S::Lo(sb), and)
+            .lop3(D::T(y1), S::Hi(a), S::Z, S::Lo(sb), and)
+            // d = hu - x
+            .iadd(false, D::Lo(d), S::Lo(hu), false, S::Lo(x0), true)
+            .temp("pu", c1)
+            .iadd(true, D::Hi(d), S::Hi(hu), false, S::Lo(x1), true)
+            .use_("pp", c1)
+            .set("pp.not", 0)
+            // d -= y
+            .iadd(false, D::Lo(d), S::Lo(d), false, S::Lo(y0), true)
+            .temp("pu", c2)
+            .iadd(true, D::Hi(d), S::Hi(d), false, S::Lo(y1), true)
+            .use_("pp", c2)
+            .set("pp.not", 0);
+        self.emit_b(bu);
+        d
+    }
+
+    pub fn umulhi64(&mut self, a: VReg, b: VReg) -> VReg {
+        self.mul128(a, b, false).1
+    }
+
+    pub fn smulhi64(&mut self, a: VReg, b: VReg) -> VReg {
+        let hu = self.mul128(a, b, false).1;
+        self.signed_hi64(a, b, hu)
+    }
+
+    /// `umul_overflow.i64`: the low 64 bits, and whether the high 64 are nonzero.
+    pub fn umul_overflow64(&mut self, a: VReg, b: VReg) -> InstOutput {
+        let (l, h) = self.mul128(a, b, true);
+        let p = self.temp(Class::P);
+        let f = self.temp(Class::R);
+        self.emit_b(
+            Bundle::new()
+                .lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C)
+                .temp("pu", p)
+                .sel(D::Lo(f), S::Z, S::Imm(1), p, true),
+        );
+        smallvec::smallvec![l, f]
+    }
+
+    /// `smul_overflow.i64`: the low 64 bits, and whether the signed high 64
+    /// bits differ from the sign of the low ones.
+    pub fn smul_overflow64(&mut self, a: VReg, b: VReg) -> InstOutput {
+        let (l, hu) = self.mul128(a, b, true);
+        let h = self.signed_hi64(a, b, hu);
+        let s = self.temp(Class::R);
+        let p = self.temp(Class::P);
+        let f = self.temp(Class::R);
+        use crate::machine::{LUT_A, LUT_B, LUT_C};
+        self.emit_b(
+            Bundle::new()
+                .shf(false, true, false, "S32", D::T(s), S::Z, S::Imm(31), S::Hi(l))
+                .lop3(D::Z, S::Lo(h), S::Hi(h), S::Lo(s), (LUT_A ^ LUT_C) | (LUT_B ^ LUT_C))
+                .temp("pu", p)
+                .sel(D::Lo(f), S::Z, S::Imm(1), p, true),
+        );
+        smallvec::smallvec![l, f]
+    }
+
+    /// `IABS d, a` (INT_MIN stays INT_MIN, as CLIF wants).
+    pub fn iabs32(&mut self, a: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().inst(ursa_emit::forms::IABS_R).def("rd", d).use_("rb", a));
+        d
+    }
+
+    /// 64-bit `|a|` = `(a ^ s) - s` with `s` the sign replicated.
+    pub fn iabs64(&mut self, a: VReg) -> VReg {
+        let d = self.temp(Class::RPair);
+        let s = self.temp(Class::R);
+        let (u0, u1) = (self.temp(Class::R), self.temp(Class::R));
+        let c = self.temp(Class::P);
+        use crate::machine::{LUT_A, LUT_C};
+        let xor = LUT_A ^ LUT_C;
+        self.emit_b(
+            Bundle::new()
+                .shf(false, true, false, "S32", D::T(s), S::Z, S::Imm(31), S::Hi(a))
+                .lop3(D::T(u0), S::Lo(a), S::Z, S::Lo(s), xor)
+                .lop3(D::T(u1), S::Hi(a), S::Z, S::Lo(s), xor)
+                .iadd(false, D::Lo(d), S::Lo(u0), false, S::Lo(s), true)
+                .temp("pu", c)
+                .iadd(true, D::Hi(d), S::Lo(u1), false, S::Lo(s), true)
+                .use_("pp", c)
+                .set("pp.not", 0),
+        );
+        d
+    }
+}
