@@ -78,7 +78,8 @@ fn set(i: &mut Inst, name: &str, v: u64) {
 /// Sets the control bits of every instruction of `code` (inserting NOPs
 /// where a wait is longer than one stall field can hold).
 pub fn calc_instr_deps(code: &mut Code) {
-    let mut is_start = vec![false; code.items.len() + 1];
+    let n = code.items.len();
+    let mut is_start = vec![false; n + 1];
     for &s in &code.block_start {
         is_start[s] = true;
     }
@@ -184,7 +185,7 @@ pub fn calc_instr_deps(code: &mut Code) {
         t = issue + stall;
         out.push(it);
     }
-    new_start[code.items.len()] = out.len();
+    new_start[n] = out.len();
     code.block_start = code.block_start.iter().map(|&s| new_start[s]).collect();
     code.items = out;
     // A stall on the instruction before a block start counts for the

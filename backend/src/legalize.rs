@@ -1,9 +1,632 @@
-//! Rewrites of Cranelift IR before instruction selection.
+//! Rewrites of Cranelift IR before instruction selection: integer division.
+//!
+//! The machine has no divide instruction, so every `udiv`, `sdiv`, `urem` and
+//! `srem` (i8, i16, i32, i64) is replaced here by plain CLIF computing exactly
+//! the CLIF semantics:
+//!
+//! * a zero divisor traps with `int_divz` (`trapz d, int_divz`);
+//! * `sdiv INT_MIN, -1` traps with `int_ovf`; `srem INT_MIN, -1` is 0;
+//! * quotients truncate toward zero; a remainder has the dividend's sign.
+//!
+//! A divisor in a register gets a shift-subtract loop written with `iconst`,
+//! `iadd`, `isub`, `ineg`, `icmp`, `select`, `trapz`/`trapnz`, `jump` and
+//! `brif` only. A constant divisor gets straight-line code (see "Constant
+//! divisors" below) that also uses `ushr`, `sshr`, `ishl`, `band`, `imul`,
+//! `umulhi` and `smulhi`. Other types (i128, vectors) are reported as
+//! unsupported.
+//!
+//! # The sequence
+//!
+//! For `v = op.T x, d` in block `B` (`T` of `N` bits):
+//!
+//! ```text
+//! B:      ...
+//!         trapz d, int_divz
+//!         ;; sdiv only:
+//!         t   = select (icmp eq x, INT_MIN), d, 0
+//!         trapnz (icmp eq t, -1), int_ovf
+//!         ;; signed only: magnitudes (INT_MIN stays INT_MIN = 2^(N-1) unsigned)
+//!         xneg = icmp slt x, 0 ;  X = select xneg, (ineg x), x
+//!         dneg = icmp slt d, 0 ;  D = select dneg, (ineg d), d
+//!         jump L(N, X, 0)
+//! L(i: i32, n: T, r: T):                     ; one iteration per bit
+//!         bit = select (icmp slt n, 0), 1, 0 ; top bit of n
+//!         rb  = iadd r, bit
+//!         ge  = icmp uge rb, (isub D, r)     ; 2r + bit >= D ?
+//!         r2  = iadd rb, r                   ; 2r + bit  (mod 2^N)
+//!         r'  = select ge, (isub r2, D), r2
+//!         n'  = iadd (iadd n, n), (select ge, 1, 0)
+//!         i'  = isub i, 1
+//!         brif i', L(i', n', r'), E(n', r')
+//! E(q: T, r: T):
+//!         v = q                              ; udiv
+//!         v = r                              ; urem
+//!         v = select (icmp ne xneg, dneg), (ineg q), q   ; sdiv
+//!         v = select xneg, (ineg r), r       ; srem
+//!         ...                                ; the rest of B
+//! ```
+//!
+//! The loop runs in the operation's own type: narrow types (i8, i16) take 8
+//! or 16 iterations, with the wrap-around arithmetic of CLIF at their width
+//! (their `icmp`s are exact whatever the upper register bits hold).
+//!
+//! # Why it is exact
+//!
+//! This is restoring long division, one dividend bit per iteration, from the
+//! most significant. Let `P_k` be the top `k` bits of `X` as a number
+//! (`P_0 = 0`, `P_N = X`) and `1 <= D < 2^N`. After `k` iterations:
+//!
+//! * `r = P_k mod D`, so `0 <= r < D`;
+//! * `n = (X << k) mod 2^N + (P_k div D)`: the dividend bits not yet consumed
+//!   are at the top of `n`, the quotient bits so far (`P_k div D < 2^k`) at
+//!   the bottom.
+//!
+//! Iteration `k+1` takes `bit` = the top bit of `n` = the next dividend bit,
+//! so `P_{k+1} = 2 P_k + bit` and `P_{k+1} mod D = (2r + bit) mod D`. Because
+//! `r < D`, `t = 2r + bit < 2D`: the new quotient bit is `t >= D`, the new
+//! remainder `t - D` or `t`. Neither `t` nor `t >= D` is computed with an
+//! overflowing sum: `t >= D` iff `r + bit >= D - r`, where `r + bit <= D <
+//! 2^N` and `0 < D - r <= D` are exact. The new remainder is computed modulo
+//! `2^N` (`2r + bit - D`), but it is below `D < 2^N`, so the modular value is
+//! the true one. `n + n + qbit` drops the consumed bit and appends the
+//! quotient bit. After `N` iterations `n = X div D` and `r = X mod D`.
+//!
+//! Signed operations divide the magnitudes as unsigned `N`-bit numbers
+//! (`ineg INT_MIN` = `2^(N-1)` read unsigned, which is its magnitude) and fix
+//! the signs: truncating division gives `x / d = ±(|x| div |d|)`, negative iff
+//! exactly one operand is, and `x % d = sign(x)·(|x| mod |d|)`. The negations
+//! cannot overflow: the only quotient of magnitude `2^(N-1)` with a positive
+//! sign is `INT_MIN / -1`, which traps first, and remainders are below
+//! `|d| <= 2^(N-1)`. `srem INT_MIN, -1` is `2^(N-1) mod 1 = 0`.
+//!
+//! # Constant divisors
+//!
+//! An `iconst` divisor `k` needs no zero check (`k = 0` becomes `trapz` alone)
+//! and no overflow check unless it is -1 for `sdiv`. Then:
+//!
+//! * `k = 1` (or -1, signed): `x`, `ineg x`; remainder 0;
+//! * `k = 2^s` (positive for signed): `ushr x, s` / `band x, k-1`; signed,
+//!   `(x + ((x >>s (N-1)) >>u (N-s))) >>s s` — adding `2^s - 1` to a
+//!   negative dividend turns the shift's flooring into truncation;
+//! * otherwise multiplication by a "magic" reciprocal, Granlund & Montgomery
+//!   (PLDI 1994) figure 4.1 (unsigned) and figure 5.2 (signed), see
+//!   `magic_unsigned` and `magic_signed` for the formulas and their
+//!   conditions; they hold for every divisor and every `N`-bit dividend.
+//!
+//! Remainders by a constant are `x - q * k`.
+//!
+//! In debug builds the result is checked with Cranelift's verifier (a failure
+//! is a compiler bug and panics).
 
-use cranelift_codegen::ir::Function;
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, TrapCode, Type, Value, ValueDef};
 
 /// Legalizes `f` in place.
 pub fn legalize(f: &mut Function) -> Result<(), String> {
-    let _ = f;
+    let mut divs = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            if matches!(f.dfg.insts[i].opcode(), Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem) {
+                divs.push(i);
+            }
+        }
+    }
+    if divs.is_empty() {
+        return Ok(());
+    }
+    for inst in divs {
+        expand_div(f, inst)?;
+    }
+    f.dfg.resolve_all_aliases();
+    if cfg!(debug_assertions) {
+        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+        if let Err(errs) = cranelift_codegen::verifier::verify_function(&*f, &flags) {
+            panic!("legalize produced invalid CLIF:\n{}", cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs));
+        }
+    }
     Ok(())
+}
+
+/// The bits of `v` if it is an `iconst`, zero-extended from its type.
+fn const_value(f: &Function, v: Value) -> Option<u64> {
+    let v = f.dfg.resolve_aliases(v);
+    let ValueDef::Result(i, _) = f.dfg.value_def(v) else { return None };
+    match f.dfg.insts[i] {
+        InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits() as u64 & mask(f.dfg.value_type(v))),
+        _ => None,
+    }
+}
+
+/// All ones in the low `ty.bits()` bits.
+fn mask(ty: Type) -> u64 {
+    mask_bits(ty.bits())
+}
+
+/// `iconst.ty k` (the immediate zero-extended, as the verifier wants).
+fn iconst(pos: &mut FuncCursor, ty: Type, k: u64) -> Value {
+    pos.ins().iconst(ty, (k & mask(ty)) as i64)
+}
+
+/// Replaces `inst` (a `udiv`/`sdiv`/`urem`/`srem`) by its expansion.
+fn expand_div(f: &mut Function, inst: Inst) -> Result<(), String> {
+    let op = f.dfg.insts[inst].opcode();
+    let ty = f.dfg.ctrl_typevar(inst);
+    if !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
+        return Err(format!("{}.{} is not supported", op, ty));
+    }
+    let [x, d] = *f.dfg.inst_args(inst) else { return Err(format!("{}: unexpected operands", f.dfg.display_inst(inst))) };
+    let result = f.dfg.first_result(inst);
+    let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
+    let rem = matches!(op, Opcode::Urem | Opcode::Srem);
+
+    let mut pos = FuncCursor::new(f).at_inst(inst);
+    pos.use_srcloc(inst);
+    let value = match const_value(pos.func, d) {
+        Some(0) => {
+            // Always traps; the value is never produced.
+            pos.ins().trapz(d, TrapCode::INTEGER_DIVISION_BY_ZERO);
+            iconst(&mut pos, ty, 0)
+        }
+        Some(k) => {
+            if op == Opcode::Sdiv && k == mask(ty) {
+                overflow_check(&mut pos, ty, x, d);
+            }
+            by_constant(&mut pos, ty, x, k, signed, rem)
+        }
+        None => {
+            pos.ins().trapz(d, TrapCode::INTEGER_DIVISION_BY_ZERO);
+            if op == Opcode::Sdiv {
+                overflow_check(&mut pos, ty, x, d);
+            }
+            by_loop(&mut pos, inst, ty, x, d, signed, rem)
+        }
+    };
+    finish(pos.func, inst, result, value);
+    Ok(())
+}
+
+/// `trapnz (x == INT_MIN && d == -1), int_ovf`, without a logical and:
+/// `select (x == INT_MIN), d, 0` is -1 exactly then.
+fn overflow_check(pos: &mut FuncCursor, ty: Type, x: Value, d: Value) {
+    let kmin = iconst(pos, ty, 1u64 << (ty.bits() - 1));
+    let is_min = pos.ins().icmp(IntCC::Equal, x, kmin);
+    let zero = iconst(pos, ty, 0);
+    let t = pos.ins().select(is_min, d, zero);
+    let minus1 = iconst(pos, ty, mask(ty));
+    let ovf = pos.ins().icmp(IntCC::Equal, t, minus1);
+    pos.ins().trapnz(ovf, TrapCode::INTEGER_OVERFLOW);
+}
+
+/// The shift-subtract loop (see the module comment) for a divisor in a
+/// register, known nonzero and, for `sdiv`, not overflowing. Leaves `inst`
+/// at the top of the exit block, the cursor before it; returns the result.
+fn by_loop(pos: &mut FuncCursor, inst: Inst, ty: Type, x: Value, d: Value, signed: bool, rem: bool) -> Value {
+    // Operands of the unsigned division.
+    let zero = iconst(pos, ty, 0);
+    let (xn, dn, signs) = if signed {
+        let xneg = pos.ins().icmp(IntCC::SignedLessThan, x, zero);
+        let negx = pos.ins().ineg(x);
+        let xn = pos.ins().select(xneg, negx, x);
+        let dneg = pos.ins().icmp(IntCC::SignedLessThan, d, zero);
+        let negd = pos.ins().ineg(d);
+        let dn = pos.ins().select(dneg, negd, d);
+        (xn, dn, Some((xneg, dneg)))
+    } else {
+        (x, d, None)
+    };
+    let one = iconst(pos, ty, 1);
+    let count = iconst(pos, types::I32, ty.bits() as u64);
+    let one32 = iconst(pos, types::I32, 1);
+
+    // Split: B | L | E, with the division (and what followed it) in E.
+    let block = pos.current_block().unwrap();
+    let lp = pos.func.dfg.make_block();
+    let exit = pos.func.dfg.make_block();
+    pos.func.layout.split_block(exit, inst);
+    pos.func.layout.insert_block(lp, exit);
+    pos.goto_bottom(block);
+    pos.ins().jump(lp, &[BlockArg::Value(count), BlockArg::Value(xn), BlockArg::Value(zero)]);
+
+    // The loop.
+    let i = pos.func.dfg.append_block_param(lp, types::I32);
+    let n = pos.func.dfg.append_block_param(lp, ty);
+    let r = pos.func.dfg.append_block_param(lp, ty);
+    pos.goto_bottom(lp);
+    let top = pos.ins().icmp(IntCC::SignedLessThan, n, zero);
+    let bit = pos.ins().select(top, one, zero);
+    let rb = pos.ins().iadd(r, bit);
+    let dr = pos.ins().isub(dn, r);
+    let ge = pos.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, rb, dr);
+    let r2 = pos.ins().iadd(rb, r);
+    let r2d = pos.ins().isub(r2, dn);
+    let r_next = pos.ins().select(ge, r2d, r2);
+    let n2 = pos.ins().iadd(n, n);
+    let qbit = pos.ins().select(ge, one, zero);
+    let n_next = pos.ins().iadd(n2, qbit);
+    let i_next = pos.ins().isub(i, one32);
+    pos.ins().brif(
+        i_next,
+        lp,
+        &[BlockArg::Value(i_next), BlockArg::Value(n_next), BlockArg::Value(r_next)],
+        exit,
+        &[BlockArg::Value(n_next), BlockArg::Value(r_next)],
+    );
+
+    // The result.
+    let q = pos.func.dfg.append_block_param(exit, ty);
+    let r = pos.func.dfg.append_block_param(exit, ty);
+    pos.goto_inst(inst);
+    match (signs, rem) {
+        (None, false) => q,
+        (None, true) => r,
+        (Some((xneg, _)), true) => {
+            let negr = pos.ins().ineg(r);
+            pos.ins().select(xneg, negr, r)
+        }
+        (Some((xneg, dneg)), false) => {
+            let negq = pos.ins().ineg(q);
+            let differ = pos.ins().icmp(IntCC::NotEqual, xneg, dneg);
+            pos.ins().select(differ, negq, q)
+        }
+    }
+}
+
+/// Division by the nonzero constant `k` (the bits of a `ty` value), without
+/// a loop; for `sdiv` by -1 the caller has emitted the overflow check.
+fn by_constant(pos: &mut FuncCursor, ty: Type, x: Value, k: u64, signed: bool, rem: bool) -> Value {
+    let bits = ty.bits();
+    let min = 1u64 << (bits - 1);
+    if k == 1 || (signed && k == mask(ty)) {
+        return match (rem, k == 1) {
+            (true, _) => iconst(pos, ty, 0),
+            (false, true) => x,
+            (false, false) => pos.ins().ineg(x),
+        };
+    }
+    if k.is_power_of_two() && (!signed || k < min) {
+        return pow2(pos, ty, x, k.trailing_zeros(), signed, rem);
+    }
+    let q = if signed {
+        let (m, l) = magic_signed(bits, k);
+        let km = iconst(pos, ty, m);
+        let hi = pos.ins().smulhi(x, km);
+        let mut q = pos.ins().iadd(x, hi);
+        if l > 1 {
+            let ks = iconst(pos, ty, l as u64 - 1);
+            q = pos.ins().sshr(q, ks);
+        }
+        let ksign = iconst(pos, ty, bits as u64 - 1);
+        let xsign = pos.ins().sshr(x, ksign);
+        let q = pos.ins().isub(q, xsign);
+        if k & min != 0 {
+            pos.ins().ineg(q)
+        } else {
+            q
+        }
+    } else {
+        let (m, l) = magic_unsigned(bits, k);
+        let km = iconst(pos, ty, m);
+        let t = pos.ins().umulhi(x, km);
+        let xt = pos.ins().isub(x, t);
+        let k1 = iconst(pos, ty, 1);
+        let half = pos.ins().ushr(xt, k1);
+        let mut q = pos.ins().iadd(t, half);
+        if l > 1 {
+            let ks = iconst(pos, ty, l as u64 - 1);
+            q = pos.ins().ushr(q, ks);
+        }
+        q
+    };
+    if !rem {
+        return q;
+    }
+    let kk = iconst(pos, ty, k);
+    let qk = pos.ins().imul(q, kk);
+    pos.ins().isub(x, qk)
+}
+
+/// Division by `2^s` (`s < bits`; signed only for positive divisors).
+/// Unsigned: `x >> s`, `x & (2^s - 1)`. Signed (truncating): add `2^s - 1`
+/// to negative dividends before the arithmetic shift; the remainder is
+/// `x - (q << s)`.
+fn pow2(pos: &mut FuncCursor, ty: Type, x: Value, s: u32, signed: bool, rem: bool) -> Value {
+    let bits = ty.bits() as u64;
+    if !signed {
+        if rem {
+            let m = iconst(pos, ty, (1u64 << s) - 1);
+            return pos.ins().band(x, m);
+        }
+        let k = iconst(pos, ty, s as u64);
+        return pos.ins().ushr(x, k);
+    }
+    if s == 0 {
+        return if rem { iconst(pos, ty, 0) } else { x };
+    }
+    // bias = (x < 0) ? 2^s - 1 : 0, as (x >>s (bits-1)) >>u (bits - s).
+    let kb = iconst(pos, ty, bits - 1);
+    let sign = pos.ins().sshr(x, kb);
+    let kr = iconst(pos, ty, bits - s as u64);
+    let bias = pos.ins().ushr(sign, kr);
+    let biased = pos.ins().iadd(x, bias);
+    let ks = iconst(pos, ty, s as u64);
+    let q = pos.ins().sshr(biased, ks);
+    if !rem {
+        return q;
+    }
+    let back = pos.ins().ishl(q, ks);
+    pos.ins().isub(x, back)
+}
+
+/// `ceil(log2(d))` for `d >= 1`.
+fn ceil_log2(d: u64) -> u32 {
+    64 - (d - 1).leading_zeros()
+}
+
+/// Granlund & Montgomery, "Division by invariant integers using
+/// multiplication" (PLDI 1994), figure 4.1: for `2 <= d < 2^N`, with
+/// `l = ceil(log2 d)` and `m = floor(2^N (2^l - d) / d) + 1` (< 2^N), every
+/// `N`-bit `x` has `x / d = (t + ((x - t) >> 1)) >> (l - 1)`, `t = mulhi(m, x)`
+/// (no step overflows: `t <= x`). Returns `(m, l)`.
+fn magic_unsigned(bits: u32, d: u64) -> (u64, u32) {
+    debug_assert!(d >= 2 && d <= mask_bits(bits));
+    let l = ceil_log2(d);
+    let m = ((1u128 << bits) * ((1u128 << l) - d as u128) / d as u128 + 1) as u64;
+    (m, l)
+}
+
+/// The same paper, figure 5.2 (truncating signed division): for `|d| >= 2`
+/// (as an unsigned magnitude; `d = INT_MIN` gives `2^(N-1)`), with
+/// `l = ceil(log2 |d|)` and `m = 1 + floor(2^(N+l-1) / |d|)`
+/// (`2^(N-1) < m < 2^N`), every `N`-bit signed `x` has
+/// `x / |d| = ((x + mulsh(m - 2^N, x)) >>s (l - 1)) - (x >>s (N - 1))`, and
+/// `x / d` is its negation for `d < 0`. (`x + mulsh(..)` is
+/// `floor(m x / 2^N)`, no larger than `|x|`: no overflow.) Returns the bits
+/// of `m - 2^N` as an `N`-bit value, and `l`.
+fn magic_signed(bits: u32, d: u64) -> (u64, u32) {
+    let ad = if d >> (bits - 1) & 1 != 0 { d.wrapping_neg() & mask_bits(bits) } else { d };
+    debug_assert!(ad >= 2);
+    let l = ceil_log2(ad).max(1);
+    let m = (1u128 << (bits + l - 1)) / ad as u128 + 1;
+    debug_assert!(m > 1u128 << (bits - 1) && m < 1u128 << bits);
+    ((m as u64) & mask_bits(bits), l)
+}
+
+fn mask_bits(bits: u32) -> u64 {
+    u64::MAX >> (64 - bits)
+}
+
+/// Removes `inst` and makes its result an alias of `value`.
+fn finish(f: &mut Function, inst: Inst, result: Value, value: Value) {
+    f.dfg.detach_inst_results(inst);
+    f.layout.remove_inst(inst);
+    f.dfg.change_to_alias(result, value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_codegen::settings;
+    use cranelift_reader::parse_functions;
+
+    fn legalized(src: &str) -> Function {
+        let mut f = parse_functions(src).unwrap().remove(0);
+        legalize(&mut f).unwrap();
+        let flags = settings::Flags::new(settings::builder());
+        cranelift_codegen::verifier::verify_function(&f, &flags).unwrap_or_else(|e| panic!("{}\n{}", e, f.display()));
+        f
+    }
+
+    fn has_op(f: &Function, pred: impl Fn(Opcode) -> bool) -> bool {
+        f.layout.blocks().any(|b| f.layout.block_insts(b).any(|i| pred(f.dfg.insts[i].opcode())))
+    }
+
+    fn is_div(op: Opcode) -> bool {
+        matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
+    }
+
+    #[test]
+    fn every_division_is_expanded_and_verifies() {
+        for op in ["udiv", "sdiv", "urem", "srem"] {
+            for ty in ["i8", "i16", "i32", "i64"] {
+                let src = format!(
+                    "function %f({ty}, {ty}) -> {ty} {{
+                     block0(v0: {ty}, v1: {ty}):
+                         v2 = {op} v0, v1
+                         v3 = iadd v2, v0
+                         v4 = {op} v3, v1
+                         brif v4, block1(v4), block1(v2)
+                     block1(v5: {ty}):
+                         return v5
+                     }}"
+                );
+                let f = legalized(&src);
+                assert!(!has_op(&f, is_div), "{op}.{ty}:\n{}", f.display());
+                assert!(has_op(&f, |o| o == Opcode::Trapz), "{op}.{ty}: no zero check");
+                assert_eq!(has_op(&f, |o| o == Opcode::Trapnz), op == "sdiv", "{op}.{ty}: overflow check");
+                // entry, two loops and two exits, block1
+                assert_eq!(f.layout.blocks().count(), 6, "{op}.{ty}:\n{}", f.display());
+            }
+        }
+    }
+
+    #[test]
+    fn constant_divisors() {
+        let f = legalized(
+            "function %f(i32) -> i32 {
+             block0(v0: i32):
+                 v1 = iconst.i32 7
+                 v2 = sdiv v0, v1
+                 return v2
+             }",
+        );
+        assert!(!has_op(&f, |o| is_div(o) || o == Opcode::Trapz || o == Opcode::Trapnz), "{}", f.display());
+        assert!(has_op(&f, |o| o == Opcode::Smulhi), "{}", f.display());
+        assert_eq!(f.layout.blocks().count(), 1, "{}", f.display());
+        let f = legalized(
+            "function %f(i16) -> i16 {
+             block0(v0: i16):
+                 v1 = iconst.i16 0xfff6
+                 v2 = urem v0, v1
+                 v3 = iconst.i16 64
+                 v4 = srem v2, v3
+                 return v4
+             }",
+        );
+        assert!(has_op(&f, |o| o == Opcode::Umulhi) && has_op(&f, |o| o == Opcode::Sshr), "{}", f.display());
+        assert!(!has_op(&f, |o| is_div(o) || o == Opcode::Trapz || o == Opcode::Trapnz), "{}", f.display());
+        assert_eq!(f.layout.blocks().count(), 1, "{}", f.display());
+        let f = legalized(
+            "function %f(i64) -> i64 {
+             block0(v0: i64):
+                 v1 = iconst.i64 -1
+                 v2 = sdiv v0, v1
+                 v3 = srem v0, v1
+                 v4 = iadd v2, v3
+                 return v4
+             }",
+        );
+        assert!(has_op(&f, |o| o == Opcode::Trapnz) && !has_op(&f, |o| is_div(o) || o == Opcode::Trapz), "{}", f.display());
+        assert_eq!(f.layout.blocks().count(), 1, "{}", f.display());
+        let f = legalized(
+            "function %f(i8) -> i8 {
+             block0(v0: i8):
+                 v1 = iconst.i8 0
+                 v2 = urem v0, v1
+                 return v2
+             }",
+        );
+        assert!(has_op(&f, |o| o == Opcode::Trapz) && !has_op(&f, is_div), "{}", f.display());
+    }
+
+    /// The constant-divisor quotient sequence of `by_constant`, evaluated in
+    /// Rust at `bits` bits, op for op.
+    fn model_quotient(bits: u32, x: u64, k: u64, signed: bool) -> u64 {
+        let m = mask_bits(bits);
+        let sext = |v: u64| ((v << (64 - bits)) as i64) >> (64 - bits);
+        if signed {
+            let (mg, l) = magic_signed(bits, k);
+            let hi = ((sext(x) as i128 * sext(mg) as i128) >> bits) as u64 & m; // smulhi
+            let sum = x.wrapping_add(hi) & m; // iadd
+            let q = (sext(sum) >> (l - 1)) as u64 & m; // sshr l-1
+            let q = q.wrapping_sub((sext(x) >> (bits - 1)) as u64) & m; // isub (x >>s N-1)
+            if k >> (bits - 1) != 0 {
+                q.wrapping_neg() & m
+            } else {
+                q
+            }
+        } else {
+            let (mg, l) = magic_unsigned(bits, k);
+            let t = ((x as u128 * mg as u128) >> bits) as u64; // umulhi
+            let half = (x.wrapping_sub(t) & m) >> 1; // isub, ushr 1
+            ((t + half) & m) >> (l - 1) // iadd, ushr l-1
+        }
+    }
+
+    fn want_quotient(bits: u32, x: u64, k: u64, signed: bool) -> u64 {
+        let m = mask_bits(bits);
+        if signed {
+            let sext = |v: u64| (((v << (64 - bits)) as i64) >> (64 - bits)) as i128;
+            ((sext(x) / sext(k)) as u64) & m
+        } else {
+            x / k
+        }
+    }
+
+    fn check_magic(bits: u32, x: u64, k: u64) {
+        let m = mask_bits(bits);
+        let min = 1u64 << (bits - 1);
+        if k >= 2 {
+            assert_eq!(model_quotient(bits, x, k, false), want_quotient(bits, x, k, false), "u{bits}: {x:#x} / {k:#x}");
+        }
+        let ak = if k & min != 0 { k.wrapping_neg() & m } else { k };
+        if ak >= 2 && !(x == min && k == m) {
+            assert_eq!(model_quotient(bits, x, k, true), want_quotient(bits, x, k, true), "s{bits}: {x:#x} / {k:#x}");
+        }
+    }
+
+    #[test]
+    fn magic_numbers_exhaustive_8_bits() {
+        for k in 0..=0xffu64 {
+            for x in 0..=0xffu64 {
+                check_magic(8, x, k);
+            }
+        }
+    }
+
+    #[test]
+    fn magic_numbers_16_bits_every_divisor() {
+        let mut xs: Vec<u64> = vec![0, 1, 2, 0x7ffe, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff];
+        let mut r = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..48 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            xs.push(r & 0xffff);
+        }
+        for k in 0..=0xffffu64 {
+            for &x in &xs {
+                check_magic(16, x, k);
+            }
+            // Around multiples of k, where truncation changes the quotient.
+            for q in [1u64, 2, 3, 0x7fff / k.max(1), 0xffff / k.max(1)] {
+                for dx in [0u64, 1, 2] {
+                    let x = (q * k).wrapping_sub(dx) & 0xffff;
+                    check_magic(16, x, k);
+                    check_magic(16, x.wrapping_neg() & 0xffff, k);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn magic_numbers_32_and_64_bits_sampled() {
+        let mut r = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        for bits in [32u32, 64] {
+            let m = mask_bits(bits);
+            let min = 1u64 << (bits - 1);
+            let mut ks: Vec<u64> = vec![3, 5, 6, 7, 10, 641, 6700417, min - 1, min + 1, m, m - 1, m - 2, min | 3];
+            for _ in 0..300 {
+                let v = next();
+                ks.push((v >> (v % 64)) & m);
+            }
+            for k in ks {
+                for _ in 0..300 {
+                    let v = next();
+                    let x = (v >> (v % 64 / 2)) & m;
+                    check_magic(bits, x, k);
+                    check_magic(bits, x.wrapping_neg() & m, k);
+                    if k > 1 {
+                        // Multiples of k and their neighbours.
+                        let q = next() % (m / k).max(1);
+                        let x = q * k;
+                        check_magic(bits, x, k);
+                        check_magic(bits, x.wrapping_sub(1) & m, k);
+                    }
+                }
+                for x in [0, 1, min - 1, min, min + 1, m - 1, m] {
+                    check_magic(bits, x, k);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn functions_without_division_are_unchanged() {
+        let src = "function %f(i32) -> i32 {
+                   block0(v0: i32):
+                       v1 = iadd v0, v0
+                       return v1
+                   }";
+        let f0 = parse_functions(src).unwrap().remove(0);
+        let mut f = f0.clone();
+        legalize(&mut f).unwrap();
+        assert_eq!(f.display().to_string(), f0.display().to_string());
+    }
 }
