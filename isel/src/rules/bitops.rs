@@ -3,9 +3,9 @@
 //!
 //! A tree is grown from the root instruction through the operands that are
 //! themselves results of bitwise operations (`band`, `bor`, `bxor`, `bnot`,
-//! `bitselect`) of the same type, breadth
-//! first, as long as it keeps at most three distinct leaves (the three LOP3
-//! inputs). The truth table is then the tree evaluated on the tables of the
+//! `bitselect`) of the same type: of the (at most `MAX_FOLDED`) operations
+//! reachable, the largest set that keeps at most three distinct leaves (the
+//! three LOP3 inputs) is folded. The truth table is then the tree evaluated on the tables of the
 //! inputs (`LUT_A`, `LUT_B`, `LUT_C`). One constant leaf becomes the
 //! immediate operand (LOP3_RIR's `SrcB`); inputs the table does not depend
 //! on are dropped (RZ). Folding an operand that has other users duplicates
@@ -27,8 +27,9 @@ use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{hi_of, Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
 
-/// Values folded into one tree at most (bounds the work on long chains).
-const MAX_FOLDED: usize = 16;
+/// Operations considered for one tree at most (the search over which to
+/// fold is exhaustive: 2^MAX_FOLDED subsets).
+const MAX_FOLDED: usize = 10;
 
 fn is_bitop(op: Opcode) -> bool {
     matches!(op, Opcode::Band | Opcode::Bor | Opcode::Bxor | Opcode::Bnot | Opcode::Bitselect)
@@ -81,6 +82,21 @@ impl Lower<'_> {
         out
     }
 
+    /// How many of `folded` are inside the tree at `root` (reached from it
+    /// through folded values only).
+    fn tree_nodes(&self, root: Inst, folded: &[Value]) -> usize {
+        let mut seen: Vec<Value> = Vec::new();
+        let mut stack: Vec<Value> = self.bitop_args(root).into_iter().collect();
+        while let Some(v) = stack.pop() {
+            if folded.contains(&v) && !seen.contains(&v) {
+                seen.push(v);
+                let ValueDef::Result(i, _) = self.f.dfg.value_def(v) else { unreachable!() };
+                stack.extend(self.bitop_args(i));
+            }
+        }
+        seen.len()
+    }
+
     /// The truth table of instruction `i` given the tables of the leaves.
     fn tree_eval(&self, i: Inst, folded: &[Value], tables: &HashMap<Value, u8>, memo: &mut HashMap<Value, u8>) -> u8 {
         let args = self.bitop_args(i);
@@ -118,22 +134,37 @@ impl Lower<'_> {
         let ty = self.f.dfg.value_type(root_val);
         let wide = ty == types::I64;
 
-        // Grow the tree breadth first while it has at most three leaves.
-        let mut folded: Vec<Value> = Vec::new();
+        // The bitwise operations reachable from the root (breadth first, at
+        // most MAX_FOLDED), then the subset of them to fold with the most
+        // operations in the tree and at most three leaves (ties: fewer
+        // leaves). Exhaustive: a greedy growth can get stuck, e.g. on the
+        // majority function, whose partial trees have four leaves.
+        let mut cands: Vec<Value> = Vec::new();
         let mut queue: VecDeque<Value> = self.bitop_args(root).into_iter().collect();
         while let Some(v) = queue.pop_front() {
-            if folded.len() >= MAX_FOLDED {
+            if cands.len() >= MAX_FOLDED {
                 break;
             }
-            if folded.contains(&v) {
+            if cands.contains(&v) {
                 continue;
             }
-            let Some(i) = self.bitop_def(v, ty) else { continue };
-            folded.push(v);
-            if self.tree_leaves(root, &folded).len() <= 3 {
+            if let Some(i) = self.bitop_def(v, ty) {
+                cands.push(v);
                 queue.extend(self.bitop_args(i));
-            } else {
-                folded.pop();
+            }
+        }
+        let mut folded: Vec<Value> = Vec::new();
+        let mut best = (0usize, usize::MAX);
+        for set in 1u32..(1 << cands.len()) {
+            let f: Vec<Value> = (0..cands.len()).filter(|k| set >> k & 1 != 0).map(|k| cands[k]).collect();
+            let nleaves = self.tree_leaves(root, &f).len();
+            if nleaves > 3 {
+                continue;
+            }
+            let inside = self.tree_nodes(root, &f);
+            if inside == f.len() && (inside, usize::MAX - nleaves) > (best.0, usize::MAX - best.1) {
+                best = (inside, nleaves);
+                folded = f;
             }
         }
         let leaves = self.tree_leaves(root, &folded);

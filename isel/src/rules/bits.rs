@@ -73,9 +73,10 @@ impl Lower<'_> {
     pub fn ctz32(&mut self, x: VReg, mask: u32) -> VReg {
         let d = self.temp(Class::R);
         let (t, u) = (self.temp(Class::R), self.temp(Class::R));
+        let (m, lut) = if mask == u32::MAX { (S::Z, LUT_A & !LUT_C) } else { (S::Imm(mask), LUT_A & LUT_B & !LUT_C) };
         let bu = Bundle::new()
             .iadd(false, D::T(t), S::Lo(x), false, S::Imm(u32::MAX), false)
-            .lop3(D::T(u), S::Lo(t), S::Imm(mask), S::Lo(x), LUT_A & LUT_B & !LUT_C)
+            .lop3(D::T(u), S::Lo(t), m, S::Lo(x), lut)
             .xu1("POPC", D::Lo(d), S::Lo(u));
         self.emit_b(bu);
         d

@@ -141,12 +141,13 @@ impl Lower<'_> {
         let (l, h) = self.mul128(a, b, true);
         let p = self.temp(Class::P);
         let f = self.temp(Class::R);
-        self.emit_b(
-            Bundle::new()
-                .lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C)
-                .temp("pu", p)
-                .sel(D::Lo(f), S::Z, S::Imm(1), p, true),
-        );
+        self.emit_b(Bundle::new().lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C).temp("pu", p).sel(
+            D::Lo(f),
+            S::Z,
+            S::Imm(1),
+            p,
+            true,
+        ));
         smallvec::smallvec![l, f]
     }
 

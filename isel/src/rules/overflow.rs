@@ -105,12 +105,13 @@ impl Lower<'_> {
         if let Some(p) = cin {
             bu = bu.use_("pp", p).set("pp.not", sub as u64);
         }
-        bu = bu
-            .iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub)
-            .use_("pp", c1)
-            .set("pp.not", 0)
-            .temp("pu", c2)
-            .sel(D::Lo(f), S::Z, S::Imm(1), c2, !sub);
+        bu = bu.iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub).use_("pp", c1).set("pp.not", 0).temp("pu", c2).sel(
+            D::Lo(f),
+            S::Z,
+            S::Imm(1),
+            c2,
+            !sub,
+        );
         self.emit_b(bu);
         out2(d, f)
     }

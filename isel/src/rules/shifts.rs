@@ -100,11 +100,16 @@ impl Lower<'_> {
             Op64::Ushr => (false, "U64"),
             Op64::Sshr => (false, "S64"),
         };
-        self.emit_b(
-            Bundle::new()
-                .shf(left, false, true, itype, D::Lo(d), S::Lo(x), n, S::Hi(x))
-                .shf(left, true, true, itype, D::Hi(d), S::Lo(x), n, S::Hi(x)),
-        );
+        self.emit_b(Bundle::new().shf(left, false, true, itype, D::Lo(d), S::Lo(x), n, S::Hi(x)).shf(
+            left,
+            true,
+            true,
+            itype,
+            D::Hi(d),
+            S::Lo(x),
+            n,
+            S::Hi(x),
+        ));
         d
     }
 
