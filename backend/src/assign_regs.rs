@@ -14,7 +14,7 @@
 //! `R196`–`R254` are never allocated.
 
 use regalloc2 as ra;
-use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, ProgPoint, RegClass, RegallocOptions};
+use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegClass, RegallocOptions};
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
 /// First register of the 32-bit region.
@@ -255,6 +255,4 @@ impl Assignment {
     pub fn allocs(&self, i: usize) -> &[Allocation] {
         self.output.inst_allocs(ra::Inst::new(i))
     }
-
-    pub fn edits_before(&self, _p: ProgPoint) {}
 }

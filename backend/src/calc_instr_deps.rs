@@ -19,7 +19,7 @@ use ursa_emit::latency::{class_of, LatencyClass};
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, Inst, PT, RZ, URZ};
 
-use crate::encode::{Code, Item};
+use crate::encode::{set, Code, Item};
 
 /// Scoreboards the compiler uses.
 const SCOREBOARDS: u8 = 6;
@@ -69,10 +69,6 @@ enum Pending {
     Fixed(u64),
     /// Released by this scoreboard.
     Board(u8),
-}
-
-fn set(i: &mut Inst, name: &str, v: u64) {
-    i.set(name, v).unwrap_or_else(|e| panic!("control bits: {}", e));
 }
 
 /// Sets the control bits of every instruction of `code` (inserting NOPs

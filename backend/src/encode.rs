@@ -34,7 +34,7 @@ fn inst(form: FormId) -> Inst {
     Inst::new(form)
 }
 
-fn set(i: &mut Inst, name: &str, v: u64) {
+pub(crate) fn set(i: &mut Inst, name: &str, v: u64) {
     if let Err(e) = i.set(name, v) {
         panic!("encode built a bad {}: {}", i.form.name(), e);
     }
@@ -63,6 +63,19 @@ fn mov(d: u32, s: u32) -> Inst {
     set(&mut i, "rd", d as u64);
     set(&mut i, "rb", s as u64);
     i
+}
+
+/// `ISETP.<compop>.U32.AND pu, PT, ra, k, PT`.
+fn isetp_u32_imm(compop: &str, pu: u32, ra: u32, k: u32) -> Inst {
+    let mut s = inst(forms::ISETP_RI);
+    named(&mut s, "compop", compop);
+    named(&mut s, "boolop", "AND");
+    named(&mut s, "itype", "U32");
+    set(&mut s, "pu", pu as u64);
+    set(&mut s, "ra", ra as u64);
+    set(&mut s, "vb", k as u64);
+    set(&mut s, "pp", PT as u64);
+    s
 }
 
 fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
@@ -139,15 +152,7 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
             }
             out.push(item(i));
             if class == RegClass::Vector {
-                let mut s = inst(forms::ISETP_RI);
-                named(&mut s, "compop", "NE");
-                named(&mut s, "boolop", "AND");
-                named(&mut s, "itype", "U32");
-                set(&mut s, "pu", t as u64);
-                set(&mut s, "ra", SPILL_SCRATCH as u64);
-                set(&mut s, "vb", 0);
-                set(&mut s, "pp", PT as u64);
-                out.push(item(s));
+                out.push(item(isetp_u32_imm("NE", t, SPILL_SCRATCH, 0)));
             }
         }
         (None, None) => return Err("stack-to-stack move".into()),
@@ -239,15 +244,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             let idx = reg_of(0)?;
                             let n = m.targets.len() - 1;
                             for k in 0..n {
-                                let mut s = inst(forms::ISETP_RI);
-                                named(&mut s, "compop", "EQ");
-                                named(&mut s, "boolop", "AND");
-                                named(&mut s, "itype", "U32");
-                                set(&mut s, "pu", P_SCRATCH as u64);
-                                set(&mut s, "ra", idx as u64);
-                                set(&mut s, "vb", k as u64);
-                                set(&mut s, "pp", PT as u64);
-                                items.push(item(s));
+                                items.push(item(isetp_u32_imm("EQ", P_SCRATCH, idx, k as u32)));
                                 items.push(bra(m.targets[1 + k], Some((P_SCRATCH, false))));
                             }
                             if m.targets[0] != next {
@@ -282,9 +279,4 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
         bytes.extend_from_slice(&b);
     }
     Ok((bytes, relocs))
-}
-
-#[allow(dead_code)]
-fn _unused() -> u32 {
-    RZ as u32 + mov(0, 0).form.0 as u32
 }

@@ -13,13 +13,13 @@
 //! reason; its `; run:` lines count as skipped, never as passed. `target`
 //! lines are ignored (the file is parsed with them blanked out).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::{types, ExternalName, Function, Type};
+use cranelift_codegen::ir::{types, Function, Type};
 use cranelift_interpreter::environment::FunctionStore;
 use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
 use cranelift_interpreter::step::ControlFlow;
@@ -146,16 +146,7 @@ fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
 
 /// The names of the functions `f` calls directly.
 fn callees(f: &Function) -> Vec<String> {
-    f.dfg
-        .ext_funcs
-        .values()
-        .filter_map(|e| match &e.name {
-            ExternalName::User(r) => f.params.user_named_funcs().get(*r).map(|n| n.to_string()),
-            ExternalName::TestCase(tc) => Some(tc.to_string()),
-            _ => None,
-        })
-        .map(|s| s.trim_start_matches('%').to_string())
-        .collect()
+    f.dfg.ext_funcs.keys().filter_map(|fr| ursa_isel::lower::callee_symbol(f, fr)).collect()
 }
 
 pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
@@ -449,6 +440,3 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
     }
     Ok(())
 }
-
-#[allow(dead_code)]
-fn _unused(_: HashSet<()>) {}

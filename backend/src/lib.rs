@@ -90,7 +90,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
         function: elf::Function {
-            name: symbol_name(func_ref(&func)),
+            name: symbol_name(&func),
             kernel: opts.kernel,
             code: bytes,
             params: Vec::new(),
@@ -100,10 +100,6 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         },
         stats: asg.stats(),
     })
-}
-
-fn func_ref(f: &Function) -> &Function {
-    f
 }
 
 /// Compiles every function of a module into one object.

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::entity::SecondaryMap;
-use cranelift_codegen::ir::{self, types, Block, Function, InstructionData, Opcode, Type, Value, ValueDef};
+use cranelift_codegen::ir::{self, types, Block, Function, InstructionData, Opcode, Type, Value};
 use smallvec::{smallvec, SmallVec};
 
 use crate::abi;
@@ -131,9 +131,6 @@ impl<'f> Lower<'f> {
     /// Lowers the whole function.
     pub fn run(mut self) -> Result<VCode, LowerError> {
         let f = self.f;
-        for (_, sig) in f.dfg.signatures.iter() {
-            let _ = sig;
-        }
         for p in f.signature.params.iter().chain(f.signature.returns.iter()) {
             if class_of_type(p.value_type).is_none() {
                 return Err(LowerError { inst: None, msg: format!("signature type {} is not supported", p.value_type) });
@@ -173,7 +170,6 @@ impl<'f> Lower<'f> {
                 npreds[s] += 1;
             }
         }
-        // Also count entry as having an implicit predecessor? No: regalloc2 needs no edge there.
         struct Edge {
             from: Block,
             idx: usize,
@@ -535,14 +531,8 @@ impl<'f> Lower<'f> {
         b.build()
     }
 
-    /// The symbol name of a called function (`%name` → `name`).
     fn func_name(&self, fr: ir::FuncRef) -> Option<String> {
-        let f = self.f;
-        match &f.dfg.ext_funcs[fr].name {
-            ir::ExternalName::User(r) => f.params.user_named_funcs().get(*r).map(|n| n.to_string().trim_start_matches('%').to_string()),
-            ir::ExternalName::TestCase(tc) => Some(tc.to_string().trim_start_matches('%').to_string()),
-            _ => None,
-        }
+        callee_symbol(self.f, fr)
     }
 
     /// Records that the current instruction cannot be lowered (reported as
@@ -619,6 +609,17 @@ impl<'f> Lower<'f> {
 /// Offset of the kernel parameter block in constant bank 0.
 const PARAM_BASE: u64 = 0x160;
 
+/// The symbol a called function has in the object file (`%name` → `name`);
+/// `None` for functions outside the module (libcalls, known symbols).
+pub fn callee_symbol(f: &Function, fr: ir::FuncRef) -> Option<String> {
+    let name = match &f.dfg.ext_funcs[fr].name {
+        ir::ExternalName::User(r) => f.params.user_named_funcs().get(*r)?.to_string(),
+        ir::ExternalName::TestCase(tc) => tc.to_string(),
+        _ => return None,
+    };
+    Some(name.trim_start_matches('%').to_string())
+}
+
 enum Callee {
     Direct(String),
     Indirect(Value),
@@ -678,19 +679,6 @@ impl Bundle {
     }
 }
 
-pub fn output(r: &[VReg]) -> InstOutput {
-    SmallVec::from_slice(r)
-}
-
-#[allow(dead_code)]
-fn _unused() -> InstOutput {
-    smallvec![]
-}
-
 pub use generated::Context;
 pub use generated::constructor_cond_pred;
 pub use generated::constructor_lower;
-#[allow(unused)]
-pub(crate) fn value_def(f: &Function, v: Value) -> ValueDef {
-    f.dfg.value_def(v)
-}

@@ -3,7 +3,7 @@
 //! instruction onto the current lowering and returns its result register.
 //! Field names are those of the ISA description (`ursa isa FORM` lists them).
 
-use ursa_emit::{forms, FormId, PT, RZ};
+use ursa_emit::{forms, PT, RZ};
 
 use crate::lower::{CmpOp, Lower, Signed};
 use crate::vcode::{Bundle, Class, MInst, VReg};
@@ -296,10 +296,5 @@ impl Lower<'_> {
         let big = self.isetp_ri(&CmpOp::NE, &Signed::U32, hi, 0);
         let m1 = self.mov_imm(u32::MAX);
         self.sel_rr(m1, lo, big)
-    }
-
-    /// Forms by name, for constructors that choose a form at run time.
-    pub fn form_by_name(name: &str) -> FormId {
-        FormId::by_name(name).unwrap_or_else(|| panic!("no form {}", name))
     }
 }

@@ -93,7 +93,7 @@ impl Lower<'_> {
         if bits == 64 {
             let d = self.temp(Class::RPair);
             self.emit_b(b.def("rd", d));
-            return if big { self.bswap_pair(d) } else { d };
+            return if big { self.bswap64(d) } else { d };
         }
         let lo = self.temp(Class::R);
         self.emit_b(b.def("rd", lo));
@@ -130,7 +130,7 @@ impl Lower<'_> {
         let big = self.f.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big;
         let mut r = self.use_value(v);
         if big {
-            r = if bits == 64 { self.bswap_pair(r) } else if ty == types::I64 { let lo = self.lo32(r); self.bswap_bits(lo, bits, false) } else { self.bswap_bits(r, bits, false) };
+            r = if bits == 64 { self.bswap64(r) } else if ty == types::I64 { let lo = self.lo32(r); self.bswap_bits(lo, bits, false) } else { self.bswap_bits(r, bits, false) };
         } else if ty == types::I64 && bits < 64 {
             r = self.lo32(r);
         }
@@ -182,18 +182,8 @@ impl Lower<'_> {
             16 => if signed { 0x8801 } else { 0x4401 },
             _ => 0x0123,
         };
-        let d = self.temp(Class::R);
         // PRMT d, a, RZ, sel: byte i of d = byte (nibble i of sel) of {RZ, a};
         // bit 3 of a nibble replicates the selected byte's sign.
-        self.emit_b(Bundle::new().inst(forms::PRMT_RRI).def("rd", d).use_("ra", a).set("rb", ursa_emit::RZ as u64).set("vc", sel));
-        d
-    }
-
-    fn bswap_pair(&mut self, a: VReg) -> VReg {
-        let lo = self.lo32(a);
-        let hi = self.hi32(a);
-        let nlo = self.bswap_bits(hi, 32, false);
-        let nhi = self.bswap_bits(lo, 32, false);
-        self.pair(nlo, nhi)
+        self.prmt_imm(a, sel)
     }
 }
