@@ -16,7 +16,6 @@
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod encode;
-pub mod filetest;
 pub mod legalize;
 
 use std::fmt;

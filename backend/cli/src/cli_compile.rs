@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_reader::{parse_functions, parse_test, ParseOptions};
-use ursa_backend::filetest::{collect, run_files, TestOptions};
+use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_backend::{compile as compile_fn, symbol_name, Options};
 use ursa_emit::elf;
 

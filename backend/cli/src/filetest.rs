@@ -27,7 +27,7 @@ use cranelift_reader::{parse_run_command, parse_test, Comparison, ParseOptions, 
 use ursa_emit::elf;
 use ursa_sim::{Gpu, LaunchConfig, Program};
 
-use crate::{compile, symbol_name, Error, Options};
+use ursa_backend::{compile, symbol_name, Error, Options};
 
 /// Options of a test run.
 #[derive(Clone, Debug)]
