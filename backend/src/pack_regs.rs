@@ -1,0 +1,630 @@
+//! Packs the allocated general registers into one dense file from `R0` up.
+//!
+//! `assign_regs` gives each regalloc2 class its own region of the register
+//! file (`docs/regalloc.md`), so a function that needs eight registers may
+//! touch `R132`–`R140` and `R[4:5]`. On a GPU the highest register a thread
+//! touches decides how many warps fit on a multiprocessor, so this pass
+//! renames every register of the laid-out code:
+//!
+//! 1. **Webs.** Every definition of a general register starts a value; uses
+//!    join the definitions that reach them, across blocks, into *webs* (a
+//!    guarded write joins the value it may leave in place). A web is the unit
+//!    that gets a new register.
+//! 2. **Tuples.** A 64-bit operand names an aligned pair and a 128-bit one an
+//!    aligned quad; the webs of their halves are tied into a *group* with fixed
+//!    offsets, placed together.
+//! 3. **Fixed webs.** Webs live into the function (its arguments, the stack
+//!    pointer, the return address), webs that meet a call's or a return's ABI
+//!    registers, and webs of the stack pointer `R1` keep their register.
+//! 4. **Interference** comes from liveness: a web written while another is live
+//!    may not share its register.
+//! 5. **Colouring.** Groups are placed in order of their first appearance at
+//!    the lowest base that fits (pairs on an even register, quads on a multiple
+//!    of four), preferring the register of a web the value is copied from or
+//!    to; a copy whose two sides end up in one register is deleted.
+//!
+//! If the code reads a register chosen at run time (`R[UR, imm]`), nothing is
+//! renamed.
+
+use std::collections::HashMap;
+
+use ursa_emit::{forms, Inst, RegFile, RegSlot};
+
+use crate::encode::Code;
+
+/// The stack pointer (never renamed, never given to another value).
+const SP: u32 = 1;
+/// Registers `R0`–`R254`.
+const NREGS: usize = 255;
+
+/// What the pass did, for `--stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PackStats {
+    /// Highest general register touched + 1, before and after.
+    pub regs_before: u32,
+    pub regs_after: u32,
+    /// Copies deleted because both sides got one register.
+    pub copies_removed: usize,
+}
+
+/// A set of registers R0–R254.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct RegSet([u64; 4]);
+
+impl RegSet {
+    fn insert(&mut self, r: u32) {
+        self.0[(r / 64) as usize] |= 1 << (r % 64);
+    }
+    fn remove(&mut self, r: u32) {
+        self.0[(r / 64) as usize] &= !(1 << (r % 64));
+    }
+    fn contains(&self, r: u32) -> bool {
+        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
+    }
+    fn union(&mut self, o: &RegSet) -> bool {
+        let old = *self;
+        for k in 0..4 {
+            self.0[k] |= o.0[k];
+        }
+        *self != old
+    }
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..NREGS as u32).filter(move |&r| self.contains(r))
+    }
+}
+
+/// One register reference of an instruction: `count` registers from `num`,
+/// in field `field` (None: fixed by the ABI, or the guard, which is no R).
+#[derive(Clone, Copy)]
+struct Ref {
+    num: u32,
+    count: u32,
+    field: Option<u16>,
+}
+
+struct Access {
+    reads: Vec<Ref>,
+    writes: Vec<Ref>,
+    /// Writes may not happen (guarded), or a field is read and written: the
+    /// written registers keep the web of their old value.
+    merge_writes: bool,
+}
+
+fn access(code: &Code, i: usize) -> Access {
+    let it = &code.items[i];
+    let to_ref = |r: &ursa_emit::RegRef| Ref {
+        num: r.num,
+        count: r.count,
+        field: match r.slot {
+            RegSlot::Field(f) => Some(f),
+            RegSlot::Guard => None,
+        },
+    };
+    let mut reads: Vec<Ref> = it.inst.reg_reads().iter().filter(|r| r.file == RegFile::R).map(to_ref).collect();
+    let mut writes: Vec<Ref> = it.inst.reg_writes().iter().filter(|r| r.file == RegFile::R).map(to_ref).collect();
+    let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
+    // A call writes the callee's return address where the callee's `RET`
+    // reads it, and a return reads it there: ABI registers, not renamable.
+    if matches!(it.inst.form.optype().name.as_ref(), "CALL" | "RET") {
+        for r in reads.iter_mut().chain(writes.iter_mut()) {
+            r.field = None;
+        }
+    }
+    reads.extend(it.implicit.reads.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+    writes.extend(it.implicit.writes.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+    Access { reads, writes, merge_writes: in_place || it.inst.is_guarded() }
+}
+
+/// Union-find over web nodes.
+struct Webs {
+    parent: Vec<u32>,
+}
+
+impl Webs {
+    fn add(&mut self) -> u32 {
+        self.parent.push(self.parent.len() as u32);
+        self.parent.len() as u32 - 1
+    }
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent[b as usize] = a;
+        }
+    }
+}
+
+/// Union-find with offsets: `off(x)` is x's register minus its group root's.
+struct Groups {
+    parent: Vec<u32>,
+    off: Vec<i32>,
+    /// The group cannot be placed consistently: it keeps its registers.
+    broken: Vec<bool>,
+}
+
+impl Groups {
+    fn find(&mut self, x: u32) -> (u32, i32) {
+        let mut root = x;
+        let mut off = 0;
+        while self.parent[root as usize] != root {
+            off += self.off[root as usize];
+            root = self.parent[root as usize];
+        }
+        // Path compression.
+        let (mut y, mut oy) = (x, off);
+        while self.parent[y as usize] != y {
+            let next = self.parent[y as usize];
+            let step = self.off[y as usize];
+            self.parent[y as usize] = root;
+            self.off[y as usize] = oy;
+            oy -= step;
+            y = next;
+        }
+        (root, off)
+    }
+    /// Requires `reg(b) = reg(a) + delta`.
+    fn tie(&mut self, a: u32, b: u32, delta: i32) {
+        let (ra, oa) = self.find(a);
+        let (rb, ob) = self.find(b);
+        if ra == rb {
+            if ob - oa != delta {
+                self.broken[ra as usize] = true;
+            }
+            return;
+        }
+        // off(b) = off(a) + delta: hang rb under ra.
+        self.parent[rb as usize] = ra;
+        self.off[rb as usize] = oa + delta - ob;
+        if self.broken[rb as usize] {
+            self.broken[ra as usize] = true;
+        }
+    }
+}
+
+/// The blocks of `code` as item ranges, with successors.
+fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+    let n = code.items.len();
+    let nb = code.block_start.len();
+    let ranges: Vec<(usize, usize)> =
+        (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
+    let mut succs = vec![Vec::new(); nb];
+    for b in 0..nb {
+        let (s, e) = ranges[b];
+        let mut falls = true;
+        for it in &code.items[s..e] {
+            if let Some(t) = it.target {
+                succs[b].push(t.0 as usize);
+                if !it.inst.is_guarded() {
+                    falls = false;
+                }
+            }
+        }
+        if let Some(last) = code.items[s..e].last() {
+            let name = last.inst.form.optype().name.as_ref();
+            if matches!(name, "RET" | "EXIT" | "BPT") && !last.inst.is_guarded() {
+                falls = false;
+            }
+        }
+        if falls && b + 1 < nb {
+            succs[b].push(b + 1);
+        }
+    }
+    (ranges, succs)
+}
+
+fn highest_reg(code: &Code) -> u32 {
+    let mut hi = 0;
+    for it in &code.items {
+        for r in it.inst.reg_reads().iter().chain(it.inst.reg_writes().iter()) {
+            if r.file == RegFile::R {
+                hi = hi.max(r.num + r.count);
+            }
+        }
+    }
+    hi
+}
+
+/// Renames the general registers of `code` densely (see the module docs).
+pub fn pack_regs(code: &mut Code) -> PackStats {
+    let regs_before = highest_reg(code);
+    let unchanged = PackStats { regs_before, regs_after: regs_before, copies_removed: 0 };
+    if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
+        return unchanged;
+    }
+    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i)).collect();
+    let (ranges, succs) = blocks(code);
+    let nb = ranges.len();
+
+    // Liveness per block.
+    let mut gen = vec![RegSet::default(); nb];
+    let mut kill = vec![RegSet::default(); nb];
+    for b in 0..nb {
+        let (s, e) = ranges[b];
+        for a in acc[s..e].iter().rev() {
+            if !a.merge_writes {
+                for w in &a.writes {
+                    for r in w.num..w.num + w.count {
+                        kill[b].insert(r);
+                        gen[b].remove(r);
+                    }
+                }
+            }
+            for u in a.reads.iter().chain(if a.merge_writes { a.writes.iter() } else { [].iter() }) {
+                for r in u.num..u.num + u.count {
+                    gen[b].insert(r);
+                }
+            }
+        }
+    }
+    let mut live_in = vec![RegSet::default(); nb];
+    let mut live_out = vec![RegSet::default(); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut out = RegSet::default();
+            for &s in &succs[b] {
+                out.union(&live_in[s]);
+            }
+            let mut inn = out;
+            for k in 0..4 {
+                inn.0[k] = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
+            }
+            live_out[b] = out;
+            if inn != live_in[b] {
+                live_in[b] = inn;
+                changed = true;
+            }
+        }
+    }
+
+    // Web nodes: one per definition and per (block, live-in register).
+    let mut webs = Webs { parent: Vec::new() };
+    let mut orig_reg: Vec<u32> = Vec::new();
+    let mut node_in: HashMap<(usize, u32), u32> = HashMap::new();
+    for (b, li) in live_in.iter().enumerate() {
+        for r in li.iter() {
+            node_in.insert((b, r), webs.add());
+            orig_reg.push(r);
+        }
+    }
+    // Per item: the node of each read and written register (first register
+    // of each reference; the rest follow through the groups).
+    let mut read_nodes: Vec<Vec<Vec<u32>>> = Vec::with_capacity(acc.len());
+    let mut write_nodes: Vec<Vec<Vec<u32>>> = Vec::with_capacity(acc.len());
+    let mut end_cur: Vec<HashMap<u32, u32>> = Vec::with_capacity(nb);
+    let mut fixed_nodes: Vec<u32> = Vec::new();
+    for b in 0..nb {
+        let (s, e) = ranges[b];
+        let mut cur: [Option<u32>; NREGS] = [None; NREGS];
+        for r in live_in[b].iter() {
+            cur[r as usize] = Some(node_in[&(b, r)]);
+        }
+        for i in s..e {
+            let a = &acc[i];
+            let mut rn = Vec::with_capacity(a.reads.len());
+            for u in &a.reads {
+                let mut v = Vec::with_capacity(u.count as usize);
+                for r in u.num..u.num + u.count {
+                    let n = match cur[r as usize] {
+                        Some(n) => n,
+                        // Read before any write on this path: an undefined
+                        // value (liveness makes it live-in otherwise).
+                        None => {
+                            let n = webs.add();
+                            orig_reg.push(r);
+                            cur[r as usize] = Some(n);
+                            n
+                        }
+                    };
+                    if u.field.is_none() {
+                        fixed_nodes.push(n);
+                    }
+                    v.push(n);
+                }
+                rn.push(v);
+            }
+            let mut wn = Vec::with_capacity(a.writes.len());
+            for w in &a.writes {
+                let mut v = Vec::with_capacity(w.count as usize);
+                for r in w.num..w.num + w.count {
+                    let n = webs.add();
+                    orig_reg.push(r);
+                    if a.merge_writes {
+                        if let Some(old) = cur[r as usize] {
+                            webs.union(old, n);
+                        }
+                    }
+                    cur[r as usize] = Some(n);
+                    if w.field.is_none() {
+                        fixed_nodes.push(n);
+                    }
+                    v.push(n);
+                }
+                wn.push(v);
+            }
+            read_nodes.push(rn);
+            write_nodes.push(wn);
+        }
+        let mut endm = HashMap::new();
+        for r in live_out[b].iter() {
+            if let Some(n) = cur[r as usize] {
+                endm.insert(r, n);
+            }
+        }
+        end_cur.push(endm);
+    }
+    for b in 0..nb {
+        for &s in &succs[b] {
+            for r in live_in[s].iter() {
+                if let Some(&n) = end_cur[b].get(&r) {
+                    webs.union(n, node_in[&(s, r)]);
+                }
+            }
+        }
+    }
+
+    // Webs as dense ids.
+    let nnodes = webs.parent.len();
+    let mut web_of = vec![u32::MAX; nnodes];
+    let mut nwebs = 0u32;
+    let mut web_reg: Vec<u32> = Vec::new();
+    for n in 0..nnodes as u32 {
+        let r = webs.find(n);
+        if web_of[r as usize] == u32::MAX {
+            web_of[r as usize] = nwebs;
+            web_reg.push(orig_reg[r as usize]);
+            nwebs += 1;
+        }
+        web_of[n as usize] = web_of[r as usize];
+    }
+    let nw = nwebs as usize;
+    let mut fixed = vec![false; nw];
+    for &n in &fixed_nodes {
+        fixed[web_of[n as usize] as usize] = true;
+    }
+    for r in live_in[0].iter() {
+        fixed[web_of[node_in[&(0, r)] as usize] as usize] = true;
+    }
+    for w in 0..nw {
+        if web_reg[w] == SP {
+            fixed[w] = true;
+        }
+    }
+
+    // Groups of tuple halves, with alignments.
+    let mut groups = Groups { parent: (0..nwebs).collect(), off: vec![0; nw], broken: vec![false; nw] };
+    // (web, alignment): the web's register must be a multiple of `alignment`.
+    let mut aligned: Vec<(u32, u32)> = Vec::new();
+    for i in 0..acc.len() {
+        for v in read_nodes[i].iter().chain(write_nodes[i].iter()) {
+            if v.len() > 1 {
+                let base = web_of[v[0] as usize];
+                aligned.push((base, v.len() as u32));
+                for (k, &n) in v.iter().enumerate().skip(1) {
+                    groups.tie(base, web_of[n as usize], k as i32);
+                }
+            }
+        }
+    }
+
+    // Interference.
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    {
+        let mut add = |a: u32, b: u32| {
+            if a != b {
+                adj[a as usize].push(b);
+                adj[b as usize].push(a);
+            }
+        };
+        for b in 0..nb {
+            let (s, e) = ranges[b];
+            let mut live: [Option<u32>; NREGS] = [None; NREGS];
+            for (&r, &n) in end_cur[b].iter() {
+                live[r as usize] = Some(web_of[n as usize]);
+            }
+            for i in (s..e).rev() {
+                let a = &acc[i];
+                let mut defs: Vec<(u32, u32)> = Vec::new();
+                for (w, v) in a.writes.iter().zip(write_nodes[i].iter()) {
+                    for (k, &n) in v.iter().enumerate() {
+                        defs.push((w.num + k as u32, web_of[n as usize]));
+                    }
+                }
+                for &(r, dw) in &defs {
+                    for (r2, l) in live.iter().enumerate() {
+                        if let Some(lw) = *l {
+                            if r2 as u32 != r {
+                                add(dw, lw);
+                            }
+                        }
+                    }
+                }
+                for x in 0..defs.len() {
+                    for y in x + 1..defs.len() {
+                        add(defs[x].1, defs[y].1);
+                    }
+                }
+                if !a.merge_writes {
+                    for &(r, _) in &defs {
+                        live[r as usize] = None;
+                    }
+                }
+                for (u, v) in a.reads.iter().zip(read_nodes[i].iter()) {
+                    for (k, &n) in v.iter().enumerate() {
+                        live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
+                    }
+                }
+                if a.merge_writes {
+                    for &(r, dw) in &defs {
+                        live[r as usize] = Some(dw);
+                    }
+                }
+            }
+        }
+    }
+    for l in adj.iter_mut() {
+        l.sort_unstable();
+        l.dedup();
+    }
+
+    // Copy affinities (MOV Rd, Rb).
+    let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    for i in 0..acc.len() {
+        let inst = &code.items[i].inst;
+        if inst.form == forms::MOV_R && !acc[i].merge_writes && write_nodes[i].len() == 1 && read_nodes[i].len() == 1 {
+            let d = web_of[write_nodes[i][0][0] as usize];
+            let s = web_of[read_nodes[i][0][0] as usize];
+            affine[d as usize].push(s);
+            affine[s as usize].push(d);
+        }
+    }
+
+    // Groups: members with offsets from the lowest, fixed or not.
+    let mut members: HashMap<u32, Vec<(u32, i32)>> = HashMap::new();
+    for w in 0..nwebs {
+        let (root, off) = groups.find(w);
+        members.entry(root).or_default().push((w, off));
+    }
+    let mut order: Vec<u32> = members.keys().copied().collect();
+    // First appearance of each web in program order.
+    let mut first = vec![usize::MAX; nw];
+    for i in 0..acc.len() {
+        for v in read_nodes[i].iter().chain(write_nodes[i].iter()) {
+            for &n in v {
+                let w = web_of[n as usize] as usize;
+                first[w] = first[w].min(i);
+            }
+        }
+    }
+    let group_first = |root: &u32, members: &HashMap<u32, Vec<(u32, i32)>>| {
+        members[root].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)
+    };
+    order.sort_by_key(|r| (group_first(r, &members), *r));
+
+    let mut color: Vec<Option<u32>> = vec![None; nw];
+    let mut align_of = vec![1u32; nw];
+    for &(w, a) in &aligned {
+        align_of[w as usize] = align_of[w as usize].max(a);
+    }
+    // Fixed and broken groups keep their registers.
+    for root in &order {
+        let ms = &members[root];
+        if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
+            for &(w, _) in ms {
+                color[w as usize] = Some(web_reg[w as usize]);
+            }
+        }
+    }
+    for root in &order {
+        let ms = &members[root];
+        if color[ms[0].0 as usize].is_some() {
+            continue;
+        }
+        let lo = ms.iter().map(|m| m.1).min().unwrap();
+        let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
+        let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
+        for &(w, _) in ms {
+            let mut f = RegSet::default();
+            for &n in &adj[w as usize] {
+                if let Some(c) = color[n as usize] {
+                    f.insert(c);
+                }
+            }
+            forbidden.push(f);
+        }
+        let fits = |base: u32| -> bool {
+            if base + span >= NREGS as u32 {
+                return false;
+            }
+            ms.iter().zip(forbidden.iter()).all(|(&(w, off), f)| {
+                let r = base + (off - lo) as u32;
+                r != SP && !f.contains(r) && r % align_of[w as usize] == 0
+            })
+        };
+        // Prefer a copy partner's register.
+        let mut choice = None;
+        'pref: for &(w, off) in ms {
+            for &p in &affine[w as usize] {
+                if let Some(c) = color[p as usize] {
+                    let rel = (off - lo) as u32;
+                    if c >= rel && fits(c - rel) {
+                        choice = Some(c - rel);
+                        break 'pref;
+                    }
+                }
+            }
+        }
+        if choice.is_none() {
+            choice = (0..NREGS as u32).find(|&b| fits(b));
+        }
+        let Some(base) = choice else {
+            // No room (cannot happen with fewer than 255 live registers): keep
+            // the original registers, which are valid.
+            return unchanged;
+        };
+        for &(w, off) in ms {
+            color[w as usize] = Some(base + (off - lo) as u32);
+        }
+    }
+
+    // A placement that broke a fixed web's neighbour would be a bug; keep the
+    // original code rather than emit it.
+    for w in 0..nw {
+        let c = color[w].unwrap();
+        if adj[w].iter().any(|&n| color[n as usize] == Some(c)) {
+            return unchanged;
+        }
+    }
+
+    // Rewrite the fields.
+    for i in 0..acc.len() {
+        let a = &acc[i];
+        let inst: &mut Inst = &mut code.items[i].inst;
+        for (r, v) in a.reads.iter().zip(read_nodes[i].iter()).chain(a.writes.iter().zip(write_nodes[i].iter())) {
+            if let Some(f) = r.field {
+                inst.set_at(f as usize, color[web_of[v[0] as usize] as usize].unwrap() as u64);
+            }
+        }
+    }
+
+    // Delete copies that became `MOV Rn, Rn`.
+    let mut copies_removed = 0;
+    let mut keep = vec![true; code.items.len()];
+    for (i, it) in code.items.iter().enumerate() {
+        if it.inst.form == forms::MOV_R && !it.inst.is_guarded() {
+            let (Some(d), Some(s)) = (it.inst.get("rd"), it.inst.get("rb")) else { continue };
+            if d == s {
+                keep[i] = false;
+                copies_removed += 1;
+            }
+        }
+    }
+    if copies_removed > 0 {
+        let mut new_index = Vec::with_capacity(keep.len() + 1);
+        let mut k = 0;
+        for &kp in &keep {
+            new_index.push(k);
+            if kp {
+                k += 1;
+            }
+        }
+        new_index.push(k);
+        for s in code.block_start.iter_mut() {
+            *s = new_index[*s];
+        }
+        let mut idx = 0;
+        code.items.retain(|_| {
+            idx += 1;
+            keep[idx - 1]
+        });
+    }
+    PackStats { regs_before, regs_after: highest_reg(code), copies_removed }
+}
