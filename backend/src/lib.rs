@@ -9,14 +9,17 @@
 //! 4. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 5. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded;
-//! 6. [`calc_instr_deps`] — the scheduling control bits;
-//! 7. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//! 6. [`pack_regs`] — the allocated registers renamed densely from `R0` up
+//!    (one file for singles and pairs), copies that became no-ops deleted;
+//! 7. [`calc_instr_deps`] — the scheduling control bits;
+//! 8. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod encode;
 pub mod legalize;
+pub mod pack_regs;
 
 use std::fmt;
 
@@ -36,6 +39,7 @@ pub struct Options {
 pub struct Compiled {
     pub function: elf::Function,
     pub stats: assign_regs::RegallocStats,
+    pub pack: pack_regs::PackStats,
 }
 
 /// Why a function could not be compiled.
@@ -85,6 +89,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
+    let pack = pack_regs::pack_regs(&mut code);
     calc_instr_deps::calc_instr_deps(&mut code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
@@ -98,6 +103,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             local_size: code.frame_size,
         },
         stats: asg.stats(),
+        pack,
     })
 }
 

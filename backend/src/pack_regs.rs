@@ -628,3 +628,104 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
     }
     PackStats { regs_before, regs_after: highest_reg(code), copies_removed }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::{item, Implicit, Item};
+    use ursa_emit::{format_inst, parse_inst, NoLabels};
+    use ursa_isel::vcode::BlockId;
+
+    /// Code from assembly lines; `>N` before a line marks a block start,
+    /// `-> N` after it a branch to block N.
+    fn code(lines: &[&str]) -> Code {
+        let mut items = Vec::new();
+        let mut block_start = Vec::new();
+        for l in lines {
+            let (l, start) = match l.strip_prefix('>') { Some(r) => (r, true), None => (*l, items.is_empty()) };
+            if start {
+                block_start.push(items.len());
+            }
+            let (text, target) = match l.split_once("->") {
+                Some((t, b)) => (t.trim(), Some(BlockId(b.trim().parse().unwrap()))),
+                None => (l.trim(), None),
+            };
+            let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
+            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
+            it.target = target;
+            items.push(it);
+        }
+        Code { items, block_start, frame_size: 0 }
+    }
+
+    fn text(c: &Code) -> Vec<String> {
+        c.items.iter().map(|it| format_inst(&it.inst, None, &NoLabels).unwrap().trim_end_matches(" ;").to_string()).collect()
+    }
+
+    #[test]
+    fn singles_and_pairs_share_one_dense_file() {
+        let mut c = code(&[
+            "MOV R150, 0x7 ;",
+            "IMAD.WIDE.U32 R[100:101], R150, 0x3, RZ ;",
+            "IADD R160, R150, R101 ;",
+            "IADD R170, R160, R100 ;",
+            "MOV R4, R170 ;",
+            "RET R[20:21] ;",
+        ]);
+        c.items[5].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
+        let s = pack_regs(&mut c);
+        assert_eq!(s.regs_before, 171);
+        // R4 (a result), R[20:21] (the return address) stay; everything else
+        // packs below them, the pair on an even register.
+        assert_eq!(
+            text(&c),
+            ["MOV R0, 0x7", "IMAD.WIDE.U32 R[2:3], R0, 0x3, RZ", "IADD R0, R0, R3", "IADD R4, R0, R2", "RET R[20:21]"]
+        );
+        assert_eq!(s.copies_removed, 1);
+        assert_eq!(s.regs_after, 22);
+    }
+
+    #[test]
+    fn values_live_around_a_loop_keep_distinct_registers() {
+        // R200 counts down, R210 accumulates; both live around the back edge.
+        let mut c = code(&[
+            "MOV R200, 0xa ;",
+            "MOV R210, RZ ;",
+            ">IADD R210, R210, R200 ;",
+            "IADD R200, R200, -0x1 ;",
+            "ISETP.NE.AND.U32 P0, R200, 0x0, PT ;",
+            "@P0 BRA TARGET ; -> 1",
+            ">MOV R4, R210 ;",
+            "RET R[20:21] ;",
+        ]);
+        c.items[7].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
+        pack_regs(&mut c);
+        let t = text(&c);
+        assert_eq!(t[0], "MOV R0, 0xa");
+        // The accumulator is copied into R4 at the end: it gets R4 itself and
+        // the copy disappears; the counter keeps a register of its own.
+        assert_eq!(t[1], "MOV R4, RZ");
+        assert_eq!(t[2], "IADD R4, R4, R0");
+        assert_eq!(t[3], "IADD R0, R0, -0x1");
+        assert_eq!(t.len(), 7);
+    }
+
+    #[test]
+    fn a_guarded_write_keeps_the_old_value_s_register() {
+        let mut c = code(&[
+            "MOV R100, 0x1 ;",
+            "ISETP.NE.AND.U32 P0, R30, 0x0, PT ;",
+            "@P0 MOV R100, 0x2 ;",
+            "MOV R4, R100 ;",
+            "RET R[20:21] ;",
+        ]);
+        c.items[4].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
+        pack_regs(&mut c);
+        let t = text(&c);
+        // R30 is live in (an argument): it stays. Both writes of R100 are one value.
+        assert_eq!(t[1], "ISETP.NE.AND.U32 P0, R30, 0x0, PT");
+        assert_eq!(t[0], "MOV R4, 0x1");
+        assert_eq!(t[2], "@P0 MOV R4, 0x2");
+        assert_eq!(t.len(), 4);
+    }
+}

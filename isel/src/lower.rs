@@ -16,6 +16,7 @@ use cranelift_codegen::ir::{self, types, Block, Function, InstructionData, Opcod
 use smallvec::{smallvec, SmallVec};
 
 use crate::abi;
+use crate::intrinsics;
 use crate::vcode::*;
 use crate::LowerError;
 
@@ -427,6 +428,10 @@ impl<'f> Lower<'f> {
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
+                let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
+                if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|m| self.err(inst, m))? {
+                    return Ok(Some(smallvec![self.lower_intrinsic(intr)]));
+                }
                 (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
             }
             InstructionData::CallIndirect { .. } => {
@@ -529,6 +534,17 @@ impl<'f> Lower<'f> {
         let b = b.set("ra", abi::SP as u64).set("ofs", ofs as u64);
         let b = if pair { b.named("dtype", "64") } else { b };
         b.build()
+    }
+
+    /// The value of a kernel intrinsic, in a fresh 32-bit register.
+    fn lower_intrinsic(&mut self, intr: intrinsics::Intrinsic) -> VReg {
+        let d = self.temp(Class::R);
+        let m = match intr {
+            intrinsics::Intrinsic::Special(sr) => Bundle::new().inst(ursa_emit::forms::S2R_X).def("rd", d).named("sr", sr).build(),
+            intrinsics::Intrinsic::Const0(ofs) => Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", d).set("vb", ofs as u64).build(),
+        };
+        self.push(m);
+        d
     }
 
     fn func_name(&self, fr: ir::FuncRef) -> Option<String> {

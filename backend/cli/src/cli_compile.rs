@@ -39,9 +39,11 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         if stats {
             eprintln!(
-                "%{}: {} instructions, {} moves, {} spills, {} reloads, {} spill slots",
+                "%{}: {} instructions, {} registers (R0-R{}), {} moves, {} spills, {} reloads, {} spill slots",
                 name,
                 c.function.code.len() / ursa_emit::INST_BYTES,
+                c.pack.regs_after,
+                c.pack.regs_after.saturating_sub(1),
                 c.stats.moves,
                 c.stats.spills,
                 c.stats.reloads,
