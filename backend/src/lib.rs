@@ -11,14 +11,18 @@
 //!    expanded;
 //! 6. [`pack_regs`] — the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs), copies that became no-ops deleted;
-//! 7. [`calc_instr_deps`] — the scheduling control bits;
-//! 8. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//! 7. [`opt_branches`] — jump threading (through the edge blocks the deleted
+//!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
+//!    branches to the next instruction;
+//! 8. [`calc_instr_deps`] — the scheduling control bits;
+//! 9. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod encode;
 pub mod legalize;
+pub mod opt_branches;
 pub mod pack_regs;
 
 use std::fmt;
@@ -90,6 +94,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
     let pack = pack_regs::pack_regs(&mut code);
+    opt_branches::opt_branches(&mut code);
     calc_instr_deps::calc_instr_deps(&mut code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
