@@ -237,3 +237,19 @@ impl Lower<'_> {
         }
     }
 }
+
+impl Lower<'_> {
+    /// `IMAD d, a, b, c`: a*b + c, low 32 bits.
+    pub fn imad32(&mut self, a: VReg, b: VReg, c: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Lo(b), S::Lo(c)));
+        d
+    }
+
+    /// `IMAD d, a, k, c`.
+    pub fn imad32_imm(&mut self, a: VReg, k: u32, c: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Imm(k), S::Lo(c)));
+        d
+    }
+}
