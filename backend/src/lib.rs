@@ -6,21 +6,24 @@
 //! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
-//! 4. [`assign_regs`] — regalloc2 over R / R-pairs / P;
-//! 5. [`encode`] — allocated code to machine instructions, pseudo-instructions
+//! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
+//!    constant bank by the instructions that use them;
+//! 5. [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//! 6. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded;
-//! 6. [`pack_regs`] — the allocated registers renamed densely from `R0` up
+//! 7. [`pack_regs`] — the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs), copies that became no-ops deleted;
-//! 7. [`opt_branches`] — jump threading (through the edge blocks the deleted
+//! 8. [`opt_branches`] — jump threading (through the edge blocks the deleted
 //!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
 //!    branches to the next instruction;
-//! 8. [`calc_instr_deps`] — the scheduling control bits;
-//! 9. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//! 9. [`calc_instr_deps`] — the scheduling control bits;
+//! 10. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod encode;
+pub mod fold_cmem;
 pub mod legalize;
 pub mod opt_branches;
 pub mod pack_regs;
@@ -89,7 +92,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     }
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
-    let vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    fold_cmem::fold_cmem(&mut vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;

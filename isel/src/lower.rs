@@ -584,7 +584,8 @@ impl<'f> Lower<'f> {
                 let cmem = |o: u64| (PARAM_BASE + o) & 0xffff;
                 let mut b = Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", want).set("vb", cmem(ofs));
                 if self.vcode.class(want) == Class::RPair {
-                    b = b.inst(ursa_emit::forms::MOV_C).def_hi("rd", want).set("vb", cmem(ofs + 4));
+                    // MOV.64 R[n:n+1], c[0x0][ofs] (erratum E61).
+                    b = b.named("width", "64");
                 }
                 self.push(b.build());
                 ofs += size;
