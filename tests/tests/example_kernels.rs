@@ -230,7 +230,8 @@ fn sum_i64_loop() {
 fn matmul_i32() {
     let prog = program("matmul_i32.clif");
     let mut r = rng(6);
-    // 16 x 8 threads per CTA; n = 37 leaves the last CTA column and row partial.
+    // 16 x 8 threads per CTA; n = 37 leaves the last CTA column and row
+    // partial, and one more CTA column lies wholly past n.
     for n in [37usize, 1] {
         let a = if n > 1 { with_edges(n * n, EDGES_I32, || any_i32(&mut r)) } else { vec![i32::MIN + 3] };
         let b = if n > 1 { with_edges(n * n, &EDGES_I32[2..], || any_i32(&mut r)) } else { vec![-5] };
