@@ -44,20 +44,26 @@ fn commutes(i: &Inst) -> bool {
     }
 }
 
-/// `from` re-expressed in form `to`: every field of the same name copied.
-fn convert(from: &Inst, to: FormId) -> Inst {
+/// `from` re-expressed in form `to`, whose operand `from_field` is called
+/// `to_field`: every field copied by name (`rb.neg` → `vb.neg` with the
+/// operand). `None` if a field that matters has no counterpart.
+fn convert(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<Inst> {
     let mut n = Inst::new(to);
     for (k, f) in from.def().fields.iter().enumerate() {
-        if f.fixed.is_some() {
+        if f.fixed.is_some() || f.name == from_field {
             continue;
         }
-        if let Some(j) = n.field_index(&f.name) {
-            if to.def().fields[j].fixed.is_none() {
-                n.set_at(j, from.get_at(k));
-            }
+        let renamed = match f.name.strip_prefix(from_field) {
+            Some(rest) => format!("{}{}", to_field, rest),
+            None => f.name.to_string(),
+        };
+        match n.field_index(&renamed) {
+            Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
+            _ if from.get_at(k) == f.unused_value() => {}
+            _ => return None,
         }
     }
-    n
+    Some(n)
 }
 
 /// Folds constant-bank copies into their readers; returns how many operands
@@ -133,12 +139,13 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
                     let Some(twin) = const_twin(inst.form, pos) else { continue };
                     let (from_field, to_field) = if pos == 1 { ("rb", "vb") } else { ("rc", "vc") };
                     if swap {
+                        // Only when neither operand is negated (`commutes`).
                         let (a, bb) = (inst.field_index("ra").unwrap(), inst.field_index("rb").unwrap());
                         let (va, vb) = (inst.get_at(a), inst.get_at(bb));
                         inst.set_at(a, vb);
                         inst.set_at(bb, va);
                     }
-                    let mut n = convert(&inst, twin);
+                    let Some(mut n) = convert(&inst, twin, from_field, to_field) else { continue };
                     let Some(tf) = n.field_index(to_field) else { continue };
                     if twin.def().fields[tf].kind != Kind::CMem {
                         continue;
