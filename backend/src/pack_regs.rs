@@ -32,7 +32,8 @@ use ursa_emit::{forms, Inst, RegFile, RegSlot};
 
 use crate::encode::Code;
 
-/// The stack pointer (never renamed, never given to another value).
+/// The stack pointer (never renamed; given to other values only in a function
+/// that neither touches it nor calls).
 const SP: u32 = 1;
 /// Registers `R0`–`R254`.
 const NREGS: usize = 255;
@@ -239,6 +240,11 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
         return unchanged;
     }
     let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i)).collect();
+    // A function that never touches the stack pointer and calls nobody (a
+    // kernel without a frame) may use R1 like any other register.
+    let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
+        && !code.items.iter().any(|it| it.inst.form.optype().name.as_ref() == "CALL");
+    let reserved = if sp_free { u32::MAX } else { SP };
     let (ranges, succs) = blocks(code);
     let nb = ranges.len();
 
@@ -514,6 +520,18 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
     for &(w, a) in &aligned {
         align_of[w as usize] = align_of[w as usize].max(a);
     }
+    // The residue an aligned group needs of each member: (modulus, residue),
+    // so a copy partner can be placed where the copy can later vanish.
+    let mut residue: Vec<(u32, u32)> = vec![(1, 0); nw];
+    for ms in members.values() {
+        let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
+        let a = align_of[m as usize];
+        if a > 1 {
+            for &(w, off) in ms {
+                residue[w as usize] = (a, (off - moff).rem_euclid(a as i32) as u32);
+            }
+        }
+    }
     // Fixed and broken groups keep their registers.
     for root in &order {
         let ms = &members[root];
@@ -546,7 +564,7 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
             }
             ms.iter().zip(forbidden.iter()).all(|(&(w, off), f)| {
                 let r = base + (off - lo) as u32;
-                r != SP && !f.contains(r) && r % align_of[w as usize] == 0
+                r != reserved && !f.contains(r) && r % align_of[w as usize] == 0
             })
         };
         // Prefer a copy partner's register.
@@ -563,7 +581,18 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
             }
         }
         if choice.is_none() {
-            choice = (0..NREGS as u32).find(|&b| fits(b));
+            // Prefer a base where every still-unplaced copy partner that is
+            // part of an aligned pair or quad could later take this register.
+            let hinted = |base: u32| {
+                ms.iter().all(|&(w, off)| {
+                    let r = base + (off - lo) as u32;
+                    affine[w as usize].iter().all(|&p| {
+                        let (a, res) = residue[p as usize];
+                        color[p as usize].is_some() || a == 1 || r % a == res
+                    })
+                })
+            };
+            choice = (0..NREGS as u32).find(|&b| fits(b) && hinted(b)).or_else(|| (0..NREGS as u32).find(|&b| fits(b)));
         }
         let Some(base) = choice else {
             // No room (cannot happen with fewer than 255 live registers): keep
