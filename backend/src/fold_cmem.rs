@@ -15,21 +15,54 @@ use std::collections::HashMap;
 
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, FormId, Inst, ISA};
-use ursa_isel::vcode::{OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 
 fn form_by_name(name: &str) -> Option<FormId> {
     ISA.forms.iter().position(|f| f.name == name).map(|i| FormId(i as u16))
 }
 
-/// The form like `form` with operand `pos` (0 = A, 1 = B, 2 = C) a constant.
-fn const_twin(form: FormId, pos: usize) -> Option<FormId> {
+/// What an operand is read from instead of a per-lane register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A constant-bank word (`c[b][o]`, the field holds bank and offset).
+    Const,
+    /// A uniform register `URn`.
+    Uniform,
+}
+
+impl Source {
+    fn letter(self) -> char {
+        match self {
+            Source::Const => 'C',
+            Source::Uniform => 'U',
+        }
+    }
+    fn field(self, pos: usize) -> &'static str {
+        match (self, pos) {
+            (Source::Const, 1) => "vb",
+            (Source::Const, _) => "vc",
+            (Source::Uniform, 1) => "urb",
+            (Source::Uniform, _) => "urc",
+        }
+    }
+    fn kind(self) -> Kind {
+        match self {
+            Source::Const => Kind::CMem,
+            Source::Uniform => Kind::UReg,
+        }
+    }
+}
+
+/// The form like `form` with operand `pos` (0 = A, 1 = B, 2 = C) read from
+/// `src`.
+fn twin(form: FormId, pos: usize, src: Source) -> Option<FormId> {
     let name = form.name();
     let (op, stype) = name.rsplit_once('_')?;
     let mut letters: Vec<char> = stype.chars().collect();
     if letters.get(pos) != Some(&'R') {
         return None;
     }
-    letters[pos] = 'C';
+    letters[pos] = src.letter();
     form_by_name(&format!("{}_{}", op, letters.iter().collect::<String>()))
 }
 
@@ -114,90 +147,20 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
                 continue;
             }
             for pi in 0..m.pieces.len() {
-                'fix: for k in 0..m.fixups.len() {
+                for k in 0..m.fixups.len() {
                     let fx = m.fixups[k];
                     if fx.piece as usize != pi || fx.hi {
                         continue;
                     }
-                    let o = m.opnds[fx.opnd as usize];
-                    let Some(&c) = cmem.get(&o.vreg) else { continue };
-                    if o.kind != OpKind::Use || o.fixed.is_some() {
-                        continue;
+                    let Some(&c) = cmem.get(&m.opnds[fx.opnd as usize].vreg) else { continue };
+                    if fold_operand(m, k, Source::Const, c) {
+                        folded += 1;
+                        // Indices moved: one constant operand per instruction anyway.
+                        break;
                     }
-                    let piece = &m.pieces[pi];
-                    let fname = piece.def().fields[fx.field as usize].name.to_string();
-                    if piece.def().bitwidth_of(fx.field as usize, piece.values()) != 32 {
-                        continue;
-                    }
-                    // Operand position, swapping A into B where allowed.
-                    let (mut inst, pos, swap) = match fname.as_str() {
-                        "rb" => (piece.clone(), 1, false),
-                        "rc" => (piece.clone(), 2, false),
-                        "ra" if commutes(piece) && piece.field_index("rb").is_some() => (piece.clone(), 1, true),
-                        _ => continue,
-                    };
-                    let Some(twin) = const_twin(inst.form, pos) else { continue };
-                    let (from_field, to_field) = if pos == 1 { ("rb", "vb") } else { ("rc", "vc") };
-                    if swap {
-                        // Only when neither operand is negated (`commutes`).
-                        let (a, bb) = (inst.field_index("ra").unwrap(), inst.field_index("rb").unwrap());
-                        let (va, vb) = (inst.get_at(a), inst.get_at(bb));
-                        inst.set_at(a, vb);
-                        inst.set_at(bb, va);
-                    }
-                    let Some(mut n) = convert(&inst, twin, from_field, to_field) else { continue };
-                    let Some(tf) = n.field_index(to_field) else { continue };
-                    if twin.def().fields[tf].kind != Kind::CMem {
-                        continue;
-                    }
-                    n.set_at(tf, c);
-                    if n.validate().is_err() {
-                        continue;
-                    }
-                    // Field indices of this piece's other fixups, by name in the twin.
-                    let old = m.pieces[pi].clone();
-                    let mut new_fixups = m.fixups.clone();
-                    for (j, f) in new_fixups.iter_mut().enumerate() {
-                        if f.piece as usize != pi || j == k {
-                            continue;
-                        }
-                        let mut name = old.def().fields[f.field as usize].name.to_string();
-                        if swap {
-                            name = match name.as_str() {
-                                "ra" => "rb".into(),
-                                "rb" => "ra".into(),
-                                _ => name,
-                            };
-                        }
-                        let Some(idx) = n.field_index(&name) else { continue 'fix };
-                        if name == from_field {
-                            continue 'fix;
-                        }
-                        f.field = idx as u8;
-                    }
-                    new_fixups.remove(k);
-                    m.pieces[pi] = n;
-                    m.fixups = new_fixups;
-                    folded += 1;
-                    // Restart this piece's scan: indices moved.
-                    break 'fix;
                 }
             }
-            // Operands no fixup names any more.
-            let mut k = 0;
-            while k < m.opnds.len() {
-                let used = m.fixups.iter().any(|f| f.opnd as usize == k);
-                if !used && m.opnds[k].kind == OpKind::Use && cmem.contains_key(&m.opnds[k].vreg) {
-                    m.opnds.remove(k);
-                    for f in m.fixups.iter_mut() {
-                        if f.opnd as usize > k {
-                            f.opnd -= 1;
-                        }
-                    }
-                } else {
-                    k += 1;
-                }
-            }
+            drop_unnamed_uses(m, |v| cmem.contains_key(&v));
         }
     }
 
@@ -230,4 +193,93 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
         });
     }
     folded
+}
+
+/// Reads the register operand of fixup `k` of `m` from `src` (`value`: the
+/// constant-bank address or the UR number) by switching its piece to the twin
+/// form; A is swapped into B for commutative instructions. The fixup is
+/// removed (the operand stays in `m.opnds` until [`drop_unnamed_uses`]).
+/// `false`, with `m` unchanged, where no twin form takes it.
+pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> bool {
+    let fx = m.fixups[k];
+    let pi = fx.piece as usize;
+    let o = m.opnds[fx.opnd as usize];
+    if fx.hi || o.kind != OpKind::Use || o.fixed.is_some() {
+        return false;
+    }
+    let piece = &m.pieces[pi];
+    let fname = piece.def().fields[fx.field as usize].name.to_string();
+    if piece.def().bitwidth_of(fx.field as usize, piece.values()) != 32 {
+        return false;
+    }
+    // Operand position, swapping A into B where allowed.
+    let (mut inst, pos, swap) = match fname.as_str() {
+        "rb" => (piece.clone(), 1, false),
+        "rc" => (piece.clone(), 2, false),
+        "ra" if commutes(piece) && piece.field_index("rb").is_some() => (piece.clone(), 1, true),
+        _ => return false,
+    };
+    let Some(tw) = twin(inst.form, pos, src) else { return false };
+    let from_field = if pos == 1 { "rb" } else { "rc" };
+    let to_field = src.field(pos);
+    if swap {
+        // Only when neither operand is negated (`commutes`).
+        let (a, bb) = (inst.field_index("ra").unwrap(), inst.field_index("rb").unwrap());
+        let (va, vb) = (inst.get_at(a), inst.get_at(bb));
+        inst.set_at(a, vb);
+        inst.set_at(bb, va);
+    }
+    let Some(mut n) = convert(&inst, tw, from_field, to_field) else { return false };
+    let Some(tf) = n.field_index(to_field) else { return false };
+    if tw.def().fields[tf].kind != src.kind() {
+        return false;
+    }
+    n.set_at(tf, value);
+    if n.validate().is_err() {
+        return false;
+    }
+    // Field indices of this piece's other fixups, by name in the twin.
+    let old = m.pieces[pi].clone();
+    let mut new_fixups = m.fixups.clone();
+    for (j, f) in new_fixups.iter_mut().enumerate() {
+        if f.piece as usize != pi || j == k {
+            continue;
+        }
+        let mut name = old.def().fields[f.field as usize].name.to_string();
+        if swap {
+            name = match name.as_str() {
+                "ra" => "rb".into(),
+                "rb" => "ra".into(),
+                _ => name,
+            };
+        }
+        if name == from_field {
+            return false;
+        }
+        let Some(idx) = n.field_index(&name) else { return false };
+        f.field = idx as u8;
+    }
+    new_fixups.remove(k);
+    m.pieces[pi] = n;
+    m.fixups = new_fixups;
+    true
+}
+
+/// Removes the use operands of `m` that no fixup names any more and that
+/// `folded` says were folded away.
+pub(crate) fn drop_unnamed_uses(m: &mut MInst, folded: impl Fn(VReg) -> bool) {
+    let mut k = 0;
+    while k < m.opnds.len() {
+        let named = m.fixups.iter().any(|f| f.opnd as usize == k);
+        if !named && m.opnds[k].kind == OpKind::Use && m.opnds[k].fixed.is_none() && folded(m.opnds[k].vreg) {
+            m.opnds.remove(k);
+            for f in m.fixups.iter_mut() {
+                if f.opnd as usize > k {
+                    f.opnd -= 1;
+                }
+            }
+        } else {
+            k += 1;
+        }
+    }
 }

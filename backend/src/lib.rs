@@ -8,16 +8,18 @@
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
 //!    constant bank by the instructions that use them;
-//! 5. [`assign_regs`] — regalloc2 over R / R-pairs / P;
-//! 6. [`encode`] — allocated code to machine instructions, pseudo-instructions
+//! 5. [`opt_uniform`] — warp-uniform arithmetic moved to the uniform
+//!    datapath (U* instructions, UR registers) where every reader takes a UR;
+//! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded;
-//! 7. [`pack_regs`] — the allocated registers renamed densely from `R0` up
-//!    (one file for singles and pairs), copies that became no-ops deleted;
-//! 8. [`opt_branches`] — jump threading (through the edge blocks the deleted
+//! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
+//!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
+//! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
 //!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
 //!    branches to the next instruction;
-//! 9. [`calc_instr_deps`] — the scheduling control bits;
-//! 10. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//! 10. [`calc_instr_deps`] — the scheduling control bits;
+//! 11. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
 pub mod assign_regs;
@@ -26,6 +28,7 @@ pub mod encode;
 pub mod fold_cmem;
 pub mod legalize;
 pub mod opt_branches;
+pub mod opt_uniform;
 pub mod pack_regs;
 
 use std::fmt;
@@ -94,6 +97,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
     let mut vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
     fold_cmem::fold_cmem(&mut vcode);
+    opt_uniform::opt_uniform(&mut vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;

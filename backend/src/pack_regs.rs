@@ -46,6 +46,8 @@ pub struct PackStats {
     pub regs_after: u32,
     /// Copies deleted because both sides got one register.
     pub copies_removed: usize,
+    /// Highest uniform register touched + 1, after.
+    pub uregs_after: u32,
 }
 
 /// A set of registers R0–R254.
@@ -91,7 +93,7 @@ struct Access {
     merge_writes: bool,
 }
 
-fn access(code: &Code, i: usize) -> Access {
+fn access(code: &Code, i: usize, file: RegFile) -> Access {
     let it = &code.items[i];
     let to_ref = |r: &ursa_emit::RegRef| Ref {
         num: r.num,
@@ -101,8 +103,8 @@ fn access(code: &Code, i: usize) -> Access {
             RegSlot::Guard => None,
         },
     };
-    let mut reads: Vec<Ref> = it.inst.reg_reads().iter().filter(|r| r.file == RegFile::R).map(to_ref).collect();
-    let mut writes: Vec<Ref> = it.inst.reg_writes().iter().filter(|r| r.file == RegFile::R).map(to_ref).collect();
+    let mut reads: Vec<Ref> = it.inst.reg_reads().iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut writes: Vec<Ref> = it.inst.reg_writes().iter().filter(|r| r.file == file).map(to_ref).collect();
     let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
     // A call writes the callee's return address where the callee's `RET`
     // reads it, and a return reads it there: ABI registers, not renamable.
@@ -111,8 +113,10 @@ fn access(code: &Code, i: usize) -> Access {
             r.field = None;
         }
     }
-    reads.extend(it.implicit.reads.iter().map(|&n| Ref { num: n, count: 1, field: None }));
-    writes.extend(it.implicit.writes.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+    if file == RegFile::R {
+        reads.extend(it.implicit.reads.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+        writes.extend(it.implicit.writes.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+    }
     Access { reads, writes, merge_writes: in_place || it.inst.is_guarded() }
 }
 
@@ -220,11 +224,11 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
     (ranges, succs)
 }
 
-fn highest_reg(code: &Code) -> u32 {
+fn highest_reg(code: &Code, file: RegFile) -> u32 {
     let mut hi = 0;
     for it in &code.items {
         for r in it.inst.reg_reads().iter().chain(it.inst.reg_writes().iter()) {
-            if r.file == RegFile::R {
+            if r.file == file {
                 hi = hi.max(r.num + r.count);
             }
         }
@@ -232,19 +236,28 @@ fn highest_reg(code: &Code) -> u32 {
     hi
 }
 
-/// Renames the general registers of `code` densely (see the module docs).
+/// Renames the general and the uniform registers of `code` densely (see the
+/// module docs).
 pub fn pack_regs(code: &mut Code) -> PackStats {
-    let regs_before = highest_reg(code);
-    let unchanged = PackStats { regs_before, regs_after: regs_before, copies_removed: 0 };
+    let mut s = pack_file(code, RegFile::R);
+    s.uregs_after = pack_file(code, RegFile::UR).regs_after;
+    s
+}
+
+fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
+    let regs_before = highest_reg(code, file);
+    let unchanged = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: 0 };
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
         return unchanged;
     }
-    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i)).collect();
+    // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
+    let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
+    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file)).collect();
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
         && !code.items.iter().any(|it| it.inst.form.optype().name.as_ref() == "CALL");
-    let reserved = if sp_free { u32::MAX } else { SP };
+    let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
     let (ranges, succs) = blocks(code);
     let nb = ranges.len();
 
@@ -400,7 +413,7 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
         fixed[web_of[node_in[&(0, r)] as usize] as usize] = true;
     }
     for w in 0..nw {
-        if web_reg[w] == SP {
+        if file == RegFile::R && web_reg[w] == SP {
             fixed[w] = true;
         }
     }
@@ -559,7 +572,7 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
             forbidden.push(f);
         }
         let fits = |base: u32| -> bool {
-            if base + span >= NREGS as u32 {
+            if base + span >= limit {
                 return false;
             }
             ms.iter().zip(forbidden.iter()).all(|(&(w, off), f)| {
@@ -592,7 +605,7 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
                     })
                 })
             };
-            choice = (0..NREGS as u32).find(|&b| fits(b) && hinted(b)).or_else(|| (0..NREGS as u32).find(|&b| fits(b)));
+            choice = (0..limit).find(|&b| fits(b) && hinted(b)).or_else(|| (0..limit).find(|&b| fits(b)));
         }
         let Some(base) = choice else {
             // No room (cannot happen with fewer than 255 live registers): keep
@@ -655,7 +668,7 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
             keep[idx - 1]
         });
     }
-    PackStats { regs_before, regs_after: highest_reg(code), copies_removed }
+    PackStats { regs_before, regs_after: highest_reg(code, file), copies_removed, uregs_after: 0 }
 }
 
 #[cfg(test)]

@@ -39,11 +39,12 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         if stats {
             eprintln!(
-                "%{}: {} instructions, {} registers (R0-R{}), {} moves, {} spills, {} reloads, {} spill slots",
+                "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} moves, {} spills, {} reloads, {} spill slots",
                 name,
                 c.function.code.len() / ursa_emit::INST_BYTES,
                 c.pack.regs_after,
                 c.pack.regs_after.saturating_sub(1),
+                c.pack.uregs_after,
                 c.stats.moves,
                 c.stats.spills,
                 c.stats.reloads,
