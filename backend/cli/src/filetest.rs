@@ -464,13 +464,13 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
     let cfg = LaunchConfig { strict: true, step_limit: Some(TEST_STEPS), local_size: TEST_STACK, ..Default::default() };
     let mut gpu = Gpu::new();
     let sim = gpu.call_with(program, &symbol_name(f), &words, nret, &cfg);
-    // A run the simulator stopped for its step limit or a stack overflow
+    // A run the simulator stopped for its step limit or a stack fault
     // fails whatever the interpreter says; do not spend its fuel (or its
     // host stack, on runaway recursion) finding out.
     let runaway = match &sim {
         Err(t) => match &t.kind {
             TrapKind::StepLimit(_) => Some("the simulator's step limit"),
-            TrapKind::OutOfBounds { space: Space::Local, .. } => Some("a local-memory (stack) overflow on the simulator"),
+            TrapKind::OutOfBounds { space: Space::Local, .. } => Some("a local-memory (stack) fault on the simulator"),
             _ => None,
         },
         Ok(_) => None,
