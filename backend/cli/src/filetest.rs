@@ -29,7 +29,7 @@ use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::{types, Function, Type};
 use cranelift_interpreter::environment::FunctionStore;
 use cranelift_interpreter::interpreter::{Interpreter, InterpreterError, InterpreterState};
-use cranelift_interpreter::step::ControlFlow;
+use cranelift_interpreter::step::{ControlFlow, CraneliftTrap};
 use cranelift_reader::{parse_run_command, parse_test, Comparison, ParseOptions, RunCommand};
 use ursa_emit::elf;
 use ursa_sim::{Gpu, LaunchConfig, Program, Space, TrapKind};
@@ -410,7 +410,9 @@ fn show(vals: &[DataValue]) -> String {
 /// What cranelift-interpreter made of a run.
 enum Reference {
     Values(Vec<DataValue>),
-    Trap(String),
+    /// A trap: its text, and the CLIF trap code's name for a `trap`-family
+    /// instruction (`int_ovf`, `user7`).
+    Trap(String, Option<String>),
     /// It could not run the line (a panic inside it, an unsupported feature).
     NotRun(String),
 }
@@ -434,7 +436,13 @@ fn interpret(store: &FunctionStore, name: &str, args: &[DataValue]) -> Result<Re
         };
         match h.join() {
             Ok(Ok(Ok(ControlFlow::Return(v)))) => Ok(Reference::Values(v.to_vec())),
-            Ok(Ok(Ok(ControlFlow::Trap(t)))) => Ok(Reference::Trap(format!("{}", t))),
+            Ok(Ok(Ok(ControlFlow::Trap(t)))) => {
+                let code = match &t {
+                    CraneliftTrap::User(c) => Some(c.to_string()),
+                    _ => None,
+                };
+                Ok(Reference::Trap(t.to_string(), code))
+            }
             Ok(Ok(Ok(_))) => Ok(Reference::NotRun("it stopped without returning".into())),
             Ok(Ok(Err(InterpreterError::FuelExhausted))) => {
                 Err(format!("cranelift-interpreter did not finish within {} instructions", TEST_FUEL))
@@ -475,6 +483,13 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
         },
         Ok(_) => None,
     };
+    let explicit = match &sim {
+        Err(t) => match &t.kind {
+            TrapKind::Explicit(m) => Some(m.clone()),
+            _ => None,
+        },
+        Ok(_) => None,
+    };
     let ours: Result<Vec<DataValue>, String> = match sim {
         Ok((regs, _)) => f
             .signature
@@ -496,9 +511,15 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
                 Err(e) => return Err(format!("{}; cranelift-interpreter gives {}", e, show(&b))),
                 Ok(_) => {}
             },
-            Reference::Trap(t) => {
+            Reference::Trap(t, code) => {
                 if let Ok(a) = &ours {
                     return Err(format!("simulator gives {}, cranelift-interpreter traps: {}", show(a), t));
+                }
+                // Both trap: a `BPT.TRAP` must carry the interpreter's trap code.
+                if let (Some(m), Some(c)) = (&explicit, &code) {
+                    if !m.contains(&format!("({})", c)) {
+                        return Err(format!("the simulator traps with {}, cranelift-interpreter with {}", m, c));
+                    }
                 }
             }
             Reference::NotRun(why) => unchecked = Some(why),

@@ -243,3 +243,34 @@ block1(v1: i32):
     assert!(out.contains("runaway.clif:27") && out.contains("step limit"), "{}", out);
     assert!(out.ends_with("1 passed, 2 failed, 0 skipped\n"), "{}", out);
 }
+
+#[test]
+fn test_runner_compares_trap_codes_with_the_interpreter() {
+    // Both sides trap with the same code: the line fails (a run line expects
+    // values) on the trap itself, named, with no disagreement reported.
+    let src = write(
+        "traps.clif",
+        "test run
+function %t(i32) -> i32 {
+block0(v0: i32):
+    trapnz v0, user9
+    return v0
+}
+; run: %t(0) == 0
+; run: %t(1) == 1
+
+function %d(i32, i32) -> i32 {
+block0(v0: i32, v1: i32):
+    v2 = sdiv v0, v1
+    return v2
+}
+; run: %d(-2147483648, -1) == 0
+",
+    );
+    let o = ursa(&["test", &src]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("traps.clif:8") && out.contains("user trap (user9)"), "{}", out);
+    assert!(out.contains("traps.clif:15") && out.contains("integer overflow (int_ovf)"), "{}", out);
+    assert!(!out.contains("traps with"), "{}", out);
+    assert!(out.ends_with("1 passed, 2 failed, 0 skipped\n"), "{}", out);
+}
