@@ -249,10 +249,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             }
                             items.push(item(inst(forms::EXIT_X)));
                         }
-                        Pseudo::Trap => {
+                        Pseudo::Trap { code } => {
                             let mut t = inst(forms::BPT_I);
                             named(&mut t, "mode", "TRAP");
-                            set(&mut t, "code", 0);
+                            set(&mut t, "code", *code as u64);
                             items.push(item(t));
                         }
                         Pseudo::Jump => {

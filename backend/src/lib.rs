@@ -75,14 +75,35 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The symbol name of a CLIF function in the object file (`%name` → `name`).
+/// The symbol name of a CLIF function in the object file (`%name` → `name`;
+/// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
 pub fn symbol_name(f: &Function) -> String {
-    let s = f.name.to_string();
-    s.strip_prefix('%').unwrap_or(&s).to_string()
+    ursa_isel::lower::object_symbol(&f.name.to_string())
+}
+
+/// The `.param` table of a kernel compiled from `func`: one parameter per
+/// entry-block parameter (`v0`, `v1`, …), each at the next offset aligned to
+/// its size (at most 8) — the layout the lowering reads them from and the one
+/// `.param` gives, so `ursa run` checks arguments against it.
+fn kernel_params(func: &Function) -> Vec<elf::Param> {
+    let Some(entry) = func.layout.entry_block() else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut ofs = 0u32;
+    for &v in func.dfg.block_params(entry) {
+        let size = func.dfg.value_type(v).bytes().max(1);
+        let align = size.min(8);
+        ofs = ofs.next_multiple_of(align);
+        out.push(elf::Param { name: v.to_string(), offset: ofs, size });
+        ofs += size;
+    }
+    out
 }
 
 /// Compiles one function.
 pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
+    if func.layout.entry_block().is_none() {
+        return Err(Error::Verifier("the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into()));
+    }
     let flags = settings::Flags::new(settings::builder());
     if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
         let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
@@ -110,7 +131,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             name: symbol_name(&func),
             kernel: opts.kernel,
             code: bytes,
-            params: Vec::new(),
+            params: if opts.kernel { kernel_params(&func) } else { Vec::new() },
             relocs,
             shared_size: 0,
             local_size: code.frame_size,

@@ -18,6 +18,7 @@ pub mod asm;
 pub mod elf;
 pub mod latency;
 pub mod operands;
+pub mod traps;
 
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};

@@ -413,8 +413,8 @@ impl<'f> Lower<'f> {
                 bundle = bundle.fixed(link, OpKind::Use, abi::LINK);
                 self.push(bundle.build());
             }
-            InstructionData::Trap { .. } => {
-                self.push(MInst::new(Pseudo::Trap));
+            InstructionData::Trap { code, .. } => {
+                self.push(MInst::new(Pseudo::Trap { code: code.as_raw().get() as u16 }));
             }
             _ => return Err(self.err(inst, "this control-flow instruction is not supported")),
         }
@@ -626,15 +626,29 @@ impl<'f> Lower<'f> {
 /// Offset of the kernel parameter block in constant bank 0.
 const PARAM_BASE: u64 = 0x160;
 
-/// The symbol a called function has in the object file (`%name` → `name`);
-/// `None` for functions outside the module (libcalls, known symbols).
+/// The symbol a called function has in the object file (see
+/// [`object_symbol`]); `None` for functions outside the module (libcalls,
+/// known symbols).
 pub fn callee_symbol(f: &Function, fr: ir::FuncRef) -> Option<String> {
     let name = match &f.dfg.ext_funcs[fr].name {
         ir::ExternalName::User(r) => f.params.user_named_funcs().get(*r)?.to_string(),
         ir::ExternalName::TestCase(tc) => tc.to_string(),
         _ => return None,
     };
-    Some(name.trim_start_matches('%').to_string())
+    Some(object_symbol(&name))
+}
+
+/// The object-file symbol of a CLIF function name: `%name` → `name`, and a
+/// name assembly can hold (`docs/abi.md`): characters other than letters,
+/// digits, `_`, `.` and `$` become `_` (`u0:1` → `u0_1`), and a name that
+/// does not start with a letter, `_` or `$` gets `_` in front (`%1` → `_1`).
+pub fn object_symbol(clif_name: &str) -> String {
+    let s = clif_name.strip_prefix('%').unwrap_or(clif_name);
+    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$') { c } else { '_' }).collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') {
+        out.insert(0, '_');
+    }
+    out
 }
 
 enum Callee {

@@ -30,6 +30,21 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
     if funcs.is_empty() {
         return Err(format!("{}: no functions", shown));
     }
+    // Two functions with one object symbol would both be written; refuse,
+    // naming both.
+    let lines: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with("function ")).map(|(i, _)| i + 1).collect();
+    let at = |k: usize| lines.get(k).map(|l| format!("{}:{}", shown, l)).unwrap_or_else(|| shown.clone());
+    for (k, f) in funcs.iter().enumerate() {
+        let sym = symbol_name(f);
+        if let Some(j) = funcs[..k].iter().position(|g| symbol_name(g) == sym) {
+            let what = if funcs[j].name == f.name {
+                format!("function {} is defined twice", f.name)
+            } else {
+                format!("functions {} and {} both become the object symbol `{}`", funcs[j].name, f.name, sym)
+            };
+            return Err(format!("{}: {} (first at {}, again at {})", shown, what, at(j), at(k)));
+        }
+    }
     let opts = Options { kernel };
     let mut obj = elf::Object::default();
     for f in &funcs {
@@ -54,7 +69,14 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
         obj.functions.push(c.function);
     }
     if disasm {
-        print!("{}", ursa_emit::asm::disassemble(&obj).map_err(|e| e.to_string())?);
+        // Function by function: a call to a function defined elsewhere is
+        // still shown (the whole-object disassembler would refuse it).
+        for (i, f) in obj.functions.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            print!("{}", ursa_emit::asm::disassemble_function(f)?);
+        }
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
