@@ -42,6 +42,11 @@ const TABLE: &[(&str, Intrinsic)] = &[
     ("ursa_nctaid_z", Intrinsic::Const0(0x14)),
 ];
 
+/// The names of all intrinsics (without `%`).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    TABLE.iter().map(|(n, _)| *n)
+}
+
 /// Whether `name` (without `%`) is in the reserved namespace.
 pub fn is_reserved(name: &str) -> bool {
     name.starts_with(PREFIX)

@@ -266,8 +266,12 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
         None
     };
 
+    let models = intrinsic_models();
     let mut store = FunctionStore::default();
     for (f, _) in &tf.functions {
+        store.add(f.name.to_string(), f);
+    }
+    for f in &models {
         store.add(f.name.to_string(), f);
     }
 
@@ -541,4 +545,16 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
         println!("{}: {}", inv.func, show(&ours));
     }
     Ok(unchecked)
+}
+
+/// What the kernel intrinsics return in the runner's launches, as CLIF
+/// functions for cranelift-interpreter: a `; run:` line is one thread of a
+/// 1x1x1 launch (`Gpu::call`), so every index is 0 and every dimension 1.
+fn intrinsic_models() -> Vec<Function> {
+    let mut text = String::new();
+    for name in ursa_isel::intrinsics::names() {
+        let value = if name.contains("ntid") || name.contains("nctaid") { 1 } else { 0 };
+        text.push_str(&format!("function %{}() -> i32 {{\nblock0:\n    v0 = iconst.i32 {}\n    return v0\n}}\n", name, value));
+    }
+    cranelift_reader::parse_functions(&text).expect("the intrinsic models parse")
 }
