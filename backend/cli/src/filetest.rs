@@ -134,7 +134,9 @@ fn strip_targets(text: &str) -> String {
     out
 }
 
-fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
+/// Compiles one function as the test runner does: a compiler panic becomes
+/// an [`Error::Internal`]. (Also used by the program generator.)
+pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
     match catch_unwind(AssertUnwindSafe(|| compile(f, &Options::default()))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
@@ -217,20 +219,18 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             break;
         }
     }
-    let mut obj = elf::Object::default();
+    let mut linked = Vec::new();
     for (f, _) in &tf.functions {
         let name = symbol_name(f);
         if blocked.contains_key(&name) {
             continue;
         }
         if let Some(Ok(ef)) = compiled.get(&name) {
-            let mut ef = ef.clone();
-            ef.local_size = TEST_STACK;
-            obj.functions.push(ef);
+            linked.push(ef.clone());
         }
     }
     let program = if is_run {
-        match Program::load(&elf::write(&obj)) {
+        match link_for_test(linked) {
             Ok(p) => Some(p),
             Err(e) => {
                 let _ = writeln!(log, "FAIL {}: compiled object does not load: {}", shown, e);
@@ -378,14 +378,23 @@ fn show(vals: &[DataValue]) -> String {
     }
 }
 
-fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunCommand, opts: &TestOptions) -> Result<(), String> {
-    let (inv, expect) = match cmd {
-        RunCommand::Run(inv, cmp, vals) => (inv, Some((cmp, vals))),
-        RunCommand::Print(inv) => (inv, None),
-    };
+/// Links compiled functions into one object (each with the test runner's
+/// local memory size), writes it as ELF and loads it for the simulator.
+pub fn link_for_test(functions: Vec<elf::Function>) -> Result<Program, String> {
+    let mut obj = elf::Object::default();
+    for mut ef in functions {
+        ef.local_size = TEST_STACK;
+        obj.functions.push(ef);
+    }
+    Program::load(&elf::write(&obj)).map_err(|e| e.to_string())
+}
+
+/// Calls `f` (already in `program`) on the simulator with the test runner's
+/// limits: its results, or the trap as an error message.
+pub fn simulate(program: &Program, f: &Function, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
     // On the simulator: argument k in R[4+2k : 5+2k].
     let mut words = Vec::new();
-    for a in &inv.args {
+    for a in args {
         let b = bits_of(a).ok_or_else(|| format!("argument {} is not an integer", a))?;
         words.push(b as u32);
         words.push((b >> 32) as u32);
@@ -393,7 +402,7 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
     let nret = 2 * f.signature.returns.len();
     let cfg = LaunchConfig { strict: true, step_limit: Some(TEST_STEPS), local_size: TEST_STACK, ..Default::default() };
     let mut gpu = Gpu::new();
-    let ours: Result<Vec<DataValue>, String> = match gpu.call_with(program, &symbol_name(f), &words, nret, &cfg) {
+    match gpu.call_with(program, &symbol_name(f), &words, nret, &cfg) {
         Ok((regs, _)) => f
             .signature
             .returns
@@ -405,22 +414,38 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
             })
             .collect(),
         Err(trap) => Err(format!("trapped on the simulator: {}", trap)),
+    }
+}
+
+/// Calls `f` in cranelift-interpreter (with the test runner's fuel; `store`
+/// holds every function of the file): `Some(Ok(results))`, `Some(Err(trap or
+/// interpreter error))`, or `None` when the interpreter itself panicked (a
+/// limitation of the reference, not a result).
+pub fn interpret(store: &FunctionStore, f: &Function, args: &[DataValue]) -> Option<Result<Vec<DataValue>, String>> {
+    let state = InterpreterState::default().with_function_store(store.clone());
+    let mut interp = Interpreter::new(state).with_fuel(Some(TEST_FUEL));
+    let name = f.name.to_string();
+    match catch_unwind(AssertUnwindSafe(|| interp.call_by_name(&name, args).map(|c| match c {
+        ControlFlow::Return(v) => Ok(v.to_vec()),
+        ControlFlow::Trap(t) => Err(format!("trap {:?}", t)),
+        _ => Err("interpreter stopped unexpectedly".to_string()),
+    }))) {
+        Ok(Ok(r)) => Some(r),
+        Ok(Err(e)) => Some(Err(format!("interpreter error: {}", e))),
+        Err(_) => None,
+    }
+}
+
+fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunCommand, opts: &TestOptions) -> Result<(), String> {
+    let (inv, expect) = match cmd {
+        RunCommand::Run(inv, cmp, vals) => (inv, Some((cmp, vals))),
+        RunCommand::Print(inv) => (inv, None),
     };
+    let ours = simulate(program, f, &inv.args);
     if opts.differential {
-        let state = InterpreterState::default().with_function_store(store.clone());
-        let mut interp = Interpreter::new(state).with_fuel(Some(TEST_FUEL));
-        let name = f.name.to_string();
-        let theirs = match catch_unwind(AssertUnwindSafe(|| interp.call_by_name(&name, &inv.args).map(|c| match c {
-            ControlFlow::Return(v) => Ok(v.to_vec()),
-            ControlFlow::Trap(t) => Err(format!("trap {:?}", t)),
-            _ => Err("interpreter stopped unexpectedly".to_string()),
-        }))) {
-            Ok(Ok(r)) => Some(r),
-            Ok(Err(e)) => Some(Err(format!("interpreter error: {}", e))),
-            // A panic inside cranelift-interpreter (a limitation of the
-            // reference, not of the compiler): no differential for this line.
-            Err(_) => None,
-        };
+        // A panic inside cranelift-interpreter (a limitation of the
+        // reference, not of the compiler): no differential for this line.
+        let theirs = interpret(store, f, &inv.args);
         if let Some(theirs) = theirs { match (&ours, &theirs) {
             (Ok(a), Ok(b)) if a != b => {
                 return Err(format!("simulator gives {}, cranelift-interpreter gives {}", show(a), show(b)));
