@@ -6,3 +6,4 @@
 //! neither the simulator, the interpreter, filecheck nor clap.
 
 pub mod filetest;
+pub mod fuzzgen;
