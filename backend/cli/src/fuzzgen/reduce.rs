@@ -10,13 +10,14 @@ use super::{check, FailKind, Failure, Outcome};
 /// Upper bound on the number of candidate programs tried.
 const MAX_TRIES: usize = 4000;
 
-struct Reducer {
+struct Reducer<'a> {
     best: Program,
     fail: Failure,
     tries: usize,
+    check: &'a dyn Fn(&Program, &[Vec<u64>]) -> Outcome,
 }
 
-impl Reducer {
+impl Reducer<'_> {
     fn argsets(&self, args: &Option<Vec<u64>>) -> Vec<Vec<u64>> {
         args.iter().cloned().collect()
     }
@@ -26,7 +27,7 @@ impl Reducer {
             return false;
         }
         self.tries += 1;
-        if let Outcome::Fail(f) = check(&cand, &self.argsets(&args)) {
+        if let Outcome::Fail(f) = (self.check)(&cand, &self.argsets(&args)) {
             if same_kind(&f.kind, &self.fail.kind) {
                 self.best = cand;
                 self.fail = Failure { args: f.args.or(args), ..f };
@@ -284,9 +285,14 @@ fn drop_unused_vars(p: &Program) -> Program {
     q
 }
 
-/// Reduces `p` while it keeps failing like `fail`.
+/// Reduces `p` while it keeps failing like `fail` under [`check`].
 pub fn reduce(p: Program, fail: Failure) -> (Program, Failure) {
-    let mut r = Reducer { best: p, fail, tries: 0 };
+    reduce_with(p, fail, &check)
+}
+
+/// Reduces `p` while `check` keeps failing with the kind of `fail`.
+pub fn reduce_with(p: Program, fail: Failure, check: &dyn Fn(&Program, &[Vec<u64>]) -> Outcome) -> (Program, Failure) {
+    let mut r = Reducer { best: p, fail, tries: 0, check };
     loop {
         let start = r.best.clone();
         let start_args = r.fail.args.clone();
