@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ursa_cli::cli_run;
 
 mod cli_compile;
 mod cli_fuzz;
 mod cli_isa;
-mod cli_run;
 
 #[derive(Parser)]
 #[command(name = "ursa", version, about = "Ursa: a compiler toolchain and simulator for a SASS-style GPU")]
