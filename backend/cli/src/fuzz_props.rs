@@ -123,3 +123,74 @@ pub fn sim_stream(data: &[u8]) {
     let cfg = LaunchConfig { block: [1 + (first as u32 % 64), 1, 1], step_limit: Some(20_000), ..Default::default() };
     let _ = Gpu::new().launch(&program, "k", &cfg, &[]);
 }
+
+/// The fuzz targets, by name (the names of the `fuzz/` targets).
+pub const TARGETS: [&str; 6] = ["decode", "asm", "elf", "clif", "launch", "sim"];
+
+/// Runs target `name`'s property on `data`.
+pub fn run_target(name: &str, data: &[u8]) {
+    match name {
+        "decode" => decode_words(data),
+        "asm" => asm_text(data),
+        "elf" => elf_object(data),
+        "clif" => clif_text(data),
+        "launch" => launch_args(data),
+        "sim" => sim_stream(data),
+        _ => panic!("no fuzz target named `{}`", name),
+    }
+}
+
+const VADD: &str = include_str!("../../../examples/vadd.s");
+const SAXPY: &str = include_str!("../../../examples/saxpy_int.s");
+const FIB: &str = include_str!("../../../examples/fib.clif");
+const STORE_KERNEL: &str = include_str!("../../../examples/store_kernel.clif");
+
+struct Seeds {
+    asm: Vec<Vec<u8>>,
+    clif: Vec<Vec<u8>>,
+    elf: Vec<Vec<u8>>,
+    decode: Vec<Vec<u8>>,
+    sim: Vec<Vec<u8>>,
+    launch: Vec<Vec<u8>>,
+}
+
+/// The seed corpus of target `name`, made from the shipped examples
+/// (`examples/`): their text, the objects they assemble or compile to, and
+/// those objects' code; for `launch`, argument lists for `vadd`.
+pub fn seeds(name: &str) -> &'static [Vec<u8>] {
+    static S: OnceLock<Seeds> = OnceLock::new();
+    let s = S.get_or_init(|| {
+        let mut objs = Vec::new();
+        for (src, file) in [(VADD, "vadd.s"), (SAXPY, "saxpy_int.s")] {
+            objs.push(asm::assemble(src, file).expect("example assembles"));
+        }
+        for src in [FIB, STORE_KERNEL] {
+            let tf = cranelift_reader::parse_test(src, cranelift_reader::ParseOptions::default()).expect("example parses");
+            let fs: Vec<_> = tf.functions.into_iter().map(|(f, _)| f).collect();
+            objs.push(ursa_backend::compile_module(&fs, &ursa_backend::Options::default()).expect("example compiles"));
+        }
+        let mut asm_seeds: Vec<Vec<u8>> = vec![VADD.into(), SAXPY.into()];
+        asm_seeds.extend(objs.iter().map(|o| asm::disassemble(o).expect("example disassembles").into_bytes()));
+        let code: Vec<Vec<u8>> = objs.iter().flat_map(|o| o.functions.iter().map(|f| f.code.clone())).collect();
+        Seeds {
+            asm: asm_seeds,
+            clif: vec![FIB.into(), STORE_KERNEL.into()],
+            elf: objs.iter().map(elf::write).collect(),
+            sim: code.iter().map(|c| [&[31u8][..], c].concat()).collect(),
+            decode: code,
+            launch: vec![
+                b"1\n32\nbuf:a=i32:1,2,3\nbuf:b=i32[3]\nbuf:out=i32[3]\nu32:3".to_vec(),
+                b"2,1,1\n4,2\nbuf:a=u8:0,255\nbuf:b=i64:-1\nbuf:out=f32:1.5,2\ni32:-7".to_vec(),
+            ],
+        }
+    });
+    match name {
+        "decode" => &s.decode,
+        "asm" => &s.asm,
+        "elf" => &s.elf,
+        "clif" => &s.clif,
+        "launch" => &s.launch,
+        "sim" => &s.sim,
+        _ => panic!("no fuzz target named `{}`", name),
+    }
+}

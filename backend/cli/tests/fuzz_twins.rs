@@ -3,53 +3,9 @@
 //! mutations of the seed corpus (the shipped examples), so CI covers the
 //! targets on stable Rust without libFuzzer.
 
-use std::sync::OnceLock;
-
 use proptest::prelude::*;
 use ursa_cli::fuzz_props;
-use ursa_emit::{asm, elf};
-
-const VADD: &str = include_str!("../../../examples/vadd.s");
-const SAXPY: &str = include_str!("../../../examples/saxpy_int.s");
-const FIB: &str = include_str!("../../../examples/fib.clif");
-const STORE_KERNEL: &str = include_str!("../../../examples/store_kernel.clif");
-
-/// The assembly seeds, and the objects and code they assemble to (plus the
-/// compiled CLIF examples).
-struct Seeds {
-    asm: Vec<Vec<u8>>,
-    clif: Vec<Vec<u8>>,
-    objects: Vec<Vec<u8>>,
-    code: Vec<Vec<u8>>,
-    launch: Vec<Vec<u8>>,
-}
-
-fn seeds() -> &'static Seeds {
-    static S: OnceLock<Seeds> = OnceLock::new();
-    S.get_or_init(|| {
-        let mut objs = Vec::new();
-        for (src, name) in [(VADD, "vadd.s"), (SAXPY, "saxpy_int.s")] {
-            objs.push(asm::assemble(src, name).expect("example assembles"));
-        }
-        for src in [FIB, STORE_KERNEL] {
-            let funcs = cranelift_reader::parse_test(src, cranelift_reader::ParseOptions::default()).expect("example parses");
-            let fs: Vec<_> = funcs.functions.into_iter().map(|(f, _)| f).collect();
-            objs.push(ursa_backend::compile_module(&fs, &ursa_backend::Options::default()).expect("example compiles"));
-        }
-        let mut asm_seeds: Vec<Vec<u8>> = vec![VADD.into(), SAXPY.into()];
-        asm_seeds.extend(objs.iter().map(|o| asm::disassemble(o).expect("disassembles").into_bytes()));
-        Seeds {
-            asm: asm_seeds,
-            clif: vec![FIB.into(), STORE_KERNEL.into()],
-            objects: objs.iter().map(elf::write).collect(),
-            code: objs.iter().flat_map(|o| o.functions.iter().map(|f| f.code.clone())).collect(),
-            launch: vec![
-                b"1\n32\nbuf:a=i32:1,2,3\nbuf:b=i32[3]\nbuf:out=i32[3]\nu32:3".to_vec(),
-                b"2,1,1\n4,2\nbuf:a=u8:0,255\nbuf:b=i64:-1\nbuf:out=f32:1.5,2\ni32:-7".to_vec(),
-            ],
-        }
-    })
-}
+use ursa_cli::fuzz_props::seeds;
 
 /// A seed with byte edits: (position, action, byte) — action 0 overwrites,
 /// 1 inserts, 2 deletes.
@@ -73,7 +29,8 @@ fn edits() -> impl Strategy<Value = Vec<(usize, u8, u8)>> {
     prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 0..6)
 }
 
-fn pick(v: &[Vec<u8>], i: usize) -> &[u8] {
+fn pick(target: &str, i: usize) -> &'static [u8] {
+    let v = seeds(target);
     &v[i % v.len()]
 }
 
@@ -87,7 +44,7 @@ proptest! {
 
     #[test]
     fn decode_mutated(i in any::<usize>(), e in edits()) {
-        fuzz_props::decode_words(&mutate(pick(&seeds().code, i), &e));
+        fuzz_props::decode_words(&mutate(pick("decode", i), &e));
     }
 
     #[test]
@@ -97,7 +54,7 @@ proptest! {
 
     #[test]
     fn asm_mutated(i in any::<usize>(), e in edits()) {
-        fuzz_props::asm_text(&mutate(pick(&seeds().asm, i), &e));
+        fuzz_props::asm_text(&mutate(pick("asm", i), &e));
     }
 
     #[test]
@@ -107,7 +64,7 @@ proptest! {
 
     #[test]
     fn elf_mutated(i in any::<usize>(), e in edits()) {
-        fuzz_props::elf_object(&mutate(pick(&seeds().objects, i), &e));
+        fuzz_props::elf_object(&mutate(pick("elf", i), &e));
     }
 
     #[test]
@@ -117,12 +74,12 @@ proptest! {
 
     #[test]
     fn clif_mutated(i in any::<usize>(), e in edits()) {
-        fuzz_props::clif_text(&mutate(pick(&seeds().clif, i), &e));
+        fuzz_props::clif_text(&mutate(pick("clif", i), &e));
     }
 
     #[test]
     fn launch_mutated(i in any::<usize>(), e in edits()) {
-        fuzz_props::launch_args(&mutate(pick(&seeds().launch, i), &e));
+        fuzz_props::launch_args(&mutate(pick("launch", i), &e));
     }
 
     #[test]
@@ -132,8 +89,37 @@ proptest! {
 
     #[test]
     fn sim_mutated(i in any::<usize>(), b in any::<u8>(), e in edits()) {
-        let mut d = vec![b];
-        d.extend(mutate(pick(&seeds().code, i), &e));
+        let mut d = mutate(pick("sim", i), &e);
+        if let Some(f) = d.first_mut() {
+            *f = b;
+        }
         fuzz_props::sim_stream(&d);
+    }
+}
+
+/// Every seed passes its own target (and every target has seeds).
+#[test]
+fn seeds_pass() {
+    for t in fuzz_props::TARGETS {
+        assert!(!seeds(t).is_empty(), "{}", t);
+        for s in seeds(t) {
+            fuzz_props::run_target(t, s);
+        }
+    }
+}
+
+/// Writes the seed corpus to `fuzz/seeds/<target>/` (run by hand when the
+/// examples change: `cargo test --release -p ursa-cli --test fuzz_twins --
+/// --ignored write_seed_corpus`).
+#[test]
+#[ignore]
+fn write_seed_corpus() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    for t in fuzz_props::TARGETS {
+        let dir = root.join(t);
+        std::fs::create_dir_all(&dir).expect("create the seed directory");
+        for (i, s) in seeds(t).iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{}", i)), s).expect("write a seed");
+        }
     }
 }
