@@ -72,7 +72,7 @@ fn check_control_flow_and_calls() {
         vec![types::I64, types::I8, types::I32],
         vec![(types::I64, 1)],
         vec![
-            Stmt::Loop { trips: 4, body: vec![Stmt::Call { callee: 1, args: vec![0], rets: vec![0] }] },
+            Stmt::Loop { trips: 4, body: vec![Stmt::Call { callee: 1, args: vec![0], rets: vec![0], indirect: true }] },
             Stmt::If { c: 1, then: vec![Stmt::Bin { op: BinOp::Iadd, dst: 0, a: 0, b: 3 }], els: vec![] },
             Stmt::Switch {
                 idx: 2,

@@ -200,8 +200,9 @@ pub enum Stmt {
     TrapIf { nz: bool, c: Var },
     Store { src: Var, addr: Addr, kind: MemKind, big: bool },
     Load { dst: Var, addr: Addr, kind: MemKind, big: bool },
-    /// A call of a later function of the program (no recursion).
-    Call { callee: usize, args: Vec<Var>, rets: Vec<Var> },
+    /// A call of a later function of the program (no recursion); `indirect`:
+    /// `call_indirect` through its `func_addr`.
+    Call { callee: usize, args: Vec<Var>, rets: Vec<Var>, indirect: bool },
     /// A diamond.
     If { c: Var, then: Vec<Stmt>, els: Vec<Stmt> },
     /// A do-while loop run `trips` times (a hidden counter).

@@ -2,7 +2,7 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Endianness, ExtFuncData, ExternalName, FuncRef, Function, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot, StackSlotData, StackSlotKind, TrapCode, Type, UserFuncName,
+    types, AbiParam, Endianness, ExtFuncData, ExternalName, FuncRef, Function, SigRef, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot, StackSlotData, StackSlotKind, TrapCode, Type, UserFuncName,
     Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
@@ -26,7 +26,7 @@ struct B<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
     vars: Vec<Variable>,
     tys: Vec<Type>,
-    refs: Vec<Option<FuncRef>>,
+    refs: Vec<Option<(FuncRef, SigRef)>>,
     slot: Option<StackSlot>,
     /// Building the copy run in cranelift-interpreter (see [`build_reference`]).
     reference: bool,
@@ -259,10 +259,15 @@ impl B<'_, '_> {
                 };
                 self.set(*dst, x);
             }
-            Stmt::Call { callee, args, rets } => {
-                let fr = self.refs[*callee].expect("callee declared");
+            Stmt::Call { callee, args, rets, indirect } => {
+                let (fr, sr) = self.refs[*callee].expect("callee declared");
                 let a: Vec<Value> = args.iter().map(|&v| self.get(v)).collect();
-                let call = self.b.ins().call(fr, &a);
+                let call = if *indirect {
+                    let fa = self.b.ins().func_addr(types::I64, fr);
+                    self.b.ins().call_indirect(sr, fa, &a)
+                } else {
+                    self.b.ins().call(fr, &a)
+                };
                 let rs = self.b.inst_results(call).to_vec();
                 for (&v, x) in rets.iter().zip(rs) {
                     self.set(v, x);
@@ -348,7 +353,7 @@ fn build_with(p: &Program, reference: bool) -> Vec<Function> {
         for (j, u) in used.iter().enumerate() {
             if *u {
                 let sr = b.import_signature(sigs[j].clone());
-                refs[j] = Some(b.import_function(ExtFuncData { name: ExternalName::testcase(func_name(j)), signature: sr, colocated: true, patchable: false }));
+                refs[j] = Some((b.import_function(ExtFuncData { name: ExternalName::testcase(func_name(j)), signature: sr, colocated: true, patchable: false }), sr));
             }
         }
         let slot = if f.slot { Some(b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, SLOT_SIZE, 3))) } else { None };

@@ -234,7 +234,7 @@ impl FuncGen<'_> {
                 let (callee, ps, rs) = self.callees[self.r.random_range(0..self.callees.len())].clone();
                 let args = ps.iter().map(|&t| self.var_of(t)).collect();
                 let rets = rs.iter().map(|&t| self.var_of(t)).collect();
-                Stmt::Call { callee, args, rets }
+                Stmt::Call { callee, args, rets, indirect: self.r.random_bool(0.3) }
             }
             85..=90 if control => Stmt::If { c: self.any_var(), then: self.block(depth + 1), els: self.block(depth + 1) },
             91..=95 if control => {
@@ -275,7 +275,12 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
         for t in TYPES {
             vars.push(t);
         }
-        for _ in 0..r.random_range(0..5) {
+        vars.push(types::I64);
+        // One function in ten has many variables, all live to its end
+        // (register pressure: spills and reloads).
+        let wide = r.random_bool(0.1);
+        let extra = if wide { r.random_range(40..100) } else { r.random_range(0..5) };
+        for _ in 0..extra {
             vars.push(TYPES[r.random_range(0..4)]);
         }
         let inits = vars[nparams..].iter().map(|&t| edge_value(r, t)).collect();
@@ -283,12 +288,39 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
         let stmts = r.random_range(1..=lim.max_stmts);
         let mut g = FuncGen { r, lim: *lim, vars: vars.clone(), callees: &sigs, stmts_left: stmts, slot: false };
         let mut body = Vec::new();
+        if wide {
+            // Mix every variable with another one (and so, mostly, with the
+            // parameters) before the body.
+            for v in nparams..vars.len() {
+                let ops = [BinOp::Iadd, BinOp::Bxor, BinOp::Imul, BinOp::Isub];
+                let op = ops[g.r.random_range(0..ops.len())];
+                let b = g.var_of(vars[v]);
+                body.push(Stmt::Bin { op, dst: v, a: v, b });
+            }
+        }
         while g.stmts_left > 0 {
             body.extend(g.block(0));
         }
+        let mut rets: Vec<Var> = (0..nrets).map(|_| g.r.random_range(0..vars.len())).collect();
+        if wide {
+            // Fold every variable into one i64 returned, through another i64.
+            let i64s: Vec<Var> = (0..vars.len()).filter(|&v| vars[v] == types::I64).collect();
+            let (acc, tmp) = (i64s[0], i64s[i64s.len() - 1]);
+            for v in 0..vars.len() {
+                if v == acc || v == tmp {
+                    continue;
+                }
+                let b = if vars[v] == types::I64 {
+                    v
+                } else {
+                    body.push(Stmt::Conv { op: ConvOp::Uextend, dst: tmp, a: v });
+                    tmp
+                };
+                body.push(Stmt::Bin { op: BinOp::Iadd, dst: acc, a: acc, b });
+            }
+            rets[0] = acc;
+        }
         let slot = g.slot;
-        // Return late-written variables more often: any variable will do.
-        let rets: Vec<Var> = (0..nrets).map(|_| r.random_range(0..vars.len())).collect();
         let f = Func { vars, nparams, inits, slot, body, rets };
         sigs.push((k, f.params().to_vec(), f.returns()));
         funcs[k] = Some(f);
