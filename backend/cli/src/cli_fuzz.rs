@@ -19,13 +19,11 @@ pub fn fuzz(seed: u64, count: u64, jobs: usize, reduce: bool, show: bool) -> Res
     // with its message: keep the default hook from printing each one.
     std::panic::set_hook(Box::new(|_| {}));
     let t0 = Instant::now();
-    let progress = |n: u64, _: &fuzzgen::Summary| {
-        eprintln!("fuzz: {} / {} programs ({:.0} s)", n, count, t0.elapsed().as_secs_f64());
+    let report = |failure: Option<&str>, sum: &fuzzgen::Summary| match failure {
+        Some(f) => println!("{}", f),
+        None => eprintln!("fuzz: {} / {} programs: {} ({:.0} s)", sum.passed + sum.failed + sum.skipped, count, sum, t0.elapsed().as_secs_f64()),
     };
-    let sum = fuzzgen::run(seed, count, jobs, reduce, &progress);
-    for r in &sum.reports {
-        println!("{}", r);
-    }
+    let sum = fuzzgen::run(seed, count, jobs, reduce, &report);
     println!("fuzz: seeds {}..{}: {} ({:.1} s)", seed, seed.wrapping_add(count), sum, t0.elapsed().as_secs_f64());
     if sum.failed > 0 {
         Err(format!("{} of {} programs failed", sum.failed, count))

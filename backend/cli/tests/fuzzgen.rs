@@ -10,7 +10,7 @@ use ursa_cli::fuzzgen::{self, check, reduce, FailKind, Failure, Outcome};
 /// 3000 programs (9000 runs); any failure prints its reduced filetest.
 #[test]
 fn generated_programs_agree() {
-    let sum = fuzzgen::run(0x5eed_0000, 3000, 1, true, &|_, _| {});
+    let sum = fuzzgen::run(0x5eed_0000, 3000, 2, true, &|_, _| {});
     assert_eq!(sum.failed, 0, "{}\n{}", sum, sum.reports.join("\n"));
     assert_eq!(sum.passed + sum.skipped, 3000);
     // Most runs return values (not a trap on both sides).

@@ -225,17 +225,6 @@ pub struct Summary {
     pub reports: Vec<String>,
 }
 
-impl Summary {
-    fn add(&mut self, o: Summary) {
-        self.passed += o.passed;
-        self.failed += o.failed;
-        self.skipped += o.skipped;
-        self.returned += o.returned;
-        self.trapped += o.trapped;
-        self.reports.extend(o.reports);
-    }
-}
-
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} passed, {} failed, {} skipped (runs: {} returned, {} trapped on both sides)", self.passed, self.failed, self.skipped, self.returned, self.trapped)
@@ -243,50 +232,55 @@ impl std::fmt::Display for Summary {
 }
 
 /// Runs cases `seed .. seed+count` (split over `jobs` threads); failures are
-/// reduced (when `minimize`) and reported as filetests. `progress` is called
-/// with the number of cases done so far, from one thread, every 1000 cases.
-pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, progress: &(dyn Fn(u64, &Summary) + Sync)) -> Summary {
+/// reduced (when `minimize`) and reported as filetests. `report` is called
+/// with each failure's filetest as soon as it is found, and with `None` after
+/// every 1000th case (progress); it gets the counts so far.
+pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, report: &(dyn Fn(Option<&str>, &Summary) + Sync)) -> Summary {
     let lim = gen::Limits::default();
     let jobs = jobs.max(1) as u64;
-    let done = std::sync::atomic::AtomicU64::new(0);
+    let total = std::sync::Mutex::new(Summary::default());
     let one = |j: u64| {
-        let mut sum = Summary::default();
         let mut i = j;
         while i < count {
             let s = seed.wrapping_add(i);
             let (p, args) = case(s, &lim);
-            match check(&p, &args) {
+            let outcome = check(&p, &args);
+            let failure = match outcome {
+                Outcome::Fail(ref f) => {
+                    let (p, f) = if minimize { reduce::reduce(p, f.clone()) } else { (p, f.clone()) };
+                    Some(filetest(&p, &f, &format!("`ursa fuzz --seed {} --count 1`", s)))
+                }
+                _ => None,
+            };
+            let mut t = total.lock().unwrap_or_else(|e| e.into_inner());
+            match outcome {
                 Outcome::Pass { returned, trapped } => {
-                    sum.passed += 1;
-                    sum.returned += returned as u64;
-                    sum.trapped += trapped as u64;
+                    t.passed += 1;
+                    t.returned += returned as u64;
+                    t.trapped += trapped as u64;
                 }
-                Outcome::Skip(_) => sum.skipped += 1,
-                Outcome::Fail(f) => {
-                    sum.failed += 1;
-                    let (p, f) = if minimize { reduce::reduce(p, f) } else { (p, f) };
-                    sum.reports.push(filetest(&p, &f, &format!("`ursa fuzz --seed {} --count 1`", s)));
-                }
+                Outcome::Skip(_) => t.skipped += 1,
+                Outcome::Fail(_) => t.failed += 1,
             }
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-            if j == 0 && n % 1000 < jobs {
-                progress(n, &sum);
+            if let Some(r) = failure {
+                report(Some(&r), &t);
+                t.reports.push(r);
             }
+            if (t.passed + t.failed + t.skipped) % 1000 == 0 {
+                report(None, &t);
+            }
+            drop(t);
             i += jobs;
         }
-        sum
     };
-    let mut total = Summary::default();
     if jobs == 1 {
-        total.add(one(0));
+        one(0);
     } else {
-        let parts: Vec<Summary> = std::thread::scope(|sc| {
-            let hs: Vec<_> = (0..jobs).map(|j| sc.spawn(move || one(j))).collect();
-            hs.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        std::thread::scope(|sc| {
+            for j in 0..jobs {
+                sc.spawn(move || one(j));
+            }
         });
-        for p in parts {
-            total.add(p);
-        }
     }
-    total
+    total.into_inner().unwrap_or_else(|e| e.into_inner())
 }
