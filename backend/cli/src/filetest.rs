@@ -349,7 +349,7 @@ fn check_compile<'a>(ef: &elf::Function, comments: impl Iterator<Item = &'a str>
 }
 
 /// The value of `ty` held in the 64 bits `bits`.
-fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
+pub(crate) fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
     Some(match ty {
         types::I8 => DataValue::I8(bits as i8),
         types::I16 => DataValue::I16(bits as i16),
@@ -369,7 +369,7 @@ fn bits_of(v: &DataValue) -> Option<u64> {
     })
 }
 
-fn show(vals: &[DataValue]) -> String {
+pub(crate) fn show(vals: &[DataValue]) -> String {
     let s: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
     if s.len() == 1 {
         s[0].clone()

@@ -20,12 +20,12 @@ use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::{types, Type};
+use cranelift_codegen::ir::Type;
 use cranelift_interpreter::environment::FunctionStore;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::filetest::{compile_guarded, interpret, link_for_test, simulate};
+use crate::filetest::{compile_guarded, interpret, link_for_test, show, simulate};
 use ursa_backend::{symbol_name, Error};
 
 /// Argument vectors run per program.
@@ -64,22 +64,9 @@ pub enum Outcome {
     Fail(Failure),
 }
 
+/// The generator's types are the integers the runner converts.
 fn data_value(ty: Type, bits: u64) -> DataValue {
-    match ty {
-        types::I8 => DataValue::I8(bits as i8),
-        types::I16 => DataValue::I16(bits as i16),
-        types::I32 => DataValue::I32(bits as i32),
-        _ => DataValue::I64(bits as i64),
-    }
-}
-
-fn show(vals: &[DataValue]) -> String {
-    let s: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-    if s.len() == 1 {
-        s[0].clone()
-    } else {
-        format!("[{}]", s.join(", "))
-    }
+    crate::filetest::data_value(ty, bits).expect("an integer type")
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
