@@ -176,31 +176,36 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
             }
         }
     }
-    // The cost rule, to a fixed point.
+    // The cost rule, to a fixed point (with the inputs rule: an instruction
+    // stays only while all its inputs are sources or stay themselves).
     loop {
-        let mut drop = Vec::new();
+        let mut drop: HashSet<VReg> = HashSet::new();
         for &d in uniform.iter() {
-            if escapes.contains(&d) {
-                drop.push(d);
-                continue;
+            if escapes.contains(&d) || !cands[&d].2.iter().all(|u| origin.contains_key(u) || uniform.contains(u)) {
+                drop.insert(d);
             }
-            for &(bi, ii) in readers.get(&d).map(|v| v.as_slice()).unwrap_or(&[]) {
-                let m = &vcode.blocks[bi].insts[ii];
-                let reader_moves = convertible(vcode, m).is_some_and(|(rd, _)| uniform.contains(&rd));
-                if reader_moves {
+        }
+        // Each per-lane reader must take all the uniform values it reads as
+        // UR operands at once (a form has at most one).
+        for b in vcode.blocks.iter() {
+            for m in b.insts.iter() {
+                if convertible(vcode, m).is_some_and(|(rd, _)| uniform.contains(&rd)) {
                     continue;
                 }
-                // A per-lane reader must take every read of `d` as a UR operand.
+                let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
+                if reads.is_empty() {
+                    continue;
+                }
                 let mut trial = m.clone();
-                let ok = loop {
-                    let Some(k) = trial.fixups.iter().position(|f| trial.opnds[f.opnd as usize].vreg == d) else { break true };
-                    if !fold_operand(&mut trial, k, Source::Uniform, 0) {
-                        break false;
-                    }
-                };
+                let ok = m.pseudo == Pseudo::None
+                    && loop {
+                        let Some(k) = trial.fixups.iter().position(|f| uniform.contains(&trial.opnds[f.opnd as usize].vreg)) else { break true };
+                        if !fold_operand(&mut trial, k, Source::Uniform, 0) {
+                            break false;
+                        }
+                    };
                 if !ok {
-                    drop.push(d);
-                    break;
+                    drop.extend(reads);
                 }
             }
         }

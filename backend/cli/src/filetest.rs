@@ -158,7 +158,7 @@ fn strip_targets(text: &str) -> String {
     out
 }
 
-fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
+pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
     match catch_unwind(AssertUnwindSafe(|| compile(f, &Options::default()))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
@@ -382,7 +382,7 @@ fn check_compile<'a>(ef: &elf::Function, comments: impl Iterator<Item = &'a str>
 }
 
 /// The value of `ty` held in the 64 bits `bits`.
-fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
+pub(crate) fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
     Some(match ty {
         types::I8 => DataValue::I8(bits as i8),
         types::I16 => DataValue::I16(bits as i16),
@@ -402,7 +402,7 @@ fn bits_of(v: &DataValue) -> Option<u64> {
     })
 }
 
-fn show(vals: &[DataValue]) -> String {
+pub(crate) fn show(vals: &[DataValue]) -> String {
     let s: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
     if s.len() == 1 {
         s[0].clone()
@@ -427,7 +427,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs `name` in cranelift-interpreter on a thread with a large stack, with
 /// fuel. Running out of fuel is an `Err` (a failure: the line did not finish).
-fn interpret(store: &FunctionStore, name: &str, args: &[DataValue]) -> Result<Reference, String> {
+fn interpret_reference(store: &FunctionStore, name: &str, args: &[DataValue]) -> Result<Reference, String> {
     std::thread::scope(|s| {
         let h = std::thread::Builder::new().stack_size(INTERP_STACK).spawn_scoped(s, || {
             let state = InterpreterState::default().with_function_store(store.clone());
@@ -457,17 +457,13 @@ fn interpret(store: &FunctionStore, name: &str, args: &[DataValue]) -> Result<Re
     })
 }
 
-/// Runs one `; run:` / `; print:` line. `Ok(None)`: passed and checked against
-/// the interpreter; `Ok(Some(reason))`: passed, but the interpreter could not
-/// run it.
-fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunCommand, opts: &TestOptions) -> Result<Option<String>, String> {
-    let (inv, expect) = match cmd {
-        RunCommand::Run(inv, cmp, vals) => (inv, Some((cmp, vals))),
-        RunCommand::Print(inv) => (inv, None),
-    };
+/// Calls `f` (in `program`) on the simulator with the runner's limits: its
+/// results or the trap as a message, whether the simulator stopped it as a
+/// runaway (step limit, stack fault), and the text of an explicit trap.
+fn call_simulator(program: &Program, f: &Function, args: &[DataValue]) -> Result<(Result<Vec<DataValue>, String>, Option<&'static str>, Option<String>), String> {
     // On the simulator: argument k in R[4+2k : 5+2k].
     let mut words = Vec::new();
-    for a in &inv.args {
+    for a in args {
         let b = bits_of(a).ok_or_else(|| format!("argument {} is not an integer", a))?;
         words.push(b as u32);
         words.push((b >> 32) as u32);
@@ -507,9 +503,71 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
             .collect(),
         Err(trap) => Err(format!("trapped on the simulator: {}", trap)),
     };
+    Ok((ours, runaway, explicit))
+}
+
+/// Links compiled functions into one object (each with the test runner's
+/// local memory size), writes it as ELF and loads it for the simulator.
+pub fn link_for_test(functions: Vec<elf::Function>) -> Result<Program, String> {
+    let mut obj = elf::Object::default();
+    for mut ef in functions {
+        ef.local_size = TEST_STACK;
+        obj.functions.push(ef);
+    }
+    Program::load(&elf::write(&obj)).map_err(|e| e.to_string())
+}
+
+/// A run the simulator did not finish with results.
+#[derive(Clone, Debug)]
+pub struct SimStop {
+    pub message: String,
+    /// Stopped by a trap instruction (`BPT.TRAP`, a CLIF trap), not by a
+    /// fault, a hazard or a limit.
+    pub explicit: bool,
+}
+
+impl std::fmt::Display for SimStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Calls `f` (already in `program`) on the simulator with the test runner's
+/// limits: its results, or why it stopped.
+pub fn simulate(program: &Program, f: &Function, args: &[DataValue]) -> Result<Vec<DataValue>, SimStop> {
+    match call_simulator(program, f, args) {
+        Err(m) => Err(SimStop { message: m, explicit: false }),
+        Ok((Ok(v), _, _)) => Ok(v),
+        Ok((Err(m), _, explicit)) => Err(SimStop { message: m, explicit: explicit.is_some() }),
+    }
+}
+
+/// Calls `f` in cranelift-interpreter (with the test runner's fuel, on its
+/// big-stack thread; `store` holds every function the call may reach):
+/// `Some(Ok(results))`, `Some(Err(trap))`, `Some(Err("interpreter error: …"))`
+/// when it ran out of fuel, or `None` when it could not run the call (a panic
+/// or a missing feature of the reference, not a result).
+pub fn interpret(store: &FunctionStore, f: &Function, args: &[DataValue]) -> Option<Result<Vec<DataValue>, String>> {
+    match interpret_reference(store, &f.name.to_string(), args) {
+        Ok(Reference::Values(v)) => Some(Ok(v)),
+        Ok(Reference::Trap(t, _)) => Some(Err(format!("trap {}", t))),
+        Ok(Reference::NotRun(_)) => None,
+        Err(e) => Some(Err(format!("interpreter error: {}", e))),
+    }
+}
+
+/// Runs one `; run:` / `; print:` line. `Ok(None)`: passed and checked against
+/// the interpreter; `Ok(Some(reason))`: passed, but the interpreter could not
+/// run it.
+fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunCommand, opts: &TestOptions) -> Result<Option<String>, String> {
+    let (inv, expect) = match cmd {
+        RunCommand::Run(inv, cmp, vals) => (inv, Some((cmp, vals))),
+        RunCommand::Print(inv) => (inv, None),
+    };
+    let (ours, runaway, explicit) = call_simulator(program, f, &inv.args)?;
     let mut unchecked = None;
     if opts.differential && runaway.is_none() {
-        match interpret(store, &f.name.to_string(), &inv.args)? {
+        match interpret_reference(store, &f.name.to_string(), &inv.args)? {
             Reference::Values(b) => match &ours {
                 Ok(a) if *a != b => return Err(format!("simulator gives {}, cranelift-interpreter gives {}", show(a), show(&b))),
                 Err(e) => return Err(format!("{}; cranelift-interpreter gives {}", e, show(&b))),
