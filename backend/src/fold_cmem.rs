@@ -17,8 +17,13 @@ use ursa_emit::model::Kind;
 use ursa_emit::{forms, FormId, Inst, ISA};
 use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 
-fn form_by_name(name: &str) -> Option<FormId> {
-    ISA.forms.iter().position(|f| f.name == name).map(|i| FormId(i as u16))
+/// The form called `name` (a table built once).
+pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
+    static BY_NAME: std::sync::OnceLock<HashMap<&'static str, FormId>> = std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| ISA.forms.iter().enumerate().map(|(i, f)| (&*f.name, FormId(i as u16))).collect())
+        .get(name)
+        .copied()
 }
 
 /// What an operand is read from instead of a per-lane register.

@@ -19,10 +19,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ursa_emit::{forms, FormId, Inst, ISA};
+use ursa_emit::{forms, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{drop_unnamed_uses, fold_operand, Source};
+use crate::fold_cmem::{drop_unnamed_uses, fold_operand, form_by_name, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).
 const UREGS: usize = 63;
@@ -34,10 +34,6 @@ enum Origin {
     Const(u64),
     /// `MOV Rv, imm`.
     Imm(u64),
-}
-
-fn form_by_name(name: &str) -> Option<FormId> {
-    ISA.forms.iter().position(|f| f.name == name).map(|i| FormId(i as u16))
 }
 
 /// The uniform-datapath field for a per-lane one: `rd` → `urd`, `ra.neg` →
@@ -176,6 +172,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
             }
         }
     }
+    let at: HashMap<(usize, usize), VReg> = cands.iter().map(|(&d, &(bi, ii, _))| ((bi, ii), d)).collect();
     // The cost rule, to a fixed point (with the inputs rule: an instruction
     // stays only while all its inputs are sources or stay themselves).
     loop {
@@ -187,9 +184,9 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         }
         // Each per-lane reader must take all the uniform values it reads as
         // UR operands at once (a form has at most one).
-        for b in vcode.blocks.iter() {
-            for m in b.insts.iter() {
-                if convertible(vcode, m).is_some_and(|(rd, _)| uniform.contains(&rd)) {
+        for (bi, b) in vcode.blocks.iter().enumerate() {
+            for (ii, m) in b.insts.iter().enumerate() {
+                if at.get(&(bi, ii)).is_some_and(|d| uniform.contains(d)) {
                     continue;
                 }
                 let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();

@@ -72,7 +72,17 @@ impl RegSet {
         *self != old
     }
     fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..NREGS as u32).filter(move |&r| self.contains(r))
+        self.0.iter().enumerate().flat_map(|(k, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(64 * k as u32 + b)
+            })
+        })
     }
 }
 
@@ -253,6 +263,9 @@ fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
     let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file)).collect();
+    if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
+        return unchanged;
+    }
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
@@ -446,8 +459,10 @@ fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
         for b in 0..nb {
             let (s, e) = ranges[b];
             let mut live: [Option<u32>; NREGS] = [None; NREGS];
+            let mut live_set = RegSet::default();
             for (&r, &n) in end_cur[b].iter() {
                 live[r as usize] = Some(web_of[n as usize]);
+                live_set.insert(r);
             }
             for i in (s..e).rev() {
                 let a = &acc[i];
@@ -458,11 +473,9 @@ fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
                     }
                 }
                 for &(r, dw) in &defs {
-                    for (r2, l) in live.iter().enumerate() {
-                        if let Some(lw) = *l {
-                            if r2 as u32 != r {
-                                add(dw, lw);
-                            }
+                    for r2 in live_set.iter() {
+                        if r2 != r {
+                            add(dw, live[r2 as usize].expect("live registers have a web"));
                         }
                     }
                 }
@@ -474,16 +487,19 @@ fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
                 if !a.merge_writes {
                     for &(r, _) in &defs {
                         live[r as usize] = None;
+                        live_set.remove(r);
                     }
                 }
                 for (u, v) in a.reads.iter().zip(read_nodes[i].iter()) {
                     for (k, &n) in v.iter().enumerate() {
                         live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
+                        live_set.insert(u.num + k as u32);
                     }
                 }
                 if a.merge_writes {
                     for &(r, dw) in &defs {
                         live[r as usize] = Some(dw);
+                        live_set.insert(r);
                     }
                 }
             }
