@@ -42,6 +42,10 @@ use ursa_emit::elf;
 pub struct Options {
     /// Mark the function as a kernel (launchable) in the object file.
     pub kernel: bool,
+    /// Check the register allocation with regalloc2's checker (symbolic
+    /// execution of the allocated code against the virtual-register code); an
+    /// error is an internal compiler error. The test runner turns it on.
+    pub check_regalloc: bool,
 }
 
 /// A compiled function.
@@ -120,7 +124,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     fold_cmem::fold_cmem(&mut vcode);
     opt_uniform::opt_uniform(&mut vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
-    let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
+    let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
     let pack = pack_regs::pack_regs(&mut code);
     opt_branches::opt_branches(&mut code);

@@ -45,7 +45,7 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
             return Err(format!("{}: {} (first at {}, again at {})", shown, what, at(j), at(k)));
         }
     }
-    let opts = Options { kernel };
+    let opts = Options { kernel, ..Default::default() };
     let mut obj = elf::Object::default();
     for f in &funcs {
         let name = symbol_name(f);

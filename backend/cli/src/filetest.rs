@@ -159,7 +159,7 @@ fn strip_targets(text: &str) -> String {
 }
 
 pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
-    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options::default()))) {
+    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, ..Default::default() }))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
