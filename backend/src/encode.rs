@@ -293,6 +293,30 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
     Ok(Code { items, block_start, frame_size })
 }
 
+/// The laid-out code as assembly text, blocks as labels `.LB<n>:` (register
+/// numbers as the last pass left them).
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut starts = self.block_start.iter().enumerate().peekable();
+        for (k, it) in self.items.iter().enumerate() {
+            while let Some(&(b, &s)) = starts.peek() {
+                if s != k {
+                    break;
+                }
+                writeln!(f, ".LB{}:", b)?;
+                starts.next();
+            }
+            let text = ursa_emit::format_inst(&it.inst, None, &ursa_emit::NoLabels)
+                .map(|t| t.trim_end_matches(" ;").to_string())
+                .unwrap_or_else(|e| format!("<{}: {}>", it.inst.form.name(), e));
+            let target = it.target.map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
+            let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
+            writeln!(f, "    {}{}{}", text, target, call)?;
+        }
+        Ok(())
+    }
+}
+
 /// Resolves branch targets and call relocations; encodes every instruction.
 pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
     let mut bytes = Vec::with_capacity(code.items.len() * INST_BYTES);

@@ -46,7 +46,14 @@ pub struct Options {
     /// execution of the allocated code against the virtual-register code); an
     /// error is an internal compiler error. The test runner turns it on.
     pub check_regalloc: bool,
+    /// Passes (names from [`PASSES`]) after which the code is printed into
+    /// [`Compiled::printed`].
+    pub print_after: Vec<String>,
 }
+
+/// The passes whose output `Options::print_after` can print, in order.
+pub const PASSES: &[&str] =
+    &["lower", "fold_cmem", "opt_uniform", "encode", "pack_regs", "opt_branches", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -54,6 +61,8 @@ pub struct Compiled {
     pub function: elf::Function,
     pub stats: assign_regs::RegallocStats,
     pub pack: pack_regs::PackStats,
+    /// The code after each pass named in `Options::print_after`.
+    pub printed: String,
 }
 
 /// Why a function could not be compiled.
@@ -120,15 +129,28 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     }
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    let mut printed = String::new();
+    let mut print = |pass: &str, text: &dyn fmt::Display| {
+        if opts.print_after.iter().any(|p| p == pass) {
+            printed.push_str(&format!("; after {}\n{}\n", pass, text));
+        }
+    };
     let mut vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    print("lower", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
+    print("fold_cmem", &vcode);
     opt_uniform::opt_uniform(&mut vcode);
+    print("opt_uniform", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
+    print("encode", &code);
     let pack = pack_regs::pack_regs(&mut code);
+    print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);
+    print("opt_branches", &code);
     calc_instr_deps::calc_instr_deps(&mut code);
+    print("calc_instr_deps", &code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
         function: elf::Function {
@@ -142,6 +164,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         },
         stats: asg.stats(),
         pack,
+        printed,
     })
 }
 

@@ -306,3 +306,88 @@ fn same_role(a: OpKind, b: OpKind) -> bool {
         _ => true,
     }
 }
+
+impl std::fmt::Display for VReg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+impl VCode {
+    fn vreg_text(&self, v: VReg) -> String {
+        match self.class(v) {
+            Class::R => format!("{}", v),
+            Class::RPair => format!("{}:pair", v),
+            Class::P => format!("{}:p", v),
+        }
+    }
+}
+
+/// The virtual-register code as text (`ursa compile --print-after`): per block
+/// its parameters, then each instruction — a machine instruction in assembly
+/// syntax with its register fields listed after `;` as `field=vreg` (`.hi`
+/// for the high half of a pair; `!` early, `~` scratch; `@Rn` fixed), or a
+/// pseudo-instruction.
+impl std::fmt::Display for VCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "function %{}:", self.name.trim_start_matches('%'))?;
+        for (bi, b) in self.blocks.iter().enumerate() {
+            let params: Vec<String> = b.params.iter().map(|&v| self.vreg_text(v)).collect();
+            writeln!(f, "block{}({}):", bi, params.join(", "))?;
+            for m in &b.insts {
+                let opnd = |k: usize| {
+                    let o = m.opnds[k];
+                    let mark = match o.kind {
+                        OpKind::Use | OpKind::Def => "",
+                        OpKind::EarlyDef => "!",
+                        OpKind::Temp => "~",
+                    };
+                    let fixed = o.fixed.map(|n| format!("@R{}", n)).unwrap_or_default();
+                    format!("{}{}{}", mark, self.vreg_text(o.vreg), fixed)
+                };
+                let targets: Vec<String> = m
+                    .targets
+                    .iter()
+                    .enumerate()
+                    .map(|(k, t)| {
+                        let args: Vec<String> = m.args.get(k).map(|a| a.iter().map(|&v| format!("{}", v)).collect()).unwrap_or_default();
+                        format!("block{}({})", t.0, args.join(", "))
+                    })
+                    .collect();
+                let all: Vec<String> = (0..m.opnds.len()).map(opnd).collect();
+                match &m.pseudo {
+                    Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
+                        for (pi, p) in m.pieces.iter().enumerate() {
+                            let text = ursa_emit::format_inst(p, None, &ursa_emit::NoLabels)
+                                .map(|t| t.trim_end_matches(" ;").to_string())
+                                .unwrap_or_else(|e| format!("<{}: {}>", p.form.name(), e));
+                            let binds: Vec<String> = m
+                                .fixups
+                                .iter()
+                                .filter(|x| x.piece as usize == pi)
+                                .map(|x| format!("{}={}{}", p.def().fields[x.field as usize].name, opnd(x.opnd as usize), if x.hi { ".hi" } else { "" }))
+                                .collect();
+                            let sym = m.sym.as_ref().filter(|s| s.piece as usize == pi).map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
+                            if binds.is_empty() {
+                                writeln!(f, "    {}{}", text, sym)?;
+                            } else {
+                                writeln!(f, "    {}{}    ; {}", text, sym, binds.join(" "))?;
+                            }
+                        }
+                        if m.pseudo != Pseudo::None {
+                            writeln!(f, "    ; {:?} uses/defs {}", m.pseudo, all.join(", "))?;
+                        }
+                    }
+                    Pseudo::Args => writeln!(f, "    args {}", all.join(", "))?,
+                    Pseudo::Ret => writeln!(f, "    ret {}", all.join(", "))?,
+                    Pseudo::Exit => writeln!(f, "    exit")?,
+                    Pseudo::Trap { code } => writeln!(f, "    trap {:?}", code)?,
+                    Pseudo::Jump => writeln!(f, "    jump {}", targets.join(", "))?,
+                    Pseudo::Brif { negate } => writeln!(f, "    brif {}{}, {}", if *negate { "!" } else { "" }, all.join(", "), targets.join(", "))?,
+                    Pseudo::Table => writeln!(f, "    br_table {}, {}", all.join(", "), targets.join(", "))?,
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -54,7 +54,7 @@ pub fn compile_file(path: &Path) -> Result<Vec<CompiledKernel>, String> {
         .iter()
         .map(|f| CompiledKernel {
             name: symbol_name(f),
-            result: compile(f, &Options { kernel: true, check_regalloc: true }).map(|c| c.function).map_err(|e| e.to_string()),
+            result: compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).map(|c| c.function).map_err(|e| e.to_string()),
         })
         .collect())
 }

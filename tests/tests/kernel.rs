@@ -9,7 +9,7 @@ use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 fn compiled_kernel_runs() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/store_kernel.clif")).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
-    let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true }).expect("compiles");
+    let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles");
     assert!(c.function.kernel);
     let bytes = elf::write(&elf::Object { functions: vec![c.function] });
     let prog = Program::load(&bytes).unwrap();
@@ -25,7 +25,7 @@ fn compiled_kernel_runs() {
 #[test]
 fn kernel_returning_values_is_rejected() {
     let funcs = cranelift_reader::parse_functions("function %k(i32) -> i32 {\nblock0(v0: i32):\n    return v0\n}\n").unwrap();
-    let e = compile(&funcs[0], &Options { kernel: true, check_regalloc: true }).unwrap_err();
+    let e = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).unwrap_err();
     assert!(e.to_string().contains("kernel cannot return values"), "{}", e);
 }
 
@@ -34,7 +34,7 @@ fn example_kernel(file: &str) -> Program {
     let path = format!("{}/../examples/kernels/{}", env!("CARGO_MANIFEST_DIR"), file);
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
-    let obj = elf::Object { functions: funcs.iter().map(|f| compile(f, &Options { kernel: true, check_regalloc: true }).expect("compiles").function).collect() };
+    let obj = elf::Object { functions: funcs.iter().map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function).collect() };
     Program::load(&elf::write(&obj)).unwrap()
 }
 

@@ -16,8 +16,11 @@ fn quiet_panics() {
     }
 }
 
-pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool, stats: bool) -> Result<(), String> {
+pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool, stats: bool, print_after: Vec<String>) -> Result<(), String> {
     quiet_panics();
+    if let Some(p) = print_after.iter().find(|p| !ursa_backend::PASSES.contains(&p.as_str())) {
+        return Err(format!("--print-after {}: no such pass (the passes: {})", p, ursa_backend::PASSES.join(", ")));
+    }
     let text = std::fs::read_to_string(input).map_err(|e| format!("{}: {}", input.display(), e))?;
     let shown = input.display().to_string();
     // Accept both plain function lists and filetests (with `test`/`target` lines).
@@ -45,13 +48,14 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
             return Err(format!("{}: {} (first at {}, again at {})", shown, what, at(j), at(k)));
         }
     }
-    let opts = Options { kernel, ..Default::default() };
+    let opts = Options { kernel, print_after, ..Default::default() };
     let mut obj = elf::Object::default();
     for f in &funcs {
         let name = symbol_name(f);
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
+        print!("{}", c.printed);
         if stats {
             eprintln!(
                 "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} moves, {} spills, {} reloads, {} spill slots",

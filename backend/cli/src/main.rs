@@ -48,6 +48,11 @@ enum Cmd {
         /// Print register-allocation statistics (moves, spills, reloads).
         #[arg(long)]
         stats: bool,
+        /// Print each function's code after PASS (repeatable): lower,
+        /// fold_cmem, opt_uniform, encode, pack_regs, opt_branches,
+        /// calc_instr_deps.
+        #[arg(long, value_name = "PASS")]
+        print_after: Vec<String>,
     },
     /// Run Cranelift filetests (`test compile`, `test run`): files or directories.
     Test {
@@ -121,7 +126,9 @@ fn main() -> ExitCode {
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
         Cmd::Fuzz { seed, count, jobs, no_reduce, show } => cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show),
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
-        Cmd::Compile { input, output, kernel, disasm, stats } => cli_compile::compile(&input, output, kernel, disasm, stats),
+        Cmd::Compile { input, output, kernel, disasm, stats, print_after } => {
+            cli_compile::compile(&input, output, kernel, disasm, stats, print_after)
+        }
         Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
         Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit } => cli_run::run(cli_run::RunArgs {
             input: &input,

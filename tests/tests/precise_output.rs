@@ -1,0 +1,59 @@
+//! Precise-output tests of the compiler's middle layer, in the spirit of
+//! Cranelift's `precise-output` filetests: every function of
+//! `tests/precise/*.clif` is compiled (kernels: files whose functions take no
+//! results, with `--kernel`) and its code printed after `opt_uniform` (virtual
+//! registers, before allocation) and after `calc_instr_deps` (final); the text
+//! must equal `tests/precise/NAME.out`. `URSA_BLESS=1` rewrites the `.out`
+//! files instead (review the diff before committing).
+
+use std::path::PathBuf;
+
+use ursa_backend::{compile, Options};
+
+fn render(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let funcs = cranelift_reader::parse_functions(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
+    let mut out = String::new();
+    for f in &funcs {
+        let kernel = f.signature.returns.is_empty();
+        let opts = Options {
+            kernel,
+            check_regalloc: true,
+            print_after: vec!["opt_uniform".into(), "calc_instr_deps".into()],
+        };
+        let c = compile(f, &opts).unwrap_or_else(|e| panic!("{}: {}: {}", path.display(), f.name, e));
+        out.push_str(&c.printed);
+    }
+    out
+}
+
+#[test]
+fn precise_output() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("precise");
+    let bless = std::env::var_os("URSA_BLESS").is_some();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "clif")).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut failed = Vec::new();
+    for clif in files {
+        let got = render(&clif);
+        let want_path = clif.with_extension("out");
+        if bless {
+            std::fs::write(&want_path, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&want_path).unwrap_or_default();
+        if got != want {
+            let first = got.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(got.lines().count().min(want.lines().count()));
+            failed.push(format!(
+                "{}: output differs from {} at line {}:\n  got:  {}\n  want: {}",
+                clif.display(),
+                want_path.display(),
+                first + 1,
+                got.lines().nth(first).unwrap_or("<end>"),
+                want.lines().nth(first).unwrap_or("<end>")
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}\n(URSA_BLESS=1 regenerates the expected output)", failed.join("\n"));
+}
