@@ -168,12 +168,31 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     })
 }
 
+/// Calls (and function addresses) whose target the object does not define:
+/// (calling function, callee). A module is self-contained (there is no
+/// separate link step), so each of these is an error.
+pub fn undefined_callees(obj: &elf::Object) -> Vec<(String, String)> {
+    let defined: std::collections::HashSet<&str> = obj.functions.iter().map(|f| f.name.as_str()).collect();
+    let mut out = Vec::new();
+    for f in &obj.functions {
+        for r in &f.relocs {
+            if !defined.contains(r.symbol.as_str()) && !out.contains(&(f.name.clone(), r.symbol.clone())) {
+                out.push((f.name.clone(), r.symbol.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Compiles every function of a module into one object.
 pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object, (String, Error)> {
     let mut obj = elf::Object::default();
     for f in funcs {
         let c = compile(f, opts).map_err(|e| (symbol_name(f), e))?;
         obj.functions.push(c.function);
+    }
+    if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {
+        return Err((f, Error::Unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }
     Ok(obj)
 }

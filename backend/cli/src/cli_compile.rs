@@ -72,9 +72,14 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
         }
         obj.functions.push(c.function);
     }
+    // One file is one program (no separate link step): a call to a function
+    // it does not define is an error here, not an object the loader refuses.
+    if let Some((f, g)) = ursa_backend::undefined_callees(&obj).into_iter().next() {
+        let line = funcs.iter().position(|x| symbol_name(x) == f).map(at).unwrap_or_else(|| shown.clone());
+        return Err(format!("{}: function %{} calls %{}, which is neither defined in this file nor an intrinsic", line, f, g));
+    }
     if disasm {
-        // Function by function: a call to a function defined elsewhere is
-        // still shown (the whole-object disassembler would refuse it).
+        // Function by function.
         for (i, f) in obj.functions.iter().enumerate() {
             if i > 0 {
                 println!();

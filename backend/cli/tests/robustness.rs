@@ -274,3 +274,19 @@ block0(v0: i32, v1: i32):
     assert!(!out.contains("traps with"), "{}", out);
     assert!(out.ends_with("1 passed, 2 failed, 0 skipped\n"), "{}", out);
 }
+
+/// A call to a function the file does not define is a compile error naming
+/// the caller and the callee (issue: kernels), not an object `run` refuses.
+#[test]
+fn undefined_callee_is_a_compile_error() {
+    let src = write(
+        "undef.clif",
+        "function %f(i32) -> i32 {\n    fn0 = %g(i32) -> i32\nblock0(v0: i32):\n    v1 = call fn0(v0)\n    return v1\n}\n",
+    );
+    let out = tmp("undef.o");
+    let o = ursa(&["compile", &src, "-o", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("undef.clif:1: function %f calls %g, which is neither defined in this file nor an intrinsic"), "{}", e);
+    assert!(!out.exists(), "no object is written");
+}
