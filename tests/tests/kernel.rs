@@ -79,3 +79,34 @@ fn intrinsic_misuse_is_an_error_naming_the_call() {
     let e = compile(&cranelift_reader::parse_functions(src).unwrap()[0], &Options::default()).unwrap_err();
     assert!(e.to_string().contains("unknown intrinsic %ursa_tid_w"), "{}", e);
 }
+
+/// Kernel parameters in every operand position (constant-bank and uniform
+/// forms chosen by fold_cmem / opt_uniform), against the host, one thread
+/// and several parameter values including the extremes.
+#[test]
+fn parameters_in_every_operand_position() {
+    let prog = example_kernel("param_ops.clif");
+    let cases = [(3i32, 5i32), (-7, 1 << 30), (i32::MIN, -1), (i32::MAX, 31), (0, 0), (33, -32)];
+    for &(p, q) in &cases {
+        let mut gpu = Gpu::new();
+        let out = alloc_i32s(&mut gpu, &[0; 11]);
+        let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], strict: true, ..Default::default() };
+        gpu.launch(&prog, "param_ops", &cfg, &[Arg::Ptr(out), Arg::I32(p), Arg::I32(q)]).expect("runs");
+        let got = read_i32s(&mut gpu, out, 11);
+        let x = 0i32; // tid.x of the only thread
+        let want = [
+            x.wrapping_sub(p),
+            p.wrapping_sub(x),
+            x.wrapping_mul(p),
+            p.wrapping_mul(x).wrapping_add(q),
+            x.wrapping_add(p.wrapping_mul(q).wrapping_sub(q)),
+            if x < p { p } else { q },
+            (x & p) | q,
+            p.wrapping_shl(x as u32 & 31),
+            ((q as u32).wrapping_shr(p as u32 & 31) as i32) ^ x,
+            p.wrapping_neg().wrapping_add(x),
+            (p.min(q) as u32).max(x as u32) as i32,
+        ];
+        assert_eq!(got, want, "p = {}, q = {}", p, q);
+    }
+}
