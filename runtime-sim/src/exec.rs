@@ -326,13 +326,25 @@ fn execute(
         | Op::Sgxt { .. } => {
             if ex.uniform {
                 alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
+            } else if e & (e - 1) == 0 {
+                one_lane(&mut warp.regs, e, |rf| alu_int::exec::<1>(op, rf, cb, 1))?;
             } else {
                 alu_int::exec::<32>(op, &mut warp.regs, cb, e)?;
             }
         }
-        Op::Mufu { .. } => xu::exec::<32>(op, &mut warp.regs, cb, e)?,
+        Op::Mufu { .. } => {
+            if e & (e - 1) == 0 {
+                one_lane(&mut warp.regs, e, |rf| xu::exec::<1>(op, rf, cb, 1))?
+            } else {
+                xu::exec::<32>(op, &mut warp.regs, cb, e)?
+            }
+        }
         Op::Dadd { .. } | Op::Dmul { .. } | Op::Dfma { .. } | Op::Dmnmx { .. } | Op::Dsetp { .. } => {
-            dalu::exec::<32>(op, &mut warp.regs, cb, e)?
+            if e & (e - 1) == 0 {
+                one_lane(&mut warp.regs, e, |rf| dalu::exec::<1>(op, rf, cb, 1))?
+            } else {
+                dalu::exec::<32>(op, &mut warp.regs, cb, e)?
+            }
         }
         Op::Fadd { .. }
         | Op::Fmul { .. }
@@ -342,7 +354,13 @@ fn execute(
         | Op::Frnd { .. }
         | Op::I2f { .. }
         | Op::F2i { .. }
-        | Op::F2f { .. } => float32::exec::<32>(op, &mut warp.regs, cb, e)?,
+        | Op::F2f { .. } => {
+            if e & (e - 1) == 0 {
+                one_lane(&mut warp.regs, e, |rf| float32::exec::<1>(op, rf, cb, 1))?
+            } else {
+                float32::exec::<32>(op, &mut warp.regs, cb, e)?
+            }
+        }
         Op::R2ur { .. } | Op::Setgpr { .. } | Op::Getgpr { .. } | Op::Setugpr { .. } | Op::Getugpr { .. } | Op::Uldc { .. } => {
             alu_uniform::exec(op, &mut warp.regs, cb, e)?
         }
@@ -370,4 +388,15 @@ fn execute(
         }
     }
     Ok(Flow::Next)
+}
+
+/// Runs a lane-parallel semantics function for the single lane of `e` (a
+/// one-bit mask): an `N = 1` execution over that lane's column of the
+/// register file, so a lone lane costs one lane's work, not 32.
+#[inline(always)]
+fn one_lane<T>(rf: &mut crate::regs::Regs, e: u32, f: impl FnOnce(&mut crate::regs::Regs) -> T) -> T {
+    rf.lane = e.trailing_zeros() as usize;
+    let r = f(rf);
+    rf.lane = 0;
+    r
 }
