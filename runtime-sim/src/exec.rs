@@ -200,7 +200,8 @@ impl Ctx<'_> {
             let e: &Exec = &prog.code[idx];
             self.steps += 1;
             if self.steps > self.step_limit {
-                return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, None, pc));
+                let lane = warp.group.trailing_zeros();
+                return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, Some(lane), pc));
             }
             n += 1;
             let t = warp.clock.issue(e.ctrl, e.lat, e.variable);

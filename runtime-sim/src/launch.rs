@@ -33,6 +33,10 @@ pub mod abi {
 /// Default limit on warp-instructions per launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
 
+/// Default limit on the memory one CTA of a launch may use: its shared
+/// memory plus the local memory (stack) of its threads, in bytes.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+
 /// Code address a device-function call returns to; reaching it ends the thread.
 pub const RETURN_SENTINEL: u64 = 0xFFFF_FFFF_FFFF_FFF0;
 
@@ -55,6 +59,10 @@ pub struct LaunchConfig {
     pub local_size: u32,
     /// Contents of constant banks 1–63, if any.
     pub const_banks: Vec<(u8, Vec<u8>)>,
+    /// Refuse the launch if one CTA needs more than this many bytes of shared
+    /// plus local memory (None: no limit). Local memory is allocated on a
+    /// warp's first local access, so the limit bounds what a launch can take.
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for LaunchConfig {
@@ -68,6 +76,7 @@ impl Default for LaunchConfig {
             shared_size: 0,
             local_size: 0,
             const_banks: Vec::new(),
+            memory_limit: Some(DEFAULT_MEMORY_LIMIT),
         }
     }
 }
@@ -236,6 +245,33 @@ impl Gpu {
         }
         let shmem = f.shared_size.checked_add(cfg.shared_size).ok_or_else(|| bad("shared memory size overflows".into()))?;
         let local = f.local_size.max(cfg.local_size);
+        let nwarps = threads.div_ceil(LANES as u64);
+        // Every warp issues at least one instruction (its EXIT), so a grid
+        // with more warps than the step limit can only end in a StepLimit
+        // trap: refuse it before creating a single CTA.
+        let ctas: u128 = grid.iter().map(|&x| x as u128).product();
+        if let Some(limit) = cfg.step_limit {
+            if ctas * nwarps as u128 > limit as u128 {
+                return Err(bad(format!(
+                    "the grid has {} CTAs of {} warps; each warp issues at least one instruction, so it cannot finish within the step limit of {} warp-instructions (raise the step limit to run it)",
+                    ctas, nwarps, limit
+                )));
+            }
+        }
+        if let Some(limit) = cfg.memory_limit {
+            let need = shmem as u128 + local as u128 * nwarps as u128 * LANES as u128;
+            if need > limit as u128 {
+                return Err(bad(format!(
+                    "one CTA needs {} bytes of memory ({} shared + {} local per thread × {} threads of {} warps), more than the memory limit of {} bytes",
+                    need,
+                    shmem,
+                    local,
+                    nwarps * LANES as u64,
+                    nwarps,
+                    limit
+                )));
+            }
+        }
         let mut cb = ConstBanks::new();
         let mut bank0 = vec![0u8; abi::PARAMS as usize + params.len()];
         for i in 0..3 {
@@ -270,7 +306,7 @@ impl Gpu {
             per_form: vec![0; ursa_emit::ISA.forms.len()],
             clock_base: 0,
         };
-        let nwarps = threads.div_ceil(LANES as u64) as u32;
+        let nwarps = nwarps as u32;
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
         for z in 0..grid[2] {

@@ -37,7 +37,7 @@ pub mod timing;
 mod trap;
 mod xu;
 
-pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
+pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use program::{FunctionInfo, Program, CODE_BASE};
 pub use trap::{LoadError, Space, Trap, TrapKind};

@@ -19,7 +19,7 @@ pub const LOCAL_WINDOW: u64 = 0x0002_0000;
 struct Spaces<'a> {
     global: &'a mut GlobalMemory,
     shared: &'a mut [u8],
-    local: &'a mut [u8],
+    local: &'a mut Vec<u8>,
     local_size: u32,
 }
 
@@ -46,6 +46,10 @@ impl Spaces<'_> {
             _ => {
                 check_align(Space::Local, addr, n)?;
                 let size = self.local_size as usize;
+                if self.local.is_empty() {
+                    // The launch checked that 32 × local_size fits its memory limit.
+                    self.local.resize(size * LANES, 0);
+                }
                 window(&mut self.local[l * size..(l + 1) * size], Space::Local, addr, n)
             }
         }

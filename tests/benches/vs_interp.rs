@@ -156,8 +156,10 @@ criterion_group!(benches, bench);
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
-    // `cargo test --benches` runs bench targets with `--bench` absent: keep that quick.
-    if std::env::args().any(|a| a == "--bench") {
+    // `cargo test --benches` runs bench targets without `--bench`, and
+    // `--profile-time` is for profiling one engine: no table then.
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--profile-time") {
         ratios();
     }
 }
