@@ -179,6 +179,16 @@ impl Ctx<'_> {
         let prog = self.prog;
         let mut n = 0u32;
         let mut barrier_event = false;
+        // The counters live in locals for the loop (they stay in registers)
+        // and are written back on every way out.
+        let (mut steps, mut issued, mut lane_insts) = (self.steps, 0u64, 0u64);
+        macro_rules! flush {
+            () => {
+                self.steps = steps;
+                self.issued += issued;
+                self.lane_insts += lane_insts;
+            };
+        }
         while n < QUANTUM {
             if warp.dirty && !warp.regroup() {
                 break;
@@ -195,12 +205,14 @@ impl Ctx<'_> {
                     continue;
                 }
                 let lane = warp.group.trailing_zeros();
+                flush!();
                 return Err(self.trap(TrapKind::BadPc(pc), *id, warp.id, Some(lane), pc));
             };
             let e: &Exec = &prog.code[idx];
-            self.steps += 1;
-            if self.steps > self.step_limit {
+            steps += 1;
+            if steps > self.step_limit {
                 let lane = warp.group.trailing_zeros();
+                flush!();
                 return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, Some(lane), pc));
             }
             n += 1;
@@ -209,6 +221,7 @@ impl Ctx<'_> {
                 let u = &prog.uses[idx];
                 let dynamic = u.dynamic.and_then(|d| d.resolve(warp.regs.ur[d.base as usize]));
                 if let Err(msg) = h.check(u, dynamic, e.ctrl, t, e.lat, e.variable, pc) {
+                    flush!();
                     return Err(self.trap(TrapKind::Hazard(msg), *id, warp.id, None, pc));
                 }
             }
@@ -235,8 +248,15 @@ impl Ctx<'_> {
                     prog.disassemble_at(pc).unwrap_or_default()
                 );
             }
-            self.issued += 1;
-            self.lane_insts += exec_mask.count_ones() as u64;
+            issued += 1;
+            // Full warps and lone lanes without a population count.
+            lane_insts += if exec_mask == u32::MAX {
+                32
+            } else if exec_mask & exec_mask.wrapping_sub(1) == 0 {
+                (exec_mask != 0) as u64
+            } else {
+                exec_mask.count_ones() as u64
+            };
             if let Some(c) = self.per_form.get_mut(e.form as usize) {
                 *c += 1;
             }
@@ -244,6 +264,7 @@ impl Ctx<'_> {
             let flow = match execute(e, warp, &mut site, self.cb, self.mem, a, exec_mask, pc, idx, prog) {
                 Ok(f) => f,
                 Err(f) => {
+                    flush!();
                     return Err(self.trap(f.kind, *id, warp.id, f.lane, pc));
                 }
             };
@@ -269,6 +290,7 @@ impl Ctx<'_> {
                 break;
             }
         }
+        flush!();
         Ok((n, barrier_event))
     }
 }
