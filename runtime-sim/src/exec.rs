@@ -8,7 +8,7 @@ use crate::control;
 use crate::float32;
 use crate::machine::{lanes, Cta, Warp};
 use crate::mem_ops;
-use crate::memory::{ConstBanks, GlobalMemory};
+use crate::memory::{ConstBanks, Global};
 use crate::ops::Op;
 use crate::program::{Exec, Program};
 use crate::trap::{Trap, TrapKind};
@@ -47,7 +47,7 @@ pub(crate) enum Flow {
 pub(crate) struct Ctx<'a> {
     pub prog: &'a Program,
     pub cb: &'a ConstBanks,
-    pub mem: &'a mut GlobalMemory,
+    pub mem: Global<'a>,
     pub kernel: &'a str,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -261,7 +261,7 @@ impl Ctx<'_> {
                 *c += 1;
             }
             let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
-            let flow = match execute(e, warp, &mut site, self.cb, self.mem, a, exec_mask, pc, idx, prog) {
+            let flow = match execute(e, warp, &mut site, self.cb, &mut self.mem, a, exec_mask, pc, idx, prog) {
                 Ok(f) => f,
                 Err(f) => {
                     flush!();
@@ -303,7 +303,7 @@ fn execute(
     warp: &mut Warp,
     site: &mut Site,
     cb: &ConstBanks,
-    mem: &mut GlobalMemory,
+    mem: &mut Global,
     a: u32,
     e: u32,
     pc: u64,

@@ -6,7 +6,7 @@
 
 use crate::exec::Fault;
 use crate::machine::{lanes, Warp};
-use crate::memory::{check_align, le_load, le_store, window, ConstBanks, GlobalMemory};
+use crate::memory::{check_align, le_load, le_store, window, ConstBanks, Global, GlobalMemory};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
 use crate::trap::{Space, TrapKind};
@@ -89,10 +89,27 @@ fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     }
 }
 
-pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], global: &mut GlobalMemory, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
+pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
     if e == 0 {
         return Ok(());
     }
+    // Shared and local accesses and LDC never touch global memory: only the
+    // others take the lock of a parallel launch.
+    let touches_global = match *op {
+        Op::Load { space, .. } | Op::Store { space, .. } => matches!(space, AddrSpace::Global | AddrSpace::Generic),
+        Op::Atom { .. } => true,
+        _ => false,
+    };
+    let mut unused = GlobalMemory::new();
+    let mut guard;
+    let global: &mut GlobalMemory = match mem {
+        Global::Own(m) => m,
+        Global::Shared(m) if touches_global => {
+            guard = m.lock().unwrap_or_else(|p| p.into_inner());
+            &mut guard
+        }
+        Global::Shared(_) => &mut unused,
+    };
     let Warp { regs, local, local_size, .. } = warp;
     let mut sp = Spaces { global, shared, local, local_size: *local_size };
     match *op {
