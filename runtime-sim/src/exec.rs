@@ -61,6 +61,12 @@ pub(crate) struct Ctx<'a> {
     pub per_form: Vec<u64>,
     /// Cycles of the CTAs already finished (the clock base of this CTA).
     pub clock_base: u64,
+    /// Per-instruction profile, when asked for.
+    pub profile: Option<Box<crate::profile::Profile>>,
+    /// Record a timeline event per issue (needs `profile`).
+    pub timeline: bool,
+    /// Linear index of the CTA being run (for the timeline).
+    pub cta_index: u64,
 }
 
 /// Per-instruction information the semantics may need.
@@ -216,6 +222,7 @@ impl Ctx<'_> {
                 return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, Some(lane), pc));
             }
             n += 1;
+            let ready = warp.clock.next_issue;
             let t = warp.clock.issue(e.ctrl, e.lat, e.variable);
             if let Some(h) = warp.hazards.as_mut() {
                 let u = &prog.uses[idx];
@@ -236,6 +243,29 @@ impl Ctx<'_> {
             } else {
                 a & g
             };
+            if let Some(p) = self.profile.as_deref_mut() {
+                let ip = &mut p.insts[idx];
+                ip.issues += 1;
+                ip.lanes += exec_mask.count_ones() as u64;
+                ip.active_lanes += a.count_ones() as u64;
+                ip.scoreboard_stall += t - ready;
+                ip.fixed_stall += e.ctrl.stall.max(1) as u64 - 1;
+                ip.divergence_idle_lanes += (warp.exists & !warp.exited & !a).count_ones() as u64;
+                if self.timeline {
+                    if p.timeline.len() < crate::profile::TIMELINE_LIMIT {
+                        p.timeline.push(crate::profile::TimelineEvent {
+                            cta: self.cta_index,
+                            warp: warp.id,
+                            pc,
+                            cycle: t,
+                            cycles: e.ctrl.stall.max(1) as u32,
+                            lanes: exec_mask.count_ones(),
+                        });
+                    } else {
+                        p.timeline_dropped += 1;
+                    }
+                }
+            }
             if self.trace {
                 eprintln!(
                     "[cta {:?} warp {} cycle {}] {:#x} A={:08x} E={:08x}: {}",

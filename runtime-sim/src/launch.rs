@@ -63,6 +63,11 @@ pub struct LaunchConfig {
     /// plus local memory (None: no limit). Local memory is allocated on a
     /// warp's first local access, so the limit bounds what a launch can take.
     pub memory_limit: Option<u64>,
+    /// Collect a per-instruction [`Profile`](crate::Profile) into [`Stats::profile`].
+    pub profile: bool,
+    /// Also record a per-warp timeline of issues in the profile (implies
+    /// `profile`; CTAs then run one after another).
+    pub timeline: bool,
 }
 
 impl Default for LaunchConfig {
@@ -77,6 +82,8 @@ impl Default for LaunchConfig {
             local_size: 0,
             const_banks: Vec::new(),
             memory_limit: Some(DEFAULT_MEMORY_LIMIT),
+            profile: false,
+            timeline: false,
         }
     }
 }
@@ -135,6 +142,8 @@ pub struct Stats {
     pub per_form: Vec<u64>,
     pub ctas: u64,
     pub warps: u64,
+    /// The profile, if [`LaunchConfig::profile`] or [`LaunchConfig::timeline`] was set.
+    pub profile: Option<Box<crate::profile::Profile>>,
 }
 
 impl Stats {
@@ -315,15 +324,17 @@ impl Gpu {
             }
             Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
-        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit };
+        let profiling = cfg.profile || cfg.timeline;
+        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit, profile: profiling, timeline: cfg.timeline };
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
         // CTAs run on the threads of the current rayon pool, except when
-        // there is one CTA or one thread, when tracing (one ordered stream)
+        // there is one CTA or one thread, when tracing or recording a
+        // timeline (one ordered stream)
         // and when the kernel reads the clock (a CTA's clock starts where
         // the previous CTA's ended, a sequential notion).
-        let parallel = ncta > 1 && call_args.is_none() && !cfg.trace && rayon::current_num_threads() > 1 && !reads_clock(program);
-        let (issued, lane_insts, cycles, per_form) = if parallel {
+        let parallel = ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
+        let (issued, lane_insts, cycles, per_form, profile) = if parallel {
             let lock = std::sync::Mutex::new(std::mem::take(&mut self.mem));
             let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);
             self.mem = lock.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -331,6 +342,7 @@ impl Gpu {
         } else {
             let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
             for idx in 0..ncta {
+                ctx.cta_index = idx;
                 let mut cta = make_cta(idx);
                 let cycles = ctx.run_cta(&mut cta)?;
                 ctx.clock_base += cycles;
@@ -338,8 +350,12 @@ impl Gpu {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
             }
-            (ctx.issued, ctx.lane_insts, ctx.clock_base, std::mem::take(&mut ctx.per_form))
+            (ctx.issued, ctx.lane_insts, ctx.clock_base, std::mem::take(&mut ctx.per_form), ctx.profile.take())
         };
+        stats.profile = profile.map(|mut p| {
+            p.finish(program);
+            p
+        });
         stats.ctas = ncta;
         stats.warps = ncta * nwarps as u64;
         stats.instructions = issued;
@@ -423,6 +439,8 @@ struct CtxMaker<'a> {
     block: [u32; 3],
     trace: bool,
     limit: u64,
+    profile: bool,
+    timeline: bool,
 }
 
 impl<'a> CtxMaker<'a> {
@@ -445,6 +463,9 @@ impl<'a> CtxMaker<'a> {
             lane_insts: 0,
             per_form: vec![0; ursa_emit::ISA.forms.len()],
             clock_base: 0,
+            profile: self.profile.then(|| Box::new(crate::profile::Profile::new(self.prog))),
+            timeline: self.timeline,
+            cta_index: 0,
         }
     }
 }
@@ -470,16 +491,18 @@ fn run_parallel(
     lock: &std::sync::Mutex<GlobalMemory>,
     make_cta: &(dyn Fn(u64) -> Cta + Sync),
     new_ctx: &CtxMaker,
-) -> Result<(u64, u64, u64, Vec<u64>), Trap> {
+) -> Result<(u64, u64, u64, Vec<u64>, Option<Box<crate::profile::Profile>>), Trap> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU64, Ordering};
     let first_trap = AtomicU64::new(u64::MAX);
     let (mut issued, mut lane_insts, mut cycles, mut steps) = (0u64, 0u64, 0u64, 0u64);
     let mut per_form = vec![0u64; ursa_emit::ISA.forms.len()];
+    let mut profile: Option<Box<crate::profile::Profile>> = None;
     let mut start = 0;
     while start < ncta {
         let end = ncta.min(start + ROUND);
-        let parts: Vec<(Vec<u64>, u64, u64, Vec<(u64, CtaRun)>)> = (start..end)
+        #[allow(clippy::type_complexity)]
+        let parts: Vec<(Vec<u64>, u64, u64, Option<Box<crate::profile::Profile>>, Vec<(u64, CtaRun)>)> = (start..end)
             .into_par_iter()
             .fold(
                 || (new_ctx.make(Global::Shared(lock)), Vec::new()),
@@ -501,10 +524,15 @@ fn run_parallel(
                     (ctx, runs)
                 },
             )
-            .map(|(ctx, runs)| (ctx.per_form, ctx.issued, ctx.lane_insts, runs))
+            .map(|(ctx, runs)| (ctx.per_form, ctx.issued, ctx.lane_insts, ctx.profile, runs))
             .collect();
         let mut runs: Vec<(u64, CtaRun)> = Vec::with_capacity((end - start) as usize);
-        for (pf, i, l, r) in parts {
+        for (pf, i, l, p, r) in parts {
+            match (&mut profile, p) {
+                (Some(a), Some(b)) => a.merge(*b),
+                (a @ None, b) => *a = b,
+                _ => {}
+            }
             for (k, n) in pf.iter().enumerate() {
                 per_form[k] += n;
             }
@@ -538,5 +566,5 @@ fn run_parallel(
         }
         start = end;
     }
-    Ok((issued, lane_insts, cycles, per_form))
+    Ok((issued, lane_insts, cycles, per_form, profile))
 }

@@ -95,3 +95,21 @@ fn the_step_limit_strikes_at_the_same_place_whatever_the_thread_count() {
     }
     assert!(run(&prog, 2, u32::MAX, full).0.is_ok());
 }
+
+#[test]
+fn profiles_do_not_depend_on_the_thread_count() {
+    let prog = load(KERNEL);
+    let profile = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut gpu = Gpu::new();
+            let out = gpu.alloc((CTAS * THREADS + 1) as u64 * 4, 16);
+            let cfg = LaunchConfig { grid: [CTAS, 1, 1], block: [THREADS, 1, 1], profile: true, ..Default::default() };
+            gpu.launch(&prog, "k", &cfg, &[Arg::Ptr(out), Arg::U32(u32::MAX)]).unwrap()
+        })
+    };
+    let one = profile(1);
+    assert!(one.profile.as_ref().unwrap().insts.iter().map(|i| i.issues).sum::<u64>() == one.instructions);
+    assert_eq!(profile(2), one);
+    assert_eq!(profile(3), one);
+}
