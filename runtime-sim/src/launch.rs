@@ -470,6 +470,10 @@ impl<'a> CtxMaker<'a> {
     }
 }
 
+/// What the CTAs of a launch did: warp-instructions, lane-instructions,
+/// cycles, warp-instructions per form, and the profile if one was asked for.
+type Totals = (u64, u64, u64, Vec<u64>, Option<Box<crate::profile::Profile>>);
+
 /// What one CTA of a parallel launch did.
 struct CtaRun {
     steps: u64,
@@ -491,7 +495,7 @@ fn run_parallel(
     lock: &std::sync::Mutex<GlobalMemory>,
     make_cta: &(dyn Fn(u64) -> Cta + Sync),
     new_ctx: &CtxMaker,
-) -> Result<(u64, u64, u64, Vec<u64>, Option<Box<crate::profile::Profile>>), Trap> {
+) -> Result<Totals, Trap> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicU64, Ordering};
     let first_trap = AtomicU64::new(u64::MAX);
