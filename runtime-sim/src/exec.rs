@@ -325,6 +325,20 @@ impl Ctx<'_> {
     }
 }
 
+/// Runs a lane-parallel semantics function for the single lane of `e` (a
+/// one-bit mask): an `N = 1` execution over that lane's column of the
+/// register file, so a lone lane costs one lane's work, not 32. (A macro
+/// rather than a function taking a closure: the closure was not inlined.)
+macro_rules! one_lane {
+    ($regs:expr, $e:expr, |$rf:ident| $body:expr) => {{
+        let $rf: &mut crate::regs::Regs = $regs;
+        $rf.lane = $e.trailing_zeros() as usize;
+        let r = $body;
+        $rf.lane = 0;
+        r
+    }};
+}
+
 /// Executes one instruction for the group `a` whose executing lanes are `e`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -380,21 +394,21 @@ fn execute(
             if ex.uniform {
                 alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
             } else if e & (e - 1) == 0 {
-                one_lane(&mut warp.regs, e, |rf| alu_int::exec::<1>(op, rf, cb, 1))?;
+                one_lane!(&mut warp.regs, e, |rf| alu_int::exec::<1>(op, rf, cb, 1))?;
             } else {
                 alu_int::exec::<32>(op, &mut warp.regs, cb, e)?;
             }
         }
         Op::Mufu { .. } => {
             if e & (e - 1) == 0 {
-                one_lane(&mut warp.regs, e, |rf| xu::exec::<1>(op, rf, cb, 1))?
+                one_lane!(&mut warp.regs, e, |rf| xu::exec::<1>(op, rf, cb, 1))?
             } else {
                 xu::exec::<32>(op, &mut warp.regs, cb, e)?
             }
         }
         Op::Dadd { .. } | Op::Dmul { .. } | Op::Dfma { .. } | Op::Dmnmx { .. } | Op::Dsetp { .. } => {
             if e & (e - 1) == 0 {
-                one_lane(&mut warp.regs, e, |rf| dalu::exec::<1>(op, rf, cb, 1))?
+                one_lane!(&mut warp.regs, e, |rf| dalu::exec::<1>(op, rf, cb, 1))?
             } else {
                 dalu::exec::<32>(op, &mut warp.regs, cb, e)?
             }
@@ -409,7 +423,7 @@ fn execute(
         | Op::F2i { .. }
         | Op::F2f { .. } => {
             if e & (e - 1) == 0 {
-                one_lane(&mut warp.regs, e, |rf| float32::exec::<1>(op, rf, cb, 1))?
+                one_lane!(&mut warp.regs, e, |rf| float32::exec::<1>(op, rf, cb, 1))?
             } else {
                 float32::exec::<32>(op, &mut warp.regs, cb, e)?
             }
@@ -443,13 +457,3 @@ fn execute(
     Ok(Flow::Next)
 }
 
-/// Runs a lane-parallel semantics function for the single lane of `e` (a
-/// one-bit mask): an `N = 1` execution over that lane's column of the
-/// register file, so a lone lane costs one lane's work, not 32.
-#[inline(always)]
-fn one_lane<T>(rf: &mut crate::regs::Regs, e: u32, f: impl FnOnce(&mut crate::regs::Regs) -> T) -> T {
-    rf.lane = e.trailing_zeros() as usize;
-    let r = f(rf);
-    rf.lane = 0;
-    r
-}
