@@ -192,7 +192,7 @@ impl ra::Function for RaFunc<'_> {
         &self.params[block.index()]
     }
     fn is_ret(&self, insn: ra::Inst) -> bool {
-        matches!(self.minst(insn).pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Trap)
+        matches!(self.minst(insn).pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Trap { .. })
     }
     fn is_branch(&self, insn: ra::Inst) -> bool {
         matches!(self.minst(insn).pseudo, Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table)
@@ -231,10 +231,16 @@ pub struct RegallocStats {
     pub spill_slots: usize,
 }
 
-pub fn assign_regs(func: &RaFunc) -> Result<Assignment, String> {
+/// Allocates; with `check`, regalloc2's checker verifies the result.
+pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, String> {
     let env = machine_env();
-    let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions), algorithm: ra::Algorithm::Ion };
+    let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm: ra::Algorithm::Ion };
     let output = ra::run(func, &env, &opts).map_err(|e| format!("register allocation failed: {:?}", e))?;
+    if check {
+        let mut checker = ra::checker::Checker::new(func, &env);
+        checker.prepare(&output);
+        checker.run().map_err(|e| format!("regalloc2's checker rejects the allocation: {:?}", e))?;
+    }
     Ok(Assignment { output })
 }
 

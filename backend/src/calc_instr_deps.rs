@@ -16,10 +16,9 @@
 use std::collections::HashMap;
 
 use ursa_emit::latency::{class_of, LatencyClass};
-use ursa_emit::model::Kind;
-use ursa_emit::{forms, Inst, PT, RZ, URZ};
+use ursa_emit::{forms, Inst, RegFile};
 
-use crate::encode::{set, Code, Item};
+use crate::encode::{item, set, Code, Item};
 
 /// Scoreboards the compiler uses.
 const SCOREBOARDS: u8 = 6;
@@ -34,28 +33,18 @@ enum Loc {
     UP(u32),
 }
 
-/// Registers an instruction reads (inputs) or writes (outputs).
+/// Registers an instruction reads (inputs, the guard included) or writes
+/// (outputs), one `Loc` per register.
 fn locs(i: &Inst, outputs: bool) -> Vec<Loc> {
+    let refs = if outputs { i.reg_writes() } else { i.reg_reads() };
     let mut out = Vec::new();
-    let def = i.def();
-    for f in i.operand_fields(outputs) {
-        let fd = &def.fields[f];
-        let v = i.get_at(f) as u32;
-        let n = def.bitwidth_of(f, i.values()).div_ceil(32).max(1);
-        match fd.kind {
-            Kind::Reg if v != RZ as u32 => out.extend((0..n).map(|k| Loc::R(v + k))),
-            Kind::UReg if v != URZ as u32 => out.extend((0..n).map(|k| Loc::U(v + k))),
-            Kind::Pred if v != PT as u32 => out.push(Loc::P(v)),
-            Kind::UPred if v != PT as u32 => out.push(Loc::UP(v)),
-            _ => {}
-        }
-    }
-    // The guard predicate is read too.
-    if let Some(g) = i.field_index("pg") {
-        let v = i.get_at(g) as u32;
-        if v != PT as u32 {
-            out.push(if def.fields[g].kind == Kind::UPred { Loc::UP(v) } else { Loc::P(v) });
-        }
+    for r in refs {
+        out.extend(r.regs().map(|n| match r.file {
+            RegFile::R => Loc::R(n),
+            RegFile::UR => Loc::U(n),
+            RegFile::P => Loc::P(n),
+            RegFile::UP => Loc::UP(n),
+        }));
     }
     out
 }
@@ -134,7 +123,7 @@ pub fn calc_instr_deps(code: &mut Code) {
                 let mut nop = Inst::new(forms::NOP_X);
                 let s = extra.min(MAX_STALL);
                 set(&mut nop, "stall", s);
-                out.push(Item { inst: nop, target: None, call: None });
+                out.push(item(nop));
                 extra -= s;
             }
             t = need;

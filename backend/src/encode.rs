@@ -8,7 +8,7 @@ use regalloc2::{Allocation, Edit, InstOrEdit, RegClass};
 use ursa_emit::elf::Reloc;
 use ursa_emit::{forms, Inst, FormId, INST_BYTES, PT, RZ};
 use ursa_isel::abi;
-use ursa_isel::vcode::{BlockId, Pseudo};
+use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo};
 
 use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
 
@@ -20,6 +20,17 @@ pub struct Item {
     pub target: Option<BlockId>,
     /// Symbol for a call relocation (CALL_I `target` field).
     pub call: Option<String>,
+    /// General registers the instruction reads or writes without naming them
+    /// in a field: the ABI registers of a call's arguments and results, a
+    /// return's results. `pack_regs` keeps them where they are.
+    pub implicit: Implicit,
+}
+
+/// Registers an instruction uses by convention rather than by field.
+#[derive(Clone, Debug, Default)]
+pub struct Implicit {
+    pub reads: Vec<u32>,
+    pub writes: Vec<u32>,
 }
 
 /// The machine code of one function before branch resolution.
@@ -46,8 +57,26 @@ fn named(i: &mut Inst, name: &str, v: &str) {
     }
 }
 
-fn item(i: Inst) -> Item {
-    Item { inst: i, target: None, call: None }
+pub(crate) fn item(i: Inst) -> Item {
+    Item { inst: i, target: None, call: None, implicit: Implicit::default() }
+}
+
+/// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
+fn fixed_regs(vcode: &ursa_isel::vcode::VCode, m: &ursa_isel::vcode::MInst) -> Implicit {
+    let mut imp = Implicit::default();
+    for o in m.opnds.iter() {
+        let Some(n) = o.fixed else { continue };
+        let regs: &[u32] = match vcode.class(o.vreg) {
+            Class::R => &[n as u32],
+            Class::RPair => &[n as u32, n as u32 + 1],
+            Class::P => &[],
+        };
+        match o.kind {
+            OpKind::Use => imp.reads.extend_from_slice(regs),
+            OpKind::Def | OpKind::EarlyDef | OpKind::Temp => imp.writes.extend_from_slice(regs),
+        }
+    }
+    imp
 }
 
 fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
@@ -84,7 +113,7 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         set(&mut i, "pg", p as u64);
         set(&mut i, "pg.not", neg as u64);
     }
-    Item { inst: i, target: Some(target), call: None }
+    Item { inst: i, target: Some(target), call: None, implicit: Implicit::default() }
 }
 
 /// Local-memory slot address of spill slot `slot`.
@@ -191,9 +220,11 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
                                 pieces[fx.piece as usize].set_at(fx.field as usize, r as u64);
                             }
+                            let last = pieces.len().saturating_sub(1);
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
-                                items.push(Item { inst: p, target: None, call });
+                                let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
+                                items.push(Item { inst: p, target: None, call, implicit });
                             }
                         }
                         Pseudo::Args => {
@@ -207,7 +238,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             }
                             let mut r = inst(forms::RET_R);
                             set(&mut r, "ra", abi::LINK as u64);
-                            items.push(item(r));
+                            let mut ret = item(r);
+                            ret.implicit = fixed_regs(vcode, m);
+                            ret.implicit.reads.push(abi::SP as u32);
+                            items.push(ret);
                         }
                         Pseudo::Exit => {
                             if frame_size > 0 {
@@ -215,10 +249,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             }
                             items.push(item(inst(forms::EXIT_X)));
                         }
-                        Pseudo::Trap => {
+                        Pseudo::Trap { code } => {
                             let mut t = inst(forms::BPT_I);
                             named(&mut t, "mode", "TRAP");
-                            set(&mut t, "code", 0);
+                            set(&mut t, "code", *code as u64);
                             items.push(item(t));
                         }
                         Pseudo::Jump => {

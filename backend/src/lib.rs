@@ -6,18 +6,30 @@
 //! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
-//! 4. [`assign_regs`] — regalloc2 over R / R-pairs / P;
-//! 5. [`encode`] — allocated code to machine instructions, pseudo-instructions
+//! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
+//!    constant bank by the instructions that use them;
+//! 5. [`opt_uniform`] — warp-uniform arithmetic moved to the uniform
+//!    datapath (U* instructions, UR registers) where every reader takes a UR;
+//! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded;
-//! 6. [`calc_instr_deps`] — the scheduling control bits;
-//! 7. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
+//!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
+//! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
+//!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
+//!    branches to the next instruction;
+//! 10. [`calc_instr_deps`] — the scheduling control bits;
+//! 11. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod encode;
-pub mod filetest;
+pub mod fold_cmem;
 pub mod legalize;
+pub mod opt_branches;
+pub mod opt_uniform;
+pub mod pack_regs;
 
 use std::fmt;
 
@@ -30,6 +42,10 @@ use ursa_emit::elf;
 pub struct Options {
     /// Mark the function as a kernel (launchable) in the object file.
     pub kernel: bool,
+    /// Check the register allocation with regalloc2's checker (symbolic
+    /// execution of the allocated code against the virtual-register code); an
+    /// error is an internal compiler error. The test runner turns it on.
+    pub check_regalloc: bool,
 }
 
 /// A compiled function.
@@ -37,6 +53,7 @@ pub struct Options {
 pub struct Compiled {
     pub function: elf::Function,
     pub stats: assign_regs::RegallocStats,
+    pub pack: pack_regs::PackStats,
 }
 
 /// Why a function could not be compiled.
@@ -62,14 +79,35 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The symbol name of a CLIF function in the object file (`%name` → `name`).
+/// The symbol name of a CLIF function in the object file (`%name` → `name`;
+/// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
 pub fn symbol_name(f: &Function) -> String {
-    let s = f.name.to_string();
-    s.strip_prefix('%').unwrap_or(&s).to_string()
+    ursa_isel::lower::object_symbol(&f.name.to_string())
+}
+
+/// The `.param` table of a kernel compiled from `func`: one parameter per
+/// entry-block parameter (`v0`, `v1`, …), each at the next offset aligned to
+/// its size (at most 8) — the layout the lowering reads them from and the one
+/// `.param` gives, so `ursa run` checks arguments against it.
+fn kernel_params(func: &Function) -> Vec<elf::Param> {
+    let Some(entry) = func.layout.entry_block() else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut ofs = 0u32;
+    for &v in func.dfg.block_params(entry) {
+        let size = func.dfg.value_type(v).bytes().max(1);
+        let align = size.min(8);
+        ofs = ofs.next_multiple_of(align);
+        out.push(elf::Param { name: v.to_string(), offset: ofs, size });
+        ofs += size;
+    }
+    out
 }
 
 /// Compiles one function.
 pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
+    if func.layout.entry_block().is_none() {
+        return Err(Error::Verifier("the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into()));
+    }
     let flags = settings::Flags::new(settings::builder());
     if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
         let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
@@ -82,10 +120,14 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     }
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
-    let vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    fold_cmem::fold_cmem(&mut vcode);
+    opt_uniform::opt_uniform(&mut vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
-    let asg = assign_regs::assign_regs(&ra_func).map_err(Error::Internal)?;
+    let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
+    let pack = pack_regs::pack_regs(&mut code);
+    opt_branches::opt_branches(&mut code);
     calc_instr_deps::calc_instr_deps(&mut code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
@@ -93,12 +135,13 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             name: symbol_name(&func),
             kernel: opts.kernel,
             code: bytes,
-            params: Vec::new(),
+            params: if opts.kernel { kernel_params(&func) } else { Vec::new() },
             relocs,
             shared_size: 0,
             local_size: code.frame_size,
         },
         stats: asg.stats(),
+        pack,
     })
 }
 

@@ -87,6 +87,27 @@ fn is_ident(s: &str) -> bool {
         && c.all(|x| x.is_ascii_alphanumeric() || x == '_' || x == '.' || x == '$')
 }
 
+/// The name of the kernel of a file without `.kernel`/`.func`: its file
+/// stem, with characters a name cannot hold replaced by `_`, and `_` in front
+/// when it would not start with a letter (`1.s` → `_1`), so that its
+/// disassembly reassembles.
+pub fn default_function_name(file_name: &str) -> String {
+    let stem = std::path::Path::new(file_name).file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let mut name = stem.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_");
+    if name.is_empty() {
+        name = "main".into();
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// Is `s` usable as a function, parameter or label name in assembly text?
+pub fn is_name(s: &str) -> bool {
+    is_ident(s) && !s.starts_with('.')
+}
+
 /// The function being assembled; code before any `.kernel`/`.func` starts a
 /// kernel named after the file.
 fn current<'f, 'a>(funcs: &'f mut Vec<FuncSrc<'a>>, default_name: &str, line: usize) -> &'f mut FuncSrc<'a> {
@@ -107,11 +128,7 @@ fn current<'f, 'a>(funcs: &'f mut Vec<FuncSrc<'a>>, default_name: &str, line: us
 pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
     let err = |line: usize, col: usize, msg: String| AsmError { file: file_name.to_string(), line, col, msg };
     let mut funcs: Vec<FuncSrc> = Vec::new();
-    let default_name = std::path::Path::new(file_name)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("main")
-        .replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_");
+    let default_name = default_function_name(file_name);
     for (i, raw) in text.lines().enumerate() {
         let no = i + 1;
         let code = match raw.find("//") {
@@ -197,11 +214,31 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
         if fs.insts.is_empty() {
             return Err(err(fs.line, 1, format!("function `{}` has no instructions", fs.func.name)));
         }
+        let code_len = (fs.insts.len() * INST_BYTES) as i64;
         for (i, l) in fs.insts.iter().enumerate() {
             let pc = (i * INST_BYTES) as u64;
             let labels = FnLabels { local: &fs.labels, functions: &names, external: RefCell::new(None) };
             let inst = parse_inst(l.text, l.col, Some(pc), &labels).map_err(|e| err(l.no, e.col, e.msg))?;
             let bytes = inst.encode().map_err(|e| err(l.no, l.col, e.to_string()))?;
+            if labels.external.borrow().is_none() {
+                // A branch within the function must land on one of its instructions.
+                for t in branch_targets(&inst, pc) {
+                    if t % INST_BYTES as i64 != 0 {
+                        return Err(err(
+                            l.no,
+                            l.col,
+                            format!("branch target {} is not on an instruction boundary (offsets are multiples of {} bytes)", hex_addr(t), INST_BYTES),
+                        ));
+                    }
+                    if t < 0 || t >= code_len {
+                        return Err(err(
+                            l.no,
+                            l.col,
+                            format!("branch target {} is outside function `{}` (its code is 0x0..0x{:x})", hex_addr(t), fs.func.name, code_len),
+                        ));
+                    }
+                }
+            }
             fs.func.code.extend_from_slice(&bytes);
             if let Some(sym) = labels.external.into_inner() {
                 let Some(fi) = inst.def().fields.iter().position(|f| f.kind == Kind::PCRel32) else { unreachable!() };
@@ -223,6 +260,26 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
         return Err(err(1, 1, "no instructions".into()));
     }
     Ok(obj)
+}
+
+fn hex_addr(a: i64) -> String {
+    if a < 0 {
+        format!("-0x{:x}", (a as i128).unsigned_abs())
+    } else {
+        format!("0x{:x}", a)
+    }
+}
+
+/// The byte addresses (in its function) that an instruction at `pc` branches
+/// to through its PC-relative fields.
+fn branch_targets(inst: &Inst, pc: u64) -> Vec<i64> {
+    inst.def()
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, fd)| fd.kind == Kind::PCRel32)
+        .map(|(fi, _)| pc as i64 + INST_BYTES as i64 + inst.get_at(fi) as u32 as i32 as i64)
+        .collect()
 }
 
 /// Labels for disassembly: `.L_<hex>` at every branch target.
@@ -257,6 +314,17 @@ impl Labels for CallLabel<'_> {
 /// output reassembles to the same bytes. Undecodable instructions are
 /// reported with their offset.
 pub fn disassemble_function(f: &Function) -> Result<String, String> {
+    if !is_name(&f.name) {
+        return Err(format!("function name `{}` cannot be written in assembly (a letter, `_` or `$`, then letters, digits, `_`, `.`, `$`)", f.name.escape_debug()));
+    }
+    if f.code.is_empty() {
+        return Err(format!("{}: the function has no instructions", f.name));
+    }
+    for p in &f.params {
+        if !is_name(&p.name) {
+            return Err(format!("{}: parameter name `{}` cannot be written in assembly", f.name, p.name.escape_debug()));
+        }
+    }
     let mut insts = Vec::new();
     for (i, chunk) in f.code.chunks(INST_BYTES).enumerate() {
         let arr: [u8; INST_BYTES] = chunk.try_into().map_err(|_| format!("{}: trailing {} bytes", f.name, chunk.len()))?;
@@ -264,12 +332,39 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
         insts.push(inst);
     }
     let reloc_at: HashMap<u64, &Reloc> = f.relocs.iter().map(|r| (r.offset, r)).collect();
+    // Every relocation must patch the target field of a call-like instruction
+    // and name a function.
+    let reloc_fields: Vec<u64> = insts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, inst)| {
+            inst.def().fields.iter().filter(|fd| fd.kind == Kind::PCRel32).map(move |fd| (i * INST_BYTES) as u64 + fd.lo as u64 / 8).collect::<Vec<_>>()
+        })
+        .collect();
+    for r in &f.relocs {
+        if !reloc_fields.contains(&r.offset) {
+            return Err(format!("{}: relocation at offset 0x{:x} does not patch a branch or call target", f.name, r.offset));
+        }
+        if !is_name(&r.symbol) {
+            return Err(format!("{}: relocation at offset 0x{:x} names `{}`, which is not a function name", f.name, r.offset, r.symbol.escape_debug()));
+        }
+    }
+    let code_len = f.code.len() as i64;
     let mut targets = BTreeMap::new();
     for (i, inst) in insts.iter().enumerate() {
         for (fi, fd) in inst.def().fields.iter().enumerate() {
             if fd.kind == Kind::PCRel32 && !reloc_at.contains_key(&((i * INST_BYTES) as u64 + fd.lo as u64 / 8)) {
                 let off = inst.get_at(fi) as u32 as i32 as i64;
                 let t = (i * INST_BYTES) as i64 + INST_BYTES as i64 + off;
+                if t < 0 || t >= code_len || t % INST_BYTES as i64 != 0 {
+                    return Err(format!(
+                        "{}+0x{:x}: branch target {} is not an instruction of the function (its code is 0x0..0x{:x})",
+                        f.name,
+                        i * INST_BYTES,
+                        hex_addr(t),
+                        code_len
+                    ));
+                }
                 targets.insert(t as u64, format!(".L_{:x}", t));
             }
         }
@@ -308,14 +403,68 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
     Ok(out)
 }
 
-/// Disassembles a whole object.
+/// Disassembles a whole object. The text is assembled again and compared
+/// with the object: anything the text cannot express (a relocation to a
+/// function the object does not define, a non-zero relocated field, a
+/// parameter layout `.param` would not give, …) is an error naming it, so
+/// printed text always reassembles to the same object.
 pub fn disassemble(obj: &Object) -> Result<String, String> {
     let mut out = String::new();
     for (i, f) in obj.functions.iter().enumerate() {
+        if obj.functions[..i].iter().any(|g| g.name == f.name) {
+            return Err(format!("function `{}` is defined twice", f.name));
+        }
+        for r in &f.relocs {
+            if obj.function(&r.symbol).is_none() && is_name(&r.symbol) {
+                return Err(format!("{}: relocation at offset 0x{:x} names `{}`, which the object does not define", f.name, r.offset, r.symbol));
+            }
+        }
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&disassemble_function(f)?);
     }
+    if obj.functions.is_empty() {
+        return Err("the object has no functions".into());
+    }
+    let back = assemble(&out, "<disassembly>").map_err(|e| format!("the disassembly does not reassemble: {}", e))?;
+    if let Some(d) = first_difference(obj, &back) {
+        return Err(format!("the disassembly does not reassemble to the same object: {}", d));
+    }
     Ok(out)
+}
+
+/// The first way `b` differs from `a`, function by function.
+fn first_difference(a: &Object, b: &Object) -> Option<String> {
+    if a.functions.len() != b.functions.len() {
+        return Some(format!("{} functions, reassembled {}", a.functions.len(), b.functions.len()));
+    }
+    for (x, y) in a.functions.iter().zip(&b.functions) {
+        let n = &x.name;
+        if x.name != y.name || x.kernel != y.kernel {
+            return Some(format!("function `{}` comes back as `{}`", n, y.name));
+        }
+        if x.params != y.params {
+            return Some(format!("{}: the parameter layout {:?} is not what `.param` gives ({:?})", n, x.params, y.params));
+        }
+        if (x.shared_size, x.local_size) != (y.shared_size, y.local_size) {
+            return Some(format!("{}: memory sizes differ", n));
+        }
+        let mut rx = x.relocs.clone();
+        rx.sort_by_key(|r| r.offset);
+        let mut ry = y.relocs.clone();
+        ry.sort_by_key(|r| r.offset);
+        if rx != ry {
+            let bad = rx.iter().find(|r| !ry.contains(r)).or(ry.first());
+            return Some(match bad {
+                Some(r) => format!("{}: relocation at offset 0x{:x} to `{}` (addend {}) cannot be expressed in assembly", n, r.offset, r.symbol, r.addend),
+                None => format!("{}: relocations differ", n),
+            });
+        }
+        if x.code != y.code {
+            let at = x.code.iter().zip(&y.code).position(|(p, q)| p != q).unwrap_or(0) / INST_BYTES * INST_BYTES;
+            return Some(format!("{}+0x{:x}: the instruction's bytes differ from its text's encoding", n, at));
+        }
+    }
+    None
 }

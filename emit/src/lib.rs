@@ -17,8 +17,11 @@ pub mod text;
 pub mod asm;
 pub mod elf;
 pub mod latency;
+pub mod operands;
+pub mod traps;
 
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};
+pub use operands::{RegFile, RegRef, RegSlot};
 pub use tables::{forms, FormId, ISA};
 pub use text::{format_inst, parse_inst, Labels, NoLabels, TextError};

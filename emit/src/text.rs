@@ -316,7 +316,9 @@ fn split_commas(p: Piece) -> Vec<Piece> {
     out
 }
 
-/// Parses an integer literal: decimal or `0x` hex, optional sign.
+/// Parses an integer literal: an optional sign, then decimal digits or `0x`
+/// and hex digits. `_` may separate digits (`1_000`, `0xffff_ffff`) but never
+/// starts the number, so `_90` is a name (a label), not ninety.
 pub fn parse_int(s: &str) -> Option<i128> {
     let s = s.trim();
     let (neg, r) = match s.strip_prefix('-') {
@@ -324,13 +326,21 @@ pub fn parse_int(s: &str) -> Option<i128> {
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
     let v = if let Some(h) = r.strip_prefix("0x").or_else(|| r.strip_prefix("0X")) {
+        if !h.starts_with(|c: char| c.is_ascii_hexdigit()) || !h.chars().all(|c| c.is_ascii_hexdigit() || c == '_') {
+            return None;
+        }
         i128::from_str_radix(&h.replace('_', ""), 16).ok()?
-    } else if !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '_') {
+    } else if r.starts_with(|c: char| c.is_ascii_digit()) && r.chars().all(|c| c.is_ascii_digit() || c == '_') {
         r.replace('_', "").parse::<i128>().ok()?
     } else {
         return None;
     };
     Some(if neg { -v } else { v })
+}
+
+/// `Some(true)` for an infinity written as such (`INF`, `+INF`, `-INF`).
+fn is_inf_text(t: &str) -> bool {
+    matches!(t.trim().to_ascii_uppercase().as_str(), "INF" | "+INF" | "-INF")
 }
 
 fn parse_float(s: &str) -> Option<f64> {
@@ -341,6 +351,11 @@ fn parse_float(s: &str) -> Option<f64> {
         _ => {}
     }
     if t.starts_with("0x") || t.starts_with("-0x") {
+        return None;
+    }
+    // Rust's float parser also takes words (`infinity`, `nan`); only the
+    // spellings above are floats here.
+    if !t.trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         return None;
     }
     t.parse::<f64>().ok()
@@ -448,6 +463,9 @@ impl Ctx<'_> {
                 if let Some(x) = parse_float(text) {
                     // Parse as f32 directly: going through f64 could round twice.
                     let y = if x.is_infinite() { x as f32 } else { text.trim().parse::<f32>().unwrap_or(x as f32) };
+                    if y.is_infinite() && !is_inf_text(text) {
+                        return Err(format!("`{}` is out of range for an f32 immediate (write +INF or -INF for an infinity)", text));
+                    }
                     return Ok(y.to_bits() as u64);
                 }
                 match parse_int(text) {
@@ -457,9 +475,12 @@ impl Ctx<'_> {
             }
             Kind::F64Imm => {
                 if let Some(x) = parse_float(text) {
+                    if x.is_infinite() && !is_inf_text(text) {
+                        return Err(format!("`{}` is out of range for an f64 immediate (write +INF or -INF for an infinity)", text));
+                    }
                     let b = x.to_bits();
                     if b & 0xffff_ffff != 0 {
-                        return Err(format!("`{}` needs more than the upper 32 bits of an f64", text));
+                        return Err(format!("`{}` is out of range for an f64 immediate: only values whose low 32 bits are zero can be written (the instruction holds the upper 32 bits)", text));
                     }
                     return Ok(b >> 32);
                 }
@@ -730,8 +751,17 @@ fn match_slots(ctx: &mut Ctx, slots: &[Slot], ops: &[Piece], depth: usize, best:
     false
 }
 
+/// Keeps the error of the attempt that got furthest. Among attempts that got
+/// equally far, an error about the operand's value (an immediate out of range)
+/// beats one saying the operand is of another kind ("expected a register…"):
+/// the form whose kind matched is the one the writer meant.
 fn note(best: &mut Option<Attempt>, progress: usize, err: TextError) {
-    if best.as_ref().map(|b| progress > b.progress).unwrap_or(true) {
+    let kind_mismatch = |e: &TextError| e.msg.starts_with("expected ");
+    let better = match best.as_ref() {
+        None => true,
+        Some(b) => progress > b.progress || (progress == b.progress && kind_mismatch(&b.err) && !kind_mismatch(&err)),
+    };
+    if better {
         *best = Some(Attempt { progress, err });
     }
 }

@@ -32,3 +32,22 @@ fn mov64_sources() {
     let e = canon("MOV.64 R[2:3], 0x1").unwrap_err();
     assert!(e.contains(".64"), "{}", e);
 }
+
+#[test]
+fn cwmode_c_and_w_aliases() {
+    // E52: `.C`/`.W` are aliases of `.CLAMP`/`.WRAP`; the long names are printed.
+    assert_eq!(canon("SHF.L.W.U32 R20, R8, 0x25, R10").unwrap(), canon("SHF.L.WRAP.U32 R20, R8, 0x25, R10").unwrap());
+    assert!(canon("SHF.L.W.U32 R20, R8, 0x25, R10").unwrap().contains(".WRAP"));
+    assert_eq!(canon("BMSK.C R20, R8, R9").unwrap(), canon("BMSK R20, R8, R9").unwrap());
+    assert_eq!(canon("BMSK.W R20, R8, R9").unwrap(), "BMSK.WRAP R20, R8, R9 ;");
+}
+
+#[test]
+fn uimad_wide_u32_constant_form_is_64_bit() {
+    // E26: the UUC form's destination and constant source are 64-bit.
+    assert_eq!(
+        canon("UIMAD.WIDE.U32 UR[20:21], UR8, UR9, c[0x0][0x168]").unwrap(),
+        "UIMAD.WIDE.U32 UR[20:21], UR8, UR9, c[0x0][0x168] ;"
+    );
+    assert!(canon("UIMAD.WIDE.U32 UR20, UR8, UR9, c[0x0][0x168]").is_err());
+}

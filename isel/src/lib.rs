@@ -10,6 +10,7 @@ extern crate alloc;
 
 pub mod abi;
 pub mod context;
+pub mod intrinsics;
 pub mod lower;
 pub mod machine;
 pub mod rules;

@@ -16,6 +16,7 @@ use cranelift_codegen::ir::{self, types, Block, Function, InstructionData, Opcod
 use smallvec::{smallvec, SmallVec};
 
 use crate::abi;
+use crate::intrinsics;
 use crate::vcode::*;
 use crate::LowerError;
 
@@ -412,8 +413,8 @@ impl<'f> Lower<'f> {
                 bundle = bundle.fixed(link, OpKind::Use, abi::LINK);
                 self.push(bundle.build());
             }
-            InstructionData::Trap { .. } => {
-                self.push(MInst::new(Pseudo::Trap));
+            InstructionData::Trap { code, .. } => {
+                self.push(MInst::new(Pseudo::Trap { code: code.as_raw().get() as u16 }));
             }
             _ => return Err(self.err(inst, "this control-flow instruction is not supported")),
         }
@@ -427,6 +428,10 @@ impl<'f> Lower<'f> {
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
+                let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
+                if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|m| self.err(inst, m))? {
+                    return Ok(Some(smallvec![self.lower_intrinsic(intr)]));
+                }
                 (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
             }
             InstructionData::CallIndirect { .. } => {
@@ -531,6 +536,17 @@ impl<'f> Lower<'f> {
         b.build()
     }
 
+    /// The value of a kernel intrinsic, in a fresh 32-bit register.
+    fn lower_intrinsic(&mut self, intr: intrinsics::Intrinsic) -> VReg {
+        let d = self.temp(Class::R);
+        let m = match intr {
+            intrinsics::Intrinsic::Special(sr) => Bundle::new().inst(ursa_emit::forms::S2R_X).def("rd", d).named("sr", sr).build(),
+            intrinsics::Intrinsic::Const0(ofs) => Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", d).set("vb", ofs as u64).build(),
+        };
+        self.push(m);
+        d
+    }
+
     fn func_name(&self, fr: ir::FuncRef) -> Option<String> {
         callee_symbol(self.f, fr)
     }
@@ -568,7 +584,8 @@ impl<'f> Lower<'f> {
                 let cmem = |o: u64| (PARAM_BASE + o) & 0xffff;
                 let mut b = Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", want).set("vb", cmem(ofs));
                 if self.vcode.class(want) == Class::RPair {
-                    b = b.inst(ursa_emit::forms::MOV_C).def_hi("rd", want).set("vb", cmem(ofs + 4));
+                    // MOV.64 R[n:n+1], c[0x0][ofs] (erratum E61).
+                    b = b.named("width", "64");
                 }
                 self.push(b.build());
                 ofs += size;
@@ -609,15 +626,29 @@ impl<'f> Lower<'f> {
 /// Offset of the kernel parameter block in constant bank 0.
 const PARAM_BASE: u64 = 0x160;
 
-/// The symbol a called function has in the object file (`%name` → `name`);
-/// `None` for functions outside the module (libcalls, known symbols).
+/// The symbol a called function has in the object file (see
+/// [`object_symbol`]); `None` for functions outside the module (libcalls,
+/// known symbols).
 pub fn callee_symbol(f: &Function, fr: ir::FuncRef) -> Option<String> {
     let name = match &f.dfg.ext_funcs[fr].name {
         ir::ExternalName::User(r) => f.params.user_named_funcs().get(*r)?.to_string(),
         ir::ExternalName::TestCase(tc) => tc.to_string(),
         _ => return None,
     };
-    Some(name.trim_start_matches('%').to_string())
+    Some(object_symbol(&name))
+}
+
+/// The object-file symbol of a CLIF function name: `%name` → `name`, and a
+/// name assembly can hold (`docs/abi.md`): characters other than letters,
+/// digits, `_`, `.` and `$` become `_` (`u0:1` → `u0_1`), and a name that
+/// does not start with a letter, `_` or `$` gets `_` in front (`%1` → `_1`).
+pub fn object_symbol(clif_name: &str) -> String {
+    let s = clif_name.strip_prefix('%').unwrap_or(clif_name);
+    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$') { c } else { '_' }).collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') {
+        out.insert(0, '_');
+    }
+    out
 }
 
 enum Callee {

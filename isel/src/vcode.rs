@@ -92,8 +92,9 @@ pub enum Pseudo {
     /// A load or store of the caller's outgoing-argument area: the `ofs`
     /// field of piece 0 gets `frame size + offset` (known after allocation).
     FrameRel { offset: u32 },
-    /// Stop the thread with a trap (`BPT.TRAP`).
-    Trap,
+    /// Stop the thread with a trap (`BPT.TRAP code`, the CLIF trap code's
+    /// byte: `docs/abi.md`, "Traps").
+    Trap { code: u16 },
     /// End of a kernel: epilogue and `EXIT`.
     Exit,
 }
@@ -132,7 +133,7 @@ impl MInst {
     }
 
     pub fn is_terminator(&self) -> bool {
-        matches!(self.pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap)
+        matches!(self.pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap { .. })
     }
 }
 

@@ -72,7 +72,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, site: &mut Site, cb: &ConstBanks, a
             if e == 0 {
                 return Ok(Flow::Next);
             }
-            let what = if code == 0 { "debug trap (BPT.TRAP 0x0)".to_string() } else { format!("BPT.TRAP code 0x{:x}", code) };
+            let what = format!("{} (BPT.TRAP 0x{:x})", ursa_emit::traps::trap_code_name(code as u64), code);
             return Err(Fault::at(TrapKind::Explicit(what), e.trailing_zeros() as usize));
         }
         Op::Bssy { b, target } => {

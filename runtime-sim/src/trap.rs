@@ -73,7 +73,7 @@ impl fmt::Display for TrapKind {
             TrapKind::Hazard(m) => write!(f, "hazard: {}", m),
             TrapKind::SemanticsNotDefined(op) => write!(f, "semantics not defined: {}", op),
             TrapKind::BadPc(pc) => write!(f, "no instruction at 0x{:x}", pc),
-            TrapKind::Explicit(m) => write!(f, "trap: {}", m),
+            TrapKind::Explicit(m) => f.write_str(m),
             TrapKind::Launch(m) => write!(f, "bad launch: {}", m),
         }
     }

@@ -573,16 +573,15 @@ fn uimad_wide(r: &mut Runner) {
         &[],
         &[0, 0, 1],
     );
-    // UUC: E26 makes SrcC and URd 64-bit, and the simulator reads 8 bytes and
-    // writes UR16 and UR17; emit/spec/udp.isa still declares both 32-bit, so
-    // the assembler only accepts the single-register spelling `UR16`.
+    // UUC: E26 makes SrcC and URd 64-bit (emit/spec/udp.isa declares them so):
+    // the simulator reads 8 bytes and writes UR16 and UR17.
     r.u(
-        &format!("UIMAD.WIDE.U32 UR16, UP0, UR4, UR5, c[0x1][0x8] ;{}", ucarry(18)),
+        &format!("UIMAD.WIDE.U32 UR[16:17], UP0, UR4, UR5, c[0x1][0x8] ;{}", ucarry(18)),
         &[0xFFFF_FFFF, 0xFFFF_FFFF],
         &[0, 0, 0xFFFF_FFFF, 1],
         &[0, 0, 1],
     );
-    r.u("UIMAD.WIDE UR16, UR4, UR5, -c[0x1][0x8] ;", &[2, 3], &[0, 0, 7, 0], &[0xFFFF_FFFF, 0xFFFF_FFFF]);
+    r.u("UIMAD.WIDE UR[16:17], UR4, UR5, -c[0x1][0x8] ;", &[2, 3], &[0, 0, 7, 0], &[0xFFFF_FFFF, 0xFFFF_FFFF]);
     r.u(
         &format!("UIMAD.WIDE UR[16:17], UP0, UR4, c[0x1][0x0], -UR[6:7] ;{}", ucarry(18)),
         &[0x8000_0000, 0, 0, 0],

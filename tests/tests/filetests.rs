@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use ursa_backend::filetest::{collect, run_files, TestOptions};
+use ursa_cli::filetest::{collect, run_files, TestOptions};
 
 #[test]
 fn filetests() {

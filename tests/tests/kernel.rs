@@ -9,7 +9,7 @@ use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 fn compiled_kernel_runs() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/store_kernel.clif")).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
-    let c = compile(&funcs[0], &Options { kernel: true }).expect("compiles");
+    let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true }).expect("compiles");
     assert!(c.function.kernel);
     let bytes = elf::write(&elf::Object { functions: vec![c.function] });
     let prog = Program::load(&bytes).unwrap();
@@ -25,6 +25,57 @@ fn compiled_kernel_runs() {
 #[test]
 fn kernel_returning_values_is_rejected() {
     let funcs = cranelift_reader::parse_functions("function %k(i32) -> i32 {\nblock0(v0: i32):\n    return v0\n}\n").unwrap();
-    let e = compile(&funcs[0], &Options { kernel: true }).unwrap_err();
+    let e = compile(&funcs[0], &Options { kernel: true, check_regalloc: true }).unwrap_err();
     assert!(e.to_string().contains("kernel cannot return values"), "{}", e);
+}
+
+/// Compiles `name` of a CLIF file in `examples/kernels/` as a kernel.
+fn example_kernel(file: &str) -> Program {
+    let path = format!("{}/../examples/kernels/{}", env!("CARGO_MANIFEST_DIR"), file);
+    let text = std::fs::read_to_string(path).unwrap();
+    let funcs = cranelift_reader::parse_functions(&text).unwrap();
+    let obj = elf::Object { functions: funcs.iter().map(|f| compile(f, &Options { kernel: true, check_regalloc: true }).expect("compiles").function).collect() };
+    Program::load(&elf::write(&obj)).unwrap()
+}
+
+fn read_i32s(gpu: &mut Gpu, at: u64, n: usize) -> Vec<i32> {
+    gpu.read(at, 4 * n as u64).unwrap().chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn alloc_i32s(gpu: &mut Gpu, v: &[i32]) -> u64 {
+    let p = gpu.alloc(4 * v.len() as u64, 8);
+    gpu.write(p, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    p
+}
+
+/// Every thread of a multi-CTA launch finds its own element through the
+/// thread-index intrinsics; threads past `n` do nothing.
+#[test]
+fn vadd_kernel_uses_thread_indices() {
+    let prog = example_kernel("vadd_i32.clif");
+    let mut gpu = Gpu::new();
+    let n = 300usize;
+    let a: Vec<i32> = (0..n as i32).map(|i| i * 3 - 100).collect();
+    let b: Vec<i32> = (0..n as i32).map(|i| i32::MAX - i).collect();
+    let (pa, pb) = (alloc_i32s(&mut gpu, &a), alloc_i32s(&mut gpu, &b));
+    // One element more than n: it must stay untouched.
+    let pc = alloc_i32s(&mut gpu, &vec![7; n + 1]);
+    let cfg = LaunchConfig { grid: [3, 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "vadd_i32", &cfg, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::I32(n as i32)]).expect("runs");
+    let c = read_i32s(&mut gpu, pc, n + 1);
+    for i in 0..n {
+        assert_eq!(c[i], a[i].wrapping_add(b[i]), "element {}", i);
+    }
+    assert_eq!(c[n], 7, "thread n wrote past the end");
+}
+
+#[test]
+fn intrinsic_misuse_is_an_error_naming_the_call() {
+    let src = "function %k(i32) -> i32 {\n    fn0 = %ursa_tid_x(i32) -> i32\nblock0(v0: i32):\n    v1 = call fn0(v0)\n    return v1\n}\n";
+    let e = compile(&cranelift_reader::parse_functions(src).unwrap()[0], &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("intrinsic %ursa_tid_x must be declared `() -> i32`, not `(i32) -> i32`"), "{}", e);
+    assert!(e.to_string().contains("call fn0(v0)"), "{}", e);
+    let src = "function %k() -> i32 {\n    fn0 = %ursa_tid_w() -> i32\nblock0:\n    v1 = call fn0()\n    return v1\n}\n";
+    let e = compile(&cranelift_reader::parse_functions(src).unwrap()[0], &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("unknown intrinsic %ursa_tid_w"), "{}", e);
 }

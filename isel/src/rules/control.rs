@@ -6,10 +6,13 @@ use crate::lower::{InstOutput, Lower, Pred};
 use crate::vcode::Bundle;
 
 impl Lower<'_> {
-    /// `@P BPT.TRAP` (or `@!P` with `negate`): stops the thread where the
-    /// predicate holds.
+    /// `@P BPT.TRAP code` (or `@!P` with `negate`): stops the thread where the
+    /// predicate holds. The code is the byte of the CLIF trap code of the
+    /// instruction being lowered (`int_ovf`, `int_divz`, `user1`, …), so a
+    /// trap report can name it (`docs/abi.md`, "Traps").
     pub fn trap_if(&mut self, p: Pred, negate: bool) -> InstOutput {
-        self.emit_b(Bundle::new().inst(forms::BPT_I).named("mode", "TRAP").set("code", 0).use_("pg", p).set("pg.not", negate as u64));
+        let code = self.cur_inst.and_then(|i| self.f.dfg.insts[i].trap_code()).map_or(0, |c| c.as_raw().get() as u64);
+        self.emit_b(Bundle::new().inst(forms::BPT_I).named("mode", "TRAP").set("code", code).use_("pg", p).set("pg.not", negate as u64));
         InstOutput::new()
     }
 }

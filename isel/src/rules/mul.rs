@@ -1,7 +1,9 @@
 //! Constructors for `isle/lower/mul.isle`: multiplication (IMAD, IMUL.HI,
 //! IMAD.WIDE), the 64×64→128 product, and `iabs`.
 
-use crate::lower::{InstOutput, Lower};
+use cranelift_codegen::ir::{types, InstructionData, Opcode, Value};
+
+use crate::lower::{InstOutput, Lower, Signed};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
 
@@ -196,6 +198,58 @@ impl Lower<'_> {
                 .use_("pp", c)
                 .set("pp.not", 0),
         );
+        d
+    }
+}
+
+impl Lower<'_> {
+    /// `IMAD.WIDE(.U32) d, i, scale, base`: `base + ext(i) * scale` in one
+    /// instruction (`isle/lower/address.isle`).
+    pub fn imad_wide_addr(&mut self, s: &Signed, i: VReg, scale: u32, base: VReg) -> VReg {
+        let d = self.temp(Class::RPair);
+        self.emit_b(Bundle::new().imad_wide(*s == Signed::S32, D::Lo(d), S::Lo(i), S::Imm(scale), S::Lo(base)));
+        d
+    }
+
+    pub fn shl_scale(&mut self, k: u64) -> Option<u32> {
+        let k = k % 64;
+        (k <= 30).then(|| 1u32 << k)
+    }
+
+    pub fn mul_scale(&mut self, c: u64) -> Option<u32> {
+        (c > 0 && c < 1 << 31).then_some(c as u32)
+    }
+}
+
+impl Lower<'_> {
+    /// `v = sextend.i64 x` → (S32, x), `v = uextend.i64 x` → (U32, x), for
+    /// an i32 `x`.
+    pub fn ext_index(&mut self, v: Value) -> Option<(Signed, Value)> {
+        let i = self.def_inst(v)?;
+        let InstructionData::Unary { opcode, arg } = self.f.dfg.insts[i] else { return None };
+        if self.f.dfg.value_type(arg) != types::I32 {
+            return None;
+        }
+        match opcode {
+            Opcode::Sextend => Some((Signed::S32, arg)),
+            Opcode::Uextend => Some((Signed::U32, arg)),
+            _ => None,
+        }
+    }
+}
+
+impl Lower<'_> {
+    /// `IMAD d, a, b, c`: a*b + c, low 32 bits.
+    pub fn imad32(&mut self, a: VReg, b: VReg, c: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Lo(b), S::Lo(c)));
+        d
+    }
+
+    /// `IMAD d, a, k, c`.
+    pub fn imad32_imm(&mut self, a: VReg, k: u32, c: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Imm(k), S::Lo(c)));
         d
     }
 }

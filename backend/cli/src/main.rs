@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ursa_cli::cli_run;
 
 mod cli_compile;
+mod cli_fuzz;
 mod cli_isa;
-mod cli_run;
 
 #[derive(Parser)]
 #[command(name = "ursa", version, about = "Ursa: a compiler toolchain and simulator for a SASS-style GPU")]
@@ -59,6 +60,26 @@ enum Cmd {
         #[arg(short, long)]
         verbose: bool,
     },
+    /// Run random programs on the simulator and in cranelift-interpreter and
+    /// compare; failures are reduced and printed as filetests.
+    Fuzz {
+        /// First case seed (case i uses seed+i).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Number of programs.
+        #[arg(long, default_value_t = 1000)]
+        count: u64,
+        /// Worker threads.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Print failures as generated, without delta reduction.
+        #[arg(long)]
+        no_reduce: bool,
+        /// Print each generated program as a filetest (with its first
+        /// argument vector) instead of running it.
+        #[arg(long)]
+        show: bool,
+    },
     /// List the opcode forms, or describe one in full.
     Isa { form: Option<String> },
     /// Run a kernel of an object on the simulator.
@@ -108,6 +129,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Asm { input, output } => cmd_asm(&input, output),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
+        Cmd::Fuzz { seed, count, jobs, no_reduce, show } => cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show),
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
         Cmd::Compile { input, output, kernel, disasm, stats } => cli_compile::compile(&input, output, kernel, disasm, stats),
         Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),

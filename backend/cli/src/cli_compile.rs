@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_reader::{parse_functions, parse_test, ParseOptions};
-use ursa_backend::filetest::{collect, run_files, TestOptions};
+use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_backend::{compile as compile_fn, symbol_name, Options};
 use ursa_emit::elf;
 
@@ -30,7 +30,22 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
     if funcs.is_empty() {
         return Err(format!("{}: no functions", shown));
     }
-    let opts = Options { kernel };
+    // Two functions with one object symbol would both be written; refuse,
+    // naming both.
+    let lines: Vec<usize> = text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with("function ")).map(|(i, _)| i + 1).collect();
+    let at = |k: usize| lines.get(k).map(|l| format!("{}:{}", shown, l)).unwrap_or_else(|| shown.clone());
+    for (k, f) in funcs.iter().enumerate() {
+        let sym = symbol_name(f);
+        if let Some(j) = funcs[..k].iter().position(|g| symbol_name(g) == sym) {
+            let what = if funcs[j].name == f.name {
+                format!("function {} is defined twice", f.name)
+            } else {
+                format!("functions {} and {} both become the object symbol `{}`", funcs[j].name, f.name, sym)
+            };
+            return Err(format!("{}: {} (first at {}, again at {})", shown, what, at(j), at(k)));
+        }
+    }
+    let opts = Options { kernel, ..Default::default() };
     let mut obj = elf::Object::default();
     for f in &funcs {
         let name = symbol_name(f);
@@ -39,9 +54,12 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         if stats {
             eprintln!(
-                "%{}: {} instructions, {} moves, {} spills, {} reloads, {} spill slots",
+                "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} moves, {} spills, {} reloads, {} spill slots",
                 name,
                 c.function.code.len() / ursa_emit::INST_BYTES,
+                c.pack.regs_after,
+                c.pack.regs_after.saturating_sub(1),
+                c.pack.uregs_after,
                 c.stats.moves,
                 c.stats.spills,
                 c.stats.reloads,
@@ -51,7 +69,14 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
         obj.functions.push(c.function);
     }
     if disasm {
-        print!("{}", ursa_emit::asm::disassemble(&obj).map_err(|e| e.to_string())?);
+        // Function by function: a call to a function defined elsewhere is
+        // still shown (the whole-object disassembler would refuse it).
+        for (i, f) in obj.functions.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            print!("{}", ursa_emit::asm::disassemble_function(f)?);
+        }
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))

@@ -20,7 +20,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn asm_disasm_asm_gives_identical_objects() {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/saxpy_int.s");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/saxpy_int.s");
     let (a, s, b) = (tmp("a.o"), tmp("a.s"), tmp("b.o"));
     let o = ursa(&["asm", src, "-o", a.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -79,7 +79,7 @@ fn isa_lists_every_form() {
 
 #[test]
 fn run_vector_add_kernel() {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/vadd.s");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
     let obj = tmp("vadd.o");
     let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));

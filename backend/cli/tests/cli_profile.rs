@@ -16,7 +16,7 @@ fn tmp(name: &str) -> PathBuf {
 
 fn vadd() -> PathBuf {
     let obj = tmp("vadd.o");
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/vadd.s");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
     let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     obj

@@ -6,7 +6,12 @@
 //!   (inline values) or `buf:NAME=file:PATH` (raw bytes), passed as pointers.
 //!
 //! `--out NAME` prints a buffer after the run, as values of its type.
+//!
+//! A buffer holds at most [`MAX_BUFFER_BYTES`]; a larger size (or a file that
+//! goes on past it, such as `/dev/zero`) is refused before anything is
+//! allocated or read past the limit.
 
+use std::io::Read;
 use std::path::Path;
 
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
@@ -78,6 +83,29 @@ impl Elem {
     }
 }
 
+/// The largest buffer argument, in bytes (256 MiB).
+pub const MAX_BUFFER_BYTES: u64 = 256 << 20;
+
+/// Reads at most [`MAX_BUFFER_BYTES`] of a file; a longer file is an error.
+fn read_bounded(path: &str) -> Result<Vec<u8>, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {}", path, e))?;
+    let mut data = Vec::new();
+    f.take(MAX_BUFFER_BYTES + 1).read_to_end(&mut data).map_err(|e| format!("{}: {}", path, e))?;
+    if data.len() as u64 > MAX_BUFFER_BYTES {
+        return Err(format!("{}: longer than the buffer limit of {} bytes (256 MiB)", path, MAX_BUFFER_BYTES));
+    }
+    Ok(data)
+}
+
+/// Bytes of `n` elements of `elem`, if within [`MAX_BUFFER_BYTES`].
+fn buffer_bytes(n: &str, elem: Elem) -> Result<usize, String> {
+    let count: u64 = n.trim().parse().map_err(|_| format!("`{}` is not an element count", n))?;
+    match count.checked_mul(elem.size() as u64) {
+        Some(b) if b <= MAX_BUFFER_BYTES => Ok(b as usize),
+        _ => Err(format!("{} elements of {:?} exceed the buffer limit of {} bytes (256 MiB)", count, elem, MAX_BUFFER_BYTES)),
+    }
+}
+
 struct Buffer {
     name: String,
     elem: Elem,
@@ -116,6 +144,35 @@ fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
 pub fn run(a: RunArgs) -> Result<(), String> {
     let bytes = std::fs::read(a.input).map_err(|e| format!("{}: {}", a.input.display(), e))?;
     let program = Program::load(&bytes).map_err(|e| format!("{}: {}", a.input.display(), e))?;
+    // With a `.param` table (assembled with `.param`, or `compile --kernel`),
+    // the arguments must match it in number and size.
+    if let Some(f) = program.function(a.kernel).filter(|f| f.kernel && !f.params.is_empty()) {
+        if a.args.len() != f.params.len() {
+            let names: Vec<String> = f.params.iter().map(|p| format!("{} ({} bytes)", p.name, p.size)).collect();
+            return Err(format!("kernel `{}` takes {} arguments ({}), {} given", a.kernel, f.params.len(), names.join(", "), a.args.len()));
+        }
+        for (i, (spec, p)) in a.args.iter().zip(&f.params).enumerate() {
+            let size = if spec.starts_with("buf:") {
+                8
+            } else {
+                match spec.split_once(':').and_then(|(ty, _)| Elem::parse(ty)) {
+                    Some(e) => e.size(),
+                    None => continue, // reported below
+                }
+            };
+            if size != p.size as usize {
+                return Err(format!(
+                    "argument {} (`{}`) is {} bytes, but parameter `{}` of `{}` is {} bytes",
+                    i + 1,
+                    spec,
+                    size,
+                    p.name,
+                    a.kernel,
+                    p.size
+                ));
+            }
+        }
+    }
     let mut gpu = Gpu::new();
     let mut buffers: Vec<Buffer> = Vec::new();
     let mut kargs = Vec::new();
@@ -124,17 +181,19 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         if let Some(b) = spec.strip_prefix("buf:") {
             let (name, def) = b.split_once('=').ok_or_else(|| bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"))?;
             let (elem, data) = if let Some(path) = def.strip_prefix("file:") {
-                let d = std::fs::read(path).map_err(|e| bad(&format!("{}: {}", path, e)))?;
-                (Elem::U8, d)
+                (Elem::U8, read_bounded(path).map_err(|e| bad(&e))?)
             } else if let Some((ty, rest)) = def.split_once('[') {
                 let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown element type `{}`", ty)))?;
-                let n: usize = rest.strip_suffix(']').and_then(|n| n.parse().ok()).ok_or_else(|| bad("expected TYPE[N]"))?;
-                (elem, vec![0u8; n * elem.size()])
+                let n = rest.strip_suffix(']').ok_or_else(|| bad("expected TYPE[N]"))?;
+                (elem, vec![0u8; buffer_bytes(n, elem).map_err(|e| bad(&e))?])
             } else if let Some((ty, vals)) = def.split_once(':') {
                 let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown element type `{}`", ty)))?;
                 let mut d = Vec::new();
                 for v in vals.split(',') {
                     d.extend(elem.encode(v.trim()).ok_or_else(|| bad(&format!("`{}` is not a {:?} value", v, elem)))?);
+                    if d.len() as u64 > MAX_BUFFER_BYTES {
+                        return Err(bad(&format!("more values than the buffer limit of {} bytes", MAX_BUFFER_BYTES)));
+                    }
                 }
                 (elem, d)
             } else {
@@ -173,7 +232,10 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         timeline: a.timeline.is_some(),
         ..Default::default()
     };
-    let stats = gpu.launch(&program, a.kernel, &cfg, &kargs).map_err(|t| format!("trap: {}", t))?;
+    let stats = gpu.launch(&program, a.kernel, &cfg, &kargs).map_err(|t| match t.kind {
+        ursa_sim::TrapKind::Launch(_) => t.to_string(),
+        _ => format!("trap: {}", t),
+    })?;
     for b in buffers.iter().filter(|b| a.outs.contains(&b.name)) {
         let data = gpu.read(b.addr, b.len as u64).map_err(|t| t.to_string())?;
         let vals: Vec<String> = data.chunks(b.elem.size()).filter(|c| c.len() == b.elem.size()).map(|c| b.elem.show(c)).collect();

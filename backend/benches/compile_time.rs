@@ -1,0 +1,190 @@
+//! Compile time: Ursa against Cranelift's own x86-64 backend, side by side,
+//! on the same functions in one run (issue 12).
+//!
+//! The functions are those of Cranelift's conformance runtests
+//! (`$URSA_CONFORMANCE`, default `../shared/conformance/runtests` beside the
+//! repository) that both compilers accept; without that folder, the project's
+//! own `tests/filetests`. Both sides start from the parsed CLIF function and
+//! end with machine code: Ursa's `compile` (verifier, legalization, ISLE
+//! lowering, regalloc2, encoding, scheduling bits), Cranelift's
+//! `Context::compile` for x86-64 with default settings (`opt_level=none`,
+//! verifier on) — the settings of its own runtests.
+//!
+//! Each benchmark compiles the whole set once per iteration. The ratio
+//! printed at the end (Ursa time / Cranelift time per category and in total)
+//! comes from the same criterion samples, accumulated with `iter_custom`.
+//!
+//!     cargo bench -p ursa-backend --bench compile_time
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::{settings, Context};
+use cranelift_reader::{parse_test, ParseOptions};
+use criterion::{criterion_group, criterion_main, Criterion};
+use ursa_backend::{compile, Options};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn corpus() -> (PathBuf, &'static str) {
+    if let Some(p) = std::env::var_os("URSA_CONFORMANCE") {
+        return (PathBuf::from(p), "$URSA_CONFORMANCE");
+    }
+    let shared = root().join("../shared/conformance/runtests");
+    if shared.is_dir() {
+        return (shared, "the conformance runtests (shared/conformance/runtests)");
+    }
+    (root().join("tests/filetests"), "tests/filetests (no conformance folder found)")
+}
+
+fn clif_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            clif_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "clif") {
+            out.push(p);
+        }
+    }
+}
+
+fn parse(path: &Path) -> Vec<Function> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    // `target` lines name machines this build may not have: blank them.
+    let text: String = text
+        .lines()
+        .map(|l| if l.trim_start().starts_with("target") { "" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    match parse_test(&text, ParseOptions::default()) {
+        Ok(tf) => tf.functions.into_iter().map(|(f, _)| f).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn x64() -> OwnedTargetIsa {
+    let b = cranelift_codegen::isa::lookup_by_name("x86_64").expect("cranelift-codegen built with the x86 feature");
+    b.finish(settings::Flags::new(settings::builder())).expect("x86-64 ISA")
+}
+
+fn ursa_compile(f: &Function) -> bool {
+    std::panic::catch_unwind(|| compile(f, &Options::default()).is_ok()).unwrap_or(false)
+}
+
+fn cranelift_compile(isa: &OwnedTargetIsa, f: &Function) -> bool {
+    let mut ctx = Context::for_function(f.clone());
+    ctx.compile(&**isa, &mut ControlPlane::default()).is_ok()
+}
+
+/// Functions per category (the first folder under the corpus root) that both
+/// compilers compile.
+fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
+    let (dir, what) = corpus();
+    let mut files = Vec::new();
+    clif_files(&dir, &mut files);
+    let mut cats: Vec<(String, Vec<Function>)> = Vec::new();
+    let (mut total, mut kept) = (0, 0);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for p in &files {
+        let cat = p.strip_prefix(&dir).ok().and_then(|r| r.components().next()).map(|c| c.as_os_str().to_string_lossy().into_owned()).unwrap_or_default();
+        let cat = if cat.ends_with(".clif") { "(top)".to_string() } else { cat };
+        for f in parse(p) {
+            total += 1;
+            if ursa_compile(&f) && cranelift_compile(isa, &f) {
+                kept += 1;
+                match cats.iter_mut().find(|c| c.0 == cat) {
+                    Some(c) => c.1.push(f),
+                    None => cats.push((cat.clone(), vec![f])),
+                }
+            }
+        }
+    }
+    std::panic::set_hook(hook);
+    eprintln!("compile_time: {} of {} functions from {} ({}) compile with both", kept, total, what, dir.display());
+    cats
+}
+
+thread_local! {
+    /// (category, ursa time, ursa iterations, cranelift time, cranelift iterations)
+    static TOTALS: RefCell<Vec<(String, Duration, u64, Duration, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+fn record(cat: &str, ursa: bool, d: Duration, iters: u64) {
+    TOTALS.with(|t| {
+        let mut t = t.borrow_mut();
+        let i = match t.iter().position(|e| e.0 == cat) {
+            Some(i) => i,
+            None => {
+                t.push((cat.to_string(), Duration::ZERO, 0, Duration::ZERO, 0));
+                t.len() - 1
+            }
+        };
+        if ursa {
+            t[i].1 += d;
+            t[i].2 += iters;
+        } else {
+            t[i].3 += d;
+            t[i].4 += iters;
+        }
+    });
+}
+
+fn bench(c: &mut Criterion) {
+    let isa = x64();
+    let cats = load(&isa);
+    for (cat, funcs) in &cats {
+        let mut g = c.benchmark_group(format!("compile/{}", cat));
+        g.bench_function("ursa", |b| {
+            b.iter_custom(|iters| {
+                let t0 = Instant::now();
+                for _ in 0..iters {
+                    for f in funcs {
+                        std::hint::black_box(compile(f, &Options::default()).is_ok());
+                    }
+                }
+                let d = t0.elapsed();
+                record(cat, true, d, iters);
+                d
+            })
+        });
+        g.bench_function("cranelift_x64", |b| {
+            b.iter_custom(|iters| {
+                let t0 = Instant::now();
+                for _ in 0..iters {
+                    for f in funcs {
+                        std::hint::black_box(cranelift_compile(&isa, f));
+                    }
+                }
+                let d = t0.elapsed();
+                record(cat, false, d, iters);
+                d
+            })
+        });
+        g.finish();
+    }
+    println!("\nUrsa / Cranelift x86-64 compile time (same functions, mean per compile of the set):");
+    println!("{:<12} {:>6} {:>12} {:>12} {:>7}", "category", "funcs", "ursa", "cranelift", "ratio");
+    let (mut su, mut sc) = (0f64, 0f64);
+    TOTALS.with(|t| {
+        for (cat, du, nu, dc, nc) in t.borrow().iter() {
+            let n = cats.iter().find(|c| &c.0 == cat).map_or(0, |c| c.1.len());
+            let (u, cl) = (du.as_secs_f64() / (*nu).max(1) as f64, dc.as_secs_f64() / (*nc).max(1) as f64);
+            su += u;
+            sc += cl;
+            println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x", cat, n, u * 1e3, cl * 1e3, u / cl);
+        }
+    });
+    println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x", "total", cats.iter().map(|c| c.1.len()).sum::<usize>(), su * 1e3, sc * 1e3, su / sc);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,33 @@
+//! `ursa fuzz`: the program generator's command (see `ursa_backend::fuzzgen`).
+
+use std::time::Instant;
+
+use ursa_cli::fuzzgen;
+
+pub fn fuzz(seed: u64, count: u64, jobs: usize, reduce: bool, show: bool) -> Result<(), String> {
+    if show {
+        for i in 0..count {
+            let s = seed.wrapping_add(i);
+            let (p, args) = fuzzgen::case(s, &fuzzgen::gen::Limits::default());
+            let f = fuzzgen::Failure { kind: fuzzgen::FailKind::Mismatch, message: "generated program (not a failure)".into(), args: args.first().cloned() };
+            println!("{}", fuzzgen::filetest(&p, &f, &format!("`ursa fuzz --seed {} --count 1 --show`", s)));
+        }
+        return Ok(());
+    }
+    // Panics inside cranelift-interpreter are expected (a case it cannot run
+    // is skipped) and every other panic is caught and reported as a failure
+    // with its message: keep the default hook from printing each one.
+    std::panic::set_hook(Box::new(|_| {}));
+    let t0 = Instant::now();
+    let report = |failure: Option<&str>, sum: &fuzzgen::Summary| match failure {
+        Some(f) => println!("{}", f),
+        None => eprintln!("fuzz: {} / {} programs: {} ({:.0} s)", sum.passed + sum.failed + sum.skipped, count, sum, t0.elapsed().as_secs_f64()),
+    };
+    let sum = fuzzgen::run(seed, count, jobs, reduce, &report);
+    println!("fuzz: seeds {}..{}: {} ({:.1} s)", seed, seed.wrapping_add(count), sum, t0.elapsed().as_secs_f64());
+    if sum.failed > 0 {
+        Err(format!("{} of {} programs failed", sum.failed, count))
+    } else {
+        Ok(())
+    }
+}

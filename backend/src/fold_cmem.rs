@@ -1,0 +1,290 @@
+//! Constant-bank operands: a value that is only a copy of a constant-bank word
+//! (a kernel parameter, a launch dimension: `MOV Rv, c[b][o]`) is read by its
+//! users straight from the bank, through the form of their instruction whose
+//! B or C operand is a constant (`ISETP_RR` → `ISETP_RC`, `IMAD_RRR` →
+//! `IMAD_RCR` / `IMAD_RRC`, …). A commutative instruction (IADD without
+//! negations, IMAD, IMAD.WIDE) that has the value in A swaps A and B first.
+//! The copy is deleted once nothing reads its register.
+//!
+//! This runs on the virtual-register code before allocation, so a folded
+//! value never occupies a register. The twin form is found by name in the ISA
+//! description (the operand letters of its name), and the result must pass
+//! the encoder's validation or the instruction is left as it was.
+
+use std::collections::HashMap;
+
+use ursa_emit::model::Kind;
+use ursa_emit::{forms, FormId, Inst, ISA};
+use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
+
+/// The form called `name` (a table built once).
+pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
+    static BY_NAME: std::sync::OnceLock<HashMap<&'static str, FormId>> = std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| ISA.forms.iter().enumerate().map(|(i, f)| (&*f.name, FormId(i as u16))).collect())
+        .get(name)
+        .copied()
+}
+
+/// What an operand is read from instead of a per-lane register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A constant-bank word (`c[b][o]`, the field holds bank and offset).
+    Const,
+    /// A uniform register `URn`.
+    Uniform,
+}
+
+impl Source {
+    fn letter(self) -> char {
+        match self {
+            Source::Const => 'C',
+            Source::Uniform => 'U',
+        }
+    }
+    fn field(self, pos: usize) -> &'static str {
+        match (self, pos) {
+            (Source::Const, 1) => "vb",
+            (Source::Const, _) => "vc",
+            (Source::Uniform, 1) => "urb",
+            (Source::Uniform, _) => "urc",
+        }
+    }
+    fn kind(self) -> Kind {
+        match self {
+            Source::Const => Kind::CMem,
+            Source::Uniform => Kind::UReg,
+        }
+    }
+}
+
+/// The form like `form` with operand `pos` (0 = A, 1 = B, 2 = C) read from
+/// `src`.
+fn twin(form: FormId, pos: usize, src: Source) -> Option<FormId> {
+    let name = form.name();
+    let (op, stype) = name.rsplit_once('_')?;
+    let mut letters: Vec<char> = stype.chars().collect();
+    if letters.get(pos) != Some(&'R') {
+        return None;
+    }
+    letters[pos] = src.letter();
+    form_by_name(&format!("{}_{}", op, letters.iter().collect::<String>()))
+}
+
+/// Whether A and B of `i` may be exchanged.
+fn commutes(i: &Inst) -> bool {
+    let name = i.form.optype().name.as_ref();
+    let no_neg = |f: &str| i.get(f).is_none_or(|v| v == 0);
+    match name {
+        "IADD" => no_neg("ra.neg") && no_neg("rb.neg"),
+        "IMAD" | "IMAD_WIDE" => true,
+        _ => false,
+    }
+}
+
+/// `from` re-expressed in form `to`, whose operand `from_field` is called
+/// `to_field`: every field copied by name (`rb.neg` → `vb.neg` with the
+/// operand). `None` if a field that matters has no counterpart.
+fn convert(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<Inst> {
+    let mut n = Inst::new(to);
+    for (k, f) in from.def().fields.iter().enumerate() {
+        if f.fixed.is_some() || f.name == from_field {
+            continue;
+        }
+        let renamed = match f.name.strip_prefix(from_field) {
+            Some(rest) => format!("{}{}", to_field, rest),
+            None => f.name.to_string(),
+        };
+        match n.field_index(&renamed) {
+            Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
+            _ if from.get_at(k) == f.unused_value() => {}
+            _ => return None,
+        }
+    }
+    Some(n)
+}
+
+/// Folds constant-bank copies into their readers; returns how many operands
+/// were folded.
+pub fn fold_cmem(vcode: &mut VCode) -> usize {
+    // Definitions per vreg.
+    let mut defs: HashMap<VReg, usize> = HashMap::new();
+    for b in &vcode.blocks {
+        for &p in &b.params {
+            *defs.entry(p).or_default() += 1;
+        }
+        for m in &b.insts {
+            for o in &m.opnds {
+                if o.kind != OpKind::Use {
+                    *defs.entry(o.vreg).or_default() += 1;
+                }
+            }
+        }
+    }
+    // 32-bit copies of a constant-bank word, defined nowhere else.
+    let mut cmem: HashMap<VReg, u64> = HashMap::new();
+    for b in &vcode.blocks {
+        for m in &b.insts {
+            if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.opnds.len() != 1 || m.fixups.len() != 1 {
+                continue;
+            }
+            let p = &m.pieces[0];
+            let o = m.opnds[0];
+            if p.form != forms::MOV_C || o.kind != OpKind::Def || o.fixed.is_some() || m.fixups[0].hi || p.is_guarded() {
+                continue;
+            }
+            if p.def().bitwidth_of(p.field_index("rd").unwrap(), p.values()) != 32 {
+                continue;
+            }
+            if defs.get(&o.vreg) == Some(&1) {
+                cmem.insert(o.vreg, p.get("vb").unwrap());
+            }
+        }
+    }
+    if cmem.is_empty() {
+        return 0;
+    }
+
+    let mut folded = 0;
+    for b in vcode.blocks.iter_mut() {
+        for m in b.insts.iter_mut() {
+            if m.pseudo != Pseudo::None {
+                continue;
+            }
+            for pi in 0..m.pieces.len() {
+                for k in 0..m.fixups.len() {
+                    let fx = m.fixups[k];
+                    if fx.piece as usize != pi || fx.hi {
+                        continue;
+                    }
+                    let Some(&c) = cmem.get(&m.opnds[fx.opnd as usize].vreg) else { continue };
+                    if fold_operand(m, k, Source::Const, c) {
+                        folded += 1;
+                        // Indices moved: one constant operand per instruction anyway.
+                        break;
+                    }
+                }
+            }
+            drop_unnamed_uses(m, |v| cmem.contains_key(&v));
+        }
+    }
+
+    // Copies nothing reads any more.
+    let mut used: HashMap<VReg, bool> = HashMap::new();
+    for b in &vcode.blocks {
+        for m in &b.insts {
+            for o in &m.opnds {
+                if o.kind == OpKind::Use {
+                    used.insert(o.vreg, true);
+                }
+            }
+            for a in m.args.iter() {
+                for v in a {
+                    used.insert(*v, true);
+                }
+            }
+        }
+    }
+    for b in vcode.blocks.iter_mut() {
+        b.insts.retain(|m| {
+            let dead_copy = m.pseudo == Pseudo::None
+                && m.opnds.len() == 1
+                && cmem.contains_key(&m.opnds[0].vreg)
+                && m.opnds[0].kind == OpKind::Def
+                && m.pieces.len() == 1
+                && m.pieces[0].form == forms::MOV_C
+                && !used.contains_key(&m.opnds[0].vreg);
+            !dead_copy
+        });
+    }
+    folded
+}
+
+/// Reads the register operand of fixup `k` of `m` from `src` (`value`: the
+/// constant-bank address or the UR number) by switching its piece to the twin
+/// form; A is swapped into B for commutative instructions. The fixup is
+/// removed (the operand stays in `m.opnds` until [`drop_unnamed_uses`]).
+/// `false`, with `m` unchanged, where no twin form takes it.
+pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> bool {
+    let fx = m.fixups[k];
+    let pi = fx.piece as usize;
+    let o = m.opnds[fx.opnd as usize];
+    if fx.hi || o.kind != OpKind::Use || o.fixed.is_some() {
+        return false;
+    }
+    let piece = &m.pieces[pi];
+    let fname = piece.def().fields[fx.field as usize].name.to_string();
+    if piece.def().bitwidth_of(fx.field as usize, piece.values()) != 32 {
+        return false;
+    }
+    // Operand position, swapping A into B where allowed.
+    let (mut inst, pos, swap) = match fname.as_str() {
+        "rb" => (piece.clone(), 1, false),
+        "rc" => (piece.clone(), 2, false),
+        "ra" if commutes(piece) && piece.field_index("rb").is_some() => (piece.clone(), 1, true),
+        _ => return false,
+    };
+    let Some(tw) = twin(inst.form, pos, src) else { return false };
+    let from_field = if pos == 1 { "rb" } else { "rc" };
+    let to_field = src.field(pos);
+    if swap {
+        // Only when neither operand is negated (`commutes`).
+        let (a, bb) = (inst.field_index("ra").unwrap(), inst.field_index("rb").unwrap());
+        let (va, vb) = (inst.get_at(a), inst.get_at(bb));
+        inst.set_at(a, vb);
+        inst.set_at(bb, va);
+    }
+    let Some(mut n) = convert(&inst, tw, from_field, to_field) else { return false };
+    let Some(tf) = n.field_index(to_field) else { return false };
+    if tw.def().fields[tf].kind != src.kind() {
+        return false;
+    }
+    n.set_at(tf, value);
+    if n.validate().is_err() {
+        return false;
+    }
+    // Field indices of this piece's other fixups, by name in the twin.
+    let old = m.pieces[pi].clone();
+    let mut new_fixups = m.fixups.clone();
+    for (j, f) in new_fixups.iter_mut().enumerate() {
+        if f.piece as usize != pi || j == k {
+            continue;
+        }
+        let mut name = old.def().fields[f.field as usize].name.to_string();
+        if swap {
+            name = match name.as_str() {
+                "ra" => "rb".into(),
+                "rb" => "ra".into(),
+                _ => name,
+            };
+        }
+        if name == from_field {
+            return false;
+        }
+        let Some(idx) = n.field_index(&name) else { return false };
+        f.field = idx as u8;
+    }
+    new_fixups.remove(k);
+    m.pieces[pi] = n;
+    m.fixups = new_fixups;
+    true
+}
+
+/// Removes the use operands of `m` that no fixup names any more and that
+/// `folded` says were folded away.
+pub(crate) fn drop_unnamed_uses(m: &mut MInst, folded: impl Fn(VReg) -> bool) {
+    let mut k = 0;
+    while k < m.opnds.len() {
+        let named = m.fixups.iter().any(|f| f.opnd as usize == k);
+        if !named && m.opnds[k].kind == OpKind::Use && m.opnds[k].fixed.is_none() && folded(m.opnds[k].vreg) {
+            m.opnds.remove(k);
+            for f in m.fixups.iter_mut() {
+                if f.opnd as usize > k {
+                    f.opnd -= 1;
+                }
+            }
+        } else {
+            k += 1;
+        }
+    }
+}

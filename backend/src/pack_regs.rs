@@ -1,0 +1,789 @@
+//! Packs the allocated general registers into one dense file from `R0` up.
+//!
+//! `assign_regs` gives each regalloc2 class its own region of the register
+//! file (`docs/regalloc.md`), so a function that needs eight registers may
+//! touch `R132`–`R140` and `R[4:5]`. On a GPU the highest register a thread
+//! touches decides how many warps fit on a multiprocessor, so this pass
+//! renames every register of the laid-out code:
+//!
+//! 1. **Webs.** Every definition of a general register starts a value; uses
+//!    join the definitions that reach them, across blocks, into *webs* (a
+//!    guarded write joins the value it may leave in place). A web is the unit
+//!    that gets a new register.
+//! 2. **Tuples.** A 64-bit operand names an aligned pair and a 128-bit one an
+//!    aligned quad; the webs of their halves are tied into a *group* with fixed
+//!    offsets, placed together.
+//! 3. **Fixed webs.** Webs live into the function (its arguments, the stack
+//!    pointer, the return address), webs that meet a call's or a return's ABI
+//!    registers, and webs of the stack pointer `R1` keep their register.
+//! 4. **Interference** comes from liveness: a web written while another is live
+//!    may not share its register.
+//! 5. **Colouring.** Groups are placed in order of their first appearance at
+//!    the lowest base that fits (pairs on an even register, quads on a multiple
+//!    of four), preferring the register of a web the value is copied from or
+//!    to; a copy whose two sides end up in one register is deleted.
+//!
+//! If the code reads a register chosen at run time (`R[UR, imm]`), nothing is
+//! renamed.
+
+use std::collections::HashMap;
+
+use ursa_emit::{forms, Inst, RegFile, RegSlot};
+
+use crate::encode::Code;
+
+/// The stack pointer (never renamed; given to other values only in a function
+/// that neither touches it nor calls).
+const SP: u32 = 1;
+/// Registers `R0`–`R254`.
+const NREGS: usize = 255;
+
+/// What the pass did, for `--stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PackStats {
+    /// Highest general register touched + 1, before and after.
+    pub regs_before: u32,
+    pub regs_after: u32,
+    /// Copies deleted because both sides got one register.
+    pub copies_removed: usize,
+    /// Highest uniform register touched + 1, after.
+    pub uregs_after: u32,
+}
+
+/// A set of registers R0–R254.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct RegSet([u64; 4]);
+
+impl RegSet {
+    fn insert(&mut self, r: u32) {
+        self.0[(r / 64) as usize] |= 1 << (r % 64);
+    }
+    fn remove(&mut self, r: u32) {
+        self.0[(r / 64) as usize] &= !(1 << (r % 64));
+    }
+    fn contains(&self, r: u32) -> bool {
+        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
+    }
+    fn union(&mut self, o: &RegSet) -> bool {
+        let old = *self;
+        for k in 0..4 {
+            self.0[k] |= o.0[k];
+        }
+        *self != old
+    }
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(64 * k as u32 + b)
+            })
+        })
+    }
+}
+
+/// One register reference of an instruction: `count` registers from `num`,
+/// in field `field` (None: fixed by the ABI, or the guard, which is no R).
+#[derive(Clone, Copy)]
+struct Ref {
+    num: u32,
+    count: u32,
+    field: Option<u16>,
+}
+
+struct Access {
+    reads: Vec<Ref>,
+    writes: Vec<Ref>,
+    /// Writes may not happen (guarded), or a field is read and written: the
+    /// written registers keep the web of their old value.
+    merge_writes: bool,
+}
+
+fn access(code: &Code, i: usize, file: RegFile) -> Access {
+    let it = &code.items[i];
+    let to_ref = |r: &ursa_emit::RegRef| Ref {
+        num: r.num,
+        count: r.count,
+        field: match r.slot {
+            RegSlot::Field(f) => Some(f),
+            RegSlot::Guard => None,
+        },
+    };
+    let mut reads: Vec<Ref> = it.inst.reg_reads().iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut writes: Vec<Ref> = it.inst.reg_writes().iter().filter(|r| r.file == file).map(to_ref).collect();
+    let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
+    // A call writes the callee's return address where the callee's `RET`
+    // reads it, and a return reads it there: ABI registers, not renamable.
+    if matches!(it.inst.form.optype().name.as_ref(), "CALL" | "RET") {
+        for r in reads.iter_mut().chain(writes.iter_mut()) {
+            r.field = None;
+        }
+    }
+    if file == RegFile::R {
+        reads.extend(it.implicit.reads.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+        writes.extend(it.implicit.writes.iter().map(|&n| Ref { num: n, count: 1, field: None }));
+    }
+    Access { reads, writes, merge_writes: in_place || it.inst.is_guarded() }
+}
+
+/// Union-find over web nodes.
+struct Webs {
+    parent: Vec<u32>,
+}
+
+impl Webs {
+    fn add(&mut self) -> u32 {
+        self.parent.push(self.parent.len() as u32);
+        self.parent.len() as u32 - 1
+    }
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent[b as usize] = a;
+        }
+    }
+}
+
+/// Union-find with offsets: `off(x)` is x's register minus its group root's.
+struct Groups {
+    parent: Vec<u32>,
+    off: Vec<i32>,
+    /// The group cannot be placed consistently: it keeps its registers.
+    broken: Vec<bool>,
+}
+
+impl Groups {
+    fn find(&mut self, x: u32) -> (u32, i32) {
+        let mut root = x;
+        let mut off = 0;
+        while self.parent[root as usize] != root {
+            off += self.off[root as usize];
+            root = self.parent[root as usize];
+        }
+        // Path compression.
+        let (mut y, mut oy) = (x, off);
+        while self.parent[y as usize] != y {
+            let next = self.parent[y as usize];
+            let step = self.off[y as usize];
+            self.parent[y as usize] = root;
+            self.off[y as usize] = oy;
+            oy -= step;
+            y = next;
+        }
+        (root, off)
+    }
+    /// Requires `reg(b) = reg(a) + delta`.
+    fn tie(&mut self, a: u32, b: u32, delta: i32) {
+        let (ra, oa) = self.find(a);
+        let (rb, ob) = self.find(b);
+        if ra == rb {
+            if ob - oa != delta {
+                self.broken[ra as usize] = true;
+            }
+            return;
+        }
+        // off(b) = off(a) + delta: hang rb under ra.
+        self.parent[rb as usize] = ra;
+        self.off[rb as usize] = oa + delta - ob;
+        if self.broken[rb as usize] {
+            self.broken[ra as usize] = true;
+        }
+    }
+}
+
+/// The blocks of `code` as item ranges, with successors.
+fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+    let n = code.items.len();
+    let nb = code.block_start.len();
+    let ranges: Vec<(usize, usize)> =
+        (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
+    let mut succs = vec![Vec::new(); nb];
+    for b in 0..nb {
+        let (s, e) = ranges[b];
+        let mut falls = true;
+        for it in &code.items[s..e] {
+            if let Some(t) = it.target {
+                succs[b].push(t.0 as usize);
+                if !it.inst.is_guarded() {
+                    falls = false;
+                }
+            }
+        }
+        if let Some(last) = code.items[s..e].last() {
+            let name = last.inst.form.optype().name.as_ref();
+            if matches!(name, "RET" | "EXIT" | "BPT") && !last.inst.is_guarded() {
+                falls = false;
+            }
+        }
+        if falls && b + 1 < nb {
+            succs[b].push(b + 1);
+        }
+    }
+    (ranges, succs)
+}
+
+fn highest_reg(code: &Code, file: RegFile) -> u32 {
+    let mut hi = 0;
+    for it in &code.items {
+        for r in it.inst.reg_reads().iter().chain(it.inst.reg_writes().iter()) {
+            if r.file == file {
+                hi = hi.max(r.num + r.count);
+            }
+        }
+    }
+    hi
+}
+
+/// Renames the general and the uniform registers of `code` densely (see the
+/// module docs).
+pub fn pack_regs(code: &mut Code) -> PackStats {
+    let mut s = pack_file(code, RegFile::R);
+    s.uregs_after = pack_file(code, RegFile::UR).regs_after;
+    s
+}
+
+fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
+    let regs_before = highest_reg(code, file);
+    let unchanged = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: 0 };
+    if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
+        return unchanged;
+    }
+    // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
+    let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
+    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file)).collect();
+    if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
+        return unchanged;
+    }
+    // A function that never touches the stack pointer and calls nobody (a
+    // kernel without a frame) may use R1 like any other register.
+    let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
+        && !code.items.iter().any(|it| it.inst.form.optype().name.as_ref() == "CALL");
+    let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
+    let (ranges, succs) = blocks(code);
+    let nb = ranges.len();
+
+    // Liveness per block.
+    let mut gen = vec![RegSet::default(); nb];
+    let mut kill = vec![RegSet::default(); nb];
+    for b in 0..nb {
+        let (s, e) = ranges[b];
+        for a in acc[s..e].iter().rev() {
+            if !a.merge_writes {
+                for w in &a.writes {
+                    for r in w.num..w.num + w.count {
+                        kill[b].insert(r);
+                        gen[b].remove(r);
+                    }
+                }
+            }
+            for u in a.reads.iter().chain(if a.merge_writes { a.writes.iter() } else { [].iter() }) {
+                for r in u.num..u.num + u.count {
+                    gen[b].insert(r);
+                }
+            }
+        }
+    }
+    let mut live_in = vec![RegSet::default(); nb];
+    let mut live_out = vec![RegSet::default(); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut out = RegSet::default();
+            for &s in &succs[b] {
+                out.union(&live_in[s]);
+            }
+            let mut inn = out;
+            for k in 0..4 {
+                inn.0[k] = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
+            }
+            live_out[b] = out;
+            if inn != live_in[b] {
+                live_in[b] = inn;
+                changed = true;
+            }
+        }
+    }
+
+    // Web nodes: one per definition and per (block, live-in register).
+    let mut webs = Webs { parent: Vec::new() };
+    let mut orig_reg: Vec<u32> = Vec::new();
+    let mut node_in: HashMap<(usize, u32), u32> = HashMap::new();
+    for (b, li) in live_in.iter().enumerate() {
+        for r in li.iter() {
+            node_in.insert((b, r), webs.add());
+            orig_reg.push(r);
+        }
+    }
+    // Per item: the node of each read and written register (first register
+    // of each reference; the rest follow through the groups).
+    let mut read_nodes: Vec<Vec<Vec<u32>>> = Vec::with_capacity(acc.len());
+    let mut write_nodes: Vec<Vec<Vec<u32>>> = Vec::with_capacity(acc.len());
+    let mut end_cur: Vec<HashMap<u32, u32>> = Vec::with_capacity(nb);
+    let mut fixed_nodes: Vec<u32> = Vec::new();
+    for b in 0..nb {
+        let (s, e) = ranges[b];
+        let mut cur: [Option<u32>; NREGS] = [None; NREGS];
+        for r in live_in[b].iter() {
+            cur[r as usize] = Some(node_in[&(b, r)]);
+        }
+        for i in s..e {
+            let a = &acc[i];
+            let mut rn = Vec::with_capacity(a.reads.len());
+            for u in &a.reads {
+                let mut v = Vec::with_capacity(u.count as usize);
+                for r in u.num..u.num + u.count {
+                    let n = match cur[r as usize] {
+                        Some(n) => n,
+                        // Read before any write on this path: an undefined
+                        // value (liveness makes it live-in otherwise).
+                        None => {
+                            let n = webs.add();
+                            orig_reg.push(r);
+                            cur[r as usize] = Some(n);
+                            n
+                        }
+                    };
+                    if u.field.is_none() {
+                        fixed_nodes.push(n);
+                    }
+                    v.push(n);
+                }
+                rn.push(v);
+            }
+            let mut wn = Vec::with_capacity(a.writes.len());
+            for w in &a.writes {
+                let mut v = Vec::with_capacity(w.count as usize);
+                for r in w.num..w.num + w.count {
+                    let n = webs.add();
+                    orig_reg.push(r);
+                    if a.merge_writes {
+                        if let Some(old) = cur[r as usize] {
+                            webs.union(old, n);
+                        }
+                    }
+                    cur[r as usize] = Some(n);
+                    if w.field.is_none() {
+                        fixed_nodes.push(n);
+                    }
+                    v.push(n);
+                }
+                wn.push(v);
+            }
+            read_nodes.push(rn);
+            write_nodes.push(wn);
+        }
+        let mut endm = HashMap::new();
+        for r in live_out[b].iter() {
+            if let Some(n) = cur[r as usize] {
+                endm.insert(r, n);
+            }
+        }
+        end_cur.push(endm);
+    }
+    for b in 0..nb {
+        for &s in &succs[b] {
+            for r in live_in[s].iter() {
+                if let Some(&n) = end_cur[b].get(&r) {
+                    webs.union(n, node_in[&(s, r)]);
+                }
+            }
+        }
+    }
+
+    // Webs as dense ids.
+    let nnodes = webs.parent.len();
+    let mut web_of = vec![u32::MAX; nnodes];
+    let mut nwebs = 0u32;
+    let mut web_reg: Vec<u32> = Vec::new();
+    for n in 0..nnodes as u32 {
+        let r = webs.find(n);
+        if web_of[r as usize] == u32::MAX {
+            web_of[r as usize] = nwebs;
+            web_reg.push(orig_reg[r as usize]);
+            nwebs += 1;
+        }
+        web_of[n as usize] = web_of[r as usize];
+    }
+    let nw = nwebs as usize;
+    let mut fixed = vec![false; nw];
+    for &n in &fixed_nodes {
+        fixed[web_of[n as usize] as usize] = true;
+    }
+    for r in live_in[0].iter() {
+        fixed[web_of[node_in[&(0, r)] as usize] as usize] = true;
+    }
+    for w in 0..nw {
+        if file == RegFile::R && web_reg[w] == SP {
+            fixed[w] = true;
+        }
+    }
+
+    // Groups of tuple halves, with alignments.
+    let mut groups = Groups { parent: (0..nwebs).collect(), off: vec![0; nw], broken: vec![false; nw] };
+    // (web, alignment): the web's register must be a multiple of `alignment`.
+    let mut aligned: Vec<(u32, u32)> = Vec::new();
+    for i in 0..acc.len() {
+        for v in read_nodes[i].iter().chain(write_nodes[i].iter()) {
+            if v.len() > 1 {
+                let base = web_of[v[0] as usize];
+                aligned.push((base, v.len() as u32));
+                for (k, &n) in v.iter().enumerate().skip(1) {
+                    groups.tie(base, web_of[n as usize], k as i32);
+                }
+            }
+        }
+    }
+
+    // Interference.
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    {
+        let mut add = |a: u32, b: u32| {
+            if a != b {
+                adj[a as usize].push(b);
+                adj[b as usize].push(a);
+            }
+        };
+        for b in 0..nb {
+            let (s, e) = ranges[b];
+            let mut live: [Option<u32>; NREGS] = [None; NREGS];
+            let mut live_set = RegSet::default();
+            for (&r, &n) in end_cur[b].iter() {
+                live[r as usize] = Some(web_of[n as usize]);
+                live_set.insert(r);
+            }
+            for i in (s..e).rev() {
+                let a = &acc[i];
+                let mut defs: Vec<(u32, u32)> = Vec::new();
+                for (w, v) in a.writes.iter().zip(write_nodes[i].iter()) {
+                    for (k, &n) in v.iter().enumerate() {
+                        defs.push((w.num + k as u32, web_of[n as usize]));
+                    }
+                }
+                for &(r, dw) in &defs {
+                    for r2 in live_set.iter() {
+                        if r2 != r {
+                            add(dw, live[r2 as usize].expect("live registers have a web"));
+                        }
+                    }
+                }
+                for x in 0..defs.len() {
+                    for y in x + 1..defs.len() {
+                        add(defs[x].1, defs[y].1);
+                    }
+                }
+                if !a.merge_writes {
+                    for &(r, _) in &defs {
+                        live[r as usize] = None;
+                        live_set.remove(r);
+                    }
+                }
+                for (u, v) in a.reads.iter().zip(read_nodes[i].iter()) {
+                    for (k, &n) in v.iter().enumerate() {
+                        live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
+                        live_set.insert(u.num + k as u32);
+                    }
+                }
+                if a.merge_writes {
+                    for &(r, dw) in &defs {
+                        live[r as usize] = Some(dw);
+                        live_set.insert(r);
+                    }
+                }
+            }
+        }
+    }
+    for l in adj.iter_mut() {
+        l.sort_unstable();
+        l.dedup();
+    }
+
+    // Copy affinities (MOV Rd, Rb).
+    let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    for i in 0..acc.len() {
+        let inst = &code.items[i].inst;
+        if inst.form == forms::MOV_R && !acc[i].merge_writes && write_nodes[i].len() == 1 && read_nodes[i].len() == 1 {
+            let d = web_of[write_nodes[i][0][0] as usize];
+            let s = web_of[read_nodes[i][0][0] as usize];
+            affine[d as usize].push(s);
+            affine[s as usize].push(d);
+        }
+    }
+
+    // Groups: members with offsets from the lowest, fixed or not.
+    let mut members: HashMap<u32, Vec<(u32, i32)>> = HashMap::new();
+    for w in 0..nwebs {
+        let (root, off) = groups.find(w);
+        members.entry(root).or_default().push((w, off));
+    }
+    let mut order: Vec<u32> = members.keys().copied().collect();
+    // First appearance of each web in program order.
+    let mut first = vec![usize::MAX; nw];
+    for i in 0..acc.len() {
+        for v in read_nodes[i].iter().chain(write_nodes[i].iter()) {
+            for &n in v {
+                let w = web_of[n as usize] as usize;
+                first[w] = first[w].min(i);
+            }
+        }
+    }
+    let group_first = |root: &u32, members: &HashMap<u32, Vec<(u32, i32)>>| {
+        members[root].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)
+    };
+    order.sort_by_key(|r| (group_first(r, &members), *r));
+
+    let mut color: Vec<Option<u32>> = vec![None; nw];
+    let mut align_of = vec![1u32; nw];
+    for &(w, a) in &aligned {
+        align_of[w as usize] = align_of[w as usize].max(a);
+    }
+    // The residue an aligned group needs of each member: (modulus, residue),
+    // so a copy partner can be placed where the copy can later vanish.
+    let mut residue: Vec<(u32, u32)> = vec![(1, 0); nw];
+    for ms in members.values() {
+        let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
+        let a = align_of[m as usize];
+        if a > 1 {
+            for &(w, off) in ms {
+                residue[w as usize] = (a, (off - moff).rem_euclid(a as i32) as u32);
+            }
+        }
+    }
+    // Fixed and broken groups keep their registers.
+    for root in &order {
+        let ms = &members[root];
+        if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
+            for &(w, _) in ms {
+                color[w as usize] = Some(web_reg[w as usize]);
+            }
+        }
+    }
+    for root in &order {
+        let ms = &members[root];
+        if color[ms[0].0 as usize].is_some() {
+            continue;
+        }
+        let lo = ms.iter().map(|m| m.1).min().unwrap();
+        let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
+        let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
+        for &(w, _) in ms {
+            let mut f = RegSet::default();
+            for &n in &adj[w as usize] {
+                if let Some(c) = color[n as usize] {
+                    f.insert(c);
+                }
+            }
+            forbidden.push(f);
+        }
+        let fits = |base: u32| -> bool {
+            if base + span >= limit {
+                return false;
+            }
+            ms.iter().zip(forbidden.iter()).all(|(&(w, off), f)| {
+                let r = base + (off - lo) as u32;
+                r != reserved && !f.contains(r) && r % align_of[w as usize] == 0
+            })
+        };
+        // Prefer a copy partner's register.
+        let mut choice = None;
+        'pref: for &(w, off) in ms {
+            for &p in &affine[w as usize] {
+                if let Some(c) = color[p as usize] {
+                    let rel = (off - lo) as u32;
+                    if c >= rel && fits(c - rel) {
+                        choice = Some(c - rel);
+                        break 'pref;
+                    }
+                }
+            }
+        }
+        if choice.is_none() {
+            // Prefer a base where every still-unplaced copy partner that is
+            // part of an aligned pair or quad could later take this register.
+            let hinted = |base: u32| {
+                ms.iter().all(|&(w, off)| {
+                    let r = base + (off - lo) as u32;
+                    affine[w as usize].iter().all(|&p| {
+                        let (a, res) = residue[p as usize];
+                        color[p as usize].is_some() || a == 1 || r % a == res
+                    })
+                })
+            };
+            choice = (0..limit).find(|&b| fits(b) && hinted(b)).or_else(|| (0..limit).find(|&b| fits(b)));
+        }
+        let Some(base) = choice else {
+            // No room (cannot happen with fewer than 255 live registers): keep
+            // the original registers, which are valid.
+            return unchanged;
+        };
+        for &(w, off) in ms {
+            color[w as usize] = Some(base + (off - lo) as u32);
+        }
+    }
+
+    // A placement that broke a fixed web's neighbour would be a bug; keep the
+    // original code rather than emit it.
+    for w in 0..nw {
+        let c = color[w].unwrap();
+        if adj[w].iter().any(|&n| color[n as usize] == Some(c)) {
+            return unchanged;
+        }
+    }
+
+    // Rewrite the fields.
+    for i in 0..acc.len() {
+        let a = &acc[i];
+        let inst: &mut Inst = &mut code.items[i].inst;
+        for (r, v) in a.reads.iter().zip(read_nodes[i].iter()).chain(a.writes.iter().zip(write_nodes[i].iter())) {
+            if let Some(f) = r.field {
+                inst.set_at(f as usize, color[web_of[v[0] as usize] as usize].unwrap() as u64);
+            }
+        }
+    }
+
+    // Delete copies that became `MOV Rn, Rn`.
+    let mut copies_removed = 0;
+    let mut keep = vec![true; code.items.len()];
+    for (i, it) in code.items.iter().enumerate() {
+        if it.inst.form == forms::MOV_R && !it.inst.is_guarded() {
+            let (Some(d), Some(s)) = (it.inst.get("rd"), it.inst.get("rb")) else { continue };
+            if d == s {
+                keep[i] = false;
+                copies_removed += 1;
+            }
+        }
+    }
+    if copies_removed > 0 {
+        let mut new_index = Vec::with_capacity(keep.len() + 1);
+        let mut k = 0;
+        for &kp in &keep {
+            new_index.push(k);
+            if kp {
+                k += 1;
+            }
+        }
+        new_index.push(k);
+        for s in code.block_start.iter_mut() {
+            *s = new_index[*s];
+        }
+        let mut idx = 0;
+        code.items.retain(|_| {
+            idx += 1;
+            keep[idx - 1]
+        });
+    }
+    PackStats { regs_before, regs_after: highest_reg(code, file), copies_removed, uregs_after: 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::{item, Implicit, Item};
+    use ursa_emit::{format_inst, parse_inst, NoLabels};
+    use ursa_isel::vcode::BlockId;
+
+    /// Code from assembly lines; `>N` before a line marks a block start,
+    /// `-> N` after it a branch to block N.
+    fn code(lines: &[&str]) -> Code {
+        let mut items = Vec::new();
+        let mut block_start = Vec::new();
+        for l in lines {
+            let (l, start) = match l.strip_prefix('>') { Some(r) => (r, true), None => (*l, items.is_empty()) };
+            if start {
+                block_start.push(items.len());
+            }
+            let (text, target) = match l.split_once("->") {
+                Some((t, b)) => (t.trim(), Some(BlockId(b.trim().parse().unwrap()))),
+                None => (l.trim(), None),
+            };
+            let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
+            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
+            it.target = target;
+            items.push(it);
+        }
+        Code { items, block_start, frame_size: 0 }
+    }
+
+    fn text(c: &Code) -> Vec<String> {
+        c.items.iter().map(|it| format_inst(&it.inst, None, &NoLabels).unwrap().trim_end_matches(" ;").to_string()).collect()
+    }
+
+    #[test]
+    fn singles_and_pairs_share_one_dense_file() {
+        let mut c = code(&[
+            "MOV R150, 0x7 ;",
+            "IMAD.WIDE.U32 R[100:101], R150, 0x3, RZ ;",
+            "IADD R160, R150, R101 ;",
+            "IADD R170, R160, R100 ;",
+            "MOV R4, R170 ;",
+            "RET R[20:21] ;",
+        ]);
+        c.items[5].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
+        let s = pack_regs(&mut c);
+        assert_eq!(s.regs_before, 171);
+        // R4 (a result), R[20:21] (the return address) stay; everything else
+        // packs below them, the pair on an even register.
+        assert_eq!(
+            text(&c),
+            ["MOV R0, 0x7", "IMAD.WIDE.U32 R[2:3], R0, 0x3, RZ", "IADD R0, R0, R3", "IADD R4, R0, R2", "RET R[20:21]"]
+        );
+        assert_eq!(s.copies_removed, 1);
+        assert_eq!(s.regs_after, 22);
+    }
+
+    #[test]
+    fn values_live_around_a_loop_keep_distinct_registers() {
+        // R200 counts down, R210 accumulates; both live around the back edge.
+        let mut c = code(&[
+            "MOV R200, 0xa ;",
+            "MOV R210, RZ ;",
+            ">IADD R210, R210, R200 ;",
+            "IADD R200, R200, -0x1 ;",
+            "ISETP.NE.AND.U32 P0, R200, 0x0, PT ;",
+            "@P0 BRA TARGET ; -> 1",
+            ">MOV R4, R210 ;",
+            "RET R[20:21] ;",
+        ]);
+        c.items[7].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
+        pack_regs(&mut c);
+        let t = text(&c);
+        assert_eq!(t[0], "MOV R0, 0xa");
+        // The accumulator is copied into R4 at the end: it gets R4 itself and
+        // the copy disappears; the counter keeps a register of its own.
+        assert_eq!(t[1], "MOV R4, RZ");
+        assert_eq!(t[2], "IADD R4, R4, R0");
+        assert_eq!(t[3], "IADD R0, R0, -0x1");
+        assert_eq!(t.len(), 7);
+    }
+
+    #[test]
+    fn a_guarded_write_keeps_the_old_value_s_register() {
+        let mut c = code(&[
+            "MOV R100, 0x1 ;",
+            "ISETP.NE.AND.U32 P0, R30, 0x0, PT ;",
+            "@P0 MOV R100, 0x2 ;",
+            "MOV R4, R100 ;",
+            "RET R[20:21] ;",
+        ]);
+        c.items[4].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
+        pack_regs(&mut c);
+        let t = text(&c);
+        // R30 is live in (an argument): it stays. Both writes of R100 are one value.
+        assert_eq!(t[1], "ISETP.NE.AND.U32 P0, R30, 0x0, PT");
+        assert_eq!(t[0], "MOV R4, 0x1");
+        assert_eq!(t[2], "@P0 MOV R4, 0x2");
+        assert_eq!(t.len(), 4);
+    }
+}

@@ -1,0 +1,8 @@
+//! CLIF text through the compiler. The property is `ursa_cli::fuzz_props::clif_text`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    ursa_cli::fuzz_props::clif_text(data);
+});
