@@ -92,5 +92,25 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The integer loop over 64 CTAs of 128 threads, in rayon pools of 1 and 2
+/// threads: the multi-core speed-up is the ratio of the two times.
+fn cores(c: &mut Criterion) {
+    let (prog, mut gpu, _) = setup();
+    let out = gpu.alloc(4 * 64 * 128, 16);
+    let cfg = LaunchConfig { grid: [64, 1, 1], block: [128, 1, 1], ..Default::default() };
+    let args = [Arg::Ptr(out), Arg::U32(256)];
+    let lane_insts = gpu.launch(&prog, "k", &cfg, &args).expect("launch").lane_instructions;
+    let mut g = c.benchmark_group("cores");
+    g.throughput(Throughput::Elements(lane_insts));
+    g.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        g.bench_function(format!("int_hash_64_ctas_{}_threads", threads), |b| {
+            b.iter(|| pool.install(|| gpu.launch(&prog, "k", &cfg, &args).unwrap()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, cores);
 criterion_main!(benches);

@@ -175,18 +175,42 @@ pub fn bool_op(op: BoolOp, a: u32, b: u32) -> u32 {
 }
 
 /// LOP3's truth table applied bitwise: `d[i] = lut[a[i]<<2 | b[i]<<1 | c[i]]`.
+/// Branch-free (a multiplexer tree over the table's bits), so a warp's 32
+/// lanes vectorize.
 #[inline(always)]
 pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
-    let mut r = 0;
-    for i in 0..8 {
-        if lut >> i & 1 != 0 {
-            let ta = if i & 4 != 0 { a } else { !a };
-            let tb = if i & 2 != 0 { b } else { !b };
-            let tc = if i & 1 != 0 { c } else { !c };
-            r |= ta & tb & tc;
+    let bit = |i: u32| 0u32.wrapping_sub((lut as u32 >> i) & 1);
+    // sel(x, p, q): p where x is 1, q where it is 0.
+    let sel = |x: u32, p: u32, q: u32| q ^ (x & (p ^ q));
+    let (t00, t01) = (sel(c, bit(1), bit(0)), sel(c, bit(3), bit(2)));
+    let (t10, t11) = (sel(c, bit(5), bit(4)), sel(c, bit(7), bit(6)));
+    sel(a, sel(b, t11, t10), sel(b, t01, t00))
+}
+
+/// The lanes (bit l) where `f(a[l], b[l])` holds; one loop per comparison
+/// so that each is a plain vectorizable loop.
+#[inline(always)]
+fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp) -> u32 {
+    #[inline(always)]
+    fn each<const N: usize>(va: &[u32; N], vb: &[u32; N], f: impl Fn(u32, u32) -> bool) -> u32 {
+        let mut t = 0u32;
+        for l in 0..N {
+            t |= (f(va[l], vb[l]) as u32) << l;
         }
+        t
     }
-    r
+    match (cmp, signed) {
+        (Cmp::Eq, _) => each(va, vb, |a, b| a == b),
+        (Cmp::Ne, _) => each(va, vb, |a, b| a != b),
+        (Cmp::Lt, false) => each(va, vb, |a, b| a < b),
+        (Cmp::Le, false) => each(va, vb, |a, b| a <= b),
+        (Cmp::Gt, false) => each(va, vb, |a, b| a > b),
+        (Cmp::Ge, false) => each(va, vb, |a, b| a >= b),
+        (Cmp::Lt, true) => each(va, vb, |a, b| (a as i32) < (b as i32)),
+        (Cmp::Le, true) => each(va, vb, |a, b| (a as i32) <= (b as i32)),
+        (Cmp::Gt, true) => each(va, vb, |a, b| (a as i32) > (b as i32)),
+        (Cmp::Ge, true) => each(va, vb, |a, b| (a as i32) >= (b as i32)),
+    }
 }
 
 /// SHF: funnel shift of `{SrcC, Ra}` (E53, E54).
@@ -492,6 +516,13 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
                 rf.pout::<N>(p, val, mask & set);
             }
         }
+        Op::Isetp { a, b, signed, x: false, cmp, bop, pp, pq: _, pu, pv } => {
+            let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
+            let p = rf.pin::<N>(pp);
+            let t = cmp_mask::<N>(&va, &vb, signed, cmp);
+            rf.pout::<N>(pu, bool_op(bop, t, p), mask);
+            rf.pout::<N>(pv, bool_op(bop, !t & all::<N>(), p), mask);
+        }
         Op::Isetp { a, b, signed, x, cmp, bop, pp, pq, pu, pv } => {
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let (p, q) = (rf.pin::<N>(pp), rf.pin::<N>(pq));
@@ -521,6 +552,12 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let p = rf.pin::<N>(pp);
             let r = lanes!(N, |l| if p >> l & 1 != 0 { va[l] } else { vb[l] });
+            rf.put::<N>(d, &r, mask);
+        }
+        Op::Lop3 { d, a, b, c, lut, pu: PDst { idx: P_DUMP, .. }, .. } => {
+            // No predicate output: no per-lane non-zero test.
+            let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);
+            let r = lanes!(N, |l| lop3(va[l], vb[l], vc[l], lut));
             rf.put::<N>(d, &r, mask);
         }
         Op::Lop3 { d, a, b, c, lut, pand, pp, pu } => {
@@ -595,4 +632,26 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         _ => unreachable!("not an integer op: {:?}", op),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The truth table read literally, one bit position at a time.
+    fn lop3_by_bits(a: u32, b: u32, c: u32, lut: u8) -> u32 {
+        (0..32).map(|i| ((lut >> ((a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1))) as u32 & 1) << i).sum()
+    }
+
+    #[test]
+    fn lop3_matches_the_truth_table_for_every_lut() {
+        let vals = [0u32, u32::MAX, 0xF0F0_F0F0, 0xCCCC_CCCC, 0xAAAA_AAAA, 0x1234_5678, 0x8000_0001];
+        for lut in 0..=255u8 {
+            for &a in &vals {
+                for &b in &vals {
+                    for &c in &vals {
+                        assert_eq!(super::lop3(a, b, c, lut), lop3_by_bits(a, b, c, lut), "lut {:#x}", lut);
+                    }
+                }
+            }
+        }
+    }
 }

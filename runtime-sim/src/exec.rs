@@ -8,7 +8,7 @@ use crate::control;
 use crate::float32;
 use crate::machine::{lanes, Cta, Warp};
 use crate::mem_ops;
-use crate::memory::{ConstBanks, GlobalMemory};
+use crate::memory::{ConstBanks, Global};
 use crate::ops::Op;
 use crate::program::{Exec, Program};
 use crate::trap::{Trap, TrapKind};
@@ -47,7 +47,7 @@ pub(crate) enum Flow {
 pub(crate) struct Ctx<'a> {
     pub prog: &'a Program,
     pub cb: &'a ConstBanks,
-    pub mem: &'a mut GlobalMemory,
+    pub mem: Global<'a>,
     pub kernel: &'a str,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -61,6 +61,12 @@ pub(crate) struct Ctx<'a> {
     pub per_form: Vec<u64>,
     /// Cycles of the CTAs already finished (the clock base of this CTA).
     pub clock_base: u64,
+    /// Per-instruction profile, when asked for.
+    pub profile: Option<Box<crate::profile::Profile>>,
+    /// Record a timeline event per issue (needs `profile`).
+    pub timeline: bool,
+    /// Linear index of the CTA being run (for the timeline).
+    pub cta_index: u64,
 }
 
 /// Per-instruction information the semantics may need.
@@ -179,6 +185,16 @@ impl Ctx<'_> {
         let prog = self.prog;
         let mut n = 0u32;
         let mut barrier_event = false;
+        // The counters live in locals for the loop (they stay in registers)
+        // and are written back on every way out.
+        let (mut steps, mut issued, mut lane_insts) = (self.steps, 0u64, 0u64);
+        macro_rules! flush {
+            () => {
+                self.steps = steps;
+                self.issued += issued;
+                self.lane_insts += lane_insts;
+            };
+        }
         while n < QUANTUM {
             if warp.dirty && !warp.regroup() {
                 break;
@@ -195,19 +211,24 @@ impl Ctx<'_> {
                     continue;
                 }
                 let lane = warp.group.trailing_zeros();
+                flush!();
                 return Err(self.trap(TrapKind::BadPc(pc), *id, warp.id, Some(lane), pc));
             };
             let e: &Exec = &prog.code[idx];
-            self.steps += 1;
-            if self.steps > self.step_limit {
-                return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, None, pc));
+            steps += 1;
+            if steps > self.step_limit {
+                let lane = warp.group.trailing_zeros();
+                flush!();
+                return Err(self.trap(TrapKind::StepLimit(self.step_limit), *id, warp.id, Some(lane), pc));
             }
             n += 1;
+            let ready = warp.clock.next_issue;
             let t = warp.clock.issue(e.ctrl, e.lat, e.variable);
             if let Some(h) = warp.hazards.as_mut() {
                 let u = &prog.uses[idx];
                 let dynamic = u.dynamic.and_then(|d| d.resolve(warp.regs.ur[d.base as usize]));
                 if let Err(msg) = h.check(u, dynamic, e.ctrl, t, e.lat, e.variable, pc) {
+                    flush!();
                     return Err(self.trap(TrapKind::Hazard(msg), *id, warp.id, None, pc));
                 }
             }
@@ -222,6 +243,29 @@ impl Ctx<'_> {
             } else {
                 a & g
             };
+            if let Some(p) = self.profile.as_deref_mut() {
+                let ip = &mut p.insts[idx];
+                ip.issues += 1;
+                ip.lanes += exec_mask.count_ones() as u64;
+                ip.active_lanes += a.count_ones() as u64;
+                ip.scoreboard_stall += t - ready;
+                ip.fixed_stall += e.ctrl.stall.max(1) as u64 - 1;
+                ip.divergence_idle_lanes += (warp.exists & !warp.exited & !a).count_ones() as u64;
+                if self.timeline {
+                    if p.timeline.len() < crate::profile::TIMELINE_LIMIT {
+                        p.timeline.push(crate::profile::TimelineEvent {
+                            cta: self.cta_index,
+                            warp: warp.id,
+                            pc,
+                            cycle: t,
+                            cycles: e.ctrl.stall.max(1) as u32,
+                            lanes: exec_mask.count_ones(),
+                        });
+                    } else {
+                        p.timeline_dropped += 1;
+                    }
+                }
+            }
             if self.trace {
                 eprintln!(
                     "[cta {:?} warp {} cycle {}] {:#x} A={:08x} E={:08x}: {}",
@@ -234,15 +278,23 @@ impl Ctx<'_> {
                     prog.disassemble_at(pc).unwrap_or_default()
                 );
             }
-            self.issued += 1;
-            self.lane_insts += exec_mask.count_ones() as u64;
+            issued += 1;
+            // Full warps and lone lanes without a population count.
+            lane_insts += if exec_mask == u32::MAX {
+                32
+            } else if exec_mask & exec_mask.wrapping_sub(1) == 0 {
+                (exec_mask != 0) as u64
+            } else {
+                exec_mask.count_ones() as u64
+            };
             if let Some(c) = self.per_form.get_mut(e.form as usize) {
                 *c += 1;
             }
             let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
-            let flow = match execute(e, warp, &mut site, self.cb, self.mem, a, exec_mask, pc, idx, prog) {
+            let flow = match execute(e, warp, &mut site, self.cb, &mut self.mem, a, exec_mask, pc, idx, prog) {
                 Ok(f) => f,
                 Err(f) => {
+                    flush!();
                     return Err(self.trap(f.kind, *id, warp.id, f.lane, pc));
                 }
             };
@@ -268,8 +320,23 @@ impl Ctx<'_> {
                 break;
             }
         }
+        flush!();
         Ok((n, barrier_event))
     }
+}
+
+/// Runs a lane-parallel semantics function for the single lane of `e` (a
+/// one-bit mask): an `N = 1` execution over that lane's column of the
+/// register file, so a lone lane costs one lane's work, not 32. (A macro
+/// rather than a function taking a closure: the closure was not inlined.)
+macro_rules! one_lane {
+    ($regs:expr, $e:expr, |$rf:ident| $body:expr) => {{
+        let $rf: &mut crate::regs::Regs = $regs;
+        $rf.lane = $e.trailing_zeros() as usize;
+        let r = $body;
+        $rf.lane = 0;
+        r
+    }};
 }
 
 /// Executes one instruction for the group `a` whose executing lanes are `e`.
@@ -280,7 +347,7 @@ fn execute(
     warp: &mut Warp,
     site: &mut Site,
     cb: &ConstBanks,
-    mem: &mut GlobalMemory,
+    mem: &mut Global,
     a: u32,
     e: u32,
     pc: u64,
@@ -326,13 +393,25 @@ fn execute(
         | Op::Sgxt { .. } => {
             if ex.uniform {
                 alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
+            } else if e & (e - 1) == 0 {
+                one_lane!(&mut warp.regs, e, |rf| alu_int::exec::<1>(op, rf, cb, 1))?;
             } else {
                 alu_int::exec::<32>(op, &mut warp.regs, cb, e)?;
             }
         }
-        Op::Mufu { .. } => xu::exec::<32>(op, &mut warp.regs, cb, e)?,
+        Op::Mufu { .. } => {
+            if e & (e - 1) == 0 {
+                one_lane!(&mut warp.regs, e, |rf| xu::exec::<1>(op, rf, cb, 1))?
+            } else {
+                xu::exec::<32>(op, &mut warp.regs, cb, e)?
+            }
+        }
         Op::Dadd { .. } | Op::Dmul { .. } | Op::Dfma { .. } | Op::Dmnmx { .. } | Op::Dsetp { .. } => {
-            dalu::exec::<32>(op, &mut warp.regs, cb, e)?
+            if e & (e - 1) == 0 {
+                one_lane!(&mut warp.regs, e, |rf| dalu::exec::<1>(op, rf, cb, 1))?
+            } else {
+                dalu::exec::<32>(op, &mut warp.regs, cb, e)?
+            }
         }
         Op::Fadd { .. }
         | Op::Fmul { .. }
@@ -342,7 +421,13 @@ fn execute(
         | Op::Frnd { .. }
         | Op::I2f { .. }
         | Op::F2i { .. }
-        | Op::F2f { .. } => float32::exec::<32>(op, &mut warp.regs, cb, e)?,
+        | Op::F2f { .. } => {
+            if e & (e - 1) == 0 {
+                one_lane!(&mut warp.regs, e, |rf| float32::exec::<1>(op, rf, cb, 1))?
+            } else {
+                float32::exec::<32>(op, &mut warp.regs, cb, e)?
+            }
+        }
         Op::R2ur { .. } | Op::Setgpr { .. } | Op::Getgpr { .. } | Op::Setugpr { .. } | Op::Getugpr { .. } | Op::Uldc { .. } => {
             alu_uniform::exec(op, &mut warp.regs, cb, e)?
         }
@@ -371,3 +456,4 @@ fn execute(
     }
     Ok(Flow::Next)
 }
+

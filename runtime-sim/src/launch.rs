@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::exec::Ctx;
 use crate::machine::{Cta, CtaBarrier, Warp};
-use crate::memory::{ConstBanks, GlobalMemory};
+use crate::memory::{ConstBanks, Global, GlobalMemory};
 use crate::program::Program;
 use crate::regs::LANES;
 use crate::trap::{Trap, TrapKind};
@@ -33,6 +33,10 @@ pub mod abi {
 /// Default limit on warp-instructions per launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
 
+/// Default limit on the memory one CTA of a launch may use: its shared
+/// memory plus the local memory (stack) of its threads, in bytes.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+
 /// Code address a device-function call returns to; reaching it ends the thread.
 pub const RETURN_SENTINEL: u64 = 0xFFFF_FFFF_FFFF_FFF0;
 
@@ -55,6 +59,15 @@ pub struct LaunchConfig {
     pub local_size: u32,
     /// Contents of constant banks 1–63, if any.
     pub const_banks: Vec<(u8, Vec<u8>)>,
+    /// Refuse the launch if one CTA needs more than this many bytes of shared
+    /// plus local memory (None: no limit). Local memory is allocated on a
+    /// warp's first local access, so the limit bounds what a launch can take.
+    pub memory_limit: Option<u64>,
+    /// Collect a per-instruction [`Profile`](crate::Profile) into [`Stats::profile`].
+    pub profile: bool,
+    /// Also record a per-warp timeline of issues in the profile (implies
+    /// `profile`; CTAs then run one after another).
+    pub timeline: bool,
 }
 
 impl Default for LaunchConfig {
@@ -68,6 +81,9 @@ impl Default for LaunchConfig {
             shared_size: 0,
             local_size: 0,
             const_banks: Vec::new(),
+            memory_limit: Some(DEFAULT_MEMORY_LIMIT),
+            profile: false,
+            timeline: false,
         }
     }
 }
@@ -126,6 +142,8 @@ pub struct Stats {
     pub per_form: Vec<u64>,
     pub ctas: u64,
     pub warps: u64,
+    /// The profile, if [`LaunchConfig::profile`] or [`LaunchConfig::timeline`] was set.
+    pub profile: Option<Box<crate::profile::Profile>>,
 }
 
 impl Stats {
@@ -236,6 +254,33 @@ impl Gpu {
         }
         let shmem = f.shared_size.checked_add(cfg.shared_size).ok_or_else(|| bad("shared memory size overflows".into()))?;
         let local = f.local_size.max(cfg.local_size);
+        let nwarps = threads.div_ceil(LANES as u64);
+        // Every warp issues at least one instruction (its EXIT), so a grid
+        // with more warps than the step limit can only end in a StepLimit
+        // trap: refuse it before creating a single CTA.
+        let ctas: u128 = grid.iter().map(|&x| x as u128).product();
+        if let Some(limit) = cfg.step_limit {
+            if ctas * nwarps as u128 > limit as u128 {
+                return Err(bad(format!(
+                    "the grid has {} CTAs of {} warps; each warp issues at least one instruction, so it cannot finish within the step limit of {} warp-instructions (raise the step limit to run it)",
+                    ctas, nwarps, limit
+                )));
+            }
+        }
+        if let Some(limit) = cfg.memory_limit {
+            let need = shmem as u128 + local as u128 * nwarps as u128 * LANES as u128;
+            if need > limit as u128 {
+                return Err(bad(format!(
+                    "one CTA needs {} bytes of memory ({} shared + {} local per thread × {} threads of {} warps), more than the memory limit of {} bytes",
+                    need,
+                    shmem,
+                    local,
+                    nwarps * LANES as u64,
+                    nwarps,
+                    limit
+                )));
+            }
+        }
         let mut cb = ConstBanks::new();
         let mut bank0 = vec![0u8; abi::PARAMS as usize + params.len()];
         for i in 0..3 {
@@ -255,56 +300,68 @@ impl Gpu {
             }
             cb.banks[*b as usize] = data.clone();
         }
-        let mut ctx = Ctx {
-            prog: program,
-            cb: &cb,
-            mem: &mut self.mem,
-            kernel: name,
-            grid,
-            block,
-            trace: cfg.trace,
-            steps: 0,
-            step_limit: cfg.step_limit.unwrap_or(u64::MAX),
-            issued: 0,
-            lane_insts: 0,
-            per_form: vec![0; ursa_emit::ISA.forms.len()],
-            clock_base: 0,
+        let nwarps = nwarps as u32;
+        let ncta: u64 = u64::try_from(ctas).map_err(|_| bad(format!("a grid of {} CTAs is too large", ctas)))?;
+        let limit = cfg.step_limit.unwrap_or(u64::MAX);
+        let make_cta = |idx: u64| -> Cta {
+            let x = (idx % grid[0] as u64) as u32;
+            let y = (idx / grid[0] as u64 % grid[1] as u64) as u32;
+            let z = (idx / (grid[0] as u64 * grid[1] as u64)) as u32;
+            let mut warps = Vec::with_capacity(nwarps as usize);
+            for w in 0..nwarps {
+                let in_warp = (threads - w as u64 * 32).min(32) as u32;
+                let exists = if in_warp == 32 { u32::MAX } else { (1u32 << in_warp) - 1 };
+                let mut warp = Warp::new(w, exists, entry, local, cfg.strict);
+                warp.regs.r[abi::SP] = [local; LANES];
+                if let Some(args) = call_args {
+                    for (i, a) in args.iter().enumerate() {
+                        warp.regs.r[abi::ARG0 + i][0] = *a;
+                    }
+                    warp.regs.r[abi::LINK][0] = RETURN_SENTINEL as u32;
+                    warp.regs.r[abi::LINK + 1][0] = (RETURN_SENTINEL >> 32) as u32;
+                }
+                warps.push(warp);
+            }
+            Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
-        let nwarps = threads.div_ceil(LANES as u64) as u32;
+        let profiling = cfg.profile || cfg.timeline;
+        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit, profile: profiling, timeline: cfg.timeline };
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
-        for z in 0..grid[2] {
-            for y in 0..grid[1] {
-                for x in 0..grid[0] {
-                    let mut warps = Vec::with_capacity(nwarps as usize);
-                    for w in 0..nwarps {
-                        let in_warp = (threads - w as u64 * 32).min(32) as u32;
-                        let exists = if in_warp == 32 { u32::MAX } else { (1u32 << in_warp) - 1 };
-                        let mut warp = Warp::new(w, exists, entry, local, cfg.strict);
-                        warp.regs.r[abi::SP] = [local; LANES];
-                        if let Some(args) = call_args {
-                            for (i, a) in args.iter().enumerate() {
-                                warp.regs.r[abi::ARG0 + i][0] = *a;
-                            }
-                            warp.regs.r[abi::LINK][0] = RETURN_SENTINEL as u32;
-                            warp.regs.r[abi::LINK + 1][0] = (RETURN_SENTINEL >> 32) as u32;
-                        }
-                        warps.push(warp);
-                    }
-                    let mut cta = Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] };
-                    let cycles = ctx.run_cta(&mut cta)?;
-                    ctx.clock_base += cycles;
-                    stats.ctas += 1;
-                    stats.warps += nwarps as u64;
-                    if call_args.is_some() {
-                        final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
-                    }
+        // CTAs run on the threads of the current rayon pool, except when
+        // there is one CTA or one thread, when tracing or recording a
+        // timeline (one ordered stream)
+        // and when the kernel reads the clock (a CTA's clock starts where
+        // the previous CTA's ended, a sequential notion).
+        let parallel = ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
+        let (issued, lane_insts, cycles, per_form, profile) = if parallel {
+            let lock = std::sync::Mutex::new(std::mem::take(&mut self.mem));
+            let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);
+            self.mem = lock.into_inner().unwrap_or_else(|p| p.into_inner());
+            r?
+        } else {
+            let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
+            for idx in 0..ncta {
+                ctx.cta_index = idx;
+                let mut cta = make_cta(idx);
+                let cycles = ctx.run_cta(&mut cta)?;
+                ctx.clock_base += cycles;
+                if call_args.is_some() {
+                    final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
             }
-        }
-        stats.instructions = ctx.issued;
-        stats.lane_instructions = ctx.lane_insts;
-        stats.cycles = ctx.clock_base;
+            (ctx.issued, ctx.lane_insts, ctx.clock_base, std::mem::take(&mut ctx.per_form), ctx.profile.take())
+        };
+        stats.profile = profile.map(|mut p| {
+            p.finish(program);
+            p
+        });
+        stats.ctas = ncta;
+        stats.warps = ncta * nwarps as u64;
+        stats.instructions = issued;
+        stats.lane_instructions = lane_insts;
+        stats.cycles = cycles;
+        let mut ctx_per_form = per_form;
         // Forms of one optype are adjacent in the table: sum runs of them and
         // insert each optype once (the map work of a per-optype counter).
         let isa = &ursa_emit::ISA;
@@ -314,7 +371,7 @@ impl Gpu {
                 *stats.per_opcode.entry(isa.optypes[o].name.to_string()).or_insert(0) += n;
             }
         };
-        for (f, &n) in ctx.per_form.iter().enumerate() {
+        for (f, &n) in ctx_per_form.iter().enumerate() {
             if n == 0 {
                 continue;
             }
@@ -325,7 +382,7 @@ impl Gpu {
             }
         }
         flush(run);
-        stats.per_form = std::mem::take(&mut ctx.per_form);
+        stats.per_form = std::mem::take(&mut ctx_per_form);
         Ok((stats, final_regs))
     }
 }
@@ -362,4 +419,156 @@ fn layout_params(f: &crate::program::FunctionInfo, args: &[Arg]) -> Result<Vec<u
     }
     block.resize(block.len().next_multiple_of(4), 0);
     Ok(block)
+}
+
+/// Whether the program reads the clock special registers (S2R SR_CLOCKLO/HI).
+fn reads_clock(program: &Program) -> bool {
+    program.code.iter().any(|e| matches!(e.op, crate::ops::Op::S2r { sr: 0x50 | 0x51, .. }))
+}
+
+/// CTAs per round of a parallel launch: the results of a round are merged
+/// in CTA order before the next round starts.
+const ROUND: u64 = 1024;
+
+/// The launch-wide part of an interpreter context.
+struct CtxMaker<'a> {
+    prog: &'a Program,
+    cb: &'a ConstBanks,
+    kernel: &'a str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    trace: bool,
+    limit: u64,
+    profile: bool,
+    timeline: bool,
+}
+
+impl<'a> CtxMaker<'a> {
+    /// A fresh context (counters at zero) over global memory `mem`.
+    fn make<'m>(&self, mem: Global<'m>) -> Ctx<'m>
+    where
+        'a: 'm,
+    {
+        Ctx {
+            prog: self.prog,
+            cb: self.cb,
+            mem,
+            kernel: self.kernel,
+            grid: self.grid,
+            block: self.block,
+            trace: self.trace,
+            steps: 0,
+            step_limit: self.limit,
+            issued: 0,
+            lane_insts: 0,
+            per_form: vec![0; ursa_emit::ISA.forms.len()],
+            clock_base: 0,
+            profile: self.profile.then(|| Box::new(crate::profile::Profile::new(self.prog))),
+            timeline: self.timeline,
+            cta_index: 0,
+        }
+    }
+}
+
+/// What the CTAs of a launch did: warp-instructions, lane-instructions,
+/// cycles, warp-instructions per form, and the profile if one was asked for.
+type Totals = (u64, u64, u64, Vec<u64>, Option<Box<crate::profile::Profile>>);
+
+/// What one CTA of a parallel launch did.
+struct CtaRun {
+    steps: u64,
+    cycles: u64,
+    result: Result<(), Trap>,
+}
+
+/// Runs the CTAs of a launch on the threads of the current rayon pool with
+/// the same results, traps and statistics as running them one after another:
+/// every CTA counts its own steps against the whole limit; the runs are then
+/// walked in CTA order, and where the sequential step count would pass the
+/// limit (or the first CTA that trapped is reached) that trap is reported.
+/// A CTA that the sequential run would stop in the middle of is run again
+/// alone to find where the limit strikes (global memory after a trap is
+/// unspecified).
+fn run_parallel(
+    ncta: u64,
+    limit: u64,
+    lock: &std::sync::Mutex<GlobalMemory>,
+    make_cta: &(dyn Fn(u64) -> Cta + Sync),
+    new_ctx: &CtxMaker,
+) -> Result<Totals, Trap> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let first_trap = AtomicU64::new(u64::MAX);
+    let (mut issued, mut lane_insts, mut cycles, mut steps) = (0u64, 0u64, 0u64, 0u64);
+    let mut per_form = vec![0u64; ursa_emit::ISA.forms.len()];
+    let mut profile: Option<Box<crate::profile::Profile>> = None;
+    let mut start = 0;
+    while start < ncta {
+        let end = ncta.min(start + ROUND);
+        #[allow(clippy::type_complexity)]
+        let parts: Vec<(Vec<u64>, u64, u64, Option<Box<crate::profile::Profile>>, Vec<(u64, CtaRun)>)> = (start..end)
+            .into_par_iter()
+            .fold(
+                || (new_ctx.make(Global::Shared(lock)), Vec::new()),
+                |(mut ctx, mut runs), idx| {
+                    // CTAs after one that trapped would not run sequentially.
+                    if idx < first_trap.load(Ordering::Relaxed) {
+                        ctx.steps = 0;
+                        let mut cta = make_cta(idx);
+                        let result = ctx.run_cta(&mut cta);
+                        let (cy, result) = match result {
+                            Ok(c) => (c, Ok(())),
+                            Err(t) => {
+                                first_trap.fetch_min(idx, Ordering::Relaxed);
+                                (0, Err(t))
+                            }
+                        };
+                        runs.push((idx, CtaRun { steps: ctx.steps, cycles: cy, result }));
+                    }
+                    (ctx, runs)
+                },
+            )
+            .map(|(ctx, runs)| (ctx.per_form, ctx.issued, ctx.lane_insts, ctx.profile, runs))
+            .collect();
+        let mut runs: Vec<(u64, CtaRun)> = Vec::with_capacity((end - start) as usize);
+        for (pf, i, l, p, r) in parts {
+            match (&mut profile, p) {
+                (Some(a), Some(b)) => a.merge(*b),
+                (a @ None, b) => *a = b,
+                _ => {}
+            }
+            for (k, n) in pf.iter().enumerate() {
+                per_form[k] += n;
+            }
+            issued += i;
+            lane_insts += l;
+            runs.extend(r);
+        }
+        runs.sort_by_key(|r| r.0);
+        for (idx, run) in runs {
+            let before = steps;
+            steps = steps.saturating_add(run.steps);
+            let over = steps > limit || matches!(&run.result, Err(t) if matches!(t.kind, TrapKind::StepLimit(_)));
+            if over {
+                // Run this CTA again alone, from the sequential step count.
+                let mut g = lock.lock().unwrap_or_else(|p| p.into_inner());
+                let mut ctx = new_ctx.make(Global::Own(&mut g));
+                ctx.steps = before;
+                let mut cta = make_cta(idx);
+                return Err(match ctx.run_cta(&mut cta) {
+                    Err(t) => t,
+                    Ok(_) => {
+                        let mut t = Trap::new(TrapKind::StepLimit(limit));
+                        t.kernel = ctx.kernel.to_string();
+                        t.cta = Some(cta.id);
+                        t
+                    }
+                });
+            }
+            run.result?;
+            cycles += run.cycles;
+        }
+        start = end;
+    }
+    Ok((issued, lane_insts, cycles, per_form, profile))
 }

@@ -32,12 +32,14 @@ mod mem_ops;
 pub mod memory;
 mod ops;
 mod program;
+pub mod profile;
 mod regs;
 pub mod timing;
 mod trap;
 mod xu;
 
-pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
+pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
+pub use profile::{InstProfile, MemCount, Profile, TimelineEvent};
 pub use program::{FunctionInfo, Program, CODE_BASE};
 pub use trap::{LoadError, Space, Trap, TrapKind};

@@ -48,7 +48,9 @@ pub struct Warp {
     pub dirty: bool,
     pub clock: WarpClock,
     pub hazards: Option<Box<HazardState>>,
-    /// Local memory of the 32 lanes, `local_size` bytes each, lane-major.
+    /// Local memory of the 32 lanes, `local_size` bytes each, lane-major;
+    /// empty until the warp's first local access (most warps never make
+    /// one, and a kernel may declare far more than it touches).
     pub local: Vec<u8>,
     pub local_size: u32,
 }
@@ -73,7 +75,7 @@ impl Warp {
             dirty: true,
             clock: WarpClock::default(),
             hazards: strict.then(Box::default),
-            local: vec![0; local_size as usize * LANES],
+            local: Vec::new(),
             local_size,
         }
     }

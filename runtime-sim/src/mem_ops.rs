@@ -6,7 +6,7 @@
 
 use crate::exec::Fault;
 use crate::machine::{lanes, Warp};
-use crate::memory::{check_align, le_load, le_store, window, ConstBanks, GlobalMemory};
+use crate::memory::{check_align, le_load, le_store, window, ConstBanks, Global, GlobalMemory};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
 use crate::trap::{Space, TrapKind};
@@ -19,7 +19,7 @@ pub const LOCAL_WINDOW: u64 = 0x0002_0000;
 struct Spaces<'a> {
     global: &'a mut GlobalMemory,
     shared: &'a mut [u8],
-    local: &'a mut [u8],
+    local: &'a mut Vec<u8>,
     local_size: u32,
 }
 
@@ -46,6 +46,10 @@ impl Spaces<'_> {
             _ => {
                 check_align(Space::Local, addr, n)?;
                 let size = self.local_size as usize;
+                if self.local.is_empty() {
+                    // The launch checked that 32 × local_size fits its memory limit.
+                    self.local.resize(size * LANES, 0);
+                }
                 window(&mut self.local[l * size..(l + 1) * size], Space::Local, addr, n)
             }
         }
@@ -85,10 +89,27 @@ fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     }
 }
 
-pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], global: &mut GlobalMemory, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
+pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
     if e == 0 {
         return Ok(());
     }
+    // Shared and local accesses and LDC never touch global memory: only the
+    // others take the lock of a parallel launch.
+    let touches_global = match *op {
+        Op::Load { space, .. } | Op::Store { space, .. } => matches!(space, AddrSpace::Global | AddrSpace::Generic),
+        Op::Atom { .. } => true,
+        _ => false,
+    };
+    let mut unused = GlobalMemory::new();
+    let mut guard;
+    let global: &mut GlobalMemory = match mem {
+        Global::Own(m) => m,
+        Global::Shared(m) if touches_global => {
+            guard = m.lock().unwrap_or_else(|p| p.into_inner());
+            &mut guard
+        }
+        Global::Shared(_) => &mut unused,
+    };
     let Warp { regs, local, local_size, .. } = warp;
     let mut sp = Spaces { global, shared, local, local_size: *local_size };
     match *op {

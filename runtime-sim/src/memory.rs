@@ -21,6 +21,15 @@ struct Allocation {
     bytes: Vec<u8>,
 }
 
+/// Global memory as the CTAs of one launch see it: owned by the one CTA
+/// running, or shared by CTAs running on several threads behind a lock that
+/// a memory instruction holds for all its lanes (so ATOM stays atomic and
+/// every instruction's accesses are indivisible).
+pub(crate) enum Global<'a> {
+    Own(&'a mut GlobalMemory),
+    Shared(&'a std::sync::Mutex<GlobalMemory>),
+}
+
 /// The device's global memory.
 pub struct GlobalMemory {
     /// Sorted by base address, non-overlapping.

@@ -40,6 +40,10 @@ pub struct Regs {
     pub p: [u32; 9],
     pub ur: [u32; UR_SLOTS],
     pub up: [u32; 9],
+    /// The lane a one-lane (`N == 1`) execution of a warp instruction works
+    /// on: its GPR reads and writes use column `lane`, its predicates bit
+    /// `lane`. Zero for full-warp and uniform executions.
+    pub lane: usize,
 }
 
 impl Default for Regs {
@@ -54,7 +58,17 @@ impl Regs {
         p[PT as usize] = u32::MAX;
         let mut up = [0u32; 9];
         up[PT as usize] = 1;
-        Regs { r: vec![[0u32; LANES]; GPR_ROWS].into_boxed_slice(), p, ur: [0; UR_SLOTS], up }
+        Regs { r: vec![[0u32; LANES]; GPR_ROWS].into_boxed_slice(), p, ur: [0; UR_SLOTS], up, lane: 0 }
+    }
+
+    /// First column of an `N`-lane access: 0 for a full warp, `lane` otherwise.
+    #[inline(always)]
+    fn base<const N: usize>(&self) -> usize {
+        if N >= LANES {
+            0
+        } else {
+            self.lane
+        }
     }
 
     /// Reads a 32-bit source for `N` lanes.
@@ -62,8 +76,9 @@ impl Regs {
     pub fn get<const N: usize>(&self, s: Src, cb: &ConstBanks) -> Result<[u32; N], TrapKind> {
         Ok(match s {
             Src::R(r) => {
+                let b = self.base::<N>();
                 let mut o = [0u32; N];
-                o.copy_from_slice(&self.r[r as usize][..N]);
+                o.copy_from_slice(&self.r[r as usize][b..b + N]);
                 o
             }
             Src::U(u) => [self.ur[u as usize]; N],
@@ -77,7 +92,8 @@ impl Regs {
     pub fn get64<const N: usize>(&self, s: Src64, cb: &ConstBanks) -> Result<[u64; N], TrapKind> {
         Ok(match s {
             Src64::R(lo, hi) => {
-                let (l, h) = (&self.r[lo as usize], &self.r[hi as usize]);
+                let b = self.base::<N>();
+                let (l, h) = (&self.r[lo as usize][b..b + N], &self.r[hi as usize][b..b + N]);
                 let mut o = [0u64; N];
                 for i in 0..N {
                     o[i] = l[i] as u64 | (h[i] as u64) << 32;
@@ -96,9 +112,10 @@ impl Regs {
     pub fn put<const N: usize>(&mut self, d: Dst, v: &[u32; N], mask: u32) {
         match d {
             Dst::R(r) => {
-                let row = &mut self.r[r as usize];
+                let b = self.base::<N>();
+                let row = &mut self.r[r as usize][b..b + N];
                 if mask == all::<N>() {
-                    row[..N].copy_from_slice(v);
+                    row.copy_from_slice(v);
                 } else {
                     for i in 0..N {
                         if mask >> i & 1 != 0 {
@@ -145,7 +162,7 @@ impl Regs {
                 0
             }
         } else {
-            self.p[p.idx as usize] & all::<N>()
+            (self.p[p.idx as usize] >> self.base::<N>()) & all::<N>()
         };
         if p.not {
             !v & all::<N>()
@@ -162,8 +179,10 @@ impl Regs {
                 self.up[d.idx as usize] = v & 1;
             }
         } else {
+            let b = self.base::<N>();
+            let mask = mask & all::<N>();
             let p = &mut self.p[d.idx as usize];
-            *p = (*p & !mask) | (v & mask);
+            *p = (*p & !(mask << b)) | ((v & mask) << b);
         }
     }
 
@@ -172,7 +191,7 @@ impl Regs {
     pub fn pack_preds(&self, uniform: bool, l: usize) -> u32 {
         let mut b = 0x80u32;
         for i in 0..7 {
-            let bit = if uniform { self.up[i] & 1 } else { self.p[i] >> l & 1 };
+            let bit = if uniform { self.up[i] & 1 } else { self.p[i] >> (self.lane + l) & 1 };
             b |= bit << i;
         }
         b

@@ -149,6 +149,7 @@ impl Default for HazardState {
 }
 
 impl HazardState {
+    #[inline(always)]
     fn slot(&mut self, f: File, i: u16) -> &mut Ready {
         match f {
             File::R => &mut self.r[i as usize],
@@ -159,11 +160,55 @@ impl HazardState {
     }
 
     /// Checks one instruction issued at cycle `t` and records its results.
+    /// The common case (nothing pending, no dynamic register) is decided
+    /// without building any message; otherwise [`HazardState::check_report`]
+    /// finds and words the first hazard.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check(
+        &mut self,
+        u: &RegUse,
+        dynamic: Option<(File, u16)>,
+        c: Ctrl,
+        t: u64,
+        lat: u16,
+        variable: bool,
+        pc: u64,
+    ) -> Result<(), String> {
+        if u.dynamic.is_some() {
+            return self.check_report(u, dynamic, c, t, lat, variable, pc);
+        }
+        let mut waited = self.sb_waited;
+        if c.req != 0 {
+            for s in 0..SCOREBOARDS {
+                if c.req >> s & 1 != 0 {
+                    waited[s] = self.sb_gen[s];
+                }
+            }
+        }
+        let busy = |r: &Ready| if r.var { r.sb == NO_SB || waited[r.sb as usize] < r.gen } else { t < r.at };
+        if u.reads.iter().chain(&u.writes).any(|&(f, i)| busy(self.slot(f, i))) {
+            return self.check_report(u, dynamic, c, t, lat, variable, pc);
+        }
+        self.sb_waited = waited;
+        let gen = if variable && (c.wsb as usize) < SCOREBOARDS {
+            self.sb_gen[c.wsb as usize] += 1;
+            self.sb_gen[c.wsb as usize]
+        } else {
+            0
+        };
+        for &(f, i) in &u.writes {
+            *self.slot(f, i) = Ready { at: t + lat as u64, var: variable, sb: if variable { c.wsb } else { NO_SB }, gen, pc };
+        }
+        Ok(())
+    }
+
+    /// [`HazardState::check`] in full, with the wording of the first hazard.
     /// `dynamic` is the resolved dynamic register of `u`, if any
     /// ([`DynReg::resolve`]); it is checked after the static operands, so a
     /// pending index register is reported first.
     #[allow(clippy::too_many_arguments)]
-    pub fn check(
+    fn check_report(
         &mut self,
         u: &RegUse,
         dynamic: Option<(File, u16)>,

@@ -124,6 +124,9 @@ pub struct RunArgs<'a> {
     pub trace: bool,
     pub strict: bool,
     pub step_limit: Option<u64>,
+    pub memory_limit: Option<u64>,
+    pub profile: bool,
+    pub timeline: Option<&'a Path>,
 }
 
 fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
@@ -224,6 +227,9 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         step_limit: a.step_limit.or(LaunchConfig::default().step_limit),
         strict: a.strict,
         trace: a.trace,
+        memory_limit: a.memory_limit.or(LaunchConfig::default().memory_limit),
+        profile: a.profile,
+        timeline: a.timeline.is_some(),
         ..Default::default()
     };
     let stats = gpu.launch(&program, a.kernel, &cfg, &kargs).map_err(|t| match t.kind {
@@ -234,6 +240,13 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         let data = gpu.read(b.addr, b.len as u64).map_err(|t| t.to_string())?;
         let vals: Vec<String> = data.chunks(b.elem.size()).filter(|c| c.len() == b.elem.size()).map(|c| b.elem.show(c)).collect();
         println!("{} = [{}]", b.name, vals.join(", "));
+    }
+    if let (Some(path), Some(p)) = (a.timeline, &stats.profile) {
+        let json = serde_json::to_string(&p.chrome_trace(&program, cfg.grid)).map_err(|e| format!("--timeline: {}", e))?;
+        std::fs::write(path, json).map_err(|e| format!("--timeline {}: {}", path.display(), e))?;
+    }
+    if let (true, Some(p)) = (a.profile, &stats.profile) {
+        print!("{}", p.report(&program, &stats));
     }
     if a.stats {
         println!("instructions issued: {}", stats.instructions);

@@ -92,6 +92,9 @@ pub fn launch_args(data: &[u8]) {
         trace: false,
         strict: false,
         step_limit: Some(100_000),
+        memory_limit: None,
+        profile: false,
+        timeline: None,
     });
 }
 

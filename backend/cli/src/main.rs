@@ -116,6 +116,16 @@ enum Cmd {
         /// Stop after this many warp-instructions.
         #[arg(long)]
         step_limit: Option<u64>,
+        /// Refuse the launch if one CTA needs more bytes of shared + local memory.
+        #[arg(long)]
+        memory_limit: Option<u64>,
+        /// Print the disassembly annotated with issue counts, lanes and stall
+        /// cycles, and a summary (cycles, IPC, SIMT efficiency, classes, memory).
+        #[arg(long)]
+        profile: bool,
+        /// Write a per-warp timeline in the Chrome trace / Perfetto JSON format.
+        #[arg(long, value_name = "FILE.json")]
+        timeline: Option<PathBuf>,
     },
 }
 
@@ -130,7 +140,7 @@ fn main() -> ExitCode {
             cli_compile::compile(&input, output, kernel, disasm, stats, print_after)
         }
         Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
-        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit } => cli_run::run(cli_run::RunArgs {
+        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, profile, timeline } => cli_run::run(cli_run::RunArgs {
             input: &input,
             kernel: &kernel,
             grid: &grid,
@@ -141,6 +151,9 @@ fn main() -> ExitCode {
             trace,
             strict,
             step_limit,
+            memory_limit,
+            profile,
+            timeline: timeline.as_deref(),
         }),
     };
     match r {

@@ -1,0 +1,58 @@
+//! `ursa run --profile` and `--timeline FILE.json` on the vector-add example,
+//! and the launch limits as the command line reports them.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn ursa(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).output().expect("run ursa")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ursa-cli-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn vadd() -> PathBuf {
+    let obj = tmp("vadd.o");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
+    let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    obj
+}
+
+#[test]
+fn profile_and_timeline() {
+    let obj = vadd();
+    let json = tmp("t.json");
+    let o = ursa(&[
+        "run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "2", "--block", "4",
+        "--arg", "buf:a=i32:1,2,3,4,5,6,7", "--arg", "buf:b=i32:10,20,30,40,50,60,-70",
+        "--arg", "buf:out=i32[7]", "--arg", "u32:7", "--out", "out", "--profile", "--timeline", json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("out = [11, 22, 33, 44, 55, 66, -63]"), "{}", out);
+    for want in ["profile: 2 CTAs, 2 warps", "IPC", "SIMT efficiency", "global ", ".kernel vadd", "LDG", "EXIT"] {
+        assert!(out.contains(want), "missing `{}` in\n{}", want, out);
+    }
+    // 7 threads load a and b and store out: 14 loads + 7 stores of 4 bytes.
+    assert!(out.contains("global     21 accesses, 84 bytes"), "{}", out);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("timeline JSON");
+    let events = v["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["ph"] == "X" && e["pid"] == 1));
+    assert!(events.iter().all(|e| e["ph"] == "X" || e["ph"] == "M"));
+}
+
+#[test]
+fn limits_are_clear_errors() {
+    let obj = vadd();
+    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "65536,65536", "--arg", "buf:a=i32[1]", "--arg", "buf:b=i32[1]", "--arg", "buf:out=i32[1]", "--arg", "u32:0"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("step limit") && e.contains("vadd"), "{}", e);
+    // vadd uses no shared or local memory: a zero memory limit still runs it.
+    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "vadd", "--memory-limit", "0", "--arg", "buf:a=i32[1]", "--arg", "buf:b=i32[1]", "--arg", "buf:out=i32[1]", "--arg", "u32:1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
