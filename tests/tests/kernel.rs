@@ -29,9 +29,9 @@ fn kernel_returning_values_is_rejected() {
     assert!(e.to_string().contains("kernel cannot return values"), "{}", e);
 }
 
-/// Compiles `name` of a CLIF file in `examples/kernels/` as a kernel.
-fn example_kernel(file: &str) -> Program {
-    let path = format!("{}/../examples/kernels/{}", env!("CARGO_MANIFEST_DIR"), file);
+/// Compiles a CLIF file (path from the repository root) as kernels.
+fn kernel_file(rel: &str) -> Program {
+    let path = format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), rel);
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
     let obj = elf::Object { functions: funcs.iter().map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function).collect() };
@@ -52,7 +52,7 @@ fn alloc_i32s(gpu: &mut Gpu, v: &[i32]) -> u64 {
 /// thread-index intrinsics; threads past `n` do nothing.
 #[test]
 fn vadd_kernel_uses_thread_indices() {
-    let prog = example_kernel("vadd_i32.clif");
+    let prog = kernel_file("examples/kernels/vadd_i32.clif");
     let mut gpu = Gpu::new();
     let n = 300usize;
     let a: Vec<i32> = (0..n as i32).map(|i| i * 3 - 100).collect();
@@ -85,7 +85,7 @@ fn intrinsic_misuse_is_an_error_naming_the_call() {
 /// and several parameter values including the extremes.
 #[test]
 fn parameters_in_every_operand_position() {
-    let prog = example_kernel("param_ops.clif");
+    let prog = kernel_file("tests/kernels/param_ops.clif");
     let cases = [(3i32, 5i32), (-7, 1 << 30), (i32::MIN, -1), (i32::MAX, 31), (0, 0), (33, -32)];
     for &(p, q) in &cases {
         let mut gpu = Gpu::new();
