@@ -1,22 +1,12 @@
 //! The `ursa` command line: the assemble/disassemble round trip and clear
 //! errors with a non-zero exit on bad input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn ursa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).output().expect("run ursa")
-}
+mod common;
+use common::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ursa-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+
 
 #[test]
 fn asm_disasm_asm_gives_identical_objects() {

@@ -2,17 +2,11 @@
 //! and the launch limits as the command line reports them.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn ursa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).output().expect("run ursa")
-}
+mod common;
+use common::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ursa-cli-profile-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
+
 
 fn vadd() -> PathBuf {
     let obj = tmp("vadd.o");

@@ -2,28 +2,13 @@
 //! never a hang, an abort or a silent wrong answer. Each test here failed
 //! before its fix (the comment says how).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn ursa(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).output().expect("run ursa")
-}
+mod common;
+use common::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ursa-robust-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
 
-fn write(name: &str, text: &str) -> String {
-    let p = tmp(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+
 
 const KERNEL: &str = "function %k(i64, i32, i32) {
 block0(v0: i64, v1: i32, v2: i32):
