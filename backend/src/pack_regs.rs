@@ -103,7 +103,10 @@ struct Access {
     merge_writes: bool,
 }
 
-fn access(code: &Code, i: usize, file: RegFile) -> Access {
+/// An instruction's register references (`Inst::reg_reads`, `reg_writes`).
+type Refs = (Vec<ursa_emit::RegRef>, Vec<ursa_emit::RegRef>);
+
+fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
     let it = &code.items[i];
     let to_ref = |r: &ursa_emit::RegRef| Ref {
         num: r.num,
@@ -113,8 +116,8 @@ fn access(code: &Code, i: usize, file: RegFile) -> Access {
             RegSlot::Guard => None,
         },
     };
-    let mut reads: Vec<Ref> = it.inst.reg_reads().iter().filter(|r| r.file == file).map(to_ref).collect();
-    let mut writes: Vec<Ref> = it.inst.reg_writes().iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut reads: Vec<Ref> = refs.0.iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut writes: Vec<Ref> = refs.1.iter().filter(|r| r.file == file).map(to_ref).collect();
     let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
     // A call writes the callee's return address where the callee's `RET`
     // reads it, and a return reads it there: ABI registers, not renamable.
@@ -234,35 +237,40 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
     (ranges, succs)
 }
 
-fn highest_reg(code: &Code, file: RegFile) -> u32 {
-    let mut hi = 0;
-    for it in &code.items {
-        for r in it.inst.reg_reads().iter().chain(it.inst.reg_writes().iter()) {
-            if r.file == file {
-                hi = hi.max(r.num + r.count);
-            }
-        }
-    }
-    hi
+/// Highest register of `file` touched + 1.
+fn highest_reg(refs: &[Refs], file: RegFile) -> u32 {
+    refs.iter().flat_map(|(r, w)| r.iter().chain(w.iter())).filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
+}
+
+fn all_refs(code: &Code) -> Vec<Refs> {
+    code.items.iter().map(|it| (it.inst.reg_reads(), it.inst.reg_writes())).collect()
 }
 
 /// Renames the general and the uniform registers of `code` densely (see the
 /// module docs).
 pub fn pack_regs(code: &mut Code) -> PackStats {
-    let mut s = pack_file(code, RegFile::R);
-    s.uregs_after = pack_file(code, RegFile::UR).regs_after;
-    s
+    let refs = all_refs(code);
+    let regs_before = highest_reg(&refs, RegFile::R);
+    let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(&refs, RegFile::UR) };
+    if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
+        return stats;
+    }
+    // The UR pass first: it deletes no instruction, so `refs` stays aligned
+    // with the items for the R pass (which reads only R references).
+    pack_file(code, RegFile::UR, &refs);
+    stats.copies_removed = pack_file(code, RegFile::R, &refs);
+    let after = all_refs(code);
+    stats.regs_after = highest_reg(&after, RegFile::R);
+    stats.uregs_after = highest_reg(&after, RegFile::UR);
+    stats
 }
 
-fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
-    let regs_before = highest_reg(code, file);
-    let unchanged = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: 0 };
-    if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
-        return unchanged;
-    }
+/// Renames the registers of one file; returns the copies deleted.
+fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
+    let unchanged = 0;
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
-    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file)).collect();
+    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, &refs[i])).collect();
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
         return unchanged;
     }
@@ -657,7 +665,7 @@ fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
     let mut copies_removed = 0;
     let mut keep = vec![true; code.items.len()];
     for (i, it) in code.items.iter().enumerate() {
-        if it.inst.form == forms::MOV_R && !it.inst.is_guarded() {
+        if file == RegFile::R && it.inst.form == forms::MOV_R && !it.inst.is_guarded() {
             let (Some(d), Some(s)) = (it.inst.get("rd"), it.inst.get("rb")) else { continue };
             if d == s {
                 keep[i] = false;
@@ -684,7 +692,7 @@ fn pack_file(code: &mut Code, file: RegFile) -> PackStats {
             keep[idx - 1]
         });
     }
-    PackStats { regs_before, regs_after: highest_reg(code, file), copies_removed, uregs_after: 0 }
+    copies_removed
 }
 
 #[cfg(test)]
