@@ -8,11 +8,15 @@
 //! | `%ursa_ntid_x/y/z() -> i32` | `MOV Rd, c[0x0][0x0/0x4/0x8]` (the launch's CTA size, `docs/abi.md`) |
 //! | `%ursa_nctaid_x/y/z() -> i32` | `MOV Rd, c[0x0][0xc/0x10/0x14]` |
 //! | `%ursa_laneid() -> i32` | `S2R Rd, SR_LANEID` |
+//! | `%ursa_barrier()` | `BAR.SYNC 0x0` (every thread of the CTA) |
+//! | `%ursa_shfl_idx/up/down/bfly(i32 v, i32 b) -> i32` | `SHFL.IDX/UP/DOWN/BFLY Rd, Rv, Rb, c` over the full warp (`c` = 0x1f, 0x0 for UP); `b` may be a constant |
+//! | `%ursa_vote_any/all(i8) -> i8` | `ISETP.NE P, x, 0` + `VOTE.ANY/ALL RZ, Pu, P` + `SEL Rd, RZ, 0x1, !Pu` |
+//! | `%ursa_ballot(i8) -> i32` | `ISETP.NE P, x, 0` + `VOTE.ANY Rd, PT, P` (the mask of lanes where x ≠ 0) |
 //!
 //! Any other `%ursa_` name, or one of these with another signature, is an
 //! error naming the call.
 
-use cranelift_codegen::ir::{types, Signature};
+use cranelift_codegen::ir::{types, Signature, Type};
 
 /// Prefix of the reserved names.
 pub const PREFIX: &str = "ursa_";
@@ -24,6 +28,27 @@ pub enum Intrinsic {
     Special(&'static str),
     /// A 32-bit word of constant bank 0 at this byte offset.
     Const0(u32),
+    /// `BAR.SYNC 0`.
+    Barrier,
+    /// A warp shuffle, by its `ShflMode` name (`IDX`, `UP`, `DOWN`, `BFLY`).
+    Shuffle(&'static str),
+    /// A vote, by its `VoteMode` name (`ANY`, `ALL`): an i8 0 or 1.
+    Vote(&'static str),
+    /// The mask of lanes whose argument is non-zero.
+    Ballot,
+}
+
+impl Intrinsic {
+    /// (parameter types, result types) of the declaration it must have.
+    fn signature(self) -> (&'static [Type], &'static [Type]) {
+        match self {
+            Intrinsic::Special(_) | Intrinsic::Const0(_) => (&[], &[types::I32]),
+            Intrinsic::Barrier => (&[], &[]),
+            Intrinsic::Shuffle(_) => (&[types::I32, types::I32], &[types::I32]),
+            Intrinsic::Vote(_) => (&[types::I8], &[types::I8]),
+            Intrinsic::Ballot => (&[types::I8], &[types::I32]),
+        }
+    }
 }
 
 const TABLE: &[(&str, Intrinsic)] = &[
@@ -40,6 +65,14 @@ const TABLE: &[(&str, Intrinsic)] = &[
     ("ursa_nctaid_x", Intrinsic::Const0(0xc)),
     ("ursa_nctaid_y", Intrinsic::Const0(0x10)),
     ("ursa_nctaid_z", Intrinsic::Const0(0x14)),
+    ("ursa_barrier", Intrinsic::Barrier),
+    ("ursa_shfl_idx", Intrinsic::Shuffle("IDX")),
+    ("ursa_shfl_up", Intrinsic::Shuffle("UP")),
+    ("ursa_shfl_down", Intrinsic::Shuffle("DOWN")),
+    ("ursa_shfl_bfly", Intrinsic::Shuffle("BFLY")),
+    ("ursa_vote_any", Intrinsic::Vote("ANY")),
+    ("ursa_vote_all", Intrinsic::Vote("ALL")),
+    ("ursa_ballot", Intrinsic::Ballot),
 ];
 
 /// The names of all intrinsics (without `%`).
@@ -62,10 +95,19 @@ pub fn lookup(name: &str, sig: &Signature) -> Result<Option<Intrinsic>, String> 
         let known: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
         return Err(format!("unknown intrinsic %{} (the reserved intrinsics are %{})", name, known.join(", %")));
     };
-    let ok = sig.params.is_empty() && sig.returns.len() == 1 && sig.returns[0].value_type == types::I32;
-    if !ok {
-        let list = |ps: &[cranelift_codegen::ir::AbiParam]| ps.iter().map(|p| p.value_type.to_string()).collect::<Vec<_>>().join(", ");
-        return Err(format!("intrinsic %{} must be declared `() -> i32`, not `({}) -> {}`", name, list(&sig.params), list(&sig.returns)));
+    let (params, returns) = i.signature();
+    let types_of = |ps: &[cranelift_codegen::ir::AbiParam]| ps.iter().map(|p| p.value_type).collect::<Vec<_>>();
+    if types_of(&sig.params) != params || types_of(&sig.returns) != returns {
+        let list = |ts: &[Type]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        let shown = |ts: &[Type]| if ts.is_empty() { String::new() } else { format!(" -> {}", list(ts)) };
+        return Err(format!(
+            "intrinsic %{} must be declared `({}){}`, not `({}){}`",
+            name,
+            list(params),
+            shown(returns),
+            list(&types_of(&sig.params)),
+            shown(&types_of(&sig.returns))
+        ));
     }
     Ok(Some(i))
 }

@@ -430,7 +430,8 @@ impl<'f> Lower<'f> {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
                 let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
                 if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|m| self.err(inst, m))? {
-                    return Ok(Some(smallvec![self.lower_intrinsic(intr)]));
+                    let args: Vec<Value> = f.dfg.inst_args(inst).to_vec();
+                    return Ok(Some(self.lower_intrinsic(intr, &args)));
                 }
                 (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
             }
@@ -536,15 +537,61 @@ impl<'f> Lower<'f> {
         b.build()
     }
 
-    /// The value of a kernel intrinsic, in a fresh 32-bit register.
-    fn lower_intrinsic(&mut self, intr: intrinsics::Intrinsic) -> VReg {
+    /// A kernel intrinsic's machine instructions; its result (if any) in a
+    /// fresh 32-bit register.
+    fn lower_intrinsic(&mut self, intr: intrinsics::Intrinsic, args: &[Value]) -> InstOutput {
+        use intrinsics::Intrinsic as I;
+        use ursa_emit::forms;
         let d = self.temp(Class::R);
         let m = match intr {
-            intrinsics::Intrinsic::Special(sr) => Bundle::new().inst(ursa_emit::forms::S2R_X).def("rd", d).named("sr", sr).build(),
-            intrinsics::Intrinsic::Const0(ofs) => Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", d).set("vb", ofs as u64).build(),
+            I::Special(sr) => Bundle::new().inst(forms::S2R_X).def("rd", d).named("sr", sr).build(),
+            I::Const0(ofs) => Bundle::new().inst(forms::MOV_C).def("rd", d).set("vb", ofs as u64).build(),
+            I::Barrier => {
+                self.push(Bundle::new().inst(forms::BAR_I).named("mode", "SYNC").set("barid", 0).build());
+                return smallvec![];
+            }
+            I::Shuffle(mode) => {
+                let v = self.use_value(args[0]);
+                // Full warp: clamp 31 (0 for UP), no segments (isa-extensions, SHFL).
+                let c = if mode == "UP" { 0 } else { 0x1f };
+                let b = match crate::context::const_bits(self, args[1]) {
+                    Some(k) if k < 32 => Bundle::new().inst(forms::SHFL_RI).set("vb", k),
+                    _ => {
+                        let r = self.use_value(args[1]);
+                        Bundle::new().inst(forms::SHFL_RR).use_("rb", r)
+                    }
+                };
+                b.named("mode", mode).def("rd", d).use_("ra", v).set("vc", c).build()
+            }
+            I::Vote(_) | I::Ballot => {
+                // The argument as a predicate: its low 8 bits non-zero.
+                let x = self.use_value(args[0]);
+                let p = self.temp(Class::P);
+                let masked = self.zext_bits(x, 8);
+                let isetp = Bundle::new()
+                    .inst(forms::ISETP_RI)
+                    .named("compop", "NE")
+                    .named("boolop", "AND")
+                    .named("itype", "U32")
+                    .def("pu", p)
+                    .use_("ra", masked)
+                    .set("vb", 0)
+                    .set("pp", ursa_emit::PT as u64)
+                    .build();
+                self.push(isetp);
+                match intr {
+                    I::Ballot => Bundle::new().inst(forms::VOTE_X).named("mode", "ANY").def("rd", d).set("pu", ursa_emit::PT as u64).use_("pp", p).build(),
+                    I::Vote(mode) => {
+                        let q = self.temp(Class::P);
+                        self.push(Bundle::new().inst(forms::VOTE_X).named("mode", mode).set("rd", ursa_emit::RZ as u64).def("pu", q).use_("pp", p).build());
+                        Bundle::new().inst(forms::SEL_RI).def("rd", d).set("ra", ursa_emit::RZ as u64).set("vb", 1).use_("pp", q).set("pp.not", 1).build()
+                    }
+                    _ => unreachable!(),
+                }
+            }
         };
         self.push(m);
-        d
+        smallvec![d]
     }
 
     fn func_name(&self, fr: ir::FuncRef) -> Option<String> {

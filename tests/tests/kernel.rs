@@ -110,3 +110,29 @@ fn parameters_in_every_operand_position() {
         assert_eq!(got, want, "p = {}, q = {}", p, q);
     }
 }
+
+/// Shuffles, votes, ballot and a barrier over one full warp, against the
+/// PTX-style semantics (isa-extensions: SHFL, VOTE).
+#[test]
+fn warp_operations() {
+    let prog = kernel_file("tests/kernels/warp_ops.clif");
+    let mut gpu = Gpu::new();
+    let out = alloc_i32s(&mut gpu, &[0; 32 * 8]);
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [32, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "warp_ops", &cfg, &[Arg::Ptr(out)]).expect("runs");
+    let got = read_i32s(&mut gpu, out, 32 * 8);
+    for t in 0..32i32 {
+        let v = |l: i32| 100 * l;
+        let row = &got[8 * t as usize..8 * t as usize + 7];
+        let want = [
+            v((t + 3) & 31),
+            if t >= 1 { v(t - 1) } else { v(t) },
+            if t + 3 <= 31 { v(t + 3) } else { v(t) },
+            v(t ^ 5),
+            1,                   // any(t > 7)
+            1,                   // all(t < 40)
+            0xAAAA_AAAAu32 as i32, // ballot(t & 1)
+        ];
+        assert_eq!(row, want, "thread {}", t);
+    }
+}

@@ -605,14 +605,28 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, cmd: &RunComm
     Ok(unchecked)
 }
 
-/// What the kernel intrinsics return in the runner's launches, as CLIF
-/// functions for cranelift-interpreter: a `; run:` line is one thread of a
-/// 1x1x1 launch (`Gpu::call`), so every index is 0 and every dimension 1.
+/// What the kernel intrinsics do in the runner's launches, as CLIF functions
+/// for cranelift-interpreter: a `; run:` line is one thread of a 1x1x1 launch
+/// (`Gpu::call`), so every index is 0 and every dimension 1, a barrier does
+/// nothing, and a vote or ballot sees the one lane. Shuffles are not modelled
+/// (a line using one is reported as not checked against the interpreter).
 fn intrinsic_models() -> Vec<Function> {
     let mut text = String::new();
     for name in ursa_isel::intrinsics::names() {
-        let value = if name.contains("ntid") || name.contains("nctaid") { 1 } else { 0 };
-        text.push_str(&format!("function %{}() -> i32 {{\nblock0:\n    v0 = iconst.i32 {}\n    return v0\n}}\n", name, value));
+        let body = if name.contains("ntid") || name.contains("nctaid") {
+            "() -> i32 {\nblock0:\n    v0 = iconst.i32 1\n    return v0\n}".to_string()
+        } else if name.contains("tid") || name.contains("ctaid") || name == "ursa_laneid" {
+            "() -> i32 {\nblock0:\n    v0 = iconst.i32 0\n    return v0\n}".to_string()
+        } else if name == "ursa_barrier" {
+            "() {\nblock0:\n    return\n}".to_string()
+        } else if name == "ursa_vote_any" || name == "ursa_vote_all" {
+            "(i8) -> i8 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    return v1\n}".to_string()
+        } else if name == "ursa_ballot" {
+            "(i8) -> i32 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    v2 = uextend.i32 v1\n    return v2\n}".to_string()
+        } else {
+            continue;
+        };
+        text.push_str(&format!("function %{}{}\n", name, body));
     }
     cranelift_reader::parse_functions(&text).expect("the intrinsic models parse")
 }
