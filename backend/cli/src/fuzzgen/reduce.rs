@@ -84,6 +84,7 @@ fn each_var(s: &mut Stmt, f: &mut dyn FnMut(&mut Var)) {
             f(cin);
         }
         Stmt::TrapIf { c, .. } => f(c),
+        Stmt::Trap => {}
         Stmt::Store { src, addr: ad, .. } => {
             f(src);
             addr(ad, f);
