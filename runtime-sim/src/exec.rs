@@ -107,7 +107,10 @@ impl Ctx<'_> {
                 }
                 done = false;
                 let (n, barrier_event) = self.run_warp(cta, w)?;
-                if n > 0 {
+                // A barrier event without an issued instruction is lanes that
+                // returned to the host (RETURN_SENTINEL) and ended: progress
+                // too, e.g. after a RET that closed the previous quantum.
+                if n > 0 || barrier_event {
                     progress = true;
                 }
                 if barrier_event {

@@ -23,6 +23,7 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
     }
     let text = std::fs::read_to_string(input).map_err(|e| format!("{}: {}", input.display(), e))?;
     let shown = input.display().to_string();
+    ursa_cli::clif_limits::check(&text).map_err(|e| format!("{}: {}", shown, e))?;
     // Accept both plain function lists and filetests (with `test`/`target` lines).
     let funcs = match parse_functions(&text) {
         Ok(f) => f,

@@ -189,6 +189,11 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             return t;
         }
     };
+    if let Err(e) = crate::clif_limits::check(&text) {
+        let _ = writeln!(log, "FAIL {}: {}", shown, e);
+        t.failed += 1;
+        return t;
+    }
     let stripped = strip_targets(&text);
     let tf = match parse_test(&stripped, ParseOptions::default()) {
         Ok(tf) => tf,

@@ -49,10 +49,15 @@ pub fn elf_object(data: &[u8]) {
     let _ = Program::load(data);
 }
 
-/// CLIF text through the compiler: each function the reader accepts is
+/// CLIF text through the compiler: text that passes the entity-number check
+/// ([`crate::clif_limits`]) is read, and each function the reader accepts is
 /// compiled (verifier, legalization, selection, allocation, encoding).
 pub fn clif_text(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
+    // As `ursa compile` and `ursa test` do.
+    if crate::clif_limits::check(text).is_err() {
+        return;
+    }
     let Ok(funcs) = cranelift_reader::parse_functions(text) else { return };
     for f in &funcs {
         let _ = ursa_backend::compile(f, &ursa_backend::Options::default());

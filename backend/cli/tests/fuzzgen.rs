@@ -56,6 +56,23 @@ fn check_runs_both_sides() {
     }
 }
 
+/// `trap` in one arm of a diamond, with statements after it (unreachable
+/// code, as reduction may leave it).
+#[test]
+fn check_trap_terminator() {
+    let f = func(
+        vec![types::I8, types::I32],
+        vec![],
+        vec![Stmt::If { c: 0, then: vec![Stmt::Trap, Stmt::Bin { op: BinOp::Iadd, dst: 1, a: 1, b: 1 }], els: vec![Stmt::Imm { op: ImmOp::IaddImm, dst: 1, a: 1, imm: 5 }] }],
+        vec![1],
+    );
+    let p = Program { funcs: vec![f] };
+    match check(&p, &[vec![1, 7], vec![0, 7]]) {
+        Outcome::Pass { returned: 1, trapped: 1 } => {}
+        o => panic!("{:?}", o),
+    }
+}
+
 /// Loops, diamonds, switches, calls and memory through `check`.
 #[test]
 fn check_control_flow_and_calls() {

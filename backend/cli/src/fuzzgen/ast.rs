@@ -198,6 +198,8 @@ pub enum Stmt {
     AddTrap { dst: Var, a: Var, b: Var },
     /// `trapz` (`nz` false) or `trapnz`.
     TrapIf { nz: bool, c: Var },
+    /// `trap` (a block terminator; what follows it is unreachable code).
+    Trap,
     Store { src: Var, addr: Addr, kind: MemKind, big: bool },
     Load { dst: Var, addr: Addr, kind: MemKind, big: bool },
     /// A call of a later function of the program (no recursion); `indirect`:

@@ -231,6 +231,14 @@ impl B<'_, '_> {
                     self.b.ins().trapz(c, trap_code());
                 }
             }
+            Stmt::Trap => {
+                self.b.ins().trap(trap_code());
+                // Whatever follows (in the generated program, nothing; after
+                // reduction, maybe something) goes in an unreachable block.
+                let dead = self.b.create_block();
+                self.b.seal_block(dead);
+                self.b.switch_to_block(dead);
+            }
             Stmt::Store { src, addr, kind, big } => {
                 let x = self.get(*src);
                 let p = self.addr(addr, false);

@@ -236,7 +236,15 @@ impl FuncGen<'_> {
                 let rets = rs.iter().map(|&t| self.var_of(t)).collect();
                 Stmt::Call { callee, args, rets, indirect: self.r.random_bool(0.3) }
             }
-            85..=90 if control => Stmt::If { c: self.any_var(), then: self.block(depth + 1), els: self.block(depth + 1) },
+            85..=90 if control => {
+                let c = self.any_var();
+                let mut then = self.block(depth + 1);
+                if self.r.random_bool(0.1) {
+                    // A branch that always traps.
+                    then.push(Stmt::Trap);
+                }
+                Stmt::If { c, then, els: self.block(depth + 1) }
+            }
             91..=95 if control => {
                 // Bound the product of nested trip counts through the depth.
                 let trips = self.r.random_range(1..=self.lim.max_trips);

@@ -84,6 +84,7 @@ fn each_var(s: &mut Stmt, f: &mut dyn FnMut(&mut Var)) {
             f(cin);
         }
         Stmt::TrapIf { c, .. } => f(c),
+        Stmt::Trap => {}
         Stmt::Store { src, addr: ad, .. } => {
             f(src);
             addr(ad, f);
@@ -247,6 +248,12 @@ fn remove_calls(body: &mut Vec<Stmt>, j: usize) {
     }
 }
 
+fn uses_memory(body: &mut [Stmt]) -> bool {
+    let mut m = false;
+    each_stmt(body, &mut |s| m |= matches!(s, Stmt::Load { .. } | Stmt::Store { .. }));
+    m
+}
+
 /// Drops the non-parameter variables no statement or return uses.
 fn drop_unused_vars(p: &Program) -> Program {
     let mut q = p.clone();
@@ -361,6 +368,14 @@ pub fn reduce_with(p: Program, fail: Failure, check: &dyn Fn(&Program, &[Vec<u64
                         }
                     }
                 }
+            }
+        }
+        // A stack slot no statement uses any more.
+        for k in 0..r.best.funcs.len() {
+            if r.best.funcs[k].slot && !uses_memory(&mut r.best.funcs[k].body.clone()) {
+                let mut c = r.best.clone();
+                c.funcs[k].slot = false;
+                r.try_prog(c);
             }
         }
         let c = drop_unused_vars(&r.best);
