@@ -11,7 +11,7 @@
 //! description (the operand letters of its name), and the result must pass
 //! the encoder's validation or the instruction is left as it was.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, FormId, Inst, ISA};
@@ -104,23 +104,50 @@ fn convert(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<
     Some(n)
 }
 
-/// Folds constant-bank copies into their readers; returns how many operands
-/// were folded.
-pub fn fold_cmem(vcode: &mut VCode) -> usize {
-    // Definitions per vreg.
+/// How many times each virtual register is defined (block parameters count
+/// as a definition): the passes here only touch values defined once.
+pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
     let mut defs: HashMap<VReg, usize> = HashMap::new();
     for b in &vcode.blocks {
         for &p in &b.params {
             *defs.entry(p).or_default() += 1;
         }
         for m in &b.insts {
-            for o in &m.opnds {
-                if o.kind != OpKind::Use {
-                    *defs.entry(o.vreg).or_default() += 1;
-                }
+            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
+                *defs.entry(o.vreg).or_default() += 1;
             }
         }
     }
+    defs
+}
+
+/// Deletes the instructions whose only operand defines a value `is_copy`
+/// names (a copy defined once) that nothing reads any more.
+pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> bool) {
+    let mut used: HashSet<VReg> = HashSet::new();
+    for b in &vcode.blocks {
+        for m in &b.insts {
+            used.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg));
+            for a in m.args.iter() {
+                used.extend(a.iter().copied());
+            }
+        }
+    }
+    for b in vcode.blocks.iter_mut() {
+        b.insts.retain(|m| {
+            let o = m.opnds.first();
+            let dead = m.pseudo == Pseudo::None
+                && m.opnds.len() == 1
+                && o.is_some_and(|o| o.kind == OpKind::Def && is_copy(o.vreg) && !used.contains(&o.vreg));
+            !dead
+        });
+    }
+}
+
+/// Folds constant-bank copies into their readers; returns how many operands
+/// were folded.
+pub fn fold_cmem(vcode: &mut VCode) -> usize {
+    let defs = def_counts(vcode);
     // 32-bit copies of a constant-bank word, defined nowhere else.
     let mut cmem: HashMap<VReg, u64> = HashMap::new();
     for b in &vcode.blocks {
@@ -169,34 +196,7 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
         }
     }
 
-    // Copies nothing reads any more.
-    let mut used: HashMap<VReg, bool> = HashMap::new();
-    for b in &vcode.blocks {
-        for m in &b.insts {
-            for o in &m.opnds {
-                if o.kind == OpKind::Use {
-                    used.insert(o.vreg, true);
-                }
-            }
-            for a in m.args.iter() {
-                for v in a {
-                    used.insert(*v, true);
-                }
-            }
-        }
-    }
-    for b in vcode.blocks.iter_mut() {
-        b.insts.retain(|m| {
-            let dead_copy = m.pseudo == Pseudo::None
-                && m.opnds.len() == 1
-                && cmem.contains_key(&m.opnds[0].vreg)
-                && m.opnds[0].kind == OpKind::Def
-                && m.pieces.len() == 1
-                && m.pieces[0].form == forms::MOV_C
-                && !used.contains_key(&m.opnds[0].vreg);
-            !dead_copy
-        });
-    }
+    remove_unread_copies(vcode, |v| cmem.contains_key(&v));
     folded
 }
 

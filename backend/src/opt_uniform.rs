@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use ursa_emit::{forms, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{drop_unnamed_uses, fold_operand, form_by_name, Source};
+use crate::fold_cmem::{def_counts, drop_unnamed_uses, fold_operand, form_by_name, remove_unread_copies, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).
 const UREGS: usize = 63;
@@ -110,17 +110,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         return 0;
     }
     // Single definitions, and where the sources are.
-    let mut ndefs: HashMap<VReg, usize> = HashMap::new();
-    for b in &vcode.blocks {
-        for &p in &b.params {
-            *ndefs.entry(p).or_default() += 2;
-        }
-        for m in &b.insts {
-            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
-                *ndefs.entry(o.vreg).or_default() += 1;
-            }
-        }
-    }
+    let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.get(v) == Some(&1);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::new();
     let mut cands: HashMap<VReg, (usize, usize, Vec<VReg>)> = HashMap::new();
@@ -156,13 +146,12 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
             break;
         }
     }
-    // Readers of each value.
-    let mut readers: HashMap<VReg, Vec<(usize, usize)>> = HashMap::new();
+    // Values read where no UR operand can go (pseudo-instructions, ABI
+    // registers, branch arguments).
     let mut escapes: HashSet<VReg> = HashSet::new();
-    for (bi, b) in vcode.blocks.iter().enumerate() {
-        for (ii, m) in b.insts.iter().enumerate() {
+    for b in vcode.blocks.iter() {
+        for m in b.insts.iter() {
             for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
-                readers.entry(o.vreg).or_default().push((bi, ii));
                 if m.pseudo != Pseudo::None || o.fixed.is_some() {
                     escapes.insert(o.vreg);
                 }
@@ -292,17 +281,6 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         vcode.blocks[bi].insts.insert(at, m);
     }
     // Per-lane sources nothing reads any more.
-    let mut used: HashSet<VReg> = HashSet::new();
-    for b in &vcode.blocks {
-        for m in &b.insts {
-            used.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg));
-            for a in m.args.iter() {
-                used.extend(a.iter().copied());
-            }
-        }
-    }
-    for b in vcode.blocks.iter_mut() {
-        b.insts.retain(|m| !(m.opnds.len() == 1 && m.opnds[0].kind == OpKind::Def && origin.contains_key(&m.opnds[0].vreg) && !used.contains(&m.opnds[0].vreg)));
-    }
+    remove_unread_copies(vcode, |v| origin.contains_key(&v));
     moved.len()
 }

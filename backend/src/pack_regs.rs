@@ -267,12 +267,11 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
 
 /// Renames the registers of one file; returns the copies deleted.
 fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
-    let unchanged = 0;
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
     let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, &refs[i])).collect();
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
-        return unchanged;
+        return 0;
     }
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
@@ -634,7 +633,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
         let Some(base) = choice else {
             // No room (cannot happen with fewer than 255 live registers): keep
             // the original registers, which are valid.
-            return unchanged;
+            return 0;
         };
         for &(w, off) in ms {
             color[w as usize] = Some(base + (off - lo) as u32);
@@ -646,7 +645,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     for w in 0..nw {
         let c = color[w].unwrap();
         if adj[w].iter().any(|&n| color[n as usize] == Some(c)) {
-            return unchanged;
+            return 0;
         }
     }
 
