@@ -7,7 +7,7 @@
 
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
-use cranelift_codegen::ir::{types, TrapCode, Type};
+use cranelift_codegen::ir::{types, InstructionData, TrapCode, Type, Value, ValueDef};
 use ursa_emit::{forms, FormId};
 
 use crate::lower::{Lower, Pred, Rnd, Signed};
@@ -97,6 +97,49 @@ impl Lower<'_> {
         self.fbin(ty, forms::FADD_RR, forms::DADD_RR, a, b, neg)
     }
 
+    /// The immediate field of a float constant (`fimm` in float.isle).
+    pub fn fimm(&mut self, v: Value) -> Option<u32> {
+        let v = self.f.dfg.resolve_aliases(v);
+        let ValueDef::Result(inst, _) = self.f.dfg.value_def(v) else { return None };
+        match self.f.dfg.insts[inst] {
+            InstructionData::UnaryIeee32 { imm, .. } => Some(imm.bits()),
+            InstructionData::UnaryIeee64 { imm, .. } if imm.bits() & 0xffff_ffff == 0 => Some((imm.bits() >> 32) as u32),
+            _ => None,
+        }
+    }
+
+    pub fn fimm_neg(&mut self, _ty: Type, k: u32) -> u32 {
+        k ^ SIGN as u32
+    }
+
+    pub fn fadd_ri(&mut self, ty: Type, a: VReg, k: u32) -> VReg {
+        let d = self.temp(class(ty));
+        let form = if is64(ty) { forms::DADD_RI } else { forms::FADD_RI };
+        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).set("vb", k as u64));
+        d
+    }
+
+    pub fn fmul_ri(&mut self, ty: Type, a: VReg, k: u32) -> VReg {
+        let d = self.temp(class(ty));
+        let form = if is64(ty) { forms::DMUL_RI } else { forms::FMUL_RI };
+        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).set("vb", k as u64));
+        d
+    }
+
+    pub fn ffma_rri(&mut self, ty: Type, a: VReg, b: VReg, k: u32) -> VReg {
+        let d = self.temp(class(ty));
+        let form = if is64(ty) { forms::DFMA_RRI } else { forms::FFMA_RRI };
+        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).use_("rb", b).set("vc", k as u64));
+        d
+    }
+
+    pub fn ffma_rir(&mut self, ty: Type, a: VReg, k: u32, c: VReg) -> VReg {
+        let d = self.temp(class(ty));
+        let form = if is64(ty) { forms::DFMA_RIR } else { forms::FFMA_RIR };
+        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).set("vb", k as u64).use_("rc", c));
+        d
+    }
+
     pub fn fmul_rr(&mut self, ty: Type, a: VReg, b: VReg) -> VReg {
         self.fbin(ty, forms::FMUL_RR, forms::DMUL_RR, a, b, false)
     }
@@ -167,6 +210,13 @@ impl Lower<'_> {
             Some((op, q)) => bu.named("lop", op).use_("pp", q),
         };
         self.emit_b(bu);
+        p
+    }
+
+    pub fn fsetp_ri(&mut self, ty: Type, cc: &FloatCC, a: VReg, k: u32) -> Pred {
+        let p = self.temp(Class::P);
+        let form = if is64(ty) { forms::DSETP_RI } else { forms::FSETP_RI };
+        self.emit_b(Bundle::new().inst(form).named("cmp", fcmp_name(*cc)).named("lop", "AND").set("pp", PT_).def("pu", p).use_("ra", a).set("vb", k as u64));
         p
     }
 
