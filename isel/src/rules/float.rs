@@ -242,6 +242,20 @@ impl Lower<'_> {
         let m = self.temp(class(ty));
         let form = if is64(ty) { forms::DMNMX_RR } else { forms::FMNMX_RR };
         self.emit_b(Bundle::new().inst(form).def("rd", m).use_("ra", a).use_("rb", b).set("pp", PT_).set("pp.not", (!min) as u64));
+        self.canonical_if(ty, nan, m)
+    }
+
+    /// The same with the immediate field `k` of a constant (`fimm`).
+    pub fn fminmax_ri(&mut self, ty: Type, min: bool, a: VReg, k: u32) -> VReg {
+        let nan = self.fsetp_ri(ty, &FloatCC::Unordered, a, k);
+        let m = self.temp(class(ty));
+        let form = if is64(ty) { forms::DMNMX_RI } else { forms::FMNMX_RI };
+        self.emit_b(Bundle::new().inst(form).def("rd", m).use_("ra", a).set("vb", k as u64).set("pp", PT_).set("pp.not", (!min) as u64));
+        self.canonical_if(ty, nan, m)
+    }
+
+    /// `nan ? canonical NaN : m`.
+    fn canonical_if(&mut self, ty: Type, nan: Pred, m: VReg) -> VReg {
         let d = self.temp(class(ty));
         let b = if is64(ty) {
             Bundle::new()
