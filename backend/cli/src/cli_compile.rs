@@ -16,7 +16,48 @@ fn quiet_panics() {
     }
 }
 
-pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool, stats: bool, print_after: Vec<String>) -> Result<(), String> {
+/// Which functions `ursa compile` makes kernels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// No `--kernel`: every function is a device function.
+    None,
+    /// Bare `--kernel`: every function is a kernel.
+    All,
+    /// `--kernel NAME` (repeatable): the named functions are kernels.
+    Named(Vec<String>),
+}
+
+/// The input file and the kernel selection from `compile`'s arguments. A
+/// bare `--kernel` directly before the input (`--kernel IN.clif`) takes the
+/// input as its value; that value is the input when no other is given.
+pub fn kernel_selection(input: Option<PathBuf>, mut kernel: Vec<String>) -> Result<(PathBuf, Kernels), String> {
+    let input = match input {
+        Some(i) => i,
+        None => match kernel.pop() {
+            Some(k) if !k.is_empty() => {
+                kernel.push(String::new());
+                PathBuf::from(k)
+            }
+            _ => return Err("compile: no input file given".into()),
+        },
+    };
+    let named: Vec<String> = kernel.iter().filter(|k| !k.is_empty()).map(|k| k.strip_prefix('%').unwrap_or(k).to_string()).collect();
+    let bare = kernel.iter().any(|k| k.is_empty());
+    let sel = match (bare, named.is_empty()) {
+        (false, true) => Kernels::None,
+        (true, true) => Kernels::All,
+        (false, false) => Kernels::Named(named),
+        (true, false) => {
+            return Err(format!(
+                "give either a bare --kernel (every function a kernel) or --kernel NAME for each kernel, not both (names given: {})",
+                named.join(", ")
+            ))
+        }
+    };
+    Ok((input, sel))
+}
+
+pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm: bool, stats: bool, print_after: Vec<String>) -> Result<(), String> {
     quiet_panics();
     if let Some(p) = print_after.iter().find(|p| !ursa_backend::PASSES.contains(&p.as_str())) {
         return Err(format!("--print-after {}: no such pass (the passes: {})", p, ursa_backend::PASSES.join(", ")));
@@ -49,10 +90,23 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
             return Err(format!("{}: {} (first at {}, again at {})", shown, what, at(j), at(k)));
         }
     }
-    let opts = Options { kernel, print_after, ..Default::default() };
+    if let Kernels::Named(names) = kernels {
+        for n in names {
+            if !funcs.iter().any(|f| clif_name(f) == *n || symbol_name(f) == *n) {
+                let have: Vec<String> = funcs.iter().map(|f| format!("%{}", clif_name(f))).collect();
+                return Err(format!("{}: --kernel {}: the file defines no function %{} (its functions: {})", shown, n, n, have.join(", ")));
+            }
+        }
+    }
+    let is_kernel = |f: &cranelift_codegen::ir::Function| match kernels {
+        Kernels::None => false,
+        Kernels::All => true,
+        Kernels::Named(names) => names.iter().any(|n| clif_name(f) == *n || symbol_name(f) == *n),
+    };
     let mut obj = elf::Object::default();
     for f in &funcs {
         let name = symbol_name(f);
+        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), ..Default::default() };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
@@ -90,6 +144,12 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+}
+
+/// A function's CLIF name without the `%`.
+fn clif_name(f: &cranelift_codegen::ir::Function) -> String {
+    let n = f.name.to_string();
+    n.strip_prefix('%').unwrap_or(&n).to_string()
 }
 
 pub fn test(paths: &[PathBuf], differential: bool, verbose: bool) -> Result<(), String> {

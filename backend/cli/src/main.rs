@@ -36,12 +36,15 @@ enum Cmd {
     },
     /// Compile Cranelift IR (a .clif file) into an ELF object.
     Compile {
-        input: PathBuf,
+        /// The CLIF file (required; `--kernel IN.clif` also names it).
+        input: Option<PathBuf>,
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Mark every function as a kernel.
-        #[arg(long)]
-        kernel: bool,
+        /// `--kernel`: every function is a kernel. `--kernel NAME`
+        /// (repeatable): only the named functions are kernels, the others
+        /// device functions callable from them.
+        #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+        kernel: Vec<String>,
         /// Print the disassembly of the result.
         #[arg(short = 'S', long)]
         disasm: bool,
@@ -136,9 +139,10 @@ fn main() -> ExitCode {
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
         Cmd::Fuzz { seed, count, jobs, no_reduce, show } => cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show),
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
-        Cmd::Compile { input, output, kernel, disasm, stats, print_after } => {
-            cli_compile::compile(&input, output, kernel, disasm, stats, print_after)
-        }
+        Cmd::Compile { input, output, kernel, disasm, stats, print_after } => match cli_compile::kernel_selection(input, kernel) {
+            Ok((input, kernels)) => cli_compile::compile(&input, output, &kernels, disasm, stats, print_after),
+            Err(e) => Err(e),
+        },
         Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
         Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, profile, timeline } => cli_run::run(cli_run::RunArgs {
             input: &input,
