@@ -9,6 +9,7 @@
 extern crate alloc;
 
 pub mod abi;
+pub mod addr_space;
 pub mod context;
 pub mod intrinsics;
 pub mod lower;
@@ -44,5 +45,6 @@ impl std::error::Error for LowerError {}
 pub fn lower(f: &cranelift_codegen::ir::Function, kernel: bool) -> Result<vcode::VCode, LowerError> {
     let mut l = lower::Lower::new(f);
     l.kernel = kernel;
+    l.spaces = addr_space::infer(f, kernel);
     l.run()
 }

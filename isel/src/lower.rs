@@ -57,6 +57,8 @@ pub struct Lower<'f> {
     error: Option<String>,
     /// Lowering a kernel (parameters from constant bank 0, `EXIT`).
     pub kernel: bool,
+    /// The memory space of each address value (`addr_space`).
+    pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -81,6 +83,7 @@ impl<'f> Lower<'f> {
             link: None,
             error: None,
             kernel: false,
+            spaces: SecondaryMap::new(),
         }
     }
 
