@@ -184,3 +184,35 @@ impl crate::lower::Lower<'_> {
         self.spaces[self.f.dfg.resolve_aliases(addr)]
     }
 }
+
+impl crate::lower::Lower<'_> {
+    /// `global_value.i64` of the shared variable `name`: its generic address
+    /// (low word the shared offset, high word the shared window).
+    pub fn shared_address(&mut self, inst: ir::Inst, gv: ir::GlobalValue, name: &str) -> Result<crate::vcode::VReg, crate::LowerError> {
+        use crate::vcode::{Bundle, Class};
+        let err = |m: String| crate::LowerError { inst: Some(self.f.dfg.display_inst(inst).to_string()), msg: m };
+        let ty = self.f.dfg.value_type(self.f.dfg.first_result(inst));
+        if ty != types::I64 {
+            return Err(err(format!("the address of a shared variable is an i64 (a generic address), not {}", ty)));
+        }
+        let Some(&base) = self.shared_offsets.get(name) else {
+            return Err(err(format!("shared variable %{}{} has no `; ursa.shared` directive", SHARED_PREFIX, name)));
+        };
+        let GlobalValueData::Symbol { offset, .. } = self.f.global_values[gv] else { unreachable!("shared_var is a symbol") };
+        let lo = (base as i64).wrapping_add(offset.bits()) as u32;
+        let d = self.temp(Class::RPair);
+        self.emit_b(
+            Bundle::new()
+                .inst(ursa_emit::forms::MOV_I)
+                .def("rd", d)
+                .set("vb", lo as u64)
+                .inst(ursa_emit::forms::MOV_I)
+                .def_hi("rd", d)
+                .set("vb", SHARED_WINDOW_HI),
+        );
+        Ok(d)
+    }
+}
+
+/// High word of a generic address in the shared window (`docs/isa-extensions.md` §4.3).
+pub const SHARED_WINDOW_HI: u64 = 0x0001_0000;

@@ -59,6 +59,8 @@ pub struct Lower<'f> {
     pub kernel: bool,
     /// The memory space of each address value (`addr_space`).
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
+    /// Offsets of the static shared-memory variables by name.
+    pub shared_offsets: HashMap<String, u32>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -84,6 +86,7 @@ impl<'f> Lower<'f> {
             error: None,
             kernel: false,
             spaces: SecondaryMap::new(),
+            shared_offsets: HashMap::new(),
         }
     }
 
@@ -441,6 +444,10 @@ impl<'f> Lower<'f> {
             InstructionData::CallIndirect { .. } => {
                 let a = f.dfg.inst_args(inst);
                 (Callee::Indirect(a[0]), a[1..].to_vec())
+            }
+            InstructionData::UnaryGlobalValue { global_value, .. } => {
+                let Some(name) = crate::addr_space::shared_var(f, global_value) else { return Ok(None) };
+                return self.shared_address(inst, global_value, &name).map(|r| Some(smallvec![r]));
             }
             InstructionData::FuncAddr { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;

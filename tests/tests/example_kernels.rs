@@ -301,10 +301,29 @@ fn sdiv_i64() {
     launch_nothing(&mut gpu, &prog, "sdiv_i64", args, &[pq], 8);
 }
 
+#[test]
+fn block_reduce_i32() {
+    // Block size 256 (the shared array's size); 1000 elements: 4 CTAs, the
+    // last with 232 live threads, the rest reading 0.
+    let prog = program("block_reduce_i32.clif");
+    let f = prog.function("block_reduce_i32").expect("kernel");
+    assert_eq!(f.shared_size, 1024, "static shared memory recorded in the object");
+    let mut r = rng(9);
+    let n = 1000;
+    let a = with_edges(n, EDGES_I32, || any_i32(&mut r));
+    let mut gpu = Gpu::new();
+    let pa = upload(&mut gpu, &a);
+    let ctas = n.div_ceil(256);
+    let po = output::<i32>(&mut gpu, ctas);
+    gpu.launch(&prog, "block_reduce_i32", &cfg_1d(n, 256), &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+    let want: Vec<i32> = a.chunks(256).map(|c| c.iter().fold(0i32, |s, &x| s.wrapping_add(x))).collect();
+    check(&mut gpu, po, &want, "out");
+}
+
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64"];
+    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "block_reduce_i32"];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());

@@ -103,27 +103,18 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
         Kernels::All => true,
         Kernels::Named(names) => names.iter().any(|n| clif_name(f) == *n || symbol_name(f) == *n),
     };
+    let shared = ursa_backend::shared_mem::parse(&text).map_err(|e| format!("{}: {}", shown, e))?;
     let mut obj = elf::Object::default();
+    let mut stat_lines = Vec::new();
     for f in &funcs {
         let name = symbol_name(f);
-        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), ..Default::default() };
+        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), shared: shared.clone(), ..Default::default() };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         print!("{}", c.printed);
         if stats {
-            eprintln!(
-                "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} moves, {} spills, {} reloads, {} spill slots",
-                name,
-                c.function.code.len() / ursa_emit::INST_BYTES,
-                c.pack.regs_after,
-                c.pack.regs_after.saturating_sub(1),
-                c.pack.uregs_after,
-                c.stats.moves,
-                c.stats.spills,
-                c.stats.reloads,
-                c.stats.spill_slots
-            );
+            stat_lines.push((name.clone(), c.pack.regs_after, c.pack.uregs_after, c.stats.clone()));
         }
         obj.functions.push(c.function);
     }
@@ -132,6 +123,27 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
     if let Some((f, g)) = ursa_backend::undefined_callees(&obj).into_iter().next() {
         let line = funcs.iter().position(|x| symbol_name(x) == f).map(at).unwrap_or_else(|| shown.clone());
         return Err(format!("{}: function %{} calls %{}, which is neither defined in this file nor an intrinsic", line, f, g));
+    }
+    ursa_backend::shared_mem::propagate(&mut obj);
+    // What `ptxas -v` reports, per function (shared bytes after propagation:
+    // a kernel's include its callees').
+    for (name, regs, uregs, ra) in stat_lines {
+        let Some(f) = obj.functions.iter().find(|f| f.name == name) else { continue };
+        eprintln!(
+            "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} predicates, {} bytes stack, {} bytes shared, {} moves, {} spills, {} reloads, {} spill slots",
+            name,
+            f.code.len() / ursa_emit::INST_BYTES,
+            regs,
+            regs.saturating_sub(1),
+            uregs,
+            predicates(&f.code),
+            f.local_size,
+            f.shared_size,
+            ra.moves,
+            ra.spills,
+            ra.reloads,
+            ra.spill_slots
+        );
     }
     if disasm {
         // Function by function.
@@ -144,6 +156,21 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+}
+
+/// Distinct predicate registers (P0–P6, PT not counted) `code` names.
+fn predicates(code: &[u8]) -> usize {
+    let mut seen = std::collections::BTreeSet::new();
+    for chunk in code.chunks_exact(ursa_emit::INST_BYTES) {
+        let Ok(bytes) = <&[u8; ursa_emit::INST_BYTES]>::try_from(chunk) else { continue };
+        let Ok(inst) = ursa_emit::Inst::decode(bytes) else { continue };
+        for r in inst.reg_reads().into_iter().chain(inst.reg_writes()) {
+            if r.file == ursa_emit::RegFile::P {
+                seen.extend(r.regs());
+            }
+        }
+    }
+    seen.len()
 }
 
 /// A function's CLIF name without the `%`.

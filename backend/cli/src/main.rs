@@ -122,6 +122,10 @@ enum Cmd {
         /// Refuse the launch if one CTA needs more bytes of shared + local memory.
         #[arg(long)]
         memory_limit: Option<u64>,
+        /// Dynamic shared memory per CTA in bytes (`%ursa_shared_dynamic`),
+        /// after the kernel's static shared memory.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        shared: u32,
         /// Print the disassembly annotated with issue counts, lanes and stall
         /// cycles, and a summary (cycles, IPC, SIMT efficiency, classes, memory).
         #[arg(long)]
@@ -144,7 +148,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
-        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, profile, timeline } => cli_run::run(cli_run::RunArgs {
+        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => cli_run::run(cli_run::RunArgs {
             input: &input,
             kernel: &kernel,
             grid: &grid,
@@ -156,6 +160,7 @@ fn main() -> ExitCode {
             strict,
             step_limit,
             memory_limit,
+            shared,
             profile,
             timeline: timeline.as_deref(),
         }),
