@@ -431,6 +431,9 @@ impl<'f> Lower<'f> {
     /// operands are fixed by the ABI). `None`: use the rules.
     fn lower_special(&mut self, inst: ir::Inst) -> Result<Option<InstOutput>, LowerError> {
         let f = self.f;
+        if let Some(out) = self.lower_atomic(inst)? {
+            return Ok(Some(out));
+        }
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;

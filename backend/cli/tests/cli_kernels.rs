@@ -215,3 +215,22 @@ block0(v0: i32):
     let f = ursa_emit::elf::read(&std::fs::read(&obj).unwrap()).unwrap();
     assert_eq!(f.functions.iter().map(|f| (f.name.as_str(), f.shared_size)).collect::<Vec<_>>(), vec![("dev", 320), ("k", 320)]);
 }
+
+#[test]
+fn unsupported_atomics_are_errors_naming_the_instruction() {
+    for (body, want) in [
+        ("v2 = atomic_rmw.i8 add v0, v1", "atomics on i8 are not supported"),
+        ("v2 = atomic_rmw.i32 nand v0, v3", "atomic_rmw nand is not supported"),
+        ("v2 = atomic_rmw.i32 add v4, v3", "an atomic needs a 64-bit (generic) address"),
+    ] {
+        let text = format!(
+            "function %f(i64, i8) {{\nblock0(v0: i64, v1: i8):\n    v3 = iconst.i32 1\n    v4 = iconst.i32 0\n    {}\n    return\n}}\n",
+            body
+        );
+        let src = write("atom.clif", &text);
+        let o = ursa(&["compile", "--kernel", &src]);
+        assert!(!o.status.success(), "{}", body);
+        let e = stderr(&o);
+        assert!(e.contains(want) && e.contains(&format!("`{}", body)), "{}: {}", body, e);
+    }
+}
