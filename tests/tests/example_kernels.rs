@@ -320,48 +320,44 @@ fn block_reduce_i32() {
     check(&mut gpu, po, &want, "out");
 }
 
-#[test]
-fn histogram_i32() {
-    // Shared-memory atomics per CTA, then global atomics across 8 CTAs
-    // (run in parallel by the simulator); 1000 elements, blocks of 128.
-    let prog = program("histogram_i32.clif");
-    assert_eq!(prog.function("histogram_i32").expect("kernel").shared_size, 64);
-    let mut r = rng(10);
-    for n in [1000usize, 1, 129] {
+/// Launches `name(a, out, n)` over blocks of 128 threads for each `n` of
+/// `sizes` (inputs with edge values, seeded), `out` starting as `outs`
+/// zeros followed by PAD zeros that must stay zero; checks `out` against
+/// `host(a)`.
+fn launch_accumulating(file: &str, name: &str, seed: u8, sizes: &[usize], outs: usize, host: impl Fn(&[i32]) -> Vec<i32>) {
+    let prog = program(file);
+    let mut r = rng(seed);
+    for &n in sizes {
         let a = with_edges(n.max(2 * EDGES_I32.len()), EDGES_I32, || any_i32(&mut r));
         let a = &a[..n];
         let mut gpu = Gpu::new();
         let pa = upload(&mut gpu, a);
-        let ph = upload(&mut gpu, &[0i32; 16 + PAD]);
+        let po = upload(&mut gpu, &vec![0i32; outs + PAD]);
         let cfg = LaunchConfig { grid: [(n as u32).div_ceil(128), 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
-        gpu.launch(&prog, "histogram_i32", &cfg, &[Arg::Ptr(pa), Arg::Ptr(ph), Arg::I32(n as i32)]).expect("runs");
-        let mut want = vec![0i32; 16];
-        a.iter().for_each(|&x| want[(x & 15) as usize] += 1);
-        let got: Vec<i32> = gpu.read(ph, ((16 + PAD) * 4) as u64).unwrap().chunks(4).map(i32::get).collect();
-        assert_eq!(&got[..16], &want[..], "histogram of {} elements", n);
-        assert!(got[16..].iter().all(|&x| x == 0), "written past the 16 bins");
+        gpu.launch(&prog, name, &cfg, &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+        let got: Vec<i32> = gpu.read(po, ((outs + PAD) * 4) as u64).unwrap().chunks(4).map(i32::get).collect();
+        assert_eq!(&got[..outs], &host(a)[..], "{} over {} elements", name, n);
+        assert!(got[outs..].iter().all(|&x| x == 0), "{} wrote past its {} outputs", name, outs);
     }
+}
+
+#[test]
+fn histogram_i32() {
+    // Shared-memory atomics per CTA, then global atomics across 8 CTAs
+    // (run in parallel by the simulator); 1000 elements, blocks of 128.
+    assert_eq!(program("histogram_i32.clif").function("histogram_i32").expect("kernel").shared_size, 64);
+    launch_accumulating("histogram_i32.clif", "histogram_i32", 10, &[1000, 1, 129], 16, |a| {
+        let mut h = vec![0i32; 16];
+        a.iter().for_each(|&x| h[(x & 15) as usize] += 1);
+        h
+    });
 }
 
 #[test]
 fn warp_reduce_i32() {
     // Butterfly shuffles within each warp, one global atomic per warp, over
     // 8 CTAs of 128 threads with 1000 elements (the last CTA partly idle).
-    let prog = program("warp_reduce_i32.clif");
-    let mut r = rng(11);
-    for n in [1000usize, 1, 33] {
-        let a = with_edges(n.max(2 * EDGES_I32.len()), EDGES_I32, || any_i32(&mut r));
-        let a = &a[..n];
-        let mut gpu = Gpu::new();
-        let pa = upload(&mut gpu, a);
-        let po = upload(&mut gpu, &[0i32; 1 + PAD]);
-        let cfg = LaunchConfig { grid: [(n as u32).div_ceil(128), 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
-        gpu.launch(&prog, "warp_reduce_i32", &cfg, &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
-        let want = a.iter().fold(0i32, |s, &x| s.wrapping_add(x));
-        let got: Vec<i32> = gpu.read(po, ((1 + PAD) * 4) as u64).unwrap().chunks(4).map(i32::get).collect();
-        assert_eq!(got[0], want, "sum of {} elements", n);
-        assert!(got[1..].iter().all(|&x| x == 0), "written past out[0]");
-    }
+    launch_accumulating("warp_reduce_i32.clif", "warp_reduce_i32", 11, &[1000, 1, 33], 1, |a| vec![a.iter().fold(0i32, |s, &x| s.wrapping_add(x))]);
 }
 
 /// Every example file is covered by a test above.
