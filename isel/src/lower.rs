@@ -111,6 +111,11 @@ impl<'f> Lower<'f> {
         r
     }
 
+    /// Does some lowered instruction read `v`? (Its users are lowered first.)
+    pub fn is_used(&self, v: Value) -> bool {
+        self.used[self.f.dfg.resolve_aliases(v)]
+    }
+
     /// Marks `v` as needed in a register and returns that register.
     pub fn use_value(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);

@@ -62,7 +62,10 @@ impl Lower<'_> {
                 }
                 let d = self.temp(class(ty));
                 self.membar();
-                self.emit_b(Bundle::new().inst(forms::ATOM_RIR).named("op", mode).named("itype", itype).def("rd", d).use_("ra", addr).use_("rb", x));
+                let b = Bundle::new().inst(forms::ATOM_RIR).named("op", mode).named("itype", itype).use_("ra", addr).use_("rb", x);
+                // An old value nobody reads goes to RZ (ATOM RZ, [Ra], Rb).
+                let b = if self.is_used(f.dfg.first_result(inst)) { b.def("rd", d) } else { b.set("rd", ursa_emit::RZ as u64) };
+                self.emit_b(b);
                 self.membar();
                 Ok(Some(smallvec![d]))
             }
