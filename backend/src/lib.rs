@@ -27,6 +27,7 @@ pub mod calc_instr_deps;
 pub mod encode;
 pub mod fold_cmem;
 pub mod legalize;
+pub mod legalize_atomics;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
@@ -133,6 +134,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let shared_size = opts.shared.function_size(func).map_err(Error::Unsupported)?;
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_atomics::legalize_atomics(&mut func);
     let mut printed = String::new();
     let mut print = |pass: &str, text: &dyn fmt::Display| {
         if opts.print_after.iter().any(|p| p == pass) {

@@ -16,7 +16,9 @@
 //! loads and stores are relaxed (§4.5), so each is fenced on both sides.
 //! `ATOM` takes a generic 64-bit address, which reaches global, shared and
 //! local memory alike, so atomics need no address-space inference. 8- and
-//! 16-bit atomics and `nand` are reported as unsupported.
+//! 16-bit `atomic_rmw`/`atomic_cas` and `nand` arrive here already rewritten
+//! into CAS loops (`ursa_backend::legalize_atomics`); 8- and 16-bit atomic
+//! loads and stores are `LD.U8/U16`, `ST.U8/U16`.
 
 use cranelift_codegen::ir::{self, types, AtomicRmwOp, InstructionData, Opcode, Type, Value};
 use smallvec::smallvec;
@@ -136,9 +138,12 @@ fn itype(ty: Type, signed: bool) -> Option<&'static str> {
     })
 }
 
-/// The load/store `.dtype` of an atomic load or store of `ty`.
+/// The load/store `.dtype` of an atomic load or store of `ty` (8- and
+/// 16-bit accesses are single-copy atomic too).
 fn dtype(ty: Type) -> Option<&'static str> {
     Some(match ty {
+        types::I8 => "U8",
+        types::I16 => "U16",
         types::I32 => "32",
         types::I64 => "64",
         _ => return None,
