@@ -114,7 +114,7 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         print!("{}", c.printed);
         if stats {
-            stat_lines.push((name.clone(), c.pack.regs_after, c.pack.uregs_after, c.stats.clone()));
+            stat_lines.push((name.clone(), c.pack.regs_after, c.pack.uregs_after, c.stats));
         }
         obj.functions.push(c.function);
     }
