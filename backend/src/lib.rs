@@ -27,9 +27,11 @@ pub mod calc_instr_deps;
 pub mod encode;
 pub mod fold_cmem;
 pub mod legalize;
+pub mod legalize_atomics;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
+pub mod shared_mem;
 
 use std::fmt;
 
@@ -49,6 +51,8 @@ pub struct Options {
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
+    /// The file's static shared-memory variables ([`shared_mem::parse`]).
+    pub shared: shared_mem::SharedLayout,
 }
 
 /// The passes whose output `Options::print_after` can print, in order.
@@ -127,15 +131,17 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         }
         return Err(Error::Verifier(text));
     }
+    let shared_size = opts.shared.function_size(func).map_err(Error::Unsupported)?;
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_atomics::legalize_atomics(&mut func);
     let mut printed = String::new();
     let mut print = |pass: &str, text: &dyn fmt::Display| {
         if opts.print_after.iter().any(|p| p == pass) {
             printed.push_str(&format!("; after {}\n{}\n", pass, text));
         }
     };
-    let mut vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
@@ -159,7 +165,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             code: bytes,
             params: if opts.kernel { kernel_params(&func) } else { Vec::new() },
             relocs,
-            shared_size: 0,
+            shared_size,
             local_size: code.frame_size,
         },
         stats: asg.stats(),
@@ -194,5 +200,6 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
     if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {
         return Err((f, Error::Unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }
+    shared_mem::propagate(&mut obj);
     Ok(obj)
 }

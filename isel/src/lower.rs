@@ -57,6 +57,10 @@ pub struct Lower<'f> {
     error: Option<String>,
     /// Lowering a kernel (parameters from constant bank 0, `EXIT`).
     pub kernel: bool,
+    /// The memory space of each address value (`addr_space`).
+    pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
+    /// Offsets of the static shared-memory variables by name.
+    pub shared_offsets: HashMap<String, u32>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -81,6 +85,8 @@ impl<'f> Lower<'f> {
             link: None,
             error: None,
             kernel: false,
+            spaces: SecondaryMap::new(),
+            shared_offsets: HashMap::new(),
         }
     }
 
@@ -103,6 +109,11 @@ impl<'f> Lower<'f> {
         let r = self.vcode.new_vreg(class);
         self.value_reg[v] = Some(r);
         r
+    }
+
+    /// Does some lowered instruction read `v`? (Its users are lowered first.)
+    pub fn is_used(&self, v: Value) -> bool {
+        self.used[self.f.dfg.resolve_aliases(v)]
     }
 
     /// Marks `v` as needed in a register and returns that register.
@@ -425,6 +436,9 @@ impl<'f> Lower<'f> {
     /// operands are fixed by the ABI). `None`: use the rules.
     fn lower_special(&mut self, inst: ir::Inst) -> Result<Option<InstOutput>, LowerError> {
         let f = self.f;
+        if let Some(out) = self.lower_atomic(inst)? {
+            return Ok(Some(out));
+        }
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
@@ -438,6 +452,10 @@ impl<'f> Lower<'f> {
             InstructionData::CallIndirect { .. } => {
                 let a = f.dfg.inst_args(inst);
                 (Callee::Indirect(a[0]), a[1..].to_vec())
+            }
+            InstructionData::UnaryGlobalValue { global_value, .. } => {
+                let Some(name) = crate::addr_space::shared_var(f, global_value) else { return Ok(None) };
+                return self.shared_address(inst, global_value, &name).map(|r| Some(smallvec![r]));
             }
             InstructionData::FuncAddr { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;

@@ -398,10 +398,70 @@ fn horner_f64() {
     launch_nothing(&mut gpu, &prog, "horner_f64", args, &[po], 8);
 }
 
+#[test]
+fn block_reduce_i32() {
+    // Block size 256 (the shared array's size); 1000 elements: 4 CTAs, the
+    // last with 232 live threads, the rest reading 0.
+    let prog = program("block_reduce_i32.clif");
+    let f = prog.function("block_reduce_i32").expect("kernel");
+    assert_eq!(f.shared_size, 1024, "static shared memory recorded in the object");
+    let mut r = rng(9);
+    let n = 1000;
+    let a = with_edges(n, EDGES_I32, || any_i32(&mut r));
+    let mut gpu = Gpu::new();
+    let pa = upload(&mut gpu, &a);
+    let ctas = n.div_ceil(256);
+    let po = output::<i32>(&mut gpu, ctas);
+    gpu.launch(&prog, "block_reduce_i32", &cfg_1d(n, 256), &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+    let want: Vec<i32> = a.chunks(256).map(|c| c.iter().fold(0i32, |s, &x| s.wrapping_add(x))).collect();
+    check(&mut gpu, po, &want, "out");
+}
+
+/// Launches `name(a, out, n)` over blocks of 128 threads for each `n` of
+/// `sizes` (inputs with edge values, seeded), `out` starting as `outs`
+/// zeros followed by PAD zeros that must stay zero; checks `out` against
+/// `host(a)`.
+fn launch_accumulating(file: &str, name: &str, seed: u8, sizes: &[usize], outs: usize, host: impl Fn(&[i32]) -> Vec<i32>) {
+    let prog = program(file);
+    let mut r = rng(seed);
+    for &n in sizes {
+        let a = with_edges(n.max(2 * EDGES_I32.len()), EDGES_I32, || any_i32(&mut r));
+        let a = &a[..n];
+        let mut gpu = Gpu::new();
+        let pa = upload(&mut gpu, a);
+        let po = upload(&mut gpu, &vec![0i32; outs + PAD]);
+        let cfg = LaunchConfig { grid: [(n as u32).div_ceil(128), 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
+        gpu.launch(&prog, name, &cfg, &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+        let got: Vec<i32> = gpu.read(po, ((outs + PAD) * 4) as u64).unwrap().chunks(4).map(i32::get).collect();
+        assert_eq!(&got[..outs], &host(a)[..], "{} over {} elements", name, n);
+        assert!(got[outs..].iter().all(|&x| x == 0), "{} wrote past its {} outputs", name, outs);
+    }
+}
+
+#[test]
+fn histogram_i32() {
+    // Shared-memory atomics per CTA, then global atomics across 8 CTAs
+    // (run in parallel by the simulator); 1000 elements, blocks of 128.
+    assert_eq!(program("histogram_i32.clif").function("histogram_i32").expect("kernel").shared_size, 64);
+    launch_accumulating("histogram_i32.clif", "histogram_i32", 10, &[1000, 1, 129], 16, |a| {
+        let mut h = vec![0i32; 16];
+        a.iter().for_each(|&x| h[(x & 15) as usize] += 1);
+        h
+    });
+}
+
+#[test]
+fn warp_reduce_i32() {
+    // Butterfly shuffles within each warp, one global atomic per warp, over
+    // 8 CTAs of 128 threads with 1000 elements (the last CTA partly idle).
+    launch_accumulating("warp_reduce_i32.clif", "warp_reduce_i32", 11, &[1000, 1, 33], 1, |a| vec![a.iter().fold(0i32, |s, &x| s.wrapping_add(x))]);
+}
+
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
     let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64"];
+    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32"];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());

@@ -136,3 +136,22 @@ fn warp_operations() {
         assert_eq!(row, want, "thread {}", t);
     }
 }
+
+#[test]
+fn narrow_atomics_from_parallel_ctas() {
+    // 4 CTAs of 64 threads: the 8 byte counters share two words, the 4
+    // 16-bit counters two more, so the CAS loops contend within a warp and
+    // across CTAs.
+    let prog = kernel_file("tests/kernels/narrow_atomics.clif");
+    let mut gpu = Gpu::new();
+    let c = gpu.alloc(24, 8);
+    gpu.write(c, &[0u8; 24]).unwrap();
+    let cfg = LaunchConfig { grid: [4, 1, 1], block: [64, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "count8", &cfg, &[Arg::Ptr(c)]).expect("runs");
+    let b = gpu.read(c, 24).unwrap();
+    assert_eq!(&b[..8], &[32u8; 8], "each byte counter counted 256 / 8 threads");
+    for k in 0..4 {
+        assert_eq!(u16::from_le_bytes([b[8 + 2 * k], b[9 + 2 * k]]), 64 * 3, "16-bit counter {}", k);
+    }
+    assert_eq!(&b[16..], &[0u8; 8], "bytes past the counters untouched");
+}

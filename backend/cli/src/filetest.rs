@@ -160,7 +160,13 @@ fn strip_targets(text: &str) -> String {
 }
 
 pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
-    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, ..Default::default() }))) {
+    compile_guarded_in(f, &ursa_backend::shared_mem::SharedLayout::default())
+}
+
+/// [`compile_guarded`] for a function of a file whose `; ursa.shared`
+/// directives gave `shared`.
+pub fn compile_guarded_in(f: &Function, shared: &ursa_backend::shared_mem::SharedLayout) -> Result<elf::Function, Error> {
+    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, shared: shared.clone(), ..Default::default() }))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -212,10 +218,18 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
         return t;
     }
 
+    let shared = match ursa_backend::shared_mem::parse(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = writeln!(log, "FAIL {}: {}", shown, e);
+            t.failed += 1;
+            return t;
+        }
+    };
     // Compile every function; a function whose callee failed fails too.
     let mut compiled: HashMap<String, Result<elf::Function, Error>> = HashMap::new();
     for (f, _) in &tf.functions {
-        compiled.insert(symbol_name(f), compile_guarded(f));
+        compiled.insert(symbol_name(f), compile_guarded_in(f, &shared));
     }
     // name -> (reason, is it a failure rather than an unsupported feature)
     let mut blocked: HashMap<String, (String, bool)> = HashMap::new();

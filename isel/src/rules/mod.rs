@@ -2,6 +2,7 @@
 //! (inherent methods of [`crate::lower::Lower`], called by name from the
 //! ISLE terms of `isle/lower/<family>.isle`).
 
+pub mod atomic;
 pub mod bitops;
 pub mod bits;
 pub mod control;
