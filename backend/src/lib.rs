@@ -5,6 +5,8 @@
 //! 1. verify — Cranelift's verifier ([`compile`]);
 //! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
+//!    and [`legalize_memory`] — loads and stores that may be misaligned get
+//!    a run-time alignment check and a byte-wise slow path;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
 //!    constant bank by the instructions that use them;
@@ -27,6 +29,7 @@ pub mod calc_instr_deps;
 pub mod encode;
 pub mod fold_cmem;
 pub mod legalize;
+pub mod legalize_memory;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
@@ -129,6 +132,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     }
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
     let mut printed = String::new();
     let mut print = |pass: &str, text: &dyn fmt::Display| {
         if opts.print_after.iter().any(|p| p == pass) {

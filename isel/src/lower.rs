@@ -154,10 +154,7 @@ impl<'f> Lower<'f> {
         let mut off = out_words as u32 * abi::STACK_ARG_BYTES;
         off = (off + 15) & !15;
         for (_, ss) in f.sized_stack_slots.iter() {
-            // The requested alignment, and at least the natural alignment of
-            // the widest access that fits (accesses must be aligned here).
-            let natural = ss.size.max(1).next_power_of_two().min(8);
-            let align = (1u32 << ss.align_shift.min(4)).max(natural);
+            let align = slot_alignment(ss);
             off = (off + align - 1) & !(align - 1);
             self.vcode.slots.push(SlotLayout { offset: off, size: ss.size });
             off += ss.size;
@@ -749,6 +746,15 @@ impl<'f> Lower<'f> {
             self.push(m);
         }
     }
+}
+
+/// The alignment a stack slot gets in the frame (the frame itself is
+/// 16-byte aligned): the requested one (at most 16), and at least the natural
+/// alignment of the widest access that fits (at most 8), so an access at an
+/// offset that is a multiple of its size is aligned (`docs/abi.md`).
+pub fn slot_alignment(ss: &ir::StackSlotData) -> u32 {
+    let natural = ss.size.max(1).next_power_of_two().min(8);
+    (1u32 << ss.align_shift.min(4)).max(natural)
 }
 
 /// Offset of the kernel parameter block in constant bank 0.
