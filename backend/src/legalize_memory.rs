@@ -195,13 +195,25 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
     let shift_of = |k: i32| if little { 8 * k } else { 8 * (n - 1 - k) };
     if a.store {
         let x = pos.func.dfg.inst_args(inst)[0];
+        // An i64 is shifted as two 32-bit halves (a 64-bit shift is two
+        // instructions).
+        let halves: Vec<Value> = if n == 8 && pos.func.dfg.value_type(x) == types::I64 {
+            let lo = pos.ins().ireduce(types::I32, x);
+            let sh = iconst(&mut pos, types::I32, 32);
+            let h = pos.ins().ushr(x, sh);
+            let hi = pos.ins().ireduce(types::I32, h);
+            vec![lo, hi]
+        } else {
+            vec![x]
+        };
         for k in 0..n {
             let s = shift_of(k);
+            let (part, s) = if halves.len() == 2 { (halves[(s / 32) as usize], s % 32) } else { (x, s) };
             let xk = if s == 0 {
-                x
+                part
             } else {
                 let sh = iconst(&mut pos, types::I32, s as i64);
-                pos.ins().ushr(x, sh)
+                pos.ins().ushr(part, sh)
             };
             pos.ins().istore8(data, xk, addr, offset + k);
         }
@@ -209,23 +221,36 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
         pos.func.layout.remove_inst(inst);
         return Ok(());
     }
-    let w = int_type(a.size);
-    let mut acc: Option<Value> = None;
+    // Bytes combined in 32-bit registers: an i64 as two halves.
+    let w = int_type(a.size.min(4));
+    let mut acc: [Option<Value>; 2] = [None, None];
     for k in 0..n {
         let b = pos.ins().uload8(w, data, addr, offset + k);
         let s = shift_of(k);
+        let (half, s) = ((s / 32) as usize, s % 32);
         let b = if s == 0 {
             b
         } else {
             let sh = iconst(&mut pos, types::I32, s as i64);
             pos.ins().ishl(b, sh)
         };
-        acc = Some(match acc {
+        acc[half] = Some(match acc[half] {
             None => b,
             Some(p) => pos.ins().bor(p, b),
         });
     }
-    let raw = acc.unwrap();
+    let raw = match acc {
+        [Some(lo), Some(hi)] => {
+            let lo = pos.ins().uextend(types::I64, lo);
+            let hi = pos.ins().uextend(types::I64, hi);
+            let sh = iconst(&mut pos, types::I32, 32);
+            let hi = pos.ins().ishl(hi, sh);
+            Some(pos.ins().bor(lo, hi))
+        }
+        [lo, _] => lo,
+    };
+    let raw = raw.ok_or("an access of no bytes")?;
+    let w = int_type(a.size);
     let ty = load_ty.unwrap();
     let opcode = pos.func.dfg.insts[inst].opcode();
     let v = if ty.bits() > w.bits() {
