@@ -36,7 +36,7 @@ use ursa_sim::{Gpu, LaunchConfig, Program, Space, TrapKind};
 
 use ursa_backend::{compile, symbol_name, Error, Options};
 
-use crate::filetest_calls::{call_simulator_wrapped, compile_wrapper, needs_wrapper, run_target};
+use crate::filetest_calls::{call_simulator_wrapped, compile_wrapper, invoked_name, needs_wrapper, run_target};
 
 /// Options of a test run.
 #[derive(Clone, Debug)]
@@ -334,9 +334,19 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             continue;
         }
         for c in details.comments.iter() {
-            // A run line may call any function of the file (the one it
-            // follows by default).
-            let f = run_target(&tf.functions, c.text).unwrap_or(f);
+            // A run line may call any function of the file.
+            let f = match invoked_name(c.text) {
+                Some(n) => match run_target(&tf.functions, n) {
+                    Some(g) => g,
+                    None => {
+                        let line = line_of(&stripped, c.text);
+                        let _ = writeln!(log, "FAIL {}:{}: the run line calls {}, which is not a function of this file", shown, line, n);
+                        t.failed += 1;
+                        continue;
+                    }
+                },
+                None => f,
+            };
             let name = symbol_name(f);
             let cmd = match parse_run_command(c.text, &f.signature) {
                 Ok(Some(cmd)) => cmd,
@@ -358,14 +368,6 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
                     let _ = writeln!(log, "SKIP {}: %{}: {}", here, name, why);
                     t.skipped += 1;
                 }
-                continue;
-            }
-            let named = match &cmd {
-                RunCommand::Run(inv, _, _) | RunCommand::Print(inv) => inv.func.trim_start_matches('%').to_string(),
-            };
-            if named != f.name.to_string().trim_start_matches('%') {
-                let _ = writeln!(log, "FAIL {}: the run line names %{}, which is not a function of this file", here, named);
-                t.failed += 1;
                 continue;
             }
             match run_one(program.as_ref().unwrap(), &store, f, wrappers.get(&name).map(|s| s.as_str()), &cmd, opts) {

@@ -18,15 +18,17 @@ use ursa_sim::{Gpu, Program};
 
 use crate::filetest::{bits_of, compile_guarded, data_value, stop_kind, test_config, SimCall};
 
-/// The function a `; run:` / `; print:` comment names, if it is one of
-/// `functions`; `None` when the comment is no run line or names no function
-/// of the file (the line is then parsed against the function it follows,
-/// and a wrong name reported).
-pub(crate) fn run_target<'a>(functions: &'a [(Function, Details<'_>)], comment: &str) -> Option<&'a Function> {
+/// The name (with its `%`) of the function a `; run:` / `; print:`
+/// comment calls; `None` for other comments.
+pub(crate) fn invoked_name(comment: &str) -> Option<&str> {
     let t = comment.trim_start_matches(';').trim_start();
     let rest = t.strip_prefix("run:").or_else(|| t.strip_prefix("print:"))?.trim_start();
     let end = rest.find('(')?;
-    let name = rest[..end].trim();
+    Some(rest[..end].trim())
+}
+
+/// The function of `functions` called `name` (`%name`).
+pub(crate) fn run_target<'a>(functions: &'a [(Function, Details<'_>)], name: &str) -> Option<&'a Function> {
     functions.iter().map(|(f, _)| f).find(|f| f.name.to_string() == name)
 }
 
