@@ -120,6 +120,17 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     if func.layout.entry_block().is_none() {
         return Err(Error::Verifier("the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into()));
     }
+    // Frame introspection (what exception unwinding is built on) is refused
+    // before the verifier, which would ask for a target ISA.
+    for inst in func.layout.blocks().flat_map(|b| func.layout.block_insts(b)) {
+        use cranelift_codegen::ir::Opcode;
+        if matches!(func.dfg.insts[inst].opcode(), Opcode::GetFramePointer | Opcode::GetReturnAddress | Opcode::GetStackPointer) {
+            return Err(Error::Unsupported(format!(
+                "frame introspection (used by exception handling) is not supported: `{}`",
+                func.dfg.display_inst(inst)
+            )));
+        }
+    }
     let flags = settings::Flags::new(settings::builder());
     if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
         let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);

@@ -85,3 +85,21 @@ fn interpreter_disagreeing_with_the_file_is_a_noted_pass() {
     // The tally's first counts keep their spelling for scripts.
     assert!(t.to_string().starts_with("2 passed, 1 failed, 0 skipped"), "{}", t);
 }
+
+#[test]
+fn exception_handling_is_skipped_with_its_reason() {
+    let (t, log) = run(
+        "try.clif",
+        "test run\n\
+         function %callee(i64) -> i64 tail {\nblock0(v0: i64):\n    return v0\n}\n\
+         function %catcher(i64) -> i64 tail {\n    sig0 = (i64) -> i64 tail\n    fn0 = %callee sig0\n\
+         block0(v0: i64):\n    try_call fn0(v0), sig0, block1(ret0), []\n\
+         block1(v1: i64):\n    return v1\n}\n\
+         ; run: %catcher(3) == 3\n\
+         function %fp() -> i64 tail {\nblock0:\n    v0 = get_frame_pointer.i64\n    return v0\n}\n\
+         ; run: %fp() == 0\n",
+    );
+    assert_eq!((t.passed, t.failed, t.skipped), (0, 0, 2), "{}", log);
+    assert!(log.contains("exception handling (try_call) is not supported"), "{}", log);
+    assert!(log.contains("frame introspection (used by exception handling) is not supported"), "{}", log);
+}
