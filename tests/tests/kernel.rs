@@ -170,3 +170,12 @@ fn unaligned_global_accesses() {
     }
     assert_eq!(dst, want);
 }
+
+#[test]
+fn kernel_tail_call_is_rejected() {
+    let src = "function %f(i64) tail {\nblock0(v0: i64):\n    return\n}\n\
+               function %k(i64) tail {\n    fn0 = %f(i64) tail\nblock0(v0: i64):\n    return_call fn0(v0)\n}\n";
+    let funcs = cranelift_reader::parse_functions(src).unwrap();
+    let e = compile(&funcs[1], &Options { kernel: true, check_regalloc: true, ..Default::default() }).unwrap_err();
+    assert!(e.to_string().contains("a kernel cannot make a tail call"), "{}", e);
+}
