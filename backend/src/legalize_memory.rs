@@ -31,8 +31,8 @@
 //!
 //! Blocks are laid out in reverse postorder, so `B` ends in `@P BRA F`, the
 //! slow path `S` follows and jumps over `F` to `J`: the aligned case costs
-//! four instructions more than the bare access (a `MOV` of the address's low
-//! word, `LOP3`, `ISETP`, the taken branch) and the misaligned one the
+//! three instructions more than the bare access (`LOP3` on the address's low
+//! word, `ISETP`, the taken branch) and the misaligned one the
 //! `size` byte accesses and their combination (an i64 is combined as two
 //! 32-bit halves, which the `uextend lo | uextend hi << 32` rule makes a
 //! pair). `docs/performance.md` ("Misaligned loads and stores") has the

@@ -13,14 +13,15 @@ use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms;
 
 /// Parameters and results passed in registers (`R4`–`R19`); the rest go
-/// through the outgoing-argument area in local memory.
+/// through local memory (arguments below the stack pointer, results in the
+/// caller's result area).
 pub const MAX_REG_ARGS: usize = 8;
 /// The return address pair written by `CALL` and read by `RET`.
 pub const LINK: u8 = 20;
 /// The stack pointer.
 pub const SP: u8 = 1;
 
-/// Bytes of the outgoing area per stack-passed argument or result.
+/// Bytes of local memory per stack-passed argument or result.
 pub const STACK_ARG_BYTES: u32 = 8;
 
 /// The most stack-passed arguments of a tail call (they are all held in
