@@ -166,7 +166,7 @@ impl<'f> Lower<'f> {
 
         // Block order: reverse postorder of the reachable blocks; edge-split
         // blocks follow the block whose edge they split.
-        let order = rpo(f);
+        let order = cold_last(f, rpo(f));
         let mut npreds: SecondaryMap<Block, u32> = SecondaryMap::new();
         for &b in &order {
             for s in succs(f, b) {
@@ -810,6 +810,22 @@ fn succs(f: &Function, b: Block) -> SmallVec<[Block; 2]> {
         }
     }
     out
+}
+
+/// `order` with the cold blocks (`Layout::is_cold`: the byte-wise paths of
+/// possibly misaligned accesses, or blocks the input marks `cold`) moved to
+/// the end in their order, so the hot path falls through; only those that
+/// dominate no other block (the backward lowering walk must meet every use
+/// of a value before its definition).
+fn cold_last(f: &Function, order: Vec<Block>) -> Vec<Block> {
+    if !order.iter().any(|&b| f.layout.is_cold(b)) {
+        return order;
+    }
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(f);
+    let dt = cranelift_codegen::dominator_tree::DominatorTree::with_function(f, &cfg);
+    let movable = |c: Block| f.layout.is_cold(c) && !order.iter().any(|&b| b != c && dt.dominates(c, b, &f.layout));
+    let (cold, hot): (Vec<Block>, Vec<Block>) = order.iter().partition(|&&b| movable(b));
+    hot.into_iter().chain(cold).collect()
 }
 
 /// Reverse postorder of the blocks reachable from the entry.
