@@ -79,6 +79,13 @@ fn fixed_regs(vcode: &ursa_isel::vcode::VCode, m: &ursa_isel::vcode::MInst) -> I
     imp
 }
 
+/// A `BRA` out of the function: a tail call's jump (direct, with a call
+/// relocation, or through a register). Branches inside the function have a
+/// block target.
+pub fn is_tail_jump(it: &Item) -> bool {
+    it.target.is_none() && it.inst.form.optype().name.as_ref() == "BRA"
+}
+
 fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
     let mut i = inst(forms::IADD_RI);
     set(&mut i, "rd", d as u64);
@@ -193,7 +200,9 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
 pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
     let vcode = func.vcode;
     let spill_bytes = 4 * asg.output.num_spillslots as u32;
-    let frame_size = (vcode.slots_size + spill_bytes + 15) & !15;
+    // The incoming stack arguments sit at the top of the frame, just below
+    // the stack pointer at entry (`docs/abi.md`).
+    let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
     let slots_size = vcode.slots_size;
     let mut items: Vec<Item> = Vec::new();
     let mut block_start = Vec::new();
@@ -214,7 +223,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
                             let mut pieces: Vec<Inst> = m.pieces.to_vec();
                             if let Pseudo::FrameRel { offset } = m.pseudo {
-                                set(&mut pieces[0], "ofs", (frame_size + offset) as u64);
+                                set(&mut pieces[0], "ofs", abi::ofs_field(frame_size as i64 + offset as i64));
                             }
                             for fx in m.fixups.iter() {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
@@ -242,6 +251,39 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             ret.implicit = fixed_regs(vcode, m);
                             ret.implicit.reads.push(abi::SP as u32);
                             items.push(ret);
+                        }
+                        Pseudo::TailCall { stack, indirect } => {
+                            // Stack arguments (all in registers now) into the
+                            // callee's area below the entry stack pointer,
+                            // the frame freed, then the jump.
+                            let n = m.opnds.len();
+                            let stack = *stack as usize;
+                            let first = n - stack - *indirect as usize;
+                            for j in 0..stack {
+                                let r = reg_of(first + j)?;
+                                let mut s = inst(forms::STL_RIR);
+                                set(&mut s, "ra", abi::SP as u64);
+                                let ofs = frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
+                                set(&mut s, "ofs", abi::ofs_field(ofs));
+                                set(&mut s, "rb", r as u64);
+                                if vcode.class(m.opnds[first + j].vreg) == Class::RPair {
+                                    named(&mut s, "dtype", "64");
+                                }
+                                items.push(item(s));
+                            }
+                            if frame_size > 0 {
+                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
+                            }
+                            let mut implicit = fixed_regs(vcode, m);
+                            implicit.reads.push(abi::SP as u32);
+                            if *indirect {
+                                let mut b = inst(forms::BRA_R);
+                                set(&mut b, "ra", reg_of(n - 1)? as u64);
+                                items.push(Item { inst: b, target: None, call: None, implicit });
+                            } else {
+                                let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
+                                items.push(Item { inst: inst(forms::BRA_I), target: None, call: Some(sym), implicit });
+                            }
                         }
                         Pseudo::Exit => {
                             if frame_size > 0 {

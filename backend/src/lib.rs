@@ -5,6 +5,8 @@
 //! 1. verify — Cranelift's verifier ([`compile`]);
 //! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
+//!    and [`legalize_memory`] — loads and stores that may be misaligned get
+//!    a run-time alignment check and a byte-wise slow path;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
 //!    constant bank by the instructions that use them;
@@ -28,6 +30,7 @@ pub mod encode;
 pub mod fold_cmem;
 pub mod legalize;
 pub mod legalize_atomics;
+pub mod legalize_memory;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
@@ -121,6 +124,17 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     if func.layout.entry_block().is_none() {
         return Err(Error::Verifier("the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into()));
     }
+    // Frame introspection (what exception unwinding is built on) is refused
+    // before the verifier, which would ask for a target ISA.
+    for inst in func.layout.blocks().flat_map(|b| func.layout.block_insts(b)) {
+        use cranelift_codegen::ir::Opcode;
+        if matches!(func.dfg.insts[inst].opcode(), Opcode::GetFramePointer | Opcode::GetReturnAddress | Opcode::GetStackPointer) {
+            return Err(Error::Unsupported(format!(
+                "frame introspection (used by exception handling) is not supported: `{}`",
+                func.dfg.display_inst(inst)
+            )));
+        }
+    }
     let flags = settings::Flags::new(settings::builder());
     if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
         let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
@@ -134,6 +148,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let shared_size = opts.shared.function_size(func).map_err(Error::Unsupported)?;
     let mut func = func.clone();
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
     legalize_atomics::legalize_atomics(&mut func);
     let mut printed = String::new();
     let mut print = |pass: &str, text: &dyn fmt::Display| {

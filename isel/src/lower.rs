@@ -148,22 +148,24 @@ impl<'f> Lower<'f> {
                 return Err(LowerError { inst: None, msg: format!("signature type {} is not supported", p.value_type) });
             }
         }
-        // The outgoing-argument area at the bottom of the frame, then the stack slots.
+        // The area for the stack-passed results of calls at the bottom of
+        // the frame (stack-passed arguments go below the stack pointer), then
+        // the stack slots. Tail calls return nothing to this frame.
         let mut out_words = 0usize;
         for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
-            if f.dfg.insts[inst].opcode().is_call() {
-                let n = f.dfg.inst_args(inst).len().saturating_sub(matches!(f.dfg.insts[inst], InstructionData::CallIndirect { .. }) as usize);
+            let op = f.dfg.insts[inst].opcode();
+            if op.is_call() && !op.is_terminator() {
                 let r = f.dfg.inst_results(inst).len();
-                out_words = out_words.max(n.saturating_sub(abi::MAX_REG_ARGS)).max(r.saturating_sub(abi::MAX_REG_ARGS));
+                out_words = out_words.max(r.saturating_sub(abi::MAX_REG_ARGS));
             }
+        }
+        if !self.kernel {
+            self.vcode.incoming_bytes = f.signature.params.len().saturating_sub(abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES;
         }
         let mut off = out_words as u32 * abi::STACK_ARG_BYTES;
         off = (off + 15) & !15;
         for (_, ss) in f.sized_stack_slots.iter() {
-            // The requested alignment, and at least the natural alignment of
-            // the widest access that fits (accesses must be aligned here).
-            let natural = ss.size.max(1).next_power_of_two().min(8);
-            let align = (1u32 << ss.align_shift.min(4)).max(natural);
+            let align = slot_alignment(ss);
             off = (off + align - 1) & !(align - 1);
             self.vcode.slots.push(SlotLayout { offset: off, size: ss.size });
             off += ss.size;
@@ -175,7 +177,7 @@ impl<'f> Lower<'f> {
 
         // Block order: reverse postorder of the reachable blocks; edge-split
         // blocks follow the block whose edge they split.
-        let order = rpo(f);
+        let order = cold_last(f, rpo(f));
         let mut npreds: SecondaryMap<Block, u32> = SecondaryMap::new();
         for &b in &order {
             for s in succs(f, b) {
@@ -410,7 +412,7 @@ impl<'f> Lower<'f> {
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
                     if k >= abi::MAX_REG_ARGS {
-                        let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES, true, true);
+                        let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32, true, true);
                         self.push(m);
                         continue;
                     }
@@ -427,8 +429,82 @@ impl<'f> Lower<'f> {
             InstructionData::Trap { code, .. } => {
                 self.push(MInst::new(Pseudo::Trap { code: code.as_raw().get() as u16 }));
             }
+            InstructionData::Call { opcode: Opcode::ReturnCall, .. } | InstructionData::CallIndirect { opcode: Opcode::ReturnCallIndirect, .. } => {
+                self.lower_tail_call(inst)?;
+            }
+            InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. } => {
+                return Err(self.err(inst, "exception handling (try_call) is not supported"));
+            }
             _ => return Err(self.err(inst, "this control-flow instruction is not supported")),
         }
+        Ok(())
+    }
+
+    /// `return_call` / `return_call_indirect`: the arguments into the
+    /// callee's ABI places and a jump that leaves the return address as it
+    /// came (`docs/abi.md`, "Tail calls").
+    fn lower_tail_call(&mut self, inst: ir::Inst) -> Result<(), LowerError> {
+        let f = self.f;
+        if self.kernel {
+            return Err(self.err(inst, "a kernel cannot make a tail call"));
+        }
+        let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
+            InstructionData::Call { func_ref, .. } => {
+                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "tail call of an external (non-user) function is not supported"))?;
+                if intrinsics::is_reserved(&name) {
+                    return Err(self.err(inst, "a tail call of a kernel intrinsic is not supported"));
+                }
+                (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
+            }
+            _ => {
+                let a = f.dfg.inst_args(inst);
+                (Callee::Indirect(a[0]), a[1..].to_vec())
+            }
+        };
+        for &v in &args {
+            if class_of_type(f.dfg.value_type(v)).is_none() {
+                return Err(self.err(inst, format!("type {} is not supported", f.dfg.value_type(v))));
+            }
+        }
+        let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
+        if nstack > abi::MAX_TAIL_STACK_ARGS {
+            return Err(self.err(
+                inst,
+                format!("a tail call with more than {} arguments is not supported", abi::MAX_REG_ARGS + abi::MAX_TAIL_STACK_ARGS),
+            ));
+        }
+        let mut fixed = Vec::new();
+        let mut stack = Vec::new();
+        for (k, &v) in args.iter().enumerate() {
+            let r = self.use_value(v);
+            if k >= abi::MAX_REG_ARGS {
+                stack.push(r);
+            } else {
+                let r = abi::to_abi_pair(self, r);
+                fixed.push((r, abi::arg_reg(k)));
+            }
+        }
+        let mut b = Bundle::pseudo(Pseudo::TailCall { stack: nstack as u16, indirect: matches!(callee, Callee::Indirect(_)) });
+        for (r, reg) in fixed {
+            b = b.fixed(r, OpKind::Use, reg);
+        }
+        let link = self.link_vreg();
+        b = b.fixed(link, OpKind::Use, abi::LINK);
+        let mut m = b.build();
+        for r in stack {
+            m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
+        }
+        match callee {
+            Callee::Direct(name) => m.sym = Some(SymRef { piece: 0, symbol: name }),
+            Callee::Indirect(a) => {
+                let r = self.use_value(a);
+                if self.vcode.class(r) != Class::RPair {
+                    return Err(self.err(inst, "return_call_indirect through a 32-bit address is not supported"));
+                }
+                m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
+            }
+        }
+        self.push(m);
         Ok(())
     }
 
@@ -475,10 +551,11 @@ impl<'f> Lower<'f> {
         }
         // Arguments into their ABI pairs.
         let mut fixed = Vec::new();
+        let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
-                let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES, true, false);
+                let m = self.stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false);
                 self.push(m);
                 continue;
             }
@@ -506,7 +583,7 @@ impl<'f> Lower<'f> {
             if k >= abi::MAX_REG_ARGS {
                 let class = class_of_type(f.dfg.value_type(v)).unwrap();
                 let d = self.temp(class);
-                stack_results.push((d, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES));
+                stack_results.push((d, (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32));
                 outs.push(d);
                 continue;
             }
@@ -539,9 +616,9 @@ impl<'f> Lower<'f> {
     }
 
     /// A store (`store`) or load of a stack-passed argument or result at
-    /// `ofs` of the outgoing area: the caller's `[R1 + ofs]`, or for the
-    /// callee (`incoming`) its caller's area, `[R1 + frame size + ofs]`.
-    fn stack_arg(&mut self, r: VReg, ofs: u32, store: bool, incoming: bool) -> MInst {
+    /// `ofs` from the stack pointer at the call: the caller's `[R1 + ofs]`,
+    /// or for the callee (`incoming`) `[R1 + frame size + ofs]`.
+    fn stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool) -> MInst {
         use ursa_emit::forms;
         let pair = self.vcode.class(r) == Class::RPair;
         let b = if incoming { Bundle::pseudo(Pseudo::FrameRel { offset: ofs }) } else { Bundle::new() };
@@ -550,7 +627,7 @@ impl<'f> Lower<'f> {
         } else {
             b.inst(forms::LDL_RI).def("rd", r)
         };
-        let b = b.set("ra", abi::SP as u64).set("ofs", ofs as u64);
+        let b = b.set("ra", abi::SP as u64).set("ofs", abi::ofs_field(ofs as i64));
         let b = if pair { b.named("dtype", "64") } else { b };
         b.build()
     }
@@ -660,10 +737,11 @@ impl<'f> Lower<'f> {
         let mut bundle = Bundle::pseudo(Pseudo::Args);
         let mut narrow = Vec::new();
         let mut stack_params = Vec::new();
+        let nstack = params.len().saturating_sub(abi::MAX_REG_ARGS);
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
             if k >= abi::MAX_REG_ARGS {
-                stack_params.push((want, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES));
+                stack_params.push((want, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack)));
                 continue;
             }
             if self.vcode.class(want) == Class::RPair {
@@ -686,6 +764,15 @@ impl<'f> Lower<'f> {
             self.push(m);
         }
     }
+}
+
+/// The alignment a stack slot gets in the frame (the frame itself is
+/// 16-byte aligned): the requested one (at most 16), and at least the natural
+/// alignment of the widest access that fits (at most 8), so an access at an
+/// offset that is a multiple of its size is aligned (`docs/abi.md`).
+pub fn slot_alignment(ss: &ir::StackSlotData) -> u32 {
+    let natural = ss.size.max(1).next_power_of_two().min(8);
+    (1u32 << ss.align_shift.min(4)).max(natural)
 }
 
 /// Offset of the kernel parameter block in constant bank 0.
@@ -741,6 +828,22 @@ fn succs(f: &Function, b: Block) -> SmallVec<[Block; 2]> {
         }
     }
     out
+}
+
+/// `order` with the cold blocks (`Layout::is_cold`: the byte-wise paths of
+/// possibly misaligned accesses, or blocks the input marks `cold`) moved to
+/// the end in their order, so the hot path falls through; only those that
+/// dominate no other block (the backward lowering walk must meet every use
+/// of a value before its definition).
+fn cold_last(f: &Function, order: Vec<Block>) -> Vec<Block> {
+    if !order.iter().any(|&b| f.layout.is_cold(b)) {
+        return order;
+    }
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(f);
+    let dt = cranelift_codegen::dominator_tree::DominatorTree::with_function(f, &cfg);
+    let movable = |c: Block| f.layout.is_cold(c) && !order.iter().any(|&b| b != c && dt.dominates(c, b, &f.layout));
+    let (cold, hot): (Vec<Block>, Vec<Block>) = order.iter().partition(|&&b| movable(b));
+    hot.into_iter().chain(cold).collect()
 }
 
 /// Reverse postorder of the blocks reachable from the entry.

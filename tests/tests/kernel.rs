@@ -155,3 +155,46 @@ fn narrow_atomics_from_parallel_ctas() {
     }
     assert_eq!(&b[16..], &[0u8; 8], "bytes past the counters untouched");
 }
+
+/// Loads and stores without `aligned` at every byte offset of global memory,
+/// the lanes of a warp on different paths (`tests/kernels/unaligned.clif`).
+#[test]
+fn unaligned_global_accesses() {
+    let prog = kernel_file("tests/kernels/unaligned.clif");
+    let mut gpu = Gpu::new();
+    let threads = 64usize;
+    let size = 64 * threads + 64;
+    let src: Vec<u8> = (0..size).map(|i| (i as u32).wrapping_mul(0x9e37_79b9).rotate_right(13) as u8).collect();
+    let ps = gpu.alloc(size as u64, 256);
+    gpu.write(ps, &src).unwrap();
+    let pd = gpu.alloc(size as u64, 256);
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [threads as u32, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "unaligned", &cfg, &[Arg::Ptr(ps), Arg::Ptr(pd)]).expect("runs");
+    let dst = gpu.read(pd, size as u64).unwrap();
+    let mut want = vec![0u8; size];
+    let le = |b: &[u8]| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64);
+    for t in 0..threads {
+        let base = 64 * t + (t & 7);
+        let x16 = le(&src[base..base + 2]) as u16 as i16;
+        let x32 = le(&src[base + 8..base + 12]) as u32 as i32;
+        let x64 = le(&src[base + 16..base + 24]) as i64;
+        let s16 = le(&src[base + 32..base + 34]) as u16 as i16 as i64;
+        let u32_ = le(&src[base + 40..base + 44]);
+        want[base..base + 2].copy_from_slice(&x16.to_le_bytes());
+        want[base + 8..base + 12].copy_from_slice(&x32.to_le_bytes());
+        want[base + 16..base + 24].copy_from_slice(&x64.to_le_bytes());
+        let sum = (x16 as i64).wrapping_add(x32 as i64).wrapping_add(x64).wrapping_add(s16).wrapping_add(u32_ as i64);
+        want[base + 24..base + 32].copy_from_slice(&sum.to_le_bytes());
+        want[base + 40..base + 44].copy_from_slice(&(sum as u32).to_le_bytes());
+    }
+    assert_eq!(dst, want);
+}
+
+#[test]
+fn kernel_tail_call_is_rejected() {
+    let src = "function %f(i64) tail {\nblock0(v0: i64):\n    return\n}\n\
+               function %k(i64) tail {\n    fn0 = %f(i64) tail\nblock0(v0: i64):\n    return_call fn0(v0)\n}\n";
+    let funcs = cranelift_reader::parse_functions(src).unwrap();
+    let e = compile(&funcs[1], &Options { kernel: true, check_regalloc: true, ..Default::default() }).unwrap_err();
+    assert!(e.to_string().contains("a kernel cannot make a tail call"), "{}", e);
+}

@@ -219,7 +219,11 @@ impl Lower<'_> {
                     srcs[k] = S::Imm(bits as u32);
                     kh[k] = (bits >> 32) as u32;
                 } else {
-                    srcs[k] = S::Lo(self.put_in_reg(v));
+                    srcs[k] = S::Lo(match self.ireduce_of_pair(v) {
+                        // The low word of the pair itself: no copy for the ireduce.
+                        Some(x) if !wide => self.put_in_reg(x),
+                        _ => self.put_in_reg(v),
+                    });
                 }
             }
         }
@@ -230,6 +234,42 @@ impl Lower<'_> {
         }
         self.emit_b(b);
         d
+    }
+
+    /// `x` when `v` is `ireduce x` of an i64 `x` (its low word is `v`'s
+    /// register content).
+    pub(crate) fn ireduce_of_pair(&self, v: Value) -> Option<Value> {
+        match self.f.dfg.value_def(v) {
+            ValueDef::Result(i, 0) if self.f.dfg.insts[i].opcode() == Opcode::Ireduce => {
+                let x = self.f.dfg.resolve_aliases(self.f.dfg.inst_args(i)[0]);
+                (self.f.dfg.value_type(x) == types::I64).then_some(x)
+            }
+            _ => None,
+        }
+    }
+
+    /// The predicate `(x & k) != 0` of an i32 `x`: `LOP3 P, RZ, x, k, RZ,
+    /// 0xc0, !PT` (its predicate output is "result nonzero", or-ed with the
+    /// false `!PT`). An `ireduce`d pair is read in place.
+    pub fn lop3_nz(&mut self, x: Value, k: u32) -> Pred {
+        let r = match self.ireduce_of_pair(x) {
+            Some(pair) => self.use_value(pair),
+            None => self.use_value(x),
+        };
+        let p = self.temp(Class::P);
+        self.emit_b(
+            Bundle::new()
+                .inst(ursa_emit::forms::LOP3_RIR)
+                .def("pu", p)
+                .set("rd", ursa_emit::RZ as u64)
+                .use_("ra", r)
+                .set("vb", k as u64)
+                .set("rc", ursa_emit::RZ as u64)
+                .set("lut", 0xc0)
+                .set("pp", ursa_emit::PT as u64)
+                .set("pp.not", 1),
+        );
+        p
     }
 
     /// `bmask`: all ones where the predicate holds, else 0 (`SEL d, RZ, -1, !p`).
