@@ -37,12 +37,14 @@
 //! 32-bit halves, which the `uextend lo | uextend hi << 32` rule makes a
 //! pair). `docs/performance.md` ("Misaligned loads and stores") has the
 //! counts against the always byte-wise alternative. 8-bit accesses are
-//! always aligned; other types (floats, i128, vectors) are left to their own
+//! always aligned. `f32`/`f64` accesses take the same paths, the slow one on
+//! the bits (`bitcast` to and from `i32`/`i64`); i128 has been narrowed to
+//! i64 halves before this pass; other types (vectors) are left to their own
 //! lowering (an unflagged misaligned one still faults, never a wrong value).
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::immediates::Offset32;
-use cranelift_codegen::ir::{types, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlags, Opcode, Type, Value, ValueDef};
+use cranelift_codegen::ir::{types, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlags, MemFlagsData, Opcode, Type, Value, ValueDef};
 
 /// A load or store this pass may rewrite.
 struct Access {
@@ -63,7 +65,8 @@ enum Known {
 }
 
 fn access(f: &Function, inst: Inst) -> Option<Access> {
-    let int = |t: Type| t.is_int() && t.bits() <= 64;
+    // Integers up to 64 bits, and f32/f64 by their bits.
+    let int = |t: Type| (t.is_int() && t.bits() <= 64) || t == types::F32 || t == types::F64;
     match f.dfg.insts[inst] {
         InstructionData::Load { opcode, flags, offset, arg } => {
             let ty = f.dfg.value_type(f.dfg.first_result(inst));
@@ -201,6 +204,8 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
     let shift_of = |k: i32| if little { 8 * k } else { 8 * (n - 1 - k) };
     if a.store {
         let x = pos.func.dfg.inst_args(inst)[0];
+        let xt = pos.func.dfg.value_type(x);
+        let x = if xt.is_float() { pos.ins().bitcast(int_type(xt.bytes()), MemFlagsData::new(), x) } else { x };
         // An i64 is shifted as two 32-bit halves (a 64-bit shift is two
         // instructions).
         let halves: Vec<Value> = if n == 8 && pos.func.dfg.value_type(x) == types::I64 {
@@ -264,6 +269,8 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
             Opcode::Sload16 | Opcode::Sload32 => pos.ins().sextend(ty, raw),
             _ => pos.ins().uextend(ty, raw),
         }
+    } else if ty.is_float() {
+        pos.ins().bitcast(ty, MemFlagsData::new(), raw)
     } else {
         raw
     };
