@@ -3,7 +3,8 @@
 //! The pipeline, one pass per file:
 //!
 //! 1. verify — Cranelift's verifier ([`compile`]);
-//! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
+//! 2. [`narrow_i128`] — every `i128` value becomes two `i64` halves;
+//!    [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
@@ -27,6 +28,7 @@ pub mod calc_instr_deps;
 pub mod encode;
 pub mod fold_cmem;
 pub mod legalize;
+pub mod narrow_i128;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
@@ -127,7 +129,11 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         }
         return Err(Error::Verifier(text));
     }
+    // The kernel parameter table of the function as written: an i128
+    // parameter (16 bytes, 8-aligned) has the layout of its two halves.
+    let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
     let mut func = func.clone();
+    narrow_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
     let mut printed = String::new();
     let mut print = |pass: &str, text: &dyn fmt::Display| {
@@ -157,7 +163,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             name: symbol_name(&func),
             kernel: opts.kernel,
             code: bytes,
-            params: if opts.kernel { kernel_params(&func) } else { Vec::new() },
+            params,
             relocs,
             shared_size: 0,
             local_size: code.frame_size,
