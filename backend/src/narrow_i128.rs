@@ -401,41 +401,48 @@ impl Narrow {
                 };
                 out.push(Ok((lo, hi)));
             }
-            Opcode::UaddOverflow | Opcode::SaddOverflow | Opcode::UsubOverflow | Opcode::SsubOverflow => {
+            Opcode::UaddOverflow | Opcode::UsubOverflow => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                let add = matches!(op, Opcode::UaddOverflow | Opcode::SaddOverflow);
-                let (lo, c) = if add { pos.ins().uadd_overflow(x.0, y.0) } else { pos.ins().usub_overflow(x.0, y.0) };
-                let (hi, flag) = match op {
-                    Opcode::UaddOverflow => pos.ins().uadd_overflow_cin(x.1, y.1, c),
-                    Opcode::SaddOverflow => pos.ins().sadd_overflow_cin(x.1, y.1, c),
-                    Opcode::UsubOverflow => pos.ins().usub_overflow_bin(x.1, y.1, c),
-                    _ => pos.ins().ssub_overflow_bin(x.1, y.1, c),
-                };
+                let ((lo, c), add) = if op == Opcode::UaddOverflow { (pos.ins().uadd_overflow(x.0, y.0), true) } else { (pos.ins().usub_overflow(x.0, y.0), false) };
+                let (hi, flag) = if add { pos.ins().uadd_overflow_cin(x.1, y.1, c) } else { pos.ins().usub_overflow_bin(x.1, y.1, c) };
                 out.extend([Ok((lo, hi)), Err(flag)]);
             }
-            Opcode::UaddOverflowCin | Opcode::SaddOverflowCin | Opcode::UsubOverflowBin | Opcode::SsubOverflowBin => {
+            Opcode::UaddOverflowCin | Opcode::UsubOverflowBin => {
+                // Unsigned, a carry (borrow) of the sum with or without the
+                // carry-in is the carry of the whole: the i64 forms chain.
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
                 let cin = args[2];
-                let add = matches!(op, Opcode::UaddOverflowCin | Opcode::SaddOverflowCin);
+                let add = op == Opcode::UaddOverflowCin;
                 let (lo, c) = if add { pos.ins().uadd_overflow_cin(x.0, y.0, cin) } else { pos.ins().usub_overflow_bin(x.0, y.0, cin) };
-                let (hi, flag) = match op {
-                    Opcode::UaddOverflowCin => pos.ins().uadd_overflow_cin(x.1, y.1, c),
-                    Opcode::SaddOverflowCin => pos.ins().sadd_overflow_cin(x.1, y.1, c),
-                    Opcode::UsubOverflowBin => pos.ins().usub_overflow_bin(x.1, y.1, c),
-                    _ => pos.ins().ssub_overflow_bin(x.1, y.1, c),
-                };
+                let (hi, flag) = if add { pos.ins().uadd_overflow_cin(x.1, y.1, c) } else { pos.ins().usub_overflow_bin(x.1, y.1, c) };
                 out.extend([Ok((lo, hi)), Err(flag)]);
             }
-            Opcode::UaddOverflowTrap => {
-                let InstructionData::IntAddTrap { code, .. } = data else { return Err(unsupported(pos.func, inst, "this uadd_overflow_trap form")) };
+            Opcode::SaddOverflow | Opcode::SsubOverflow => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                let (lo, c) = pos.ins().uadd_overflow(x.0, y.0);
-                let (hi, flag) = pos.ins().uadd_overflow_cin(x.1, y.1, c);
-                pos.ins().trapnz(flag, code);
-                out.push(Ok((lo, hi)));
+                let add = op == Opcode::SaddOverflow;
+                let r = if add { add128(&mut pos, x, y) } else { sub128(&mut pos, x, y) };
+                let flag = signed_overflow(&mut pos, add, x, y, r);
+                out.extend([Ok(r), Err(flag)]);
+            }
+            Opcode::SaddOverflowCin | Opcode::SsubOverflowBin => {
+                // CLIF's definition (cranelift-interpreter, and the i32/i64
+                // rules): the flag is the overflow of x ± y or of that
+                // result ± the carry, in two steps.
+                let x = self.halves(pos.func, inst, args[0])?;
+                let y = self.halves(pos.func, inst, args[1])?;
+                let add = op == Opcode::SaddOverflowCin;
+                let s = if add { add128(&mut pos, x, y) } else { sub128(&mut pos, x, y) };
+                let f1 = signed_overflow(&mut pos, add, x, y, s);
+                let cb = pos.ins().icmp_imm_s(IntCC::NotEqual, args[2], 0);
+                let c0 = pos.ins().uextend(I64, cb);
+                let zero = pos.ins().iconst(I64, 0);
+                let r = if add { add128(&mut pos, s, (c0, zero)) } else { sub128(&mut pos, s, (c0, zero)) };
+                let f2 = signed_overflow(&mut pos, add, s, (c0, zero), r);
+                let flag = pos.ins().bor(f1, f2);
+                out.extend([Ok(r), Err(flag)]);
             }
             Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem => {
                 let x = self.halves(pos.func, inst, args[0])?;
@@ -533,6 +540,16 @@ fn sub128(pos: &mut FuncCursor, x: Pair, y: Pair) -> Pair {
     let (lo, b) = pos.ins().usub_overflow(x.0, y.0);
     let (hi, _) = pos.ins().usub_overflow_bin(x.1, y.1, b);
     (lo, hi)
+}
+
+/// Whether `r = x + y` (`add`) or `r = x - y` overflowed as signed 128-bit
+/// numbers: the sign bit of `(x ^ r) & (y ^ r)` (`(x ^ y) & (x ^ r)` for a
+/// difference), which only needs the high halves. An `i8` 0/1.
+fn signed_overflow(pos: &mut FuncCursor, add: bool, x: Pair, y: Pair, r: Pair) -> Value {
+    let a = pos.ins().bxor(x.1, r.1);
+    let b = if add { pos.ins().bxor(y.1, r.1) } else { pos.ins().bxor(x.1, y.1) };
+    let t = pos.ins().band(a, b);
+    pos.ins().icmp_imm_s(IntCC::SignedLessThan, t, 0)
 }
 
 fn binary(pos: &mut FuncCursor, op: Opcode, x: Pair, y: Pair) -> Pair {
