@@ -129,6 +129,19 @@ impl<'f> Lower<'f> {
         r
     }
 
+    /// An operand of a type no register class holds (an `i128` the
+    /// narrowing pass did not rewrite, a vector) is an error, reported
+    /// before any rule could fail to match on it.
+    fn check_operand_types(&self, inst: ir::Inst) -> Result<(), LowerError> {
+        for &a in self.f.dfg.inst_args(inst) {
+            let ty = self.f.dfg.value_type(a);
+            if class_of_type(ty).is_none() {
+                return Err(self.err(inst, format!("operand type {} is not supported", ty)));
+            }
+        }
+        Ok(())
+    }
+
     /// Lowers the whole function.
     pub fn run(mut self) -> Result<VCode, LowerError> {
         let f = self.f;
@@ -241,6 +254,7 @@ impl<'f> Lower<'f> {
                 self.cur_inst = Some(inst);
                 let data = &f.dfg.insts[inst];
                 if data.opcode().is_terminator() {
+                    self.check_operand_types(inst)?;
                     self.lower_terminator(inst, b, &split_of)?;
                 } else {
                     let results = f.dfg.inst_results(inst);
@@ -248,6 +262,7 @@ impl<'f> Lower<'f> {
                     if pure && results.iter().all(|r| !self.used[*r]) {
                         continue;
                     }
+                    self.check_operand_types(inst)?;
                     for &r in results {
                         let ty = f.dfg.value_type(r);
                         if class_of_type(ty).is_none() {
@@ -446,6 +461,12 @@ impl<'f> Lower<'f> {
                 m.sym = Some(SymRef { piece: 0, symbol: name });
                 self.push(m);
                 return Ok(Some(smallvec![d]));
+            }
+            // A bitcast between equal integer types is the value itself.
+            InstructionData::LoadNoOffset { opcode: ir::Opcode::Bitcast, arg, .. }
+                if f.dfg.value_type(arg) == f.dfg.value_type(f.dfg.first_result(inst)) && f.dfg.value_type(arg).is_int() =>
+            {
+                return Ok(Some(smallvec![self.use_value(arg)]));
             }
             _ => return Ok(None),
         };

@@ -281,7 +281,12 @@ def gen_extend():
     f = F('isplit_swap', ['i128'], ['i128'], 'v1, v2 = isplit v0\nv3 = iconcat v2, v1\nreturn v3')
     f.runs = [((x,), (((x & ((1 << 64) - 1)) << 64) | (x >> 64),)) for x in EDGES]
     fs.append(f)
-    write('extend.clif', ['uextend/sextend to i128, ireduce from i128, iconcat, isplit.'] + NOTE, fs)
+    for t, n in [('i8', 8), ('i16', 16), ('i32', 32), ('i64', 64), ('i128', 128)]:
+        f = F('bitcast_' + t, [t], [t], 'v1 = bitcast.%s v0\nreturn v1' % t)
+        f.runs = [((x,), (x,)) for x in sorted({u(e, n) for e in EDGES[:8]})]
+        fs.append(f)
+    write('extend.clif', ['uextend/sextend to i128, ireduce from i128, iconcat, isplit, and',
+                          'bitcast between equal integer types (a copy).'] + NOTE, fs)
 
 
 def gen_div():
