@@ -402,6 +402,25 @@ block0(v0: i128, v1: i64, v2: i128):
     cs = [(EDGES[i], u(EDGES[(i * 7) % 20], 64), EDGES[(i * 3 + 1) % 20]) for i in range(20)]
     text += ''.join('; run: %%caller(%s, %s, %s) == [%s, 42]\n' % (lit(a), lit(b, 64), lit(c), lit(u(~u((a + b) * c)))) for a, b, c in cs)
     text += '''
+function %straddle(i64, i64, i64, i64, i64, i64, i64, i128, i128) -> i64, i64, i64, i64, i64, i64, i64, i128, i128 {
+block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i128, v8: i128):
+    v9 = isub v7, v8
+    v10 = iadd v7, v8
+    return v0, v1, v2, v3, v4, v5, v6, v9, v10
+}
+
+function %straddle_caller(i128, i128) -> i128, i64 {
+    fn0 = %straddle(i64, i64, i64, i64, i64, i64, i64, i128, i128) -> i64, i64, i64, i64, i64, i64, i64, i128, i128
+block0(v0: i128, v1: i128):
+    v2 = iconst.i64 7
+    v3, v4, v5, v6, v7, v8, v9, v10, v11 = call fn0(v2, v2, v2, v2, v2, v2, v2, v0, v1)
+    v12 = bxor v10, v11
+    v13 = iadd v3, v9
+    return v12, v13
+}
+'''
+    text += ''.join('; run: %%straddle_caller(%s, %s) == [%s, 14]\n' % (lit(a), lit(b), lit(u(a - b) ^ u(a + b))) for a, b in pairs(5, 5))
+    text += '''
 function %loop_sum(i128, i32) -> i128 {
 block0(v0: i128, v1: i32):
     v2 = iconst.i64 0
