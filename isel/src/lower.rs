@@ -57,6 +57,10 @@ pub struct Lower<'f> {
     error: Option<String>,
     /// Lowering a kernel (parameters from constant bank 0, `EXIT`).
     pub kernel: bool,
+    /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
+    /// that a later carry-in of the same block reads as a predicate: the
+    /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
+    pub fused_carry: HashMap<Value, VReg>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -81,6 +85,7 @@ impl<'f> Lower<'f> {
             link: None,
             error: None,
             kernel: false,
+            fused_carry: HashMap::new(),
         }
     }
 
@@ -106,6 +111,11 @@ impl<'f> Lower<'f> {
     }
 
     /// Marks `v` as needed in a register and returns that register.
+    /// Whether some lowered instruction reads `v`'s register.
+    pub fn is_used(&self, v: Value) -> bool {
+        self.used[self.f.dfg.resolve_aliases(v)]
+    }
+
     pub fn use_value(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
         self.used[v] = true;
@@ -259,7 +269,7 @@ impl<'f> Lower<'f> {
                 } else {
                     let results = f.dfg.inst_results(inst);
                     let pure = !has_side_effect(f, inst);
-                    if pure && results.iter().all(|r| !self.used[*r]) {
+                    if pure && results.iter().all(|r| !self.used[*r] && !self.fused_carry.contains_key(r)) {
                         continue;
                     }
                     self.check_operand_types(inst)?;
