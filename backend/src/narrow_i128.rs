@@ -401,47 +401,41 @@ impl Narrow {
                 };
                 out.push(Ok((lo, hi)));
             }
-            Opcode::UaddOverflow | Opcode::UsubOverflow => {
-                let x = self.halves(pos.func, inst, args[0])?;
-                let y = self.halves(pos.func, inst, args[1])?;
-                let ((lo, c), add) = if op == Opcode::UaddOverflow { (pos.ins().uadd_overflow(x.0, y.0), true) } else { (pos.ins().usub_overflow(x.0, y.0), false) };
-                let (hi, flag) = if add { pos.ins().uadd_overflow_cin(x.1, y.1, c) } else { pos.ins().usub_overflow_bin(x.1, y.1, c) };
-                out.extend([Ok((lo, hi)), Err(flag)]);
-            }
-            Opcode::UaddOverflowCin | Opcode::UsubOverflowBin => {
+            Opcode::UaddOverflow | Opcode::UsubOverflow | Opcode::UaddOverflowCin | Opcode::UsubOverflowBin => {
                 // Unsigned, a carry (borrow) of the sum with or without the
                 // carry-in is the carry of the whole: the i64 forms chain.
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                let cin = args[2];
-                let add = op == Opcode::UaddOverflowCin;
-                let (lo, c) = if add { pos.ins().uadd_overflow_cin(x.0, y.0, cin) } else { pos.ins().usub_overflow_bin(x.0, y.0, cin) };
+                let add = matches!(op, Opcode::UaddOverflow | Opcode::UaddOverflowCin);
+                let (lo, c) = match (add, args.get(2)) {
+                    (true, None) => pos.ins().uadd_overflow(x.0, y.0),
+                    (false, None) => pos.ins().usub_overflow(x.0, y.0),
+                    (true, Some(&cin)) => pos.ins().uadd_overflow_cin(x.0, y.0, cin),
+                    (false, Some(&cin)) => pos.ins().usub_overflow_bin(x.0, y.0, cin),
+                };
                 let (hi, flag) = if add { pos.ins().uadd_overflow_cin(x.1, y.1, c) } else { pos.ins().usub_overflow_bin(x.1, y.1, c) };
                 out.extend([Ok((lo, hi)), Err(flag)]);
             }
-            Opcode::SaddOverflow | Opcode::SsubOverflow => {
+            Opcode::SaddOverflow | Opcode::SsubOverflow | Opcode::SaddOverflowCin | Opcode::SsubOverflowBin => {
+                // With a carry-in, CLIF's definition (cranelift-interpreter,
+                // and the i32/i64 rules): the flag is the overflow of x ± y
+                // or of that result ± the carry, in two steps.
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                let add = op == Opcode::SaddOverflow;
-                let r = if add { add128(&mut pos, x, y) } else { sub128(&mut pos, x, y) };
-                let flag = signed_overflow(&mut pos, add, x, y, r);
-                out.extend([Ok(r), Err(flag)]);
-            }
-            Opcode::SaddOverflowCin | Opcode::SsubOverflowBin => {
-                // CLIF's definition (cranelift-interpreter, and the i32/i64
-                // rules): the flag is the overflow of x ± y or of that
-                // result ± the carry, in two steps.
-                let x = self.halves(pos.func, inst, args[0])?;
-                let y = self.halves(pos.func, inst, args[1])?;
-                let add = op == Opcode::SaddOverflowCin;
+                let add = matches!(op, Opcode::SaddOverflow | Opcode::SaddOverflowCin);
                 let s = if add { add128(&mut pos, x, y) } else { sub128(&mut pos, x, y) };
                 let f1 = signed_overflow(&mut pos, add, x, y, s);
-                let cb = pos.ins().icmp_imm_s(IntCC::NotEqual, args[2], 0);
-                let c0 = pos.ins().uextend(I64, cb);
-                let zero = pos.ins().iconst(I64, 0);
-                let r = if add { add128(&mut pos, s, (c0, zero)) } else { sub128(&mut pos, s, (c0, zero)) };
-                let f2 = signed_overflow(&mut pos, add, s, (c0, zero), r);
-                let flag = pos.ins().bor(f1, f2);
+                let (r, flag) = match args.get(2) {
+                    None => (s, f1),
+                    Some(&cin) => {
+                        let cb = pos.ins().icmp_imm_s(IntCC::NotEqual, cin, 0);
+                        let c0 = pos.ins().uextend(I64, cb);
+                        let zero = pos.ins().iconst(I64, 0);
+                        let r = if add { add128(&mut pos, s, (c0, zero)) } else { sub128(&mut pos, s, (c0, zero)) };
+                        let f2 = signed_overflow(&mut pos, add, s, (c0, zero), r);
+                        (r, pos.ins().bor(f1, f2))
+                    }
+                };
                 out.extend([Ok(r), Err(flag)]);
             }
             Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem => {
