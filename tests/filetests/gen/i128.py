@@ -421,6 +421,18 @@ block0(v0: i128, v1: i128):
 '''
     text += ''.join('; run: %%straddle_caller(%s, %s) == [%s, 14]\n' % (lit(a), lit(b), lit(u(a - b) ^ u(a + b))) for a, b in pairs(5, 5))
     text += '''
+function %indirect_caller(i128, i64, i128) -> i128, i32 {
+    sig0 = (i32, i128, i64, i128) -> i128, i32
+    fn0 = %callee(i32, i128, i64, i128) -> i128, i32
+block0(v0: i128, v1: i64, v2: i128):
+    v3 = func_addr.i64 fn0
+    v4 = iconst.i32 41
+    v5, v6 = call_indirect sig0, v3(v4, v0, v1, v2)
+    return v5, v6
+}
+'''
+    text += ''.join('; run: %%indirect_caller(%s, %s, %s) == [%s, 42]\n' % (lit(a), lit(b, 64), lit(c), lit(u((a + b) * c))) for a, b, c in cs[:8])
+    text += '''
 function %loop_sum(i128, i32) -> i128 {
 block0(v0: i128, v1: i32):
     v2 = iconst.i64 0
