@@ -27,7 +27,9 @@
 //! * `iadd`: `(lo, c) = uadd_overflow x0, y0; hi = uadd_overflow_cin x1, y1, c`
 //!   (IADD carry chain); `isub` with `usub_overflow`/`usub_overflow_bin`;
 //! * `imul`: `lo = x0*y0`, `hi = umulhi(x0, y0) + x0*y1 + x1*y0` (the
-//!   products above 2^128 drop out);
+//!   products above 2^128 drop out); `umulhi`/`smulhi`: the high half of
+//!   the 256-bit product of four partial products, corrected for the signs
+//!   (`signed_high`);
 //! * `icmp eq/ne`: `(x0^y0)|(x1^y1)` against 0; ordered conditions:
 //!   `x1 == y1 ? (x0 <u y0 …) : (x1 < y1 …)` with the high halves compared
 //!   with the condition's signedness made strict, the low halves unsigned;
@@ -344,6 +346,12 @@ impl Narrow {
                 let y = self.halves(pos.func, inst, args[1])?;
                 out.push(Ok(binary(&mut pos, op, x, y)));
             }
+            Opcode::Umulhi | Opcode::Smulhi => {
+                let x = self.halves(pos.func, inst, args[0])?;
+                let y = self.halves(pos.func, inst, args[1])?;
+                let (_, hi) = product256(&mut pos, x, y);
+                out.push(Ok(if op == Opcode::Smulhi { signed_high(&mut pos, x, y, hi) } else { hi }));
+            }
             Opcode::Bnot => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 out.push(Ok((pos.ins().bnot(x.0), pos.ins().bnot(x.1))));
@@ -534,6 +542,38 @@ fn sub128(pos: &mut FuncCursor, x: Pair, y: Pair) -> Pair {
     let (lo, b) = pos.ins().usub_overflow(x.0, y.0);
     let (hi, _) = pos.ins().usub_overflow_bin(x.1, y.1, b);
     (lo, hi)
+}
+
+/// The 256-bit product of the unsigned 128-bit `x` and `y`, as its low and
+/// high 128-bit halves (the low one is what `imul` computes more cheaply): four 64 x 64 -> 128 partial products
+/// (`imul`/`umulhi`, IMAD.WIDE) summed with carry chains.
+fn product256(pos: &mut FuncCursor, x: Pair, y: Pair) -> (Pair, Pair) {
+    let wide = |pos: &mut FuncCursor, a: Value, b: Value| (pos.ins().imul(a, b), pos.ins().umulhi(a, b));
+    let a = wide(pos, x.0, y.0);
+    let b = wide(pos, x.0, y.1);
+    let c = wide(pos, x.1, y.0);
+    let d = wide(pos, x.1, y.1);
+    let zero = pos.ins().iconst(I64, 0);
+    // Limb 1: a1 + b0 + c0, carries k (0..2) into limb 2.
+    let t = add128(pos, (a.1, zero), (b.0, zero));
+    let (p1, k) = add128(pos, t, (c.0, zero));
+    // Limbs 2 and 3: b1 + c1 + (d0, d1) + k.
+    let u = add128(pos, (b.1, zero), (c.1, zero));
+    let u = add128(pos, u, (k, zero));
+    let hi = add128(pos, u, d);
+    ((a.0, p1), hi)
+}
+
+/// The high half of the signed product from the unsigned one `hi`:
+/// `hi - (x < 0 ? y : 0) - (y < 0 ? x : 0)` (mod 2^128).
+fn signed_high(pos: &mut FuncCursor, x: Pair, y: Pair, hi: Pair) -> Pair {
+    let zero = pos.ins().iconst(I64, 0);
+    let xneg = pos.ins().icmp_imm_s(IntCC::SignedLessThan, x.1, 0);
+    let yneg = pos.ins().icmp_imm_s(IntCC::SignedLessThan, y.1, 0);
+    let cy = select128(pos, xneg, y, (zero, zero));
+    let cx = select128(pos, yneg, x, (zero, zero));
+    let h = sub128(pos, hi, cy);
+    sub128(pos, h, cx)
 }
 
 /// Whether `r = x + y` (`add`) or `r = x - y` overflowed as signed 128-bit

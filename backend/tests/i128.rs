@@ -126,12 +126,32 @@ impl Rng {
     }
 }
 
+/// The high 128 bits of the 256-bit product, schoolbook on 32-bit limbs.
+fn umulhi(x: u128, y: u128) -> u128 {
+    let limbs = |v: u128| [0, 1, 2, 3].map(|k| (v >> (32 * k)) as u32 as u64);
+    let (a, b) = (limbs(x), limbs(y));
+    let mut r = [0u64; 8];
+    for i in 0..4 {
+        let mut carry = 0u64;
+        for j in 0..4 {
+            let t = a[i] * b[j] + r[i + j] + carry;
+            r[i + j] = t & 0xffff_ffff;
+            carry = t >> 32;
+        }
+        r[i + 4] = carry;
+    }
+    (4..8).fold(0u128, |acc, k| acc | (r[k] as u128) << (32 * (k - 4)))
+}
+
 fn reference(op: &str, x: u128, y: u128) -> Option<u128> {
     let (sx, sy) = (x as i128, y as i128);
     Some(match op {
         "iadd" => x.wrapping_add(y),
         "isub" => x.wrapping_sub(y),
         "imul" => x.wrapping_mul(y),
+        "umulhi" => umulhi(x, y),
+        // signed high half = unsigned one - (x < 0 ? y : 0) - (y < 0 ? x : 0)
+        "smulhi" => umulhi(x, y).wrapping_sub(if sx < 0 { y } else { 0 }).wrapping_sub(if sy < 0 { x } else { 0 }),
         "udiv" => x.checked_div(y)?,
         "urem" => x.checked_rem(y)?,
         "sdiv" => sx.checked_div(sy)? as u128,
@@ -160,7 +180,7 @@ fn reference(op: &str, x: u128, y: u128) -> Option<u128> {
 /// Every narrowed family against Rust on random operands.
 #[test]
 fn random_operands_against_rust() {
-    let binary = ["iadd", "isub", "imul", "udiv", "urem", "sdiv", "srem", "smin", "umax", "ishl", "ushr", "sshr", "rotl", "rotr"];
+    let binary = ["iadd", "isub", "imul", "umulhi", "smulhi", "udiv", "urem", "sdiv", "srem", "smin", "umax", "ishl", "ushr", "sshr", "rotl", "rotr"];
     let compares = ["slt", "ule", "sge", "ugt"];
     let unary = ["clz", "ctz", "cls", "popcnt", "bitrev", "bswap"];
     let mut src: String = binary.iter().map(|op| binary_fn(op)).collect();
