@@ -3,7 +3,8 @@
 //! The pipeline, one pass per file:
 //!
 //! 1. verify — Cranelift's verifier ([`compile`]);
-//! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
+//! 2. [`narrow_i128`] — every `i128` value becomes two `i64` halves;
+//!    [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //!    and [`legalize_memory`] — loads and stores that may be misaligned get
 //!    a run-time alignment check and a byte-wise slow path;
@@ -31,6 +32,7 @@ pub mod fold_cmem;
 pub mod legalize;
 pub mod legalize_atomics;
 pub mod legalize_memory;
+pub mod narrow_i128;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
@@ -146,7 +148,11 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         return Err(Error::Verifier(text));
     }
     let shared_size = opts.shared.function_size(func).map_err(Error::Unsupported)?;
+    // The kernel parameter table of the function as written: an i128
+    // parameter (16 bytes, 8-aligned) has the layout of its two halves.
+    let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
     let mut func = func.clone();
+    narrow_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
     legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
     legalize_atomics::legalize_atomics(&mut func);
@@ -178,7 +184,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             name: symbol_name(&func),
             kernel: opts.kernel,
             code: bytes,
-            params: if opts.kernel { kernel_params(&func) } else { Vec::new() },
+            params,
             relocs,
             shared_size,
             local_size: code.frame_size,

@@ -61,6 +61,10 @@ pub struct Lower<'f> {
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
     /// Offsets of the static shared-memory variables by name.
     pub shared_offsets: HashMap<String, u32>,
+    /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
+    /// that a later carry-in of the same block reads as a predicate: the
+    /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
+    pub fused_carry: HashMap<Value, VReg>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -87,6 +91,7 @@ impl<'f> Lower<'f> {
             kernel: false,
             spaces: SecondaryMap::new(),
             shared_offsets: HashMap::new(),
+            fused_carry: HashMap::new(),
         }
     }
 
@@ -117,6 +122,11 @@ impl<'f> Lower<'f> {
     }
 
     /// Marks `v` as needed in a register and returns that register.
+    /// Whether some lowered instruction reads `v`'s register.
+    pub fn is_used(&self, v: Value) -> bool {
+        self.used[self.f.dfg.resolve_aliases(v)]
+    }
+
     pub fn use_value(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
         self.used[v] = true;
@@ -138,6 +148,19 @@ impl<'f> Lower<'f> {
             r = n;
         }
         r
+    }
+
+    /// An operand of a type no register class holds (an `i128` the
+    /// narrowing pass did not rewrite, a vector) is an error, reported
+    /// before any rule could fail to match on it.
+    fn check_operand_types(&self, inst: ir::Inst) -> Result<(), LowerError> {
+        for &a in self.f.dfg.inst_args(inst) {
+            let ty = self.f.dfg.value_type(a);
+            if class_of_type(ty).is_none() {
+                return Err(self.err(inst, format!("operand type {} is not supported", ty)));
+            }
+        }
+        Ok(())
     }
 
     /// Lowers the whole function.
@@ -254,13 +277,15 @@ impl<'f> Lower<'f> {
                 self.cur_inst = Some(inst);
                 let data = &f.dfg.insts[inst];
                 if data.opcode().is_terminator() {
+                    self.check_operand_types(inst)?;
                     self.lower_terminator(inst, b, &split_of)?;
                 } else {
                     let results = f.dfg.inst_results(inst);
                     let pure = !has_side_effect(f, inst);
-                    if pure && results.iter().all(|r| !self.used[*r]) {
+                    if pure && results.iter().all(|r| !self.used[*r] && !self.fused_carry.contains_key(r)) {
                         continue;
                     }
+                    self.check_operand_types(inst)?;
                     for &r in results {
                         let ty = f.dfg.value_type(r);
                         if class_of_type(ty).is_none() {
@@ -540,6 +565,12 @@ impl<'f> Lower<'f> {
                 m.sym = Some(SymRef { piece: 0, symbol: name });
                 self.push(m);
                 return Ok(Some(smallvec![d]));
+            }
+            // A bitcast between equal integer types is the value itself.
+            InstructionData::LoadNoOffset { opcode: ir::Opcode::Bitcast, arg, .. }
+                if f.dfg.value_type(arg) == f.dfg.value_type(f.dfg.first_result(inst)) && f.dfg.value_type(arg).is_int() =>
+            {
+                return Ok(Some(smallvec![self.use_value(arg)]));
             }
             _ => return Ok(None),
         };

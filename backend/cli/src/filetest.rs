@@ -443,6 +443,12 @@ pub(crate) fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
     })
 }
 
+/// The argument or result slots (`R[4+2k : 5+2k]`) `params` take: two for
+/// an `i128` (its halves), one for every other type.
+pub(crate) fn abi_slots(params: &[cranelift_codegen::ir::AbiParam]) -> usize {
+    params.iter().map(|p| if p.value_type == types::I128 { 2 } else { 1 }).sum()
+}
+
 pub(crate) fn bits_of(v: &DataValue) -> Option<u64> {
     Some(match v {
         DataValue::I8(x) => *x as u8 as u64,
@@ -570,25 +576,36 @@ fn call_simulator(program: &Program, f: &Function, args: &[DataValue]) -> Result
     // On the simulator: argument k in R[4+2k : 5+2k].
     let mut words = Vec::new();
     for a in args {
-        let b = bits_of(a).ok_or_else(|| format!("argument {} is not of a supported type", a))?;
-        words.push(b as u32);
-        words.push((b >> 32) as u32);
+        // An i128 takes two argument slots, low half first (docs/abi.md).
+        let halves = match a {
+            DataValue::I128(x) => vec![*x as u64, (*x >> 64) as u64],
+            _ => vec![bits_of(a).ok_or_else(|| format!("argument {} is not of a supported type", a))?],
+        };
+        for b in halves {
+            words.push(b as u32);
+            words.push((b >> 32) as u32);
+        }
     }
-    let nret = 2 * f.signature.returns.len();
+    let nret = 2 * abi_slots(&f.signature.returns);
     let mut gpu = Gpu::new();
     let sim = gpu.call_with(program, &symbol_name(f), &words, nret, &test_config());
     let (runaway, explicit) = stop_kind(&sim);
     let ours: Result<Vec<DataValue>, String> = match sim {
-        Ok((regs, _)) => f
-            .signature
-            .returns
-            .iter()
-            .enumerate()
-            .map(|(k, r)| {
-                let bits = regs[2 * k] as u64 | (regs[2 * k + 1] as u64) << 32;
-                data_value(r.value_type, bits).ok_or_else(|| format!("result type {}", r.value_type))
-            })
-            .collect(),
+        Ok((regs, _)) => {
+            let slot = |k: usize| regs[2 * k] as u64 | (regs[2 * k + 1] as u64) << 32;
+            let mut k = 0;
+            let mut vals = Vec::new();
+            for r in &f.signature.returns {
+                if r.value_type == types::I128 {
+                    vals.push(Ok(DataValue::I128((slot(k) as u128 | (slot(k + 1) as u128) << 64) as i128)));
+                    k += 2;
+                } else {
+                    vals.push(data_value(r.value_type, slot(k)).ok_or_else(|| format!("result type {}", r.value_type)));
+                    k += 1;
+                }
+            }
+            vals.into_iter().collect()
+        }
         Err(trap) => Err(format!("trapped on the simulator: {}", trap)),
     };
     Ok((ours, runaway, explicit))

@@ -5,18 +5,18 @@
 //! `Gpu::call` passes arguments and results in registers only (at most
 //! eight of each, `docs/abi.md`). A function with more gets a caller written
 //! in CLIF and compiled with it: `%__ursa_run_NAME(i64)` loads the arguments
-//! from a buffer in global memory (8 bytes each, argument *k* at `8k`),
+//! from a buffer in global memory (16 bytes each, argument *k* at `16k`),
 //! calls the function, stores the results back into the buffer (result *k*
-//! at `8k`) and returns. The runner writes the buffer, calls the caller and
+//! at `16k`) and returns. The runner writes the buffer, calls the caller and
 //! reads the results.
 
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::Function;
+use cranelift_codegen::ir::{types, Function, Type};
 use cranelift_reader::Details;
 use ursa_emit::elf;
 use ursa_sim::{Gpu, Program};
 
-use crate::filetest::{bits_of, compile_guarded, data_value, stop_kind, test_config, SimCall};
+use crate::filetest::{abi_slots, bits_of, compile_guarded, data_value, stop_kind, test_config, SimCall};
 
 /// The name (with its `%`) of the function a `; run:` / `; print:`
 /// comment calls; `None` for other comments.
@@ -32,14 +32,33 @@ pub(crate) fn run_target<'a>(functions: &'a [(Function, Details<'_>)], name: &st
     functions.iter().map(|(f, _)| f).find(|f| f.name.to_string() == name)
 }
 
-/// Does `f` take or return values on the stack (more than the register slots)?
+/// Does `f` take or return values on the stack (more than the register
+/// slots; an i128 takes two)?
 pub(crate) fn needs_wrapper(f: &Function) -> bool {
     let n = ursa_isel::abi::MAX_REG_ARGS;
-    f.signature.params.len() > n || f.signature.returns.len() > n
+    abi_slots(&f.signature.params) > n || abi_slots(&f.signature.returns) > n
 }
 
-/// Bytes of the buffer per argument or result.
-const SLOT: u64 = 8;
+/// Bytes of the buffer per argument or result (an i128 fills one).
+const SLOT: u64 = 16;
+
+/// `v` as the little-endian bytes of a buffer slot.
+fn slot_bytes(v: &DataValue) -> Result<[u8; SLOT as usize], String> {
+    let mut b = [0u8; SLOT as usize];
+    match v {
+        DataValue::I128(x) => b.copy_from_slice(&x.to_le_bytes()),
+        _ => b[..8].copy_from_slice(&bits_of(v).ok_or_else(|| format!("argument {} is not of a supported type", v))?.to_le_bytes()),
+    }
+    Ok(b)
+}
+
+/// The value of `ty` in the slot bytes `b`.
+fn slot_value(ty: Type, b: &[u8]) -> Result<DataValue, String> {
+    if ty == types::I128 {
+        return Ok(DataValue::I128(i128::from_le_bytes(b[..16].try_into().unwrap())));
+    }
+    data_value(ty, u64::from_le_bytes(b[..8].try_into().unwrap())).ok_or_else(|| format!("result type {}", ty))
+}
 
 /// The CLIF text of the caller of `f` (see the module docs).
 pub(crate) fn wrapper_text(f: &Function) -> String {
@@ -86,8 +105,7 @@ pub(crate) fn call_simulator_wrapped(program: &Program, f: &Function, wrapper: &
     let buf = gpu.alloc(SLOT * n, 16);
     let mut bytes = vec![0u8; (SLOT * n) as usize];
     for (k, a) in args.iter().enumerate() {
-        let b = bits_of(a).ok_or_else(|| format!("argument {} is not an integer", a))?;
-        bytes[k * SLOT as usize..(k + 1) * SLOT as usize].copy_from_slice(&b.to_le_bytes());
+        bytes[k * SLOT as usize..(k + 1) * SLOT as usize].copy_from_slice(&slot_bytes(a)?);
     }
     gpu.write(buf, &bytes).map_err(|t| format!("writing the arguments: {}", t))?;
     let sim = gpu.call_with(program, wrapper, &[buf as u32, (buf >> 32) as u32], 0, &test_config());
@@ -99,10 +117,7 @@ pub(crate) fn call_simulator_wrapped(program: &Program, f: &Function, wrapper: &
                 .returns
                 .iter()
                 .enumerate()
-                .map(|(k, r)| {
-                    let bits = u64::from_le_bytes(mem[k * SLOT as usize..(k + 1) * SLOT as usize].try_into().unwrap());
-                    data_value(r.value_type, bits).ok_or_else(|| format!("result type {}", r.value_type))
-                })
+                .map(|(k, r)| slot_value(r.value_type, &mem[k * SLOT as usize..(k + 1) * SLOT as usize]))
                 .collect()
         }
         Err(trap) => Err(format!("trapped on the simulator: {}", trap)),
