@@ -41,6 +41,10 @@
 //! * `clz`: `x1 == 0 ? 64 + clz x0 : clz x1`, `ctz` mirrored, `popcnt` the
 //!   sum, `cls` = `clz(x ^ (x >>s 127)) - 1`, `bitrev`/`bswap` of each half
 //!   with the halves swapped;
+//! * `fcvt_from_uint`/`fcvt_from_sint`: the `i64` conversion of the top 64
+//!   bits with a sticky bit, scaled by a power of two (`float_from128`);
+//!   `fcvt_to_*` (and `_sat`): range checks, then two truncated pieces
+//!   (`float_to128`);
 //! * `udiv`/`urem`/`sdiv`/`srem`: the restoring shift-subtract loop of
 //!   `legalize.rs` (128 iterations) written on the halves, with the same
 //!   traps (`int_divz`, `int_ovf` for `sdiv INT_MIN, -1`).
@@ -52,11 +56,11 @@ use std::collections::HashMap;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::immediates::Offset32;
-use cranelift_codegen::ir::types::{I128, I32, I64};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
+use cranelift_codegen::ir::types::{F32, I128, I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, Opcode, Signature, TrapCode, Value,
+    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, Signature, TrapCode, Type, Value,
 };
 
 type Pair = (Value, Value);
@@ -451,6 +455,14 @@ impl Narrow {
                 let d = self.halves(pos.func, inst, args[1])?;
                 out.push(Ok(divide(&mut pos, inst, op, x, d)));
             }
+            Opcode::FcvtFromUint | Opcode::FcvtFromSint => {
+                let x = self.halves(pos.func, inst, args[0])?;
+                let ty = pos.func.dfg.value_type(results[0]);
+                out.push(Err(float_from128(&mut pos, ty, x, op == Opcode::FcvtFromSint)));
+            }
+            Opcode::FcvtToUint | Opcode::FcvtToSint | Opcode::FcvtToUintSat | Opcode::FcvtToSintSat => {
+                out.push(Ok(float_to128(&mut pos, op, args[0])));
+            }
             _ => return Err(unsupported(pos.func, inst, &format!("`{}` on i128", op))),
         }
         // Replace the old instruction's results and remove it.
@@ -637,6 +649,125 @@ fn icmp128(pos: &mut FuncCursor, cc: IntCC, x: Pair, y: Pair) -> Value {
             pos.ins().select(hi_eq, lo_c, hi_c)
         }
     }
+}
+
+/// The float constant `2^e` of type `ty` (`f32` or `f64`; `e` within its
+/// normal range).
+fn pow2(pos: &mut FuncCursor, ty: Type, e: i32) -> Value {
+    if ty == F32 {
+        pos.ins().f32const(Ieee32::with_bits(((127 + e) as u32) << 23))
+    } else {
+        pos.ins().f64const(Ieee64::with_bits(((1023 + e) as u64) << 52))
+    }
+}
+
+/// The float constant `v` of type `ty` (`f32` or `f64`).
+fn fconst(pos: &mut FuncCursor, ty: Type, v: f64) -> Value {
+    if ty == F32 {
+        pos.ins().f32const(v as f32)
+    } else {
+        pos.ins().f64const(v)
+    }
+}
+
+/// `2^(64 - s)` of type `ty` for an `i64` count `s` in 0..=64, built from
+/// its exponent bits.
+fn pow2_64_minus(pos: &mut FuncCursor, ty: Type, s: Value) -> Value {
+    let (bias, frac, ity) = if ty == F32 { (127 + 64, 23, I32) } else { (1023 + 64, 52, I64) };
+    let s = if ity == I32 { pos.ins().ireduce(I32, s) } else { s };
+    let k = pos.ins().iconst(ity, bias);
+    let e = pos.ins().isub(k, s);
+    let bits = pos.ins().ishl_imm_u(e, frac);
+    pos.ins().bitcast(ty, MemFlagsData::new(), bits)
+}
+
+/// `fcvt_from_uint`/`fcvt_from_sint` of an `i128` to `ty`, correctly
+/// rounded: when the high half is 0, the `i64` conversion of the low half;
+/// otherwise the top 64 bits of `x << clz(x1)` with a sticky bit for the
+/// bits shifted out (it sits below the rounding position of both float
+/// types, so the one rounding of the `i64` conversion is the right one),
+/// scaled by `2^(64 - clz)`, which is exact (or overflows to infinity
+/// exactly when the rounded value does). Signed: the magnitude (`2^127` for
+/// `INT_MIN`, read unsigned), converted, negated.
+fn float_from128(pos: &mut FuncCursor, ty: Type, x: Pair, signed: bool) -> Value {
+    let (neg, x) = if signed {
+        let neg = pos.ins().icmp_imm_s(IntCC::SignedLessThan, x.1, 0);
+        let zero = const128(pos, 0);
+        let m = sub128(pos, zero, x);
+        (Some(neg), select128(pos, neg, m, x))
+    } else {
+        (None, x)
+    };
+    let small = pos.ins().fcvt_from_uint(ty, x.0);
+    let s = pos.ins().clz(x.1);
+    let top_hi = pos.ins().ishl(x.1, s);
+    let top_lo = ushr_comp(pos, x.0, s);
+    let top = pos.ins().bor(top_hi, top_lo);
+    let rest = pos.ins().ishl(x.0, s);
+    let sticky = pos.ins().icmp_imm_s(IntCC::NotEqual, rest, 0);
+    let sticky = pos.ins().uextend(I64, sticky);
+    let top = pos.ins().bor(top, sticky);
+    let r = pos.ins().fcvt_from_uint(ty, top);
+    let scale = pow2_64_minus(pos, ty, s);
+    let big = pos.ins().fmul(r, scale);
+    let high_zero = pos.ins().icmp_imm_s(IntCC::Equal, x.1, 0);
+    let u = pos.ins().select(high_zero, small, big);
+    match neg {
+        Some(neg) => {
+            let n = pos.ins().fneg(u);
+            pos.ins().select(neg, n, u)
+        }
+        None => u,
+    }
+}
+
+/// `fcvt_to_uint`/`fcvt_to_sint` (and `_sat`) of a float to `i128`,
+/// truncating: the range checks of CLIF first (NaN traps with `bad_toint`,
+/// out of range with `int_ovf`; the `_sat` forms clamp, NaN to 0), then the
+/// magnitude `a` in two pieces, `hi = trunc(a * 2^-64)` and
+/// `lo = trunc(a - hi * 2^64)` — both exact, since a float of 2^64 or more
+/// is an integer and `hi` has no more significant bits than `a` — each by
+/// the saturating `i64` conversion, and the sign.
+fn float_to128(pos: &mut FuncCursor, op: Opcode, x: Value) -> Pair {
+    let ty = pos.func.dfg.value_type(x);
+    let signed = matches!(op, Opcode::FcvtToSint | Opcode::FcvtToSintSat);
+    let sat = matches!(op, Opcode::FcvtToUintSat | Opcode::FcvtToSintSat);
+    let limit = pow2(pos, ty, if signed { 127 } else { 128 });
+    let too_big = pos.ins().fcmp(FloatCC::GreaterThanOrEqual, x, limit);
+    let low = if signed { pos.ins().fneg(limit) } else { fconst(pos, ty, -1.0) };
+    // Below the range: x < -2^127 (signed), x <= -1 (unsigned).
+    let too_small = pos.ins().fcmp(if signed { FloatCC::LessThan } else { FloatCC::LessThanOrEqual }, x, low);
+    if !sat {
+        let nan = pos.ins().fcmp(FloatCC::Unordered, x, x);
+        pos.ins().trapnz(nan, TrapCode::BAD_CONVERSION_TO_INTEGER);
+        let out = pos.ins().bor(too_big, too_small);
+        pos.ins().trapnz(out, TrapCode::INTEGER_OVERFLOW);
+    }
+    let a = if signed { pos.ins().fabs(x) } else { x };
+    let down = pow2(pos, ty, -64);
+    let scaled = pos.ins().fmul(a, down);
+    let hi = pos.ins().fcvt_to_uint_sat(I64, scaled);
+    let hf = pos.ins().fcvt_from_uint(ty, hi);
+    let up = pow2(pos, ty, 64);
+    let hs = pos.ins().fmul(hf, up);
+    let rest = pos.ins().fsub(a, hs);
+    let lo = pos.ins().fcvt_to_uint_sat(I64, rest);
+    let mut r = (lo, hi);
+    if signed {
+        let zero = fconst(pos, ty, 0.0);
+        let neg = pos.ins().fcmp(FloatCC::LessThan, x, zero);
+        let z = const128(pos, 0);
+        let m = sub128(pos, z, r);
+        r = select128(pos, neg, m, r);
+    }
+    if sat {
+        let (max, min) = if signed { (i128::MAX, i128::MIN) } else { (-1i128, 0) };
+        let max = const128(pos, max);
+        r = select128(pos, too_big, max, r);
+        let min = const128(pos, min);
+        r = select128(pos, too_small, min, r);
+    }
+    r
 }
 
 /// `clz` of an `i128` (an `i64` count).

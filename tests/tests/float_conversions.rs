@@ -1,5 +1,5 @@
 //! The trapping float-to-integer conversions (`fcvt_to_sint`,
-//! `fcvt_to_uint`) for every float and integer type, at and around the
+//! `fcvt_to_uint`) for every float and integer type (i8 … i128), at and around the
 //! bounds of each integer type (the float neighbours of MIN − 1, MIN, MAX,
 //! MAX + 1 and 0), on the simulator, against the host: a NaN traps with
 //! `bad_toint`, a value whose truncation is outside the integer type traps
@@ -28,10 +28,15 @@ fn around(x: f64, f32_: bool) -> Vec<f64> {
 fn trapping_and_saturating_conversions_at_the_bounds() {
     let mut checked = 0;
     for fty in ["f32", "f64"] {
-        for ity in ["i8", "i16", "i32", "i64"] {
+        for ity in ["i8", "i16", "i32", "i64", "i128"] {
             for signed in [true, false] {
-                let bits: u32 = ity[1..].parse().unwrap();
-                let (min, max): (i128, i128) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+                let bits: i32 = ity[1..].parse().unwrap();
+                // The valid truncations are min_f <= t < lim_f (exact in f64
+                // for every width); as bit patterns, min and max.
+                let (min_f, lim_f) = if signed { (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1)) } else { (0.0, 2f64.powi(bits)) };
+                let ones = |n: i32| if n == 128 { u128::MAX } else { (1u128 << n) - 1 };
+                let (min, max): (u128, u128) = if signed { (!ones(bits - 1), ones(bits - 1)) } else { (0, ones(bits)) };
+                let to_bits = |t: f64| if t < 0.0 { (t as i128) as u128 } else { t as u128 };
                 let s = if signed { "sint" } else { "uint" };
                 let text = format!(
                     "function %t({fty}) -> {ity} {{\nblock0(v0: {fty}):\n    v1 = fcvt_to_{s}.{ity} v0\n    return v1\n}}\n\
@@ -41,24 +46,35 @@ fn trapping_and_saturating_conversions_at_the_bounds() {
                 let compiled: Vec<_> = funcs.iter().map(|f| compile_guarded(f).expect("compiles")).collect();
                 let program = link_for_test(compiled).expect("links");
                 let mut inputs: Vec<f64> = vec![f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5, -0.99];
-                for b in [min - 1, min, max, max + 1, 0] {
-                    inputs.extend(around(b as f64, fty == "f32"));
+                for b in [min_f - 1.0, min_f, lim_f - 1.0, lim_f, 0.0] {
+                    inputs.extend(around(b, fty == "f32"));
                 }
                 for x in inputs {
                     let x = if fty == "f32" { x as f32 as f64 } else { x };
                     let arg = if fty == "f32" { DataValue::F32(Ieee32::with_bits((x as f32).to_bits())) } else { DataValue::F64(Ieee64::with_bits(x.to_bits())) };
-                    let want: Result<i128, &str> = if x.is_nan() {
+                    let t = x.trunc();
+                    let want: Result<u128, &str> = if x.is_nan() {
                         Err("bad_toint")
+                    } else if t < min_f || t >= lim_f {
+                        Err("int_ovf")
                     } else {
-                        let t = x.trunc();
-                        if t < min as f64 || t > max as f64 || (t as i128) < min || (t as i128) > max { Err("int_ovf") } else { Ok(t as i128) }
+                        Ok(to_bits(t))
                     };
-                    let sat: i128 = if x.is_nan() { 0 } else { (x.trunc().max(min as f64).min(max as f64) as i128).clamp(min, max) };
-                    let as_dv = |v: i128| match bits {
+                    let sat: u128 = if x.is_nan() {
+                        0
+                    } else if t < min_f {
+                        min
+                    } else if t >= lim_f {
+                        max
+                    } else {
+                        to_bits(t)
+                    };
+                    let as_dv = |v: u128| match bits {
                         8 => DataValue::I8(v as i8),
                         16 => DataValue::I16(v as i16),
                         32 => DataValue::I32(v as i32),
-                        _ => DataValue::I64(v as i64),
+                        64 => DataValue::I64(v as i64),
+                        _ => DataValue::I128(v as i128),
                     };
                     let got = simulate(&program, &funcs[0], std::slice::from_ref(&arg));
                     match (&want, &got) {
@@ -75,7 +91,7 @@ fn trapping_and_saturating_conversions_at_the_bounds() {
             }
         }
     }
-    assert!(checked > 400, "{checked}");
+    assert!(checked > 500, "{checked}");
 }
 
 /// f16 and f128 values (reachable only as operands: bitcasts of integers)
