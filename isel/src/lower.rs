@@ -122,11 +122,6 @@ impl<'f> Lower<'f> {
     }
 
     /// Marks `v` as needed in a register and returns that register.
-    /// Whether some lowered instruction reads `v`'s register.
-    pub fn is_used(&self, v: Value) -> bool {
-        self.used[self.f.dfg.resolve_aliases(v)]
-    }
-
     pub fn use_value(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
         self.used[v] = true;
