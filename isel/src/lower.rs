@@ -29,8 +29,8 @@ pub type InstOutput = SmallVec<[VReg; 2]>;
 mod generated {
     use super::*;
     use crate::context::InstData;
-    use cranelift_codegen::ir::condcodes::IntCC;
-    use cranelift_codegen::ir::immediates::{Imm64, Offset32};
+    use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+    use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Imm64, Offset32};
     use cranelift_codegen::ir::types::*;
     use cranelift_codegen::ir::{FuncRef, Inst, MemFlags, Opcode, SigRef, StackSlot, TrapCode, Type, Value};
     include!(concat!(env!("OUT_DIR"), "/isle_lower.rs"));
@@ -61,8 +61,8 @@ pub struct Lower<'f> {
 
 fn class_of_type(ty: Type) -> Option<Class> {
     match ty {
-        types::I8 | types::I16 | types::I32 => Some(Class::R),
-        types::I64 => Some(Class::RPair),
+        types::I8 | types::I16 | types::I32 | types::F32 => Some(Class::R),
+        types::I64 | types::F64 => Some(Class::RPair),
         _ => None,
     }
 }

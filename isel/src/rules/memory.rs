@@ -36,8 +36,8 @@ fn access(op: Opcode, ty: Type) -> Result<(&'static str, u32), String> {
         Opcode::Load | Opcode::Store => match ty {
             types::I8 => ("U8", 8),
             types::I16 => ("U16", 16),
-            types::I32 => ("32", 32),
-            types::I64 => ("64", 64),
+            types::I32 | types::F32 => ("32", 32),
+            types::I64 | types::F64 => ("64", 64),
             _ => return Err(format!("{} of type {} is not supported", op, ty)),
         },
         _ => return Err(format!("{} is not supported", op)),
@@ -87,7 +87,7 @@ impl Lower<'_> {
             Ok(a) => a,
             Err(m) => return self.unsupported(m),
         };
-        let wide = ty == types::I64;
+        let wide = ty == types::I64 || ty == types::F64;
         let big = self.f.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big;
         let b = self.mem_bundle(forms::LD_RI, forms::LDL_RI, base, off).named("dtype", dtype);
         if bits == 64 {
