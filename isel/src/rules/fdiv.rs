@@ -1,0 +1,390 @@
+//! Constructors for `isle/lower/fdiv.isle`: correctly rounded `fdiv` and
+//! `sqrt` of f32 and f64 without a divide instruction (docs/float.md,
+//! "Division and square root").
+//!
+//! Each sequence is one allocator-level bundle, written below as assembly
+//! with *template registers*: the numbers name the operands, not machine
+//! registers. [`Template::new`] parses the text once with the assembler's
+//! instruction parser; [`Template::bundle`] binds every register field to a
+//! virtual register: the inputs (read only), the result (written, may be
+//! written again by guarded slow-path pieces) and scratch registers of the
+//! bundle (pairs or single registers, predicates). Two template registers
+//! `R2k`, `R2k+1` declared as a pair are the low and high word of one pair.
+//!
+//! The fast path runs unguarded; the pieces that handle what the fast path
+//! cannot round are guarded by predicates the sequence computes, so they
+//! issue but do not execute when the fast path applies.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use ursa_emit::{parse_inst, Inst, NoLabels, RegFile, RegSlot};
+
+use crate::lower::Lower;
+use crate::vcode::{Bundle, Class, VReg};
+
+/// What a template register stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Operand `k` of the CLIF instruction (read only).
+    In(usize),
+    /// The result.
+    Out,
+    /// Scratch register number `k` of the bundle.
+    Tmp(usize),
+}
+
+/// A parsed sequence and the meaning of each template register.
+pub struct Template {
+    pieces: Vec<Inst>,
+    /// Per piece: (field index, register file, template register number).
+    fields: Vec<Vec<(usize, RegFile, u32, bool)>>,
+    /// Template general register (the low one of a pair) → role and class.
+    regs: HashMap<u32, (Role, Class)>,
+    /// Template predicate → scratch predicate number.
+    preds: HashMap<u32, usize>,
+    temps: Vec<Class>,
+}
+
+impl Template {
+    /// Parses `text` (one instruction per line, `//` comments). `inputs`
+    /// and `output` give the template registers of the operands and the
+    /// result with their classes; every other register the text names is a
+    /// scratch register (a pair if `pairs` lists its even number).
+    fn new(text: &str, inputs: &[(u32, Class)], output: (u32, Class), pairs: &[u32]) -> Template {
+        let mut t = Template { pieces: Vec::new(), fields: Vec::new(), regs: HashMap::new(), preds: HashMap::new(), temps: Vec::new() };
+        for (k, &(r, c)) in inputs.iter().enumerate() {
+            t.regs.insert(r, (Role::In(k), c));
+        }
+        t.regs.insert(output.0, (Role::Out, output.1));
+        // Every scratch half is first written by an unguarded piece, so that
+        // its value starts inside the bundle (a guarded first write would
+        // make `pack_regs` keep whatever the register held before).
+        let mut first_written: Vec<u32> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let inst = parse_inst(line, 0, None, &NoLabels).unwrap_or_else(|e| panic!("fdiv template line {}: `{}`: {:?}", n + 1, line, e));
+            let mut fields = Vec::new();
+            // Writes first: a scratch register must be written before it is read.
+            let refs = inst.reg_writes().into_iter().map(|r| (r, true)).chain(inst.reg_reads().into_iter().map(|r| (r, false)));
+            for (r, write) in refs {
+                let field = match r.slot {
+                    RegSlot::Field(f) => f as usize,
+                    RegSlot::Guard => inst.field_index("pg").expect("guarded form without pg"),
+                };
+                match r.file {
+                    RegFile::R => {
+                        let base = r.num & !1;
+                        let key = if t.regs.get(&base).is_some_and(|x| x.1 == Class::RPair) || pairs.contains(&base) { base } else { r.num };
+                        let hi = key != r.num;
+                        if write && !first_written.contains(&r.num) {
+                            first_written.push(r.num);
+                            let scratch = !matches!(t.regs.get(&key).map(|x| x.0), Some(Role::In(_)) | Some(Role::Out));
+                            assert!(!scratch || !inst.is_guarded(), "fdiv template line {}: the first write of scratch R{} is guarded", n + 1, r.num);
+                        }
+                        if !t.regs.contains_key(&key) {
+                            assert!(write, "fdiv template line {}: scratch R{} read before it is written", n + 1, r.num);
+                            let class = if pairs.contains(&key) { Class::RPair } else { Class::R };
+                            t.regs.insert(key, (Role::Tmp(t.temps.len()), class));
+                            t.temps.push(class);
+                        }
+                        if write {
+                            assert!(!matches!(t.regs[&key].0, Role::In(_)), "fdiv template line {}: writes input R{}", n + 1, r.num);
+                        }
+                        fields.push((field, RegFile::R, key, hi));
+                        if r.count == 2 {
+                            assert!(!hi && t.regs[&key].1 == Class::RPair, "fdiv template line {}: R[{}:{}] is not a declared pair", n + 1, r.num, r.num + 1);
+                        }
+                    }
+                    RegFile::P => {
+                        if !t.preds.contains_key(&r.num) {
+                            assert!(write, "fdiv template line {}: P{} read before it is written", n + 1, r.num);
+                            t.preds.insert(r.num, t.temps.len());
+                            t.temps.push(Class::P);
+                        }
+                        fields.push((field, RegFile::P, r.num, false));
+                    }
+                    f => panic!("fdiv template line {}: register file {:?}", n + 1, f),
+                }
+            }
+            t.pieces.push(inst);
+            t.fields.push(fields);
+        }
+        t
+    }
+
+    /// The bundle for operands `ins` and result `out`.
+    fn bundle(&self, lower: &mut Lower, ins: &[VReg], out: VReg) -> Bundle {
+        let temps: Vec<VReg> = self.temps.iter().map(|&c| lower.temp(c)).collect();
+        let mut b = Bundle::new();
+        for (inst, fields) in self.pieces.iter().zip(&self.fields) {
+            b.m.pieces.push(inst.clone());
+            // Outputs were listed first in `fields`; a field that is both read
+            // and written (none in these templates) would appear twice.
+            let mut done: Vec<usize> = Vec::new();
+            for &(field, file, key, hi) in fields {
+                if done.contains(&field) {
+                    continue;
+                }
+                done.push(field);
+                let name = inst.field_def(field).name.as_ref();
+                let writes = inst.operand_fields(true).contains(&field);
+                b = match file {
+                    RegFile::P => {
+                        let v = temps[self.preds[&key]];
+                        if writes { b.temp(name, v) } else { b.use_(name, v) }
+                    }
+                    _ => {
+                        let (role, _) = self.regs[&key];
+                        match (role, writes, hi) {
+                            (Role::In(k), _, false) => b.use_(name, ins[k]),
+                            (Role::In(k), _, true) => b.use_hi(name, ins[k]),
+                            (Role::Out, true, false) => b.def(name, out),
+                            (Role::Out, true, true) => b.def_hi(name, out),
+                            (Role::Out, false, false) => b.use_(name, out),
+                            (Role::Out, false, true) => b.use_hi(name, out),
+                            (Role::Tmp(k), true, false) => b.temp(name, temps[k]),
+                            (Role::Tmp(k), true, true) => b.temp_hi(name, temps[k]),
+                            (Role::Tmp(k), false, false) => b.use_(name, temps[k]),
+                            (Role::Tmp(k), false, true) => b.use_hi(name, temps[k]),
+                        }
+                    }
+                };
+            }
+        }
+        b
+    }
+}
+
+// ---- the sequences (docs/float.md) -------------------------------------------
+//
+// f32: operands R8 (a), R9 (b); result R20. Computed in binary64 (exact
+// conversions, DFMA refinement of the MUFU.RCP.F64 / MUFU.RSQ.F64 seed) and
+// rounded once to binary32 by F2F.F32.F64.
+// f64 division: a = R[8:9], b = R[10:11], result R[12:13].
+// f64 square root: a = R[8:9], result R[18:19].
+
+const DIV_F32: &str = "
+    F2F.F64.F32 R[10:11], R8 ;
+    F2F.F64.F32 R[12:13], R9 ;
+    MUFU.RCP.F64 R15, R13 ;
+    MOV R14, RZ ;
+    DFMA R[16:17], -R[12:13], R[14:15], 1 ;
+    DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DMUL R[16:17], R[10:11], R[14:15] ;
+    DFMA R[18:19], -R[12:13], R[16:17], R[10:11] ;
+    DFMA R[16:17], R[14:15], R[18:19], R[16:17] ;
+    F2F.F32.F64 R20, R[16:17] ;
+    FSETP.GT.AND P1, PT, |R9|, 0, PT ;
+    FSETP.LT.AND P1, PT, |R9|, +INF, P1 ;
+    FSETP.GT.AND P0, PT, |R8|, 0, P1 ;
+    FSETP.LT.AND P0, PT, |R8|, +INF, P0 ;
+    MUFU.RCP R21, R9 ;
+    @!P0 SEL R21, R9, R21, P1 ;
+    @!P0 FMUL R20, R8, R21 ;
+    FSETP.NAN.AND P2, PT, R20, R20, PT ;
+    @P2 MOV R20, 0x7fc00000 ;
+";
+
+const SQRT_F32: &str = "
+    F2F.F64.F32 R[10:11], R8 ;
+    MUFU.RSQ.F64 R13, R11 ;
+    MOV R12, 0x1 ;
+    DMUL R[14:15], R[10:11], R[12:13] ;
+    DMUL R[12:13], R[12:13], 0.5 ;
+    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    DFMA R[16:17], -R[14:15], R[14:15], R[10:11] ;
+    DFMA R[14:15], R[16:17], R[12:13], R[14:15] ;
+    F2F.F32.F64 R20, R[14:15] ;
+    FSETP.GT.AND P0, PT, R8, 0, PT ;
+    FSETP.LT.AND P0, PT, R8, +INF, P0 ;
+    @!P0 MOV R20, R8 ;
+    FSETP.LTU.AND P1, PT, R8, 0, !P0 ;
+    @P1 MOV R20, 0x7fc00000 ;
+";
+
+const DIV_F64: &str = "
+    // fast path: a = R[8:9], b = R[10:11] -> R[12:13]
+    MUFU.RCP.F64 R15, R11 ;
+    MOV R14, 0x1 ;
+    DFMA R[16:17], -R[10:11], R[14:15], 1 ;
+    DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DFMA R[16:17], -R[10:11], R[14:15], 1 ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DMUL R[16:17], R[8:9], R[14:15] ;
+    DFMA R[18:19], -R[10:11], R[16:17], R[8:9] ;
+    DFMA R[12:13], R[14:15], R[18:19], R[16:17] ;
+    FSETP.GE.AND P0, PT, |R9|, 0x03800000, PT ;
+    FSETP.GE.AND P0, PT, |R11|, 0x00100000, P0 ;
+    FSETP.LT.AND P0, PT, |R11|, +INF, P0 ;
+    FSETP.GE.AND P0, PT, |R13|, 0x00100000, P0 ;
+    // slow path, special operands: a * (b finite nonzero ? b : 1/b)
+    DSETP.GT.AND P1, PT, |R[10:11]|, 0, !P0 ;
+    DSETP.LT.AND P1, PT, |R[10:11]|, +INF, P1 ;
+    DSETP.GT.AND P2, PT, |R[8:9]|, 0, P1 ;
+    DSETP.LT.AND P2, PT, |R[8:9]|, +INF, P2 ;
+    MUFU.RCP.F64 R21, R11 ;
+    MOV R20, RZ ;
+    @!P0 SEL R20, R10, R20, P1 ;
+    @!P0 SEL R21, R11, R21, P1 ;
+    @!P0 DMUL R[12:13], R[8:9], R[20:21] ;
+    DSETP.NAN.AND P3, PT, R[12:13], R[10:11], !P0 ;
+    @P3 MOV R12, RZ ;
+    @P3 MOV R13, 0x7ff80000 ;
+    // slow path, finite nonzero operands: m_a / m_b in [1,2), exponents apart
+    LOP3.LUT R21, R9, 0x7fffffff, RZ, 0xc0, !PT ;
+    MOV R20, R8 ;
+    ISETP.LT.U32.AND P3, PT, R21, 0x00100000, P2 ;
+    @P3 DMUL R[20:21], R[20:21], 1.8014398509481984e16 ;
+    SHF.R.U32 R24, R21, 0x14, RZ ;
+    @P3 IADD R24, R24, -0x36 ;
+    @P2 LOP3.LUT R21, R21, 0x000fffff, RZ, 0xc0, !PT ;
+    @P2 IADD R21, R21, 0x3ff00000 ;
+    LOP3.LUT R23, R11, 0x7fffffff, RZ, 0xc0, !PT ;
+    MOV R22, R10 ;
+    ISETP.LT.U32.AND P3, PT, R23, 0x00100000, P2 ;
+    @P3 DMUL R[22:23], R[22:23], 1.8014398509481984e16 ;
+    SHF.R.U32 R25, R23, 0x14, RZ ;
+    @P3 IADD R25, R25, -0x36 ;
+    @P2 LOP3.LUT R23, R23, 0x000fffff, RZ, 0xc0, !PT ;
+    @P2 IADD R23, R23, 0x3ff00000 ;
+    @P2 IADD R24, R24, -R25 ;
+    @P2 MUFU.RCP.F64 R15, R23 ;
+    @P2 MOV R14, 0x1 ;
+    @P2 DFMA R[16:17], -R[22:23], R[14:15], 1 ;
+    @P2 DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
+    @P2 DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    @P2 DFMA R[16:17], -R[22:23], R[14:15], 1 ;
+    @P2 DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    @P2 DMUL R[16:17], R[20:21], R[14:15] ;
+    @P2 DFMA R[18:19], -R[22:23], R[16:17], R[20:21] ;
+    DFMA R[26:27], R[14:15], R[18:19], R[16:17] ;
+    @P2 DFMA R[18:19], -R[22:23], R[26:27], R[20:21] ;
+    // result exponent field = exponent field of q' + e; below 1: subnormal zone
+    SHF.R.U32 R28, R27, 0x14, RZ ;
+    @P2 IADD R28, R28, R24 ;
+    @P2 IMNMX R24, R24, -0x47e, !PT ;
+    @P2 IMNMX R24, R24, 0x44c, PT ;
+    ISETP.LT.AND P4, PT, R28, 0x1, P2 ;
+    // subnormal zone: t = q' * 2^(1074+e) counts units of 2^-1074; a tie t = n + 1/2
+    // is decided by the sign of the remainder r' = m_a - m_b q'
+    LEA R29, R24, 0x83100000, 0x14 ;
+    @P4 MOV R28, RZ ;
+    @P4 DMUL R[28:29], R[26:27], R[28:29] ;
+    @P4 FRND.F64.RM R[16:17], R[28:29] ;
+    @P4 DADD R[14:15], R[28:29], -R[16:17] ;
+    DSETP.EQ.AND P3, PT, R[14:15], 0.5, P4 ;
+    DSETP.GT.AND P1, PT, R[18:19], 0, P3 ;
+    DSETP.LT.AND P0, PT, R[18:19], 0, P3 ;
+    @P1 DADD R[28:29], R[16:17], 1 ;
+    @P0 DADD R[28:29], R[16:17], RZ ;
+    @P4 MOV R14, 0x1 ;
+    @P4 MOV R15, RZ ;
+    @P4 DMUL R[12:13], R[28:29], R[14:15] ;
+    // normal zone: q' * 2^e1 * 2^e2, exact unless it overflows
+    PLOP3 P3, P2, !P4, PT, 0x80 ;
+    @P3 SHF.R.S32.HI R25, RZ, 0x1, R24 ;
+    @P3 IADD R24, R24, -R25 ;
+    @P3 LEA R29, R25, 0x3ff00000, 0x14 ;
+    @P3 MOV R28, RZ ;
+    @P3 DMUL R[26:27], R[26:27], R[28:29] ;
+    @P3 LEA R29, R24, 0x3ff00000, 0x14 ;
+    @P3 DMUL R[12:13], R[26:27], R[28:29] ;
+    @P2 LOP3.LUT R28, R9, R11, RZ, 0x3c, !PT ;
+    @P2 LOP3.LUT R13, R28, 0x80000000, R13, 0x6a, !PT ;
+";
+
+const SQRT_F64: &str = "
+    // small positive a (below 2^-800, subnormals included): a * 2^1000, result * 2^-500
+    FSETP.LT.AND P1, PT, R9, 0x0e000000, PT ;
+    DMUL R[10:11], R[8:9], 1 ;
+    @P1 DMUL R[10:11], R[8:9], 1.0715086071862673e301 ;
+    MUFU.RSQ.F64 R13, R11 ;
+    MOV R12, 0x1 ;
+    DMUL R[14:15], R[10:11], R[12:13] ;
+    DMUL R[12:13], R[12:13], 0.5 ;
+    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    DFMA R[16:17], -R[14:15], R[14:15], R[10:11] ;
+    DFMA R[18:19], R[16:17], R[12:13], R[14:15] ;
+    @P1 DMUL R[18:19], R[18:19], 3.054936363499605e-151 ;
+    // zero, negative, infinite, NaN operands
+    DSETP.GT.AND P0, PT, R[8:9], 0, PT ;
+    DSETP.LT.AND P0, PT, R[8:9], +INF, P0 ;
+    @!P0 MOV R18, R8 ;
+    @!P0 MOV R19, R9 ;
+    DSETP.LTU.AND P2, PT, R[8:9], 0, !P0 ;
+    @P2 MOV R18, RZ ;
+    @P2 MOV R19, 0x7ff80000 ;
+";
+
+fn div_f32() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| Template::new(DIV_F32, &[(8, Class::R), (9, Class::R)], (20, Class::R), &[10, 12, 14, 16, 18]))
+}
+
+fn sqrt_f32() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| Template::new(SQRT_F32, &[(8, Class::R)], (20, Class::R), &[10, 12, 14, 16]))
+}
+
+fn div_f64() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| Template::new(DIV_F64, &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28]))
+}
+
+fn sqrt_f64() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| Template::new(SQRT_F64, &[(8, Class::RPair)], (18, Class::RPair), &[10, 12, 14, 16]))
+}
+
+impl Lower<'_> {
+    fn from_template(&mut self, t: &Template, ins: &[VReg], class: Class) -> VReg {
+        let d = self.temp(class);
+        let b = t.bundle(self, ins, d);
+        self.emit_b(b);
+        d
+    }
+
+    pub fn fdiv_f32(&mut self, a: VReg, b: VReg) -> VReg {
+        self.from_template(div_f32(), &[a, b], Class::R)
+    }
+
+    pub fn sqrt_f32(&mut self, a: VReg) -> VReg {
+        self.from_template(sqrt_f32(), &[a], Class::R)
+    }
+
+    pub fn fdiv_f64(&mut self, a: VReg, b: VReg) -> VReg {
+        self.from_template(div_f64(), &[a, b], Class::RPair)
+    }
+
+    pub fn sqrt_f64(&mut self, a: VReg) -> VReg {
+        self.from_template(sqrt_f64(), &[a], Class::RPair)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every template parses, names only declared pairs, and reads no
+    /// scratch register before writing it (checked by `Template::new`).
+    #[test]
+    fn templates_parse() {
+        assert_eq!(div_f32().pieces.len() > 10, true);
+        for t in [div_f32(), sqrt_f32(), div_f64(), sqrt_f64()] {
+            assert!(t.temps.iter().filter(|&&c| c == Class::P).count() <= 5, "too many predicates");
+        }
+    }
+}
