@@ -11,9 +11,10 @@
 //! bundle (pairs or single registers, predicates). Two template registers
 //! `R2k`, `R2k+1` declared as a pair are the low and high word of one pair.
 //!
-//! The fast path runs unguarded; the pieces that handle what the fast path
-//! cannot round are guarded by predicates the sequence computes, so they
-//! issue but do not execute when the fast path applies.
+//! The fast path runs inline and ends with `@!P BRA .slow` on a predicate it
+//! computes; the pieces after that line handle what the fast path cannot
+//! round. `encode` lays them out after the function's last block, followed by
+//! a branch back to the instruction after the `BRA` (`MInst::cold_from`).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -44,6 +45,8 @@ pub struct Template {
     /// Template predicate → scratch predicate number.
     preds: HashMap<u32, usize>,
     temps: Vec<Class>,
+    /// The first out-of-line piece (after the `BRA .slow` line).
+    cold_from: Option<u8>,
 }
 
 impl Template {
@@ -52,7 +55,7 @@ impl Template {
     /// result with their classes; every other register the text names is a
     /// scratch register (a pair if `pairs` lists its even number).
     fn new(text: &str, inputs: &[(u32, Class)], output: (u32, Class), pairs: &[u32]) -> Template {
-        let mut t = Template { pieces: Vec::new(), fields: Vec::new(), regs: HashMap::new(), preds: HashMap::new(), temps: Vec::new() };
+        let mut t = Template { pieces: Vec::new(), fields: Vec::new(), regs: HashMap::new(), preds: HashMap::new(), temps: Vec::new(), cold_from: None };
         for (k, &(r, c)) in inputs.iter().enumerate() {
             t.regs.insert(r, (Role::In(k), c));
         }
@@ -65,6 +68,13 @@ impl Template {
             let line = line.split("//").next().unwrap_or("").trim();
             if line.is_empty() {
                 continue;
+            }
+            // `@!Pn BRA .slow`: the pieces after it are laid out of line.
+            let cold = line.contains("BRA .slow");
+            let line = &line.replace(".slow", "0x0");
+            if cold {
+                assert!(t.cold_from.is_none(), "fdiv template: two out-of-line parts");
+                t.cold_from = Some(t.pieces.len() as u8 + 1);
             }
             let inst = parse_inst(line, 0, None, &NoLabels).unwrap_or_else(|e| panic!("fdiv template line {}: `{}`: {:?}", n + 1, line, e));
             let mut fields = Vec::new();
@@ -120,6 +130,7 @@ impl Template {
     fn bundle(&self, lower: &mut Lower, ins: &[VReg], out: VReg) -> Bundle {
         let temps: Vec<VReg> = self.temps.iter().map(|&c| lower.temp(c)).collect();
         let mut b = Bundle::new();
+        b.m.cold_from = self.cold_from;
         for (inst, fields) in self.pieces.iter().zip(&self.fields) {
             b.m.pieces.push(inst.clone());
             // Outputs were listed first in `fields`; a field that is both read
@@ -168,77 +179,96 @@ impl Template {
 // f64 square root: a = R[8:9], result R[18:19].
 
 const DIV_F32: &str = "
+    // A = a, B = b in binary64 (exact, subnormals included)
     F2F.F64.F32 R[10:11], R8 ;
     F2F.F64.F32 R[12:13], R9 ;
+    // y0 = seed of 1/B (high word; low word 0), y1 = y0 (1 + e + e^2), e = 1 - B y0
     MUFU.RCP.F64 R15, R13 ;
     MOV R14, RZ ;
     DFMA R[16:17], -R[12:13], R[14:15], 1 ;
     DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
     DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    // q = A y1, r = A - B q (exact), q' = q + r y1, rounded once to binary32
     DMUL R[16:17], R[10:11], R[14:15] ;
     DFMA R[18:19], -R[12:13], R[16:17], R[10:11] ;
     DFMA R[16:17], R[14:15], R[18:19], R[16:17] ;
     F2F.F32.F64 R20, R[16:17] ;
+    // P1: b finite and nonzero; P0: a and b finite and nonzero
     FSETP.GT.AND P1, PT, |R9|, 0, PT ;
     FSETP.LT.AND P1, PT, |R9|, +INF, P1 ;
     FSETP.GT.AND P0, PT, |R8|, 0, P1 ;
     FSETP.LT.AND P0, PT, |R8|, +INF, P0 ;
+    @!P0 BRA .slow ;
+    // out of line: zeros, infinities, NaNs: a * (b finite nonzero ? b : 1/b)
     MUFU.RCP R21, R9 ;
-    @!P0 SEL R21, R9, R21, P1 ;
-    @!P0 FMUL R20, R8, R21 ;
+    SEL R21, R9, R21, P1 ;
+    FMUL R20, R8, R21 ;
     FSETP.NAN.AND P2, PT, R20, R20, PT ;
     @P2 MOV R20, 0x7fc00000 ;
 ";
 
 const SQRT_F32: &str = "
+    // A = a in binary64; y = seed of 1/sqrt(A); g = A y, h = y/2
     F2F.F64.F32 R[10:11], R8 ;
     MUFU.RSQ.F64 R13, R11 ;
     MOV R12, 0x1 ;
     DMUL R[14:15], R[10:11], R[12:13] ;
     DMUL R[12:13], R[12:13], 0.5 ;
+    // one coupled Newton step: r = 1/2 - g h, g += g r, h += h r
     DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
     DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
     DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    // residual d = A - g g (exact), g' = g + d h, rounded once to binary32
     DFMA R[16:17], -R[14:15], R[14:15], R[10:11] ;
     DFMA R[14:15], R[16:17], R[12:13], R[14:15] ;
     F2F.F32.F64 R20, R[14:15] ;
+    // P0: a positive and finite (subnormals included)
     FSETP.GT.AND P0, PT, R8, 0, PT ;
     FSETP.LT.AND P0, PT, R8, +INF, P0 ;
-    @!P0 MOV R20, R8 ;
-    FSETP.LTU.AND P1, PT, R8, 0, !P0 ;
+    @!P0 BRA .slow ;
+    // out of line: sqrt(+-0) = +-0, sqrt(+inf) = +inf, negative or NaN: NaN
+    MOV R20, R8 ;
+    FSETP.LTU.AND P1, PT, R8, 0, PT ;
     @P1 MOV R20, 0x7fc00000 ;
 ";
 
 const DIV_F64: &str = "
-    // fast path: a = R[8:9], b = R[10:11] -> R[12:13]
+    // y0 = seed of 1/b (high word; low word 1 breaks exact ties, see docs)
     MUFU.RCP.F64 R15, R11 ;
     MOV R14, 0x1 ;
+    // y1 = y0 (1 + e + e^2), e = 1 - b y0; y2 = y1 + y1 (1 - b y1)
     DFMA R[16:17], -R[10:11], R[14:15], 1 ;
     DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
     DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
     DFMA R[16:17], -R[10:11], R[14:15], 1 ;
     DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    // q = a y2, r = a - b q (exact), q' = q + r y2 (Markstein)
     DMUL R[16:17], R[8:9], R[14:15] ;
     DFMA R[18:19], -R[10:11], R[16:17], R[8:9] ;
     DFMA R[12:13], R[14:15], R[18:19], R[16:17] ;
+    // P0: |a| >= 2^-967 and finite-range, 2^-1022 <= |b| < 2^1017,
+    // 2^-1022 <= |q'| < 2^1025 (high words compared as binary32 values)
     FSETP.GE.AND P0, PT, |R9|, 0x03800000, PT ;
     FSETP.GE.AND P0, PT, |R11|, 0x00100000, P0 ;
     FSETP.LT.AND P0, PT, |R11|, +INF, P0 ;
     FSETP.GE.AND P0, PT, |R13|, 0x00100000, P0 ;
-    // slow path, special operands: a * (b finite nonzero ? b : 1/b)
-    DSETP.GT.AND P1, PT, |R[10:11]|, 0, !P0 ;
+    @!P0 BRA .slow ;
+    // out of line. Zeros, infinities, NaNs: a * (b finite nonzero ? b : 1/b),
+    // NaN made canonical. P1: b finite nonzero; P2: a and b finite nonzero.
+    DSETP.GT.AND P1, PT, |R[10:11]|, 0, PT ;
     DSETP.LT.AND P1, PT, |R[10:11]|, +INF, P1 ;
     DSETP.GT.AND P2, PT, |R[8:9]|, 0, P1 ;
     DSETP.LT.AND P2, PT, |R[8:9]|, +INF, P2 ;
     MUFU.RCP.F64 R21, R11 ;
     MOV R20, RZ ;
-    @!P0 SEL R20, R10, R20, P1 ;
-    @!P0 SEL R21, R11, R21, P1 ;
-    @!P0 DMUL R[12:13], R[8:9], R[20:21] ;
-    DSETP.NAN.AND P3, PT, R[12:13], R[10:11], !P0 ;
+    SEL R20, R10, R20, P1 ;
+    SEL R21, R11, R21, P1 ;
+    DMUL R[12:13], R[8:9], R[20:21] ;
+    DSETP.NAN.AND P3, PT, R[12:13], R[10:11], PT ;
     @P3 MOV R12, RZ ;
     @P3 MOV R13, 0x7ff80000 ;
-    // slow path, finite nonzero operands: m_a / m_b in [1,2), exponents apart
+    // Finite nonzero operands: m_a / m_b with m_a, m_b in [1,2) (subnormals
+    // scaled by 2^54 first), e = exponent difference
     LOP3.LUT R21, R9, 0x7fffffff, RZ, 0xc0, !PT ;
     MOV R20, R8 ;
     ISETP.LT.U32.AND P3, PT, R21, 0x00100000, P2 ;
@@ -256,6 +286,7 @@ const DIV_F64: &str = "
     @P2 LOP3.LUT R23, R23, 0x000fffff, RZ, 0xc0, !PT ;
     @P2 IADD R23, R23, 0x3ff00000 ;
     @P2 IADD R24, R24, -R25 ;
+    // the fast path's sequence on m_a / m_b -> q' = RN(m_a / m_b), and r' = m_a - m_b q'
     @P2 MUFU.RCP.F64 R15, R23 ;
     @P2 MOV R14, 0x1 ;
     @P2 DFMA R[16:17], -R[22:23], R[14:15], 1 ;
@@ -273,8 +304,8 @@ const DIV_F64: &str = "
     @P2 IMNMX R24, R24, -0x47e, !PT ;
     @P2 IMNMX R24, R24, 0x44c, PT ;
     ISETP.LT.AND P4, PT, R28, 0x1, P2 ;
-    // subnormal zone: t = q' * 2^(1074+e) counts units of 2^-1074; a tie t = n + 1/2
-    // is decided by the sign of the remainder r' = m_a - m_b q'
+    // subnormal zone: t = q' 2^(1074+e) counts units of 2^-1074; a tie
+    // t = n + 1/2 is decided by the sign of r'; result = t 2^-1074 (one rounding)
     LEA R29, R24, 0x83100000, 0x14 ;
     @P4 MOV R28, RZ ;
     @P4 DMUL R[28:29], R[26:27], R[28:29] ;
@@ -288,7 +319,8 @@ const DIV_F64: &str = "
     @P4 MOV R14, 0x1 ;
     @P4 MOV R15, RZ ;
     @P4 DMUL R[12:13], R[28:29], R[14:15] ;
-    // normal zone: q' * 2^e1 * 2^e2, exact unless it overflows
+    // normal zone: q' 2^e1 2^e2 (e clamped to [-1150, 1100], e1 = e >> 1),
+    // exact unless it overflows to infinity
     PLOP3 P3, P2, !P4, PT, 0x80 ;
     @P3 SHF.R.S32.HI R25, RZ, 0x1, R24 ;
     @P3 IADD R24, R24, -R25 ;
@@ -297,34 +329,40 @@ const DIV_F64: &str = "
     @P3 DMUL R[26:27], R[26:27], R[28:29] ;
     @P3 LEA R29, R24, 0x3ff00000, 0x14 ;
     @P3 DMUL R[12:13], R[26:27], R[28:29] ;
+    // sign: sign(a) xor sign(b)
     @P2 LOP3.LUT R28, R9, R11, RZ, 0x3c, !PT ;
     @P2 LOP3.LUT R13, R28, 0x80000000, R13, 0x6a, !PT ;
 ";
 
 const SQRT_F64: &str = "
-    // small positive a (below 2^-800, subnormals included): a * 2^1000, result * 2^-500
+    // small a (below 2^-799, subnormals included): A = a 2^1000, result 2^-500
     FSETP.LT.AND P1, PT, R9, 0x0e000000, PT ;
     DMUL R[10:11], R[8:9], 1 ;
     @P1 DMUL R[10:11], R[8:9], 1.0715086071862673e301 ;
+    // y = seed of 1/sqrt(A) (low word 1); g = A y, h = y/2
     MUFU.RSQ.F64 R13, R11 ;
     MOV R12, 0x1 ;
     DMUL R[14:15], R[10:11], R[12:13] ;
     DMUL R[12:13], R[12:13], 0.5 ;
+    // two coupled Newton steps: r = 1/2 - g h, g += g r, h += h r
     DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
     DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
     DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
     DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
     DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
     DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    // residual d = A - g g (exact), g' = g + d h (one rounding)
     DFMA R[16:17], -R[14:15], R[14:15], R[10:11] ;
     DFMA R[18:19], R[16:17], R[12:13], R[14:15] ;
     @P1 DMUL R[18:19], R[18:19], 3.054936363499605e-151 ;
-    // zero, negative, infinite, NaN operands
+    // P0: a positive and finite
     DSETP.GT.AND P0, PT, R[8:9], 0, PT ;
     DSETP.LT.AND P0, PT, R[8:9], +INF, P0 ;
-    @!P0 MOV R18, R8 ;
-    @!P0 MOV R19, R9 ;
-    DSETP.LTU.AND P2, PT, R[8:9], 0, !P0 ;
+    @!P0 BRA .slow ;
+    // out of line: sqrt(+-0) = +-0, sqrt(+inf) = +inf, negative or NaN: NaN
+    MOV R18, R8 ;
+    MOV R19, R9 ;
+    DSETP.LTU.AND P2, PT, R[8:9], 0, PT ;
     @P2 MOV R18, RZ ;
     @P2 MOV R19, 0x7ff80000 ;
 ";
