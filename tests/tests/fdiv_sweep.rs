@@ -199,6 +199,30 @@ fn operands(f: Fmt, n: usize, seed: u64, sqrt: bool) -> (Vec<u64>, Vec<u64>) {
         let x = match r.random_range(0..8u32) {
             // Near-midpoint quotient / root: q = a float plus half an ulp
             // (a binary64 value), a = q*b (or q*q) rounded to the format.
+            // binary64: the same with integers (a midpoint of the 53-bit grid
+            // has 54 significant bits, beyond binary64 arithmetic).
+            0 | 1 if f.m == 52 => {
+                let m = (1u128 << 53) | r.random::<u64>() as u128 & ((1 << 53) - 1) | 1;
+                let bm = (1u128 << 52) | (r.random::<u64>() as u128 & ((1 << 52) - 1));
+                let (prod, mut s) = if sqrt { (m * m, 55) } else { (m * bm, 54) };
+                let mut am = (prod + (1 << (s - 1))) >> s;
+                if am < 1 << 52 {
+                    s -= 1;
+                    am = (prod + (1 << (s - 1))) >> s;
+                }
+                let am = am.min((1 << 53) - 1) as u64;
+                // Exponent fields: mid-range or near the subnormal boundary of the result;
+                // for sqrt the exponent's parity makes sqrt(a) = M 2^k.
+                let eb = r.random_range(900..1150u64);
+                let mut ea = if r.random_range(0..4u32) == 0 { r.random_range(1..60u64) + eb.saturating_sub(1023) } else { r.random_range(900..1150u64) };
+                if sqrt && (ea + s as u64) % 2 == 0 {
+                    ea += 1;
+                }
+                let ea = ea.clamp(1, 2046);
+                a.push(f.make(0, ea, am));
+                b.push(if sqrt { y } else { f.make(r.random_range(0..2u64), eb, bm as u64) });
+                continue;
+            }
             0 | 1 => {
                 let q = f.random(&mut r) & !f.sign();
                 let qv = f.to_f64(q);
