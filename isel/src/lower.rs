@@ -36,7 +36,7 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/isle_lower.rs"));
     include!(concat!(env!("OUT_DIR"), "/isle_glue.rs"));
 }
-pub use generated::{CmpOp, Signed, Width};
+pub use generated::{CmpOp, Rnd, Signed, Width};
 
 /// State of lowering one function.
 pub struct Lower<'f> {

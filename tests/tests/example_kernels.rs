@@ -40,6 +40,7 @@ macro_rules! elem {
 elem!(i32, 0x5a5a_5a5a);
 elem!(u32, 0xa5a5_a5a5);
 elem!(i64, 0x5a5a_5a5a_5a5a_5a5a);
+elem!(u64, 0xa5a5_a5a5_a5a5_a5a5);
 
 fn rng(seed: u8) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32])
@@ -301,10 +302,113 @@ fn sdiv_i64() {
     launch_nothing(&mut gpu, &prog, "sdiv_i64", args, &[pq], 8);
 }
 
+/// f32 edge values as bits: zeros, denormals, max/min normal, infinities,
+/// NaNs with payloads.
+const EDGES_F32: &[u32] = &[0, 0x8000_0000, 1, 0x807f_ffff, 0x0080_0000, 0x7f7f_ffff, 0xff7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0x3f80_0000];
+const EDGES_F64: &[u64] = &[0, 1 << 63, 1, 0x8010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0001, 0x3ff0_0000_0000_0000];
+
+/// A random float of any exponent, as bits.
+fn any_f32(r: &mut TestRng) -> u32 {
+    r.random()
+}
+fn any_f64(r: &mut TestRng) -> u64 {
+    r.random()
+}
+
+/// Equal as results of IEEE arithmetic: the same bits, or both NaN (a NaN
+/// result's payload is the simulator's NaN rule, tested in runtime-sim).
+fn same_f32(a: u32, b: u32) -> bool {
+    a == b || (f32::from_bits(a).is_nan() && f32::from_bits(b).is_nan())
+}
+fn same_f64(a: u64, b: u64) -> bool {
+    a == b || (f64::from_bits(a).is_nan() && f64::from_bits(b).is_nan())
+}
+
+#[test]
+fn saxpy_f32() {
+    let prog = program("saxpy_f32.clif");
+    let mut r = rng(9);
+    let (x, y) = pairs_with_edges(N, EDGES_F32, &EDGES_F32[..6], || (any_f32(&mut r), any_f32(&mut r)));
+    let mut gpu = Gpu::new();
+    for a in [1.5f32, -0.0, f32::MAX, f32::from_bits(1), f32::from_bits(any_f32(&mut r))] {
+        // y with PAD sentinels after it, which no thread may write.
+        let padded: Vec<u32> = y.iter().copied().chain(std::iter::repeat_n(u32::SENTINEL, PAD)).collect();
+        let (px, py) = (upload(&mut gpu, &x), upload(&mut gpu, &padded));
+        let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), Arg::F32(a), Arg::I32(n)];
+        gpu.launch(&prog, "saxpy_f32", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+        let got: Vec<u32> = gpu.read(py, ((N + PAD) * 4) as u64).unwrap().chunks(4).map(u32::get).collect();
+        assert!(got[N..].iter().all(|&g| g == u32::SENTINEL), "y written past n");
+        for i in 0..N {
+            let want = a.mul_add(f32::from_bits(x[i]), f32::from_bits(y[i])).to_bits();
+            assert!(same_f32(got[i], want), "y[{}] with a = {:e}: {:#x}, want {:#x}", i, a, got[i], want);
+        }
+        launch_nothing(&mut gpu, &prog, "saxpy_f32", args, &[py], 4);
+    }
+}
+
+#[test]
+fn daxpy_f64() {
+    let prog = program("daxpy_f64.clif");
+    let mut r = rng(10);
+    let (x, y) = pairs_with_edges(N, EDGES_F64, &EDGES_F64[..6], || (any_f64(&mut r), any_f64(&mut r)));
+    let mut gpu = Gpu::new();
+    for a in [1.5f64, -0.0, f64::MAX, f64::from_bits(1), f64::from_bits(any_f64(&mut r))] {
+        // y with PAD sentinels after it, which no thread may write.
+        let padded: Vec<u64> = y.iter().copied().chain(std::iter::repeat_n(u64::SENTINEL, PAD)).collect();
+        let (px, py) = (upload(&mut gpu, &x), upload(&mut gpu, &padded));
+        let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), Arg::F64(a), Arg::I32(n)];
+        gpu.launch(&prog, "daxpy_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+        let got: Vec<u64> = gpu.read(py, ((N + PAD) * 8) as u64).unwrap().chunks(8).map(u64::get).collect();
+        assert!(got[N..].iter().all(|&g| g == u64::SENTINEL), "y written past n");
+        for i in 0..N {
+            let want = a.mul_add(f64::from_bits(x[i]), f64::from_bits(y[i])).to_bits();
+            assert!(same_f64(got[i], want), "y[{}] with a = {:e}: {:#x}, want {:#x}", i, a, got[i], want);
+        }
+        launch_nothing(&mut gpu, &prog, "daxpy_f64", args, &[py], 8);
+    }
+}
+
+#[test]
+fn horner_f64() {
+    let prog = program("horner_f64.clif");
+    let mut r = rng(11);
+    let x = with_edges(N, EDGES_F64, || if r.random_range(0..2) == 0 { (r.random_range(-20.0..20.0f64)).to_bits() } else { any_f64(&mut r) });
+    let mut gpu = Gpu::new();
+    let (px, po) = (upload(&mut gpu, &x), output::<u64>(&mut gpu, N));
+    let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(po), Arg::I32(n)];
+    gpu.launch(&prog, "horner_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    let c = [1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+    let c: Vec<f64> = c.iter().map(|&k: &f64| f64::from_bits(k.to_bits())).collect();
+    let coeff = [
+        f64::from_bits(0x3EFA01A01A01A01A),
+        f64::from_bits(0x3F2A01A01A01A01A),
+        f64::from_bits(0x3F56C16C16C16C17),
+        f64::from_bits(0x3F81111111111111),
+        f64::from_bits(0x3FA5555555555555),
+        f64::from_bits(0x3FC5555555555555),
+        c[6],
+        c[7],
+        c[8],
+    ];
+    let got: Vec<u64> = gpu.read(po, ((N + PAD) * 8) as u64).unwrap().chunks(8).map(u64::get).collect();
+    for i in 0..N {
+        let v = f64::from_bits(x[i]);
+        let mut acc = coeff[0];
+        for &k in &coeff[1..] {
+            acc = acc.mul_add(v, k);
+        }
+        assert!(same_f64(got[i], acc.to_bits()), "out[{}] at x = {:e}: {:#x}, want {:#x}", i, v, got[i], acc.to_bits());
+    }
+    for g in &got[N..] {
+        assert_eq!(*g, u64::SENTINEL, "written past n");
+    }
+    launch_nothing(&mut gpu, &prog, "horner_f64", args, &[po], 8);
+}
+
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64"];
+    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64"];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());

@@ -132,7 +132,7 @@ impl Lower<'_> {
     pub fn lop3_tree(&mut self, root: Inst) -> VReg {
         let root_val = self.f.dfg.first_result(root);
         let ty = self.f.dfg.value_type(root_val);
-        let wide = ty == types::I64;
+        let wide = ty == types::I64 || ty == types::F64;
 
         // The bitwise operations reachable from the root (breadth first, at
         // most MAX_FOLDED), then the subset of them to fold with the most
@@ -234,7 +234,7 @@ impl Lower<'_> {
 
     /// `bmask`: all ones where the predicate holds, else 0 (`SEL d, RZ, -1, !p`).
     pub fn bmask_from_pred(&mut self, ty: Type, p: Pred) -> VReg {
-        let wide = ty == types::I64;
+        let wide = ty == types::I64 || ty == types::F64;
         let d = self.temp(if wide { Class::RPair } else { Class::R });
         let mut b = Bundle::new().sel(D::Lo(d), S::Z, S::Imm(u32::MAX), p, true);
         if wide {

@@ -1,0 +1,79 @@
+//! The trapping float-to-integer conversions (`fcvt_to_sint`,
+//! `fcvt_to_uint`) for every float and integer type, at and around the
+//! bounds of each integer type (the float neighbours of MIN − 1, MIN, MAX,
+//! MAX + 1 and 0), on the simulator, against the host: a NaN traps with
+//! `bad_toint`, a value whose truncation is outside the integer type traps
+//! with `int_ovf`, everything else converts by truncation. Also the
+//! saturating forms on the same inputs.
+
+use cranelift_codegen::data_value::DataValue;
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
+use ursa_cli::filetest::{compile_guarded, link_for_test, simulate};
+
+/// The float values next to `x` in f32 or f64 (and `x` rounded itself).
+fn around(x: f64, f32_: bool) -> Vec<f64> {
+    if f32_ {
+        let r = x as f32;
+        let up = |v: f32| if v == f32::INFINITY { v } else { f32::from_bits(if v >= 0.0 { v.to_bits() + 1 } else { v.to_bits() - 1 }) };
+        let down = |v: f32| -up(-v);
+        vec![r as f64, up(r) as f64, down(r) as f64, up(up(r)) as f64, down(down(r)) as f64]
+    } else {
+        let up = |v: f64| if v == f64::INFINITY { v } else if v == 0.0 { f64::from_bits(1) } else { f64::from_bits(if v > 0.0 { v.to_bits() + 1 } else { v.to_bits() - 1 }) };
+        let down = |v: f64| -up(-v);
+        vec![x, up(x), down(x), up(up(x)), down(down(x))]
+    }
+}
+
+#[test]
+fn trapping_and_saturating_conversions_at_the_bounds() {
+    let mut checked = 0;
+    for fty in ["f32", "f64"] {
+        for ity in ["i8", "i16", "i32", "i64"] {
+            for signed in [true, false] {
+                let bits: u32 = ity[1..].parse().unwrap();
+                let (min, max): (i128, i128) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+                let s = if signed { "sint" } else { "uint" };
+                let text = format!(
+                    "function %t({fty}) -> {ity} {{\nblock0(v0: {fty}):\n    v1 = fcvt_to_{s}.{ity} v0\n    return v1\n}}\n\
+                     function %s({fty}) -> {ity} {{\nblock0(v0: {fty}):\n    v1 = fcvt_to_{s}_sat.{ity} v0\n    return v1\n}}\n",
+                );
+                let funcs = cranelift_reader::parse_functions(&text).expect("parses");
+                let compiled: Vec<_> = funcs.iter().map(|f| compile_guarded(f).expect("compiles")).collect();
+                let program = link_for_test(compiled).expect("links");
+                let mut inputs: Vec<f64> = vec![f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5, -0.99];
+                for b in [min - 1, min, max, max + 1, 0] {
+                    inputs.extend(around(b as f64, fty == "f32"));
+                }
+                for x in inputs {
+                    let x = if fty == "f32" { x as f32 as f64 } else { x };
+                    let arg = if fty == "f32" { DataValue::F32(Ieee32::with_bits((x as f32).to_bits())) } else { DataValue::F64(Ieee64::with_bits(x.to_bits())) };
+                    let want: Result<i128, &str> = if x.is_nan() {
+                        Err("bad_toint")
+                    } else {
+                        let t = x.trunc();
+                        if t < min as f64 || t > max as f64 || (t as i128) < min || (t as i128) > max { Err("int_ovf") } else { Ok(t as i128) }
+                    };
+                    let sat: i128 = if x.is_nan() { 0 } else { (x.trunc().max(min as f64).min(max as f64) as i128).clamp(min, max) };
+                    let as_dv = |v: i128| match bits {
+                        8 => DataValue::I8(v as i8),
+                        16 => DataValue::I16(v as i16),
+                        32 => DataValue::I32(v as i32),
+                        _ => DataValue::I64(v as i64),
+                    };
+                    let got = simulate(&program, &funcs[0], std::slice::from_ref(&arg));
+                    match (&want, &got) {
+                        (Ok(v), Ok(r)) => assert_eq!(r, &vec![as_dv(*v)], "fcvt_to_{s}.{ity} of {fty} {x:e}"),
+                        (Err(code), Err(stop)) => {
+                            assert!(stop.explicit && stop.message.contains(&format!("({code})")), "fcvt_to_{s}.{ity} of {fty} {x:e}: {stop}, want {code}")
+                        }
+                        _ => panic!("fcvt_to_{s}.{ity} of {fty} {x:e}: got {got:?}, want {want:?}"),
+                    }
+                    let got = simulate(&program, &funcs[1], std::slice::from_ref(&arg)).expect("the saturating form does not trap");
+                    assert_eq!(got, vec![as_dv(sat)], "fcvt_to_{s}_sat.{ity} of {fty} {x:e}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 400, "{checked}");
+}
