@@ -324,48 +324,41 @@ fn same_f64(a: u64, b: u64) -> bool {
     a == b || (f64::from_bits(a).is_nan() && f64::from_bits(b).is_nan())
 }
 
-#[test]
-fn saxpy_f32() {
-    let prog = program("saxpy_f32.clif");
-    let mut r = rng(9);
-    let (x, y) = pairs_with_edges(N, EDGES_F32, &EDGES_F32[..6], || (any_f32(&mut r), any_f32(&mut r)));
+/// `kernel` (saxpy_f32 / daxpy_f64: y[i] = a * x[i] + y[i]) launched once per
+/// scalar `a` of `scalars` on `x`, `y` (element bits), checked with
+/// `want(a, x, y)` and `same`; y is followed by PAD sentinels no thread may write.
+fn axpy<T: Elem, F: Copy + std::fmt::LowerExp>(kernel: &str, x: &[T], y: &[T], scalars: &[F], arg: impl Fn(F) -> Arg, want: impl Fn(F, T, T) -> T, same: impl Fn(T, T) -> bool) {
+    let prog = program(&format!("{}.clif", kernel));
     let mut gpu = Gpu::new();
-    for a in [1.5f32, -0.0, f32::MAX, f32::from_bits(1), f32::from_bits(any_f32(&mut r))] {
-        // y with PAD sentinels after it, which no thread may write.
-        let padded: Vec<u32> = y.iter().copied().chain(std::iter::repeat_n(u32::SENTINEL, PAD)).collect();
-        let (px, py) = (upload(&mut gpu, &x), upload(&mut gpu, &padded));
-        let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), Arg::F32(a), Arg::I32(n)];
-        gpu.launch(&prog, "saxpy_f32", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
-        let got: Vec<u32> = gpu.read(py, ((N + PAD) * 4) as u64).unwrap().chunks(4).map(u32::get).collect();
-        assert!(got[N..].iter().all(|&g| g == u32::SENTINEL), "y written past n");
+    for &a in scalars {
+        let padded: Vec<T> = y.iter().copied().chain(std::iter::repeat_n(T::SENTINEL, PAD)).collect();
+        let (px, py) = (upload(&mut gpu, x), upload(&mut gpu, &padded));
+        let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), arg(a), Arg::I32(n)];
+        gpu.launch(&prog, kernel, &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+        let got: Vec<T> = gpu.read(py, ((N + PAD) * T::SIZE) as u64).unwrap().chunks(T::SIZE).map(T::get).collect();
+        assert!(got[N..].iter().all(|&g| g == T::SENTINEL), "y written past n");
         for i in 0..N {
-            let want = a.mul_add(f32::from_bits(x[i]), f32::from_bits(y[i])).to_bits();
-            assert!(same_f32(got[i], want), "y[{}] with a = {:e}: {:#x}, want {:#x}", i, a, got[i], want);
+            let w = want(a, x[i], y[i]);
+            assert!(same(got[i], w), "y[{}] with a = {:e}: {:?}, want {:?}", i, a, got[i], w);
         }
-        launch_nothing(&mut gpu, &prog, "saxpy_f32", args, &[py], 4);
+        launch_nothing(&mut gpu, &prog, kernel, args, &[py], T::SIZE);
     }
 }
 
 #[test]
+fn saxpy_f32() {
+    let mut r = rng(9);
+    let (x, y) = pairs_with_edges(N, EDGES_F32, &EDGES_F32[..6], || (any_f32(&mut r), any_f32(&mut r)));
+    let scalars = [1.5f32, -0.0, f32::MAX, f32::from_bits(1), f32::from_bits(any_f32(&mut r))];
+    axpy("saxpy_f32", &x, &y, &scalars, Arg::F32, |a, x: u32, y: u32| a.mul_add(f32::from_bits(x), f32::from_bits(y)).to_bits(), same_f32);
+}
+
+#[test]
 fn daxpy_f64() {
-    let prog = program("daxpy_f64.clif");
     let mut r = rng(10);
     let (x, y) = pairs_with_edges(N, EDGES_F64, &EDGES_F64[..6], || (any_f64(&mut r), any_f64(&mut r)));
-    let mut gpu = Gpu::new();
-    for a in [1.5f64, -0.0, f64::MAX, f64::from_bits(1), f64::from_bits(any_f64(&mut r))] {
-        // y with PAD sentinels after it, which no thread may write.
-        let padded: Vec<u64> = y.iter().copied().chain(std::iter::repeat_n(u64::SENTINEL, PAD)).collect();
-        let (px, py) = (upload(&mut gpu, &x), upload(&mut gpu, &padded));
-        let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), Arg::F64(a), Arg::I32(n)];
-        gpu.launch(&prog, "daxpy_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
-        let got: Vec<u64> = gpu.read(py, ((N + PAD) * 8) as u64).unwrap().chunks(8).map(u64::get).collect();
-        assert!(got[N..].iter().all(|&g| g == u64::SENTINEL), "y written past n");
-        for i in 0..N {
-            let want = a.mul_add(f64::from_bits(x[i]), f64::from_bits(y[i])).to_bits();
-            assert!(same_f64(got[i], want), "y[{}] with a = {:e}: {:#x}, want {:#x}", i, a, got[i], want);
-        }
-        launch_nothing(&mut gpu, &prog, "daxpy_f64", args, &[py], 8);
-    }
+    let scalars = [1.5f64, -0.0, f64::MAX, f64::from_bits(1), f64::from_bits(any_f64(&mut r))];
+    axpy("daxpy_f64", &x, &y, &scalars, Arg::F64, |a, x: u64, y: u64| a.mul_add(f64::from_bits(x), f64::from_bits(y)).to_bits(), same_f64);
 }
 
 #[test]

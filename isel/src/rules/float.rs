@@ -40,6 +40,17 @@ fn ftype(ty: Type) -> &'static str {
     }
 }
 
+/// The `itype` of I2F / F2I for an integer of type `ty` (32 or 64 bits after
+/// extension) and signedness `s`.
+fn int_type(ty: Type, s: &Signed) -> &'static str {
+    match (is64(ty), s) {
+        (false, Signed::S32) => "S32",
+        (false, Signed::U32) => "U32",
+        (true, Signed::S32) => "S64",
+        (true, Signed::U32) => "U64",
+    }
+}
+
 fn rnd_name(r: &Rnd) -> &'static str {
     match r {
         Rnd::RN => "RN",
@@ -267,12 +278,7 @@ impl Lower<'_> {
 
     pub fn i2f(&mut self, to: Type, from: Type, s: &Signed, a: VReg) -> VReg {
         let d = self.temp(class(to));
-        let itype = match (is64(from), s) {
-            (false, Signed::S32) => "S32",
-            (false, Signed::U32) => "U32",
-            (true, Signed::S32) => "S64",
-            (true, Signed::U32) => "U64",
-        };
+        let itype = int_type(from, s);
         self.emit_b(Bundle::new().inst(forms::I2F_R).named("rnd", "RN").named("ftype", ftype(to)).named("itype", itype).def("rd", d).use_("rb", a));
         d
     }
@@ -280,12 +286,7 @@ impl Lower<'_> {
     /// `F2I.RZ` into an integer of 32 or 64 bits (saturating, NaN → 0).
     fn f2i(&mut self, to: Type, s: &Signed, from: Type, a: VReg) -> VReg {
         let d = self.temp(class(to));
-        let itype = match (is64(to), s) {
-            (false, Signed::S32) => "S32",
-            (false, Signed::U32) => "U32",
-            (true, Signed::S32) => "S64",
-            (true, Signed::U32) => "U64",
-        };
+        let itype = int_type(to, s);
         self.emit_b(Bundle::new().inst(forms::F2I_R).named("rnd", "RZ").named("itype", itype).named("ftype", ftype(from)).def("rd", d).use_("rb", a));
         d
     }
