@@ -232,20 +232,49 @@ const SQRT_F32: &str = "
     @P1 MOV R20, 0x7fc00000 ;
 ";
 
-const DIV_F64: &str = "
+/// The Newton-Raphson core of the f64 division, used by the fast path on
+/// a / b and by the slow path on m_a / m_b: the `{core …}` lines of
+/// `DIV_F64` are replaced by it with the guard and registers they name.
+/// Scratch: R[14:15] (y), R[16:17], R[18:19] (the remainder).
+const DIV_CORE_F64: &str = "
     // y0 = seed of 1/b (high word; low word 1 breaks exact ties, see docs)
-    MUFU.RCP.F64 R15, R11 ;
-    MOV R14, 0x1 ;
+    @G MUFU.RCP.F64 R15, B.HI ;
+    @G MOV R14, 0x1 ;
     // y1 = y0 (1 + e + e^2), e = 1 - b y0; y2 = y1 + y1 (1 - b y1)
-    DFMA R[16:17], -R[10:11], R[14:15], 1 ;
-    DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
-    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    DFMA R[16:17], -R[10:11], R[14:15], 1 ;
-    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    @G DFMA R[16:17], -B, R[14:15], 1 ;
+    @G DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
+    @G DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    @G DFMA R[16:17], -B, R[14:15], 1 ;
+    @G DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
     // q = a y2, r = a - b q (exact), q' = q + r y2 (Markstein)
-    DMUL R[16:17], R[8:9], R[14:15] ;
-    DFMA R[18:19], -R[10:11], R[16:17], R[8:9] ;
-    DFMA R[12:13], R[14:15], R[18:19], R[16:17] ;
+    @G DMUL R[16:17], A, R[14:15] ;
+    @G DFMA R[18:19], -B, R[16:17], A ;
+    DFMA Q, R[14:15], R[18:19], R[16:17] ;
+";
+
+/// `DIV_F64` with its `{core @G a=A b=B b.hi=BH q=Q}` lines expanded.
+fn expand_div_f64() -> String {
+    let mut out = String::new();
+    for line in DIV_F64.lines() {
+        let Some(spec) = line.trim().strip_prefix("{core ").and_then(|l| l.strip_suffix('}')) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let w: Vec<&str> = spec.split_whitespace().collect();
+        let arg = |k: &str| w.iter().find_map(|x| x.strip_prefix(k)).unwrap_or_else(|| panic!("DIV_F64: `{}` without {}", line, k));
+        let guard = if w[0] == "@PT" { String::new() } else { format!("{} ", w[0]) };
+        for c in DIV_CORE_F64.lines() {
+            let c = c.replace("@G ", &guard).replace("B.HI", arg("b.hi=")).replace("-B,", &format!("-{},", arg("b=")));
+            out.push_str(&c.replace(" A ;", &format!(" {} ;", arg("a="))).replace(" A,", &format!(" {},", arg("a="))).replace("DFMA Q,", &format!("DFMA {},", arg("q="))));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+const DIV_F64: &str = "
+    {core @PT a=R[8:9] b=R[10:11] b.hi=R11 q=R[12:13]}
     // P0: |a| >= 2^-967 and finite-range, 2^-1022 <= |b| < 2^1017,
     // 2^-1022 <= |q'| < 2^1025 (high words compared as binary32 values)
     FSETP.GE.AND P0, PT, |R9|, 0x03800000, PT ;
@@ -286,17 +315,8 @@ const DIV_F64: &str = "
     @P2 LOP3.LUT R23, R23, 0x000fffff, RZ, 0xc0, !PT ;
     @P2 IADD R23, R23, 0x3ff00000 ;
     @P2 IADD R24, R24, -R25 ;
-    // the fast path's sequence on m_a / m_b -> q' = RN(m_a / m_b), and r' = m_a - m_b q'
-    @P2 MUFU.RCP.F64 R15, R23 ;
-    @P2 MOV R14, 0x1 ;
-    @P2 DFMA R[16:17], -R[22:23], R[14:15], 1 ;
-    @P2 DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
-    @P2 DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    @P2 DFMA R[16:17], -R[22:23], R[14:15], 1 ;
-    @P2 DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    @P2 DMUL R[16:17], R[20:21], R[14:15] ;
-    @P2 DFMA R[18:19], -R[22:23], R[16:17], R[20:21] ;
-    DFMA R[26:27], R[14:15], R[18:19], R[16:17] ;
+    // the fast path's core on m_a / m_b -> q' = RN(m_a / m_b), and r' = m_a - m_b q'
+    {core @P2 a=R[20:21] b=R[22:23] b.hi=R23 q=R[26:27]}
     @P2 DFMA R[18:19], -R[22:23], R[26:27], R[20:21] ;
     // result exponent field = exponent field of q' + e; below 1: subnormal zone
     SHF.R.U32 R28, R27, 0x14, RZ ;
@@ -379,7 +399,7 @@ fn sqrt_f32() -> &'static Template {
 
 fn div_f64() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| Template::new(DIV_F64, &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28]))
+    T.get_or_init(|| Template::new(&expand_div_f64(), &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28]))
 }
 
 fn sqrt_f64() -> &'static Template {
@@ -415,6 +435,16 @@ impl Lower<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The core is expanded with the guard and registers of each use.
+    #[test]
+    fn div_f64_core_expansion() {
+        let t = expand_div_f64();
+        assert!(t.contains("    MUFU.RCP.F64 R15, R11 ;\n    MOV R14, 0x1 ;"), "{}", t);
+        assert!(t.contains("    @P2 DFMA R[18:19], -R[22:23], R[16:17], R[20:21] ;\n    DFMA R[26:27], R[14:15], R[18:19], R[16:17] ;"), "{}", t);
+        assert!(t.contains("    DMUL R[16:17], R[8:9], R[14:15] ;"), "{}", t);
+        assert!(!t.contains("{core") && !t.contains("@G"), "{}", t);
+    }
 
     /// Every template parses, names only declared pairs, and reads no
     /// scratch register before writing it (checked by `Template::new`).
