@@ -210,14 +210,9 @@ const DIV_F32: &str = "
 const SQRT_F32: &str = "
     // A = a in binary64; y = seed of 1/sqrt(A); g = A y, h = y/2
     F2F.F64.F32 R[10:11], R8 ;
-    MUFU.RSQ.F64 R13, R11 ;
-    MOV R12, 0x1 ;
-    DMUL R[14:15], R[10:11], R[12:13] ;
-    DMUL R[12:13], R[12:13], 0.5 ;
+    {rsq_seed}
     // one coupled Newton step: r = 1/2 - g h, g += g r, h += h r
-    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
-    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    {rsq_step}
     // residual d = A - g g (exact), g' = g + d h, rounded once to binary32
     DFMA R[16:17], -R[14:15], R[14:15], R[10:11] ;
     DFMA R[14:15], R[16:17], R[12:13], R[14:15] ;
@@ -232,41 +227,75 @@ const SQRT_F32: &str = "
     @P1 MOV R20, 0x7fc00000 ;
 ";
 
+// Fragments shared by the sequences: a `{name key=value …}` line of a
+// sequence is replaced by the fragment, with `$key` replaced by the value and
+// `$g` by the guard (`@PT` for none).
+
 /// The Newton-Raphson core of the f64 division, used by the fast path on
-/// a / b and by the slow path on m_a / m_b: the `{core …}` lines of
-/// `DIV_F64` are replaced by it with the guard and registers they name.
-/// Scratch: R[14:15] (y), R[16:17], R[18:19] (the remainder).
+/// a / b and by the slow path on m_a / m_b. Scratch: R[14:15] (y), R[16:17],
+/// R[18:19] (the remainder r).
 const DIV_CORE_F64: &str = "
     // y0 = seed of 1/b (high word; low word 1 breaks exact ties, see docs)
-    @G MUFU.RCP.F64 R15, B.HI ;
-    @G MOV R14, 0x1 ;
+    $g MUFU.RCP.F64 R15, $bhi ;
+    $g MOV R14, 0x1 ;
     // y1 = y0 (1 + e + e^2), e = 1 - b y0; y2 = y1 + y1 (1 - b y1)
-    @G DFMA R[16:17], -B, R[14:15], 1 ;
-    @G DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
-    @G DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    @G DFMA R[16:17], -B, R[14:15], 1 ;
-    @G DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    $g DFMA R[16:17], -$b, R[14:15], 1 ;
+    $g DFMA R[16:17], R[16:17], R[16:17], R[16:17] ;
+    $g DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    $g DFMA R[16:17], -$b, R[14:15], 1 ;
+    $g DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
     // q = a y2, r = a - b q (exact), q' = q + r y2 (Markstein)
-    @G DMUL R[16:17], A, R[14:15] ;
-    @G DFMA R[18:19], -B, R[16:17], A ;
-    DFMA Q, R[14:15], R[18:19], R[16:17] ;
+    $g DMUL R[16:17], $a, R[14:15] ;
+    $g DFMA R[18:19], -$b, R[16:17], $a ;
+    DFMA $q, R[14:15], R[18:19], R[16:17] ;
 ";
 
-/// `DIV_F64` with its `{core @G a=A b=B b.hi=BH q=Q}` lines expanded.
-fn expand_div_f64() -> String {
+/// The reciprocal-square-root seed of A = R[10:11] (low word 1) and the
+/// start of the coupled iteration: g = A y (R[14:15]), h = y/2 (R[12:13]).
+const RSQ_SEED: &str = "
+    MUFU.RSQ.F64 R13, R11 ;
+    MOV R12, 0x1 ;
+    DMUL R[14:15], R[10:11], R[12:13] ;
+    DMUL R[12:13], R[12:13], 0.5 ;
+";
+
+/// One coupled Newton step: r = 1/2 - g h, g += g r, h += h r.
+const RSQ_STEP: &str = "
+    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
+    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
+    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+";
+
+/// `text` with its fragment lines expanded.
+fn expand(text: &str) -> String {
     let mut out = String::new();
-    for line in DIV_F64.lines() {
-        let Some(spec) = line.trim().strip_prefix("{core ").and_then(|l| l.strip_suffix('}')) else {
+    for line in text.lines() {
+        let Some(spec) = line.trim().strip_prefix('{').and_then(|l| l.strip_suffix('}')) else {
             out.push_str(line);
             out.push('\n');
             continue;
         };
-        let w: Vec<&str> = spec.split_whitespace().collect();
-        let arg = |k: &str| w.iter().find_map(|x| x.strip_prefix(k)).unwrap_or_else(|| panic!("DIV_F64: `{}` without {}", line, k));
-        let guard = if w[0] == "@PT" { String::new() } else { format!("{} ", w[0]) };
-        for c in DIV_CORE_F64.lines() {
-            let c = c.replace("@G ", &guard).replace("B.HI", arg("b.hi=")).replace("-B,", &format!("-{},", arg("b=")));
-            out.push_str(&c.replace(" A ;", &format!(" {} ;", arg("a="))).replace(" A,", &format!(" {},", arg("a="))).replace("DFMA Q,", &format!("DFMA {},", arg("q="))));
+        let mut words = spec.split_whitespace();
+        let body = match words.next() {
+            Some("div_core") => DIV_CORE_F64,
+            Some("rsq_seed") => RSQ_SEED,
+            Some("rsq_step") => RSQ_STEP,
+            _ => panic!("fdiv template: unknown fragment `{}`", line),
+        };
+        // Longest keys first, so that `$bhi` is not read as `$b` + "hi".
+        let mut args: Vec<(String, String)> = vec![("$g".into(), "@PT".into())];
+        for w in words {
+            let (k, v) = w.split_once('=').unwrap_or_else(|| panic!("fdiv template: `{}`: `{}` is not key=value", line, w));
+            args.retain(|(x, _)| x.as_str() != format!("${}", k));
+            args.push((format!("${}", k), v.to_string()));
+        }
+        args.sort_by_key(|(k, _)| std::cmp::Reverse(k.len()));
+        for l in body.lines() {
+            let mut l = l.to_string();
+            for (k, v) in &args {
+                l = l.replace(k.as_str(), v);
+            }
+            out.push_str(&l.replace("@PT ", ""));
             out.push('\n');
         }
     }
@@ -274,7 +303,7 @@ fn expand_div_f64() -> String {
 }
 
 const DIV_F64: &str = "
-    {core @PT a=R[8:9] b=R[10:11] b.hi=R11 q=R[12:13]}
+    {div_core a=R[8:9] b=R[10:11] bhi=R11 q=R[12:13]}
     // P0: |a| >= 2^-967 and finite-range, 2^-1022 <= |b| < 2^1017,
     // 2^-1022 <= |q'| < 2^1025 (high words compared as binary32 values)
     FSETP.GE.AND P0, PT, |R9|, 0x03800000, PT ;
@@ -316,7 +345,7 @@ const DIV_F64: &str = "
     @P2 IADD R23, R23, 0x3ff00000 ;
     @P2 IADD R24, R24, -R25 ;
     // the fast path's core on m_a / m_b -> q' = RN(m_a / m_b), and r' = m_a - m_b q'
-    {core @P2 a=R[20:21] b=R[22:23] b.hi=R23 q=R[26:27]}
+    {div_core g=@P2 a=R[20:21] b=R[22:23] bhi=R23 q=R[26:27]}
     @P2 DFMA R[18:19], -R[22:23], R[26:27], R[20:21] ;
     // result exponent field = exponent field of q' + e; below 1: subnormal zone
     SHF.R.U32 R28, R27, 0x14, RZ ;
@@ -360,17 +389,10 @@ const SQRT_F64: &str = "
     DMUL R[10:11], R[8:9], 1 ;
     @P1 DMUL R[10:11], R[8:9], 1.0715086071862673e301 ;
     // y = seed of 1/sqrt(A) (low word 1); g = A y, h = y/2
-    MUFU.RSQ.F64 R13, R11 ;
-    MOV R12, 0x1 ;
-    DMUL R[14:15], R[10:11], R[12:13] ;
-    DMUL R[12:13], R[12:13], 0.5 ;
+    {rsq_seed}
     // two coupled Newton steps: r = 1/2 - g h, g += g r, h += h r
-    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
-    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
-    DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;
-    DFMA R[14:15], R[14:15], R[16:17], R[14:15] ;
-    DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
+    {rsq_step}
+    {rsq_step}
     // residual d = A - g g (exact), g' = g + d h (one rounding)
     DFMA R[16:17], -R[14:15], R[14:15], R[10:11] ;
     DFMA R[18:19], R[16:17], R[12:13], R[14:15] ;
@@ -389,22 +411,22 @@ const SQRT_F64: &str = "
 
 fn div_f32() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| Template::new(DIV_F32, &[(8, Class::R), (9, Class::R)], (20, Class::R), &[10, 12, 14, 16, 18]))
+    T.get_or_init(|| Template::new(&expand(DIV_F32), &[(8, Class::R), (9, Class::R)], (20, Class::R), &[10, 12, 14, 16, 18]))
 }
 
 fn sqrt_f32() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| Template::new(SQRT_F32, &[(8, Class::R)], (20, Class::R), &[10, 12, 14, 16]))
+    T.get_or_init(|| Template::new(&expand(SQRT_F32), &[(8, Class::R)], (20, Class::R), &[10, 12, 14, 16]))
 }
 
 fn div_f64() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| Template::new(&expand_div_f64(), &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28]))
+    T.get_or_init(|| Template::new(&expand(DIV_F64), &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28]))
 }
 
 fn sqrt_f64() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| Template::new(SQRT_F64, &[(8, Class::RPair)], (18, Class::RPair), &[10, 12, 14, 16]))
+    T.get_or_init(|| Template::new(&expand(SQRT_F64), &[(8, Class::RPair)], (18, Class::RPair), &[10, 12, 14, 16]))
 }
 
 impl Lower<'_> {
@@ -439,11 +461,12 @@ mod tests {
     /// The core is expanded with the guard and registers of each use.
     #[test]
     fn div_f64_core_expansion() {
-        let t = expand_div_f64();
+        let t = expand(DIV_F64);
         assert!(t.contains("    MUFU.RCP.F64 R15, R11 ;\n    MOV R14, 0x1 ;"), "{}", t);
         assert!(t.contains("    @P2 DFMA R[18:19], -R[22:23], R[16:17], R[20:21] ;\n    DFMA R[26:27], R[14:15], R[18:19], R[16:17] ;"), "{}", t);
         assert!(t.contains("    DMUL R[16:17], R[8:9], R[14:15] ;"), "{}", t);
-        assert!(!t.contains("{core") && !t.contains("@G"), "{}", t);
+        assert!(!t.contains('{') && !t.contains('$') && !t.contains("@PT"), "{}", t);
+        assert_eq!(expand(SQRT_F64).matches("DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;").count(), 2);
     }
 
     /// Every template parses, names only declared pairs, and reads no
