@@ -266,6 +266,21 @@ const RSQ_STEP: &str = "
     DFMA R[12:13], R[12:13], R[16:17], R[12:13] ;
 ";
 
+/// |x| as m 2^e with m in [1, 2) (slow path of the f64 division, under P2):
+/// the pair `$m` (`$lo`, `$hi`) gets |x| (`$xlo`, `$xhi`), scaled by 2^54
+/// when subnormal (P3), `$e` its biased exponent (54 less when scaled), then
+/// the exponent field is set to 1023.
+const NORMALIZE: &str = "
+    LOP3.LUT $hi, $xhi, 0x7fffffff, RZ, 0xc0, !PT ;
+    MOV $lo, $xlo ;
+    ISETP.LT.U32.AND P3, PT, $hi, 0x00100000, P2 ;
+    @P3 DMUL $m, $m, 1.8014398509481984e16 ;
+    SHF.R.U32 $e, $hi, 0x14, RZ ;
+    @P3 IADD $e, $e, -0x36 ;
+    @P2 LOP3.LUT $hi, $hi, 0x000fffff, RZ, 0xc0, !PT ;
+    @P2 IADD $hi, $hi, 0x3ff00000 ;
+";
+
 /// `text` with its fragment lines expanded.
 fn expand(text: &str) -> String {
     let mut out = String::new();
@@ -280,6 +295,7 @@ fn expand(text: &str) -> String {
             Some("div_core") => DIV_CORE_F64,
             Some("rsq_seed") => RSQ_SEED,
             Some("rsq_step") => RSQ_STEP,
+            Some("normalize") => NORMALIZE,
             _ => panic!("fdiv template: unknown fragment `{}`", line),
         };
         // Longest keys first, so that `$bhi` is not read as `$b` + "hi".
@@ -327,22 +343,8 @@ const DIV_F64: &str = "
     @P3 MOV R13, 0x7ff80000 ;
     // Finite nonzero operands: m_a / m_b with m_a, m_b in [1,2) (subnormals
     // scaled by 2^54 first), e = exponent difference
-    LOP3.LUT R21, R9, 0x7fffffff, RZ, 0xc0, !PT ;
-    MOV R20, R8 ;
-    ISETP.LT.U32.AND P3, PT, R21, 0x00100000, P2 ;
-    @P3 DMUL R[20:21], R[20:21], 1.8014398509481984e16 ;
-    SHF.R.U32 R24, R21, 0x14, RZ ;
-    @P3 IADD R24, R24, -0x36 ;
-    @P2 LOP3.LUT R21, R21, 0x000fffff, RZ, 0xc0, !PT ;
-    @P2 IADD R21, R21, 0x3ff00000 ;
-    LOP3.LUT R23, R11, 0x7fffffff, RZ, 0xc0, !PT ;
-    MOV R22, R10 ;
-    ISETP.LT.U32.AND P3, PT, R23, 0x00100000, P2 ;
-    @P3 DMUL R[22:23], R[22:23], 1.8014398509481984e16 ;
-    SHF.R.U32 R25, R23, 0x14, RZ ;
-    @P3 IADD R25, R25, -0x36 ;
-    @P2 LOP3.LUT R23, R23, 0x000fffff, RZ, 0xc0, !PT ;
-    @P2 IADD R23, R23, 0x3ff00000 ;
+    {normalize xhi=R9 xlo=R8 hi=R21 lo=R20 m=R[20:21] e=R24}
+    {normalize xhi=R11 xlo=R10 hi=R23 lo=R22 m=R[22:23] e=R25}
     @P2 IADD R24, R24, -R25 ;
     // the fast path's core on m_a / m_b -> q' = RN(m_a / m_b), and r' = m_a - m_b q'
     {div_core g=@P2 a=R[20:21] b=R[22:23] bhi=R23 q=R[26:27]}
