@@ -224,7 +224,19 @@ impl Lower<'_> {
         p
     }
 
+    /// Records an unsupported float type (f16, f128: operands only; results
+    /// of those types are refused by the driver) so that no rule emits code
+    /// for it; `true` if `ty` is f32 or f64.
+    fn float_ok(&mut self, ty: Type) -> bool {
+        if ty == types::F32 || ty == types::F64 {
+            return true;
+        }
+        self.unsupported(format!("type {} is not supported", ty));
+        false
+    }
+
     pub fn fsetp_ri(&mut self, ty: Type, cc: &FloatCC, a: VReg, k: u32) -> Pred {
+        self.float_ok(ty);
         let p = self.temp(Class::P);
         let form = if is64(ty) { forms::DSETP_RI } else { forms::FSETP_RI };
         self.emit_b(Bundle::new().inst(form).named("cmp", fcmp_name(*cc)).named("lop", "AND").set("pp", PT_).def("pu", p).use_("ra", a).set("vb", k as u64));
@@ -232,6 +244,7 @@ impl Lower<'_> {
     }
 
     pub fn fsetp_rr(&mut self, ty: Type, cc: &FloatCC, a: VReg, b: VReg) -> Pred {
+        self.float_ok(ty);
         self.fsetp(ty, fcmp_name(*cc), a, FSrc::Reg(b), None)
     }
 
@@ -242,6 +255,20 @@ impl Lower<'_> {
         let m = self.temp(class(ty));
         let form = if is64(ty) { forms::DMNMX_RR } else { forms::FMNMX_RR };
         self.emit_b(Bundle::new().inst(form).def("rd", m).use_("ra", a).use_("rb", b).set("pp", PT_).set("pp.not", (!min) as u64));
+        self.canonical_if(ty, nan, m)
+    }
+
+    /// The same with the immediate field `k` of a constant (`fimm`).
+    pub fn fminmax_ri(&mut self, ty: Type, min: bool, a: VReg, k: u32) -> VReg {
+        let nan = self.fsetp_ri(ty, &FloatCC::Unordered, a, k);
+        let m = self.temp(class(ty));
+        let form = if is64(ty) { forms::DMNMX_RI } else { forms::FMNMX_RI };
+        self.emit_b(Bundle::new().inst(form).def("rd", m).use_("ra", a).set("vb", k as u64).set("pp", PT_).set("pp.not", (!min) as u64));
+        self.canonical_if(ty, nan, m)
+    }
+
+    /// `nan ? canonical NaN : m`.
+    fn canonical_if(&mut self, ty: Type, nan: Pred, m: VReg) -> VReg {
         let d = self.temp(class(ty));
         let b = if is64(ty) {
             Bundle::new()
@@ -271,6 +298,7 @@ impl Lower<'_> {
     }
 
     pub fn f2f(&mut self, to: Type, from: Type, a: VReg) -> VReg {
+        self.float_ok(from);
         let d = self.temp(class(to));
         self.emit_b(Bundle::new().inst(forms::F2F_R).named("rnd", "RN").named("dtype", ftype(to)).named("srctype", ftype(from)).def("rd", d).use_("rb", a));
         d
@@ -285,6 +313,7 @@ impl Lower<'_> {
 
     /// `F2I.RZ` into an integer of 32 or 64 bits (saturating, NaN → 0).
     fn f2i(&mut self, to: Type, s: &Signed, from: Type, a: VReg) -> VReg {
+        self.float_ok(from);
         let d = self.temp(class(to));
         let itype = int_type(to, s);
         self.emit_b(Bundle::new().inst(forms::F2I_R).named("rnd", "RZ").named("itype", itype).named("ftype", ftype(from)).def("rd", d).use_("rb", a));
@@ -313,6 +342,9 @@ impl Lower<'_> {
     }
 
     pub fn f2i_trap(&mut self, to: Type, s: &Signed, from: Type, a: VReg) -> VReg {
+        if !self.float_ok(from) {
+            return a;
+        }
         // NaN: bad_toint.
         let nan = self.fsetp(from, "NAN", a, FSrc::Reg(a), None);
         self.trap_on(nan, TrapCode::BAD_CONVERSION_TO_INTEGER);
