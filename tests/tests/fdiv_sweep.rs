@@ -271,6 +271,108 @@ fn sweep(prog: &Program, name: &str, f: Fmt, n: usize, sqrt: bool) {
     assert!(bad.is_empty(), "{} of {} wrong, first ones:\n{}", bad.len(), a.len(), bad[..bad.len().min(20)].join("\n"));
 }
 
+/// a mod m (m odd, < 2^64) to the power e.
+fn pow_mod(mut a: u128, mut e: u32, m: u128) -> u128 {
+    let mut r = 1u128;
+    a %= m;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r * a % m;
+        }
+        a = a * a % m;
+        e >>= 1;
+    }
+    r
+}
+
+/// A square root of `r` (≡ 1 mod 8) modulo 2^k, by Hensel lifting.
+fn sqrt_mod_pow2(r: u128, k: u32) -> u128 {
+    let mut x = 1u128;
+    for j in 3..k {
+        // x² ≡ r (mod 2^j): lift to 2^(j+1).
+        if (x * x).wrapping_sub(r) >> j & 1 == 1 {
+            x += 1 << (j - 1);
+        }
+    }
+    x & ((1 << k) - 1)
+}
+
+/// The hardest operands: quotients and roots within a few units of 2^-2p
+/// (relative) of a rounding midpoint, where the error bounds of
+/// docs/float.md do not decide by themselves. With p-bit significands A, B
+/// and a (p+1)-bit odd midpoint M: division `A 2^(p+1) = M B + r` for a
+/// small r (A ≡ r 2^-(p+1) mod B), square root `A 2^(p+1) = M² ± r`
+/// (M a square root of ∓r modulo 2^(p+1)).
+fn hard_operands(f: Fmt, n: usize, seed: u64, sqrt: bool) -> (Vec<u64>, Vec<u64>) {
+    let p = f.m + 1;
+    let mut r = SmallRng::seed_from_u64(seed);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let top = 1u128 << (p - 1);
+    while a.len() < n {
+        let small = r.random_range(1..64u128);
+        let (am, bm, odd_exp) = if sqrt {
+            // M² = A 2^(p+1) - rr with rr ≡ 7 (mod 8) or + rr with rr ≡ 1 (mod 8)
+            let plus = r.random_range(0..2u32) == 0;
+            let rr = small * 8 + if plus { 1 } else { 7 };
+            let target = if plus { rr } else { (1u128 << (p + 1)) - rr };
+            let mut m = sqrt_mod_pow2(target, p + 1);
+            if r.random_range(0..2u32) == 0 {
+                m = (1u128 << (p + 1)) - m;
+            }
+            // M in [2^p, 2^(p+1)): any root + k 2^(p+1) works modulo; choose the top bit.
+            let m = m | (1u128 << p);
+            if m & 1 == 0 {
+                continue;
+            }
+            let sq = m * m;
+            let am = if plus { (sq - rr) >> (p + 1) } else { (sq + rr) >> (p + 1) };
+            if am < top || am >= top << 2 {
+                continue;
+            }
+            // A in [2^(p-1), 2^(p+1)): two binades, the exponent parity follows.
+            if am >= top << 1 {
+                if am & 1 == 1 {
+                    continue;
+                }
+                (am >> 1, 0u64, true)
+            } else {
+                (am, 0u64, false)
+            }
+        } else {
+            let bm = top | (r.random::<u64>() as u128 & (top - 1)) | 1;
+            let inv2 = (bm + 1) / 2;
+            let rr = if r.random_range(0..2u32) == 0 { small } else { bm - small };
+            let am = rr * pow_mod(inv2, p + 1, bm) % bm;
+            // A < B (the quotient in [1/2, 1)), and the midpoint M odd.
+            if am < top {
+                continue;
+            }
+            let (m, rem) = ((am << (p + 1)) / bm, (am << (p + 1)) % bm);
+            let mid = if rem < 64 { m } else { m + 1 };
+            if mid & 1 == 0 {
+                continue;
+            }
+            (am, (bm - top) as u64, false)
+        };
+        let bias = f.emax() >> 1;
+        if sqrt {
+            // a = A 2^e with e + (p+1) even so that sqrt(a) = M 2^k (A in [1,2) scaled).
+            let mut e = bias - 40 + r.random_range(0..80u64);
+            if (e + bias) % 2 == if odd_exp { 0 } else { 1 } {
+                e += 1;
+            }
+            a.push(f.make(0, e, (am - top) as u64));
+            b.push(0);
+        } else {
+            let ea = r.random_range(bias - 60..bias + 60);
+            let eb = r.random_range(bias - 60..bias + 60);
+            a.push(f.make(r.random_range(0..2u64), ea, (am - top) as u64));
+            b.push(f.make(r.random_range(0..2u64), eb, bm));
+        }
+    }
+    (a, b)
+}
+
 fn size(default: usize) -> usize {
     std::env::var("URSA_FDIV_SWEEP").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
 }
@@ -283,4 +385,45 @@ fn fdiv_sqrt_are_correctly_rounded() {
     sweep(&prog, "sqrt_f32", F32, n, true);
     sweep(&prog, "div_f64", F64, n.div_ceil(2), false);
     sweep(&prog, "sqrt_f64", F64, n.div_ceil(2), true);
+}
+
+/// The operands closest to a rounding midpoint (see `hard_operands`): every
+/// one must still round correctly.
+#[test]
+fn operands_next_to_a_midpoint_round_correctly() {
+    let prog = program();
+    let n = size(200_000) / 10;
+    for (name, f, sqrt) in [("div_f32", F32, false), ("sqrt_f32", F32, true), ("div_f64", F64, false), ("sqrt_f64", F64, true)] {
+        let (a, b) = hard_operands(f, n, 7, sqrt);
+        let w = if f.m == 23 { 4 } else { 8 };
+        let got = run(&prog, name, w, &a, &b);
+        let mut bad = Vec::new();
+        let mut near = 0;
+        for i in 0..a.len() {
+            let (x, y) = (f.to_f64(a[i]), f.to_f64(b[i]));
+            let exact = if sqrt { x.sqrt() } else { x / y };
+            let want = if f.m == 23 {
+                let v = if sqrt { (x as f32).sqrt() } else { x as f32 / y as f32 };
+                canonical(f, v as f64)
+            } else {
+                canonical(f, exact)
+            };
+            // For binary32 the binary64 value shows how close the midpoint is.
+            if f.m == 23 {
+                let q = f.to_f64(want);
+                let next = f.to_f64(want + 1);
+                if ((exact - q).abs() - (next - q).abs() / 2.0).abs() <= (next - q).abs() * 2f64.powi(-16) {
+                    near += 1;
+                }
+            }
+            if got[i] != want {
+                bad.push(format!("{}({:#x}, {:#x}) = {:#x}, expected {:#x}", name, a[i], b[i], got[i], want));
+            }
+        }
+        eprintln!("{}: {} operand pairs next to a midpoint, {} mismatches", name, a.len(), bad.len());
+        if f.m == 23 {
+            assert!(near * 2 > a.len(), "{}: only {} of {} near a midpoint: the generator is off", name, near, a.len());
+        }
+        assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad[..bad.len().min(20)].join("\n"));
+    }
 }
