@@ -205,10 +205,15 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
     let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
     let slots_size = vcode.slots_size;
     let mut items: Vec<Item> = Vec::new();
-    let mut block_start = Vec::new();
     let nblocks = vcode.blocks.len();
+    // Block starts as (item index, label): labels below `nblocks` are the
+    // VCode blocks, the others join points and cold blocks of out-of-line
+    // bundle parts (renumbered in layout order at the end).
+    let mut starts: Vec<(usize, u32)> = Vec::new();
+    let mut next_label = nblocks as u32;
+    let mut cold: Vec<(u32, Vec<Inst>, u32)> = Vec::new();
     for b in 0..nblocks {
-        block_start.push(items.len());
+        starts.push((items.len(), b as u32));
         let next = BlockId(b as u32 + 1);
         for ioe in asg.output.block_insts_and_edits(func, regalloc2::Block::new(b)) {
             match ioe {
@@ -230,6 +235,20 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                                 pieces[fx.piece as usize].set_at(fx.field as usize, r as u64);
                             }
                             let last = pieces.len().saturating_sub(1);
+                            if let Some(k) = m.cold_from {
+                                // Inline part, then the guarded branch to the cold
+                                // block; the join point starts a new block.
+                                let k = k as usize;
+                                let (cold_id, join_id) = (next_label, next_label + 1);
+                                next_label += 2;
+                                let rest = pieces.split_off(k);
+                                let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
+                                items.extend(pieces.into_iter().map(item));
+                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), call: None, implicit: Implicit::default() });
+                                starts.push((items.len(), join_id));
+                                cold.push((cold_id, rest, join_id));
+                                continue;
+                            }
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                 let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
@@ -332,6 +351,27 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
             }
         }
     }
+    // The cold blocks after the last block, each ending with its branch back.
+    for (id, pieces, join) in cold {
+        starts.push((items.len(), id));
+        items.extend(pieces.into_iter().map(item));
+        items.push(bra(BlockId(join), None));
+    }
+    if next_label as usize == nblocks {
+        let block_start = starts.into_iter().map(|(s, _)| s).collect();
+        return Ok(Code { items, block_start, frame_size });
+    }
+    starts.sort_by_key(|&(s, _)| s);
+    let mut new_id = vec![0u32; next_label as usize];
+    for (k, &(_, label)) in starts.iter().enumerate() {
+        new_id[label as usize] = k as u32;
+    }
+    for it in items.iter_mut() {
+        if let Some(t) = it.target {
+            it.target = Some(BlockId(new_id[t.0 as usize]));
+        }
+    }
+    let block_start = starts.into_iter().map(|(s, _)| s).collect();
     Ok(Code { items, block_start, frame_size })
 }
 

@@ -123,6 +123,11 @@ pub struct MInst {
     pub clobbers_all: bool,
     /// The CLIF instruction this came from, for messages.
     pub origin: Option<u32>,
+    /// Out-of-line tail: pieces `k..` are laid out after the function's
+    /// last block (a cold block ending with a branch back), and piece
+    /// `k - 1` is the guarded `BRA` that enters them (`encode` gives both
+    /// branches their targets). The allocator still sees one instruction.
+    pub cold_from: Option<u8>,
 }
 
 impl MInst {
@@ -137,6 +142,7 @@ impl MInst {
             sym: None,
             clobbers_all: false,
             origin: None,
+            cold_from: None,
         }
     }
 

@@ -457,11 +457,51 @@ fn warp_reduce_i32() {
     launch_accumulating("warp_reduce_i32.clif", "warp_reduce_i32", 11, &[1000, 1, 33], 1, |a| vec![a.iter().fold(0i32, |s, &x| s.wrapping_add(x))]);
 }
 
+/// `fdiv_f64`: correctly rounded, canonical NaN (the large sweep is
+/// tests/tests/fdiv_sweep.rs).
+#[test]
+fn fdiv_f64() {
+    let prog = program("fdiv_f64.clif");
+    let mut r = rng(12);
+    let (a, b) = pairs_with_edges(N, EDGES_F64, EDGES_F64, || (any_f64(&mut r), any_f64(&mut r)));
+    let mut gpu = Gpu::new();
+    let (pa, pb, po) = (upload(&mut gpu, &a), upload(&mut gpu, &b), output::<u64>(&mut gpu, N));
+    let args = |n: i32| vec![Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n)];
+    gpu.launch(&prog, "fdiv_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    let want: Vec<u64> = (0..N)
+        .map(|i| {
+            let q = f64::from_bits(a[i]) / f64::from_bits(b[i]);
+            if q.is_nan() { 0x7ff8_0000_0000_0000 } else { q.to_bits() }
+        })
+        .collect();
+    check(&mut gpu, po, &want, "out");
+    launch_nothing(&mut gpu, &prog, "fdiv_f64", args, &[po], 8);
+}
+
+/// `sqrt_f64`: correctly rounded, canonical NaN, sqrt(-0) = -0.
+#[test]
+fn sqrt_f64() {
+    let prog = program("sqrt_f64.clif");
+    let mut r = rng(13);
+    let a = with_edges(N, EDGES_F64, || any_f64(&mut r));
+    let mut gpu = Gpu::new();
+    let (pa, po) = (upload(&mut gpu, &a), output::<u64>(&mut gpu, N));
+    let args = |n: i32| vec![Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n)];
+    gpu.launch(&prog, "sqrt_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    let want: Vec<u64> = (0..N)
+        .map(|i| {
+            let q = f64::from_bits(a[i]).sqrt();
+            if q.is_nan() { 0x7ff8_0000_0000_0000 } else { q.to_bits() }
+        })
+        .collect();
+    check(&mut gpu, po, &want, "out");
+    launch_nothing(&mut gpu, &prog, "sqrt_f64", args, &[po], 8);
+}
+
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64"];
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32"];
+    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64", "fdiv_f64", "sqrt_f64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32"];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());
