@@ -179,11 +179,78 @@ fn expand_div(f: &mut Function, inst: Inst) -> Result<(), String> {
             if op == Opcode::Sdiv {
                 overflow_check(&mut pos, ty, x, d);
             }
-            by_loop(&mut pos, inst, ty, x, d, signed, rem)
+            match ty {
+                // Lowered as it is by `isel/isle/lower/div.isle`.
+                types::I32 => return Ok(()),
+                types::I64 => by_width(&mut pos, inst, op, x, d),
+                _ => {
+                    // i8/i16: the same operation on the operands extended to
+                    // i32 (exact: the checks above ruled out the one
+                    // quotient that does not fit, INT_MIN / -1).
+                    let (x32, d32) = if signed {
+                        (pos.ins().sextend(types::I32, x), pos.ins().sextend(types::I32, d))
+                    } else {
+                        (pos.ins().uextend(types::I32, x), pos.ins().uextend(types::I32, d))
+                    };
+                    let v32 = binary(&mut pos, op, types::I32, x32, d32);
+                    pos.ins().ireduce(ty, v32)
+                }
+            }
         }
     };
     finish(pos.func, inst, result, value);
     Ok(())
+}
+
+/// `op.ty a, b` at the cursor; its result.
+fn binary(pos: &mut FuncCursor, op: Opcode, ty: Type, a: Value, b: Value) -> Value {
+    let (i, dfg) = pos.ins().Binary(op, ty, a, b);
+    dfg.first_result(i)
+}
+
+/// i64 division by a register: a 32-bit division when both operands fit in
+/// 32 bits (both then non-negative, so signed and unsigned agree), else the
+/// 64-bit one. `inst` moves into the slow block, its result reaches the
+/// rest of the block (now the join block) as a parameter:
+///
+/// ```text
+///     c = icmp ugt (bor x, d), 0xffffffff
+///     brif c, slow, fast
+/// fast:
+///     v = uextend.i64 (udiv|urem).i32 (ireduce x), (ireduce d)
+///     jump join(v)
+/// slow:
+///     v = op.i64 x, d
+///     jump join(v)
+/// join(v): ...
+/// ```
+fn by_width(pos: &mut FuncCursor, inst: Inst, op: Opcode, x: Value, d: Value) -> Value {
+    let ty = types::I64;
+    let block = pos.current_block().unwrap();
+    let fast = pos.func.dfg.make_block();
+    let slow = pos.func.dfg.make_block();
+    let join = pos.func.dfg.make_block();
+    // `inst` and what follows it move to `join`.
+    pos.func.layout.split_block(join, inst);
+    pos.func.layout.insert_block(fast, join);
+    pos.func.layout.insert_block(slow, join);
+    pos.goto_bottom(block);
+    let o = pos.ins().bor(x, d);
+    let k = pos.ins().iconst(ty, 0xffff_ffff);
+    let c = pos.ins().icmp(IntCC::UnsignedGreaterThan, o, k);
+    pos.ins().brif(c, slow, &[], fast, &[]);
+    pos.goto_bottom(fast);
+    let x32 = pos.ins().ireduce(types::I32, x);
+    let d32 = pos.ins().ireduce(types::I32, d);
+    let uop = if matches!(op, Opcode::Udiv | Opcode::Sdiv) { Opcode::Udiv } else { Opcode::Urem };
+    let v32 = binary(pos, uop, types::I32, x32, d32);
+    let v = pos.ins().uextend(ty, v32);
+    pos.ins().jump(join, &[BlockArg::Value(v)]);
+    pos.goto_bottom(slow);
+    let v = binary(pos, op, ty, x, d);
+    pos.ins().jump(join, &[BlockArg::Value(v)]);
+    pos.goto_inst(inst);
+    pos.func.dfg.append_block_param(join, ty)
 }
 
 /// `trapnz (x == INT_MIN && d == -1), int_ovf`, without a logical and:
@@ -196,80 +263,6 @@ fn overflow_check(pos: &mut FuncCursor, ty: Type, x: Value, d: Value) {
     let minus1 = iconst(pos, ty, mask(ty));
     let ovf = pos.ins().icmp(IntCC::Equal, t, minus1);
     pos.ins().trapnz(ovf, TrapCode::INTEGER_OVERFLOW);
-}
-
-/// The shift-subtract loop (see the module comment) for a divisor in a
-/// register, known nonzero and, for `sdiv`, not overflowing. Leaves `inst`
-/// at the top of the exit block, the cursor before it; returns the result.
-fn by_loop(pos: &mut FuncCursor, inst: Inst, ty: Type, x: Value, d: Value, signed: bool, rem: bool) -> Value {
-    // Operands of the unsigned division.
-    let zero = iconst(pos, ty, 0);
-    let (xn, dn, signs) = if signed {
-        let xneg = pos.ins().icmp(IntCC::SignedLessThan, x, zero);
-        let negx = pos.ins().ineg(x);
-        let xn = pos.ins().select(xneg, negx, x);
-        let dneg = pos.ins().icmp(IntCC::SignedLessThan, d, zero);
-        let negd = pos.ins().ineg(d);
-        let dn = pos.ins().select(dneg, negd, d);
-        (xn, dn, Some((xneg, dneg)))
-    } else {
-        (x, d, None)
-    };
-    let one = iconst(pos, ty, 1);
-    let count = iconst(pos, types::I32, ty.bits() as u64);
-    let one32 = iconst(pos, types::I32, 1);
-
-    // Split: B | L | E, with the division (and what followed it) in E.
-    let block = pos.current_block().unwrap();
-    let lp = pos.func.dfg.make_block();
-    let exit = pos.func.dfg.make_block();
-    pos.func.layout.split_block(exit, inst);
-    pos.func.layout.insert_block(lp, exit);
-    pos.goto_bottom(block);
-    pos.ins().jump(lp, &[BlockArg::Value(count), BlockArg::Value(xn), BlockArg::Value(zero)]);
-
-    // The loop.
-    let i = pos.func.dfg.append_block_param(lp, types::I32);
-    let n = pos.func.dfg.append_block_param(lp, ty);
-    let r = pos.func.dfg.append_block_param(lp, ty);
-    pos.goto_bottom(lp);
-    let top = pos.ins().icmp(IntCC::SignedLessThan, n, zero);
-    let bit = pos.ins().select(top, one, zero);
-    let rb = pos.ins().iadd(r, bit);
-    let dr = pos.ins().isub(dn, r);
-    let ge = pos.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, rb, dr);
-    let r2 = pos.ins().iadd(rb, r);
-    let r2d = pos.ins().isub(r2, dn);
-    let r_next = pos.ins().select(ge, r2d, r2);
-    let n2 = pos.ins().iadd(n, n);
-    let qbit = pos.ins().select(ge, one, zero);
-    let n_next = pos.ins().iadd(n2, qbit);
-    let i_next = pos.ins().isub(i, one32);
-    pos.ins().brif(
-        i_next,
-        lp,
-        &[BlockArg::Value(i_next), BlockArg::Value(n_next), BlockArg::Value(r_next)],
-        exit,
-        &[BlockArg::Value(n_next), BlockArg::Value(r_next)],
-    );
-
-    // The result.
-    let q = pos.func.dfg.append_block_param(exit, ty);
-    let r = pos.func.dfg.append_block_param(exit, ty);
-    pos.goto_inst(inst);
-    match (signs, rem) {
-        (None, false) => q,
-        (None, true) => r,
-        (Some((xneg, _)), true) => {
-            let negr = pos.ins().ineg(r);
-            pos.ins().select(xneg, negr, r)
-        }
-        (Some((xneg, dneg)), false) => {
-            let negq = pos.ins().ineg(q);
-            let differ = pos.ins().icmp(IntCC::NotEqual, xneg, dneg);
-            pos.ins().select(differ, negq, q)
-        }
-    }
 }
 
 /// Division by the nonzero constant `k` (the bits of a `ty` value), without

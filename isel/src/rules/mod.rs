@@ -5,6 +5,7 @@
 pub mod bitops;
 pub mod bits;
 pub mod control;
+pub mod div;
 pub mod memory;
 pub mod minmax;
 pub mod mul;
