@@ -1,23 +1,28 @@
 //! Rewrites of Cranelift IR before instruction selection: integer division.
 //!
-//! The machine has no divide instruction, so every `udiv`, `sdiv`, `urem` and
-//! `srem` (i8, i16, i32, i64) is replaced here by plain CLIF computing exactly
-//! the CLIF semantics:
+//! The machine has no divide instruction. Every `udiv`, `sdiv`, `urem` and
+//! `srem` (i8, i16, i32, i64) gets CLIF's traps here as separate
+//! instructions, so that what instruction selection sees never traps:
 //!
 //! * a zero divisor traps with `int_divz` (`trapz d, int_divz`);
 //! * `sdiv INT_MIN, -1` traps with `int_ovf`; `srem INT_MIN, -1` is 0;
 //! * quotients truncate toward zero; a remainder has the dividend's sign.
 //!
-//! A divisor in a register gets a shift-subtract loop written with `iconst`,
-//! `iadd`, `isub`, `ineg`, `icmp`, `select`, `trapz`/`trapnz`, `jump` and
-//! `brif` only. A constant divisor gets straight-line code (see "Constant
-//! divisors" below) that also uses `ushr`, `sshr`, `ishl`, `band`, `imul`,
-//! `umulhi` and `smulhi`. Other types (i128, vectors) are reported as
-//! unsupported.
+//! Then, by divisor and type:
 //!
-//! # The sequence
+//! * a constant divisor becomes straight-line CLIF (see "Constant divisors"
+//!   below: shifts, `umulhi`/`smulhi` by a magic number);
+//! * i32 with the divisor in a register stays as it is: `isel/isle/lower/div.isle`
+//!   lowers it to the reciprocal sequence (`isel/src/rules/div.rs`,
+//!   `docs/division.md`);
+//! * i8/i16 become the same operation on operands extended to i32
+//!   (`sextend` for signed, `uextend` for unsigned) and an `ireduce`;
+//! * i64 branches on whether both operands fit in 32 bits (`by_width`): if
+//!   so, an i32 `udiv`/`urem` of the low words (both operands are then
+//!   non-negative, so signed and unsigned agree), else the i64 operation,
+//!   which `div.isle` lowers to the 64-bit reciprocal sequence.
 //!
-//! For `v = op.T x, d` in block `B` (`T` of `N` bits):
+//! Other types (i128, vectors) are reported as unsupported.
 //!
 //! ```text
 //! B:      ...
@@ -25,59 +30,8 @@
 //!         ;; sdiv only:
 //!         t   = select (icmp eq x, INT_MIN), d, 0
 //!         trapnz (icmp eq t, -1), int_ovf
-//!         ;; signed only: magnitudes (INT_MIN stays INT_MIN = 2^(N-1) unsigned)
-//!         xneg = icmp slt x, 0 ;  X = select xneg, (ineg x), x
-//!         dneg = icmp slt d, 0 ;  D = select dneg, (ineg d), d
-//!         jump L(N, X, 0)
-//! L(i: i32, n: T, r: T):                     ; one iteration per bit
-//!         bit = select (icmp slt n, 0), 1, 0 ; top bit of n
-//!         rb  = iadd r, bit
-//!         ge  = icmp uge rb, (isub D, r)     ; 2r + bit >= D ?
-//!         r2  = iadd rb, r                   ; 2r + bit  (mod 2^N)
-//!         r'  = select ge, (isub r2, D), r2
-//!         n'  = iadd (iadd n, n), (select ge, 1, 0)
-//!         i'  = isub i, 1
-//!         brif i', L(i', n', r'), E(n', r')
-//! E(q: T, r: T):
-//!         v = q                              ; udiv
-//!         v = r                              ; urem
-//!         v = select (icmp ne xneg, dneg), (ineg q), q   ; sdiv
-//!         v = select xneg, (ineg r), r       ; srem
-//!         ...                                ; the rest of B
+//!         v   = op x, d                   ;; i32: left for div.isle
 //! ```
-//!
-//! The loop runs in the operation's own type: narrow types (i8, i16) take 8
-//! or 16 iterations, with the wrap-around arithmetic of CLIF at their width
-//! (their `icmp`s are exact whatever the upper register bits hold).
-//!
-//! # Why it is exact
-//!
-//! This is restoring long division, one dividend bit per iteration, from the
-//! most significant. Let `P_k` be the top `k` bits of `X` as a number
-//! (`P_0 = 0`, `P_N = X`) and `1 <= D < 2^N`. After `k` iterations:
-//!
-//! * `r = P_k mod D`, so `0 <= r < D`;
-//! * `n = (X << k) mod 2^N + (P_k div D)`: the dividend bits not yet consumed
-//!   are at the top of `n`, the quotient bits so far (`P_k div D < 2^k`) at
-//!   the bottom.
-//!
-//! Iteration `k+1` takes `bit` = the top bit of `n` = the next dividend bit,
-//! so `P_{k+1} = 2 P_k + bit` and `P_{k+1} mod D = (2r + bit) mod D`. Because
-//! `r < D`, `t = 2r + bit < 2D`: the new quotient bit is `t >= D`, the new
-//! remainder `t - D` or `t`. Neither `t` nor `t >= D` is computed with an
-//! overflowing sum: `t >= D` iff `r + bit >= D - r`, where `r + bit <= D <
-//! 2^N` and `0 < D - r <= D` are exact. The new remainder is computed modulo
-//! `2^N` (`2r + bit - D`), but it is below `D < 2^N`, so the modular value is
-//! the true one. `n + n + qbit` drops the consumed bit and appends the
-//! quotient bit. After `N` iterations `n = X div D` and `r = X mod D`.
-//!
-//! Signed operations divide the magnitudes as unsigned `N`-bit numbers
-//! (`ineg INT_MIN` = `2^(N-1)` read unsigned, which is its magnitude) and fix
-//! the signs: truncating division gives `x / d = ±(|x| div |d|)`, negative iff
-//! exactly one operand is, and `x % d = sign(x)·(|x| mod |d|)`. The negations
-//! cannot overflow: the only quotient of magnitude `2^(N-1)` with a positive
-//! sign is `INT_MIN / -1`, which traps first, and remainders are below
-//! `|d| <= 2^(N-1)`. `srem INT_MIN, -1` is `2^(N-1) mod 1 = 0`.
 //!
 //! # Constant divisors
 //!
@@ -418,8 +372,22 @@ mod tests {
         matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
     }
 
+    /// The division instructions left for instruction selection, as
+    /// `(opcode, type)`.
+    fn divs_left(f: &Function) -> Vec<(Opcode, Type)> {
+        let mut v = Vec::new();
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                if is_div(f.dfg.insts[i].opcode()) {
+                    v.push((f.dfg.insts[i].opcode(), f.dfg.ctrl_typevar(i)));
+                }
+            }
+        }
+        v
+    }
+
     #[test]
-    fn every_division_is_expanded_and_verifies() {
+    fn register_divisors_keep_their_traps_and_reach_isel_as_i32_or_i64() {
         for op in ["udiv", "sdiv", "urem", "srem"] {
             for ty in ["i8", "i16", "i32", "i64"] {
                 let src = format!(
@@ -434,11 +402,33 @@ mod tests {
                      }}"
                 );
                 let f = legalized(&src);
-                assert!(!has_op(&f, is_div), "{op}.{ty}:\n{}", f.display());
-                assert!(has_op(&f, |o| o == Opcode::Trapz), "{op}.{ty}: no zero check");
+                let n_traps = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == Opcode::Trapz).count();
+                assert_eq!(n_traps, 2, "{op}.{ty}: one zero check per division\n{}", f.display());
                 assert_eq!(has_op(&f, |o| o == Opcode::Trapnz), op == "sdiv", "{op}.{ty}: overflow check");
-                // entry, two loops and two exits, block1
-                assert_eq!(f.layout.blocks().count(), 6, "{op}.{ty}:\n{}", f.display());
+                let left = divs_left(&f);
+                match ty {
+                    "i8" | "i16" => {
+                        // Extended to i32, the operation kept.
+                        assert_eq!(left.len(), 2, "{op}.{ty}:\n{}", f.display());
+                        assert!(left.iter().all(|&(o, t)| t == types::I32 && o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
+                    }
+                    "i32" => {
+                        assert!(left.len() == 2 && left.iter().all(|&(o, t)| t == types::I32 && o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
+                    }
+                    _ => {
+                        // Per division: an i64 one (slow path) and an unsigned
+                        // i32 one (fast path); blocks: entry, 2 x (fast, slow,
+                        // join), block1.
+                        let unsigned = if op.ends_with("div") { Opcode::Udiv } else { Opcode::Urem };
+                        let wide: Vec<_> = left.iter().filter(|&&(_, t)| t == types::I64).collect();
+                        let narrow: Vec<_> = left.iter().filter(|&&(_, t)| t == types::I32).collect();
+                        assert!(wide.len() == 2 && wide.iter().all(|&&(o, _)| o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert!(narrow.len() == 2 && narrow.iter().all(|&&(o, _)| o == unsigned), "{op}.{ty}: {left:?}");
+                        assert_eq!(f.layout.blocks().count(), 8, "{op}.{ty}:\n{}", f.display());
+                    }
+                }
             }
         }
     }
