@@ -58,6 +58,7 @@ use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, Instru
 
 /// Legalizes `f` in place.
 pub fn legalize(f: &mut Function) -> Result<(), String> {
+    pair_remainders(f);
     let mut divs = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {
@@ -80,6 +81,54 @@ pub fn legalize(f: &mut Function) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A remainder whose quotient is also computed — `udiv x, d` and `urem x, d`
+/// (or `sdiv`/`srem`) in the same block, with a divisor in a register —
+/// becomes `x - q * d` with the quotient `q`, so that one division sequence
+/// serves both (as ptxas does for `udiv_i32`). The quotient must come first,
+/// except for `udiv`, which then moves up to the remainder: its only trap is
+/// the one the remainder already has (a zero divisor), at the same place.
+/// (An `sdiv` is not moved: its overflow trap would come earlier.)
+fn pair_remainders(f: &mut Function) {
+    let blocks: Vec<_> = f.layout.blocks().collect();
+    for b in blocks {
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        for (k, &rem) in insts.iter().enumerate() {
+            let div_op = match f.dfg.insts[rem].opcode() {
+                Opcode::Urem => Opcode::Udiv,
+                Opcode::Srem => Opcode::Sdiv,
+                _ => continue,
+            };
+            let ty = f.dfg.ctrl_typevar(rem);
+            let [x, d] = *f.dfg.inst_args(rem) else { continue };
+            let (x, d) = (f.dfg.resolve_aliases(x), f.dfg.resolve_aliases(d));
+            if const_value(f, d).is_some() || !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
+                continue;
+            }
+            let same = |f: &Function, i: Inst| {
+                f.dfg.insts[i].opcode() == div_op
+                    && f.dfg.ctrl_typevar(i) == ty
+                    && matches!(*f.dfg.inst_args(i), [a, c] if f.dfg.resolve_aliases(a) == x && f.dfg.resolve_aliases(c) == d)
+            };
+            let div = if let Some(&i) = insts[..k].iter().find(|&&i| same(f, i)) {
+                i
+            } else if let (Opcode::Udiv, Some(&i)) = (div_op, insts[k + 1..].iter().find(|&&i| same(f, i))) {
+                f.layout.remove_inst(i);
+                f.layout.insert_inst(i, rem);
+                i
+            } else {
+                continue;
+            };
+            let q = f.dfg.first_result(div);
+            let result = f.dfg.first_result(rem);
+            let mut pos = FuncCursor::new(f).at_inst(rem);
+            pos.use_srcloc(rem);
+            let qd = pos.ins().imul(q, d);
+            let v = pos.ins().isub(x, qd);
+            finish(pos.func, rem, result, v);
+        }
+    }
 }
 
 /// The bits of `v` if it is an `iconst`, zero-extended from its type.
@@ -431,6 +480,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_remainder_reuses_its_quotient() {
+        let count = |f: &Function, op: Opcode| f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == op).count();
+        for (first, second, paired) in [("udiv", "urem", true), ("urem", "udiv", true), ("sdiv", "srem", true), ("srem", "sdiv", false)] {
+            for ty in ["i8", "i32", "i64"] {
+                let src = format!(
+                    "function %f({ty}, {ty}) -> {ty}, {ty} {{
+                     block0(v0: {ty}, v1: {ty}):
+                         v2 = {first} v0, v1
+                         v3 = {second} v0, v1
+                         return v2, v3
+                     }}"
+                );
+                let f = legalized(&src);
+                let rem = if first.ends_with("rem") { first } else { second };
+                let rem_op = if rem == "urem" { Opcode::Urem } else { Opcode::Srem };
+                assert_eq!(count(&f, rem_op) == 0, paired, "{first}/{second}.{ty}:\n{}", f.display());
+                if paired {
+                    assert!(has_op(&f, |o| o == Opcode::Imul), "{first}/{second}.{ty}:\n{}", f.display());
+                }
+                // One zero check per division left: the paired remainder's
+                // is the quotient's, which comes first.
+                assert_eq!(count(&f, Opcode::Trapz), if paired { 1 } else { 2 }, "{first}/{second}.{ty}:\n{}", f.display());
+            }
+        }
+        // Different operands, or a constant divisor: nothing to share.
+        let f = legalized(
+            "function %f(i32, i32) -> i32, i32 {
+             block0(v0: i32, v1: i32):
+                 v2 = udiv v0, v1
+                 v3 = urem v1, v0
+                 v4 = iconst.i32 10
+                 v5 = udiv v0, v4
+                 v6 = urem v0, v4
+                 v7 = iadd v5, v6
+                 v8 = iadd v7, v3
+                 return v2, v8
+             }",
+        );
+        assert_eq!(count(&f, Opcode::Urem), 1, "{}", f.display());
     }
 
     #[test]
