@@ -133,7 +133,17 @@ impl Inst {
     pub fn is_guarded(&self) -> bool {
         let Some(g) = self.def().guard else { return false };
         let g = g as usize;
-        let negated = self.field_index(&format!("{}.not", self.def().fields[g].name)).is_some_and(|n| self.get_at(n) != 0);
+        // The guard's `.not` field (`pg.not`), found without building its name.
+        let name: &str = self.def().fields[g].name.as_ref();
+        let negated = self
+            .def()
+            .fields
+            .iter()
+            .position(|f| {
+                let n: &str = f.name.as_ref();
+                n.len() == name.len() + 4 && n.starts_with(name) && n.ends_with(".not")
+            })
+            .is_some_and(|n| self.get_at(n) != 0);
         self.get_at(g) != PT as u64 || negated
     }
 
