@@ -108,8 +108,22 @@ struct Access {
     merge_writes: bool,
 }
 
-/// An instruction's register references (`Inst::reg_reads`, `reg_writes`).
-type Refs = (Vec<ursa_emit::RegRef>, Vec<ursa_emit::RegRef>);
+/// Every item's register references (`Inst::reg_reads`, `reg_writes`) in one
+/// vector: item i reads `all[at[i]..at[i] + nr[i]]`, writes the rest up to `at[i + 1]`.
+struct Refs {
+    all: Vec<ursa_emit::RegRef>,
+    at: Vec<usize>,
+    nr: Vec<usize>,
+}
+
+impl Refs {
+    fn reads(&self, i: usize) -> &[ursa_emit::RegRef] {
+        &self.all[self.at[i]..self.at[i] + self.nr[i]]
+    }
+    fn writes(&self, i: usize) -> &[ursa_emit::RegRef] {
+        &self.all[self.at[i] + self.nr[i]..self.at[i + 1]]
+    }
+}
 
 fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
     let it = &code.items[i];
@@ -121,8 +135,8 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
             RegSlot::Guard => None,
         },
     };
-    let mut reads: SmallVec<[Ref; 4]> = refs.0.iter().filter(|r| r.file == file).map(to_ref).collect();
-    let mut writes: SmallVec<[Ref; 4]> = refs.1.iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut reads: SmallVec<[Ref; 4]> = refs.reads(i).iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut writes: SmallVec<[Ref; 4]> = refs.writes(i).iter().filter(|r| r.file == file).map(to_ref).collect();
     let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
     // A call writes the callee's return address where the callee's `RET`
     // reads it, and a return reads it there: ABI registers, not renamable.
@@ -243,12 +257,21 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
 }
 
 /// Highest register of `file` touched + 1.
-fn highest_reg(refs: &[Refs], file: RegFile) -> u32 {
-    refs.iter().flat_map(|(r, w)| r.iter().chain(w.iter())).filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
+fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
+    refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
-fn all_refs(code: &Code) -> Vec<Refs> {
-    code.items.iter().map(|it| (it.inst.reg_reads(), it.inst.reg_writes())).collect()
+fn all_refs(code: &Code) -> Refs {
+    let n = code.items.len();
+    let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
+    for it in &code.items {
+        refs.at.push(refs.all.len());
+        it.inst.reg_reads_into(&mut refs.all);
+        refs.nr.push(refs.all.len() - refs.at.last().unwrap());
+        it.inst.reg_writes_into(&mut refs.all);
+    }
+    refs.at.push(refs.all.len());
+    refs
 }
 
 /// Renames the general and the uniform registers of `code` densely (see the
@@ -271,14 +294,14 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
 }
 
 /// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
     // No reference of the file at all (implicit ABI operands are R only).
-    if file != RegFile::R && !refs.iter().any(|(r, w)| r.iter().chain(w.iter()).any(|x| x.file == file)) {
+    if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
         return 0;
     }
-    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, &refs[i])).collect();
+    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, refs)).collect();
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
         return 0;
     }

@@ -108,7 +108,13 @@ impl Inst {
     /// The registers this instruction reads, its guard predicate included.
     pub fn reg_reads(&self) -> Vec<RegRef> {
         let mut out = Vec::new();
-        self.reg_refs(&self.def().inputs, &mut out);
+        self.reg_reads_into(&mut out);
+        out
+    }
+
+    /// [`Inst::reg_reads`], appended to `out` (no allocation when `out` has room).
+    pub fn reg_reads_into(&self, out: &mut Vec<RegRef>) {
+        self.reg_refs(&self.def().inputs, out);
         if let Some(g) = self.def().guard {
             let g = g as usize;
             if let Some(file) = RegFile::of(self.def().fields[g].kind) {
@@ -118,14 +124,18 @@ impl Inst {
                 }
             }
         }
-        out
     }
 
     /// The registers this instruction writes (when its guard holds).
     pub fn reg_writes(&self) -> Vec<RegRef> {
         let mut out = Vec::new();
-        self.reg_refs(&self.def().outputs, &mut out);
+        self.reg_writes_into(&mut out);
         out
+    }
+
+    /// [`Inst::reg_writes`], appended to `out`.
+    pub fn reg_writes_into(&self, out: &mut Vec<RegRef>) {
+        self.reg_refs(&self.def().outputs, out);
     }
 
     /// Whether the instruction is conditional: a guard other than `@PT`
