@@ -35,10 +35,16 @@ enum Loc {
 
 /// Registers an instruction reads (inputs, the guard included) or writes
 /// (outputs), one `Loc` per register.
-fn locs(i: &Inst, outputs: bool) -> Vec<Loc> {
-    let refs = if outputs { i.reg_writes() } else { i.reg_reads() };
-    let mut out = Vec::new();
-    for r in refs {
+/// `out` is cleared first; `refs` is scratch (kept to reuse its allocation).
+fn locs(i: &Inst, outputs: bool, refs: &mut Vec<ursa_emit::RegRef>, out: &mut Vec<Loc>) {
+    refs.clear();
+    out.clear();
+    if outputs {
+        i.reg_writes_into(refs);
+    } else {
+        i.reg_reads_into(refs);
+    }
+    for r in refs.iter() {
         out.extend(r.regs().map(|n| match r.file {
             RegFile::R => Loc::R(n),
             RegFile::UR => Loc::U(n),
@@ -46,7 +52,6 @@ fn locs(i: &Inst, outputs: bool) -> Vec<Loc> {
             RegFile::UP => Loc::UP(n),
         }));
     }
-    out
 }
 
 fn is_control(i: &Inst) -> bool {
@@ -75,6 +80,8 @@ pub fn calc_instr_deps(code: &mut Code) {
     // Cycle at which the next instruction issues (relative).
     let mut t: u64 = 0;
     let items = std::mem::take(&mut code.items);
+    // Per instruction: registers read and written (`touched`), written (`outs`).
+    let (mut refs, mut touched, mut outs): (Vec<ursa_emit::RegRef>, Vec<Loc>, Vec<Loc>) = (Vec::new(), Vec::new(), Vec::new());
     for (k, mut it) in items.into_iter().enumerate() {
         new_start[k] = out.len();
         let mut req: u8 = 0;
@@ -83,8 +90,9 @@ pub fn calc_instr_deps(code: &mut Code) {
             // has been waited for by that predecessor; fall-through waits here.
             req = (1 << SCOREBOARDS) - 1;
         }
-        let mut touched = locs(&it.inst, false);
-        touched.extend(locs(&it.inst, true));
+        locs(&it.inst, true, &mut refs, &mut outs);
+        locs(&it.inst, false, &mut refs, &mut touched);
+        touched.extend_from_slice(&outs);
         let control = is_control(&it.inst);
         let mut need = t;
         if control {
@@ -150,17 +158,17 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.retain(|_, p| !matches!(p, Pending::Board(x) if *x == b));
             }
             set(&mut it.inst, "wsb", b as u64);
-            for l in locs(&it.inst, true) {
+            for &l in &outs {
                 pending.insert(l, Pending::Board(b));
             }
         } else {
             let ready = issue + latency(class);
-            for l in locs(&it.inst, true) {
+            for &l in &outs {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
         let mut stall = it.inst.get("stall").unwrap().max(1);
-        if control && !class.variable() && !locs(&it.inst, true).is_empty() {
+        if control && !class.variable() && !outs.is_empty() {
             // A control instruction's own results (CALL's return address)
             // are read on the other side of the transfer, where nothing is
             // tracked: be done before the next instruction issues.

@@ -1,23 +1,28 @@
 //! Rewrites of Cranelift IR before instruction selection: integer division.
 //!
-//! The machine has no divide instruction, so every `udiv`, `sdiv`, `urem` and
-//! `srem` (i8, i16, i32, i64) is replaced here by plain CLIF computing exactly
-//! the CLIF semantics:
+//! The machine has no divide instruction. Every `udiv`, `sdiv`, `urem` and
+//! `srem` (i8, i16, i32, i64) gets CLIF's traps here as separate
+//! instructions, so that what instruction selection sees never traps:
 //!
 //! * a zero divisor traps with `int_divz` (`trapz d, int_divz`);
 //! * `sdiv INT_MIN, -1` traps with `int_ovf`; `srem INT_MIN, -1` is 0;
 //! * quotients truncate toward zero; a remainder has the dividend's sign.
 //!
-//! A divisor in a register gets a shift-subtract loop written with `iconst`,
-//! `iadd`, `isub`, `ineg`, `icmp`, `select`, `trapz`/`trapnz`, `jump` and
-//! `brif` only. A constant divisor gets straight-line code (see "Constant
-//! divisors" below) that also uses `ushr`, `sshr`, `ishl`, `band`, `imul`,
-//! `umulhi` and `smulhi`. Other types (i128, vectors) are reported as
-//! unsupported.
+//! Then, by divisor and type:
 //!
-//! # The sequence
+//! * a constant divisor becomes straight-line CLIF (see "Constant divisors"
+//!   below: shifts, `umulhi`/`smulhi` by a magic number);
+//! * i32 with the divisor in a register stays as it is: `isel/isle/lower/div.isle`
+//!   lowers it to the reciprocal sequence (`isel/src/rules/div.rs`,
+//!   `docs/division.md`);
+//! * i8/i16 become the same operation on operands extended to i32
+//!   (`sextend` for signed, `uextend` for unsigned) and an `ireduce`;
+//! * i64 branches on whether both operands fit in 32 bits (`by_width`): if
+//!   so, an i32 `udiv`/`urem` of the low words (both operands are then
+//!   non-negative, so signed and unsigned agree), else the i64 operation,
+//!   which `div.isle` lowers to the 64-bit reciprocal sequence.
 //!
-//! For `v = op.T x, d` in block `B` (`T` of `N` bits):
+//! Other types (i128, vectors) are reported as unsupported.
 //!
 //! ```text
 //! B:      ...
@@ -25,59 +30,8 @@
 //!         ;; sdiv only:
 //!         t   = select (icmp eq x, INT_MIN), d, 0
 //!         trapnz (icmp eq t, -1), int_ovf
-//!         ;; signed only: magnitudes (INT_MIN stays INT_MIN = 2^(N-1) unsigned)
-//!         xneg = icmp slt x, 0 ;  X = select xneg, (ineg x), x
-//!         dneg = icmp slt d, 0 ;  D = select dneg, (ineg d), d
-//!         jump L(N, X, 0)
-//! L(i: i32, n: T, r: T):                     ; one iteration per bit
-//!         bit = select (icmp slt n, 0), 1, 0 ; top bit of n
-//!         rb  = iadd r, bit
-//!         ge  = icmp uge rb, (isub D, r)     ; 2r + bit >= D ?
-//!         r2  = iadd rb, r                   ; 2r + bit  (mod 2^N)
-//!         r'  = select ge, (isub r2, D), r2
-//!         n'  = iadd (iadd n, n), (select ge, 1, 0)
-//!         i'  = isub i, 1
-//!         brif i', L(i', n', r'), E(n', r')
-//! E(q: T, r: T):
-//!         v = q                              ; udiv
-//!         v = r                              ; urem
-//!         v = select (icmp ne xneg, dneg), (ineg q), q   ; sdiv
-//!         v = select xneg, (ineg r), r       ; srem
-//!         ...                                ; the rest of B
+//!         v   = op x, d                   ;; i32: left for div.isle
 //! ```
-//!
-//! The loop runs in the operation's own type: narrow types (i8, i16) take 8
-//! or 16 iterations, with the wrap-around arithmetic of CLIF at their width
-//! (their `icmp`s are exact whatever the upper register bits hold).
-//!
-//! # Why it is exact
-//!
-//! This is restoring long division, one dividend bit per iteration, from the
-//! most significant. Let `P_k` be the top `k` bits of `X` as a number
-//! (`P_0 = 0`, `P_N = X`) and `1 <= D < 2^N`. After `k` iterations:
-//!
-//! * `r = P_k mod D`, so `0 <= r < D`;
-//! * `n = (X << k) mod 2^N + (P_k div D)`: the dividend bits not yet consumed
-//!   are at the top of `n`, the quotient bits so far (`P_k div D < 2^k`) at
-//!   the bottom.
-//!
-//! Iteration `k+1` takes `bit` = the top bit of `n` = the next dividend bit,
-//! so `P_{k+1} = 2 P_k + bit` and `P_{k+1} mod D = (2r + bit) mod D`. Because
-//! `r < D`, `t = 2r + bit < 2D`: the new quotient bit is `t >= D`, the new
-//! remainder `t - D` or `t`. Neither `t` nor `t >= D` is computed with an
-//! overflowing sum: `t >= D` iff `r + bit >= D - r`, where `r + bit <= D <
-//! 2^N` and `0 < D - r <= D` are exact. The new remainder is computed modulo
-//! `2^N` (`2r + bit - D`), but it is below `D < 2^N`, so the modular value is
-//! the true one. `n + n + qbit` drops the consumed bit and appends the
-//! quotient bit. After `N` iterations `n = X div D` and `r = X mod D`.
-//!
-//! Signed operations divide the magnitudes as unsigned `N`-bit numbers
-//! (`ineg INT_MIN` = `2^(N-1)` read unsigned, which is its magnitude) and fix
-//! the signs: truncating division gives `x / d = ±(|x| div |d|)`, negative iff
-//! exactly one operand is, and `x % d = sign(x)·(|x| mod |d|)`. The negations
-//! cannot overflow: the only quotient of magnitude `2^(N-1)` with a positive
-//! sign is `INT_MIN / -1`, which traps first, and remainders are below
-//! `|d| <= 2^(N-1)`. `srem INT_MIN, -1` is `2^(N-1) mod 1 = 0`.
 //!
 //! # Constant divisors
 //!
@@ -104,6 +58,7 @@ use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, Instru
 
 /// Legalizes `f` in place.
 pub fn legalize(f: &mut Function) -> Result<(), String> {
+    pair_remainders(f);
     let mut divs = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {
@@ -126,6 +81,54 @@ pub fn legalize(f: &mut Function) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A remainder whose quotient is also computed — `udiv x, d` and `urem x, d`
+/// (or `sdiv`/`srem`) in the same block, with a divisor in a register —
+/// becomes `x - q * d` with the quotient `q`, so that one division sequence
+/// serves both (as ptxas does for `udiv_i32`). The quotient must come first,
+/// except for `udiv`, which then moves up to the remainder: its only trap is
+/// the one the remainder already has (a zero divisor), at the same place.
+/// (An `sdiv` is not moved: its overflow trap would come earlier.)
+fn pair_remainders(f: &mut Function) {
+    let blocks: Vec<_> = f.layout.blocks().collect();
+    for b in blocks {
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        for (k, &rem) in insts.iter().enumerate() {
+            let div_op = match f.dfg.insts[rem].opcode() {
+                Opcode::Urem => Opcode::Udiv,
+                Opcode::Srem => Opcode::Sdiv,
+                _ => continue,
+            };
+            let ty = f.dfg.ctrl_typevar(rem);
+            let [x, d] = *f.dfg.inst_args(rem) else { continue };
+            let (x, d) = (f.dfg.resolve_aliases(x), f.dfg.resolve_aliases(d));
+            if const_value(f, d).is_some() || !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
+                continue;
+            }
+            let same = |f: &Function, i: Inst| {
+                f.dfg.insts[i].opcode() == div_op
+                    && f.dfg.ctrl_typevar(i) == ty
+                    && matches!(*f.dfg.inst_args(i), [a, c] if f.dfg.resolve_aliases(a) == x && f.dfg.resolve_aliases(c) == d)
+            };
+            let div = if let Some(&i) = insts[..k].iter().find(|&&i| same(f, i)) {
+                i
+            } else if let (Opcode::Udiv, Some(&i)) = (div_op, insts[k + 1..].iter().find(|&&i| same(f, i))) {
+                f.layout.remove_inst(i);
+                f.layout.insert_inst(i, rem);
+                i
+            } else {
+                continue;
+            };
+            let q = f.dfg.first_result(div);
+            let result = f.dfg.first_result(rem);
+            let mut pos = FuncCursor::new(f).at_inst(rem);
+            pos.use_srcloc(rem);
+            let qd = pos.ins().imul(q, d);
+            let v = pos.ins().isub(x, qd);
+            finish(pos.func, rem, result, v);
+        }
+    }
 }
 
 /// The bits of `v` if it is an `iconst`, zero-extended from its type.
@@ -179,11 +182,78 @@ fn expand_div(f: &mut Function, inst: Inst) -> Result<(), String> {
             if op == Opcode::Sdiv {
                 overflow_check(&mut pos, ty, x, d);
             }
-            by_loop(&mut pos, inst, ty, x, d, signed, rem)
+            match ty {
+                // Lowered as it is by `isel/isle/lower/div.isle`.
+                types::I32 => return Ok(()),
+                types::I64 => by_width(&mut pos, inst, op, x, d),
+                _ => {
+                    // i8/i16: the same operation on the operands extended to
+                    // i32 (exact: the checks above ruled out the one
+                    // quotient that does not fit, INT_MIN / -1).
+                    let (x32, d32) = if signed {
+                        (pos.ins().sextend(types::I32, x), pos.ins().sextend(types::I32, d))
+                    } else {
+                        (pos.ins().uextend(types::I32, x), pos.ins().uextend(types::I32, d))
+                    };
+                    let v32 = binary(&mut pos, op, types::I32, x32, d32);
+                    pos.ins().ireduce(ty, v32)
+                }
+            }
         }
     };
     finish(pos.func, inst, result, value);
     Ok(())
+}
+
+/// `op.ty a, b` at the cursor; its result.
+fn binary(pos: &mut FuncCursor, op: Opcode, ty: Type, a: Value, b: Value) -> Value {
+    let (i, dfg) = pos.ins().Binary(op, ty, a, b);
+    dfg.first_result(i)
+}
+
+/// i64 division by a register: a 32-bit division when both operands fit in
+/// 32 bits (both then non-negative, so signed and unsigned agree), else the
+/// 64-bit one. `inst` moves into the slow block, its result reaches the
+/// rest of the block (now the join block) as a parameter:
+///
+/// ```text
+///     c = icmp ugt (bor x, d), 0xffffffff
+///     brif c, slow, fast
+/// fast:
+///     v = uextend.i64 (udiv|urem).i32 (ireduce x), (ireduce d)
+///     jump join(v)
+/// slow:
+///     v = op.i64 x, d
+///     jump join(v)
+/// join(v): ...
+/// ```
+fn by_width(pos: &mut FuncCursor, inst: Inst, op: Opcode, x: Value, d: Value) -> Value {
+    let ty = types::I64;
+    let block = pos.current_block().unwrap();
+    let fast = pos.func.dfg.make_block();
+    let slow = pos.func.dfg.make_block();
+    let join = pos.func.dfg.make_block();
+    // `inst` and what follows it move to `join`.
+    pos.func.layout.split_block(join, inst);
+    pos.func.layout.insert_block(fast, join);
+    pos.func.layout.insert_block(slow, join);
+    pos.goto_bottom(block);
+    let o = pos.ins().bor(x, d);
+    let k = pos.ins().iconst(ty, 0xffff_ffff);
+    let c = pos.ins().icmp(IntCC::UnsignedGreaterThan, o, k);
+    pos.ins().brif(c, slow, &[], fast, &[]);
+    pos.goto_bottom(fast);
+    let x32 = pos.ins().ireduce(types::I32, x);
+    let d32 = pos.ins().ireduce(types::I32, d);
+    let uop = if matches!(op, Opcode::Udiv | Opcode::Sdiv) { Opcode::Udiv } else { Opcode::Urem };
+    let v32 = binary(pos, uop, types::I32, x32, d32);
+    let v = pos.ins().uextend(ty, v32);
+    pos.ins().jump(join, &[BlockArg::Value(v)]);
+    pos.goto_bottom(slow);
+    let v = binary(pos, op, ty, x, d);
+    pos.ins().jump(join, &[BlockArg::Value(v)]);
+    pos.goto_inst(inst);
+    pos.func.dfg.append_block_param(join, ty)
 }
 
 /// `trapnz (x == INT_MIN && d == -1), int_ovf`, without a logical and:
@@ -196,80 +266,6 @@ fn overflow_check(pos: &mut FuncCursor, ty: Type, x: Value, d: Value) {
     let minus1 = iconst(pos, ty, mask(ty));
     let ovf = pos.ins().icmp(IntCC::Equal, t, minus1);
     pos.ins().trapnz(ovf, TrapCode::INTEGER_OVERFLOW);
-}
-
-/// The shift-subtract loop (see the module comment) for a divisor in a
-/// register, known nonzero and, for `sdiv`, not overflowing. Leaves `inst`
-/// at the top of the exit block, the cursor before it; returns the result.
-fn by_loop(pos: &mut FuncCursor, inst: Inst, ty: Type, x: Value, d: Value, signed: bool, rem: bool) -> Value {
-    // Operands of the unsigned division.
-    let zero = iconst(pos, ty, 0);
-    let (xn, dn, signs) = if signed {
-        let xneg = pos.ins().icmp(IntCC::SignedLessThan, x, zero);
-        let negx = pos.ins().ineg(x);
-        let xn = pos.ins().select(xneg, negx, x);
-        let dneg = pos.ins().icmp(IntCC::SignedLessThan, d, zero);
-        let negd = pos.ins().ineg(d);
-        let dn = pos.ins().select(dneg, negd, d);
-        (xn, dn, Some((xneg, dneg)))
-    } else {
-        (x, d, None)
-    };
-    let one = iconst(pos, ty, 1);
-    let count = iconst(pos, types::I32, ty.bits() as u64);
-    let one32 = iconst(pos, types::I32, 1);
-
-    // Split: B | L | E, with the division (and what followed it) in E.
-    let block = pos.current_block().unwrap();
-    let lp = pos.func.dfg.make_block();
-    let exit = pos.func.dfg.make_block();
-    pos.func.layout.split_block(exit, inst);
-    pos.func.layout.insert_block(lp, exit);
-    pos.goto_bottom(block);
-    pos.ins().jump(lp, &[BlockArg::Value(count), BlockArg::Value(xn), BlockArg::Value(zero)]);
-
-    // The loop.
-    let i = pos.func.dfg.append_block_param(lp, types::I32);
-    let n = pos.func.dfg.append_block_param(lp, ty);
-    let r = pos.func.dfg.append_block_param(lp, ty);
-    pos.goto_bottom(lp);
-    let top = pos.ins().icmp(IntCC::SignedLessThan, n, zero);
-    let bit = pos.ins().select(top, one, zero);
-    let rb = pos.ins().iadd(r, bit);
-    let dr = pos.ins().isub(dn, r);
-    let ge = pos.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, rb, dr);
-    let r2 = pos.ins().iadd(rb, r);
-    let r2d = pos.ins().isub(r2, dn);
-    let r_next = pos.ins().select(ge, r2d, r2);
-    let n2 = pos.ins().iadd(n, n);
-    let qbit = pos.ins().select(ge, one, zero);
-    let n_next = pos.ins().iadd(n2, qbit);
-    let i_next = pos.ins().isub(i, one32);
-    pos.ins().brif(
-        i_next,
-        lp,
-        &[BlockArg::Value(i_next), BlockArg::Value(n_next), BlockArg::Value(r_next)],
-        exit,
-        &[BlockArg::Value(n_next), BlockArg::Value(r_next)],
-    );
-
-    // The result.
-    let q = pos.func.dfg.append_block_param(exit, ty);
-    let r = pos.func.dfg.append_block_param(exit, ty);
-    pos.goto_inst(inst);
-    match (signs, rem) {
-        (None, false) => q,
-        (None, true) => r,
-        (Some((xneg, _)), true) => {
-            let negr = pos.ins().ineg(r);
-            pos.ins().select(xneg, negr, r)
-        }
-        (Some((xneg, dneg)), false) => {
-            let negq = pos.ins().ineg(q);
-            let differ = pos.ins().icmp(IntCC::NotEqual, xneg, dneg);
-            pos.ins().select(differ, negq, q)
-        }
-    }
 }
 
 /// Division by the nonzero constant `k` (the bits of a `ty` value), without
@@ -425,8 +421,22 @@ mod tests {
         matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
     }
 
+    /// The division instructions left for instruction selection, as
+    /// `(opcode, type)`.
+    fn divs_left(f: &Function) -> Vec<(Opcode, Type)> {
+        let mut v = Vec::new();
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                if is_div(f.dfg.insts[i].opcode()) {
+                    v.push((f.dfg.insts[i].opcode(), f.dfg.ctrl_typevar(i)));
+                }
+            }
+        }
+        v
+    }
+
     #[test]
-    fn every_division_is_expanded_and_verifies() {
+    fn register_divisors_keep_their_traps_and_reach_isel_as_i32_or_i64() {
         for op in ["udiv", "sdiv", "urem", "srem"] {
             for ty in ["i8", "i16", "i32", "i64"] {
                 let src = format!(
@@ -441,13 +451,77 @@ mod tests {
                      }}"
                 );
                 let f = legalized(&src);
-                assert!(!has_op(&f, is_div), "{op}.{ty}:\n{}", f.display());
-                assert!(has_op(&f, |o| o == Opcode::Trapz), "{op}.{ty}: no zero check");
+                let n_traps = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == Opcode::Trapz).count();
+                assert_eq!(n_traps, 2, "{op}.{ty}: one zero check per division\n{}", f.display());
                 assert_eq!(has_op(&f, |o| o == Opcode::Trapnz), op == "sdiv", "{op}.{ty}: overflow check");
-                // entry, two loops and two exits, block1
-                assert_eq!(f.layout.blocks().count(), 6, "{op}.{ty}:\n{}", f.display());
+                let left = divs_left(&f);
+                match ty {
+                    "i8" | "i16" => {
+                        // Extended to i32, the operation kept.
+                        assert_eq!(left.len(), 2, "{op}.{ty}:\n{}", f.display());
+                        assert!(left.iter().all(|&(o, t)| t == types::I32 && o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
+                    }
+                    "i32" => {
+                        assert!(left.len() == 2 && left.iter().all(|&(o, t)| t == types::I32 && o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
+                    }
+                    _ => {
+                        // Per division: an i64 one (slow path) and an unsigned
+                        // i32 one (fast path); blocks: entry, 2 x (fast, slow,
+                        // join), block1.
+                        let unsigned = if op.ends_with("div") { Opcode::Udiv } else { Opcode::Urem };
+                        let wide: Vec<_> = left.iter().filter(|&&(_, t)| t == types::I64).collect();
+                        let narrow: Vec<_> = left.iter().filter(|&&(_, t)| t == types::I32).collect();
+                        assert!(wide.len() == 2 && wide.iter().all(|&&(o, _)| o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert!(narrow.len() == 2 && narrow.iter().all(|&&(o, _)| o == unsigned), "{op}.{ty}: {left:?}");
+                        assert_eq!(f.layout.blocks().count(), 8, "{op}.{ty}:\n{}", f.display());
+                    }
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_remainder_reuses_its_quotient() {
+        let count = |f: &Function, op: Opcode| f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == op).count();
+        for (first, second, paired) in [("udiv", "urem", true), ("urem", "udiv", true), ("sdiv", "srem", true), ("srem", "sdiv", false)] {
+            for ty in ["i8", "i32", "i64"] {
+                let src = format!(
+                    "function %f({ty}, {ty}) -> {ty}, {ty} {{
+                     block0(v0: {ty}, v1: {ty}):
+                         v2 = {first} v0, v1
+                         v3 = {second} v0, v1
+                         return v2, v3
+                     }}"
+                );
+                let f = legalized(&src);
+                let rem = if first.ends_with("rem") { first } else { second };
+                let rem_op = if rem == "urem" { Opcode::Urem } else { Opcode::Srem };
+                assert_eq!(count(&f, rem_op) == 0, paired, "{first}/{second}.{ty}:\n{}", f.display());
+                if paired {
+                    assert!(has_op(&f, |o| o == Opcode::Imul), "{first}/{second}.{ty}:\n{}", f.display());
+                }
+                // One zero check per division left: the paired remainder's
+                // is the quotient's, which comes first.
+                assert_eq!(count(&f, Opcode::Trapz), if paired { 1 } else { 2 }, "{first}/{second}.{ty}:\n{}", f.display());
+            }
+        }
+        // Different operands, or a constant divisor: nothing to share.
+        let f = legalized(
+            "function %f(i32, i32) -> i32, i32 {
+             block0(v0: i32, v1: i32):
+                 v2 = udiv v0, v1
+                 v3 = urem v1, v0
+                 v4 = iconst.i32 10
+                 v5 = udiv v0, v4
+                 v6 = urem v0, v4
+                 v7 = iadd v5, v6
+                 v8 = iadd v7, v3
+                 return v2, v8
+             }",
+        );
+        assert_eq!(count(&f, Opcode::Urem), 1, "{}", f.display());
     }
 
     #[test]

@@ -51,26 +51,54 @@ fn uniform_field(name: &str) -> String {
 /// register fields zero (to be filled in); `None` if there is no twin or a
 /// field that matters has no counterpart.
 fn to_uniform(i: &Inst) -> Option<Inst> {
-    let name = i.form.name();
-    let (op, stype) = name.rsplit_once('_')?;
-    let tw = form_by_name(&format!("U{}_{}", op, stype.replace('R', "U")))?;
-    let mut n = Inst::new(tw);
+    let (tw, map) = uniform_twin(i.form)?;
+    let mut n = Inst::new(*tw);
     for (k, f) in i.def().fields.iter().enumerate() {
         if f.fixed.is_some() {
             continue;
         }
-        match n.field_index(&uniform_field(&f.name)) {
-            Some(j) if tw.def().fields[j].fixed.is_none() => {
+        match map[k] {
+            Some(j) => {
                 let v = i.get_at(k);
                 // PT and RZ keep their meaning: UPT = 7 like PT; URZ differs from RZ.
                 let v = if f.kind == ursa_emit::model::Kind::Reg && v == ursa_emit::RZ as u64 { ursa_emit::URZ as u64 } else { v };
-                n.set_at(j, v);
+                n.set_at(j as usize, v);
             }
-            _ if i.get_at(k) == f.unused_value() => {}
-            _ => return None,
+            None if i.get_at(k) == f.unused_value() => {}
+            None => return None,
         }
     }
     Some(n)
+}
+
+/// Whether [`to_uniform`] succeeds on `i`, without building the twin.
+fn has_uniform_twin(i: &Inst) -> bool {
+    let Some((_, map)) = uniform_twin(i.form) else { return false };
+    i.def().fields.iter().enumerate().all(|(k, f)| f.fixed.is_some() || map[k].is_some() || i.get_at(k) == f.unused_value())
+}
+
+/// The uniform twin of a form (`IADD_RI` → `UIADD_UI`) and, per field of the
+/// form, the twin's field that takes its value (by name, `uniform_field`;
+/// None where the twin has no such field or fixes it). One table for all
+/// forms, built on first use.
+fn uniform_twin(form: ursa_emit::FormId) -> Option<&'static (ursa_emit::FormId, Vec<Option<u16>>)> {
+    type Twin = Option<(ursa_emit::FormId, Vec<Option<u16>>)>;
+    static TABLE: std::sync::OnceLock<Vec<Twin>> = std::sync::OnceLock::new();
+    let build = |i: usize| -> Twin {
+        let def = &ursa_emit::ISA.forms[i];
+        let (op, stype) = def.name.rsplit_once('_')?;
+        let tw = form_by_name(&format!("U{}_{}", op, stype.replace('R', "U")))?;
+        let map = def
+            .fields
+            .iter()
+            .map(|f| match tw.def().field_index(&uniform_field(&f.name)) {
+                Some(j) if tw.def().fields[j].fixed.is_none() => Some(j as u16),
+                _ => None,
+            })
+            .collect();
+        Some((tw, map))
+    };
+    TABLE.get_or_init(|| (0..ursa_emit::ISA.forms.len()).map(build).collect())[form.0 as usize].as_ref()
 }
 
 /// An instruction that could run on the uniform datapath if its inputs are
@@ -99,7 +127,9 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
     if m.fixups.iter().any(|f| f.hi) || uses.is_empty() {
         return None;
     }
-    to_uniform(p)?;
+    if !has_uniform_twin(p) {
+        return None;
+    }
     Some((def?, uses))
 }
 

@@ -26,8 +26,7 @@
 //! If the code reads a register chosen at run time (`R[UR, imm]`), nothing is
 //! renamed.
 
-use std::collections::HashMap;
-
+use smallvec::SmallVec;
 use ursa_emit::{forms, Inst, RegFile, RegSlot};
 
 use crate::encode::Code;
@@ -71,6 +70,12 @@ impl RegSet {
         }
         *self != old
     }
+    /// How many members are below `r`.
+    fn rank(&self, r: u32) -> usize {
+        let k = (r / 64) as usize;
+        let below: u32 = self.0[..k].iter().map(|w| w.count_ones()).sum();
+        (below + (self.0[k] & ((1u64 << (r % 64)) - 1)).count_ones()) as usize
+    }
     fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().enumerate().flat_map(|(k, &w)| {
             let mut w = w;
@@ -96,15 +101,29 @@ struct Ref {
 }
 
 struct Access {
-    reads: Vec<Ref>,
-    writes: Vec<Ref>,
+    reads: SmallVec<[Ref; 4]>,
+    writes: SmallVec<[Ref; 4]>,
     /// Writes may not happen (guarded), or a field is read and written: the
     /// written registers keep the web of their old value.
     merge_writes: bool,
 }
 
-/// An instruction's register references (`Inst::reg_reads`, `reg_writes`).
-type Refs = (Vec<ursa_emit::RegRef>, Vec<ursa_emit::RegRef>);
+/// Every item's register references (`Inst::reg_reads`, `reg_writes`) in one
+/// vector: item i reads `all[at[i]..at[i] + nr[i]]`, writes the rest up to `at[i + 1]`.
+struct Refs {
+    all: Vec<ursa_emit::RegRef>,
+    at: Vec<usize>,
+    nr: Vec<usize>,
+}
+
+impl Refs {
+    fn reads(&self, i: usize) -> &[ursa_emit::RegRef] {
+        &self.all[self.at[i]..self.at[i] + self.nr[i]]
+    }
+    fn writes(&self, i: usize) -> &[ursa_emit::RegRef] {
+        &self.all[self.at[i] + self.nr[i]..self.at[i + 1]]
+    }
+}
 
 fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
     let it = &code.items[i];
@@ -116,8 +135,8 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
             RegSlot::Guard => None,
         },
     };
-    let mut reads: Vec<Ref> = refs.0.iter().filter(|r| r.file == file).map(to_ref).collect();
-    let mut writes: Vec<Ref> = refs.1.iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut reads: SmallVec<[Ref; 4]> = refs.reads(i).iter().filter(|r| r.file == file).map(to_ref).collect();
+    let mut writes: SmallVec<[Ref; 4]> = refs.writes(i).iter().filter(|r| r.file == file).map(to_ref).collect();
     let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
     // A call writes the callee's return address where the callee's `RET`
     // reads it, and a return reads it there: ABI registers, not renamable.
@@ -238,12 +257,21 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
 }
 
 /// Highest register of `file` touched + 1.
-fn highest_reg(refs: &[Refs], file: RegFile) -> u32 {
-    refs.iter().flat_map(|(r, w)| r.iter().chain(w.iter())).filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
+fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
+    refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
-fn all_refs(code: &Code) -> Vec<Refs> {
-    code.items.iter().map(|it| (it.inst.reg_reads(), it.inst.reg_writes())).collect()
+fn all_refs(code: &Code) -> Refs {
+    let n = code.items.len();
+    let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
+    for it in &code.items {
+        refs.at.push(refs.all.len());
+        it.inst.reg_reads_into(&mut refs.all);
+        refs.nr.push(refs.all.len() - refs.at.last().unwrap());
+        it.inst.reg_writes_into(&mut refs.all);
+    }
+    refs.at.push(refs.all.len());
+    refs
 }
 
 /// Renames the general and the uniform registers of `code` densely (see the
@@ -266,10 +294,14 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
 }
 
 /// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
-    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, &refs[i])).collect();
+    // No reference of the file at all (implicit ABI operands are R only).
+    if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
+        return 0;
+    }
+    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, refs)).collect();
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
         return 0;
     }
@@ -327,30 +359,38 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     // Web nodes: one per definition and per (block, live-in register).
     let mut webs = Webs { parent: Vec::new() };
     let mut orig_reg: Vec<u32> = Vec::new();
-    let mut node_in: HashMap<(usize, u32), u32> = HashMap::new();
-    for (b, li) in live_in.iter().enumerate() {
+    // The node of (block b, live-in register r) is in_base[b] + rank of r.
+    let mut in_base: Vec<u32> = Vec::with_capacity(nb);
+    for li in live_in.iter() {
+        in_base.push(webs.parent.len() as u32);
         for r in li.iter() {
-            node_in.insert((b, r), webs.add());
+            webs.add();
             orig_reg.push(r);
         }
     }
+    let node_in = |b: usize, r: u32| in_base[b] + live_in[b].rank(r) as u32;
     // Per item: the node of each read and written register (first register
     // of each reference; the rest follow through the groups).
-    let mut read_nodes: Vec<Vec<Vec<u32>>> = Vec::with_capacity(acc.len());
-    let mut write_nodes: Vec<Vec<Vec<u32>>> = Vec::with_capacity(acc.len());
-    let mut end_cur: Vec<HashMap<u32, u32>> = Vec::with_capacity(nb);
+    // Flat: item i's read nodes are rnodes[rstart[i]..rstart[i + 1]], one
+    // per register of each reference in order (writes likewise).
+    let mut rnodes: Vec<u32> = Vec::new();
+    let mut wnodes: Vec<u32> = Vec::new();
+    let mut rstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
+    let mut wstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
+    // Per block: the node in each register of live_out (by rank), or MAX.
+    let mut end_cur: Vec<Vec<u32>> = Vec::with_capacity(nb);
     let mut fixed_nodes: Vec<u32> = Vec::new();
     for b in 0..nb {
         let (s, e) = ranges[b];
         let mut cur: [Option<u32>; NREGS] = [None; NREGS];
         for r in live_in[b].iter() {
-            cur[r as usize] = Some(node_in[&(b, r)]);
+            cur[r as usize] = Some(node_in(b, r));
         }
         for i in s..e {
             let a = &acc[i];
-            let mut rn = Vec::with_capacity(a.reads.len());
+            rstart.push(rnodes.len());
+            wstart.push(wnodes.len());
             for u in &a.reads {
-                let mut v = Vec::with_capacity(u.count as usize);
                 for r in u.num..u.num + u.count {
                     let n = match cur[r as usize] {
                         Some(n) => n,
@@ -366,13 +406,10 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
                     if u.field.is_none() {
                         fixed_nodes.push(n);
                     }
-                    v.push(n);
+                    rnodes.push(n);
                 }
-                rn.push(v);
             }
-            let mut wn = Vec::with_capacity(a.writes.len());
             for w in &a.writes {
-                let mut v = Vec::with_capacity(w.count as usize);
                 for r in w.num..w.num + w.count {
                     let n = webs.add();
                     orig_reg.push(r);
@@ -385,26 +422,35 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
                     if w.field.is_none() {
                         fixed_nodes.push(n);
                     }
-                    v.push(n);
+                    wnodes.push(n);
                 }
-                wn.push(v);
-            }
-            read_nodes.push(rn);
-            write_nodes.push(wn);
-        }
-        let mut endm = HashMap::new();
-        for r in live_out[b].iter() {
-            if let Some(n) = cur[r as usize] {
-                endm.insert(r, n);
             }
         }
-        end_cur.push(endm);
+        end_cur.push(live_out[b].iter().map(|r| cur[r as usize].unwrap_or(u32::MAX)).collect());
     }
+    rstart.push(rnodes.len());
+    wstart.push(wnodes.len());
+    // The nodes of item i's references: (reference, its registers' nodes).
+    let split = |refs: &'_ [Ref], flat: &'_ [u32]| -> SmallVec<[(Ref, std::ops::Range<usize>); 4]> {
+        let mut k = 0;
+        refs.iter()
+            .map(|r| {
+                let range = k..k + r.count as usize;
+                k += r.count as usize;
+                debug_assert!(range.end <= flat.len());
+                (*r, range)
+            })
+            .collect()
+    };
+    let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
+    let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
     for b in 0..nb {
         for &s in &succs[b] {
+            // live_in[s] is part of live_out[b].
             for r in live_in[s].iter() {
-                if let Some(&n) = end_cur[b].get(&r) {
-                    webs.union(n, node_in[&(s, r)]);
+                let n = end_cur[b][live_out[b].rank(r)];
+                if n != u32::MAX {
+                    webs.union(n, node_in(s, r));
                 }
             }
         }
@@ -430,7 +476,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
         fixed[web_of[n as usize] as usize] = true;
     }
     for r in live_in[0].iter() {
-        fixed[web_of[node_in[&(0, r)] as usize] as usize] = true;
+        fixed[web_of[node_in(0, r) as usize] as usize] = true;
     }
     for w in 0..nw {
         if file == RegFile::R && web_reg[w] == SP {
@@ -443,7 +489,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     // (web, alignment): the web's register must be a multiple of `alignment`.
     let mut aligned: Vec<(u32, u32)> = Vec::new();
     for i in 0..acc.len() {
-        for v in read_nodes[i].iter().chain(write_nodes[i].iter()) {
+        let (rn, wn) = (read_nodes(i), write_nodes(i));
+        for v in split(&acc[i].reads, rn).iter().map(|(_, x)| &rn[x.clone()]).chain(split(&acc[i].writes, wn).iter().map(|(_, x)| &wn[x.clone()])) {
             if v.len() > 1 {
                 let base = web_of[v[0] as usize];
                 aligned.push((base, v.len() as u32));
@@ -467,15 +514,18 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
             let (s, e) = ranges[b];
             let mut live: [Option<u32>; NREGS] = [None; NREGS];
             let mut live_set = RegSet::default();
-            for (&r, &n) in end_cur[b].iter() {
-                live[r as usize] = Some(web_of[n as usize]);
-                live_set.insert(r);
+            for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
+                if n != u32::MAX {
+                    live[r as usize] = Some(web_of[n as usize]);
+                    live_set.insert(r);
+                }
             }
             for i in (s..e).rev() {
                 let a = &acc[i];
-                let mut defs: Vec<(u32, u32)> = Vec::new();
-                for (w, v) in a.writes.iter().zip(write_nodes[i].iter()) {
-                    for (k, &n) in v.iter().enumerate() {
+                let mut defs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
+                let wn = write_nodes(i);
+                for (w, x) in split(&a.writes, wn) {
+                    for (k, &n) in wn[x].iter().enumerate() {
                         defs.push((w.num + k as u32, web_of[n as usize]));
                     }
                 }
@@ -497,8 +547,9 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
                         live_set.remove(r);
                     }
                 }
-                for (u, v) in a.reads.iter().zip(read_nodes[i].iter()) {
-                    for (k, &n) in v.iter().enumerate() {
+                let rn = read_nodes(i);
+                for (u, x) in split(&a.reads, rn) {
+                    for (k, &n) in rn[x].iter().enumerate() {
                         live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
                         live_set.insert(u.num + k as u32);
                     }
@@ -521,35 +572,32 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
     for i in 0..acc.len() {
         let inst = &code.items[i].inst;
-        if inst.form == forms::MOV_R && !acc[i].merge_writes && write_nodes[i].len() == 1 && read_nodes[i].len() == 1 {
-            let d = web_of[write_nodes[i][0][0] as usize];
-            let s = web_of[read_nodes[i][0][0] as usize];
+        if inst.form == forms::MOV_R && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1 {
+            let d = web_of[write_nodes(i)[0] as usize];
+            let s = web_of[read_nodes(i)[0] as usize];
             affine[d as usize].push(s);
             affine[s as usize].push(d);
         }
     }
 
     // Groups: members with offsets from the lowest, fixed or not.
-    let mut members: HashMap<u32, Vec<(u32, i32)>> = HashMap::new();
+    let mut members: Vec<Vec<(u32, i32)>> = vec![Vec::new(); nw];
     for w in 0..nwebs {
         let (root, off) = groups.find(w);
-        members.entry(root).or_default().push((w, off));
+        members[root as usize].push((w, off));
     }
-    let mut order: Vec<u32> = members.keys().copied().collect();
+    let mut order: Vec<u32> = (0..nwebs).filter(|&r| !members[r as usize].is_empty()).collect();
     // First appearance of each web in program order.
     let mut first = vec![usize::MAX; nw];
     for i in 0..acc.len() {
-        for v in read_nodes[i].iter().chain(write_nodes[i].iter()) {
-            for &n in v {
-                let w = web_of[n as usize] as usize;
-                first[w] = first[w].min(i);
-            }
+        for &n in read_nodes(i).iter().chain(write_nodes(i).iter()) {
+            let w = web_of[n as usize] as usize;
+            first[w] = first[w].min(i);
         }
     }
-    let group_first = |root: &u32, members: &HashMap<u32, Vec<(u32, i32)>>| {
-        members[root].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)
-    };
-    order.sort_by_key(|r| (group_first(r, &members), *r));
+    let group_first: Vec<usize> =
+        members.iter().map(|ms| ms.iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
+    order.sort_by_key(|&r| (group_first[r as usize], r));
 
     let mut color: Vec<Option<u32>> = vec![None; nw];
     let mut align_of = vec![1u32; nw];
@@ -559,7 +607,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     // The residue an aligned group needs of each member: (modulus, residue),
     // so a copy partner can be placed where the copy can later vanish.
     let mut residue: Vec<(u32, u32)> = vec![(1, 0); nw];
-    for ms in members.values() {
+    for ms in members.iter().filter(|ms| !ms.is_empty()) {
         let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
         let a = align_of[m as usize];
         if a > 1 {
@@ -570,7 +618,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     }
     // Fixed and broken groups keep their registers.
     for root in &order {
-        let ms = &members[root];
+        let ms = &members[*root as usize];
         if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
             for &(w, _) in ms {
                 color[w as usize] = Some(web_reg[w as usize]);
@@ -578,7 +626,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
         }
     }
     for root in &order {
-        let ms = &members[root];
+        let ms = &members[*root as usize];
         if color[ms[0].0 as usize].is_some() {
             continue;
         }
@@ -653,7 +701,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &[Refs]) -> usize {
     for i in 0..acc.len() {
         let a = &acc[i];
         let inst: &mut Inst = &mut code.items[i].inst;
-        for (r, v) in a.reads.iter().zip(read_nodes[i].iter()).chain(a.writes.iter().zip(write_nodes[i].iter())) {
+        let (rn, wn) = (read_nodes(i), write_nodes(i));
+        for (r, v) in split(&a.reads, rn).into_iter().map(|(r, x)| (r, &rn[x])).chain(split(&a.writes, wn).into_iter().map(|(r, x)| (r, &wn[x]))) {
             if let Some(f) = r.field {
                 inst.set_at(f as usize, color[web_of[v[0] as usize] as usize].unwrap() as u64);
             }

@@ -108,7 +108,13 @@ impl Inst {
     /// The registers this instruction reads, its guard predicate included.
     pub fn reg_reads(&self) -> Vec<RegRef> {
         let mut out = Vec::new();
-        self.reg_refs(&self.def().inputs, &mut out);
+        self.reg_reads_into(&mut out);
+        out
+    }
+
+    /// [`Inst::reg_reads`], appended to `out` (no allocation when `out` has room).
+    pub fn reg_reads_into(&self, out: &mut Vec<RegRef>) {
+        self.reg_refs(&self.def().inputs, out);
         if let Some(g) = self.def().guard {
             let g = g as usize;
             if let Some(file) = RegFile::of(self.def().fields[g].kind) {
@@ -118,14 +124,18 @@ impl Inst {
                 }
             }
         }
-        out
     }
 
     /// The registers this instruction writes (when its guard holds).
     pub fn reg_writes(&self) -> Vec<RegRef> {
         let mut out = Vec::new();
-        self.reg_refs(&self.def().outputs, &mut out);
+        self.reg_writes_into(&mut out);
         out
+    }
+
+    /// [`Inst::reg_writes`], appended to `out`.
+    pub fn reg_writes_into(&self, out: &mut Vec<RegRef>) {
+        self.reg_refs(&self.def().outputs, out);
     }
 
     /// Whether the instruction is conditional: a guard other than `@PT`
@@ -133,7 +143,17 @@ impl Inst {
     pub fn is_guarded(&self) -> bool {
         let Some(g) = self.def().guard else { return false };
         let g = g as usize;
-        let negated = self.field_index(&format!("{}.not", self.def().fields[g].name)).is_some_and(|n| self.get_at(n) != 0);
+        // The guard's `.not` field (`pg.not`), found without building its name.
+        let name: &str = self.def().fields[g].name.as_ref();
+        let negated = self
+            .def()
+            .fields
+            .iter()
+            .position(|f| {
+                let n: &str = f.name.as_ref();
+                n.len() == name.len() + 4 && n.starts_with(name) && n.ends_with(".not")
+            })
+            .is_some_and(|n| self.get_at(n) != 0);
         self.get_at(g) != PT as u64 || negated
     }
 

@@ -838,12 +838,10 @@ enum Callee {
 /// lowered even if its results are unused)?
 fn has_side_effect(f: &Function, inst: ir::Inst) -> bool {
     let op = f.dfg.insts[inst].opcode();
-    op.can_store()
-        || op.can_load()
-        || op.can_trap()
-        || op.is_call()
-        || op.other_side_effects()
-        || matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
+    // A division reaching instruction selection cannot trap: legalize has
+    // emitted its traps as separate instructions (`trapz`, `trapnz`).
+    let div = matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem);
+    op.can_store() || op.can_load() || (op.can_trap() && !div) || op.is_call() || op.other_side_effects()
 }
 
 fn succs(f: &Function, b: Block) -> SmallVec<[Block; 2]> {

@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod bitops;
 pub mod bits;
 pub mod control;
+pub mod div;
 pub mod fdiv;
 pub mod float;
 pub mod memory;
