@@ -45,9 +45,9 @@
 //!   bits with a sticky bit, scaled by a power of two (`float_from128`);
 //!   `fcvt_to_*` (and `_sat`): range checks, then two truncated pieces
 //!   (`float_to128`);
-//! * `udiv`/`urem`/`sdiv`/`srem`: the restoring shift-subtract loop of
-//!   `legalize.rs` (128 iterations) written on the halves, with the same
-//!   traps (`int_divz`, `int_ovf` for `sdiv INT_MIN, -1`).
+//! * `udiv`/`urem`/`sdiv`/`srem`: a restoring shift-subtract loop
+//!   (128 iterations) written on the halves, with CLIF's traps (`int_divz`,
+//!   `int_ovf` for `sdiv INT_MIN, -1`).
 //!
 //! In debug builds the result is checked with Cranelift's verifier.
 
@@ -840,10 +840,18 @@ fn select128(pos: &mut FuncCursor, c: Value, x: Pair, y: Pair) -> Pair {
     (pos.ins().select(c, x.0, y.0), pos.ins().select(c, x.1, y.1))
 }
 
-/// `udiv`/`urem`/`sdiv`/`srem` of `i128` values: the traps, then the
-/// restoring shift-subtract loop of `legalize.rs` on the halves (one dividend
-/// bit per iteration, 128 iterations; see its module comment for why it is
-/// exact), then the signs. Leaves `inst` at the top of the exit block.
+/// `udiv`/`urem`/`sdiv`/`srem` of `i128` values: the traps, then a
+/// restoring shift-subtract loop on the halves (one dividend bit per
+/// iteration, 128 iterations), then the signs. Leaves `inst` at the top of
+/// the exit block.
+///
+/// Why the loop is exact: before iteration `k` (from the top bit down) the
+/// partial remainder `r` is below `d`; `r' = 2r + bit_k` is below `2d`, so
+/// one compare-and-subtract brings it below `d` again and decides quotient
+/// bit `k`. `2r + bit_k` may not fit 128 bits (when `d > 2^127`), so the
+/// compare is written `r + bit_k >= d - r`, whose sides both fit since
+/// `r < d`; the new remainder `2r + bit_k - d` is below `d` and is right
+/// modulo 2^128.
 fn divide(pos: &mut FuncCursor, inst: Inst, op: Opcode, x: Pair, d: Pair) -> Pair {
     let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
     let rem = matches!(op, Opcode::Urem | Opcode::Srem);
