@@ -99,7 +99,7 @@ fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
         let cat = if cat.ends_with(".clif") { "(top)".to_string() } else { cat };
         for f in parse(p) {
             total += 1;
-            if ursa_compile(&f) && cranelift_compile(isa, &f) {
+            if ursa_compile(&f) && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cranelift_compile(isa, &f))).unwrap_or(false) {
                 kept += 1;
                 match cats.iter_mut().find(|c| c.0 == cat) {
                     Some(c) => c.1.push(f),
