@@ -5,8 +5,8 @@
 //! filetests compare with) — and randomized comparisons with Rust's own
 //! division for every type, with the divisor in a register or a constant.
 
-use ursa_backend::{compile, symbol_name, Options};
-use ursa_emit::elf;
+mod common;
+use common::build;
 use ursa_sim::{Gpu, LaunchConfig, Program, Trap, TrapKind};
 
 const OPS: [&str; 4] = ["udiv", "sdiv", "urem", "srem"];
@@ -44,18 +44,6 @@ fn reference(op: &str, bits: u32, x: u64, d: u64) -> Option<u64> {
         64 => by!(u64, i64),
         _ => unreachable!(),
     }
-}
-
-/// Compiles the functions of `src` into one loaded program.
-fn build(src: &str) -> Program {
-    let funcs = cranelift_reader::parse_functions(src).expect("test CLIF parses");
-    let mut obj = elf::Object::default();
-    for f in &funcs {
-        let mut c = compile(f, &Options::default()).unwrap_or_else(|e| panic!("%{}: {}", symbol_name(f), e)).function;
-        c.local_size = 64 * 1024;
-        obj.functions.push(c);
-    }
-    Program::load(&elf::write(&obj)).expect("object loads")
 }
 
 /// Calls `name` with 64-bit argument patterns; the one result, masked to `bits`.

@@ -6,21 +6,9 @@
 //! tests/filetests/i128 hold the edge values, checked against
 //! cranelift-interpreter as well.
 
-use ursa_backend::{compile, symbol_name, Options};
-use ursa_emit::elf;
+mod common;
+use common::build;
 use ursa_sim::{Gpu, LaunchConfig, Program, Trap, TrapKind};
-
-/// Compiles the functions of `src` into one loaded program.
-fn build(src: &str) -> Program {
-    let funcs = cranelift_reader::parse_functions(src).expect("test CLIF parses");
-    let mut obj = elf::Object::default();
-    for f in &funcs {
-        let mut c = compile(f, &Options::default()).unwrap_or_else(|e| panic!("%{}: {}", symbol_name(f), e)).function;
-        c.local_size = 64 * 1024;
-        obj.functions.push(c);
-    }
-    Program::load(&elf::write(&obj)).expect("object loads")
-}
 
 /// Calls `name` with i128 arguments (two slots each, low half first); its
 /// `nret` i128 results.

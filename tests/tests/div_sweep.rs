@@ -13,6 +13,8 @@
 //! covered by the filetests (`tests/filetests/div/`). The large run is
 //! documented in `docs/testing.md`.
 
+mod common;
+use common::elementwise_kernel;
 use proptest::prelude::Rng as _;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use ursa_backend::{compile, Options};
@@ -22,37 +24,7 @@ use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 const OPS: [&str; 4] = ["udiv", "sdiv", "urem", "srem"];
 
 fn kernel(ty: &str, op: &str) -> Program {
-    let bytes = bits(ty) / 8;
-    let shift = bytes.trailing_zeros();
-    let src = format!(
-        "function %k(i64, i64, i64, i32) {{
-    fn0 = %ursa_tid_x() -> i32
-    fn1 = %ursa_ctaid_x() -> i32
-    fn2 = %ursa_ntid_x() -> i32
-block0(v0: i64, v1: i64, v2: i64, v3: i32):
-    v4 = call fn0()
-    v5 = call fn1()
-    v6 = call fn2()
-    v7 = imul v5, v6
-    v8 = iadd v7, v4
-    v9 = icmp ult v8, v3
-    brif v9, block1, block2
-block1:
-    v10 = uextend.i64 v8
-    v11 = iconst.i32 {shift}
-    v12 = ishl v10, v11
-    v13 = iadd v0, v12
-    v14 = iadd v1, v12
-    v15 = iadd v2, v12
-    v16 = load.{ty} v13
-    v17 = load.{ty} v14
-    v18 = {op} v16, v17
-    store v18, v15
-    jump block2
-block2:
-    return
-}}"
-    );
+    let src = elementwise_kernel("k", ty, &format!("v17 = {} v15, v16", op));
     let funcs = cranelift_reader::parse_functions(&src).unwrap();
     let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles");
     Program::load(&elf::write(&elf::Object { functions: vec![c.function] })).unwrap()
