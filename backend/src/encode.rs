@@ -18,6 +18,10 @@ pub struct Item {
     pub inst: Inst,
     /// Branch target (BRA_I `target` field), resolved at the end.
     pub target: Option<BlockId>,
+    /// A block address the instruction names without branching there (the
+    /// `target` field of `BSSY`): resolved like a branch target, but not an
+    /// edge of the control flow for the passes that follow branches.
+    pub label: Option<BlockId>,
     /// Symbol for a call relocation (CALL_I `target` field).
     pub call: Option<String>,
     /// General registers the instruction reads or writes without naming them
@@ -58,7 +62,7 @@ fn named(i: &mut Inst, name: &str, v: &str) {
 }
 
 pub(crate) fn item(i: Inst) -> Item {
-    Item { inst: i, target: None, call: None, implicit: Implicit::default() }
+    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default() }
 }
 
 /// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
@@ -113,7 +117,7 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         set(&mut i, "pg", p as u64);
         set(&mut i, "pg.not", neg as u64);
     }
-    Item { inst: i, target: Some(target), call: None, implicit: Implicit::default() }
+    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
 }
 
 /// Local-memory slot address of spill slot `slot`.
@@ -224,7 +228,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                 let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
-                                items.push(Item { inst: p, target: None, call, implicit });
+                                items.push(Item { inst: p, target: None, label: None, call, implicit });
                             }
                         }
                         Pseudo::Args => {
@@ -309,7 +313,7 @@ impl std::fmt::Display for Code {
             let text = ursa_emit::format_inst(&it.inst, None, &ursa_emit::NoLabels)
                 .map(|t| t.trim_end_matches(" ;").to_string())
                 .unwrap_or_else(|e| format!("<{}: {}>", it.inst.form.name(), e));
-            let target = it.target.map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
+            let target = it.target.or(it.label).map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
             let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
             writeln!(f, "    {}{}{}", text, target, call)?;
         }
@@ -324,7 +328,7 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
     for (k, it) in code.items.iter().enumerate() {
         let mut i = it.inst.clone();
         let pc = (k * INST_BYTES) as i64;
-        if let Some(t) = it.target {
+        if let Some(t) = it.target.or(it.label) {
             let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
             set(&mut i, "target", (dest - (pc + INST_BYTES as i64)) as u32 as u64);
         }
