@@ -191,9 +191,6 @@ pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
     }
     let ipdoms = cfg.ipdoms();
     let idoms = cfg.idoms();
-    if std::env::var_os("URSA_DEBUG_RECONV").is_some() {
-        eprintln!("branches {:?}\nipdoms {:?}\nidoms {:?}", div.branches, ipdoms, idoms);
-    }
     let depth = |mut b: Block| {
         let mut d = 0;
         while let Some(p) = idoms[b.index()] {

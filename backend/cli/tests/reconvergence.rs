@@ -105,6 +105,43 @@ fn divergent_loop_matches_host_and_reconverges() {
     }
 }
 
+/// An if/else whose join is the header of a divergent loop: two barriers
+/// (`B0` for the loop, `B1` for the if), `BREAK B1` after the `BSYNC B1` on
+/// the loop's cycle; results against a host reference, no deadlock, and the
+/// tail once per warp.
+#[test]
+fn nested_regions_with_join_on_a_loop() {
+    let obj = kernel("nested");
+    let (ctas, block, n) = (3u32, 64u32, 170usize);
+    let o = ursa(&[
+        "run", &obj, "--kernel", "nested", "--grid", &ctas.to_string(), "--block", &block.to_string(),
+        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let got = out_values(&text, "out");
+    for i in 0..n as i32 {
+        let tid = i % block as i32;
+        let b = if tid & 1 != 0 { i + i } else { i + 5 };
+        let mut acc = b;
+        while ((acc - b) as u32) < (tid & 7) as u32 {
+            acc += (acc - b) + 1;
+        }
+        assert_eq!(got[i as usize], acc as i64, "out[{}]", i);
+    }
+    assert_eq!(got[n], 0, "a thread past n wrote");
+    let rows = profile_rows(&text);
+    for want in ["BSSY B0", "BSSY B1", "BSYNC B1", "BREAK B1", "BSYNC B0"] {
+        assert!(rows.iter().any(|r| r.2.starts_with(want)), "no {} in\n{}", want, text);
+    }
+    let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap();
+    let exit = rows[join..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + join;
+    let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
+    for r in &rows[join + 1..=exit] {
+        assert_eq!(r.0, live_warps, "tail instruction `{}`:\n{}", r.2, text);
+    }
+}
+
 /// `ursa run --stats` on a hand-counted launch (`examples/vadd.s`, 2 CTAs of
 /// 4 threads, n = 7): CTA 0 issues 16 instructions with 4 lanes, except
 /// `@P0 EXIT` with none; CTA 1 issues 4 with 4 lanes, `@P0 EXIT` with 1
