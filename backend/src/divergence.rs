@@ -408,3 +408,101 @@ pub fn analyze(f: &Function, cfg: &Cfg, kernel: bool) -> Divergence {
 fn op_is_branch(f: &Function, inst: cranelift_codegen::ir::Inst) -> bool {
     f.dfg.insts[inst].opcode().is_branch()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn func(src: &str) -> Function {
+        cranelift_reader::parse_functions(src).unwrap().remove(0)
+    }
+
+    /// The blocks (by number) ending in a divergent branch.
+    fn divergent_branches(src: &str, kernel: bool) -> Vec<usize> {
+        let f = func(src);
+        let cfg = Cfg::new(&f);
+        let d = analyze(&f, &cfg, kernel);
+        d.branches.iter().enumerate().filter(|(_, &x)| x).map(|(i, _)| i).collect()
+    }
+
+    const LOOP: &str = "function %k(i64, i32) {
+    fn0 = %ursa_tid_x() -> i32
+    fn1 = %ursa_ctaid_x() -> i32
+block0(v0: i64, v1: i32):
+    v2 = call fn0()
+    v3 = call fn1()
+    v4 = iconst.i32 0
+    jump block1(v4)
+block1(v5: i32):
+    v6 = icmp slt v5, BOUND
+    brif v6, block2, block3
+block2:
+    v7 = iconst.i32 1
+    v8 = iadd v5, v7
+    jump block1(v8)
+block3:
+    brif v5, block4, block5
+block4:
+    jump block5
+block5:
+    return
+}";
+
+    #[test]
+    fn uniform_sources_give_uniform_branches() {
+        // Bound: a kernel parameter, the CTA index.
+        assert_eq!(divergent_branches(&LOOP.replace("BOUND", "v1"), true), Vec::<usize>::new());
+        assert_eq!(divergent_branches(&LOOP.replace("BOUND", "v3"), true), Vec::<usize>::new());
+        // The same parameter in a device function is a per-lane argument.
+        assert_eq!(divergent_branches(&LOOP.replace("BOUND", "v1"), false), vec![1, 3]);
+    }
+
+    #[test]
+    fn temporal_divergence_after_a_divergent_loop_exit() {
+        // Bound: the thread index. The counter is uniform among the lanes
+        // still in the loop, but lanes leave in different iterations, so
+        // its value after the loop (block3's branch) is divergent.
+        assert_eq!(divergent_branches(&LOOP.replace("BOUND", "v2"), true), vec![1, 3]);
+    }
+
+    #[test]
+    fn sync_dependence_at_a_join() {
+        // Both arms pass constants, but which one a lane gets depends on the
+        // thread index: the join's parameter is divergent.
+        let src = "function %k(i64) {
+    fn0 = %ursa_tid_x() -> i32
+block0(v0: i64):
+    v1 = call fn0()
+    brif v1, block1, block2
+block1:
+    v2 = iconst.i32 1
+    jump block3(v2)
+block2:
+    v3 = iconst.i32 2
+    jump block3(v3)
+block3(v4: i32):
+    brif v4, block4, block5
+block4:
+    jump block5
+block5:
+    return
+}";
+        assert_eq!(divergent_branches(src, true), vec![0, 3]);
+        // The same shape on a constant: nothing diverges.
+        let uni = src.replace("v1 = call fn0()", "v1 = iconst.i32 7");
+        assert_eq!(divergent_branches(&uni, true), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn post_dominators_with_a_virtual_exit() {
+        let f = func(&LOOP.replace("BOUND", "v2"));
+        let cfg = Cfg::new(&f);
+        let ip = cfg.ipdoms();
+        let b = |n: u32| Block::from_u32(n);
+        assert_eq!(ip[1], Some(Some(b(3))));
+        assert_eq!(ip[3], Some(Some(b(5))));
+        assert_eq!(ip[5], Some(None));
+        assert!(cfg.cycles_avoiding(b(1), b(3)));
+        assert!(!cfg.cycles_avoiding(b(3), b(1)));
+    }
+}
