@@ -56,23 +56,12 @@ impl Cfg {
         let mut reachable = vec![false; n];
         let mut post = Vec::new();
         if let Some(entry) = f.layout.entry_block() {
-            let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
-            reachable[entry.index()] = true;
-            while let Some((b, i)) = stack.pop() {
-                let ss = &succs[b.index()];
-                if i < ss.len() {
-                    stack.push((b, i + 1));
-                    let s = ss[i];
-                    if !reachable[s.index()] {
-                        reachable[s.index()] = true;
-                        stack.push((s, 0));
-                    }
-                } else {
-                    post.push(b);
-                }
+            let idx: Vec<Vec<usize>> = succs.iter().map(|v: &Vec<Block>| v.iter().map(|b| b.index()).collect()).collect();
+            post = reverse_postorder(entry.index(), &idx).into_iter().map(Block::new).collect();
+            for b in &post {
+                reachable[b.index()] = true;
             }
         }
-        post.reverse();
         let mut preds = vec![Vec::new(); n];
         for &b in &post {
             for &s in &succs[b.index()] {
@@ -163,23 +152,7 @@ impl Cfg {
             }
         }
         // Reverse postorder of the reverse graph from the exit.
-        let mut seen = vec![false; n + 1];
-        let mut post = Vec::new();
-        let mut stack = vec![(exit, 0usize)];
-        seen[exit] = true;
-        while let Some((x, i)) = stack.pop() {
-            if i < rsuccs[x].len() {
-                stack.push((x, i + 1));
-                let s = rsuccs[x][i];
-                if !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                post.push(x);
-            }
-        }
-        post.reverse();
+        let post = reverse_postorder(exit, &rsuccs);
         let mut order = vec![usize::MAX; n + 1];
         for (k, &x) in post.iter().enumerate() {
             order[x] = k;
@@ -188,11 +161,34 @@ impl Cfg {
         (0..n)
             .map(|i| match doms[i] {
                 Some(d) if d == exit => Some(None),
-                Some(d) if d != i => Some(Some(self.rpo.iter().copied().find(|b| b.index() == d).expect("reachable block"))),
+                Some(d) if d != i => Some(Some(Block::new(d))),
                 _ => None,
             })
             .collect()
     }
+}
+
+/// The nodes reachable from `root` in reverse postorder (depth first,
+/// successors in order).
+fn reverse_postorder(root: usize, succs: &[Vec<usize>]) -> Vec<usize> {
+    let mut seen = vec![false; succs.len()];
+    let mut post = Vec::new();
+    let mut stack = vec![(root, 0usize)];
+    seen[root] = true;
+    while let Some((x, i)) = stack.pop() {
+        if i < succs[x].len() {
+            stack.push((x, i + 1));
+            let s = succs[x][i];
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(x);
+        }
+    }
+    post.reverse();
+    post
 }
 
 /// Cooper, Harvey and Kennedy's iterative dominator algorithm over node
@@ -343,19 +339,23 @@ pub fn analyze(f: &Function, cfg: &Cfg, kernel: bool) -> Divergence {
             }
             for (i, &c) in count.iter().enumerate() {
                 if c >= 2 {
-                    if let Some(blk) = cfg.rpo.iter().find(|x| x.index() == i) {
-                        for &p in f.dfg.block_params(*blk) {
-                            div[p.index()] = true;
-                        }
+                    for &p in f.dfg.block_params(Block::new(i)) {
+                        div[p.index()] = true;
                     }
                 }
             }
             // Temporal: the blocks on a cycle through b.
             let fwd = cfg.reach_until(b, None);
-            let on_cycle: Vec<bool> = (0..cfg.num_blocks())
-                .map(|i| fwd[i] && cfg.rpo.iter().find(|x| x.index() == i).is_some_and(|&x| x == b || cfg.reach_until(x, None)[b.index()]))
-                .collect();
-            if !cfg.succs[b.index()].iter().any(|s| cfg.reach_until(*s, None)[b.index()]) {
+            let mut bwd = vec![false; cfg.num_blocks()];
+            let mut stack = vec![b];
+            while let Some(x) = stack.pop() {
+                if !bwd[x.index()] {
+                    bwd[x.index()] = true;
+                    stack.extend(cfg.preds[x.index()].iter().copied());
+                }
+            }
+            let on_cycle: Vec<bool> = (0..cfg.num_blocks()).map(|i| fwd[i] && bwd[i]).collect();
+            if !cfg.preds[b.index()].iter().any(|p| fwd[p.index()]) {
                 continue;
             }
             let mut defined_in = vec![false; nv];
