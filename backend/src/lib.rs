@@ -150,7 +150,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
     print("encode", &code);
     insert_reconvergence::insert(&mut code, ra_func.vcode, &reconv);
-    print("insert_reconvergence", &code);
+    let notes: String = reconv.skipped.iter().map(|s| format!("; no convergence barrier: {}\n", s)).collect();
+    print("insert_reconvergence", &format_args!("{}{}", notes, code));
     let pack = pack_regs::pack_regs(&mut code);
     print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);
