@@ -65,6 +65,25 @@ fn divergent_if_else_tail_runs_once_per_warp() {
     }
 }
 
+/// A divergent `br_table` (four ways on `tid & 3`), then a common tail.
+#[test]
+fn divergent_br_table_tail_runs_once_per_warp() {
+    let obj = kernel("switch_tail");
+    let o = ursa(&["run", &obj, "--kernel", "switch_tail", "--grid", "1", "--block", "96", "--arg", "buf:out=i32[96]", "--out", "out", "--strict", "--profile"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let got = out_values(&text, "out");
+    for t in 0..96i64 {
+        let case = [t * t, 20, 30, 40][(t & 3) as usize];
+        assert_eq!(got[t as usize], case + t, "out[{}]", t);
+    }
+    let rows = profile_rows(&text);
+    let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
+    for r in &rows[join..] {
+        assert_eq!((r.0, r.1), (3, 96), "tail instruction `{}`:\n{}", r.2, text);
+    }
+}
+
 /// A loop whose trip count depends on the thread (and on loaded data), laid
 /// out with its exit before its body, over several CTAs and a size that is
 /// not a multiple of the block: results against a host reference in strict
