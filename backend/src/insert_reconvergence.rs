@@ -243,7 +243,12 @@ pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
         if !div.branches[b.index()] {
             continue;
         }
-        let Some(j) = effective_join(f, &ipdoms, b, kernel) else { continue };
+        let Some(j) = effective_join(f, &ipdoms, b, kernel) else {
+            if ipdoms[b.index()] == Some(None) {
+                out.skipped.push(format!("divergent branch ending {}: some paths from it end the kernel before the lanes meet again", b));
+            }
+            continue;
+        };
         let start = match joins.iter().find(|(jj, _)| *jj == j) {
             Some(&(_, p)) => common_dom(p, b),
             None => Some(b),

@@ -114,6 +114,12 @@ fn divergent_loop_matches_host_and_reconverges() {
         assert_eq!(got[i], acc.wrapping_mul(3).wrapping_add(i as i32) as i64, "out[{}]", i);
     }
     assert_eq!(got[n], 0, "a thread past n wrote");
+    // The early exit (block0) is reported as left without a barrier.
+    let src = format!("{}/../../tests/reconv/divergent_loop.clif", env!("CARGO_MANIFEST_DIR"));
+    let p = ursa(&["compile", "--kernel", &src, "--print-after", "insert_reconvergence", "-o", tmp("dl2.o").to_str().unwrap()]);
+    let printed = String::from_utf8_lossy(&p.stdout);
+    assert!(printed.contains("; no convergence barrier: divergent branch ending block0: some paths from it end the kernel"), "{}", printed);
+    assert!(!printed.contains("ending block2"), "{}", printed);
     let rows = profile_rows(&text);
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
     // Warps with at least one thread below n: 10 (the last CTA's second warp has none).
