@@ -295,7 +295,9 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
     }
     let vblock = |b: Block| -> Option<BlockId> {
         if Some(b) == plan.entry {
-            return Some(BlockId(0));
+            // The block that defines the arguments (the first one).
+            let k = vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
+            return Some(BlockId(k as u32));
         }
         vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
     };
