@@ -192,7 +192,7 @@ impl ra::Function for RaFunc<'_> {
         &self.params[block.index()]
     }
     fn is_ret(&self, insn: ra::Inst) -> bool {
-        matches!(self.minst(insn).pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Trap { .. })
+        matches!(self.minst(insn).pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Trap { .. } | Pseudo::TailCall { .. })
     }
     fn is_branch(&self, insn: ra::Inst) -> bool {
         matches!(self.minst(insn).pseudo, Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table)

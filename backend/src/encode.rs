@@ -42,6 +42,10 @@ pub struct Code {
     pub items: Vec<Item>,
     /// Index of the first item of each block.
     pub block_start: Vec<usize>,
+    /// The block of this code where each VCode block starts (join points and
+    /// cold blocks of out-of-line bundle parts make them differ); empty:
+    /// the same numbers.
+    pub vblocks: Vec<usize>,
     pub frame_size: u32,
 }
 
@@ -81,6 +85,13 @@ fn fixed_regs(vcode: &ursa_isel::vcode::VCode, m: &ursa_isel::vcode::MInst) -> I
         }
     }
     imp
+}
+
+/// A `BRA` out of the function: a tail call's jump (direct, with a call
+/// relocation, or through a register). Branches inside the function have a
+/// block target.
+pub fn is_tail_jump(it: &Item) -> bool {
+    it.target.is_none() && it.inst.form.optype().name.as_ref() == "BRA"
 }
 
 fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
@@ -197,13 +208,20 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
 pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
     let vcode = func.vcode;
     let spill_bytes = 4 * asg.output.num_spillslots as u32;
-    let frame_size = (vcode.slots_size + spill_bytes + 15) & !15;
+    // The incoming stack arguments sit at the top of the frame, just below
+    // the stack pointer at entry (`docs/abi.md`).
+    let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
     let slots_size = vcode.slots_size;
     let mut items: Vec<Item> = Vec::new();
-    let mut block_start = Vec::new();
     let nblocks = vcode.blocks.len();
+    // Block starts as (item index, label): labels below `nblocks` are the
+    // VCode blocks, the others join points and cold blocks of out-of-line
+    // bundle parts (renumbered in layout order at the end).
+    let mut starts: Vec<(usize, u32)> = Vec::new();
+    let mut next_label = nblocks as u32;
+    let mut cold: Vec<(u32, Vec<Inst>, u32)> = Vec::new();
     for b in 0..nblocks {
-        block_start.push(items.len());
+        starts.push((items.len(), b as u32));
         let next = BlockId(b as u32 + 1);
         for ioe in asg.output.block_insts_and_edits(func, regalloc2::Block::new(b)) {
             match ioe {
@@ -218,13 +236,27 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
                             let mut pieces: Vec<Inst> = m.pieces.to_vec();
                             if let Pseudo::FrameRel { offset } = m.pseudo {
-                                set(&mut pieces[0], "ofs", (frame_size + offset) as u64);
+                                set(&mut pieces[0], "ofs", abi::ofs_field(frame_size as i64 + offset as i64));
                             }
                             for fx in m.fixups.iter() {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
                                 pieces[fx.piece as usize].set_at(fx.field as usize, r as u64);
                             }
                             let last = pieces.len().saturating_sub(1);
+                            if let Some(k) = m.cold_from {
+                                // Inline part, then the guarded branch to the cold
+                                // block; the join point starts a new block.
+                                let k = k as usize;
+                                let (cold_id, join_id) = (next_label, next_label + 1);
+                                next_label += 2;
+                                let rest = pieces.split_off(k);
+                                let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
+                                items.extend(pieces.into_iter().map(item));
+                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default() });
+                                starts.push((items.len(), join_id));
+                                cold.push((cold_id, rest, join_id));
+                                continue;
+                            }
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                 let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
@@ -246,6 +278,39 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             ret.implicit = fixed_regs(vcode, m);
                             ret.implicit.reads.push(abi::SP as u32);
                             items.push(ret);
+                        }
+                        Pseudo::TailCall { stack, indirect } => {
+                            // Stack arguments (all in registers now) into the
+                            // callee's area below the entry stack pointer,
+                            // the frame freed, then the jump.
+                            let n = m.opnds.len();
+                            let stack = *stack as usize;
+                            let first = n - stack - *indirect as usize;
+                            for j in 0..stack {
+                                let r = reg_of(first + j)?;
+                                let mut s = inst(forms::STL_RIR);
+                                set(&mut s, "ra", abi::SP as u64);
+                                let ofs = frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
+                                set(&mut s, "ofs", abi::ofs_field(ofs));
+                                set(&mut s, "rb", r as u64);
+                                if vcode.class(m.opnds[first + j].vreg) == Class::RPair {
+                                    named(&mut s, "dtype", "64");
+                                }
+                                items.push(item(s));
+                            }
+                            if frame_size > 0 {
+                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
+                            }
+                            let mut implicit = fixed_regs(vcode, m);
+                            implicit.reads.push(abi::SP as u32);
+                            if *indirect {
+                                let mut b = inst(forms::BRA_R);
+                                set(&mut b, "ra", reg_of(n - 1)? as u64);
+                                items.push(Item { inst: b, target: None, label: None, call: None, implicit });
+                            } else {
+                                let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
+                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit });
+                            }
                         }
                         Pseudo::Exit => {
                             if frame_size > 0 {
@@ -294,7 +359,29 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
             }
         }
     }
-    Ok(Code { items, block_start, frame_size })
+    // The cold blocks after the last block, each ending with its branch back.
+    for (id, pieces, join) in cold {
+        starts.push((items.len(), id));
+        items.extend(pieces.into_iter().map(item));
+        items.push(bra(BlockId(join), None));
+    }
+    if next_label as usize == nblocks {
+        let block_start = starts.into_iter().map(|(s, _)| s).collect();
+        return Ok(Code { items, block_start, vblocks: Vec::new(), frame_size });
+    }
+    starts.sort_by_key(|&(s, _)| s);
+    let mut new_id = vec![0u32; next_label as usize];
+    for (k, &(_, label)) in starts.iter().enumerate() {
+        new_id[label as usize] = k as u32;
+    }
+    for it in items.iter_mut() {
+        if let Some(t) = it.target {
+            it.target = Some(BlockId(new_id[t.0 as usize]));
+        }
+    }
+    let block_start = starts.into_iter().map(|(s, _)| s).collect();
+    let vblocks = (0..nblocks).map(|b| new_id[b] as usize).collect();
+    Ok(Code { items, block_start, vblocks, frame_size })
 }
 
 /// The laid-out code as assembly text, blocks as labels `.LB<n>:` (register

@@ -3,7 +3,8 @@
 //! users straight from the bank, through the form of their instruction whose
 //! B or C operand is a constant (`ISETP_RR` → `ISETP_RC`, `IMAD_RRR` →
 //! `IMAD_RCR` / `IMAD_RRC`, …). A commutative instruction (IADD without
-//! negations, IMAD, IMAD.WIDE) that has the value in A swaps A and B first.
+//! negations, IMAD, IMAD.WIDE, FADD/FMUL/FFMA without modifiers) that has the
+//! value in A swaps A and B first.
 //! The copy is deleted once nothing reads its register.
 //!
 //! This runs on the virtual-register code before allocation, so a folded
@@ -78,6 +79,10 @@ fn commutes(i: &Inst) -> bool {
     match name {
         "IADD" => no_neg("ra.neg") && no_neg("rb.neg"),
         "IMAD" | "IMAD_WIDE" => true,
+        // a + b, a * b, a * b + c: exchanging A and B can only change which
+        // of two NaN inputs is passed on, which CLIF leaves unspecified
+        // (docs/float.md). Modifiers stay with their field, so none may be set.
+        "FADD" | "FMUL" | "FFMA" => ["ra.neg", "ra.abs", "rb.neg", "rb.abs"].into_iter().all(no_neg),
         _ => false,
     }
 }

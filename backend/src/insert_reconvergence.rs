@@ -17,6 +17,8 @@
 //!   post-dominate `P`, so every path from the `BSSY` reaches the `BSYNC`
 //!   (or ends the kernel: exited lanes count as arrived); a branch for which
 //!   no such `P` exists gets no region and is reported in [`Plan::skipped`].
+//! - A branch into a cold block (`Layout::is_cold`: the byte-wise path of a
+//!   possibly misaligned access) gets no region: it is almost never taken.
 //! - Divergent branches with the same `J` share one region, set up at the
 //!   nearest common dominator of their blocks: the one `BSYNC` at `J` gathers
 //!   all of them.
@@ -243,6 +245,11 @@ pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
         if !div.branches[b.index()] {
             continue;
         }
+        // A branch into a cold block (the byte-wise path of a possibly
+        // misaligned access) is almost never taken: no region for it.
+        if cfg.succs[b.index()].iter().any(|&s| f.layout.is_cold(s)) {
+            continue;
+        }
         let Some(j) = effective_join(f, &ipdoms, b, kernel) else {
             if ipdoms[b.index()] == Some(None) {
                 out.skipped.push(format!("divergent branch ending {}: some paths from it end the kernel before the lanes meet again", b));
@@ -302,6 +309,8 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
         vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
     };
     let nb = code.block_start.len();
+    // VCode block -> block of the laid-out code.
+    let vblock = |b: Block| vblock(b).map(|v| BlockId(code.vblocks.get(v.0 as usize).map_or(v.0, |&c| c as u32)));
     let mut prefix: Vec<Vec<Item>> = vec![Vec::new(); nb];
     for r in &plan.regions {
         let (Some(j), Some(_)) = (vblock(r.join), vblock(r.setup)) else { continue };

@@ -3,8 +3,11 @@
 //! The pipeline, one pass per file:
 //!
 //! 1. verify — Cranelift's verifier ([`compile`]);
-//! 2. [`legalize`] — rewrites CLIF the rules do not handle directly
+//! 2. [`narrow_i128`] — every `i128` value becomes two `i64` halves;
+//!    [`legalize`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
+//!    and [`legalize_memory`] — loads and stores that may be misaligned get
+//!    a run-time alignment check and a byte-wise slow path;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
 //!    constant bank by the instructions that use them;
@@ -30,9 +33,13 @@ pub mod encode;
 pub mod fold_cmem;
 pub mod insert_reconvergence;
 pub mod legalize;
+pub mod legalize_atomics;
+pub mod legalize_memory;
+pub mod narrow_i128;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
+pub mod shared_mem;
 
 use std::fmt;
 
@@ -52,6 +59,8 @@ pub struct Options {
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
+    /// The file's static shared-memory variables ([`shared_mem::parse`]).
+    pub shared: shared_mem::SharedLayout,
 }
 
 /// The passes whose output `Options::print_after` can print, in order.
@@ -120,6 +129,17 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     if func.layout.entry_block().is_none() {
         return Err(Error::Verifier("the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into()));
     }
+    // Frame introspection (what exception unwinding is built on) is refused
+    // before the verifier, which would ask for a target ISA.
+    for inst in func.layout.blocks().flat_map(|b| func.layout.block_insts(b)) {
+        use cranelift_codegen::ir::Opcode;
+        if matches!(func.dfg.insts[inst].opcode(), Opcode::GetFramePointer | Opcode::GetReturnAddress | Opcode::GetStackPointer) {
+            return Err(Error::Unsupported(format!(
+                "frame introspection (used by exception handling) is not supported: `{}`",
+                func.dfg.display_inst(inst)
+            )));
+        }
+    }
     let flags = settings::Flags::new(settings::builder());
     if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
         let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
@@ -130,8 +150,15 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         }
         return Err(Error::Verifier(text));
     }
+    let shared_size = opts.shared.function_size(func).map_err(Error::Unsupported)?;
+    // The kernel parameter table of the function as written: an i128
+    // parameter (16 bytes, 8-aligned) has the layout of its two halves.
+    let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
     let mut func = func.clone();
+    narrow_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
+    legalize_atomics::legalize_atomics(&mut func);
     let mut printed = String::new();
     let mut print = |pass: &str, text: &dyn fmt::Display| {
         if opts.print_after.iter().any(|p| p == pass) {
@@ -139,7 +166,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         }
     };
     let reconv = insert_reconvergence::plan(&func, opts.kernel).map_err(Error::Unsupported)?;
-    let mut vcode = ursa_isel::lower(&func, opts.kernel).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
@@ -164,9 +191,9 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             name: symbol_name(&func),
             kernel: opts.kernel,
             code: bytes,
-            params: if opts.kernel { kernel_params(&func) } else { Vec::new() },
+            params,
             relocs,
-            shared_size: 0,
+            shared_size,
             local_size: code.frame_size,
         },
         stats: asg.stats(),
@@ -201,5 +228,6 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
     if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {
         return Err((f, Error::Unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }
+    shared_mem::propagate(&mut obj);
     Ok(obj)
 }

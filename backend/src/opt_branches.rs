@@ -32,7 +32,7 @@ fn set_guard(i: &mut Inst, g: (u64, u64)) {
 /// Ends the block: nothing after it runs (an unguarded BRA, EXIT, RET or trap).
 fn ends_flow(it: &Item) -> bool {
     let name = it.inst.form.optype().name.as_ref();
-    (is_bra(it) || matches!(name, "EXIT" | "RET" | "BPT")) && !it.inst.is_guarded()
+    (is_bra(it) || crate::encode::is_tail_jump(it) || matches!(name, "EXIT" | "RET" | "BPT")) && !it.inst.is_guarded()
 }
 
 fn is_exit_like(it: &Item) -> bool {

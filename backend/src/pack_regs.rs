@@ -226,7 +226,7 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
         }
         if let Some(last) = code.items[s..e].last() {
             let name = last.inst.form.optype().name.as_ref();
-            if matches!(name, "RET" | "EXIT" | "BPT") && !last.inst.is_guarded() {
+            if (matches!(name, "RET" | "EXIT" | "BPT") || crate::encode::is_tail_jump(last)) && !last.inst.is_guarded() {
                 falls = false;
             }
         }
@@ -720,7 +720,7 @@ mod tests {
             it.target = target;
             items.push(it);
         }
-        Code { items, block_start, frame_size: 0 }
+        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
     }
 
     fn text(c: &Code) -> Vec<String> {

@@ -1,24 +1,43 @@
 //! The device-function calling convention (`docs/abi.md`): argument and
 //! result *k* < 8 in the register pair `R[4+2k : 5+2k]` (values of 32 bits or
-//! fewer in the low register); argument and result *k* ≥ 8 in local memory,
-//! 8 bytes each at `[SP + 8(k−8)]` of the caller's stack pointer at the call
-//! (the bottom of the caller's frame); the return address in `R[20:21]`, the
-//! stack pointer in `R1`. Every allocatable register is caller-saved.
+//! fewer in the low register); argument *k* ≥ 8 in local memory, 8 bytes
+//! each just below the caller's stack pointer at the call, at
+//! `[SP − 8m + 8(k−8)]` for a callee with `m` stack arguments (the callee
+//! owns that area, so a tail call can rewrite it for a callee with more or
+//! fewer stack arguments); result *k* ≥ 8 at `[SP + 8(k−8)]` (the bottom of
+//! the caller's frame); the return address in `R[20:21]`, the stack pointer
+//! in `R1`. Every allocatable register is caller-saved.
 
 use crate::lower::Lower;
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms;
 
 /// Parameters and results passed in registers (`R4`–`R19`); the rest go
-/// through the outgoing-argument area in local memory.
+/// through local memory (arguments below the stack pointer, results in the
+/// caller's result area).
 pub const MAX_REG_ARGS: usize = 8;
 /// The return address pair written by `CALL` and read by `RET`.
 pub const LINK: u8 = 20;
 /// The stack pointer.
 pub const SP: u8 = 1;
 
-/// Bytes of the outgoing area per stack-passed argument or result.
+/// Bytes of local memory per stack-passed argument or result.
 pub const STACK_ARG_BYTES: u32 = 8;
+
+/// The most stack-passed arguments of a tail call (they are all held in
+/// registers at the jump).
+pub const MAX_TAIL_STACK_ARGS: usize = 48;
+
+/// Offset of stack-passed argument `j` (of `m`) from the stack pointer at
+/// the call: below it.
+pub fn stack_arg_offset(j: usize, m: usize) -> i32 {
+    STACK_ARG_BYTES as i32 * (j as i32 - m as i32)
+}
+
+/// The bits of the signed 24-bit `ofs` field of a local-memory access.
+pub fn ofs_field(v: i64) -> u64 {
+    (v as u64) & 0xFF_FFFF
+}
 
 /// The first register of argument or result `k`.
 pub fn arg_reg(k: usize) -> u8 {

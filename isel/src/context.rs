@@ -3,8 +3,8 @@
 //! [`crate::machine`] and `src/rules/`; `build.rs` generates the `Context`
 //! impl that forwards every term to the method of the same name.)
 
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::immediates::{Imm64, Offset32};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Imm64, Offset32};
 use cranelift_codegen::ir::{types, Inst, InstructionData, MemFlags, Opcode, StackSlot, TrapCode, Type, Value, ValueDef};
 use smallvec::smallvec;
 
@@ -23,6 +23,10 @@ pub enum InstData {
     StackAddr { slot: StackSlot, offset: Offset32 },
     CondTrap { opcode: Opcode, arg: Value, code: TrapCode },
     IntAddTrap { a: Value, b: Value, code: TrapCode },
+    UnaryIeee32 { imm: Ieee32 },
+    UnaryIeee64 { imm: Ieee64 },
+    FloatCompare { cond: FloatCC, a: Value, b: Value },
+    LoadNoOffset { opcode: Opcode, flags: MemFlags, arg: Value },
     Other { opcode: Opcode },
 }
 
@@ -69,13 +73,17 @@ impl Lower<'_> {
             InstructionData::StackAddr { stack_slot, offset, .. } => InstData::StackAddr { slot: stack_slot, offset },
             InstructionData::CondTrap { opcode, arg, code } => InstData::CondTrap { opcode, arg, code },
             InstructionData::IntAddTrap { args, code, .. } => InstData::IntAddTrap { a: args[0], b: args[1], code },
+            InstructionData::UnaryIeee32 { imm, .. } => InstData::UnaryIeee32 { imm },
+            InstructionData::UnaryIeee64 { imm, .. } => InstData::UnaryIeee64 { imm },
+            InstructionData::FloatCompare { cond, args, .. } => InstData::FloatCompare { cond, a: args[0], b: args[1] },
+            InstructionData::LoadNoOffset { opcode, flags, arg } => InstData::LoadNoOffset { opcode, flags, arg },
             ref d => InstData::Other { opcode: d.opcode() },
         }
     }
     pub fn width(&mut self, ty: Type) -> Width {
         match ty {
-            types::I8 | types::I16 | types::I32 => Width::W32,
-            types::I64 => Width::W64,
+            types::I8 | types::I16 | types::I32 | types::F32 => Width::W32,
+            types::I64 | types::F64 => Width::W64,
             _ => Width::Other,
         }
     }

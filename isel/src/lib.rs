@@ -9,6 +9,7 @@
 extern crate alloc;
 
 pub mod abi;
+pub mod addr_space;
 pub mod context;
 pub mod intrinsics;
 pub mod lower;
@@ -41,8 +42,12 @@ impl std::error::Error for LowerError {}
 /// A `kernel` takes its parameters from the launch's parameter block
 /// (`c[0x0][0x160]`, `docs/abi.md`) and ends with `EXIT`; other functions
 /// follow the device-function calling convention.
-pub fn lower(f: &cranelift_codegen::ir::Function, kernel: bool) -> Result<vcode::VCode, LowerError> {
+/// `shared` gives the offset of each static shared-memory variable
+/// (`%ursa_shared_NAME` → offset of `NAME`).
+pub fn lower(f: &cranelift_codegen::ir::Function, kernel: bool, shared: &std::collections::HashMap<String, u32>) -> Result<vcode::VCode, LowerError> {
     let mut l = lower::Lower::new(f);
+    l.shared_offsets = shared.clone();
     l.kernel = kernel;
+    l.spaces = addr_space::infer(f, kernel);
     l.run()
 }

@@ -29,14 +29,14 @@ pub type InstOutput = SmallVec<[VReg; 2]>;
 mod generated {
     use super::*;
     use crate::context::InstData;
-    use cranelift_codegen::ir::condcodes::IntCC;
-    use cranelift_codegen::ir::immediates::{Imm64, Offset32};
+    use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+    use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Imm64, Offset32};
     use cranelift_codegen::ir::types::*;
     use cranelift_codegen::ir::{FuncRef, Inst, MemFlags, Opcode, SigRef, StackSlot, TrapCode, Type, Value};
     include!(concat!(env!("OUT_DIR"), "/isle_lower.rs"));
     include!(concat!(env!("OUT_DIR"), "/isle_glue.rs"));
 }
-pub use generated::{CmpOp, Signed, Width};
+pub use generated::{CmpOp, Rnd, Signed, Width};
 
 /// State of lowering one function.
 pub struct Lower<'f> {
@@ -57,12 +57,20 @@ pub struct Lower<'f> {
     error: Option<String>,
     /// Lowering a kernel (parameters from constant bank 0, `EXIT`).
     pub kernel: bool,
+    /// The memory space of each address value (`addr_space`).
+    pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
+    /// Offsets of the static shared-memory variables by name.
+    pub shared_offsets: HashMap<String, u32>,
+    /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
+    /// that a later carry-in of the same block reads as a predicate: the
+    /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
+    pub fused_carry: HashMap<Value, VReg>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
     match ty {
-        types::I8 | types::I16 | types::I32 => Some(Class::R),
-        types::I64 => Some(Class::RPair),
+        types::I8 | types::I16 | types::I32 | types::F32 => Some(Class::R),
+        types::I64 | types::F64 => Some(Class::RPair),
         _ => None,
     }
 }
@@ -81,6 +89,9 @@ impl<'f> Lower<'f> {
             link: None,
             error: None,
             kernel: false,
+            spaces: SecondaryMap::new(),
+            shared_offsets: HashMap::new(),
+            fused_carry: HashMap::new(),
         }
     }
 
@@ -103,6 +114,11 @@ impl<'f> Lower<'f> {
         let r = self.vcode.new_vreg(class);
         self.value_reg[v] = Some(r);
         r
+    }
+
+    /// Does some lowered instruction read `v`? (Its users are lowered first.)
+    pub fn is_used(&self, v: Value) -> bool {
+        self.used[self.f.dfg.resolve_aliases(v)]
     }
 
     /// Marks `v` as needed in a register and returns that register.
@@ -129,6 +145,19 @@ impl<'f> Lower<'f> {
         r
     }
 
+    /// An operand of a type no register class holds (an `i128` the
+    /// narrowing pass did not rewrite, a vector) is an error, reported
+    /// before any rule could fail to match on it.
+    fn check_operand_types(&self, inst: ir::Inst) -> Result<(), LowerError> {
+        for &a in self.f.dfg.inst_args(inst) {
+            let ty = self.f.dfg.value_type(a);
+            if class_of_type(ty).is_none() {
+                return Err(self.err(inst, format!("operand type {} is not supported", ty)));
+            }
+        }
+        Ok(())
+    }
+
     /// Lowers the whole function.
     pub fn run(mut self) -> Result<VCode, LowerError> {
         let f = self.f;
@@ -137,22 +166,24 @@ impl<'f> Lower<'f> {
                 return Err(LowerError { inst: None, msg: format!("signature type {} is not supported", p.value_type) });
             }
         }
-        // The outgoing-argument area at the bottom of the frame, then the stack slots.
+        // The area for the stack-passed results of calls at the bottom of
+        // the frame (stack-passed arguments go below the stack pointer), then
+        // the stack slots. Tail calls return nothing to this frame.
         let mut out_words = 0usize;
         for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
-            if f.dfg.insts[inst].opcode().is_call() {
-                let n = f.dfg.inst_args(inst).len().saturating_sub(matches!(f.dfg.insts[inst], InstructionData::CallIndirect { .. }) as usize);
+            let op = f.dfg.insts[inst].opcode();
+            if op.is_call() && !op.is_terminator() {
                 let r = f.dfg.inst_results(inst).len();
-                out_words = out_words.max(n.saturating_sub(abi::MAX_REG_ARGS)).max(r.saturating_sub(abi::MAX_REG_ARGS));
+                out_words = out_words.max(r.saturating_sub(abi::MAX_REG_ARGS));
             }
+        }
+        if !self.kernel {
+            self.vcode.incoming_bytes = f.signature.params.len().saturating_sub(abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES;
         }
         let mut off = out_words as u32 * abi::STACK_ARG_BYTES;
         off = (off + 15) & !15;
         for (_, ss) in f.sized_stack_slots.iter() {
-            // The requested alignment, and at least the natural alignment of
-            // the widest access that fits (accesses must be aligned here).
-            let natural = ss.size.max(1).next_power_of_two().min(8);
-            let align = (1u32 << ss.align_shift.min(4)).max(natural);
+            let align = slot_alignment(ss);
             off = (off + align - 1) & !(align - 1);
             self.vcode.slots.push(SlotLayout { offset: off, size: ss.size });
             off += ss.size;
@@ -164,7 +195,7 @@ impl<'f> Lower<'f> {
 
         // Block order: reverse postorder of the reachable blocks; edge-split
         // blocks follow the block whose edge they split.
-        let order = rpo(f);
+        let order = cold_last(f, rpo(f));
         let mut npreds: SecondaryMap<Block, u32> = SecondaryMap::new();
         for &b in &order {
             for s in succs(f, b) {
@@ -241,13 +272,15 @@ impl<'f> Lower<'f> {
                 self.cur_inst = Some(inst);
                 let data = &f.dfg.insts[inst];
                 if data.opcode().is_terminator() {
+                    self.check_operand_types(inst)?;
                     self.lower_terminator(inst, b, &split_of)?;
                 } else {
                     let results = f.dfg.inst_results(inst);
                     let pure = !has_side_effect(f, inst);
-                    if pure && results.iter().all(|r| !self.used[*r]) {
+                    if pure && results.iter().all(|r| !self.used[*r] && !self.fused_carry.contains_key(r)) {
                         continue;
                     }
+                    self.check_operand_types(inst)?;
                     for &r in results {
                         let ty = f.dfg.value_type(r);
                         if class_of_type(ty).is_none() {
@@ -399,7 +432,7 @@ impl<'f> Lower<'f> {
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
                     if k >= abi::MAX_REG_ARGS {
-                        let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES, true, true);
+                        let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32, true, true);
                         self.push(m);
                         continue;
                     }
@@ -416,8 +449,82 @@ impl<'f> Lower<'f> {
             InstructionData::Trap { code, .. } => {
                 self.push(MInst::new(Pseudo::Trap { code: code.as_raw().get() as u16 }));
             }
+            InstructionData::Call { opcode: Opcode::ReturnCall, .. } | InstructionData::CallIndirect { opcode: Opcode::ReturnCallIndirect, .. } => {
+                self.lower_tail_call(inst)?;
+            }
+            InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. } => {
+                return Err(self.err(inst, "exception handling (try_call) is not supported"));
+            }
             _ => return Err(self.err(inst, "this control-flow instruction is not supported")),
         }
+        Ok(())
+    }
+
+    /// `return_call` / `return_call_indirect`: the arguments into the
+    /// callee's ABI places and a jump that leaves the return address as it
+    /// came (`docs/abi.md`, "Tail calls").
+    fn lower_tail_call(&mut self, inst: ir::Inst) -> Result<(), LowerError> {
+        let f = self.f;
+        if self.kernel {
+            return Err(self.err(inst, "a kernel cannot make a tail call"));
+        }
+        let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
+            InstructionData::Call { func_ref, .. } => {
+                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "tail call of an external (non-user) function is not supported"))?;
+                if intrinsics::is_reserved(&name) {
+                    return Err(self.err(inst, "a tail call of a kernel intrinsic is not supported"));
+                }
+                (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
+            }
+            _ => {
+                let a = f.dfg.inst_args(inst);
+                (Callee::Indirect(a[0]), a[1..].to_vec())
+            }
+        };
+        for &v in &args {
+            if class_of_type(f.dfg.value_type(v)).is_none() {
+                return Err(self.err(inst, format!("type {} is not supported", f.dfg.value_type(v))));
+            }
+        }
+        let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
+        if nstack > abi::MAX_TAIL_STACK_ARGS {
+            return Err(self.err(
+                inst,
+                format!("a tail call with more than {} arguments is not supported", abi::MAX_REG_ARGS + abi::MAX_TAIL_STACK_ARGS),
+            ));
+        }
+        let mut fixed = Vec::new();
+        let mut stack = Vec::new();
+        for (k, &v) in args.iter().enumerate() {
+            let r = self.use_value(v);
+            if k >= abi::MAX_REG_ARGS {
+                stack.push(r);
+            } else {
+                let r = abi::to_abi_pair(self, r);
+                fixed.push((r, abi::arg_reg(k)));
+            }
+        }
+        let mut b = Bundle::pseudo(Pseudo::TailCall { stack: nstack as u16, indirect: matches!(callee, Callee::Indirect(_)) });
+        for (r, reg) in fixed {
+            b = b.fixed(r, OpKind::Use, reg);
+        }
+        let link = self.link_vreg();
+        b = b.fixed(link, OpKind::Use, abi::LINK);
+        let mut m = b.build();
+        for r in stack {
+            m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
+        }
+        match callee {
+            Callee::Direct(name) => m.sym = Some(SymRef { piece: 0, symbol: name }),
+            Callee::Indirect(a) => {
+                let r = self.use_value(a);
+                if self.vcode.class(r) != Class::RPair {
+                    return Err(self.err(inst, "return_call_indirect through a 32-bit address is not supported"));
+                }
+                m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
+            }
+        }
+        self.push(m);
         Ok(())
     }
 
@@ -425,6 +532,9 @@ impl<'f> Lower<'f> {
     /// operands are fixed by the ABI). `None`: use the rules.
     fn lower_special(&mut self, inst: ir::Inst) -> Result<Option<InstOutput>, LowerError> {
         let f = self.f;
+        if let Some(out) = self.lower_atomic(inst)? {
+            return Ok(Some(out));
+        }
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
@@ -439,6 +549,10 @@ impl<'f> Lower<'f> {
                 let a = f.dfg.inst_args(inst);
                 (Callee::Indirect(a[0]), a[1..].to_vec())
             }
+            InstructionData::UnaryGlobalValue { global_value, .. } => {
+                let Some(name) = crate::addr_space::shared_var(f, global_value) else { return Ok(None) };
+                return self.shared_address(inst, global_value, &name).map(|r| Some(smallvec![r]));
+            }
             InstructionData::FuncAddr { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
                 let d = self.temp(Class::RPair);
@@ -446,6 +560,12 @@ impl<'f> Lower<'f> {
                 m.sym = Some(SymRef { piece: 0, symbol: name });
                 self.push(m);
                 return Ok(Some(smallvec![d]));
+            }
+            // A bitcast between equal integer types is the value itself.
+            InstructionData::LoadNoOffset { opcode: ir::Opcode::Bitcast, arg, .. }
+                if f.dfg.value_type(arg) == f.dfg.value_type(f.dfg.first_result(inst)) && f.dfg.value_type(arg).is_int() =>
+            {
+                return Ok(Some(smallvec![self.use_value(arg)]));
             }
             _ => return Ok(None),
         };
@@ -457,10 +577,11 @@ impl<'f> Lower<'f> {
         }
         // Arguments into their ABI pairs.
         let mut fixed = Vec::new();
+        let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
-                let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES, true, false);
+                let m = self.stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false);
                 self.push(m);
                 continue;
             }
@@ -488,7 +609,7 @@ impl<'f> Lower<'f> {
             if k >= abi::MAX_REG_ARGS {
                 let class = class_of_type(f.dfg.value_type(v)).unwrap();
                 let d = self.temp(class);
-                stack_results.push((d, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES));
+                stack_results.push((d, (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32));
                 outs.push(d);
                 continue;
             }
@@ -521,9 +642,9 @@ impl<'f> Lower<'f> {
     }
 
     /// A store (`store`) or load of a stack-passed argument or result at
-    /// `ofs` of the outgoing area: the caller's `[R1 + ofs]`, or for the
-    /// callee (`incoming`) its caller's area, `[R1 + frame size + ofs]`.
-    fn stack_arg(&mut self, r: VReg, ofs: u32, store: bool, incoming: bool) -> MInst {
+    /// `ofs` from the stack pointer at the call: the caller's `[R1 + ofs]`,
+    /// or for the callee (`incoming`) `[R1 + frame size + ofs]`.
+    fn stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool) -> MInst {
         use ursa_emit::forms;
         let pair = self.vcode.class(r) == Class::RPair;
         let b = if incoming { Bundle::pseudo(Pseudo::FrameRel { offset: ofs }) } else { Bundle::new() };
@@ -532,7 +653,7 @@ impl<'f> Lower<'f> {
         } else {
             b.inst(forms::LDL_RI).def("rd", r)
         };
-        let b = b.set("ra", abi::SP as u64).set("ofs", ofs as u64);
+        let b = b.set("ra", abi::SP as u64).set("ofs", abi::ofs_field(ofs as i64));
         let b = if pair { b.named("dtype", "64") } else { b };
         b.build()
     }
@@ -642,10 +763,11 @@ impl<'f> Lower<'f> {
         let mut bundle = Bundle::pseudo(Pseudo::Args);
         let mut narrow = Vec::new();
         let mut stack_params = Vec::new();
+        let nstack = params.len().saturating_sub(abi::MAX_REG_ARGS);
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
             if k >= abi::MAX_REG_ARGS {
-                stack_params.push((want, (k - abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES));
+                stack_params.push((want, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack)));
                 continue;
             }
             if self.vcode.class(want) == Class::RPair {
@@ -668,6 +790,15 @@ impl<'f> Lower<'f> {
             self.push(m);
         }
     }
+}
+
+/// The alignment a stack slot gets in the frame (the frame itself is
+/// 16-byte aligned): the requested one (at most 16), and at least the natural
+/// alignment of the widest access that fits (at most 8), so an access at an
+/// offset that is a multiple of its size is aligned (`docs/abi.md`).
+pub fn slot_alignment(ss: &ir::StackSlotData) -> u32 {
+    let natural = ss.size.max(1).next_power_of_two().min(8);
+    (1u32 << ss.align_shift.min(4)).max(natural)
 }
 
 /// Offset of the kernel parameter block in constant bank 0.
@@ -723,6 +854,22 @@ fn succs(f: &Function, b: Block) -> SmallVec<[Block; 2]> {
         }
     }
     out
+}
+
+/// `order` with the cold blocks (`Layout::is_cold`: the byte-wise paths of
+/// possibly misaligned accesses, or blocks the input marks `cold`) moved to
+/// the end in their order, so the hot path falls through; only those that
+/// dominate no other block (the backward lowering walk must meet every use
+/// of a value before its definition).
+fn cold_last(f: &Function, order: Vec<Block>) -> Vec<Block> {
+    if !order.iter().any(|&b| f.layout.is_cold(b)) {
+        return order;
+    }
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(f);
+    let dt = cranelift_codegen::dominator_tree::DominatorTree::with_function(f, &cfg);
+    let movable = |c: Block| f.layout.is_cold(c) && !order.iter().any(|&b| b != c && dt.dominates(c, b, &f.layout));
+    let (cold, hot): (Vec<Block>, Vec<Block>) = order.iter().partition(|&&b| movable(b));
+    hot.into_iter().chain(cold).collect()
 }
 
 /// Reverse postorder of the blocks reachable from the entry.

@@ -89,9 +89,17 @@ pub enum Pseudo {
     Table,
     /// A call: the pieces are the call sequence; a direct call's target is in `sym`.
     Call,
-    /// A load or store of the caller's outgoing-argument area: the `ofs`
-    /// field of piece 0 gets `frame size + offset` (known after allocation).
-    FrameRel { offset: u32 },
+    /// A load or store relative to the stack pointer at entry (incoming
+    /// stack arguments below it, stack results above it): the `ofs` field of
+    /// piece 0 gets `frame size + offset` (known after allocation).
+    FrameRel { offset: i32 },
+    /// A tail call (`return_call`, `return_call_indirect`), a terminator:
+    /// the operands are the register arguments (fixed to their ABI pairs),
+    /// the return address (fixed, passed on), then the `stack` stack-passed
+    /// arguments in order (any registers), then for an indirect call the
+    /// target address pair. Emits the stores of the stack arguments, the
+    /// epilogue and a `BRA` to the callee (`sym` for a direct call).
+    TailCall { stack: u16, indirect: bool },
     /// Stop the thread with a trap (`BPT.TRAP code`, the CLIF trap code's
     /// byte: `docs/abi.md`, "Traps").
     Trap { code: u16 },
@@ -115,6 +123,11 @@ pub struct MInst {
     pub clobbers_all: bool,
     /// The CLIF instruction this came from, for messages.
     pub origin: Option<u32>,
+    /// Out-of-line tail: pieces `k..` are laid out after the function's
+    /// last block (a cold block ending with a branch back), and piece
+    /// `k - 1` is the guarded `BRA` that enters them (`encode` gives both
+    /// branches their targets). The allocator still sees one instruction.
+    pub cold_from: Option<u8>,
 }
 
 impl MInst {
@@ -129,11 +142,15 @@ impl MInst {
             sym: None,
             clobbers_all: false,
             origin: None,
+            cold_from: None,
         }
     }
 
     pub fn is_terminator(&self) -> bool {
-        matches!(self.pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap { .. })
+        matches!(
+            self.pseudo,
+            Pseudo::Ret | Pseudo::Exit | Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table | Pseudo::Trap { .. } | Pseudo::TailCall { .. }
+        )
     }
 }
 
@@ -169,6 +186,10 @@ pub struct VCode {
     pub slots: Vec<SlotLayout>,
     /// Does the function call others (then it needs a frame for the return address).
     pub makes_calls: bool,
+    /// Bytes of stack-passed arguments the function receives (8 per
+    /// argument past the eighth), just below the stack pointer at entry; the
+    /// frame reserves them at its top (`docs/abi.md`).
+    pub incoming_bytes: u32,
 }
 
 impl VCode {
@@ -380,6 +401,10 @@ impl std::fmt::Display for VCode {
                     }
                     Pseudo::Args => writeln!(f, "    args {}", all.join(", "))?,
                     Pseudo::Ret => writeln!(f, "    ret {}", all.join(", "))?,
+                    Pseudo::TailCall { stack, .. } => {
+                        let sym = m.sym.as_ref().map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
+                        writeln!(f, "    tail_call{} {} ({} on the stack)", sym, all.join(", "), stack)?
+                    }
                     Pseudo::Exit => writeln!(f, "    exit")?,
                     Pseudo::Trap { code } => writeln!(f, "    trap {:?}", code)?,
                     Pseudo::Jump => writeln!(f, "    jump {}", targets.join(", "))?,

@@ -65,8 +65,9 @@ fn finish(r: Double) -> u64 {
     }
 }
 
+/// `a + b`; NaN priority SrcB, Ra (E17).
 pub fn dadd(a: u64, b: u64, rnd: Rnd) -> u64 {
-    if let Some(n) = nan_in(&[a, b]) {
+    if let Some(n) = nan_in(&[b, a]) {
         return n;
     }
     if rnd == Rnd::Rn {
@@ -75,8 +76,9 @@ pub fn dadd(a: u64, b: u64, rnd: Rnd) -> u64 {
     finish(Double::from_bits(a as u128).add_r(Double::from_bits(b as u128), round_of(rnd)).value)
 }
 
+/// `a * b`; NaN priority SrcB, Ra (E17).
 pub fn dmul(a: u64, b: u64, rnd: Rnd) -> u64 {
-    if let Some(n) = nan_in(&[a, b]) {
+    if let Some(n) = nan_in(&[b, a]) {
         return n;
     }
     if rnd == Rnd::Rn {

@@ -103,8 +103,9 @@ pub fn ffma(a: u32, b: u32, c: u32, rnd: Rnd) -> u32 {
     sf(a).mul_add_r(sf(b), sf(c), round_of(rnd)).value.to_bits() as u32
 }
 
-/// FMNMX: `pp ? max : min` (DMNMX polarity), `.NUM` or `.NAN` behaviour.
-pub fn fmnmx(a: u32, b: u32, max: bool, nan_mode: bool) -> u32 {
+/// FMNMX: `pp ? min : max` (the DMNMX polarity of erratum E38, as
+/// isa-extensions.md §6.21 states), `.NUM` or `.NAN` behaviour.
+pub fn fmnmx(a: u32, b: u32, min: bool, nan_mode: bool) -> u32 {
     let (na, nb) = (is_nan32(a), is_nan32(b));
     if na || nb {
         return if nan_mode {
@@ -124,10 +125,10 @@ pub fn fmnmx(a: u32, b: u32, max: bool, nan_mode: bool) -> u32 {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     // -0 < +0 for the selection.
     let a_less = if x == y { a & SIGN32 != 0 && b & SIGN32 == 0 } else { x < y };
-    if a_less == max {
-        b
-    } else {
+    if a_less == min {
         a
+    } else {
+        b
     }
 }
 

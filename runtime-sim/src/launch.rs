@@ -33,6 +33,10 @@ pub mod abi {
 /// Default limit on warp-instructions per launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
 
+/// Most shared memory one CTA can have, static and dynamic (bytes; the
+/// 163 KiB of an sm_80 CTA, rounded down to 160 KiB).
+pub const MAX_SHARED_PER_CTA: u32 = 160 * 1024;
+
 /// Default limit on the memory one CTA of a launch may use: its shared
 /// memory plus the local memory (stack) of its threads, in bytes.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
@@ -253,6 +257,12 @@ impl Gpu {
             return Err(bad("every grid dimension must be at least 1".into()));
         }
         let shmem = f.shared_size.checked_add(cfg.shared_size).ok_or_else(|| bad("shared memory size overflows".into()))?;
+        if shmem > MAX_SHARED_PER_CTA {
+            return Err(bad(format!(
+                "one CTA needs {} bytes of shared memory ({} static + {} dynamic), more than the {} bytes a CTA can have",
+                shmem, f.shared_size, cfg.shared_size, MAX_SHARED_PER_CTA
+            )));
+        }
         let local = f.local_size.max(cfg.local_size);
         let nwarps = threads.div_ceil(LANES as u64);
         // Every warp issues at least one instruction (its EXIT), so a grid

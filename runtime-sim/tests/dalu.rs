@@ -99,10 +99,13 @@ fn nan_propagation_and_invalid_operations() {
     let snan = 0x7FF0_0000_0000_0001u64;
     let qnan2 = 0x7FF8_0000_0000_0002u64;
     let nnan = 0xFFF0_0000_0000_0003u64;
-    // The first NaN (Ra, then SrcB) made quiet, sign and payload kept.
+    // The first NaN (SrcB, then Ra: erratum E17) made quiet, sign and
+    // payload kept.
     assert_eq!(add("", snan, ONE), 0x7FF8_0000_0000_0001);
     assert_eq!(add("", ONE, qnan2), qnan2);
-    assert_eq!(add("", snan, qnan2), 0x7FF8_0000_0000_0001);
+    assert_eq!(add("", snan, qnan2), qnan2);
+    assert_eq!(add("", qnan2, snan), 0x7FF8_0000_0000_0001);
+    assert_eq!(mul("", snan, nnan), 0xFFF8_0000_0000_0003);
     assert_eq!(mul("", nnan, ONE), 0xFFF8_0000_0000_0003);
     // DFMA priority SrcB, SrcC, Ra.
     assert_eq!(fma("", snan, qnan2, nnan), qnan2);

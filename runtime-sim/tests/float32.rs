@@ -65,11 +65,12 @@ fn fmul_ffma() {
 #[test]
 fn fmnmx_and_fsetp() {
     let m = |s: &str, x: u32, y: u32| f3(s, x, y, 0);
-    // pp true = max (DMNMX polarity).
-    assert_eq!(m("FMNMX R4, R4, R5, PT ;", b(1.0), b(2.0)), b(2.0));
-    assert_eq!(m("FMNMX R4, R4, R5, !PT ;", b(1.0), b(2.0)), b(1.0));
-    assert_eq!(m("FMNMX R4, R4, R5, PT ;", 0, 1 << 31), 0);
-    assert_eq!(m("FMNMX R4, R4, R5, !PT ;", 0, 1 << 31), 1 << 31);
+    // pp true = min (DMNMX polarity, erratum E38; isa-extensions §6.21).
+    assert_eq!(m("FMNMX R4, R4, R5, PT ;", b(1.0), b(2.0)), b(1.0));
+    assert_eq!(m("FMNMX R4, R4, R5, !PT ;", b(1.0), b(2.0)), b(2.0));
+    assert_eq!(m("FMNMX R4, R4, R5, PT ;", 0, 1 << 31), 1 << 31);
+    assert_eq!(m("FMNMX R4, R4, R5, !PT ;", 0, 1 << 31), 0);
+    assert_eq!(m("FMNMX R4, R4, R5, !PT ;", 1 << 31, 0), 0);
     assert_eq!(m("FMNMX R4, R4, R5, PT ;", 0x7FC0_0000, b(2.0)), b(2.0));
     assert_eq!(m("FMNMX.NAN R4, R4, R5, PT ;", 0x7F80_0001, b(2.0)), 0x7FC0_0001);
     assert_eq!(m("FMNMX.NAN R4, R4, R5, PT ;", 0x7F80_0001, 0x7F80_0002), 0x7FC0_0002);

@@ -50,13 +50,25 @@ pub fn compile_file(path: &Path) -> Result<Vec<CompiledKernel>, String> {
     if funcs.is_empty() {
         return Err(format!("{}: no functions", path.display()));
     }
-    Ok(funcs
+    let shared = ursa_backend::shared_mem::parse(&text).map_err(|e| format!("{}: {}", path.display(), e))?;
+    let mut kernels: Vec<CompiledKernel> = funcs
         .iter()
         .map(|f| CompiledKernel {
             name: symbol_name(f),
-            result: compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).map(|c| c.function).map_err(|e| e.to_string()),
+            result: compile(f, &Options { kernel: true, check_regalloc: true, shared: shared.clone(), ..Default::default() })
+                .map(|c| c.function)
+                .map_err(|e| e.to_string()),
         })
-        .collect())
+        .collect();
+    // Kernels that call others: their shared memory covers the callees'.
+    if kernels.iter().all(|k| k.result.is_ok()) {
+        let mut obj = elf::Object { functions: kernels.iter().map(|k| k.result.clone().unwrap()).collect() };
+        ursa_backend::shared_mem::propagate(&mut obj);
+        for (k, f) in kernels.iter_mut().zip(obj.functions) {
+            k.result = Ok(f);
+        }
+    }
+    Ok(kernels)
 }
 
 /// Static figures of one compiled function.

@@ -40,6 +40,7 @@ macro_rules! elem {
 elem!(i32, 0x5a5a_5a5a);
 elem!(u32, 0xa5a5_a5a5);
 elem!(i64, 0x5a5a_5a5a_5a5a_5a5a);
+elem!(u64, 0xa5a5_a5a5_a5a5_a5a5);
 
 fn rng(seed: u8) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32])
@@ -301,10 +302,206 @@ fn sdiv_i64() {
     launch_nothing(&mut gpu, &prog, "sdiv_i64", args, &[pq], 8);
 }
 
+/// f32 edge values as bits: zeros, denormals, max/min normal, infinities,
+/// NaNs with payloads.
+const EDGES_F32: &[u32] = &[0, 0x8000_0000, 1, 0x807f_ffff, 0x0080_0000, 0x7f7f_ffff, 0xff7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0x3f80_0000];
+const EDGES_F64: &[u64] = &[0, 1 << 63, 1, 0x8010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0001, 0x3ff0_0000_0000_0000];
+
+/// A random float of any exponent, as bits.
+fn any_f32(r: &mut TestRng) -> u32 {
+    r.random()
+}
+fn any_f64(r: &mut TestRng) -> u64 {
+    r.random()
+}
+
+/// Equal as results of IEEE arithmetic: the same bits, or both NaN (a NaN
+/// result's payload is the simulator's NaN rule, tested in runtime-sim).
+fn same_f32(a: u32, b: u32) -> bool {
+    a == b || (f32::from_bits(a).is_nan() && f32::from_bits(b).is_nan())
+}
+fn same_f64(a: u64, b: u64) -> bool {
+    a == b || (f64::from_bits(a).is_nan() && f64::from_bits(b).is_nan())
+}
+
+/// `kernel` (saxpy_f32 / daxpy_f64: y[i] = a * x[i] + y[i]) launched once per
+/// scalar `a` of `scalars` on `x`, `y` (element bits), checked with
+/// `want(a, x, y)` and `same`; y is followed by PAD sentinels no thread may write.
+fn axpy<T: Elem, F: Copy + std::fmt::LowerExp>(kernel: &str, x: &[T], y: &[T], scalars: &[F], arg: impl Fn(F) -> Arg, want: impl Fn(F, T, T) -> T, same: impl Fn(T, T) -> bool) {
+    let prog = program(&format!("{}.clif", kernel));
+    let mut gpu = Gpu::new();
+    for &a in scalars {
+        let padded: Vec<T> = y.iter().copied().chain(std::iter::repeat_n(T::SENTINEL, PAD)).collect();
+        let (px, py) = (upload(&mut gpu, x), upload(&mut gpu, &padded));
+        let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), arg(a), Arg::I32(n)];
+        gpu.launch(&prog, kernel, &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+        let got: Vec<T> = gpu.read(py, ((N + PAD) * T::SIZE) as u64).unwrap().chunks(T::SIZE).map(T::get).collect();
+        assert!(got[N..].iter().all(|&g| g == T::SENTINEL), "y written past n");
+        for i in 0..N {
+            let w = want(a, x[i], y[i]);
+            assert!(same(got[i], w), "y[{}] with a = {:e}: {:?}, want {:?}", i, a, got[i], w);
+        }
+        launch_nothing(&mut gpu, &prog, kernel, args, &[py], T::SIZE);
+    }
+}
+
+#[test]
+fn saxpy_f32() {
+    let mut r = rng(9);
+    let (x, y) = pairs_with_edges(N, EDGES_F32, &EDGES_F32[..6], || (any_f32(&mut r), any_f32(&mut r)));
+    let scalars = [1.5f32, -0.0, f32::MAX, f32::from_bits(1), f32::from_bits(any_f32(&mut r))];
+    axpy("saxpy_f32", &x, &y, &scalars, Arg::F32, |a, x: u32, y: u32| a.mul_add(f32::from_bits(x), f32::from_bits(y)).to_bits(), same_f32);
+}
+
+#[test]
+fn daxpy_f64() {
+    let mut r = rng(10);
+    let (x, y) = pairs_with_edges(N, EDGES_F64, &EDGES_F64[..6], || (any_f64(&mut r), any_f64(&mut r)));
+    let scalars = [1.5f64, -0.0, f64::MAX, f64::from_bits(1), f64::from_bits(any_f64(&mut r))];
+    axpy("daxpy_f64", &x, &y, &scalars, Arg::F64, |a, x: u64, y: u64| a.mul_add(f64::from_bits(x), f64::from_bits(y)).to_bits(), same_f64);
+}
+
+#[test]
+fn horner_f64() {
+    let prog = program("horner_f64.clif");
+    let mut r = rng(11);
+    let x = with_edges(N, EDGES_F64, || if r.random_range(0..2) == 0 { (r.random_range(-20.0..20.0f64)).to_bits() } else { any_f64(&mut r) });
+    let mut gpu = Gpu::new();
+    let (px, po) = (upload(&mut gpu, &x), output::<u64>(&mut gpu, N));
+    let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(po), Arg::I32(n)];
+    gpu.launch(&prog, "horner_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    let c = [1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+    let c: Vec<f64> = c.iter().map(|&k: &f64| f64::from_bits(k.to_bits())).collect();
+    let coeff = [
+        f64::from_bits(0x3EFA01A01A01A01A),
+        f64::from_bits(0x3F2A01A01A01A01A),
+        f64::from_bits(0x3F56C16C16C16C17),
+        f64::from_bits(0x3F81111111111111),
+        f64::from_bits(0x3FA5555555555555),
+        f64::from_bits(0x3FC5555555555555),
+        c[6],
+        c[7],
+        c[8],
+    ];
+    let got: Vec<u64> = gpu.read(po, ((N + PAD) * 8) as u64).unwrap().chunks(8).map(u64::get).collect();
+    for i in 0..N {
+        let v = f64::from_bits(x[i]);
+        let mut acc = coeff[0];
+        for &k in &coeff[1..] {
+            acc = acc.mul_add(v, k);
+        }
+        assert!(same_f64(got[i], acc.to_bits()), "out[{}] at x = {:e}: {:#x}, want {:#x}", i, v, got[i], acc.to_bits());
+    }
+    for g in &got[N..] {
+        assert_eq!(*g, u64::SENTINEL, "written past n");
+    }
+    launch_nothing(&mut gpu, &prog, "horner_f64", args, &[po], 8);
+}
+
+#[test]
+fn block_reduce_i32() {
+    // Block size 256 (the shared array's size); 1000 elements: 4 CTAs, the
+    // last with 232 live threads, the rest reading 0.
+    let prog = program("block_reduce_i32.clif");
+    let f = prog.function("block_reduce_i32").expect("kernel");
+    assert_eq!(f.shared_size, 1024, "static shared memory recorded in the object");
+    let mut r = rng(9);
+    let n = 1000;
+    let a = with_edges(n, EDGES_I32, || any_i32(&mut r));
+    let mut gpu = Gpu::new();
+    let pa = upload(&mut gpu, &a);
+    let ctas = n.div_ceil(256);
+    let po = output::<i32>(&mut gpu, ctas);
+    gpu.launch(&prog, "block_reduce_i32", &cfg_1d(n, 256), &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+    let want: Vec<i32> = a.chunks(256).map(|c| c.iter().fold(0i32, |s, &x| s.wrapping_add(x))).collect();
+    check(&mut gpu, po, &want, "out");
+}
+
+/// Launches `name(a, out, n)` over blocks of 128 threads for each `n` of
+/// `sizes` (inputs with edge values, seeded), `out` starting as `outs`
+/// zeros followed by PAD zeros that must stay zero; checks `out` against
+/// `host(a)`.
+fn launch_accumulating(file: &str, name: &str, seed: u8, sizes: &[usize], outs: usize, host: impl Fn(&[i32]) -> Vec<i32>) {
+    let prog = program(file);
+    let mut r = rng(seed);
+    for &n in sizes {
+        let a = with_edges(n.max(2 * EDGES_I32.len()), EDGES_I32, || any_i32(&mut r));
+        let a = &a[..n];
+        let mut gpu = Gpu::new();
+        let pa = upload(&mut gpu, a);
+        let po = upload(&mut gpu, &vec![0i32; outs + PAD]);
+        let cfg = LaunchConfig { grid: [(n as u32).div_ceil(128), 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
+        gpu.launch(&prog, name, &cfg, &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+        let got: Vec<i32> = gpu.read(po, ((outs + PAD) * 4) as u64).unwrap().chunks(4).map(i32::get).collect();
+        assert_eq!(&got[..outs], &host(a)[..], "{} over {} elements", name, n);
+        assert!(got[outs..].iter().all(|&x| x == 0), "{} wrote past its {} outputs", name, outs);
+    }
+}
+
+#[test]
+fn histogram_i32() {
+    // Shared-memory atomics per CTA, then global atomics across 8 CTAs
+    // (run in parallel by the simulator); 1000 elements, blocks of 128.
+    assert_eq!(program("histogram_i32.clif").function("histogram_i32").expect("kernel").shared_size, 64);
+    launch_accumulating("histogram_i32.clif", "histogram_i32", 10, &[1000, 1, 129], 16, |a| {
+        let mut h = vec![0i32; 16];
+        a.iter().for_each(|&x| h[(x & 15) as usize] += 1);
+        h
+    });
+}
+
+#[test]
+fn warp_reduce_i32() {
+    // Butterfly shuffles within each warp, one global atomic per warp, over
+    // 8 CTAs of 128 threads with 1000 elements (the last CTA partly idle).
+    launch_accumulating("warp_reduce_i32.clif", "warp_reduce_i32", 11, &[1000, 1, 33], 1, |a| vec![a.iter().fold(0i32, |s, &x| s.wrapping_add(x))]);
+}
+
+/// `fdiv_f64`: correctly rounded, canonical NaN (the large sweep is
+/// tests/tests/fdiv_sweep.rs).
+#[test]
+fn fdiv_f64() {
+    let prog = program("fdiv_f64.clif");
+    let mut r = rng(12);
+    let (a, b) = pairs_with_edges(N, EDGES_F64, EDGES_F64, || (any_f64(&mut r), any_f64(&mut r)));
+    let mut gpu = Gpu::new();
+    let (pa, pb, po) = (upload(&mut gpu, &a), upload(&mut gpu, &b), output::<u64>(&mut gpu, N));
+    let args = |n: i32| vec![Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n)];
+    gpu.launch(&prog, "fdiv_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    let want: Vec<u64> = (0..N)
+        .map(|i| {
+            let q = f64::from_bits(a[i]) / f64::from_bits(b[i]);
+            if q.is_nan() { 0x7ff8_0000_0000_0000 } else { q.to_bits() }
+        })
+        .collect();
+    check(&mut gpu, po, &want, "out");
+    launch_nothing(&mut gpu, &prog, "fdiv_f64", args, &[po], 8);
+}
+
+/// `sqrt_f64`: correctly rounded, canonical NaN, sqrt(-0) = -0.
+#[test]
+fn sqrt_f64() {
+    let prog = program("sqrt_f64.clif");
+    let mut r = rng(13);
+    let a = with_edges(N, EDGES_F64, || any_f64(&mut r));
+    let mut gpu = Gpu::new();
+    let (pa, po) = (upload(&mut gpu, &a), output::<u64>(&mut gpu, N));
+    let args = |n: i32| vec![Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n)];
+    gpu.launch(&prog, "sqrt_f64", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    let want: Vec<u64> = (0..N)
+        .map(|i| {
+            let q = f64::from_bits(a[i]).sqrt();
+            if q.is_nan() { 0x7ff8_0000_0000_0000 } else { q.to_bits() }
+        })
+        .collect();
+    check(&mut gpu, po, &want, "out");
+    launch_nothing(&mut gpu, &prog, "sqrt_f64", args, &[po], 8);
+}
+
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64"];
+    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64", "fdiv_f64", "sqrt_f64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32"];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());

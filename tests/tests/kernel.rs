@@ -136,3 +136,65 @@ fn warp_operations() {
         assert_eq!(row, want, "thread {}", t);
     }
 }
+
+#[test]
+fn narrow_atomics_from_parallel_ctas() {
+    // 4 CTAs of 64 threads: the 8 byte counters share two words, the 4
+    // 16-bit counters two more, so the CAS loops contend within a warp and
+    // across CTAs.
+    let prog = kernel_file("tests/kernels/narrow_atomics.clif");
+    let mut gpu = Gpu::new();
+    let c = gpu.alloc(24, 8);
+    gpu.write(c, &[0u8; 24]).unwrap();
+    let cfg = LaunchConfig { grid: [4, 1, 1], block: [64, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "count8", &cfg, &[Arg::Ptr(c)]).expect("runs");
+    let b = gpu.read(c, 24).unwrap();
+    assert_eq!(&b[..8], &[32u8; 8], "each byte counter counted 256 / 8 threads");
+    for k in 0..4 {
+        assert_eq!(u16::from_le_bytes([b[8 + 2 * k], b[9 + 2 * k]]), 64 * 3, "16-bit counter {}", k);
+    }
+    assert_eq!(&b[16..], &[0u8; 8], "bytes past the counters untouched");
+}
+
+/// Loads and stores without `aligned` at every byte offset of global memory,
+/// the lanes of a warp on different paths (`tests/kernels/unaligned.clif`).
+#[test]
+fn unaligned_global_accesses() {
+    let prog = kernel_file("tests/kernels/unaligned.clif");
+    let mut gpu = Gpu::new();
+    let threads = 64usize;
+    let size = 64 * threads + 64;
+    let src: Vec<u8> = (0..size).map(|i| (i as u32).wrapping_mul(0x9e37_79b9).rotate_right(13) as u8).collect();
+    let ps = gpu.alloc(size as u64, 256);
+    gpu.write(ps, &src).unwrap();
+    let pd = gpu.alloc(size as u64, 256);
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [threads as u32, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "unaligned", &cfg, &[Arg::Ptr(ps), Arg::Ptr(pd)]).expect("runs");
+    let dst = gpu.read(pd, size as u64).unwrap();
+    let mut want = vec![0u8; size];
+    let le = |b: &[u8]| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64);
+    for t in 0..threads {
+        let base = 64 * t + (t & 7);
+        let x16 = le(&src[base..base + 2]) as u16 as i16;
+        let x32 = le(&src[base + 8..base + 12]) as u32 as i32;
+        let x64 = le(&src[base + 16..base + 24]) as i64;
+        let s16 = le(&src[base + 32..base + 34]) as u16 as i16 as i64;
+        let u32_ = le(&src[base + 40..base + 44]);
+        want[base..base + 2].copy_from_slice(&x16.to_le_bytes());
+        want[base + 8..base + 12].copy_from_slice(&x32.to_le_bytes());
+        want[base + 16..base + 24].copy_from_slice(&x64.to_le_bytes());
+        let sum = (x16 as i64).wrapping_add(x32 as i64).wrapping_add(x64).wrapping_add(s16).wrapping_add(u32_ as i64);
+        want[base + 24..base + 32].copy_from_slice(&sum.to_le_bytes());
+        want[base + 40..base + 44].copy_from_slice(&(sum as u32).to_le_bytes());
+    }
+    assert_eq!(dst, want);
+}
+
+#[test]
+fn kernel_tail_call_is_rejected() {
+    let src = "function %f(i64) tail {\nblock0(v0: i64):\n    return\n}\n\
+               function %k(i64) tail {\n    fn0 = %f(i64) tail\nblock0(v0: i64):\n    return_call fn0(v0)\n}\n";
+    let funcs = cranelift_reader::parse_functions(src).unwrap();
+    let e = compile(&funcs[1], &Options { kernel: true, check_regalloc: true, ..Default::default() }).unwrap_err();
+    assert!(e.to_string().contains("a kernel cannot make a tail call"), "{}", e);
+}

@@ -20,6 +20,8 @@ fn render(path: &std::path::Path) -> String {
             kernel,
             check_regalloc: true,
             print_after: vec!["opt_uniform".into(), "calc_instr_deps".into()],
+            shared: ursa_backend::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
+            ..Default::default()
         };
         let c = compile(f, &opts).unwrap_or_else(|e| panic!("{}: {}: {}", path.display(), f.name, e));
         out.push_str(&c.printed);

@@ -16,7 +16,48 @@ fn quiet_panics() {
     }
 }
 
-pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool, stats: bool, print_after: Vec<String>) -> Result<(), String> {
+/// Which functions `ursa compile` makes kernels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// No `--kernel`: every function is a device function.
+    None,
+    /// Bare `--kernel`: every function is a kernel.
+    All,
+    /// `--kernel NAME` (repeatable): the named functions are kernels.
+    Named(Vec<String>),
+}
+
+/// The input file and the kernel selection from `compile`'s arguments. A
+/// bare `--kernel` directly before the input (`--kernel IN.clif`) takes the
+/// input as its value; that value is the input when no other is given.
+pub fn kernel_selection(input: Option<PathBuf>, mut kernel: Vec<String>) -> Result<(PathBuf, Kernels), String> {
+    let input = match input {
+        Some(i) => i,
+        None => match kernel.pop() {
+            Some(k) if !k.is_empty() => {
+                kernel.push(String::new());
+                PathBuf::from(k)
+            }
+            _ => return Err("compile: no input file given".into()),
+        },
+    };
+    let named: Vec<String> = kernel.iter().filter(|k| !k.is_empty()).map(|k| k.strip_prefix('%').unwrap_or(k).to_string()).collect();
+    let bare = kernel.iter().any(|k| k.is_empty());
+    let sel = match (bare, named.is_empty()) {
+        (false, true) => Kernels::None,
+        (true, true) => Kernels::All,
+        (false, false) => Kernels::Named(named),
+        (true, false) => {
+            return Err(format!(
+                "give either a bare --kernel (every function a kernel) or --kernel NAME for each kernel, not both (names given: {})",
+                named.join(", ")
+            ))
+        }
+    };
+    Ok((input, sel))
+}
+
+pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm: bool, stats: bool, print_after: Vec<String>) -> Result<(), String> {
     quiet_panics();
     if let Some(p) = print_after.iter().find(|p| !ursa_backend::PASSES.contains(&p.as_str())) {
         return Err(format!("--print-after {}: no such pass (the passes: {})", p, ursa_backend::PASSES.join(", ")));
@@ -49,27 +90,31 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
             return Err(format!("{}: {} (first at {}, again at {})", shown, what, at(j), at(k)));
         }
     }
-    let opts = Options { kernel, print_after, ..Default::default() };
+    if let Kernels::Named(names) = kernels {
+        for n in names {
+            if !funcs.iter().any(|f| clif_name(f) == *n || symbol_name(f) == *n) {
+                let have: Vec<String> = funcs.iter().map(|f| format!("%{}", clif_name(f))).collect();
+                return Err(format!("{}: --kernel {}: the file defines no function %{} (its functions: {})", shown, n, n, have.join(", ")));
+            }
+        }
+    }
+    let is_kernel = |f: &cranelift_codegen::ir::Function| match kernels {
+        Kernels::None => false,
+        Kernels::All => true,
+        Kernels::Named(names) => names.iter().any(|n| clif_name(f) == *n || symbol_name(f) == *n),
+    };
+    let shared = ursa_backend::shared_mem::parse(&text).map_err(|e| format!("{}: {}", shown, e))?;
     let mut obj = elf::Object::default();
+    let mut stat_lines = Vec::new();
     for f in &funcs {
         let name = symbol_name(f);
+        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), shared: shared.clone(), ..Default::default() };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         print!("{}", c.printed);
         if stats {
-            eprintln!(
-                "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} moves, {} spills, {} reloads, {} spill slots",
-                name,
-                c.function.code.len() / ursa_emit::INST_BYTES,
-                c.pack.regs_after,
-                c.pack.regs_after.saturating_sub(1),
-                c.pack.uregs_after,
-                c.stats.moves,
-                c.stats.spills,
-                c.stats.reloads,
-                c.stats.spill_slots
-            );
+            stat_lines.push((name.clone(), c.pack.regs_after, c.pack.uregs_after, c.stats));
         }
         obj.functions.push(c.function);
     }
@@ -78,6 +123,27 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
     if let Some((f, g)) = ursa_backend::undefined_callees(&obj).into_iter().next() {
         let line = funcs.iter().position(|x| symbol_name(x) == f).map(at).unwrap_or_else(|| shown.clone());
         return Err(format!("{}: function %{} calls %{}, which is neither defined in this file nor an intrinsic", line, f, g));
+    }
+    ursa_backend::shared_mem::propagate(&mut obj);
+    // What `ptxas -v` reports, per function (shared bytes after propagation:
+    // a kernel's include its callees').
+    for (name, regs, uregs, ra) in stat_lines {
+        let Some(f) = obj.functions.iter().find(|f| f.name == name) else { continue };
+        eprintln!(
+            "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} predicates, {} bytes stack, {} bytes shared, {} moves, {} spills, {} reloads, {} spill slots",
+            name,
+            f.code.len() / ursa_emit::INST_BYTES,
+            regs,
+            regs.saturating_sub(1),
+            uregs,
+            predicates(&f.code),
+            f.local_size,
+            f.shared_size,
+            ra.moves,
+            ra.spills,
+            ra.reloads,
+            ra.spill_slots
+        );
     }
     if disasm {
         // Function by function.
@@ -90,6 +156,27 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernel: bool, disasm: bool
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+}
+
+/// Distinct predicate registers (P0–P6, PT not counted) `code` names.
+fn predicates(code: &[u8]) -> usize {
+    let mut seen = std::collections::BTreeSet::new();
+    for chunk in code.chunks_exact(ursa_emit::INST_BYTES) {
+        let Ok(bytes) = <&[u8; ursa_emit::INST_BYTES]>::try_from(chunk) else { continue };
+        let Ok(inst) = ursa_emit::Inst::decode(bytes) else { continue };
+        for r in inst.reg_reads().into_iter().chain(inst.reg_writes()) {
+            if r.file == ursa_emit::RegFile::P {
+                seen.extend(r.regs());
+            }
+        }
+    }
+    seen.len()
+}
+
+/// A function's CLIF name without the `%`.
+fn clif_name(f: &cranelift_codegen::ir::Function) -> String {
+    let n = f.name.to_string();
+    n.strip_prefix('%').unwrap_or(&n).to_string()
 }
 
 pub fn test(paths: &[PathBuf], differential: bool, verbose: bool) -> Result<(), String> {

@@ -125,6 +125,8 @@ pub struct RunArgs<'a> {
     pub strict: bool,
     pub step_limit: Option<u64>,
     pub memory_limit: Option<u64>,
+    /// Dynamic shared memory per CTA (bytes), after the kernel's static shared memory.
+    pub shared: u32,
     pub profile: bool,
     pub timeline: Option<&'a Path>,
 }
@@ -228,6 +230,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         strict: a.strict,
         trace: a.trace,
         memory_limit: a.memory_limit.or(LaunchConfig::default().memory_limit),
+        shared_size: a.shared,
         profile: a.profile,
         timeline: a.timeline.is_some(),
         ..Default::default()

@@ -98,6 +98,7 @@ pub fn launch_args(data: &[u8]) {
         strict: false,
         step_limit: Some(100_000),
         memory_limit: None,
+        shared: 0,
         profile: false,
         timeline: None,
     });

@@ -8,5 +8,6 @@
 pub mod clif_limits;
 pub mod cli_run;
 pub mod filetest;
+mod filetest_calls;
 pub mod fuzz_props;
 pub mod fuzzgen;

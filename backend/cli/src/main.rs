@@ -36,12 +36,15 @@ enum Cmd {
     },
     /// Compile Cranelift IR (a .clif file) into an ELF object.
     Compile {
-        input: PathBuf,
+        /// The CLIF file (required; `--kernel IN.clif` also names it).
+        input: Option<PathBuf>,
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Mark every function as a kernel.
-        #[arg(long)]
-        kernel: bool,
+        /// `--kernel`: every function is a kernel. `--kernel NAME`
+        /// (repeatable): only the named functions are kernels, the others
+        /// device functions callable from them.
+        #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+        kernel: Vec<String>,
         /// Print the disassembly of the result.
         #[arg(short = 'S', long)]
         disasm: bool,
@@ -119,6 +122,10 @@ enum Cmd {
         /// Refuse the launch if one CTA needs more bytes of shared + local memory.
         #[arg(long)]
         memory_limit: Option<u64>,
+        /// Dynamic shared memory per CTA in bytes (`%ursa_shared_dynamic`),
+        /// after the kernel's static shared memory.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        shared: u32,
         /// Print the disassembly annotated with issue counts, lanes and stall
         /// cycles, and a summary (cycles, IPC, SIMT efficiency, classes, memory).
         #[arg(long)]
@@ -136,11 +143,12 @@ fn main() -> ExitCode {
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
         Cmd::Fuzz { seed, count, jobs, no_reduce, show } => cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show),
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
-        Cmd::Compile { input, output, kernel, disasm, stats, print_after } => {
-            cli_compile::compile(&input, output, kernel, disasm, stats, print_after)
-        }
+        Cmd::Compile { input, output, kernel, disasm, stats, print_after } => match cli_compile::kernel_selection(input, kernel) {
+            Ok((input, kernels)) => cli_compile::compile(&input, output, &kernels, disasm, stats, print_after),
+            Err(e) => Err(e),
+        },
         Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
-        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, profile, timeline } => cli_run::run(cli_run::RunArgs {
+        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => cli_run::run(cli_run::RunArgs {
             input: &input,
             kernel: &kernel,
             grid: &grid,
@@ -152,6 +160,7 @@ fn main() -> ExitCode {
             strict,
             step_limit,
             memory_limit,
+            shared,
             profile,
             timeline: timeline.as_deref(),
         }),

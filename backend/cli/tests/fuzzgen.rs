@@ -27,11 +27,19 @@ fn cases_are_reproducible() {
     assert_ne!(fuzzgen::case(1, &lim).0, fuzzgen::case(2, &lim).0);
 }
 
+/// i128 is one of the generator's types: some of the first cases use it.
+#[test]
+fn programs_use_i128() {
+    let lim = fuzzgen::gen::Limits::default();
+    let n = (0..200u64).filter(|&s| fuzzgen::case(s, &lim).0.funcs.iter().any(|f| f.vars.contains(&types::I128))).count();
+    assert!(n > 20, "only {} of 200 programs have an i128 variable", n);
+}
+
 fn func(params: Vec<cranelift_codegen::ir::Type>, locals: Vec<(cranelift_codegen::ir::Type, u64)>, body: Vec<Stmt>, rets: Vec<Var>) -> Func {
     let nparams = params.len();
     let mut vars = params;
     vars.extend(locals.iter().map(|l| l.0));
-    Func { vars, nparams, inits: locals.iter().map(|l| l.1).collect(), slot: false, body, rets }
+    Func { vars, nparams, inits: locals.iter().map(|l| l.1 as u128).collect(), slot: false, body, rets }
 }
 
 /// A hand-written program: both sides agree on its value, and on the trap of

@@ -59,8 +59,9 @@ fn divergent_if_else_tail_runs_once_per_warp() {
     let rows = profile_rows(&text);
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
     assert!(rows.iter().any(|r| r.2.starts_with("BSSY B0")), "{}", text);
-    assert!(rows.len() - join >= 6, "the tail is the rest of the kernel:\n{}", text);
-    for r in &rows[join..] {
+    let exit = rows[join..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + join;
+    assert!(exit - join >= 6, "the tail is the rest of the kernel:\n{}", text);
+    for r in &rows[join..=exit] {
         assert_eq!((r.0, r.1), (warps, 32 * warps), "tail instruction `{}` issued per lane group:\n{}", r.2, text);
     }
 }
@@ -79,7 +80,8 @@ fn divergent_br_table_tail_runs_once_per_warp() {
     }
     let rows = profile_rows(&text);
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
-    for r in &rows[join..] {
+    let exit = rows[join..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + join;
+    for r in &rows[join..=exit] {
         assert_eq!((r.0, r.1), (3, 96), "tail instruction `{}`:\n{}", r.2, text);
     }
 }

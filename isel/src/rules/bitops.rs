@@ -132,7 +132,7 @@ impl Lower<'_> {
     pub fn lop3_tree(&mut self, root: Inst) -> VReg {
         let root_val = self.f.dfg.first_result(root);
         let ty = self.f.dfg.value_type(root_val);
-        let wide = ty == types::I64;
+        let wide = ty == types::I64 || ty == types::F64;
 
         // The bitwise operations reachable from the root (breadth first, at
         // most MAX_FOLDED), then the subset of them to fold with the most
@@ -219,7 +219,11 @@ impl Lower<'_> {
                     srcs[k] = S::Imm(bits as u32);
                     kh[k] = (bits >> 32) as u32;
                 } else {
-                    srcs[k] = S::Lo(self.put_in_reg(v));
+                    srcs[k] = S::Lo(match self.ireduce_of_pair(v) {
+                        // The low word of the pair itself: no copy for the ireduce.
+                        Some(x) if !wide => self.put_in_reg(x),
+                        _ => self.put_in_reg(v),
+                    });
                 }
             }
         }
@@ -232,9 +236,45 @@ impl Lower<'_> {
         d
     }
 
+    /// `x` when `v` is `ireduce x` of an i64 `x` (its low word is `v`'s
+    /// register content).
+    pub(crate) fn ireduce_of_pair(&self, v: Value) -> Option<Value> {
+        match self.f.dfg.value_def(v) {
+            ValueDef::Result(i, 0) if self.f.dfg.insts[i].opcode() == Opcode::Ireduce => {
+                let x = self.f.dfg.resolve_aliases(self.f.dfg.inst_args(i)[0]);
+                (self.f.dfg.value_type(x) == types::I64).then_some(x)
+            }
+            _ => None,
+        }
+    }
+
+    /// The predicate `(x & k) != 0` of an i32 `x`: `LOP3 P, RZ, x, k, RZ,
+    /// 0xc0, !PT` (its predicate output is "result nonzero", or-ed with the
+    /// false `!PT`). An `ireduce`d pair is read in place.
+    pub fn lop3_nz(&mut self, x: Value, k: u32) -> Pred {
+        let r = match self.ireduce_of_pair(x) {
+            Some(pair) => self.use_value(pair),
+            None => self.use_value(x),
+        };
+        let p = self.temp(Class::P);
+        self.emit_b(
+            Bundle::new()
+                .inst(ursa_emit::forms::LOP3_RIR)
+                .def("pu", p)
+                .set("rd", ursa_emit::RZ as u64)
+                .use_("ra", r)
+                .set("vb", k as u64)
+                .set("rc", ursa_emit::RZ as u64)
+                .set("lut", 0xc0)
+                .set("pp", ursa_emit::PT as u64)
+                .set("pp.not", 1),
+        );
+        p
+    }
+
     /// `bmask`: all ones where the predicate holds, else 0 (`SEL d, RZ, -1, !p`).
     pub fn bmask_from_pred(&mut self, ty: Type, p: Pred) -> VReg {
-        let wide = ty == types::I64;
+        let wide = ty == types::I64 || ty == types::F64;
         let d = self.temp(if wide { Class::RPair } else { Class::R });
         let mut b = Bundle::new().sel(D::Lo(d), S::Z, S::Imm(u32::MAX), p, true);
         if wide {

@@ -5,6 +5,7 @@ use cranelift_codegen::ir::{types, Endianness, MemFlags, Opcode, StackSlot, Type
 use ursa_emit::{forms, FormId};
 
 use crate::abi;
+use crate::addr_space::Space;
 use crate::lower::{InstOutput, Lower};
 use crate::vcode::{Bundle, Class, VReg};
 
@@ -19,6 +20,11 @@ const OFS_MAX: i64 = (1 << 23) - 1;
 enum Base {
     /// Generic 64-bit address in a pair.
     Generic(VReg),
+    /// Global 64-bit address in a pair (`addr_space`).
+    Global(VReg),
+    /// Generic address in the shared window (`addr_space`): its low word
+    /// is the shared address.
+    Shared(VReg),
     /// Local 32-bit address in a register.
     Local(VReg),
     /// `[R1 + ofs]`.
@@ -36,8 +42,8 @@ fn access(op: Opcode, ty: Type) -> Result<(&'static str, u32), String> {
         Opcode::Load | Opcode::Store => match ty {
             types::I8 => ("U8", 8),
             types::I16 => ("U16", 16),
-            types::I32 => ("32", 32),
-            types::I64 => ("64", 64),
+            types::I32 | types::F32 => ("32", 32),
+            types::I64 | types::F64 => ("64", 64),
             _ => return Err(format!("{} of type {} is not supported", op, ty)),
         },
         _ => return Err(format!("{} is not supported", op)),
@@ -64,6 +70,8 @@ impl Lower<'_> {
         }
         match base {
             Base::Generic(a) => (Base::Generic(self.iadd64_ri(a, off as u64)), 0),
+            Base::Global(a) => (Base::Global(self.iadd64_ri(a, off as u64)), 0),
+            Base::Shared(a) => (Base::Shared(self.iadd_ri(a, off as u32)), 0),
             Base::Local(a) => (Base::Local(self.iadd_ri(a, off as u32)), 0),
             Base::Stack => {
                 let sp = self.temp(Class::R);
@@ -77,6 +85,10 @@ impl Lower<'_> {
         let (base, off) = self.fit(base, off);
         match base {
             Base::Generic(a) => Bundle::new().inst(form_g).use_("ra", a).set("ofs", off as u32 as u64 & 0xff_ffff),
+            Base::Global(a) | Base::Shared(a) => {
+                let form = crate::addr_space::space_form(form_g, matches!(base, Base::Shared(_)));
+                Bundle::new().inst(form).use_("ra", a).set("ofs", off as u32 as u64 & 0xff_ffff)
+            }
             Base::Local(a) => Bundle::new().inst(form_l).use_("ra", a).set("ofs", off as u32 as u64 & 0xff_ffff),
             Base::Stack => Bundle::new().inst(form_l).set("ra", abi::SP as u64).set("ofs", off as u32 as u64 & 0xff_ffff),
         }
@@ -87,7 +99,7 @@ impl Lower<'_> {
             Ok(a) => a,
             Err(m) => return self.unsupported(m),
         };
-        let wide = ty == types::I64;
+        let wide = ty == types::I64 || ty == types::F64;
         let big = self.f.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big;
         let b = self.mem_bundle(forms::LD_RI, forms::LDL_RI, base, off).named("dtype", dtype);
         if bits == 64 {
@@ -107,8 +119,19 @@ impl Lower<'_> {
         self.pair(lo, hi)
     }
 
+    /// A 64-bit address: global, shared, local or generic by its inferred space.
+    fn base64(&mut self, addr: VReg) -> Base {
+        match self.mem_addr_space() {
+            Space::Global => Base::Global(addr),
+            Space::Shared => Base::Shared(addr),
+            Space::Local => Base::Local(addr),
+            _ => Base::Generic(addr),
+        }
+    }
+
     pub fn load_generic(&mut self, op: &Opcode, ty: Type, flags: MemFlags, addr: VReg, off: i64) -> VReg {
-        self.load(op, ty, flags, Base::Generic(addr), off)
+        let base = self.base64(addr);
+        self.load(op, ty, flags, base, off)
     }
     pub fn load_local(&mut self, op: &Opcode, ty: Type, flags: MemFlags, addr: VReg, off: i64) -> VReg {
         self.load(op, ty, flags, Base::Local(addr), off)
@@ -140,7 +163,8 @@ impl Lower<'_> {
     }
 
     pub fn store_generic(&mut self, op: &Opcode, flags: MemFlags, v: Value, addr: VReg, off: i64) -> InstOutput {
-        self.store(op, flags, v, Base::Generic(addr), off)
+        let base = self.base64(addr);
+        self.store(op, flags, v, base, off)
     }
     pub fn store_local(&mut self, op: &Opcode, flags: MemFlags, v: Value, addr: VReg, off: i64) -> InstOutput {
         self.store(op, flags, v, Base::Local(addr), off)

@@ -2,9 +2,12 @@
 //! (inherent methods of [`crate::lower::Lower`], called by name from the
 //! ISLE terms of `isle/lower/<family>.isle`).
 
+pub mod atomic;
 pub mod bitops;
 pub mod bits;
 pub mod control;
+pub mod fdiv;
+pub mod float;
 pub mod memory;
 pub mod minmax;
 pub mod mul;

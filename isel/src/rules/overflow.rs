@@ -15,6 +15,8 @@
 //! overflow), and `x - y = MAX + 1` with `b_in = 1`. Both equal "exact
 //! overflow, or carry-in and result == MIN (MAX for the subtraction)".
 
+use cranelift_codegen::ir::{types, Opcode, Value, ValueDef};
+
 use crate::lower::{CmpOp, InstOutput, Lower, Pred, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{Pieces, D, S};
@@ -97,21 +99,31 @@ impl Lower<'_> {
 
     // ---- unsigned, 64 bits ----
 
-    fn carry64(&mut self, a: VReg, b: VReg, sub: bool, cin: Option<Pred>) -> InstOutput {
+    /// `cin`: the carry-in predicate, and whether it holds the borrow
+    /// (`usub_overflow_bin`'s i8 input) rather than the carry IADD.X adds.
+    /// The carry-out predicate is a bundle temporary, or, when a later
+    /// carry-in reads this flag (`fused_carry`), the predicate it reads; the
+    /// flag register (`SEL`) is only written if some instruction reads it.
+    fn carry64(&mut self, a: VReg, b: VReg, sub: bool, cin: Option<(Pred, bool)>) -> InstOutput {
         let d = self.temp(Class::RPair);
         let f = self.temp(Class::R);
         let (c1, c2) = (self.temp(Class::P), self.temp(Class::P));
         let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub).temp("pu", c1);
-        if let Some(p) = cin {
-            bu = bu.use_("pp", p).set("pp.not", sub as u64);
+        if let Some((p, borrow)) = cin {
+            bu = bu.use_("pp", p).set("pp.not", borrow as u64);
         }
-        bu = bu.iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub).use_("pp", c1).set("pp.not", 0).temp("pu", c2).sel(
-            D::Lo(f),
-            S::Z,
-            S::Imm(1),
-            c2,
-            !sub,
-        );
+        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
+        let fused = flag.and_then(|v| self.fused_carry.get(&v).copied());
+        bu = bu.iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub).use_("pp", c1).set("pp.not", 0);
+        bu = match fused {
+            Some(p) => bu.def("pu", p),
+            None => bu.temp("pu", c2),
+        };
+        let c2 = fused.unwrap_or(c2);
+        // An unread flag needs no register (the i128 add's last carry).
+        if flag.is_none_or(|v| self.is_used(v)) {
+            bu = bu.sel(D::Lo(f), S::Z, S::Imm(1), c2, !sub);
+        }
         self.emit_b(bu);
         out2(d, f)
     }
@@ -123,10 +135,46 @@ impl Lower<'_> {
         self.carry64(a, b, true, None)
     }
     pub fn uadd_cin64(&mut self, a: VReg, b: VReg, p: Pred) -> InstOutput {
-        self.carry64(a, b, false, Some(p))
+        self.carry64(a, b, false, Some((p, false)))
     }
     pub fn usub_bin64(&mut self, a: VReg, b: VReg, p: Pred) -> InstOutput {
-        self.carry64(a, b, true, Some(p))
+        self.carry64(a, b, true, Some((p, true)))
+    }
+    /// `usub_overflow_bin` whose borrow-in is a fused carry predicate
+    /// (`fused_carry_sub`: the carry, i.e. "no borrow", of the subtraction
+    /// that produced it).
+    pub fn usub_bin64_carry(&mut self, a: VReg, b: VReg, p: Pred) -> InstOutput {
+        self.carry64(a, b, true, Some((p, false)))
+    }
+
+    /// The carry-out predicate of the i64 `uadd_overflow`/`uadd_overflow_cin`
+    /// (`sub`: `usub_overflow`/`usub_overflow_bin`) of this block whose flag
+    /// is `c`, for a carry-in (borrow-in) reading it: the defining `IADD.X`
+    /// writes it (`carry64`). `None` when `c` is anything else.
+    fn fused_carry_of(&mut self, c: Value, sub: bool) -> Option<Pred> {
+        let f = self.f;
+        let c = f.dfg.resolve_aliases(c);
+        let ValueDef::Result(def, 1) = f.dfg.value_def(c) else { return None };
+        let ops: [Opcode; 2] = if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
+        if !ops.contains(&f.dfg.insts[def].opcode()) || f.dfg.value_type(f.dfg.inst_results(def)[0]) != types::I64 {
+            return None;
+        }
+        let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
+        if here.is_none() || f.layout.inst_block(def) != here {
+            return None;
+        }
+        if let Some(&p) = self.fused_carry.get(&c) {
+            return Some(p);
+        }
+        let p = self.temp(Class::P);
+        self.fused_carry.insert(c, p);
+        Some(p)
+    }
+    pub fn fused_carry_add(&mut self, c: Value) -> Option<Pred> {
+        self.fused_carry_of(c, false)
+    }
+    pub fn fused_carry_sub(&mut self, c: Value) -> Option<Pred> {
+        self.fused_carry_of(c, true)
     }
 
     // ---- signed ----

@@ -10,7 +10,9 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Type};
 
 /// The integer types the generator uses.
-pub const TYPES: [Type; 4] = [types::I8, types::I16, types::I32, types::I64];
+/// The generator's types. `I128` is last: the entry function's parameters
+/// (the host passes them as 64-bit patterns) take only the first four.
+pub const TYPES: [Type; 5] = [types::I8, types::I16, types::I32, types::I64, types::I128];
 
 /// A variable index into [`Func::vars`].
 pub type Var = usize;
@@ -183,7 +185,7 @@ pub struct Addr {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stmt {
-    Const { dst: Var, val: u64 },
+    Const { dst: Var, val: u128 },
     Un { op: UnOp, dst: Var, a: Var },
     Bin { op: BinOp, dst: Var, a: Var, b: Var },
     Imm { op: ImmOp, dst: Var, a: Var, imm: i64 },
@@ -219,7 +221,7 @@ pub struct Func {
     pub vars: Vec<Type>,
     pub nparams: usize,
     /// The entry value of each non-parameter variable (index `v - nparams`).
-    pub inits: Vec<u64>,
+    pub inits: Vec<u128>,
     /// Does the function have a stack slot (zero-filled at entry)?
     pub slot: bool,
     pub body: Vec<Stmt>,

@@ -84,7 +84,7 @@ impl B<'_, '_> {
         match s {
             Stmt::Const { dst, val } => {
                 let ty = self.tys[*dst];
-                let x = self.b.ins().iconst(ty, *val as i64);
+                let x = iconst(self.b, ty, *val);
                 self.set(*dst, x);
             }
             Stmt::Un { op, dst, a } => {
@@ -376,7 +376,7 @@ fn build_with(p: &Program, reference: bool) -> Vec<Function> {
         }
         for (k, &init) in f.inits.iter().enumerate() {
             let v = f.nparams + k;
-            let x = b.ins().iconst(f.vars[v], init as i64);
+            let x = iconst(&mut b, f.vars[v], init);
             b.def_var(vars[v], x);
         }
         if let Some(ss) = slot {
@@ -414,5 +414,17 @@ fn mark_callees(body: &[Stmt], used: &mut [bool]) {
             }
             _ => {}
         }
+    }
+}
+
+/// The constant `val` of `ty`; an i128 one from its two i64 halves
+/// (`iconst` has no i128 form).
+fn iconst(b: &mut FunctionBuilder, ty: Type, val: u128) -> Value {
+    if ty == types::I128 {
+        let lo = b.ins().iconst(types::I64, val as u64 as i64);
+        let hi = b.ins().iconst(types::I64, (val >> 64) as u64 as i64);
+        b.ins().iconcat(lo, hi)
+    } else {
+        b.ins().iconst(ty, val as i64)
     }
 }

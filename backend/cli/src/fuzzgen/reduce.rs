@@ -146,7 +146,7 @@ enum Edit {
     /// Replace by child body `k` (If: 0 then, 1 else; Loop: 0; Switch: cases then default).
     Inline(usize),
     LoopOnce,
-    ConstTo(u64),
+    ConstTo(u128),
     ImmTo(i64),
 }
 
@@ -345,7 +345,7 @@ pub fn reduce_with(p: Program, fail: Failure, check: &dyn Fn(&Program, &[Vec<u64
         // Initial values and arguments.
         for k in 0..r.best.funcs.len() {
             for i in 0..r.best.funcs[k].inits.len() {
-                for v in [0u64, 1] {
+                for v in [0u128, 1] {
                     let mut c = r.best.clone();
                     if c.funcs[k].inits[i] != v {
                         c.funcs[k].inits[i] = v;

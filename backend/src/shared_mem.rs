@@ -1,0 +1,161 @@
+//! Static shared memory (`docs/kernels.md`, "Shared memory"): the
+//! `; ursa.shared` directives of a CLIF file, the file-wide layout of the
+//! shared variables they declare, and each function's shared size.
+//!
+//! A variable is a `symbol` global value with the reserved name
+//! `%ursa_shared_NAME`; its size (and alignment) is given once per file by a
+//! comment line, which cranelift-reader skips like any comment:
+//!
+//! ```text
+//! ; ursa.shared %ursa_shared_tile 1024 align 16
+//! ```
+//!
+//! The variables are laid out in the order of their directives, each at the
+//! next offset aligned to its alignment (default 8). A function's shared size
+//! is the end of the last variable it names; a kernel's also covers the
+//! device functions it calls ([`propagate`]), since every function of the
+//! file addresses the variables at the same offsets.
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::ir::Function;
+use ursa_emit::elf;
+use ursa_isel::addr_space::{shared_var, SHARED_PREFIX};
+
+/// Most bytes of static shared memory a kernel may use (the 48 KiB CUDA
+/// gives statically allocated shared memory).
+pub const STATIC_LIMIT: u32 = 48 * 1024;
+
+/// The name of the dynamic shared memory (`%ursa_shared_dynamic`), which
+/// needs no directive: `ursa run --shared BYTES` sizes it per launch.
+pub const DYNAMIC: &str = "dynamic";
+
+/// One declared variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedVar {
+    /// `tile` for `%ursa_shared_tile`.
+    pub name: String,
+    pub size: u32,
+    pub align: u32,
+    /// Byte offset in the CTA's shared memory.
+    pub offset: u32,
+    /// 1-based line of the directive.
+    pub line: usize,
+}
+
+/// The shared variables of a file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedLayout {
+    pub vars: Vec<SharedVar>,
+}
+
+impl SharedLayout {
+    /// Name → offset, for instruction selection; `dynamic` (the dynamic
+    /// shared memory sized at launch) starts after the static variables.
+    pub fn offsets(&self) -> HashMap<String, u32> {
+        let mut m: HashMap<String, u32> = self.vars.iter().map(|v| (v.name.clone(), v.offset)).collect();
+        m.insert(DYNAMIC.to_string(), self.dynamic_base());
+        m
+    }
+
+    /// Where the dynamic shared memory starts: after every static variable
+    /// of the file, 16-byte aligned.
+    pub fn dynamic_base(&self) -> u32 {
+        self.vars.iter().map(|v| v.offset + v.size).max().unwrap_or(0).next_multiple_of(16)
+    }
+
+    /// The shared bytes `f` uses: the end of the last variable it names.
+    /// `Err` names a variable without a directive.
+    pub fn function_size(&self, f: &Function) -> Result<u32, String> {
+        let mut end = 0;
+        for gv in f.global_values.keys() {
+            if let Some(n) = shared_var(f, gv) {
+                if n == DYNAMIC {
+                    end = end.max(self.dynamic_base());
+                    continue;
+                }
+                let v = self.vars.iter().find(|v| v.name == n).ok_or_else(|| {
+                    format!("shared variable %{}{} has no `; ursa.shared %{}{} SIZE [align N]` directive in the file", SHARED_PREFIX, n, SHARED_PREFIX, n)
+                })?;
+                end = end.max(v.offset + v.size);
+            }
+        }
+        Ok(end)
+    }
+}
+
+/// Parses the `; ursa.shared` directives of a CLIF file's text.
+pub fn parse(text: &str) -> Result<SharedLayout, String> {
+    let mut layout = SharedLayout::default();
+    let mut offset = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if !t.starts_with(';') {
+            continue;
+        }
+        let t = t.trim_start_matches(';').trim();
+        let Some(rest) = t.strip_prefix("ursa.shared") else { continue };
+        let at = i + 1;
+        let bad = |m: String| format!("line {}: {} (the directive is `; ursa.shared %{}NAME SIZE [align N]`)", at, m, SHARED_PREFIX);
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let (sym, size, align) = match words.as_slice() {
+            [s, z] => (*s, *z, None),
+            [s, z, "align", a] => (*s, *z, Some(*a)),
+            _ => return Err(bad(format!("`{}` is not a shared-memory directive", t))),
+        };
+        let name = sym.strip_prefix('%').and_then(|s| s.strip_prefix(SHARED_PREFIX)).filter(|n| !n.is_empty());
+        let name = name.ok_or_else(|| bad(format!("`{}` is not a %{}NAME symbol", sym, SHARED_PREFIX)))?;
+        let num = |s: &str| -> Result<u32, String> {
+            let r = if let Some(h) = s.strip_prefix("0x") { u32::from_str_radix(h, 16) } else { s.parse::<u32>() };
+            r.map_err(|_| bad(format!("`{}` is not a number", s)))
+        };
+        let size = num(size)?;
+        if size == 0 {
+            return Err(bad(format!("%{}{} has size 0", SHARED_PREFIX, name)));
+        }
+        let align = match align {
+            Some(a) => num(a)?,
+            None => 8,
+        };
+        if !align.is_power_of_two() || align > 256 {
+            return Err(bad(format!("alignment {} is not a power of two up to 256", align)));
+        }
+        if name == DYNAMIC {
+            return Err(bad(format!("%{}{} is the dynamic shared memory, sized at launch (`ursa run --shared BYTES`), not by a directive", SHARED_PREFIX, DYNAMIC)));
+        }
+        if let Some(prev) = layout.vars.iter().find(|v| v.name == name) {
+            return Err(bad(format!("%{}{} is declared again (first at line {})", SHARED_PREFIX, name, prev.line)));
+        }
+        let start = offset.next_multiple_of(align as u64);
+        let end = start + size as u64;
+        if end > STATIC_LIMIT as u64 {
+            return Err(bad(format!(
+                "%{}{} ends at byte {}: the file's static shared memory exceeds the limit of {} bytes per CTA",
+                SHARED_PREFIX, name, end, STATIC_LIMIT
+            )));
+        }
+        layout.vars.push(SharedVar { name: name.to_string(), size, align, offset: start as u32, line: at });
+        offset = end;
+    }
+    Ok(layout)
+}
+
+/// A kernel's shared size also covers every function it calls, directly or
+/// through other functions of the object.
+pub fn propagate(obj: &mut elf::Object) {
+    let own: HashMap<String, u32> = obj.functions.iter().map(|f| (f.name.clone(), f.shared_size)).collect();
+    let calls: HashMap<String, Vec<String>> = obj.functions.iter().map(|f| (f.name.clone(), f.relocs.iter().map(|r| r.symbol.clone()).collect())).collect();
+    for f in obj.functions.iter_mut().filter(|f| f.kernel) {
+        let mut seen = HashSet::new();
+        let mut stack = vec![f.name.clone()];
+        let mut size = 0;
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            size = size.max(own.get(&n).copied().unwrap_or(0));
+            stack.extend(calls.get(&n).into_iter().flatten().cloned());
+        }
+        f.shared_size = size;
+    }
+}
