@@ -91,7 +91,7 @@ fn divergent_br_table_tail_runs_once_per_warp() {
 /// not a multiple of the block: results against a host reference in strict
 /// mode, and the tail after the loop issued once per warp (without the
 /// convergence barrier each group of lanes leaving the loop in a different
-/// iteration ran the tail on its own: 178 issues instead of 10 here).
+/// iteration ran the tail on its own: 179 issues instead of 10 here).
 #[test]
 fn divergent_loop_matches_host_and_reconverges() {
     let obj = kernel("divergent_loop");
