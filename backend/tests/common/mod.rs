@@ -1,5 +1,7 @@
 //! Helpers shared by the backend's integration tests.
 
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
 use ursa_backend::{compile, symbol_name, Options};
 use ursa_emit::elf;
 use ursa_sim::Program;
@@ -15,4 +17,17 @@ pub fn build(src: &str) -> Program {
         obj.functions.push(c);
     }
     Program::load(&elf::write(&obj)).expect("object loads")
+}
+
+/// Deterministic test inputs: `rand`'s small generator from a fixed seed.
+pub struct Rng(SmallRng);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(SmallRng::seed_from_u64(seed))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0.random()
+    }
 }
