@@ -6,10 +6,16 @@
 mod common;
 use common::*;
 
+/// Compiles `tests/reconv/NAME.clif` with `--kernel`; the object's path.
 fn kernel(name: &str) -> String {
-    let src = format!("{}/../../tests/reconv/{}.clif", env!("CARGO_MANIFEST_DIR"), name);
+    compile_file(&format!("{}/../../tests/reconv/{}.clif", env!("CARGO_MANIFEST_DIR"), name))
+}
+
+/// Compiles the CLIF file `src` with `--kernel`; the object's path.
+fn compile_file(src: &str) -> String {
+    let name = std::path::Path::new(src).file_stem().unwrap().to_string_lossy().to_string();
     let obj = tmp(&format!("{}.o", name));
-    let o = ursa(&["compile", "--kernel", &src, "-o", obj.to_str().unwrap()]);
+    let o = ursa(&["compile", "--kernel", src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     obj.to_str().unwrap().to_string()
 }
@@ -94,7 +100,7 @@ fn divergent_br_table_tail_runs_once_per_warp() {
 /// iteration ran the tail on its own: 179 issues instead of 10 here).
 #[test]
 fn divergent_loop_matches_host_and_reconverges() {
-    let obj = kernel("divergent_loop");
+    let obj = compile_file(&format!("{}/../../examples/kernels/divergent_loop.clif", env!("CARGO_MANIFEST_DIR")));
     let (ctas, block, n) = (5u32, 64u32, 300usize);
     let a: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 20).collect();
     let a_arg = format!("buf:a=i32:{}", a.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","));
@@ -117,7 +123,7 @@ fn divergent_loop_matches_host_and_reconverges() {
     }
     assert_eq!(got[n], 0, "a thread past n wrote");
     // The early exit (block0) is reported as left without a barrier.
-    let src = format!("{}/../../tests/reconv/divergent_loop.clif", env!("CARGO_MANIFEST_DIR"));
+    let src = format!("{}/../../examples/kernels/divergent_loop.clif", env!("CARGO_MANIFEST_DIR"));
     let p = ursa(&["compile", "--kernel", &src, "--print-after", "insert_reconvergence", "-o", tmp("dl2.o").to_str().unwrap()]);
     let printed = String::from_utf8_lossy(&p.stdout);
     assert!(printed.contains("; no convergence barrier: divergent branch ending block0: some paths from it end the kernel"), "{}", printed);
