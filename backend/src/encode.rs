@@ -18,6 +18,10 @@ pub struct Item {
     pub inst: Inst,
     /// Branch target (BRA_I `target` field), resolved at the end.
     pub target: Option<BlockId>,
+    /// A block address the instruction names without branching there (the
+    /// `target` field of `BSSY`): resolved like a branch target, but not an
+    /// edge of the control flow for the passes that follow branches.
+    pub label: Option<BlockId>,
     /// Symbol for a call relocation (CALL_I `target` field).
     pub call: Option<String>,
     /// General registers the instruction reads or writes without naming them
@@ -38,6 +42,10 @@ pub struct Code {
     pub items: Vec<Item>,
     /// Index of the first item of each block.
     pub block_start: Vec<usize>,
+    /// The block of this code where each VCode block starts (join points and
+    /// cold blocks of out-of-line bundle parts make them differ); empty:
+    /// the same numbers.
+    pub vblocks: Vec<usize>,
     pub frame_size: u32,
 }
 
@@ -58,7 +66,7 @@ fn named(i: &mut Inst, name: &str, v: &str) {
 }
 
 pub(crate) fn item(i: Inst) -> Item {
-    Item { inst: i, target: None, call: None, implicit: Implicit::default() }
+    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default() }
 }
 
 /// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
@@ -120,7 +128,7 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         set(&mut i, "pg", p as u64);
         set(&mut i, "pg.not", neg as u64);
     }
-    Item { inst: i, target: Some(target), call: None, implicit: Implicit::default() }
+    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
 }
 
 /// Local-memory slot address of spill slot `slot`.
@@ -244,7 +252,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                                 let rest = pieces.split_off(k);
                                 let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
                                 items.extend(pieces.into_iter().map(item));
-                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), call: None, implicit: Implicit::default() });
+                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default() });
                                 starts.push((items.len(), join_id));
                                 cold.push((cold_id, rest, join_id));
                                 continue;
@@ -252,7 +260,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                 let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
-                                items.push(Item { inst: p, target: None, call, implicit });
+                                items.push(Item { inst: p, target: None, label: None, call, implicit });
                             }
                         }
                         Pseudo::Args => {
@@ -298,10 +306,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             if *indirect {
                                 let mut b = inst(forms::BRA_R);
                                 set(&mut b, "ra", reg_of(n - 1)? as u64);
-                                items.push(Item { inst: b, target: None, call: None, implicit });
+                                items.push(Item { inst: b, target: None, label: None, call: None, implicit });
                             } else {
                                 let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
-                                items.push(Item { inst: inst(forms::BRA_I), target: None, call: Some(sym), implicit });
+                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit });
                             }
                         }
                         Pseudo::Exit => {
@@ -359,7 +367,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
     }
     if next_label as usize == nblocks {
         let block_start = starts.into_iter().map(|(s, _)| s).collect();
-        return Ok(Code { items, block_start, frame_size });
+        return Ok(Code { items, block_start, vblocks: Vec::new(), frame_size });
     }
     starts.sort_by_key(|&(s, _)| s);
     let mut new_id = vec![0u32; next_label as usize];
@@ -372,7 +380,8 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
         }
     }
     let block_start = starts.into_iter().map(|(s, _)| s).collect();
-    Ok(Code { items, block_start, frame_size })
+    let vblocks = (0..nblocks).map(|b| new_id[b] as usize).collect();
+    Ok(Code { items, block_start, vblocks, frame_size })
 }
 
 /// The laid-out code as assembly text, blocks as labels `.LB<n>:` (register
@@ -391,7 +400,7 @@ impl std::fmt::Display for Code {
             let text = ursa_emit::format_inst(&it.inst, None, &ursa_emit::NoLabels)
                 .map(|t| t.trim_end_matches(" ;").to_string())
                 .unwrap_or_else(|e| format!("<{}: {}>", it.inst.form.name(), e));
-            let target = it.target.map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
+            let target = it.target.or(it.label).map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
             let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
             writeln!(f, "    {}{}{}", text, target, call)?;
         }
@@ -406,7 +415,7 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
     for (k, it) in code.items.iter().enumerate() {
         let mut i = it.inst.clone();
         let pc = (k * INST_BYTES) as i64;
-        if let Some(t) = it.target {
+        if let Some(t) = it.target.or(it.label) {
             let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
             set(&mut i, "target", (dest - (pc + INST_BYTES as i64)) as u32 as u64);
         }

@@ -15,7 +15,8 @@
 //!    datapath (U* instructions, UR registers) where every reader takes a UR;
 //! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
-//!    expanded;
+//!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
+//!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
 //! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
 //! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
@@ -27,8 +28,10 @@
 
 pub mod assign_regs;
 pub mod calc_instr_deps;
+pub mod divergence;
 pub mod encode;
 pub mod fold_cmem;
+pub mod insert_reconvergence;
 pub mod legalize;
 pub mod legalize_atomics;
 pub mod legalize_memory;
@@ -62,7 +65,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "fold_cmem", "opt_uniform", "encode", "pack_regs", "opt_branches", "calc_instr_deps"];
+    &["lower", "fold_cmem", "opt_uniform", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -162,6 +165,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             printed.push_str(&format!("; after {}\n{}\n", pass, text));
         }
     };
+    let reconv = insert_reconvergence::plan(&func, opts.kernel).map_err(Error::Unsupported)?;
     let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
@@ -172,6 +176,9 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
     print("encode", &code);
+    insert_reconvergence::insert(&mut code, ra_func.vcode, &reconv);
+    let notes: String = reconv.skipped.iter().map(|s| format!("; no convergence barrier: {}\n", s)).collect();
+    print("insert_reconvergence", &format_args!("{}{}", notes, code));
     let pack = pack_regs::pack_regs(&mut code);
     print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);

@@ -841,7 +841,7 @@ mod tests {
             it.target = target;
             items.push(it);
         }
-        Code { items, block_start, frame_size: 0 }
+        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
     }
 
     fn text(c: &Code) -> Vec<String> {

@@ -5,8 +5,8 @@
 //! filetests compare with) — and randomized comparisons with Rust's own
 //! division for every type, with the divisor in a register or a constant.
 
-use ursa_backend::{compile, symbol_name, Options};
-use ursa_emit::elf;
+mod common;
+use common::{build, Rng};
 use ursa_sim::{Gpu, LaunchConfig, Program, Trap, TrapKind};
 
 const OPS: [&str; 4] = ["udiv", "sdiv", "urem", "srem"];
@@ -44,18 +44,6 @@ fn reference(op: &str, bits: u32, x: u64, d: u64) -> Option<u64> {
         64 => by!(u64, i64),
         _ => unreachable!(),
     }
-}
-
-/// Compiles the functions of `src` into one loaded program.
-fn build(src: &str) -> Program {
-    let funcs = cranelift_reader::parse_functions(src).expect("test CLIF parses");
-    let mut obj = elf::Object::default();
-    for f in &funcs {
-        let mut c = compile(f, &Options::default()).unwrap_or_else(|e| panic!("%{}: {}", symbol_name(f), e)).function;
-        c.local_size = 64 * 1024;
-        obj.functions.push(c);
-    }
-    Program::load(&elf::write(&obj)).expect("object loads")
 }
 
 /// Calls `name` with 64-bit argument patterns; the one result, masked to `bits`.
@@ -158,17 +146,8 @@ fn sdiv_overflow_traps_and_srem_is_zero() {
     }
 }
 
-/// xorshift64*: deterministic test inputs.
-struct Rng(u64);
-
+/// The operand generator, on the shared deterministic [`Rng`].
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
     /// A `bits`-wide pattern: often an edge value or a small number (either
     /// sign), otherwise random with a random number of significant bits.
     fn operand(&mut self, bits: u32) -> u64 {
@@ -198,7 +177,7 @@ fn random_runtime_divisors() {
     }
     let p = build(&src);
     let mut gpu = Gpu::new();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut checked = 0;
     for op in OPS {
         for bits in BITS {
@@ -223,7 +202,7 @@ fn random_runtime_divisors() {
 /// Constant divisors (the special cases and the loop with a known divisor).
 #[test]
 fn random_constant_divisors() {
-    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    let mut rng = Rng::new(0x0123_4567_89ab_cdef);
     let mut cases = Vec::new();
     for bits in BITS {
         let m = mask(bits);

@@ -6,21 +6,9 @@
 //! tests/filetests/i128 hold the edge values, checked against
 //! cranelift-interpreter as well.
 
-use ursa_backend::{compile, symbol_name, Options};
-use ursa_emit::elf;
+mod common;
+use common::{build, Rng};
 use ursa_sim::{Gpu, LaunchConfig, Program, Trap, TrapKind};
-
-/// Compiles the functions of `src` into one loaded program.
-fn build(src: &str) -> Program {
-    let funcs = cranelift_reader::parse_functions(src).expect("test CLIF parses");
-    let mut obj = elf::Object::default();
-    for f in &funcs {
-        let mut c = compile(f, &Options::default()).unwrap_or_else(|e| panic!("%{}: {}", symbol_name(f), e)).function;
-        c.local_size = 64 * 1024;
-        obj.functions.push(c);
-    }
-    Program::load(&elf::write(&obj)).expect("object loads")
-}
 
 /// Calls `name` with i128 arguments (two slots each, low half first); its
 /// `nret` i128 results.
@@ -98,17 +86,8 @@ fn division_traps_and_srem_min_minus_one() {
     assert_eq!(call(&mut gpu, &p, "srem", &[MIN, u128::MAX], 1).unwrap(), [0], "%srem(INT_MIN, -1)");
 }
 
-/// xorshift64*: deterministic test inputs.
-struct Rng(u64);
-
+/// The operand generator, on the shared deterministic [`Rng`].
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
     /// Often an edge value or a small number of either sign, otherwise random
     /// with a random number of significant bits.
     fn operand(&mut self) -> u128 {
@@ -188,7 +167,7 @@ fn random_operands_against_rust() {
     src += &unary.iter().map(|op| unary_fn(op)).collect::<String>();
     let p = build(&src);
     let mut gpu = Gpu::new();
-    let mut rng = Rng(0x1128_5eed);
+    let mut rng = Rng::new(0x1128_5eed);
     let names: Vec<String> = binary.iter().map(|s| s.to_string()).chain(compares.iter().map(|c| format!("icmp_{c}"))).collect();
     for name in &names {
         for _ in 0..300 {

@@ -4,8 +4,10 @@
 //! `wrapping_div`/`wrapping_rem`.
 //!
 //! * i8: every dividend/divisor pair, all four operations;
-//! * i16: every divisor with sampled dividends (every pair with
-//!   `URSA_DIV_I16_ALL=1`);
+//! * i16: every divisor with sampled dividends; and every pair checked
+//!   inside a kernel against a floating-point reference (each thread one
+//!   divisor, looping over all 65 536 dividends: edge and sampled divisors
+//!   in `cargo test`, all 65 535 nonzero divisors with `URSA_DIV_I16_ALL=1`);
 //! * i32, i64: edge values crossed with edge values, plus random pairs of
 //!   random widths (`URSA_DIV_SAMPLES`, default 20 000 per operation).
 //!
@@ -13,6 +15,8 @@
 //! covered by the filetests (`tests/filetests/div/`). The large run is
 //! documented in `docs/testing.md`.
 
+mod common;
+use common::elementwise_kernel;
 use proptest::prelude::Rng as _;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use ursa_backend::{compile, Options};
@@ -22,37 +26,7 @@ use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 const OPS: [&str; 4] = ["udiv", "sdiv", "urem", "srem"];
 
 fn kernel(ty: &str, op: &str) -> Program {
-    let bytes = bits(ty) / 8;
-    let shift = bytes.trailing_zeros();
-    let src = format!(
-        "function %k(i64, i64, i64, i32) {{
-    fn0 = %ursa_tid_x() -> i32
-    fn1 = %ursa_ctaid_x() -> i32
-    fn2 = %ursa_ntid_x() -> i32
-block0(v0: i64, v1: i64, v2: i64, v3: i32):
-    v4 = call fn0()
-    v5 = call fn1()
-    v6 = call fn2()
-    v7 = imul v5, v6
-    v8 = iadd v7, v4
-    v9 = icmp ult v8, v3
-    brif v9, block1, block2
-block1:
-    v10 = uextend.i64 v8
-    v11 = iconst.i32 {shift}
-    v12 = ishl v10, v11
-    v13 = iadd v0, v12
-    v14 = iadd v1, v12
-    v15 = iadd v2, v12
-    v16 = load.{ty} v13
-    v17 = load.{ty} v14
-    v18 = {op} v16, v17
-    store v18, v15
-    jump block2
-block2:
-    return
-}}"
-    );
+    let src = elementwise_kernel("k", ty, &format!("v17 = {} v15, v16", op));
     let funcs = cranelift_reader::parse_functions(&src).unwrap();
     let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles");
     Program::load(&elf::write(&elf::Object { functions: vec![c.function] })).unwrap()
@@ -193,6 +167,118 @@ fn i16_every_divisor() {
         }
         check("i16", op, &prog, &pairs);
     }
+}
+
+/// The kernel `%k(divisors, fails, n)` for the i16 `op`: thread `i < n`
+/// divides every i16 dividend by `divisors[i]` (an i32 holding the i16) and
+/// counts in `fails[i]` the results that differ from a reference computed
+/// another way: the quotient `trunc(f64(x) / f64(d))` (exact: for 16-bit
+/// operands no quotient lies within 2^-32 of an integer it is not equal to,
+/// far above f64's rounding error), the remainder `x - q*d`. `sdiv MIN, -1`
+/// (which traps) is skipped.
+fn i16_kernel(op: &str) -> Program {
+    let signed = op.starts_with('s');
+    let (cvt, rem) = (if signed { "fcvt_from_sint" } else { "fcvt_from_uint" }, op.ends_with("rem"));
+    let skip = if op == "sdiv" {
+        "    v50 = iconst.i16 -32768\n    v51 = icmp eq v23, v50\n    v52 = iconst.i16 -1\n    v53 = icmp eq v14, v52\n    v54 = band v51, v53\n    brif v54, block3(v22), block6\n"
+    } else {
+        "    jump block6\n"
+    };
+    let refv = if rem { "v31" } else { "v29" };
+    let rem_ref = if rem { "    v30 = imul v29, v14\n    v31 = isub v23, v30\n" } else { "" };
+    let src = format!(
+        "function %k(i64, i64, i32) {{
+    fn0 = %ursa_tid_x() -> i32
+    fn1 = %ursa_ctaid_x() -> i32
+    fn2 = %ursa_ntid_x() -> i32
+block0(v0: i64, v1: i64, v2: i32):
+    v4 = call fn0()
+    v5 = call fn1()
+    v6 = call fn2()
+    v7 = imul v5, v6
+    v8 = iadd v7, v4
+    v9 = icmp ult v8, v2
+    brif v9, block1, block4
+block1:
+    v10 = uextend.i64 v8
+    v60 = iconst.i64 2
+    v11 = ishl v10, v60
+    v12 = iadd v0, v11
+    v13 = load.i32 aligned v12
+    v14 = ireduce.i16 v13
+    v15 = {cvt}.f64 v14
+    v20 = iconst.i32 0
+    jump block2(v20, v20)
+block2(v21: i32, v22: i32):
+    v23 = ireduce.i16 v21
+{skip}block6:
+    v24 = {op} v23, v14
+    v25 = {cvt}.f64 v23
+    v26 = fdiv v25, v15
+    v27 = trunc v26
+    v28 = fcvt_to_sint.i32 v27
+    v29 = ireduce.i16 v28
+{rem_ref}    v32 = icmp ne v24, {refv}
+    v33 = uextend.i32 v32
+    v34 = iadd v22, v33
+    jump block3(v34)
+block3(v35: i32):
+    v36 = iconst.i32 1
+    v37 = iadd v21, v36
+    v38 = iconst.i32 65536
+    v39 = icmp ult v37, v38
+    brif v39, block2(v37, v35), block5(v35)
+block5(v40: i32):
+    v41 = iadd v1, v11
+    store aligned v40, v41
+    jump block4
+block4:
+    return
+}}
+"
+    );
+    let funcs = cranelift_reader::parse_functions(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let c = compile(&funcs[0], &Options { kernel: true, ..Default::default() }).expect("compiles");
+    Program::load(&elf::write(&elf::Object { functions: vec![c.function] })).unwrap()
+}
+
+/// Every i16 dividend against each divisor of `divisors` (nonzero), for
+/// every operation, checked in the kernel (`i16_kernel`); returns the pairs
+/// checked per operation.
+fn i16_all_dividends(divisors: &[u16]) -> u64 {
+    let n = divisors.len();
+    for op in OPS {
+        let prog = i16_kernel(op);
+        let mut gpu = Gpu::new();
+        let pd = gpu.alloc((4 * n) as u64, 8);
+        gpu.write(pd, &divisors.iter().flat_map(|&d| (d as i16 as i32).to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        let pf = gpu.alloc((4 * n) as u64, 8);
+        gpu.write(pf, &vec![0xffu8; 4 * n]).unwrap();
+        let block = 64u32;
+        let cfg = LaunchConfig { grid: [(n as u32).div_ceil(block), 1, 1], block: [block, 1, 1], step_limit: None, ..Default::default() };
+        gpu.launch(&prog, "k", &cfg, &[Arg::Ptr(pd), Arg::Ptr(pf), Arg::I32(n as i32)]).unwrap_or_else(|t| panic!("{op}.i16: {t}"));
+        let fails = gpu.read(pf, (4 * n) as u64).unwrap();
+        for (i, w) in fails.chunks(4).enumerate() {
+            let f = u32::from_le_bytes(w.try_into().unwrap());
+            assert_eq!(f, 0, "{op}.i16 by {:#x}: {f} of the 65536 dividends give a wrong result", divisors[i]);
+        }
+        eprintln!("{op}.i16: {} divisors x 65536 dividends, 0 wrong", n);
+    }
+    n as u64 * 65536
+}
+
+#[test]
+fn i16_every_dividend_in_kernel() {
+    let divisors: Vec<u16> = if std::env::var("URSA_DIV_I16_ALL").is_ok_and(|v| v == "1") {
+        (1..=u16::MAX).collect()
+    } else {
+        let mut rng = Rng::new(0x1616_0000_1616_0000);
+        let mut d: Vec<u16> = edges(16).into_iter().map(|x| x as u16).filter(|&x| x != 0).collect();
+        d.extend((0..32).map(|_| (rng.next() as u16).max(1)));
+        d
+    };
+    let n = i16_all_dividends(&divisors);
+    eprintln!("i16: {n} pairs per operation, checked in the kernel");
 }
 
 fn sampled(ty: &str, seed: u64) {

@@ -498,10 +498,32 @@ fn sqrt_f64() {
     launch_nothing(&mut gpu, &prog, "sqrt_f64", args, &[po], 8);
 }
 
+/// `divergent_loop`: a trip count per thread (from the data and the thread
+/// index), reconverged before the tail (`docs/kernels.md`, "Reconvergence";
+/// the issue counts are checked in `backend/cli/tests/reconvergence.rs`).
+#[test]
+fn divergent_loop() {
+    let prog = program("divergent_loop.clif");
+    let mut r = rng(14);
+    let a = with_edges(N, EDGES_I32, || any_i32(&mut r));
+    let mut gpu = Gpu::new();
+    let (pa, po) = (upload(&mut gpu, &a), output::<i32>(&mut gpu, N));
+    gpu.launch(&prog, "divergent_loop", &cfg_1d(N, BLOCK), &[Arg::Ptr(po), Arg::Ptr(pa), Arg::I32(N as i32)]).expect("runs");
+    let want: Vec<i32> = (0..N)
+        .map(|i| {
+            let tid = (i as u32 % BLOCK) as i32;
+            let t = ((a[i] & 15) + (tid & 7)) as u32;
+            let acc = (0..t).fold(0i32, |s, k| s.wrapping_add((k as i32).wrapping_mul(a[i]).wrapping_add(i as i32)));
+            acc.wrapping_mul(3).wrapping_add(i as i32)
+        })
+        .collect();
+    check(&mut gpu, po, &want, "out");
+}
+
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64", "fdiv_f64", "sqrt_f64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32"];
+    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64", "fdiv_f64", "sqrt_f64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32", "divergent_loop"];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());

@@ -13,53 +13,20 @@
 //! The large run recorded in docs/float.md:
 //! `URSA_FDIV_SWEEP=20000000 cargo test --release -p ursa-tests --test fdiv_sweep -- --nocapture`.
 
+mod common;
+use common::elementwise_kernel;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use ursa_backend::{compile, Options};
 use ursa_emit::elf;
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 
-/// One kernel per operation: `out[i] = a[i] OP b[i]` for `i < n`.
-fn kernel(name: &str, ty: &str, body: &str) -> String {
-    let sz = if ty == "f32" { 2 } else { 3 };
-    format!(
-        "function %{name}(i64, i64, i64, i32) {{
-    fn0 = %ursa_tid_x() -> i32
-    fn1 = %ursa_ctaid_x() -> i32
-    fn2 = %ursa_ntid_x() -> i32
-block0(v0: i64, v1: i64, v2: i64, v3: i32):
-    v4 = call fn0()
-    v5 = call fn1()
-    v6 = call fn2()
-    v7 = imul v5, v6
-    v8 = iadd v7, v4
-    v9 = icmp ult v8, v3
-    brif v9, block1, block2
-block1:
-    v10 = uextend.i64 v8
-    v18 = iconst.i64 {sz}
-    v11 = ishl v10, v18
-    v12 = iadd v0, v11
-    v13 = iadd v1, v11
-    v14 = iadd v2, v11
-    v15 = load.{ty} v12
-    v16 = load.{ty} v13
-    {body}
-    store v17, v14
-    jump block2
-block2:
-    return
-}}
-"
-    )
-}
-
 fn program() -> Program {
     let text = [
-        kernel("div_f32", "f32", "v17 = fdiv v15, v16"),
-        kernel("sqrt_f32", "f32", "v17 = sqrt v15"),
-        kernel("div_f64", "f64", "v17 = fdiv v15, v16"),
-        kernel("sqrt_f64", "f64", "v17 = sqrt v15"),
+        elementwise_kernel("div_f32", "f32", "v17 = fdiv v15, v16"),
+        elementwise_kernel("sqrt_f32", "f32", "v17 = sqrt v15"),
+        elementwise_kernel("div_f64", "f64", "v17 = fdiv v15, v16"),
+        elementwise_kernel("sqrt_f64", "f64", "v17 = sqrt v15"),
     ]
     .concat();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();

@@ -252,8 +252,11 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         print!("{}", p.report(&program, &stats));
     }
     if a.stats {
+        let eff = if stats.instructions == 0 { 0.0 } else { 100.0 * stats.lane_instructions as f64 / (32.0 * stats.instructions as f64) };
+        println!("launch:              {} CTAs, {} warps", stats.ctas, stats.warps);
         println!("instructions issued: {}", stats.instructions);
         println!("lane-instructions:   {}", stats.lane_instructions);
+        println!("SIMT efficiency:     {:.1}% (lane-instructions / (32 x instructions issued))", eff);
         println!("cycles:              {}", stats.cycles);
         println!("per opcode:");
         for (op, n) in &stats.per_opcode {
