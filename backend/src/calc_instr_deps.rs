@@ -13,8 +13,6 @@
 //! the first instruction of every block (a possible branch target) waits on
 //! every scoreboard.
 
-use std::collections::HashMap;
-
 use ursa_emit::latency::{class_of, LatencyClass};
 use ursa_emit::{forms, Inst, RegFile};
 
@@ -58,6 +56,60 @@ fn is_control(i: &Inst) -> bool {
     matches!(i.form.optype().name.as_ref(), "BRA" | "CALL" | "RET" | "EXIT" | "BPT")
 }
 
+impl Loc {
+    /// A dense index: R, then UR, P, UP, each with room beyond its
+    /// encodable range (a multi-register reference near the top).
+    fn index(self) -> usize {
+        match self {
+            Loc::R(n) => n as usize * 4,
+            Loc::U(n) => n as usize * 4 + 1,
+            Loc::P(n) => n as usize * 4 + 2,
+            Loc::UP(n) => n as usize * 4 + 3,
+        }
+    }
+}
+
+/// The outstanding results by register: a dense table plus the list of
+/// occupied slots (what a hash map did, without hashing; the order of the
+/// entries never matters here).
+struct PendingMap {
+    slot: Vec<Option<Pending>>,
+    keys: Vec<usize>,
+}
+
+impl PendingMap {
+    fn new() -> Self {
+        PendingMap { slot: vec![None; 4 * 264], keys: Vec::new() }
+    }
+    fn get(&self, l: &Loc) -> Option<&Pending> {
+        self.slot.get(l.index()).and_then(|p| p.as_ref())
+    }
+    fn insert(&mut self, l: Loc, p: Pending) {
+        let i = l.index();
+        if i >= self.slot.len() {
+            self.slot.resize(i + 1, None);
+        }
+        if self.slot[i].is_none() {
+            self.keys.push(i);
+        }
+        self.slot[i] = Some(p);
+    }
+    fn values(&self) -> impl Iterator<Item = &Pending> + '_ {
+        self.keys.iter().filter_map(|&i| self.slot[i].as_ref())
+    }
+    fn retain(&mut self, mut keep: impl FnMut(&Pending) -> bool) {
+        let slot = &mut self.slot;
+        self.keys.retain(|&i| match &slot[i] {
+            Some(p) if keep(p) => true,
+            _ => {
+                slot[i] = None;
+                false
+            }
+        });
+    }
+}
+
+#[derive(Clone, Copy)]
 enum Pending {
     /// Ready at this cycle.
     Fixed(u64),
@@ -75,7 +127,7 @@ pub fn calc_instr_deps(code: &mut Code) {
     }
     let mut out: Vec<Item> = Vec::with_capacity(code.items.len());
     let mut new_start = vec![0usize; code.items.len() + 1];
-    let mut pending: HashMap<Loc, Pending> = HashMap::new();
+    let mut pending = PendingMap::new();
     let mut next_board: u8 = 0;
     // Cycle at which the next instruction issues (relative).
     let mut t: u64 = 0;
@@ -138,10 +190,10 @@ pub fn calc_instr_deps(code: &mut Code) {
         }
         // Waiting on a scoreboard releases everything it covers.
         if req != 0 {
-            pending.retain(|_, p| !matches!(p, Pending::Board(b) if req & (1 << *b) != 0));
+            pending.retain(|p| !matches!(p, Pending::Board(b) if req & (1 << *b) != 0));
         }
         if control || (is_start[k] && k > 0) {
-            pending.retain(|_, p| !matches!(p, Pending::Fixed(r) if *r <= t));
+            pending.retain(|p| !matches!(p, Pending::Fixed(r) if *r <= t));
         }
         set(&mut it.inst, "req", req as u64);
         // Record this instruction's results.
@@ -155,7 +207,7 @@ pub fn calc_instr_deps(code: &mut Code) {
             if stale {
                 let r = it.inst.get("req").unwrap() as u8 | (1 << b);
                 set(&mut it.inst, "req", r as u64);
-                pending.retain(|_, p| !matches!(p, Pending::Board(x) if *x == b));
+                pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
             set(&mut it.inst, "wsb", b as u64);
             for &l in &outs {

@@ -152,6 +152,98 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
     Access { reads, writes, merge_writes: in_place || it.inst.is_guarded() }
 }
 
+/// The nodes of an item's references: each reference with its registers'
+/// nodes (`flat` holds them in order, `count` per reference).
+fn chunks<'a>(refs: &'a [Ref], flat: &'a [u32]) -> impl Iterator<Item = (Ref, &'a [u32])> + 'a {
+    let mut k = 0;
+    refs.iter().map(move |r| {
+        let v = &flat[k..k + r.count as usize];
+        k += r.count as usize;
+        (*r, v)
+    })
+}
+
+/// Interference between webs: a bit matrix while it stays small (no
+/// per-web lists to sort), sorted neighbour lists otherwise.
+enum Interference {
+    Matrix { words: usize, bits: Vec<u64> },
+    Lists(Vec<Vec<u32>>),
+}
+
+/// Webs up to which the matrix is used (2 MiB of bits).
+const MATRIX_MAX: usize = 4096;
+
+impl Interference {
+    fn new(nw: usize) -> Self {
+        if nw <= MATRIX_MAX {
+            let words = nw.div_ceil(64);
+            Interference::Matrix { words, bits: vec![0; words * nw] }
+        } else {
+            Interference::Lists(vec![Vec::new(); nw])
+        }
+    }
+    fn add(&mut self, a: u32, b: u32) {
+        if a == b {
+            return;
+        }
+        match self {
+            Interference::Matrix { words, bits } => {
+                let (a, b) = (a as usize, b as usize);
+                bits[a * *words + b / 64] |= 1 << (b % 64);
+                bits[b * *words + a / 64] |= 1 << (a % 64);
+            }
+            Interference::Lists(adj) => {
+                adj[a as usize].push(b);
+                adj[b as usize].push(a);
+            }
+        }
+    }
+    fn finish(&mut self) {
+        if let Interference::Lists(adj) = self {
+            for l in adj.iter_mut() {
+                l.sort_unstable();
+                l.dedup();
+            }
+        }
+    }
+    /// The webs interfering with `w`, in increasing order.
+    fn neighbours(&self, w: u32) -> Neighbours<'_> {
+        match self {
+            Interference::Matrix { words, bits } => {
+                let row = &bits[w as usize * words..(w as usize + 1) * words];
+                Neighbours::Row { row, k: 0, cur: row.first().copied().unwrap_or(0) }
+            }
+            Interference::Lists(adj) => Neighbours::List(adj[w as usize].iter()),
+        }
+    }
+}
+
+enum Neighbours<'a> {
+    Row { row: &'a [u64], k: usize, cur: u64 },
+    List(std::slice::Iter<'a, u32>),
+}
+
+impl Iterator for Neighbours<'_> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Neighbours::Row { row, k, cur } => loop {
+                if *cur != 0 {
+                    let b = cur.trailing_zeros();
+                    *cur &= *cur - 1;
+                    return Some((64 * *k) as u32 + b);
+                }
+                *k += 1;
+                if *k >= row.len() {
+                    return None;
+                }
+                *cur = row[*k];
+            },
+            Neighbours::List(it) => it.next().copied(),
+        }
+    }
+}
+
 /// Union-find over web nodes.
 struct Webs {
     parent: Vec<u32>,
@@ -430,18 +522,6 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     }
     rstart.push(rnodes.len());
     wstart.push(wnodes.len());
-    // The nodes of item i's references: (reference, its registers' nodes).
-    let split = |refs: &'_ [Ref], flat: &'_ [u32]| -> SmallVec<[(Ref, std::ops::Range<usize>); 4]> {
-        let mut k = 0;
-        refs.iter()
-            .map(|r| {
-                let range = k..k + r.count as usize;
-                k += r.count as usize;
-                debug_assert!(range.end <= flat.len());
-                (*r, range)
-            })
-            .collect()
-    };
     let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
     let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
     for b in 0..nb {
@@ -490,7 +570,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     let mut aligned: Vec<(u32, u32)> = Vec::new();
     for i in 0..acc.len() {
         let (rn, wn) = (read_nodes(i), write_nodes(i));
-        for v in split(&acc[i].reads, rn).iter().map(|(_, x)| &rn[x.clone()]).chain(split(&acc[i].writes, wn).iter().map(|(_, x)| &wn[x.clone()])) {
+        for v in chunks(&acc[i].reads, rn).map(|(_, v)| v).chain(chunks(&acc[i].writes, wn).map(|(_, v)| v)) {
             if v.len() > 1 {
                 let base = web_of[v[0] as usize];
                 aligned.push((base, v.len() as u32));
@@ -502,14 +582,9 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     }
 
     // Interference.
-    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    let mut adj = Interference::new(nw);
     {
-        let mut add = |a: u32, b: u32| {
-            if a != b {
-                adj[a as usize].push(b);
-                adj[b as usize].push(a);
-            }
-        };
+        let mut add = |a: u32, b: u32| adj.add(a, b);
         for b in 0..nb {
             let (s, e) = ranges[b];
             let mut live: [Option<u32>; NREGS] = [None; NREGS];
@@ -524,8 +599,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                 let a = &acc[i];
                 let mut defs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
                 let wn = write_nodes(i);
-                for (w, x) in split(&a.writes, wn) {
-                    for (k, &n) in wn[x].iter().enumerate() {
+                for (w, v) in chunks(&a.writes, wn) {
+                    for (k, &n) in v.iter().enumerate() {
                         defs.push((w.num + k as u32, web_of[n as usize]));
                     }
                 }
@@ -548,8 +623,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                     }
                 }
                 let rn = read_nodes(i);
-                for (u, x) in split(&a.reads, rn) {
-                    for (k, &n) in rn[x].iter().enumerate() {
+                for (u, v) in chunks(&a.reads, rn) {
+                    for (k, &n) in v.iter().enumerate() {
                         live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
                         live_set.insert(u.num + k as u32);
                     }
@@ -563,10 +638,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             }
         }
     }
-    for l in adj.iter_mut() {
-        l.sort_unstable();
-        l.dedup();
-    }
+    adj.finish();
 
     // Copy affinities (MOV Rd, Rb).
     let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
@@ -635,7 +707,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
         for &(w, _) in ms {
             let mut f = RegSet::default();
-            for &n in &adj[w as usize] {
+            for n in adj.neighbours(w) {
                 if let Some(c) = color[n as usize] {
                     f.insert(c);
                 }
@@ -692,7 +764,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     // original code rather than emit it.
     for w in 0..nw {
         let c = color[w].unwrap();
-        if adj[w].iter().any(|&n| color[n as usize] == Some(c)) {
+        if adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
             return 0;
         }
     }
@@ -702,7 +774,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         let a = &acc[i];
         let inst: &mut Inst = &mut code.items[i].inst;
         let (rn, wn) = (read_nodes(i), write_nodes(i));
-        for (r, v) in split(&a.reads, rn).into_iter().map(|(r, x)| (r, &rn[x])).chain(split(&a.writes, wn).into_iter().map(|(r, x)| (r, &wn[x]))) {
+        for (r, v) in chunks(&a.reads, rn).chain(chunks(&a.writes, wn)) {
             if let Some(f) = r.field {
                 inst.set_at(f as usize, color[web_of[v[0] as usize] as usize].unwrap() as u64);
             }

@@ -154,19 +154,41 @@ pub enum ExprOp {
 }
 
 pub fn eval(expr: &[ExprOp], vals: &[u64]) -> i64 {
-    let mut st: Vec<i64> = Vec::with_capacity(8);
+    // This runs for every register operand of every instruction
+    // (`bitwidth_of`): the stack lives on the stack unless the expression is
+    // long (its depth never exceeds its length).
+    if expr.len() <= 32 {
+        eval_in(expr, vals, &mut [0; 32])
+    } else {
+        eval_in(expr, vals, &mut vec![0; expr.len()])
+    }
+}
+
+fn eval_in(expr: &[ExprOp], vals: &[u64], st: &mut [i64]) -> i64 {
+    fn push(st: &mut [i64], n: &mut usize, v: i64) {
+        st[*n] = v;
+        *n += 1;
+    }
+    fn pop(st: &[i64], n: &mut usize) -> i64 {
+        if *n == 0 {
+            return 0;
+        }
+        *n -= 1;
+        st[*n]
+    }
+    let mut sp = 0usize;
     for op in expr {
         match *op {
-            ExprOp::Num(n) => st.push(n),
-            ExprOp::Field(i) => st.push(vals[i as usize] as i64),
+            ExprOp::Num(v) => push(st, &mut sp, v),
+            ExprOp::Field(i) => push(st, &mut sp, vals[i as usize] as i64),
             ExprOp::Not => {
-                let a = st.pop().unwrap_or(0);
-                st.push((a == 0) as i64)
+                let a = pop(st, &mut sp);
+                push(st, &mut sp, (a == 0) as i64)
             }
             ExprOp::Bin(b) => {
-                let r = st.pop().unwrap_or(0);
-                let l = st.pop().unwrap_or(0);
-                st.push(match b {
+                let r = pop(st, &mut sp);
+                let l = pop(st, &mut sp);
+                push(st, &mut sp, match b {
                     BinOp::Add => l.wrapping_add(r),
                     BinOp::Sub => l.wrapping_sub(r),
                     BinOp::Mul => l.wrapping_mul(r),
@@ -182,7 +204,7 @@ pub fn eval(expr: &[ExprOp], vals: &[u64]) -> i64 {
             }
         }
     }
-    st.pop().unwrap_or(0)
+    pop(st, &mut sp)
 }
 
 /// An `EncodingError` rule.
