@@ -59,9 +59,119 @@ fn main() {
     for (i, f) in isa.forms.iter().enumerate() {
         out.push_str(&format!("    pub const {}: FormId = FormId({});\n", f.name, i));
     }
+    typed_forms(&isa, &mut out);
     out.push_str("}\n");
+    typed_rest(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
+}
+
+/// Rust name of a field: `rb.neg` -> `RB_NEG`.
+fn const_name(field: &str) -> String {
+    field.replace('.', "_").to_ascii_uppercase()
+}
+
+/// The role type of a field (emit/src/typed.rs), or None for a fixed field.
+fn role(isa: &model::Isa, form: &model::Form, i: usize) -> Option<String> {
+    use model::{Kind, Operand};
+    let f = &form.fields[i];
+    if f.fixed.is_some() {
+        return None;
+    }
+    let mentions = |list: &[Operand]| {
+        list.iter().any(|o| match o {
+            Operand::Field(x) => *x as usize == i,
+            Operand::CMemIndexed { cmem, reg } => *cmem as usize == i || *reg as usize == i,
+            Operand::RegIndexed { index, offset, .. } => *index as usize == i || *offset as usize == i,
+            Operand::Address { base, offset } => *base as usize == i || offset.is_some_and(|o| o as usize == i),
+            Operand::Pseudo(_) => false,
+        })
+    };
+    let file = match f.kind {
+        Kind::Reg => "R",
+        Kind::UReg => "UR",
+        Kind::Pred => "P",
+        Kind::UPred => "UP",
+        Kind::CMem => return Some("CMem".into()),
+        Kind::Enum(t) => {
+            let ty = &isa.types[t as usize];
+            let flag = ty.width == 1 && ty.values.len() == 2 && ty.value("False") == Some(0) && ty.value("True") == Some(1);
+            return Some(if flag { "Flag".into() } else { format!("Mod<crate::mods::{}>", ty.name) });
+        }
+        _ => return Some("Imm".into()),
+    };
+    let (r, w) = (mentions(&form.inputs) || form.guard == Some(i as u16), mentions(&form.outputs));
+    let dir = match (r, w) {
+        (true, true) => "SrcDst",
+        (true, false) => "Src",
+        (false, true) => "Dst",
+        (false, false) => "RegField",
+    };
+    Some(format!("{}<{}>", dir, file))
+}
+
+/// Per form, a module of typed field handles (inside `mod forms`).
+fn typed_forms(isa: &model::Isa, out: &mut String) {
+    for (fi, form) in isa.forms.iter().enumerate() {
+        out.push_str(&format!("    /// Fields of `{}` (`ursa isa {}`).\n    #[allow(non_snake_case, dead_code)]\n    pub mod {} {{\n        #[allow(unused_imports)]\n        use crate::typed::*;\n", form.name, form.name, form.name));
+        out.push_str(&format!("        const O: Owner = Owner::Form(crate::FormId({}));\n", fi));
+        for (i, f) in form.fields.iter().enumerate() {
+            if f.control {
+                continue;
+            }
+            if let Some(r) = role(isa, form, i) {
+                out.push_str(&format!("        pub const {}: Fld<{}> = Fld::new(O, {}, {:?});\n", const_name(&f.name), r, i, &*f.name));
+            }
+        }
+        out.push_str("    }\n");
+    }
+}
+
+/// The optype-wide handles, the control fields and the modifier types.
+fn typed_rest(isa: &model::Isa, out: &mut String) {
+    out.push_str("\n/// Fields every form of an optype has at the same place, typed alike.\n#[allow(non_snake_case, dead_code)]\npub mod optypes {\n");
+    for (oi, o) in isa.optypes.iter().enumerate() {
+        if isa.forms.iter().any(|f| f.name == o.name) {
+            fail(&dsl::DslError { loc: dsl::Loc { file: o.file.to_string(), line: o.line as usize }, msg: format!("optype `{}` has the name of a form", o.name) });
+        }
+        out.push_str(&format!("    /// Fields common to the forms of `{}`.\n    pub mod {} {{\n        #[allow(unused_imports)]\n        use crate::typed::*;\n        const O: Owner = Owner::Optype({});\n", o.name, o.name, oi));
+        let forms: Vec<&model::Form> = o.forms.iter().map(|&f| &isa.forms[f as usize]).collect();
+        let first = forms[0];
+        for (i, f) in first.fields.iter().enumerate() {
+            if f.control {
+                continue;
+            }
+            let Some(r) = role(isa, first, i) else { continue };
+            let same = forms.iter().all(|g| g.fields.get(i).is_some_and(|h| h.name == f.name && h.kind == f.kind) && role(isa, g, i).as_deref() == Some(r.as_str()));
+            if same {
+                out.push_str(&format!("        pub const {}: Fld<{}> = Fld::new(O, {}, {:?});\n", const_name(&f.name), r, i, &*f.name));
+            }
+        }
+        out.push_str("    }\n");
+    }
+    out.push_str("}\n\n/// The scheduling control (group `ALL` of emit/spec/project.isa), the same in every form.\n#[allow(dead_code)]\npub mod control {\n    use crate::typed::*;\n");
+    let first = &isa.forms[0];
+    for (i, f) in first.fields.iter().enumerate() {
+        if !f.control || f.fixed.is_some() {
+            continue;
+        }
+        for g in isa.forms.iter() {
+            if g.fields.get(i).is_none_or(|h| h.name != f.name || !h.control) {
+                fail(&dsl::DslError { loc: dsl::Loc { file: g.file.to_string(), line: g.line as usize }, msg: format!("control field `{}` is not field {} of `{}` as in every other form", f.name, i, g.name) });
+            }
+        }
+        out.push_str(&format!("    pub const {}: Fld<{}> = Fld::new(Owner::All, {}, {:?});\n", const_name(&f.name), role(isa, first, i).unwrap(), i, &*f.name));
+    }
+    out.push_str("}\n\n/// One type per enumerated field type, one constant per value.\n#[allow(non_upper_case_globals, dead_code)]\npub mod mods {\n");
+    for t in isa.types.iter() {
+        out.push_str(&format!("    /// Values of `{}` ({} bits).\n    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n    pub struct {}(pub u32);\n    impl crate::typed::ModValue for {} {{\n        fn bits(self) -> u64 {{\n            self.0 as u64\n        }}\n    }}\n    impl {} {{\n", t.name, t.width, t.name, t.name, t.name));
+        for (n, v) in t.values.iter() {
+            let id = if n.starts_with(|c: char| c.is_ascii_digit()) { format!("_{}", n) } else { n.to_string() };
+            out.push_str(&format!("        pub const {}: {} = {}({});\n", id, t.name, t.name, v));
+        }
+        out.push_str("    }\n");
+    }
+    out.push_str("}\n");
 }
 
 fn fail(e: &dsl::DslError) -> ! {

@@ -14,9 +14,9 @@
 //! every scoreboard.
 
 use ursa_emit::latency::{class_of, LatencyClass};
-use ursa_emit::{forms, Inst, RegFile};
+use ursa_emit::{control, forms, Inst, RegFile};
 
-use crate::encode::{item, set, Code, Item};
+use crate::encode::{item, Code, Item};
 
 /// Scoreboards the compiler uses.
 const SCOREBOARDS: u8 = 6;
@@ -174,15 +174,15 @@ pub fn calc_instr_deps(code: &mut Code) {
         if need > t {
             let mut extra = need - t;
             if let Some(prev) = out.last_mut() {
-                let s = prev.inst.get("stall").unwrap().max(1);
+                let s = prev.inst.get(control::STALL).max(1);
                 let add = extra.min(MAX_STALL - s);
-                set(&mut prev.inst, "stall", s + add);
+                prev.inst.set(control::STALL, s + add);
                 extra -= add;
             }
             while extra > 0 {
                 let mut nop = Inst::new(forms::NOP_X);
                 let s = extra.min(MAX_STALL);
-                set(&mut nop, "stall", s);
+                nop.set(control::STALL, s);
                 out.push(item(nop));
                 extra -= s;
             }
@@ -195,7 +195,7 @@ pub fn calc_instr_deps(code: &mut Code) {
         if control || (is_start[k] && k > 0) {
             pending.retain(|p| !matches!(p, Pending::Fixed(r) if *r <= t));
         }
-        set(&mut it.inst, "req", req as u64);
+        it.inst.set(control::REQ, req as u64);
         // Record this instruction's results.
         let class = class_of(&it.inst.form.optype().name);
         let issue = t;
@@ -205,11 +205,11 @@ pub fn calc_instr_deps(code: &mut Code) {
             // Anything still on this board must be waited for first.
             let stale = pending.values().any(|p| matches!(p, Pending::Board(x) if *x == b));
             if stale {
-                let r = it.inst.get("req").unwrap() as u8 | (1 << b);
-                set(&mut it.inst, "req", r as u64);
+                let r = it.inst.get(control::REQ) as u8 | (1 << b);
+                it.inst.set(control::REQ, r as u64);
                 pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
-            set(&mut it.inst, "wsb", b as u64);
+            it.inst.set(control::WSB, b as u64);
             for &l in &outs {
                 pending.insert(l, Pending::Board(b));
             }
@@ -219,14 +219,14 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
-        let mut stall = it.inst.get("stall").unwrap().max(1);
+        let mut stall = it.inst.get(control::STALL).max(1);
         if control && !class.variable() && !outs.is_empty() {
             // A control instruction's own results (CALL's return address)
             // are read on the other side of the transfer, where nothing is
             // tracked: be done before the next instruction issues.
             stall = stall.max(latency(class));
         }
-        set(&mut it.inst, "stall", stall);
+        it.inst.set(control::STALL, stall);
         t = issue + stall;
         out.push(it);
     }

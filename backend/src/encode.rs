@@ -6,11 +6,15 @@
 
 use regalloc2::{Allocation, Edit, InstOrEdit, RegClass};
 use ursa_emit::elf::Reloc;
-use ursa_emit::{forms, Inst, FormId, INST_BYTES, PT, RZ};
+use ursa_emit::model::Kind;
+use ursa_emit::{forms, Inst, FormId, INST_BYTES};
 use ursa_isel::abi;
 use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo};
 
 use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
+use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR};
+use ursa_emit::typed::{P, R};
+use ursa_emit::mods;
 
 /// One machine instruction of the final sequence.
 #[derive(Clone, Debug)]
@@ -53,16 +57,9 @@ fn inst(form: FormId) -> Inst {
     Inst::new(form)
 }
 
-pub(crate) fn set(i: &mut Inst, name: &str, v: u64) {
-    if let Err(e) = i.set(name, v) {
-        panic!("encode built a bad {}: {}", i.form.name(), e);
-    }
-}
-
-fn named(i: &mut Inst, name: &str, v: &str) {
-    if let Err(e) = i.set_named(name, v) {
-        panic!("encode built a bad {}: {}", i.form.name(), e);
-    }
+/// The branch-offset field (`PCRel32`) of a branch, call or `BSSY`.
+fn target_field(i: &Inst) -> Option<usize> {
+    i.def().fields.iter().position(|f| f.kind == Kind::PCRel32)
 }
 
 pub(crate) fn item(i: Inst) -> Item {
@@ -96,37 +93,37 @@ pub fn is_tail_jump(it: &Item) -> bool {
 
 fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
     let mut i = inst(forms::IADD_RI);
-    set(&mut i, "rd", d as u64);
-    set(&mut i, "ra", a as u64);
-    set(&mut i, "vb", k as u32 as u64);
+    i.set(IADD_RI::RD, R(d as u8));
+    i.set(IADD_RI::RA, R(a as u8));
+    i.set(IADD_RI::VB, k as u32 as u64);
     i
 }
 
 fn mov(d: u32, s: u32) -> Inst {
     let mut i = inst(forms::MOV_R);
-    set(&mut i, "rd", d as u64);
-    set(&mut i, "rb", s as u64);
+    i.set(MOV_R::RD, R(d as u8));
+    i.set(MOV_R::RB, R(s as u8));
     i
 }
 
 /// `ISETP.<compop>.U32.AND pu, PT, ra, k, PT`.
-fn isetp_u32_imm(compop: &str, pu: u32, ra: u32, k: u32) -> Inst {
+fn isetp_u32_imm(compop: mods::CompOp, pu: u32, ra: u32, k: u32) -> Inst {
     let mut s = inst(forms::ISETP_RI);
-    named(&mut s, "compop", compop);
-    named(&mut s, "boolop", "AND");
-    named(&mut s, "itype", "U32");
-    set(&mut s, "pu", pu as u64);
-    set(&mut s, "ra", ra as u64);
-    set(&mut s, "vb", k as u64);
-    set(&mut s, "pp", PT as u64);
+    s.set(ISETP_RI::COMPOP, compop);
+    s.set(ISETP_RI::BOOLOP, mods::BoolOp::AND);
+    s.set(ISETP_RI::ITYPE, mods::IType::U32);
+    s.set(ISETP_RI::PU, P(pu as u8));
+    s.set(ISETP_RI::RA, R(ra as u8));
+    s.set(ISETP_RI::VB, k as u64);
+    s.set(ISETP_RI::PP, P::T);
     s
 }
 
 fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
     let mut i = inst(forms::BRA_I);
     if let Some((p, neg)) = guard {
-        set(&mut i, "pg", p as u64);
-        set(&mut i, "pg.not", neg as u64);
+        i.set(BRA_I::PG, P(p as u8));
+        i.set(BRA_I::PG_NOT, neg);
     }
     Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
 }
@@ -150,11 +147,11 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
                 }
                 RegClass::Vector => {
                     let mut i = inst(forms::PLOP3_X);
-                    set(&mut i, "pu", t as u64);
-                    set(&mut i, "pa", f as u64);
-                    set(&mut i, "pb", PT as u64);
-                    set(&mut i, "pc", PT as u64);
-                    set(&mut i, "lut", 0xF0);
+                    i.set(PLOP3_X::PU, P(t as u8));
+                    i.set(PLOP3_X::PA, P(f as u8));
+                    i.set(PLOP3_X::PB, P::T);
+                    i.set(PLOP3_X::PC, P::T);
+                    i.set(PLOP3_X::LUT, 0xF0);
                     out.push(item(i));
                 }
             }
@@ -165,22 +162,22 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
             let src = if class == RegClass::Vector {
                 // R0 = P ? 1 : 0
                 let mut s = inst(forms::SEL_RI);
-                set(&mut s, "rd", SPILL_SCRATCH as u64);
-                set(&mut s, "ra", RZ as u64);
-                set(&mut s, "vb", 1);
-                set(&mut s, "pp", f as u64);
-                set(&mut s, "pp.not", 1);
+                s.set(SEL_RI::RD, R(SPILL_SCRATCH as u8));
+                s.set(SEL_RI::RA, R::Z);
+                s.set(SEL_RI::VB, 1);
+                s.set(SEL_RI::PP, P(f as u8));
+                s.set(SEL_RI::PP_NOT, true);
                 out.push(item(s));
                 SPILL_SCRATCH
             } else {
                 f
             };
             let mut i = inst(forms::STL_RIR);
-            set(&mut i, "ra", abi::SP as u64);
-            set(&mut i, "ofs", off as u64);
-            set(&mut i, "rb", src as u64);
+            i.set(STL_RIR::RA, R(abi::SP as u8));
+            i.set(STL_RIR::OFS, off as u64);
+            i.set(STL_RIR::RB, R(src as u8));
             if class == RegClass::Float {
-                named(&mut i, "dtype", "64");
+                i.set(STL_RIR::DTYPE, mods::MEMDType::_64);
             }
             out.push(item(i));
         }
@@ -188,15 +185,15 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
             let off = spill_offset(slots_size, from.as_stack().unwrap().index());
             let t = preg_number(t);
             let mut i = inst(forms::LDL_RI);
-            set(&mut i, "rd", if class == RegClass::Vector { SPILL_SCRATCH } else { t } as u64);
-            set(&mut i, "ra", abi::SP as u64);
-            set(&mut i, "ofs", off as u64);
+            i.set(LDL_RI::RD, R(if class == RegClass::Vector { SPILL_SCRATCH } else { t } as u8));
+            i.set(LDL_RI::RA, R(abi::SP as u8));
+            i.set(LDL_RI::OFS, off as u64);
             if class == RegClass::Float {
-                named(&mut i, "dtype", "64");
+                i.set(LDL_RI::DTYPE, mods::MEMDType::_64);
             }
             out.push(item(i));
             if class == RegClass::Vector {
-                out.push(item(isetp_u32_imm("NE", t, SPILL_SCRATCH, 0)));
+                out.push(item(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
             }
         }
         (None, None) => return Err("stack-to-stack move".into()),
@@ -236,7 +233,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
                             let mut pieces: Vec<Inst> = m.pieces.to_vec();
                             if let Pseudo::FrameRel { offset } = m.pseudo {
-                                set(&mut pieces[0], "ofs", abi::ofs_field(frame_size as i64 + offset as i64));
+                                pieces[0].set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(frame_size as i64 + offset as i64));
                             }
                             for fx in m.fixups.iter() {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
@@ -273,7 +270,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                                 items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
                             }
                             let mut r = inst(forms::RET_R);
-                            set(&mut r, "ra", abi::LINK as u64);
+                            r.set(RET_R::RA, R(abi::LINK as u8));
                             let mut ret = item(r);
                             ret.implicit = fixed_regs(vcode, m);
                             ret.implicit.reads.push(abi::SP as u32);
@@ -289,12 +286,12 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             for j in 0..stack {
                                 let r = reg_of(first + j)?;
                                 let mut s = inst(forms::STL_RIR);
-                                set(&mut s, "ra", abi::SP as u64);
+                                s.set(STL_RIR::RA, R(abi::SP as u8));
                                 let ofs = frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
-                                set(&mut s, "ofs", abi::ofs_field(ofs));
-                                set(&mut s, "rb", r as u64);
+                                s.set(STL_RIR::OFS, abi::ofs_field(ofs));
+                                s.set(STL_RIR::RB, R(r as u8));
                                 if vcode.class(m.opnds[first + j].vreg) == Class::RPair {
-                                    named(&mut s, "dtype", "64");
+                                    s.set(STL_RIR::DTYPE, mods::MEMDType::_64);
                                 }
                                 items.push(item(s));
                             }
@@ -305,7 +302,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             implicit.reads.push(abi::SP as u32);
                             if *indirect {
                                 let mut b = inst(forms::BRA_R);
-                                set(&mut b, "ra", reg_of(n - 1)? as u64);
+                                b.set(BRA_R::RA, R(reg_of(n - 1)? as u8));
                                 items.push(Item { inst: b, target: None, label: None, call: None, implicit });
                             } else {
                                 let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
@@ -320,8 +317,8 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                         }
                         Pseudo::Trap { code } => {
                             let mut t = inst(forms::BPT_I);
-                            named(&mut t, "mode", "TRAP");
-                            set(&mut t, "code", *code as u64);
+                            t.set(BPT_I::MODE, mods::BptMode::TRAP);
+                            t.set(BPT_I::CODE, *code as u64);
                             items.push(item(t));
                         }
                         Pseudo::Jump => {
@@ -347,7 +344,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             let idx = reg_of(0)?;
                             let n = m.targets.len() - 1;
                             for k in 0..n {
-                                items.push(item(isetp_u32_imm("EQ", P_SCRATCH, idx, k as u32)));
+                                items.push(item(isetp_u32_imm(mods::CompOp::EQ, P_SCRATCH, idx, k as u32)));
                                 items.push(bra(m.targets[1 + k], Some((P_SCRATCH, false))));
                             }
                             if m.targets[0] != next {
@@ -417,10 +414,11 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
         let pc = (k * INST_BYTES) as i64;
         if let Some(t) = it.target.or(it.label) {
             let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
-            set(&mut i, "target", (dest - (pc + INST_BYTES as i64)) as u32 as u64);
+            let f = target_field(&i).ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form.name()))?;
+            i.set_at(f, (dest - (pc + INST_BYTES as i64)) as u32 as u64);
         }
         if let Some(sym) = &it.call {
-            let fi = i.field_index("target").ok_or("call without target field")?;
+            let fi = target_field(&i).ok_or("call without target field")?;
             let fo = (i.field_def(fi).lo / 8) as u64;
             relocs.push(Reloc { offset: pc as u64 + fo, symbol: sym.clone(), addend: fo as i64 - INST_BYTES as i64 });
         }

@@ -75,7 +75,7 @@ fn twin(form: FormId, pos: usize, src: Source) -> Option<FormId> {
 /// Whether A and B of `i` may be exchanged.
 fn commutes(i: &Inst) -> bool {
     let name = i.form.optype().name.as_ref();
-    let no_neg = |f: &str| i.get(f).is_none_or(|v| v == 0);
+    let no_neg = |f: &str| i.def().field_index(f).is_none_or(|k| i.get_at(k) == 0);
     match name {
         "IADD" => no_neg("ra.neg") && no_neg("rb.neg"),
         "IMAD" | "IMAD_WIDE" => true,
@@ -100,7 +100,7 @@ fn convert(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<
             Some(rest) => format!("{}{}", to_field, rest),
             None => f.name.to_string(),
         };
-        match n.field_index(&renamed) {
+        match n.def().field_index(&renamed) {
             Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
             _ if from.get_at(k) == f.unused_value() => {}
             _ => return None,
@@ -165,11 +165,11 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
             if p.form != forms::MOV_C || o.kind != OpKind::Def || o.fixed.is_some() || m.fixups[0].hi || p.is_guarded() {
                 continue;
             }
-            if p.def().bitwidth_of(p.field_index("rd").unwrap(), p.values()) != 32 {
+            if p.def().bitwidth_of(forms::MOV_C::RD.index as usize, p.values()) != 32 {
                 continue;
             }
             if defs.get(&o.vreg) == Some(&1) {
-                cmem.insert(o.vreg, p.get("vb").unwrap());
+                cmem.insert(o.vreg, p.get(forms::MOV_C::VB));
             }
         }
     }
@@ -226,7 +226,7 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> 
     let (mut inst, pos, swap) = match fname.as_str() {
         "rb" => (piece.clone(), 1, false),
         "rc" => (piece.clone(), 2, false),
-        "ra" if commutes(piece) && piece.field_index("rb").is_some() => (piece.clone(), 1, true),
+        "ra" if commutes(piece) && piece.def().field_index("rb").is_some() => (piece.clone(), 1, true),
         _ => return false,
     };
     let Some(tw) = twin(inst.form, pos, src) else { return false };
@@ -234,13 +234,13 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> 
     let to_field = src.field(pos);
     if swap {
         // Only when neither operand is negated (`commutes`).
-        let (a, bb) = (inst.field_index("ra").unwrap(), inst.field_index("rb").unwrap());
+        let (a, bb) = (inst.def().field_index("ra").unwrap(), inst.def().field_index("rb").unwrap());
         let (va, vb) = (inst.get_at(a), inst.get_at(bb));
         inst.set_at(a, vb);
         inst.set_at(bb, va);
     }
     let Some(mut n) = convert(&inst, tw, from_field, to_field) else { return false };
-    let Some(tf) = n.field_index(to_field) else { return false };
+    let Some(tf) = n.def().field_index(to_field) else { return false };
     if tw.def().fields[tf].kind != src.kind() {
         return false;
     }
@@ -266,7 +266,7 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> 
         if name == from_field {
             return false;
         }
-        let Some(idx) = n.field_index(&name) else { return false };
+        let Some(idx) = n.def().field_index(&name) else { return false };
         f.field = idx as u8;
     }
     new_fixups.remove(k);

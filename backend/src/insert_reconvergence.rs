@@ -50,7 +50,9 @@ use ursa_isel::intrinsics::Intrinsic;
 use ursa_isel::vcode::{BlockId, VCode};
 
 use crate::divergence::{self, Cfg, Divergence};
-use crate::encode::{item, set, Code, Item};
+use crate::encode::{item, Code, Item};
+use ursa_emit::mods::BReg;
+use ursa_emit::typed::{Fld, Mod};
 
 /// Number of convergence-barrier registers (`B0`–`B15`).
 pub const NUM_BREGS: usize = 16;
@@ -287,10 +289,8 @@ pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
     Ok(out)
 }
 
-fn breg_inst(form: ursa_emit::FormId, field: &str, k: u8) -> Inst {
-    let mut i = Inst::new(form);
-    set(&mut i, field, k as u64);
-    i
+fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
+    Inst::new(form).with(field, BReg(k as u32))
 }
 
 /// Puts the planned instructions into the laid-out code: at the start of
@@ -314,14 +314,14 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
     let mut prefix: Vec<Vec<Item>> = vec![Vec::new(); nb];
     for r in &plan.regions {
         let (Some(j), Some(_)) = (vblock(r.join), vblock(r.setup)) else { continue };
-        prefix[j.0 as usize].push(item(breg_inst(forms::BSYNC_X, "bb", r.breg)));
+        prefix[j.0 as usize].push(item(breg_inst(forms::BSYNC_X, forms::BSYNC_X::BB, r.breg)));
         if r.rearm {
-            prefix[j.0 as usize].push(item(breg_inst(forms::BREAK_X, "bd", r.breg)));
+            prefix[j.0 as usize].push(item(breg_inst(forms::BREAK_X, forms::BREAK_X::BD, r.breg)));
         }
     }
     for r in &plan.regions {
         let (Some(j), Some(p)) = (vblock(r.join), vblock(r.setup)) else { continue };
-        let mut it = item(breg_inst(forms::BSSY_I, "bd", r.breg));
+        let mut it = item(breg_inst(forms::BSSY_I, forms::BSSY_I::BD, r.breg));
         it.label = Some(j);
         prefix[p.0 as usize].push(it);
     }

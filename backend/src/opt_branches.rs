@@ -20,13 +20,17 @@ fn is_bra(it: &Item) -> bool {
     it.target.is_some()
 }
 
+/// The guard predicate and its negation flag (for a form that can be negated).
 fn guard(i: &Inst) -> Option<(u64, u64)> {
-    Some((i.get("pg")?, i.get("pg.not")?))
+    let def = i.def();
+    Some((i.get_at(def.guard? as usize), i.get_at(def.guard_not? as usize)))
 }
 
 fn set_guard(i: &mut Inst, g: (u64, u64)) {
-    crate::encode::set(i, "pg", g.0);
-    crate::encode::set(i, "pg.not", g.1);
+    let def = i.def();
+    let (Some(p), Some(n)) = (def.guard, def.guard_not) else { panic!("{} has no negatable guard", i.form.name()) };
+    i.set_at(p as usize, g.0);
+    i.set_at(n as usize, g.1);
 }
 
 /// Ends the block: nothing after it runs (an unguarded BRA, EXIT, RET or trap).

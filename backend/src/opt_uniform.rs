@@ -19,6 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ursa_emit::typed::UR;
 use ursa_emit::{forms, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
@@ -149,10 +150,10 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
                 let (p, o) = (&m.pieces[0], m.opnds[0]);
                 if o.kind == OpKind::Def && o.fixed.is_none() && vcode.class(o.vreg) == Class::R && single(&o.vreg) && !m.fixups[0].hi {
-                    if p.form == forms::MOV_C && p.def().bitwidth_of(p.field_index("rd").unwrap(), p.values()) == 32 {
-                        origin.insert(o.vreg, (Origin::Const(p.get("vb").unwrap()), bi, ii));
+                    if p.form == forms::MOV_C && p.def().bitwidth_of(forms::MOV_C::RD.index as usize, p.values()) == 32 {
+                        origin.insert(o.vreg, (Origin::Const(p.get(forms::MOV_C::VB)), bi, ii));
                     } else if p.form == forms::MOV_I {
-                        origin.insert(o.vreg, (Origin::Imm(p.get("vb").unwrap()), bi, ii));
+                        origin.insert(o.vreg, (Origin::Imm(p.get(forms::MOV_I::VB)), bi, ii));
                     }
                 }
             }
@@ -262,7 +263,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         for fx in m.fixups.iter() {
             let v = m.opnds[fx.opnd as usize].vreg;
             let name = uniform_field(&m.pieces[0].def().fields[fx.field as usize].name);
-            let j = n.field_index(&name).expect("twin has the register field");
+            let j = n.def().field_index(&name).expect("twin has the register field");
             n.set_at(j, ur[&v]);
         }
         let mut u = MInst::new(Pseudo::None);
@@ -291,16 +292,16 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         let mut i = match o {
             Origin::Const(c) => {
                 let mut i = Inst::new(forms::UMOV_C);
-                i.set("vb", c).expect("UMOV_C has vb");
+                i.set(forms::UMOV_C::VB, c);
                 i
             }
             Origin::Imm(k) => {
                 let mut i = Inst::new(forms::UMOV_I);
-                i.set("vb", k).expect("UMOV_I has vb");
+                i.set(forms::UMOV_I::VB, k);
                 i
             }
         };
-        i.set("urd", ur[&s]).expect("UMOV has urd");
+        i.set([forms::UMOV_C::URD, forms::UMOV_I::URD], UR(ur[&s] as u8));
         let mut m = MInst::new(Pseudo::None);
         m.pieces.push(i);
         m.origin = vcode.blocks[bi].insts[ii].origin;

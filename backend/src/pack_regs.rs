@@ -786,7 +786,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     let mut keep = vec![true; code.items.len()];
     for (i, it) in code.items.iter().enumerate() {
         if file == RegFile::R && it.inst.form == forms::MOV_R && !it.inst.is_guarded() {
-            let (Some(d), Some(s)) = (it.inst.get("rd"), it.inst.get("rb")) else { continue };
+            let (d, s) = (it.inst.get(forms::MOV_R::RD), it.inst.get(forms::MOV_R::RB));
             if d == s {
                 keep[i] = false;
                 copies_removed += 1;

@@ -104,48 +104,12 @@ impl Inst {
         &self.vals[..self.def().fields.len()]
     }
 
-    pub fn field_index(&self, name: &str) -> Option<usize> {
-        self.def().field_index(name)
-    }
-
-    /// The value of a field by name.
-    pub fn get(&self, name: &str) -> Option<u64> {
-        self.field_index(name).map(|i| self.vals[i])
-    }
-
     pub fn get_at(&self, i: usize) -> u64 {
         self.vals[i]
     }
 
     pub fn set_at(&mut self, i: usize, v: u64) {
         self.vals[i] = v;
-    }
-
-    /// Sets a field by name; an enumerated field also takes a value name
-    /// (`set_named("itype", "U32")`).
-    pub fn set(&mut self, name: &str, v: u64) -> Result<&mut Self, InstError> {
-        let i = self
-            .field_index(name)
-            .ok_or_else(|| InstError::NoSuchField { form: self.form.name(), field: name.to_string() })?;
-        let f = &self.def().fields[i];
-        if v > f.max() {
-            return Err(InstError::ValueTooWide { form: self.form.name(), field: &f.name, value: v });
-        }
-        self.vals[i] = v;
-        Ok(self)
-    }
-
-    /// Sets an enumerated field by value name, or any field by the text
-    /// the assembler accepts for it (`RZ`, `PT`, `0x10`).
-    pub fn set_named(&mut self, name: &str, value: &str) -> Result<&mut Self, InstError> {
-        let i = self
-            .field_index(name)
-            .ok_or_else(|| InstError::NoSuchField { form: self.form.name(), field: name.to_string() })?;
-        let f = &self.def().fields[i];
-        let v = crate::model::parse_value(&ISA.types, f.kind, value)
-            .ok_or_else(|| InstError::UndefinedValue { form: self.form.name(), field: &f.name, value: u64::MAX })?;
-        self.vals[i] = v;
-        Ok(self)
     }
 
     /// The first syntax pattern that can express this instruction.
@@ -182,10 +146,9 @@ impl Inst {
             }
         }
         if !pat.wsb {
-            if let Some(w) = self.field_index("wsb") {
-                if self.vals[w] != def.fields[w].default.unwrap_or(7) {
-                    return Err(InstError::WsbNotAllowed { form });
-                }
+            let w = crate::control::WSB.index as usize;
+            if self.vals[w] != def.fields[w].default.unwrap_or(7) {
+                return Err(InstError::WsbNotAllowed { form });
             }
         }
         Ok(pat)

@@ -19,9 +19,10 @@ pub mod elf;
 pub mod latency;
 pub mod operands;
 pub mod traps;
+pub mod typed;
 
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};
 pub use operands::{RegFile, RegRef, RegSlot};
-pub use tables::{forms, FormId, ISA};
+pub use tables::{control, forms, mods, optypes, FormId, ISA};
 pub use text::{format_inst, parse_inst, Labels, NoLabels, TextError};

@@ -600,7 +600,7 @@ fn is_pred(fields: &[Field], o: &Operand) -> bool {
 }
 
 fn is_guard_not(form: &crate::model::Form, i: usize) -> bool {
-    form.guard.map(|g| format!("{}.not", form.fields[g as usize].name) == *form.fields[i].name).unwrap_or(false)
+    form.guard_not == Some(i as u16)
 }
 
 fn describe(fields: &[Field], o: &Operand) -> String {

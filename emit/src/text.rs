@@ -129,7 +129,7 @@ pub fn format_inst(inst: &Inst, pc: Option<u64>, labels: &dyn Labels) -> Result<
     let mut s = String::new();
     if let Some(g) = def.guard {
         let gv = inst.get_at(g as usize);
-        let not = inst.field_index(&format!("{}.not", def.fields[g as usize].name)).map(|i| inst.get_at(i)).unwrap_or(0);
+        let not = def.guard_not.map(|i| inst.get_at(i as usize)).unwrap_or(0);
         if gv != PT as u64 || not != 0 {
             s.push('@');
             if not != 0 {
@@ -868,8 +868,8 @@ fn finish(inst: &mut Inst, guard: Option<(bool, &str, usize)>, controls: &[Piece
         let kind = def.fields[gi as usize].kind;
         let v = expect_reg(g, kind, 32).map_err(|m| TextError { col, msg: format!("guard: {}", m) })?;
         inst.set_at(gi as usize, v);
-        if let Some(ni) = inst.field_index(&format!("{}.not", def.fields[gi as usize].name)) {
-            inst.set_at(ni, neg as u64);
+        if let Some(ni) = def.guard_not {
+            inst.set_at(ni as usize, neg as u64);
         } else if neg {
             return terr(col, "this guard cannot be negated");
         }

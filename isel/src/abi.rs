@@ -11,6 +11,7 @@
 use crate::lower::Lower;
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms;
+use ursa_emit::forms::{MOV_R};
 
 /// Parameters and results passed in registers (`R4`–`R19`); the rest go
 /// through local memory (arguments below the stack pointer, results in the
@@ -51,7 +52,7 @@ pub fn to_abi_pair(cx: &mut Lower, r: VReg) -> VReg {
         return r;
     }
     let p = cx.temp(Class::RPair);
-    let m = Bundle::new().inst(forms::MOV_R).def("rd", p).use_("rb", r).build();
+    let m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, r).build();
     cx.push(m);
     p
 }

@@ -23,6 +23,7 @@
 
 use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::ir::{self, types, Function, GlobalValueData, InstructionData, Opcode, Value};
+use ursa_emit::forms::{MOV_I};
 
 /// What the analysis knows of a value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -204,11 +205,11 @@ impl crate::lower::Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(ursa_emit::forms::MOV_I)
-                .def("rd", d)
-                .set("vb", lo as u64)
+                .def(MOV_I::RD, d)
+                .set(MOV_I::VB, lo as u64)
                 .inst(ursa_emit::forms::MOV_I)
-                .def_hi("rd", d)
-                .set("vb", SHARED_WINDOW_HI),
+                .def_hi(MOV_I::RD, d)
+                .set(MOV_I::VB, SHARED_WINDOW_HI),
         );
         Ok(d)
     }

@@ -17,6 +17,7 @@
 //! error naming the call.
 
 use cranelift_codegen::ir::{types, Signature, Type};
+use ursa_emit::mods::{SReg, ShflMode, VoteMode};
 
 /// Prefix of the reserved names.
 pub const PREFIX: &str = "ursa_";
@@ -24,16 +25,16 @@ pub const PREFIX: &str = "ursa_";
 /// What an intrinsic reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Intrinsic {
-    /// A special register, by its `SReg` name in the description (`SR_TID_X`).
-    Special(&'static str),
+    /// A special register (`SR_TID_X`).
+    Special(SReg),
     /// A 32-bit word of constant bank 0 at this byte offset.
     Const0(u32),
     /// `BAR.SYNC 0`.
     Barrier,
-    /// A warp shuffle, by its `ShflMode` name (`IDX`, `UP`, `DOWN`, `BFLY`).
-    Shuffle(&'static str),
-    /// A vote, by its `VoteMode` name (`ANY`, `ALL`): an i8 0 or 1.
-    Vote(&'static str),
+    /// A warp shuffle, by its mode (`IDX`, `UP`, `DOWN`, `BFLY`).
+    Shuffle(ShflMode),
+    /// A vote, by its mode (`ANY`, `ALL`): an i8 0 or 1.
+    Vote(VoteMode),
     /// The mask of lanes whose argument is non-zero.
     Ballot,
 }
@@ -52,13 +53,13 @@ impl Intrinsic {
 }
 
 const TABLE: &[(&str, Intrinsic)] = &[
-    ("ursa_tid_x", Intrinsic::Special("SR_TID_X")),
-    ("ursa_tid_y", Intrinsic::Special("SR_TID_Y")),
-    ("ursa_tid_z", Intrinsic::Special("SR_TID_Z")),
-    ("ursa_ctaid_x", Intrinsic::Special("SR_CTAID_X")),
-    ("ursa_ctaid_y", Intrinsic::Special("SR_CTAID_Y")),
-    ("ursa_ctaid_z", Intrinsic::Special("SR_CTAID_Z")),
-    ("ursa_laneid", Intrinsic::Special("SR_LANEID")),
+    ("ursa_tid_x", Intrinsic::Special(SReg::SR_TID_X)),
+    ("ursa_tid_y", Intrinsic::Special(SReg::SR_TID_Y)),
+    ("ursa_tid_z", Intrinsic::Special(SReg::SR_TID_Z)),
+    ("ursa_ctaid_x", Intrinsic::Special(SReg::SR_CTAID_X)),
+    ("ursa_ctaid_y", Intrinsic::Special(SReg::SR_CTAID_Y)),
+    ("ursa_ctaid_z", Intrinsic::Special(SReg::SR_CTAID_Z)),
+    ("ursa_laneid", Intrinsic::Special(SReg::SR_LANEID)),
     ("ursa_ntid_x", Intrinsic::Const0(0x0)),
     ("ursa_ntid_y", Intrinsic::Const0(0x4)),
     ("ursa_ntid_z", Intrinsic::Const0(0x8)),
@@ -66,12 +67,12 @@ const TABLE: &[(&str, Intrinsic)] = &[
     ("ursa_nctaid_y", Intrinsic::Const0(0x10)),
     ("ursa_nctaid_z", Intrinsic::Const0(0x14)),
     ("ursa_barrier", Intrinsic::Barrier),
-    ("ursa_shfl_idx", Intrinsic::Shuffle("IDX")),
-    ("ursa_shfl_up", Intrinsic::Shuffle("UP")),
-    ("ursa_shfl_down", Intrinsic::Shuffle("DOWN")),
-    ("ursa_shfl_bfly", Intrinsic::Shuffle("BFLY")),
-    ("ursa_vote_any", Intrinsic::Vote("ANY")),
-    ("ursa_vote_all", Intrinsic::Vote("ALL")),
+    ("ursa_shfl_idx", Intrinsic::Shuffle(ShflMode::IDX)),
+    ("ursa_shfl_up", Intrinsic::Shuffle(ShflMode::UP)),
+    ("ursa_shfl_down", Intrinsic::Shuffle(ShflMode::DOWN)),
+    ("ursa_shfl_bfly", Intrinsic::Shuffle(ShflMode::BFLY)),
+    ("ursa_vote_any", Intrinsic::Vote(VoteMode::ANY)),
+    ("ursa_vote_all", Intrinsic::Vote(VoteMode::ALL)),
     ("ursa_ballot", Intrinsic::Ballot),
 ];
 

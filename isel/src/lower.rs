@@ -19,6 +19,10 @@ use crate::abi;
 use crate::intrinsics;
 use crate::vcode::*;
 use crate::LowerError;
+use ursa_emit::forms::{BAR_I, CALL_I, CALL_R, ISETP_RI, LDL_RI, LEPC_I, MOV_C, S2R_X, SEL_RI, SHFL_RI, STL_RIR, VOTE_X};
+use ursa_emit::mods;
+use ursa_emit::optypes::SHFL;
+use ursa_emit::typed::{P, R};
 
 pub type Reg = VReg;
 pub type Pred = VReg;
@@ -129,6 +133,9 @@ impl<'f> Lower<'f> {
     }
 
     pub fn push(&mut self, mut m: MInst) {
+        if let Err(e) = self.vcode.check_operands(&m) {
+            panic!("lowering built a bad instruction: {}", e);
+        }
         m.origin = self.cur_inst.map(|i| i.as_u32());
         self.cur.push(m);
     }
@@ -556,7 +563,7 @@ impl<'f> Lower<'f> {
             InstructionData::FuncAddr { func_ref, .. } => {
                 let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
                 let d = self.temp(Class::RPair);
-                let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def("rd", d).build();
+                let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def(LEPC_I::RD, d).build();
                 m.sym = Some(SymRef { piece: 0, symbol: name });
                 self.push(m);
                 return Ok(Some(smallvec![d]));
@@ -590,13 +597,13 @@ impl<'f> Lower<'f> {
         }
         let mut b = Bundle::pseudo(Pseudo::Call);
         b = match &callee {
-            Callee::Direct(_) => b.inst(ursa_emit::forms::CALL_I).set("rd", abi::LINK as u64),
+            Callee::Direct(_) => b.inst(ursa_emit::forms::CALL_I).set(CALL_I::RD, R(abi::LINK as u8)),
             Callee::Indirect(a) => {
                 let r = self.use_value(*a);
                 if self.vcode.class(r) != Class::RPair {
                     return Err(self.err(inst, "call_indirect through a 32-bit address is not supported"));
                 }
-                b.inst(ursa_emit::forms::CALL_R).set("rd", abi::LINK as u64).use_("ra", r)
+                b.inst(ursa_emit::forms::CALL_R).set(CALL_R::RD, R(abi::LINK as u8)).use_(CALL_R::RA, r)
             }
         };
         for (r, reg) in fixed {
@@ -649,12 +656,12 @@ impl<'f> Lower<'f> {
         let pair = self.vcode.class(r) == Class::RPair;
         let b = if incoming { Bundle::pseudo(Pseudo::FrameRel { offset: ofs }) } else { Bundle::new() };
         let b = if store {
-            b.inst(forms::STL_RIR).use_("rb", r)
+            b.inst(forms::STL_RIR).use_(STL_RIR::RB, r)
         } else {
-            b.inst(forms::LDL_RI).def("rd", r)
+            b.inst(forms::LDL_RI).def(LDL_RI::RD, r)
         };
-        let b = b.set("ra", abi::SP as u64).set("ofs", abi::ofs_field(ofs as i64));
-        let b = if pair { b.named("dtype", "64") } else { b };
+        let b = b.set([LDL_RI::RA, STL_RIR::RA], R(abi::SP as u8)).set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(ofs as i64));
+        let b = if pair { b.set([LDL_RI::DTYPE, STL_RIR::DTYPE], mods::MEMDType::_64) } else { b };
         b.build()
     }
 
@@ -665,24 +672,24 @@ impl<'f> Lower<'f> {
         use ursa_emit::forms;
         let d = self.temp(Class::R);
         let m = match intr {
-            I::Special(sr) => Bundle::new().inst(forms::S2R_X).def("rd", d).named("sr", sr).build(),
-            I::Const0(ofs) => Bundle::new().inst(forms::MOV_C).def("rd", d).set("vb", ofs as u64).build(),
+            I::Special(sr) => Bundle::new().inst(forms::S2R_X).def(S2R_X::RD, d).set(S2R_X::SR, sr).build(),
+            I::Const0(ofs) => Bundle::new().inst(forms::MOV_C).def(MOV_C::RD, d).set(MOV_C::VB, ofs as u64).build(),
             I::Barrier => {
-                self.push(Bundle::new().inst(forms::BAR_I).named("mode", "SYNC").set("barid", 0).build());
+                self.push(Bundle::new().inst(forms::BAR_I).set(BAR_I::MODE, mods::BarMode::SYNC).set(BAR_I::BARID, 0).build());
                 return smallvec![];
             }
             I::Shuffle(mode) => {
                 let v = self.use_value(args[0]);
                 // Full warp: clamp 31 (0 for UP), no segments (isa-extensions, SHFL).
-                let c = if mode == "UP" { 0 } else { 0x1f };
+                let c = if mode == mods::ShflMode::UP { 0 } else { 0x1f };
                 let b = match crate::context::const_bits(self, args[1]) {
-                    Some(k) if k < 32 => Bundle::new().inst(forms::SHFL_RI).set("vb", k),
+                    Some(k) if k < 32 => Bundle::new().inst(forms::SHFL_RI).set(SHFL_RI::VB, k),
                     _ => {
                         let r = self.use_value(args[1]);
-                        Bundle::new().inst(forms::SHFL_RR).use_("rb", r)
+                        Bundle::new().inst(forms::SHFL_RR).use_(ursa_emit::forms::SHFL_RR::RB, r)
                     }
                 };
-                b.named("mode", mode).def("rd", d).use_("ra", v).set("vc", c).build()
+                b.set(SHFL::MODE, mode).def(SHFL::RD, d).use_(SHFL::RA, v).set(SHFL::VC, c).build()
             }
             I::Vote(_) | I::Ballot => {
                 // The argument as a predicate: its low 8 bits non-zero.
@@ -691,21 +698,21 @@ impl<'f> Lower<'f> {
                 let masked = self.zext_bits(x, 8);
                 let isetp = Bundle::new()
                     .inst(forms::ISETP_RI)
-                    .named("compop", "NE")
-                    .named("boolop", "AND")
-                    .named("itype", "U32")
-                    .def("pu", p)
-                    .use_("ra", masked)
-                    .set("vb", 0)
-                    .set("pp", ursa_emit::PT as u64)
+                    .set(ISETP_RI::COMPOP, mods::CompOp::NE)
+                    .set(ISETP_RI::BOOLOP, mods::BoolOp::AND)
+                    .set(ISETP_RI::ITYPE, mods::IType::U32)
+                    .def(ISETP_RI::PU, p)
+                    .use_(ISETP_RI::RA, masked)
+                    .set(ISETP_RI::VB, 0)
+                    .set(ISETP_RI::PP, P(ursa_emit::PT as u8))
                     .build();
                 self.push(isetp);
                 match intr {
-                    I::Ballot => Bundle::new().inst(forms::VOTE_X).named("mode", "ANY").def("rd", d).set("pu", ursa_emit::PT as u64).use_("pp", p).build(),
+                    I::Ballot => Bundle::new().inst(forms::VOTE_X).set(VOTE_X::MODE, mods::VoteMode::ANY).def(VOTE_X::RD, d).set(VOTE_X::PU, P(ursa_emit::PT as u8)).use_(VOTE_X::PP, p).build(),
                     I::Vote(mode) => {
                         let q = self.temp(Class::P);
-                        self.push(Bundle::new().inst(forms::VOTE_X).named("mode", mode).set("rd", ursa_emit::RZ as u64).def("pu", q).use_("pp", p).build());
-                        Bundle::new().inst(forms::SEL_RI).def("rd", d).set("ra", ursa_emit::RZ as u64).set("vb", 1).use_("pp", q).set("pp.not", 1).build()
+                        self.push(Bundle::new().inst(forms::VOTE_X).set(VOTE_X::MODE, mode).set(VOTE_X::RD, R(ursa_emit::RZ as u8)).def(VOTE_X::PU, q).use_(VOTE_X::PP, p).build());
+                        Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).set(SEL_RI::RA, R(ursa_emit::RZ as u8)).set(SEL_RI::VB, 1).use_(SEL_RI::PP, q).set(SEL_RI::PP_NOT, true).build()
                     }
                     _ => unreachable!(),
                 }
@@ -750,10 +757,10 @@ impl<'f> Lower<'f> {
                 let align = size.min(8);
                 ofs = ofs.div_ceil(align) * align;
                 let cmem = |o: u64| (PARAM_BASE + o) & 0xffff;
-                let mut b = Bundle::new().inst(ursa_emit::forms::MOV_C).def("rd", want).set("vb", cmem(ofs));
+                let mut b = Bundle::new().inst(ursa_emit::forms::MOV_C).def(MOV_C::RD, want).set(MOV_C::VB, cmem(ofs));
                 if self.vcode.class(want) == Class::RPair {
                     // MOV.64 R[n:n+1], c[0x0][ofs] (erratum E61).
-                    b = b.named("width", "64");
+                    b = b.set(MOV_C::WIDTH, mods::MOVW::_64);
                 }
                 self.push(b.build());
                 ofs += size;

@@ -3,13 +3,15 @@
 //! instruction onto the current lowering and returns its result register.
 //! Field names are those of the ISA description (`ursa isa FORM` lists them).
 
-use ursa_emit::{forms, PT, RZ};
+use ursa_emit::forms;
 
 use crate::lower::{CmpOp, Lower, Signed};
 use crate::vcode::{Bundle, Class, MInst, VReg};
+use ursa_emit::forms::{IADD_RI, IADD_RR, ISETP_RI, ISETP_RR, LOP3_RIR, MOV_I, MOV_R, SEL_RI, SEL_RR, SGXT_RI, SHF_RIR};
+use ursa_emit::typed::{P, R};
+use ursa_emit::mods;
+use ursa_emit::optypes::ISETP;
 
-pub(crate) const PT_: u64 = PT as u64;
-pub(crate) const RZ_: u64 = RZ as u64;
 
 /// LOP3 truth-table inputs: the tables of `a`, `b` and `c` themselves.
 pub const LUT_A: u8 = 0xF0;
@@ -23,21 +25,23 @@ impl Lower<'_> {
     }
 }
 
-fn cmp_name(op: &CmpOp) -> &'static str {
+/// ISETP's `.compop` for a comparison.
+pub(crate) fn compop(op: &CmpOp) -> mods::CompOp {
     match op {
-        CmpOp::EQ => "EQ",
-        CmpOp::NE => "NE",
-        CmpOp::LT => "LT",
-        CmpOp::LE => "LE",
-        CmpOp::GT => "GT",
-        CmpOp::GE => "GE",
+        CmpOp::EQ => mods::CompOp::EQ,
+        CmpOp::NE => mods::CompOp::NE,
+        CmpOp::LT => mods::CompOp::LT,
+        CmpOp::LE => mods::CompOp::LE,
+        CmpOp::GT => mods::CompOp::GT,
+        CmpOp::GE => mods::CompOp::GE,
     }
 }
 
-fn signed_name(s: &Signed) -> &'static str {
+/// `.S32` / `.U32`.
+pub(crate) fn signed_itype(s: &Signed) -> mods::IType {
     match s {
-        Signed::S32 => "S32",
-        Signed::U32 => "U32",
+        Signed::S32 => mods::IType::S32,
+        Signed::U32 => mods::IType::U32,
     }
 }
 
@@ -46,7 +50,7 @@ impl Lower<'_> {
 
     pub fn mov_imm(&mut self, k: u32) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::MOV_I).def("rd", d).set("vb", k as u64));
+        self.emit_b(Bundle::new().inst(forms::MOV_I).def(MOV_I::RD, d).set(MOV_I::VB, k as u64));
         d
     }
 
@@ -55,11 +59,11 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(forms::MOV_I)
-                .def("rd", d)
-                .set("vb", k & 0xffff_ffff)
+                .def(MOV_I::RD, d)
+                .set(MOV_I::VB, k & 0xffff_ffff)
                 .inst(forms::MOV_I)
-                .def_hi("rd", d)
-                .set("vb", k >> 32),
+                .def_hi(MOV_I::RD, d)
+                .set(MOV_I::VB, k >> 32),
         );
         d
     }
@@ -73,18 +77,18 @@ impl Lower<'_> {
 
     /// `MOV d, a.lo` as an instruction (for callers that own `d`).
     pub fn lo32_into(&self, a: VReg, d: VReg) -> MInst {
-        Bundle::new().inst(forms::MOV_R).def("rd", d).use_("rb", a).build()
+        Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, a).build()
     }
 
     pub fn hi32(&mut self, a: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::MOV_R).def("rd", d).use_hi("rb", a));
+        self.emit_b(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_hi(MOV_R::RB, a));
         d
     }
 
     pub fn pair(&mut self, lo: VReg, hi: VReg) -> VReg {
         let d = self.temp(Class::RPair);
-        self.emit_b(Bundle::new().inst(forms::MOV_R).def("rd", d).use_("rb", lo).inst(forms::MOV_R).def_hi("rd", d).use_("rb", hi));
+        self.emit_b(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, lo).inst(forms::MOV_R).def_hi(MOV_R::RD, d).use_(MOV_R::RB, hi));
         d
     }
 
@@ -92,25 +96,25 @@ impl Lower<'_> {
 
     pub fn iadd_rr(&mut self, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::IADD_RR).def("rd", d).use_("ra", a).use_("rb", b));
+        self.emit_b(Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b));
         d
     }
 
     pub fn iadd_ri(&mut self, a: VReg, k: u32) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::IADD_RI).def("rd", d).use_("ra", a).set("vb", k as u64));
+        self.emit_b(Bundle::new().inst(forms::IADD_RI).def(IADD_RI::RD, d).use_(IADD_RI::RA, a).set(IADD_RI::VB, k as u64));
         d
     }
 
     pub fn isub_rr(&mut self, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::IADD_RR).def("rd", d).use_("ra", a).use_("rb", b).set("rb.neg", 1));
+        self.emit_b(Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).set(IADD_RR::RB_NEG, true));
         d
     }
 
     pub fn ineg_r(&mut self, a: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::IADD_RR).def("rd", d).set("ra", RZ_).use_("rb", a).set("rb.neg", 1));
+        self.emit_b(Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).set(IADD_RR::RA, R::Z).use_(IADD_RR::RB, a).set(IADD_RR::RB_NEG, true));
         d
     }
 
@@ -121,19 +125,19 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(forms::IADD_RR)
-                .def("rd", d)
-                .temp("pu", c)
-                .use_("ra", a)
-                .use_("rb", b)
-                .set("rb.neg", neg as u64)
+                .def(IADD_RR::RD, d)
+                .temp(IADD_RR::PU, c)
+                .use_(IADD_RR::RA, a)
+                .use_(IADD_RR::RB, b)
+                .set(IADD_RR::RB_NEG, neg)
                 .inst(forms::IADD_RR)
-                .named("ext", "X")
-                .def_hi("rd", d)
-                .use_hi("ra", a)
-                .use_hi("rb", b)
-                .set("rb.neg", neg as u64)
-                .use_("pp", c)
-                .set("pp.not", 0),
+                .set(IADD_RR::EXT, mods::IExt::X)
+                .def_hi(IADD_RR::RD, d)
+                .use_hi(IADD_RR::RA, a)
+                .use_hi(IADD_RR::RB, b)
+                .set(IADD_RR::RB_NEG, neg)
+                .use_(IADD_RR::PP, c)
+                .set(IADD_RR::PP_NOT, false),
         );
         d
     }
@@ -152,35 +156,35 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(forms::IADD_RI)
-                .def("rd", d)
-                .temp("pu", c)
-                .use_("ra", a)
-                .set("vb", k & 0xffff_ffff)
+                .def(IADD_RI::RD, d)
+                .temp(IADD_RI::PU, c)
+                .use_(IADD_RI::RA, a)
+                .set(IADD_RI::VB, k & 0xffff_ffff)
                 .inst(forms::IADD_RI)
-                .named("ext", "X")
-                .def_hi("rd", d)
-                .use_hi("ra", a)
-                .set("vb", k >> 32)
-                .use_("pp", c)
-                .set("pp.not", 0),
+                .set(IADD_RI::EXT, mods::IExt::X)
+                .def_hi(IADD_RI::RD, d)
+                .use_hi(IADD_RI::RA, a)
+                .set(IADD_RI::VB, k >> 32)
+                .use_(IADD_RI::PP, c)
+                .set(IADD_RI::PP_NOT, false),
         );
         d
     }
 
     fn isetp_base(b: Bundle, op: &CmpOp, s: &Signed) -> Bundle {
-        b.named("compop", cmp_name(op)).named("boolop", "AND").named("itype", signed_name(s)).set("pp", PT_)
+        b.set(ISETP::COMPOP, compop(op)).set(ISETP::BOOLOP, mods::BoolOp::AND).set(ISETP::ITYPE, signed_itype(s)).set(ISETP::PP, P::T)
     }
 
     pub fn isetp_rr(&mut self, op: &CmpOp, s: &Signed, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::P);
-        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, s).def("pu", d).use_("ra", a).use_("rb", b);
+        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, s).def(ISETP_RR::PU, d).use_(ISETP_RR::RA, a).use_(ISETP_RR::RB, b);
         self.emit_b(bu);
         d
     }
 
     pub fn isetp_ri(&mut self, op: &CmpOp, s: &Signed, a: VReg, k: u32) -> VReg {
         let d = self.temp(Class::P);
-        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, s).def("pu", d).use_("ra", a).set("vb", k as u64);
+        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, s).def(ISETP_RI::PU, d).use_(ISETP_RI::RA, a).set(ISETP_RI::VB, k as u64);
         self.emit_b(bu);
         d
     }
@@ -190,14 +194,14 @@ impl Lower<'_> {
     pub fn isetp64_rr(&mut self, op: &CmpOp, s: &Signed, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::P);
         let t = self.temp(Class::P);
-        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, &Signed::U32).temp("pu", t).use_("ra", a).use_("rb", b);
+        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, &Signed::U32).temp(ISETP_RR::PU, t).use_(ISETP_RR::RA, a).use_(ISETP_RR::RB, b);
         let b2 = Self::isetp_base(b1.inst(forms::ISETP_RR), op, s)
-            .named("ext", "X")
-            .def("pu", d)
-            .use_hi("ra", a)
-            .use_hi("rb", b)
-            .use_("pq", t)
-            .set("pq.not", 0);
+            .set(ISETP_RR::EXT, mods::IExt::X)
+            .def(ISETP_RR::PU, d)
+            .use_hi(ISETP_RR::RA, a)
+            .use_hi(ISETP_RR::RB, b)
+            .use_(ISETP_RR::PQ, t)
+            .set(ISETP_RR::PQ_NOT, false);
         self.emit_b(b2);
         d
     }
@@ -205,27 +209,27 @@ impl Lower<'_> {
     pub fn isetp64_ri(&mut self, op: &CmpOp, s: &Signed, a: VReg, k: u64) -> VReg {
         let d = self.temp(Class::P);
         let t = self.temp(Class::P);
-        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, &Signed::U32).temp("pu", t).use_("ra", a).set("vb", k & 0xffff_ffff);
+        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, &Signed::U32).temp(ISETP_RI::PU, t).use_(ISETP_RI::RA, a).set(ISETP_RI::VB, k & 0xffff_ffff);
         let b2 = Self::isetp_base(b1.inst(forms::ISETP_RI), op, s)
-            .named("ext", "X")
-            .def("pu", d)
-            .use_hi("ra", a)
-            .set("vb", k >> 32)
-            .use_("pq", t)
-            .set("pq.not", 0);
+            .set(ISETP_RI::EXT, mods::IExt::X)
+            .def(ISETP_RI::PU, d)
+            .use_hi(ISETP_RI::RA, a)
+            .set(ISETP_RI::VB, k >> 32)
+            .use_(ISETP_RI::PQ, t)
+            .set(ISETP_RI::PQ_NOT, false);
         self.emit_b(b2);
         d
     }
 
     pub fn sel_rr(&mut self, a: VReg, b: VReg, c: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::SEL_RR).def("rd", d).use_("ra", a).use_("rb", b).use_("pp", c));
+        self.emit_b(Bundle::new().inst(forms::SEL_RR).def(SEL_RR::RD, d).use_(SEL_RR::RA, a).use_(SEL_RR::RB, b).use_(SEL_RR::PP, c));
         d
     }
 
     pub fn sel_ri(&mut self, a: VReg, k: u32, c: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::SEL_RI).def("rd", d).use_("ra", a).set("vb", k as u64).use_("pp", c));
+        self.emit_b(Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).use_(SEL_RI::RA, a).set(SEL_RI::VB, k as u64).use_(SEL_RI::PP, c));
         d
     }
 
@@ -234,15 +238,15 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(forms::SEL_RR)
-                .def("rd", d)
-                .use_("ra", a)
-                .use_("rb", b)
-                .use_("pp", c)
+                .def(SEL_RR::RD, d)
+                .use_(SEL_RR::RA, a)
+                .use_(SEL_RR::RB, b)
+                .use_(SEL_RR::PP, c)
                 .inst(forms::SEL_RR)
-                .def_hi("rd", d)
-                .use_hi("ra", a)
-                .use_hi("rb", b)
-                .use_("pp", c),
+                .def_hi(SEL_RR::RD, d)
+                .use_hi(SEL_RR::RA, a)
+                .use_hi(SEL_RR::RB, b)
+                .use_(SEL_RR::PP, c),
         );
         d
     }
@@ -251,7 +255,7 @@ impl Lower<'_> {
     pub fn lop3_ri(&mut self, a: VReg, k: u32, lut: u8) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(
-            Bundle::new().inst(forms::LOP3_RIR).def("rd", d).use_("ra", a).set("vb", k as u64).set("rc", RZ_).set("lut", lut as u64).set("pp", PT_),
+            Bundle::new().inst(forms::LOP3_RIR).def(LOP3_RIR::RD, d).use_(LOP3_RIR::RA, a).set(LOP3_RIR::VB, k as u64).set(LOP3_RIR::RC, R::Z).set(LOP3_RIR::LUT, lut as u64).set(LOP3_RIR::PP, P::T),
         );
         d
     }
@@ -268,7 +272,7 @@ impl Lower<'_> {
             return a;
         }
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::SGXT_RI).def("rd", d).use_("ra", a).set("vb", n as u64));
+        self.emit_b(Bundle::new().inst(forms::SGXT_RI).def(SGXT_RI::RD, d).use_(SGXT_RI::RA, a).set(SGXT_RI::VB, n as u64));
         d
     }
 
@@ -277,13 +281,13 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(forms::SHF_RIR)
-                .named("direction", "R")
-                .named("lohi", "HI")
-                .named("itype", "S32")
-                .def("rd", d)
-                .set("ra", RZ_)
-                .set("vb", n as u64)
-                .use_("rc", a),
+                .set(SHF_RIR::DIRECTION, mods::SHFDir::R)
+                .set(SHF_RIR::LOHI, mods::LOHI::HI)
+                .set(SHF_RIR::ITYPE, mods::SHFDType::S32)
+                .def(SHF_RIR::RD, d)
+                .set(SHF_RIR::RA, R::Z)
+                .set(SHF_RIR::VB, n as u64)
+                .use_(SHF_RIR::RC, a),
         );
         d
     }

@@ -9,6 +9,8 @@
 //! pseudo-instructions, expanded by `encode` once the layout is known.
 
 use smallvec::SmallVec;
+use ursa_emit::model::Kind;
+use ursa_emit::typed::{Handle, Reads, RegRole, Role, Writes};
 use ursa_emit::{FormId, Inst};
 
 /// The register files values live in, as the allocator sees them.
@@ -193,6 +195,44 @@ pub struct VCode {
 }
 
 impl VCode {
+    /// Checks that every register operand of `m` names a virtual register of
+    /// the field's file and width: a general register (or pair) for an `R`
+    /// field, a predicate for a `P` field, a pair for a 64-bit operand and
+    /// for a high half. The message names the form, the field and the register.
+    pub fn check_operands(&self, m: &MInst) -> Result<(), String> {
+        for fx in &m.fixups {
+            let p = &m.pieces[fx.piece as usize];
+            let f = &p.def().fields[fx.field as usize];
+            let v = m.opnds[fx.opnd as usize].vreg;
+            let class = self.class(v);
+            let ok = match f.kind {
+                Kind::Reg => {
+                    let pair = p.def().bitwidth_of(fx.field as usize, p.values()) > 32;
+                    match class {
+                        Class::R => !fx.hi && !pair,
+                        Class::RPair => !(fx.hi && pair),
+                        Class::P => false,
+                    }
+                }
+                Kind::Pred => class == Class::P && !fx.hi,
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "{} field `{}` ({:?}{}) given {}{} of class {:?}",
+                    p.form.name(),
+                    f.name,
+                    f.kind,
+                    if f.kind == Kind::Reg { format!(", {} bits", p.def().bitwidth_of(fx.field as usize, p.values())) } else { String::new() },
+                    v,
+                    if fx.hi { ".hi" } else { "" },
+                    class
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn new_vreg(&mut self, class: Class) -> VReg {
         self.classes.push(class);
         VReg(self.classes.len() as u32 - 1)
@@ -203,7 +243,7 @@ impl VCode {
     }
 }
 
-/// Builds one [`MInst`] piece by piece: `Bundle::new().inst(IADD_RR).def("rd", d).use_("ra", a)…`.
+/// Builds one [`MInst`] piece by piece: `Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a)…`.
 pub struct Bundle {
     pub m: MInst,
 }
@@ -228,25 +268,11 @@ impl Bundle {
         (n, self.m.pieces.last_mut().expect("Bundle: no instruction started"))
     }
 
-    fn field(&mut self, name: &str) -> (u8, u8) {
-        let (p, i) = self.last();
-        let f = i.field_index(name).unwrap_or_else(|| panic!("{} has no field `{}`", i.form.name(), name));
-        (p, f as u8)
-    }
-
-    /// Sets a field to a number (immediates, modifiers by value).
-    pub fn set(mut self, name: &str, v: u64) -> Self {
+    /// Sets a field of the last instruction (immediates, modifiers, fixed
+    /// registers such as `R::Z`, `P::T`); panics if the value does not fit.
+    pub fn set<K: Role>(mut self, h: impl Handle<K>, v: K::Value) -> Self {
         let (_, i) = self.last();
-        if let Err(e) = i.set(name, v) {
-            panic!("lowering built a bad instruction: {}", e);
-        }
-        self
-    }
-
-    /// Sets an enumerated field by its value name (`compop` = `LT`).
-    pub fn named(mut self, name: &str, value: &str) -> Self {
-        let (_, i) = self.last();
-        if let Err(e) = i.set_named(name, value) {
+        if let Err(e) = i.try_set(h, v) {
             panic!("lowering built a bad instruction: {}", e);
         }
         self
@@ -262,36 +288,55 @@ impl Bundle {
         self.m.opnds.len() as u8 - 1
     }
 
-    fn reg(mut self, name: &str, v: VReg, kind: OpKind, hi: bool) -> Self {
-        let (piece, field) = self.field(name);
+    fn reg<K: RegRole>(mut self, h: impl Handle<K>, v: VReg, kind: OpKind, hi: bool) -> Self {
+        let (piece, i) = self.last();
+        let field = h.resolve(i.form).index_in(i.form) as u8;
         let opnd = self.opnd(v, kind, None);
         self.m.fixups.push(Fixup { piece, field, opnd, hi });
         self
     }
 
-    /// Field `name` reads `v` (a 32-bit register, a predicate, or the low
+    /// Field `h` reads `v` (a 32-bit register, a predicate, or the low
     /// register of a pair used as a 64-bit operand).
-    pub fn use_(self, name: &str, v: VReg) -> Self {
-        self.reg(name, v, OpKind::Use, false)
+    pub fn use_<K: Reads>(self, h: impl Handle<K>, v: VReg) -> Self {
+        self.reg(h, v, OpKind::Use, false)
     }
-    /// Field `name` reads the high half of pair `v`.
-    pub fn use_hi(self, name: &str, v: VReg) -> Self {
-        self.reg(name, v, OpKind::Use, true)
+    /// Field `h` reads the high half of pair `v`.
+    pub fn use_hi<K: Reads>(self, h: impl Handle<K>, v: VReg) -> Self {
+        self.reg(h, v, OpKind::Use, true)
     }
-    /// Field `name` writes `v`.
-    pub fn def(self, name: &str, v: VReg) -> Self {
-        self.reg(name, v, OpKind::Def, false)
+    /// Field `h` writes `v`.
+    pub fn def<K: Writes>(self, h: impl Handle<K>, v: VReg) -> Self {
+        self.reg(h, v, OpKind::Def, false)
     }
-    /// Field `name` writes the high half of pair `v`.
-    pub fn def_hi(self, name: &str, v: VReg) -> Self {
-        self.reg(name, v, OpKind::Def, true)
+    /// Field `h` writes the high half of pair `v`.
+    pub fn def_hi<K: Writes>(self, h: impl Handle<K>, v: VReg) -> Self {
+        self.reg(h, v, OpKind::Def, true)
     }
-    /// Field `name` writes and later pieces read `v`, a scratch of this bundle only.
-    pub fn temp(self, name: &str, v: VReg) -> Self {
-        self.reg(name, v, OpKind::Temp, false)
+    /// Field `h` writes and later pieces read `v`, a scratch of this bundle only.
+    pub fn temp<K: Writes>(self, h: impl Handle<K>, v: VReg) -> Self {
+        self.reg(h, v, OpKind::Temp, false)
     }
-    pub fn temp_hi(self, name: &str, v: VReg) -> Self {
-        self.reg(name, v, OpKind::Temp, true)
+    pub fn temp_hi<K: Writes>(self, h: impl Handle<K>, v: VReg) -> Self {
+        self.reg(h, v, OpKind::Temp, true)
+    }
+
+    /// Field number `field` of the last instruction (an instruction parsed
+    /// from text, whose register fields come from [`Inst::reg_reads`] /
+    /// [`Inst::reg_writes`]) reads or writes `v`, as `kind` says. Panics
+    /// unless the field is a register the instruction reads (for a use) or
+    /// writes (otherwise).
+    pub fn reg_at(mut self, field: usize, v: VReg, kind: OpKind, hi: bool) -> Self {
+        let (piece, i) = self.last();
+        let writes = i.operand_fields(true).contains(&field);
+        let reads = i.operand_fields(false).contains(&field) || i.def().guard == Some(field as u16);
+        let f = &i.def().fields[field];
+        if !f.kind.is_register() || (kind == OpKind::Use && !reads) || (kind != OpKind::Use && !writes) {
+            panic!("{}: field `{}` is not a register it {}", i.form.name(), f.name, if kind == OpKind::Use { "reads" } else { "writes" });
+        }
+        let opnd = self.opnd(v, kind, None);
+        self.m.fixups.push(Fixup { piece, field: field as u8, opnd, hi });
+        self
     }
 
     /// An operand with no field (fixed-register ABI operands of pseudos).

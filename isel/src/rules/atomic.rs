@@ -27,6 +27,10 @@ use ursa_emit::forms;
 use crate::lower::{InstOutput, Lower};
 use crate::vcode::{Bundle, Class, VReg};
 use crate::LowerError;
+use ursa_emit::forms::{ATOM_RIR, LD_RI, MEMBAR_X, ST_RIR};
+use ursa_emit::typed::{R};
+use ursa_emit::mods;
+use ursa_emit::mods::{AtomOp, IntType, MEMDType};
 
 impl Lower<'_> {
     /// The machine code of an atomic or a fence; `None` for other instructions.
@@ -43,13 +47,13 @@ impl Lower<'_> {
                 let ty = f.dfg.value_type(args[1]);
                 let itype = itype(ty, matches!(op, AtomicRmwOp::Smin | AtomicRmwOp::Smax)).ok_or_else(|| err(width_msg(ty)))?;
                 let mode = match op {
-                    AtomicRmwOp::Add | AtomicRmwOp::Sub => "ADD",
-                    AtomicRmwOp::And => "AND",
-                    AtomicRmwOp::Or => "OR",
-                    AtomicRmwOp::Xor => "XOR",
-                    AtomicRmwOp::Xchg => "EXCH",
-                    AtomicRmwOp::Umin | AtomicRmwOp::Smin => "MIN",
-                    AtomicRmwOp::Umax | AtomicRmwOp::Smax => "MAX",
+                    AtomicRmwOp::Add | AtomicRmwOp::Sub => AtomOp::ADD,
+                    AtomicRmwOp::And => AtomOp::AND,
+                    AtomicRmwOp::Or => AtomOp::OR,
+                    AtomicRmwOp::Xor => AtomOp::XOR,
+                    AtomicRmwOp::Xchg => AtomOp::EXCH,
+                    AtomicRmwOp::Umin | AtomicRmwOp::Smin => AtomOp::MIN,
+                    AtomicRmwOp::Umax | AtomicRmwOp::Smax => AtomOp::MAX,
                     AtomicRmwOp::Nand => return Err(err("atomic_rmw nand is not supported (ATOM has no NAND)".into())),
                 };
                 let addr = self.atomic_addr(args[0]).ok_or_else(|| err(addr_msg()))?;
@@ -64,9 +68,9 @@ impl Lower<'_> {
                 }
                 let d = self.temp(class(ty));
                 self.membar();
-                let b = Bundle::new().inst(forms::ATOM_RIR).named("op", mode).named("itype", itype).use_("ra", addr).use_("rb", x);
+                let b = Bundle::new().inst(forms::ATOM_RIR).set(ATOM_RIR::OP, mode).set(ATOM_RIR::ITYPE, itype).use_(ATOM_RIR::RA, addr).use_(ATOM_RIR::RB, x);
                 // An old value nobody reads goes to RZ (ATOM RZ, [Ra], Rb).
-                let b = if self.is_used(f.dfg.first_result(inst)) { b.def("rd", d) } else { b.set("rd", ursa_emit::RZ as u64) };
+                let b = if self.is_used(f.dfg.first_result(inst)) { b.def(ATOM_RIR::RD, d) } else { b.set(ATOM_RIR::RD, R(ursa_emit::RZ as u8)) };
                 self.emit_b(b);
                 self.membar();
                 Ok(Some(smallvec![d]))
@@ -79,7 +83,7 @@ impl Lower<'_> {
                 let d = self.temp(class(ty));
                 self.membar();
                 self.emit_b(
-                    Bundle::new().inst(forms::ATOM_RIR).named("op", "CAS").named("itype", itype).def("rd", d).use_("ra", addr).use_("rb", e).use_("rc", n),
+                    Bundle::new().inst(forms::ATOM_RIR).set(ATOM_RIR::OP, mods::AtomOp::CAS).set(ATOM_RIR::ITYPE, itype).def(ATOM_RIR::RD, d).use_(ATOM_RIR::RA, addr).use_(ATOM_RIR::RB, e).use_(ATOM_RIR::RC, n),
                 );
                 self.membar();
                 Ok(Some(smallvec![d]))
@@ -90,7 +94,7 @@ impl Lower<'_> {
                 let addr = self.atomic_addr(arg).ok_or_else(|| err(addr_msg()))?;
                 let d = self.temp(class(ty));
                 self.membar();
-                self.emit_b(Bundle::new().inst(forms::LD_RI).named("dtype", dtype).def("rd", d).use_("ra", addr).set("ofs", 0));
+                self.emit_b(Bundle::new().inst(forms::LD_RI).set(LD_RI::DTYPE, dtype).def(LD_RI::RD, d).use_(LD_RI::RA, addr).set(LD_RI::OFS, 0));
                 self.membar();
                 Ok(Some(smallvec![d]))
             }
@@ -100,7 +104,7 @@ impl Lower<'_> {
                 let addr = self.atomic_addr(args[1]).ok_or_else(|| err(addr_msg()))?;
                 let v = self.use_value(args[0]);
                 self.membar();
-                self.emit_b(Bundle::new().inst(forms::ST_RIR).named("dtype", dtype).use_("ra", addr).set("ofs", 0).use_("rb", v));
+                self.emit_b(Bundle::new().inst(forms::ST_RIR).set(ST_RIR::DTYPE, dtype).use_(ST_RIR::RA, addr).set(ST_RIR::OFS, 0).use_(ST_RIR::RB, v));
                 self.membar();
                 Ok(Some(smallvec![]))
             }
@@ -109,7 +113,7 @@ impl Lower<'_> {
     }
 
     fn membar(&mut self) {
-        self.emit_b(Bundle::new().inst(forms::MEMBAR_X).named("scope", "GPU"));
+        self.emit_b(Bundle::new().inst(forms::MEMBAR_X).set(MEMBAR_X::SCOPE, mods::MembarScope::GPU));
     }
 
     /// The address of an atomic: a 64-bit generic address (`None` for a
@@ -128,24 +132,24 @@ fn class(ty: Type) -> Class {
 }
 
 /// ATOM's `.itype` for `ty` (`None`: not 32 or 64 bits).
-fn itype(ty: Type, signed: bool) -> Option<&'static str> {
+fn itype(ty: Type, signed: bool) -> Option<IntType> {
     Some(match (ty, signed) {
-        (types::I32, false) => "U32",
-        (types::I32, true) => "S32",
-        (types::I64, false) => "U64",
-        (types::I64, true) => "S64",
+        (types::I32, false) => IntType::U32,
+        (types::I32, true) => IntType::S32,
+        (types::I64, false) => IntType::U64,
+        (types::I64, true) => IntType::S64,
         _ => return None,
     })
 }
 
 /// The load/store `.dtype` of an atomic load or store of `ty` (8- and
 /// 16-bit accesses are single-copy atomic too).
-fn dtype(ty: Type) -> Option<&'static str> {
+fn dtype(ty: Type) -> Option<MEMDType> {
     Some(match ty {
-        types::I8 => "U8",
-        types::I16 => "U16",
-        types::I32 => "32",
-        types::I64 => "64",
+        types::I8 => MEMDType::U8,
+        types::I16 => MEMDType::U16,
+        types::I32 => MEMDType::_32,
+        types::I64 => MEMDType::_64,
         _ => return None,
     })
 }

@@ -26,6 +26,8 @@ use crate::lower::{Lower, Pred};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{hi_of, Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::forms::{LOP3_RIR};
+use ursa_emit::typed::{P, R};
 
 /// Operations considered for one tree at most (the search over which to
 /// fold is exhaustive: 2^MAX_FOLDED subsets).
@@ -260,14 +262,14 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .inst(ursa_emit::forms::LOP3_RIR)
-                .def("pu", p)
-                .set("rd", ursa_emit::RZ as u64)
-                .use_("ra", r)
-                .set("vb", k as u64)
-                .set("rc", ursa_emit::RZ as u64)
-                .set("lut", 0xc0)
-                .set("pp", ursa_emit::PT as u64)
-                .set("pp.not", 1),
+                .def(LOP3_RIR::PU, p)
+                .set(LOP3_RIR::RD, R::Z)
+                .use_(LOP3_RIR::RA, r)
+                .set(LOP3_RIR::VB, k as u64)
+                .set(LOP3_RIR::RC, R::Z)
+                .set(LOP3_RIR::LUT, 0xc0)
+                .set(LOP3_RIR::PP, P::T)
+                .set(LOP3_RIR::PP_NOT, true),
         );
         p
     }

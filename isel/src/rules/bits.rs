@@ -11,6 +11,10 @@ use crate::lower::Lower;
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::optypes::{IADD, ISETP};
+use ursa_emit::mods::CompOp;
+use ursa_emit::mods::SHFDType;
+use crate::rules::ops::Xu1;
 
 impl Lower<'_> {
     /// `n - 1 - FLO.U32(x)` for a zero-extended `x` of `n` bits.
@@ -29,8 +33,8 @@ impl Lower<'_> {
         let bu = Bundle::new()
             .flo(false, D::T(fh), S::Hi(x))
             .flo(false, D::T(fl), S::Lo(x))
-            .isetp("NE", false, S::Hi(x), S::Z)
-            .temp("pu", p)
+            .isetp(CompOp::NE, false, S::Hi(x), S::Z)
+            .temp(ISETP::PU, p)
             .iadd(false, D::T(rh), S::Lo(fh), true, S::Imm(31), false)
             .iadd(false, D::T(rl), S::Lo(fl), true, S::Imm(63), false)
             .sel(D::Lo(d), S::Lo(rh), S::Lo(rl), p, false)
@@ -55,12 +59,12 @@ impl Lower<'_> {
             (self.temp(Class::R), self.temp(Class::R), self.temp(Class::R), self.temp(Class::R), self.temp(Class::R), self.temp(Class::R));
         let p = self.temp(Class::P);
         let bu = Bundle::new()
-            .shf(false, true, false, "S32", D::T(s), S::Z, S::Imm(31), S::Hi(x))
+            .shf(false, true, false, SHFDType::S32, D::T(s), S::Z, S::Imm(31), S::Hi(x))
             .lop3(D::T(l), S::Lo(x), S::Z, S::Lo(s), LUT_A ^ LUT_C)
             .flo(true, D::T(ph), S::Hi(x))
             .flo(false, D::T(pl), S::Lo(l))
-            .isetp("NE", false, S::Hi(x), S::Lo(s))
-            .temp("pu", p)
+            .isetp(CompOp::NE, false, S::Hi(x), S::Lo(s))
+            .temp(ISETP::PU, p)
             .iadd(false, D::T(rh), S::Lo(ph), true, S::Imm(30), false)
             .iadd(false, D::T(rl), S::Lo(pl), true, S::Imm(62), false)
             .sel(D::Lo(d), S::Lo(rh), S::Lo(rl), p, false)
@@ -77,7 +81,7 @@ impl Lower<'_> {
         let bu = Bundle::new()
             .iadd(false, D::T(t), S::Lo(x), false, S::Imm(u32::MAX), false)
             .lop3(D::T(u), S::Lo(t), m, S::Lo(x), lut)
-            .xu1("POPC", D::Lo(d), S::Lo(u));
+            .xu1(Xu1::Popc, D::Lo(d), S::Lo(u));
         self.emit_b(bu);
         d
     }
@@ -90,14 +94,14 @@ impl Lower<'_> {
         let andn = LUT_A & !LUT_C;
         let bu = Bundle::new()
             .iadd(false, D::T(t0), S::Lo(x), false, S::Imm(u32::MAX), false)
-            .temp("pu", c)
+            .temp(IADD::PU, c)
             .iadd(true, D::T(t1), S::Hi(x), false, S::Imm(u32::MAX), false)
-            .use_("pp", c)
-            .set("pp.not", 0)
+            .use_(IADD::PP, c)
+            .set(IADD::PP_NOT, false)
             .lop3(D::T(t0), S::Lo(t0), S::Z, S::Lo(x), andn)
             .lop3(D::T(t1), S::Lo(t1), S::Z, S::Hi(x), andn)
-            .xu1("POPC", D::T(c0), S::Lo(t0))
-            .xu1("POPC", D::T(c1), S::Lo(t1))
+            .xu1(Xu1::Popc, D::T(c0), S::Lo(t0))
+            .xu1(Xu1::Popc, D::T(c1), S::Lo(t1))
             .iadd(false, D::Lo(d), S::Lo(c0), false, S::Lo(c1), false)
             .mov(D::Hi(d), S::Z);
         self.emit_b(bu);
@@ -106,7 +110,7 @@ impl Lower<'_> {
 
     pub fn popc32(&mut self, x: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().xu1("POPC", D::Lo(d), S::Lo(x)));
+        self.emit_b(Bundle::new().xu1(Xu1::Popc, D::Lo(d), S::Lo(x)));
         d
     }
 
@@ -114,8 +118,8 @@ impl Lower<'_> {
         let d = self.temp(Class::RPair);
         let (c0, c1) = (self.temp(Class::R), self.temp(Class::R));
         let bu = Bundle::new()
-            .xu1("POPC", D::T(c0), S::Lo(x))
-            .xu1("POPC", D::T(c1), S::Hi(x))
+            .xu1(Xu1::Popc, D::T(c0), S::Lo(x))
+            .xu1(Xu1::Popc, D::T(c1), S::Hi(x))
             .iadd(false, D::Lo(d), S::Lo(c0), false, S::Lo(c1), false)
             .mov(D::Hi(d), S::Z);
         self.emit_b(bu);
@@ -124,14 +128,14 @@ impl Lower<'_> {
 
     pub fn brev32(&mut self, x: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().xu1("BREV", D::Lo(d), S::Lo(x)));
+        self.emit_b(Bundle::new().xu1(Xu1::Brev, D::Lo(d), S::Lo(x)));
         d
     }
 
     /// Each word reversed into the other.
     pub fn brev64(&mut self, x: VReg) -> VReg {
         let d = self.temp(Class::RPair);
-        self.emit_b(Bundle::new().xu1("BREV", D::Lo(d), S::Hi(x)).xu1("BREV", D::Hi(d), S::Lo(x)));
+        self.emit_b(Bundle::new().xu1(Xu1::Brev, D::Lo(d), S::Hi(x)).xu1(Xu1::Brev, D::Hi(d), S::Lo(x)));
         d
     }
 

@@ -38,6 +38,10 @@ use ursa_emit::forms;
 use crate::lower::{CmpOp, Lower, Signed};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::forms::{F2I_R, I2F_R, MUFU_R};
+use ursa_emit::mods;
+use ursa_emit::optypes::{IADD, ISETP};
+use ursa_emit::mods::CompOp;
 
 impl Lower<'_> {
     /// The reciprocal estimate `trunc(2^N / d · (1 - ε))` with `N` = 32
@@ -48,11 +52,11 @@ impl Lower<'_> {
         let f = self.temp(Class::R);
         let r = self.temp(Class::R);
         let y = self.temp(if wide { Class::RPair } else { Class::R });
-        let it = if wide { "U64" } else { "U32" };
-        self.emit_b(Bundle::new().inst(forms::I2F_R).named("rnd", "RP").named("ftype", "F32").named("itype", it).def("rd", f).use_("rb", d));
-        self.emit_b(Bundle::new().inst(forms::MUFU_R).named("mufuop", "RCP").named("dtype", "F32").def("rd", r).use_("rb", f));
+        let it = if wide { mods::IntType::U64 } else { mods::IntType::U32 };
+        self.emit_b(Bundle::new().inst(forms::I2F_R).set(I2F_R::RND, mods::FPRound::RP).set(I2F_R::FTYPE, mods::FType::F32).set(I2F_R::ITYPE, it).def(I2F_R::RD, f).use_(I2F_R::RB, d));
+        self.emit_b(Bundle::new().inst(forms::MUFU_R).set(MUFU_R::MUFUOP, mods::MUFUOp::RCP).set(MUFU_R::DTYPE, mods::MUFUDType::F32).def(MUFU_R::RD, r).use_(MUFU_R::RB, f));
         let s = self.iadd_ri(r, if wide { 0x1fff_fffe } else { 0x0fff_fffe });
-        self.emit_b(Bundle::new().inst(forms::F2I_R).named("rnd", "RZ").named("ftype", "F32").named("itype", it).def("rd", y).use_("rb", s));
+        self.emit_b(Bundle::new().inst(forms::F2I_R).set(F2I_R::RND, mods::FPRound::RZ).set(F2I_R::FTYPE, mods::FType::F32).set(F2I_R::ITYPE, it).def(F2I_R::RD, y).use_(F2I_R::RB, s));
         y
     }
 
@@ -66,7 +70,7 @@ impl Lower<'_> {
     /// `a + p` (p a predicate, 0 or 1): `IADD.X d, a, RZ, p`.
     fn inc_if(&mut self, a: VReg, p: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().iadd(true, D::Lo(d), S::Lo(a), false, S::Z, false).use_("pp", p).set("pp.not", 0));
+        self.emit_b(Bundle::new().iadd(true, D::Lo(d), S::Lo(a), false, S::Z, false).use_(IADD::PP, p).set(IADD::PP_NOT, false));
         d
     }
 
@@ -77,12 +81,12 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .iadd(true, D::Lo(d), S::Lo(a), false, S::Z, false)
-                .temp("pu", c)
-                .use_("pp", p)
-                .set("pp.not", 0)
+                .temp(IADD::PU, c)
+                .use_(IADD::PP, p)
+                .set(IADD::PP_NOT, false)
                 .iadd(true, D::Hi(d), S::Hi(a), false, S::Z, false)
-                .use_("pp", c)
-                .set("pp.not", 0),
+                .use_(IADD::PP, c)
+                .set(IADD::PP_NOT, false),
         );
         d
     }
@@ -94,10 +98,10 @@ impl Lower<'_> {
         self.emit_b(
             Bundle::new()
                 .iadd(false, D::Lo(d), S::Z, false, S::Lo(a), true)
-                .temp("pu", c)
+                .temp(IADD::PU, c)
                 .iadd(true, D::Hi(d), S::Z, false, S::Hi(a), true)
-                .use_("pp", c)
-                .set("pp.not", 0),
+                .use_(IADD::PP, c)
+                .set(IADD::PP_NOT, false),
         );
         d
     }
@@ -174,13 +178,13 @@ impl Lower<'_> {
         // The sign test on the high words.
         let neg = self.temp(Class::P);
         let bu = if rem {
-            Bundle::new().isetp("LT", true, S::Hi(x), S::Z).def("pu", neg)
+            Bundle::new().isetp(CompOp::LT, true, S::Hi(x), S::Z).def(ISETP::PU, neg)
         } else {
             let t = self.temp(Class::R);
             Bundle::new()
                 .lop3(D::T(t), S::Hi(x), S::Hi(d), S::Z, crate::machine::LUT_A ^ crate::machine::LUT_B)
-                .isetp("LT", true, S::Lo(t), S::Z)
-                .def("pu", neg)
+                .isetp(CompOp::LT, true, S::Lo(t), S::Z)
+                .def(ISETP::PU, neg)
         };
         self.emit_b(bu);
         let nv = self.neg64(v);

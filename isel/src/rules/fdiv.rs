@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use ursa_emit::{parse_inst, Inst, NoLabels, RegFile, RegSlot};
 
 use crate::lower::Lower;
-use crate::vcode::{Bundle, Class, VReg};
+use crate::vcode::{Bundle, Class, OpKind, VReg};
 
 /// What a template register stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +83,7 @@ impl Template {
             for (r, write) in refs {
                 let field = match r.slot {
                     RegSlot::Field(f) => f as usize,
-                    RegSlot::Guard => inst.field_index("pg").expect("guarded form without pg"),
+                    RegSlot::Guard => inst.def().guard.expect("a guard read has a guard field") as usize,
                 };
                 match r.file {
                     RegFile::R => {
@@ -141,26 +141,21 @@ impl Template {
                     continue;
                 }
                 done.push(field);
-                let name = inst.field_def(field).name.as_ref();
                 let writes = inst.operand_fields(true).contains(&field);
+                let (use_, def, tmp) = (OpKind::Use, OpKind::Def, OpKind::Temp);
                 b = match file {
                     RegFile::P => {
                         let v = temps[self.preds[&key]];
-                        if writes { b.temp(name, v) } else { b.use_(name, v) }
+                        b.reg_at(field, v, if writes { tmp } else { use_ }, false)
                     }
                     _ => {
                         let (role, _) = self.regs[&key];
-                        match (role, writes, hi) {
-                            (Role::In(k), _, false) => b.use_(name, ins[k]),
-                            (Role::In(k), _, true) => b.use_hi(name, ins[k]),
-                            (Role::Out, true, false) => b.def(name, out),
-                            (Role::Out, true, true) => b.def_hi(name, out),
-                            (Role::Out, false, false) => b.use_(name, out),
-                            (Role::Out, false, true) => b.use_hi(name, out),
-                            (Role::Tmp(k), true, false) => b.temp(name, temps[k]),
-                            (Role::Tmp(k), true, true) => b.temp_hi(name, temps[k]),
-                            (Role::Tmp(k), false, false) => b.use_(name, temps[k]),
-                            (Role::Tmp(k), false, true) => b.use_hi(name, temps[k]),
+                        match (role, writes) {
+                            (Role::In(k), _) => b.reg_at(field, ins[k], use_, hi),
+                            (Role::Out, true) => b.reg_at(field, out, def, hi),
+                            (Role::Out, false) => b.reg_at(field, out, use_, hi),
+                            (Role::Tmp(k), true) => b.reg_at(field, temps[k], tmp, hi),
+                            (Role::Tmp(k), false) => b.reg_at(field, temps[k], use_, hi),
                         }
                     }
                 };

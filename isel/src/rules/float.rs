@@ -11,8 +11,37 @@ use cranelift_codegen::ir::{types, InstructionData, TrapCode, Type, Value, Value
 use ursa_emit::{forms, FormId};
 
 use crate::lower::{Lower, Pred, Rnd, Signed};
-use crate::machine::{LUT_A, LUT_B, LUT_C, PT_, RZ_};
+use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::forms::{BPT_I, F2F_R, F2I_R, FRND_R, I2F_R, LOP3_RIR, MOV_R, SEL_RI};
+use ursa_emit::forms::{DADD_RI, DADD_RR, DFMA_RIR, DFMA_RRI, DFMA_RRR, DMNMX_RI, DMNMX_RR, DMUL_RI, DMUL_RR, DSETP_RI, DSETP_RR};
+use ursa_emit::forms::{FADD_RI, FADD_RR, FFMA_RIR, FFMA_RRI, FFMA_RRR, FMNMX_RI, FMNMX_RR, FMUL_RI, FMUL_RR, FSETP_RI, FSETP_RR};
+use ursa_emit::mods::{FCMPOp, FPRound, FType, IntType, LOPOp};
+use ursa_emit::optypes::{DADD, DFMA, DMNMX, DMUL, DSETP, FADD, FFMA, FMNMX, FMUL, FSETP};
+use ursa_emit::typed::{Dst, Flag, Fld, Imm, Mod, Src};
+use ursa_emit::typed::{P, R};
+use ursa_emit::mods;
+
+/// The fields of the two-source float forms these constructors choose
+/// between (F* for f32, D* for f64).
+const RD: [Fld<Dst<R>>; 8] = [FADD::RD, DADD::RD, FMUL::RD, DMUL::RD, FFMA::RD, DFMA::RD, FMNMX::RD, DMNMX::RD];
+const RA: [Fld<Src<R>>; 8] = [FADD::RA, DADD::RA, FMUL::RA, DMUL::RA, FFMA::RA, DFMA::RA, FMNMX::RA, DMNMX::RA];
+const RB: [Fld<Src<R>>; 10] =
+    [FADD_RR::RB, DADD_RR::RB, FMUL_RR::RB, DMUL_RR::RB, FFMA_RRR::RB, DFMA_RRR::RB, FFMA_RRI::RB, DFMA_RRI::RB, FMNMX_RR::RB, DMNMX_RR::RB];
+const RB_NEG: [Fld<Flag>; 4] = [FADD_RR::RB_NEG, DADD_RR::RB_NEG, FMUL_RR::RB_NEG, DMUL_RR::RB_NEG];
+const RC: [Fld<Src<R>>; 4] = [FFMA_RRR::RC, DFMA_RRR::RC, FFMA_RIR::RC, DFMA_RIR::RC];
+const VB: [Fld<Imm>; 8] = [FADD_RI::VB, DADD_RI::VB, FMUL_RI::VB, DMUL_RI::VB, FFMA_RIR::VB, DFMA_RIR::VB, FMNMX_RI::VB, DMNMX_RI::VB];
+const VC: [Fld<Imm>; 2] = [FFMA_RRI::VC, DFMA_RRI::VC];
+const MNMX_PP: [Fld<Src<P>>; 2] = [FMNMX::PP, DMNMX::PP];
+const MNMX_PP_NOT: [Fld<Flag>; 2] = [FMNMX::PP_NOT, DMNMX::PP_NOT];
+/// FSETP / DSETP.
+const SETP_CMP: [Fld<Mod<FCMPOp>>; 2] = [FSETP::CMP, DSETP::CMP];
+const SETP_LOP: [Fld<Mod<LOPOp>>; 2] = [FSETP::LOP, DSETP::LOP];
+const SETP_PU: [Fld<Dst<P>>; 2] = [FSETP::PU, DSETP::PU];
+const SETP_RA: [Fld<Src<R>>; 2] = [FSETP::RA, DSETP::RA];
+const SETP_PP: [Fld<Src<P>>; 2] = [FSETP::PP, DSETP::PP];
+const SETP_RB: [Fld<Src<R>>; 2] = [FSETP_RR::RB, DSETP_RR::RB];
+const SETP_VB: [Fld<Imm>; 2] = [FSETP_RI::VB, DSETP_RI::VB];
 
 /// The sign bit of an f32, and of the high word of an f64.
 const SIGN: u64 = 0x8000_0000;
@@ -32,52 +61,52 @@ fn class(ty: Type) -> Class {
     }
 }
 
-fn ftype(ty: Type) -> &'static str {
+fn ftype(ty: Type) -> FType {
     if is64(ty) {
-        "F64"
+        FType::F64
     } else {
-        "F32"
+        FType::F32
     }
 }
 
 /// The `itype` of I2F / F2I for an integer of type `ty` (32 or 64 bits after
 /// extension) and signedness `s`.
-fn int_type(ty: Type, s: &Signed) -> &'static str {
+fn int_type(ty: Type, s: &Signed) -> IntType {
     match (is64(ty), s) {
-        (false, Signed::S32) => "S32",
-        (false, Signed::U32) => "U32",
-        (true, Signed::S32) => "S64",
-        (true, Signed::U32) => "U64",
+        (false, Signed::S32) => IntType::S32,
+        (false, Signed::U32) => IntType::U32,
+        (true, Signed::S32) => IntType::S64,
+        (true, Signed::U32) => IntType::U64,
     }
 }
 
-fn rnd_name(r: &Rnd) -> &'static str {
+fn rnd_mode(r: &Rnd) -> FPRound {
     match r {
-        Rnd::RN => "RN",
-        Rnd::RM => "RM",
-        Rnd::RP => "RP",
-        Rnd::RZ => "RZ",
+        Rnd::RN => FPRound::RN,
+        Rnd::RM => FPRound::RM,
+        Rnd::RP => FPRound::RP,
+        Rnd::RZ => FPRound::RZ,
     }
 }
 
 /// The FSETP/DSETP operator of a CLIF float condition. `ne` is unordered
 /// (`.NEU`); `one` is the ordered `.NE`.
-pub fn fcmp_name(cc: FloatCC) -> &'static str {
+pub fn fcmp_op(cc: FloatCC) -> FCMPOp {
     match cc {
-        FloatCC::Ordered => "NUM",
-        FloatCC::Unordered => "NAN",
-        FloatCC::Equal => "EQ",
-        FloatCC::NotEqual => "NEU",
-        FloatCC::OrderedNotEqual => "NE",
-        FloatCC::UnorderedOrEqual => "EQU",
-        FloatCC::LessThan => "LT",
-        FloatCC::LessThanOrEqual => "LE",
-        FloatCC::GreaterThan => "GT",
-        FloatCC::GreaterThanOrEqual => "GE",
-        FloatCC::UnorderedOrLessThan => "LTU",
-        FloatCC::UnorderedOrLessThanOrEqual => "LEU",
-        FloatCC::UnorderedOrGreaterThan => "GTU",
-        FloatCC::UnorderedOrGreaterThanOrEqual => "GEU",
+        FloatCC::Ordered => FCMPOp::NUM,
+        FloatCC::Unordered => FCMPOp::NAN,
+        FloatCC::Equal => FCMPOp::EQ,
+        FloatCC::NotEqual => FCMPOp::NEU,
+        FloatCC::OrderedNotEqual => FCMPOp::NE,
+        FloatCC::UnorderedOrEqual => FCMPOp::EQU,
+        FloatCC::LessThan => FCMPOp::LT,
+        FloatCC::LessThanOrEqual => FCMPOp::LE,
+        FloatCC::GreaterThan => FCMPOp::GT,
+        FloatCC::GreaterThanOrEqual => FCMPOp::GE,
+        FloatCC::UnorderedOrLessThan => FCMPOp::LTU,
+        FloatCC::UnorderedOrLessThanOrEqual => FCMPOp::LEU,
+        FloatCC::UnorderedOrGreaterThan => FCMPOp::GTU,
+        FloatCC::UnorderedOrGreaterThanOrEqual => FCMPOp::GEU,
     }
 }
 
@@ -100,7 +129,7 @@ impl Lower<'_> {
     fn fbin(&mut self, ty: Type, f32_form: FormId, f64_form: FormId, a: VReg, b: VReg, negb: bool) -> VReg {
         let d = self.temp(class(ty));
         let form = if is64(ty) { f64_form } else { f32_form };
-        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).use_("rb", b).set("rb.neg", negb as u64));
+        self.emit_b(Bundle::new().inst(form).def(RD, d).use_(RA, a).use_(RB, b).set(RB_NEG, negb));
         d
     }
 
@@ -126,28 +155,28 @@ impl Lower<'_> {
     pub fn fadd_ri(&mut self, ty: Type, a: VReg, k: u32) -> VReg {
         let d = self.temp(class(ty));
         let form = if is64(ty) { forms::DADD_RI } else { forms::FADD_RI };
-        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).set("vb", k as u64));
+        self.emit_b(Bundle::new().inst(form).def(RD, d).use_(RA, a).set(VB, k as u64));
         d
     }
 
     pub fn fmul_ri(&mut self, ty: Type, a: VReg, k: u32) -> VReg {
         let d = self.temp(class(ty));
         let form = if is64(ty) { forms::DMUL_RI } else { forms::FMUL_RI };
-        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).set("vb", k as u64));
+        self.emit_b(Bundle::new().inst(form).def(RD, d).use_(RA, a).set(VB, k as u64));
         d
     }
 
     pub fn ffma_rri(&mut self, ty: Type, a: VReg, b: VReg, k: u32) -> VReg {
         let d = self.temp(class(ty));
         let form = if is64(ty) { forms::DFMA_RRI } else { forms::FFMA_RRI };
-        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).use_("rb", b).set("vc", k as u64));
+        self.emit_b(Bundle::new().inst(form).def(RD, d).use_(RA, a).use_(RB, b).set(VC, k as u64));
         d
     }
 
     pub fn ffma_rir(&mut self, ty: Type, a: VReg, k: u32, c: VReg) -> VReg {
         let d = self.temp(class(ty));
         let form = if is64(ty) { forms::DFMA_RIR } else { forms::FFMA_RIR };
-        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).set("vb", k as u64).use_("rc", c));
+        self.emit_b(Bundle::new().inst(form).def(RD, d).use_(RA, a).set(VB, k as u64).use_(RC, c));
         d
     }
 
@@ -158,7 +187,7 @@ impl Lower<'_> {
     pub fn ffma_rrr(&mut self, ty: Type, a: VReg, b: VReg, c: VReg) -> VReg {
         let d = self.temp(class(ty));
         let form = if is64(ty) { forms::DFMA_RRR } else { forms::FFMA_RRR };
-        self.emit_b(Bundle::new().inst(form).def("rd", d).use_("ra", a).use_("rb", b).use_("rc", c));
+        self.emit_b(Bundle::new().inst(form).def(RD, d).use_(RA, a).use_(RB, b).use_(RC, c));
         d
     }
 
@@ -167,19 +196,19 @@ impl Lower<'_> {
     fn sign_op(&mut self, ty: Type, a: VReg, c: Option<VReg>, lut: u8) -> VReg {
         let d = self.temp(class(ty));
         let b = if is64(ty) {
-            let b = Bundle::new().inst(forms::MOV_R).def("rd", d).use_("rb", a).inst(forms::LOP3_RIR).def_hi("rd", d).use_hi("ra", a);
+            let b = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, a).inst(forms::LOP3_RIR).def_hi(LOP3_RIR::RD, d).use_hi(LOP3_RIR::RA, a);
             match c {
-                Some(c) => b.use_hi("rc", c),
-                None => b.set("rc", RZ_),
+                Some(c) => b.use_hi(LOP3_RIR::RC, c),
+                None => b.set(LOP3_RIR::RC, R::Z),
             }
         } else {
-            let b = Bundle::new().inst(forms::LOP3_RIR).def("rd", d).use_("ra", a);
+            let b = Bundle::new().inst(forms::LOP3_RIR).def(LOP3_RIR::RD, d).use_(LOP3_RIR::RA, a);
             match c {
-                Some(c) => b.use_("rc", c),
-                None => b.set("rc", RZ_),
+                Some(c) => b.use_(LOP3_RIR::RC, c),
+                None => b.set(LOP3_RIR::RC, R::Z),
             }
         };
-        self.emit_b(b.set("vb", SIGN).set("lut", lut as u64).set("pp", PT_));
+        self.emit_b(b.set(LOP3_RIR::VB, SIGN).set(LOP3_RIR::LUT, lut as u64).set(LOP3_RIR::PP, P::T));
         d
     }
 
@@ -196,29 +225,29 @@ impl Lower<'_> {
     }
 
     /// FSETP/DSETP `pu = (a cmp b) lop pp`.
-    fn fsetp(&mut self, ty: Type, cmp: &str, a: VReg, b: FSrc, lop: Option<(&str, Pred)>) -> Pred {
+    fn fsetp(&mut self, ty: Type, cmp: FCMPOp, a: VReg, b: FSrc, lop: Option<(LOPOp, Pred)>) -> Pred {
         let p = self.temp(Class::P);
         let mut bu = Bundle::new();
         match b {
             FSrc::Reg(r) => {
-                bu = bu.inst(if is64(ty) { forms::DSETP_RR } else { forms::FSETP_RR }).use_("rb", r);
+                bu = bu.inst(if is64(ty) { forms::DSETP_RR } else { forms::FSETP_RR }).use_(SETP_RB, r);
             }
             FSrc::Const(k) if !is64(ty) => {
-                bu = bu.inst(forms::FSETP_RI).set("vb", (k as f32).to_bits() as u64);
+                bu = bu.inst(forms::FSETP_RI).set(SETP_VB, (k as f32).to_bits() as u64);
             }
             FSrc::Const(k) if k.to_bits() & 0xffff_ffff == 0 => {
                 // F64Imm holds the high word (erratum E9).
-                bu = bu.inst(forms::DSETP_RI).set("vb", k.to_bits() >> 32);
+                bu = bu.inst(forms::DSETP_RI).set(SETP_VB, k.to_bits() >> 32);
             }
             FSrc::Const(k) => {
                 let r = self.mov_imm64(k.to_bits());
-                bu = bu.inst(forms::DSETP_RR).use_("rb", r);
+                bu = bu.inst(forms::DSETP_RR).use_(SETP_RB, r);
             }
         }
-        bu = bu.named("cmp", cmp).def("pu", p).use_("ra", a);
+        bu = bu.set(SETP_CMP, cmp).def(SETP_PU, p).use_(SETP_RA, a);
         bu = match lop {
-            None => bu.named("lop", "AND").set("pp", PT_),
-            Some((op, q)) => bu.named("lop", op).use_("pp", q),
+            None => bu.set(SETP_LOP, LOPOp::AND).set(SETP_PP, P::T),
+            Some((op, q)) => bu.set(SETP_LOP, op).use_(SETP_PP, q),
         };
         self.emit_b(bu);
         p
@@ -239,22 +268,22 @@ impl Lower<'_> {
         self.float_ok(ty);
         let p = self.temp(Class::P);
         let form = if is64(ty) { forms::DSETP_RI } else { forms::FSETP_RI };
-        self.emit_b(Bundle::new().inst(form).named("cmp", fcmp_name(*cc)).named("lop", "AND").set("pp", PT_).def("pu", p).use_("ra", a).set("vb", k as u64));
+        self.emit_b(Bundle::new().inst(form).set(SETP_CMP, fcmp_op(*cc)).set(SETP_LOP, LOPOp::AND).set(SETP_PP, P::T).def(SETP_PU, p).use_(SETP_RA, a).set(SETP_VB, k as u64));
         p
     }
 
     pub fn fsetp_rr(&mut self, ty: Type, cc: &FloatCC, a: VReg, b: VReg) -> Pred {
         self.float_ok(ty);
-        self.fsetp(ty, fcmp_name(*cc), a, FSrc::Reg(b), None)
+        self.fsetp(ty, fcmp_op(*cc), a, FSrc::Reg(b), None)
     }
 
     pub fn fminmax_rr(&mut self, ty: Type, min: bool, a: VReg, b: VReg) -> VReg {
         // Unordered inputs give the canonical NaN (CLIF); otherwise the
         // min/max, with -0 < +0 (FMNMX, DMNMX: erratum E39).
-        let nan = self.fsetp(ty, "NAN", a, FSrc::Reg(b), None);
+        let nan = self.fsetp(ty, FCMPOp::NAN, a, FSrc::Reg(b), None);
         let m = self.temp(class(ty));
         let form = if is64(ty) { forms::DMNMX_RR } else { forms::FMNMX_RR };
-        self.emit_b(Bundle::new().inst(form).def("rd", m).use_("ra", a).use_("rb", b).set("pp", PT_).set("pp.not", (!min) as u64));
+        self.emit_b(Bundle::new().inst(form).def(RD, m).use_(RA, a).use_(RB, b).set(MNMX_PP, P::T).set(MNMX_PP_NOT, !min));
         self.canonical_if(ty, nan, m)
     }
 
@@ -263,7 +292,7 @@ impl Lower<'_> {
         let nan = self.fsetp_ri(ty, &FloatCC::Unordered, a, k);
         let m = self.temp(class(ty));
         let form = if is64(ty) { forms::DMNMX_RI } else { forms::FMNMX_RI };
-        self.emit_b(Bundle::new().inst(form).def("rd", m).use_("ra", a).set("vb", k as u64).set("pp", PT_).set("pp.not", (!min) as u64));
+        self.emit_b(Bundle::new().inst(form).def(RD, m).use_(RA, a).set(VB, k as u64).set(MNMX_PP, P::T).set(MNMX_PP_NOT, !min));
         self.canonical_if(ty, nan, m)
     }
 
@@ -273,19 +302,19 @@ impl Lower<'_> {
         let b = if is64(ty) {
             Bundle::new()
                 .inst(forms::SEL_RI)
-                .def("rd", d)
-                .use_("ra", m)
-                .set("vb", 0)
-                .use_("pp", nan)
-                .set("pp.not", 1)
+                .def(SEL_RI::RD, d)
+                .use_(SEL_RI::RA, m)
+                .set(SEL_RI::VB, 0)
+                .use_(SEL_RI::PP, nan)
+                .set(SEL_RI::PP_NOT, true)
                 .inst(forms::SEL_RI)
-                .def_hi("rd", d)
-                .use_hi("ra", m)
-                .set("vb", CANON_NAN64_HI)
-                .use_("pp", nan)
-                .set("pp.not", 1)
+                .def_hi(SEL_RI::RD, d)
+                .use_hi(SEL_RI::RA, m)
+                .set(SEL_RI::VB, CANON_NAN64_HI)
+                .use_(SEL_RI::PP, nan)
+                .set(SEL_RI::PP_NOT, true)
         } else {
-            Bundle::new().inst(forms::SEL_RI).def("rd", d).use_("ra", m).set("vb", CANON_NAN32).use_("pp", nan).set("pp.not", 1)
+            Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).use_(SEL_RI::RA, m).set(SEL_RI::VB, CANON_NAN32).use_(SEL_RI::PP, nan).set(SEL_RI::PP_NOT, true)
         };
         self.emit_b(b);
         d
@@ -293,21 +322,21 @@ impl Lower<'_> {
 
     pub fn frnd_r(&mut self, ty: Type, rnd: &Rnd, a: VReg) -> VReg {
         let d = self.temp(class(ty));
-        self.emit_b(Bundle::new().inst(forms::FRND_R).named("ftype", ftype(ty)).named("rnd", rnd_name(rnd)).def("rd", d).use_("rb", a));
+        self.emit_b(Bundle::new().inst(forms::FRND_R).set(FRND_R::FTYPE, ftype(ty)).set(FRND_R::RND, rnd_mode(rnd)).def(FRND_R::RD, d).use_(FRND_R::RB, a));
         d
     }
 
     pub fn f2f(&mut self, to: Type, from: Type, a: VReg) -> VReg {
         self.float_ok(from);
         let d = self.temp(class(to));
-        self.emit_b(Bundle::new().inst(forms::F2F_R).named("rnd", "RN").named("dtype", ftype(to)).named("srctype", ftype(from)).def("rd", d).use_("rb", a));
+        self.emit_b(Bundle::new().inst(forms::F2F_R).set(F2F_R::RND, mods::FPRound::RN).set(F2F_R::DTYPE, ftype(to)).set(F2F_R::SRCTYPE, ftype(from)).def(F2F_R::RD, d).use_(F2F_R::RB, a));
         d
     }
 
     pub fn i2f(&mut self, to: Type, from: Type, s: &Signed, a: VReg) -> VReg {
         let d = self.temp(class(to));
         let itype = int_type(from, s);
-        self.emit_b(Bundle::new().inst(forms::I2F_R).named("rnd", "RN").named("ftype", ftype(to)).named("itype", itype).def("rd", d).use_("rb", a));
+        self.emit_b(Bundle::new().inst(forms::I2F_R).set(I2F_R::RND, mods::FPRound::RN).set(I2F_R::FTYPE, ftype(to)).set(I2F_R::ITYPE, itype).def(I2F_R::RD, d).use_(I2F_R::RB, a));
         d
     }
 
@@ -316,7 +345,7 @@ impl Lower<'_> {
         self.float_ok(from);
         let d = self.temp(class(to));
         let itype = int_type(to, s);
-        self.emit_b(Bundle::new().inst(forms::F2I_R).named("rnd", "RZ").named("itype", itype).named("ftype", ftype(from)).def("rd", d).use_("rb", a));
+        self.emit_b(Bundle::new().inst(forms::F2I_R).set(F2I_R::RND, mods::FPRound::RZ).set(F2I_R::ITYPE, itype).set(F2I_R::FTYPE, ftype(from)).def(F2I_R::RD, d).use_(F2I_R::RB, a));
         d
     }
 
@@ -338,7 +367,7 @@ impl Lower<'_> {
 
     /// `@p BPT.TRAP code`.
     fn trap_on(&mut self, p: Pred, code: TrapCode) {
-        self.emit_b(Bundle::new().inst(forms::BPT_I).named("mode", "TRAP").set("code", code.as_raw().get() as u64).use_("pg", p));
+        self.emit_b(Bundle::new().inst(forms::BPT_I).set(BPT_I::MODE, mods::BptMode::TRAP).set(BPT_I::CODE, code.as_raw().get() as u64).use_(BPT_I::PG, p));
     }
 
     pub fn f2i_trap(&mut self, to: Type, s: &Signed, from: Type, a: VReg) -> VReg {
@@ -346,7 +375,7 @@ impl Lower<'_> {
             return a;
         }
         // NaN: bad_toint.
-        let nan = self.fsetp(from, "NAN", a, FSrc::Reg(a), None);
+        let nan = self.fsetp(from, FCMPOp::NAN, a, FSrc::Reg(a), None);
         self.trap_on(nan, TrapCode::BAD_CONVERSION_TO_INTEGER);
         // Out of range: trunc(a) < MIN or > MAX, i.e. a <= MIN - 1 (or
         // a < MIN where MIN - 1 is not representable: then no value lies
@@ -359,8 +388,8 @@ impl Lower<'_> {
         };
         let lo_excl = min - 1;
         let exact = if is64(from) { (lo_excl as f64) as i128 == lo_excl } else { (lo_excl as f32) as i128 == lo_excl };
-        let low = if exact { self.fsetp(from, "LE", a, FSrc::Const(lo_excl as f64), None) } else { self.fsetp(from, "LT", a, FSrc::Const(min as f64), None) };
-        let ovf = self.fsetp(from, "GE", a, FSrc::Const(hi_excl as f64), Some(("OR", low)));
+        let low = if exact { self.fsetp(from, FCMPOp::LE, a, FSrc::Const(lo_excl as f64), None) } else { self.fsetp(from, FCMPOp::LT, a, FSrc::Const(min as f64), None) };
+        let ovf = self.fsetp(from, FCMPOp::GE, a, FSrc::Const(hi_excl as f64), Some((LOPOp::OR, low)));
         self.trap_on(ovf, TrapCode::INTEGER_OVERFLOW);
         self.f2i(to, s, from, a)
     }

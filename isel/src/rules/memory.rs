@@ -8,6 +8,11 @@ use crate::abi;
 use crate::addr_space::Space;
 use crate::lower::{InstOutput, Lower};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::forms::{IADD_RI, MOV_I};
+use ursa_emit::typed::{R};
+use ursa_emit::forms::{LDG_RI, LDL_RI, LDS_RI, LD_RI, STG_RIR, STL_RIR, STS_RIR, ST_RIR};
+use ursa_emit::mods::MEMDType;
+use ursa_emit::typed::{Dst, Fld, Imm, Mod, Src};
 
 /// High word of a generic address in the local-memory window.
 pub const LOCAL_WINDOW_HI: u64 = 0x0002_0000;
@@ -31,19 +36,29 @@ enum Base {
     Stack,
 }
 
+/// The address base, offset and data type of every load and store form
+/// `mem_bundle` builds (generic, global, shared, local).
+const MEM_RA: [Fld<Src<R>>; 8] = [LD_RI::RA, LDG_RI::RA, LDS_RI::RA, LDL_RI::RA, ST_RIR::RA, STG_RIR::RA, STS_RIR::RA, STL_RIR::RA];
+const MEM_OFS: [Fld<Imm>; 8] = [LD_RI::OFS, LDG_RI::OFS, LDS_RI::OFS, LDL_RI::OFS, ST_RIR::OFS, STG_RIR::OFS, STS_RIR::OFS, STL_RIR::OFS];
+const MEM_DTYPE: [Fld<Mod<MEMDType>>; 8] =
+    [LD_RI::DTYPE, LDG_RI::DTYPE, LDS_RI::DTYPE, LDL_RI::DTYPE, ST_RIR::DTYPE, STG_RIR::DTYPE, STS_RIR::DTYPE, STL_RIR::DTYPE];
+/// The loaded register of the load forms, the stored one of the store forms.
+const LOAD_RD: [Fld<Dst<R>>; 4] = [LD_RI::RD, LDG_RI::RD, LDS_RI::RD, LDL_RI::RD];
+const STORE_RB: [Fld<Src<R>>; 4] = [ST_RIR::RB, STG_RIR::RB, STS_RIR::RB, STL_RIR::RB];
+
 /// The `dtype` of an access and whether the loaded value is sign-extended to 64 bits.
-fn access(op: Opcode, ty: Type) -> Result<(&'static str, u32), String> {
+fn access(op: Opcode, ty: Type) -> Result<(MEMDType, u32), String> {
     Ok(match op {
-        Opcode::Uload8 | Opcode::Istore8 => ("U8", 8),
-        Opcode::Sload8 => ("S8", 8),
-        Opcode::Uload16 | Opcode::Istore16 => ("U16", 16),
-        Opcode::Sload16 => ("S16", 16),
-        Opcode::Uload32 | Opcode::Sload32 | Opcode::Istore32 => ("32", 32),
+        Opcode::Uload8 | Opcode::Istore8 => (MEMDType::U8, 8),
+        Opcode::Sload8 => (MEMDType::S8, 8),
+        Opcode::Uload16 | Opcode::Istore16 => (MEMDType::U16, 16),
+        Opcode::Sload16 => (MEMDType::S16, 16),
+        Opcode::Uload32 | Opcode::Sload32 | Opcode::Istore32 => (MEMDType::_32, 32),
         Opcode::Load | Opcode::Store => match ty {
-            types::I8 => ("U8", 8),
-            types::I16 => ("U16", 16),
-            types::I32 | types::F32 => ("32", 32),
-            types::I64 | types::F64 => ("64", 64),
+            types::I8 => (MEMDType::U8, 8),
+            types::I16 => (MEMDType::U16, 16),
+            types::I32 | types::F32 => (MEMDType::_32, 32),
+            types::I64 | types::F64 => (MEMDType::_64, 64),
             _ => return Err(format!("{} of type {} is not supported", op, ty)),
         },
         _ => return Err(format!("{} is not supported", op)),
@@ -75,7 +90,7 @@ impl Lower<'_> {
             Base::Local(a) => (Base::Local(self.iadd_ri(a, off as u32)), 0),
             Base::Stack => {
                 let sp = self.temp(Class::R);
-                self.emit_b(Bundle::new().inst(forms::IADD_RI).def("rd", sp).set("ra", abi::SP as u64).set("vb", off as u32 as u64));
+                self.emit_b(Bundle::new().inst(forms::IADD_RI).def(IADD_RI::RD, sp).set(IADD_RI::RA, R(abi::SP as u8)).set(IADD_RI::VB, off as u32 as u64));
                 (Base::Local(sp), 0)
             }
         }
@@ -84,13 +99,13 @@ impl Lower<'_> {
     fn mem_bundle(&mut self, form_g: FormId, form_l: FormId, base: Base, off: i64) -> Bundle {
         let (base, off) = self.fit(base, off);
         match base {
-            Base::Generic(a) => Bundle::new().inst(form_g).use_("ra", a).set("ofs", off as u32 as u64 & 0xff_ffff),
+            Base::Generic(a) => Bundle::new().inst(form_g).use_(MEM_RA, a).set(MEM_OFS, off as u32 as u64 & 0xff_ffff),
             Base::Global(a) | Base::Shared(a) => {
                 let form = crate::addr_space::space_form(form_g, matches!(base, Base::Shared(_)));
-                Bundle::new().inst(form).use_("ra", a).set("ofs", off as u32 as u64 & 0xff_ffff)
+                Bundle::new().inst(form).use_(MEM_RA, a).set(MEM_OFS, off as u32 as u64 & 0xff_ffff)
             }
-            Base::Local(a) => Bundle::new().inst(form_l).use_("ra", a).set("ofs", off as u32 as u64 & 0xff_ffff),
-            Base::Stack => Bundle::new().inst(form_l).set("ra", abi::SP as u64).set("ofs", off as u32 as u64 & 0xff_ffff),
+            Base::Local(a) => Bundle::new().inst(form_l).use_(MEM_RA, a).set(MEM_OFS, off as u32 as u64 & 0xff_ffff),
+            Base::Stack => Bundle::new().inst(form_l).set(MEM_RA, R(abi::SP as u8)).set(MEM_OFS, off as u32 as u64 & 0xff_ffff),
         }
     }
 
@@ -101,14 +116,14 @@ impl Lower<'_> {
         };
         let wide = ty == types::I64 || ty == types::F64;
         let big = self.f.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big;
-        let b = self.mem_bundle(forms::LD_RI, forms::LDL_RI, base, off).named("dtype", dtype);
+        let b = self.mem_bundle(forms::LD_RI, forms::LDL_RI, base, off).set(MEM_DTYPE, dtype);
         if bits == 64 {
             let d = self.temp(Class::RPair);
-            self.emit_b(b.def("rd", d));
+            self.emit_b(b.def(LOAD_RD, d));
             return if big { self.bswap64(d) } else { d };
         }
         let lo = self.temp(Class::R);
-        self.emit_b(b.def("rd", lo));
+        self.emit_b(b.def(LOAD_RD, lo));
         let signed = matches!(op, Opcode::Sload8 | Opcode::Sload16 | Opcode::Sload32);
         let lo = if big { self.bswap_bits(lo, bits, signed) } else { lo };
         if !wide {
@@ -157,7 +172,7 @@ impl Lower<'_> {
         } else if ty == types::I64 && bits < 64 {
             r = self.lo32(r);
         }
-        let b = self.mem_bundle(forms::ST_RIR, forms::STL_RIR, base, off).named("dtype", dtype).use_("rb", r);
+        let b = self.mem_bundle(forms::ST_RIR, forms::STL_RIR, base, off).set(MEM_DTYPE, dtype).use_(STORE_RB, r);
         self.emit_b(b);
         InstOutput::new()
     }
@@ -183,17 +198,17 @@ impl Lower<'_> {
             self.emit_b(
                 Bundle::new()
                     .inst(forms::IADD_RI)
-                    .def("rd", d)
-                    .set("ra", abi::SP as u64)
-                    .set("vb", o)
+                    .def(IADD_RI::RD, d)
+                    .set(IADD_RI::RA, R(abi::SP as u8))
+                    .set(IADD_RI::VB, o)
                     .inst(forms::MOV_I)
-                    .def_hi("rd", d)
-                    .set("vb", LOCAL_WINDOW_HI),
+                    .def_hi(MOV_I::RD, d)
+                    .set(MOV_I::VB, LOCAL_WINDOW_HI),
             );
             d
         } else {
             let d = self.temp(Class::R);
-            self.emit_b(Bundle::new().inst(forms::IADD_RI).def("rd", d).set("ra", abi::SP as u64).set("vb", o));
+            self.emit_b(Bundle::new().inst(forms::IADD_RI).def(IADD_RI::RD, d).set(IADD_RI::RA, R(abi::SP as u8)).set(IADD_RI::VB, o));
             d
         }
     }

@@ -1,25 +1,28 @@
 //! Constructors for `isle/lower/minmax.isle`: IMNMX.
 
 use crate::lower::{Lower, Signed};
-use crate::machine::PT_;
+use crate::machine::signed_itype;
 use crate::rules::ops::S;
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::forms::{self, IMNMX_RI, IMNMX_RR};
+use ursa_emit::optypes::IMNMX;
+use ursa_emit::typed::P;
 
 impl Lower<'_> {
     /// `IMNMX.S32/U32 d, a, b, PT` (min) or `!PT` (max).
     fn imnmx(&mut self, s: &Signed, min: bool, a: VReg, b: S) -> VReg {
         let d = self.temp(Class::R);
-        let (form, bf) = if let S::Imm(_) = b { (ursa_emit::forms::IMNMX_RI, "vb") } else { (ursa_emit::forms::IMNMX_RR, "rb") };
+        let form = if let S::Imm(_) = b { forms::IMNMX_RI } else { forms::IMNMX_RR };
         let bu = Bundle::new()
             .inst(form)
-            .named("itype", if matches!(s, Signed::S32) { "S32" } else { "U32" })
-            .def("rd", d)
-            .use_("ra", a)
-            .set("pp", PT_)
-            .set("pp.not", (!min) as u64);
+            .set(IMNMX::ITYPE, signed_itype(s))
+            .def(IMNMX::RD, d)
+            .use_(IMNMX::RA, a)
+            .set(IMNMX::PP, P::T)
+            .set(IMNMX::PP_NOT, !min);
         let bu = match b {
-            S::Imm(k) => bu.set(bf, k as u64),
-            S::Lo(r) => bu.use_(bf, r),
+            S::Imm(k) => bu.set(IMNMX_RI::VB, k as u64),
+            S::Lo(r) => bu.use_(IMNMX_RR::RB, r),
             _ => unreachable!(),
         };
         self.emit_b(bu);

@@ -6,6 +6,9 @@ use cranelift_codegen::ir::{types, InstructionData, Opcode, Value};
 use crate::lower::{InstOutput, Lower, Signed};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::optypes::{IADD, IMAD, LOP3};
+use ursa_emit::mods::SHFDType;
+use ursa_emit::forms::{IABS_R};
 
 impl Lower<'_> {
     /// `IMAD d, a, b, RZ`: the low 32 bits of the product (any signedness).
@@ -75,24 +78,24 @@ impl Lower<'_> {
         let bu = Bundle::new()
             .imad_wide(false, l_lo, a0, b0, S::Z)
             .imad(false, false, D::T(t1), a0, b1, S::Hi(l))
-            .temp("pu", k)
+            .temp(IMAD::PU, k)
             .imad(true, false, D::T(t2), a0, b1, S::Z)
-            .use_("pp", k)
-            .set("pp.not", 0)
+            .use_(IMAD::PP, k)
+            .set(IMAD::PP_NOT, false)
             .imad(false, false, l_hi, a1, b0, S::Lo(t1))
-            .temp("pu", k)
+            .temp(IMAD::PU, k)
             .imad(true, false, D::T(t2), a1, b0, S::Lo(t2))
-            .use_("pp", k)
-            .set("pp.not", 0)
-            .temp("pu", k)
+            .use_(IMAD::PP, k)
+            .set(IMAD::PP_NOT, false)
+            .temp(IMAD::PU, k)
             .iadd(true, D::T(t1), S::Z, false, S::Z, false)
-            .use_("pp", k)
-            .set("pp.not", 0)
+            .use_(IADD::PP, k)
+            .set(IADD::PP_NOT, false)
             .imad(false, false, D::Lo(h), a1, b1, S::Lo(t2))
-            .temp("pu", k)
+            .temp(IMAD::PU, k)
             .imad(true, false, D::Hi(h), a1, b1, S::Lo(t1))
-            .use_("pp", k)
-            .set("pp.not", 0);
+            .use_(IMAD::PP, k)
+            .set(IMAD::PP_NOT, false);
         self.emit_b(bu);
         (l, h)
     }
@@ -107,24 +110,24 @@ impl Lower<'_> {
         use crate::machine::{LUT_A, LUT_C};
         let and = LUT_A & LUT_C;
         let bu = Bundle::new()
-            .shf(false, true, false, "S32", D::T(sa), S::Z, S::Imm(31), S::Hi(a))
-            .shf(false, true, false, "S32", D::T(sb), S::Z, S::Imm(31), S::Hi(b))
+            .shf(false, true, false, SHFDType::S32, D::T(sa), S::Z, S::Imm(31), S::Hi(a))
+            .shf(false, true, false, SHFDType::S32, D::T(sb), S::Z, S::Imm(31), S::Hi(b))
             .lop3(D::T(x0), S::Lo(b), S::Z, S::Lo(sa), and)
             .lop3(D::T(x1), S::Hi(b), S::Z, S::Lo(sa), and)
             .lop3(D::T(y0), S::Lo(a), S::Z, S::Lo(sb), and)
             .lop3(D::T(y1), S::Hi(a), S::Z, S::Lo(sb), and)
             // d = hu - x
             .iadd(false, D::Lo(d), S::Lo(hu), false, S::Lo(x0), true)
-            .temp("pu", c1)
+            .temp(IADD::PU, c1)
             .iadd(true, D::Hi(d), S::Hi(hu), false, S::Lo(x1), true)
-            .use_("pp", c1)
-            .set("pp.not", 0)
+            .use_(IADD::PP, c1)
+            .set(IADD::PP_NOT, false)
             // d -= y
             .iadd(false, D::Lo(d), S::Lo(d), false, S::Lo(y0), true)
-            .temp("pu", c2)
+            .temp(IADD::PU, c2)
             .iadd(true, D::Hi(d), S::Hi(d), false, S::Lo(y1), true)
-            .use_("pp", c2)
-            .set("pp.not", 0);
+            .use_(IADD::PP, c2)
+            .set(IADD::PP_NOT, false);
         self.emit_b(bu);
         d
     }
@@ -143,7 +146,7 @@ impl Lower<'_> {
         let (l, h) = self.mul128(a, b, true);
         let p = self.temp(Class::P);
         let f = self.temp(Class::R);
-        self.emit_b(Bundle::new().lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C).temp("pu", p).sel(
+        self.emit_b(Bundle::new().lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C).temp(LOP3::PU, p).sel(
             D::Lo(f),
             S::Z,
             S::Imm(1),
@@ -164,9 +167,9 @@ impl Lower<'_> {
         use crate::machine::{LUT_A, LUT_B, LUT_C};
         self.emit_b(
             Bundle::new()
-                .shf(false, true, false, "S32", D::T(s), S::Z, S::Imm(31), S::Hi(l))
+                .shf(false, true, false, SHFDType::S32, D::T(s), S::Z, S::Imm(31), S::Hi(l))
                 .lop3(D::Z, S::Lo(h), S::Hi(h), S::Lo(s), (LUT_A ^ LUT_C) | (LUT_B ^ LUT_C))
-                .temp("pu", p)
+                .temp(LOP3::PU, p)
                 .sel(D::Lo(f), S::Z, S::Imm(1), p, true),
         );
         smallvec::smallvec![l, f]
@@ -175,7 +178,7 @@ impl Lower<'_> {
     /// `IABS d, a` (INT_MIN stays INT_MIN, as CLIF wants).
     pub fn iabs32(&mut self, a: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(ursa_emit::forms::IABS_R).def("rd", d).use_("rb", a));
+        self.emit_b(Bundle::new().inst(ursa_emit::forms::IABS_R).def(IABS_R::RD, d).use_(IABS_R::RB, a));
         d
     }
 
@@ -189,14 +192,14 @@ impl Lower<'_> {
         let xor = LUT_A ^ LUT_C;
         self.emit_b(
             Bundle::new()
-                .shf(false, true, false, "S32", D::T(s), S::Z, S::Imm(31), S::Hi(a))
+                .shf(false, true, false, SHFDType::S32, D::T(s), S::Z, S::Imm(31), S::Hi(a))
                 .lop3(D::T(u0), S::Lo(a), S::Z, S::Lo(s), xor)
                 .lop3(D::T(u1), S::Hi(a), S::Z, S::Lo(s), xor)
                 .iadd(false, D::Lo(d), S::Lo(u0), false, S::Lo(s), true)
-                .temp("pu", c)
+                .temp(IADD::PU, c)
                 .iadd(true, D::Hi(d), S::Lo(u1), false, S::Lo(s), true)
-                .use_("pp", c)
-                .set("pp.not", 0),
+                .use_(IADD::PP, c)
+                .set(IADD::PP_NOT, false),
         );
         d
     }

@@ -21,6 +21,10 @@ use crate::lower::{CmpOp, InstOutput, Lower, Pred, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::optypes::{IADD, ISETP, LOP3};
+use ursa_emit::mods;
+use ursa_emit::mods::CompOp;
+use ursa_emit::mods::SHFDType;
 
 /// Signed overflow of a sum `r = a + b`: the sign bit of this LOP3.
 const ADD_OVF: u8 = (LUT_A ^ LUT_C) & (LUT_B ^ LUT_C);
@@ -42,29 +46,29 @@ impl Lower<'_> {
     /// `LOP3 RZ, p, a, mask, RZ`: the predicate "a & mask != 0".
     pub fn nz_pred(&mut self, a: VReg, mask: u32) -> Pred {
         let p = self.temp(Class::P);
-        self.emit_b(Bundle::new().lop3(D::Z, S::Lo(a), S::Imm(mask), S::Z, LUT_A & LUT_B).def("pu", p));
+        self.emit_b(Bundle::new().lop3(D::Z, S::Lo(a), S::Imm(mask), S::Z, LUT_A & LUT_B).def(LOP3::PU, p));
         p
     }
 
     /// `ISETP.cmp.OR p, a, k, q`: the comparison or `q`.
     pub fn isetp_ri_or(&mut self, op: &CmpOp, s: &Signed, a: VReg, k: u32, q: Pred) -> Pred {
         let p = self.temp(Class::P);
-        let (cmp, signed) = (cmp_str(op), matches!(s, Signed::S32));
-        self.emit_b(Bundle::new().isetp(cmp, signed, S::Lo(a), S::Imm(k)).named("boolop", "OR").use_("pp", q).def("pu", p));
+        let (cmp, signed) = (crate::machine::compop(op), matches!(s, Signed::S32));
+        self.emit_b(Bundle::new().isetp(cmp, signed, S::Lo(a), S::Imm(k)).set(ISETP::BOOLOP, mods::BoolOp::OR).use_(ISETP::PP, q).def(ISETP::PU, p));
         p
     }
 
     /// `IADD.X d, a, b, p`: `a + b + p`.
     pub fn iadd_cin(&mut self, a: VReg, b: VReg, p: Pred) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().iadd(true, D::Lo(d), S::Lo(a), false, S::Lo(b), false).use_("pp", p).set("pp.not", 0));
+        self.emit_b(Bundle::new().iadd(true, D::Lo(d), S::Lo(a), false, S::Lo(b), false).use_(IADD::PP, p).set(IADD::PP_NOT, false));
         d
     }
 
     /// `IADD.X d, a, -b, !p`: `a + ~b + !p` = `a - b - p`.
     pub fn isub_bin(&mut self, a: VReg, b: VReg, p: Pred) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().iadd(true, D::Lo(d), S::Lo(a), false, S::Lo(b), true).use_("pp", p).set("pp.not", 1));
+        self.emit_b(Bundle::new().iadd(true, D::Lo(d), S::Lo(a), false, S::Lo(b), true).use_(IADD::PP, p).set(IADD::PP_NOT, true));
         d
     }
 
@@ -75,9 +79,9 @@ impl Lower<'_> {
         let d = self.temp(Class::R);
         let f = self.temp(Class::R);
         let c = self.temp(Class::P);
-        let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub).temp("pu", c);
+        let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub).temp(IADD::PU, c);
         if let Some(p) = cin {
-            bu = bu.use_("pp", p).set("pp.not", sub as u64);
+            bu = bu.use_(IADD::PP, p).set(IADD::PP_NOT, sub);
         }
         bu = bu.sel(D::Lo(f), S::Z, S::Imm(1), c, !sub);
         self.emit_b(bu);
@@ -108,16 +112,16 @@ impl Lower<'_> {
         let d = self.temp(Class::RPair);
         let f = self.temp(Class::R);
         let (c1, c2) = (self.temp(Class::P), self.temp(Class::P));
-        let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub).temp("pu", c1);
+        let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub).temp(IADD::PU, c1);
         if let Some((p, borrow)) = cin {
-            bu = bu.use_("pp", p).set("pp.not", borrow as u64);
+            bu = bu.use_(IADD::PP, p).set(IADD::PP_NOT, borrow);
         }
         let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
         let fused = flag.and_then(|v| self.fused_carry.get(&v).copied());
-        bu = bu.iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub).use_("pp", c1).set("pp.not", 0);
+        bu = bu.iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub).use_(IADD::PP, c1).set(IADD::PP_NOT, false);
         bu = match fused {
-            Some(p) => bu.def("pu", p),
-            None => bu.temp("pu", c2),
+            Some(p) => bu.def(IADD::PU, p),
+            None => bu.temp(IADD::PU, c2),
         };
         let c2 = fused.unwrap_or(c2);
         // An unread flag needs no register (the i128 add's last carry).
@@ -188,10 +192,10 @@ impl Lower<'_> {
         let lut = if sub { SUB_OVF } else { ADD_OVF };
         let mut bu = Bundle::new().iadd(false, D::Lo(d), S::Lo(a), false, S::Lo(b), sub).lop3(D::T(t), S::Lo(a), S::Lo(b), S::Lo(d), lut);
         if bit == 31 {
-            bu = bu.shf(false, false, false, "U32", D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
+            bu = bu.shf(false, false, false, SHFDType::U32, D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
         } else {
             let p = self.temp(Class::P);
-            bu = bu.lop3(D::Z, S::Lo(t), S::Imm(1 << bit), S::Z, LUT_A & LUT_B).temp("pu", p).sel(D::Lo(f), S::Z, S::Imm(1), p, true);
+            bu = bu.lop3(D::Z, S::Lo(t), S::Imm(1 << bit), S::Z, LUT_A & LUT_B).temp(LOP3::PU, p).sel(D::Lo(f), S::Z, S::Imm(1), p, true);
         }
         self.emit_b(bu);
         out2(d, f)
@@ -212,12 +216,12 @@ impl Lower<'_> {
         let lut = if sub { SUB_OVF } else { ADD_OVF };
         let bu = Bundle::new()
             .iadd(false, D::Lo(d), S::Lo(a), false, S::Lo(b), sub)
-            .temp("pu", c)
+            .temp(IADD::PU, c)
             .iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub)
-            .use_("pp", c)
-            .set("pp.not", 0)
+            .use_(IADD::PP, c)
+            .set(IADD::PP_NOT, false)
             .lop3(D::T(t), S::Hi(a), S::Hi(b), S::Hi(d), lut)
-            .shf(false, false, false, "U32", D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
+            .shf(false, false, false, SHFDType::U32, D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
         self.emit_b(bu);
         out2(d, f)
     }
@@ -240,16 +244,16 @@ impl Lower<'_> {
         let (lut, edge) = if sub { (SUB_OVF, 0x7FFF_FFFF) } else { (ADD_OVF, 0x8000_0000) };
         let bu = Bundle::new()
             .iadd(true, D::Lo(d), S::Lo(a), false, S::Lo(b), sub)
-            .use_("pp", p)
-            .set("pp.not", sub as u64)
+            .use_(IADD::PP, p)
+            .set(IADD::PP_NOT, sub)
             .lop3(D::T(t), S::Lo(a), S::Lo(b), S::Lo(d), lut)
-            .isetp("EQ", false, S::Lo(d), S::Imm(edge))
-            .use_("pp", p)
-            .temp("pu", q1)
-            .isetp("LT", true, S::Lo(t), S::Z)
-            .named("boolop", "OR")
-            .use_("pp", q1)
-            .temp("pu", q2)
+            .isetp(CompOp::EQ, false, S::Lo(d), S::Imm(edge))
+            .use_(ISETP::PP, p)
+            .temp(ISETP::PU, q1)
+            .isetp(CompOp::LT, true, S::Lo(t), S::Z)
+            .set(ISETP::BOOLOP, mods::BoolOp::OR)
+            .use_(ISETP::PP, q1)
+            .temp(ISETP::PU, q2)
             .sel(D::Lo(f), S::Z, S::Imm(1), q2, true);
         self.emit_b(bu);
         out2(d, f)
@@ -272,23 +276,23 @@ impl Lower<'_> {
         let (lut, edge_lo, edge_hi) = if sub { (SUB_OVF, 0xFFFF_FFFF, 0x7FFF_FFFF) } else { (ADD_OVF, 0, 0x8000_0000) };
         let bu = Bundle::new()
             .iadd(true, D::Lo(d), S::Lo(a), false, S::Lo(b), sub)
-            .use_("pp", p)
-            .set("pp.not", sub as u64)
-            .temp("pu", c)
+            .use_(IADD::PP, p)
+            .set(IADD::PP_NOT, sub)
+            .temp(IADD::PU, c)
             .iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub)
-            .use_("pp", c)
-            .set("pp.not", 0)
+            .use_(IADD::PP, c)
+            .set(IADD::PP_NOT, false)
             .lop3(D::T(t), S::Hi(a), S::Hi(b), S::Hi(d), lut)
-            .isetp("EQ", false, S::Lo(d), S::Imm(edge_lo))
-            .use_("pp", p)
-            .temp("pu", q)
-            .isetp("EQ", false, S::Hi(d), S::Imm(edge_hi))
-            .use_("pp", q)
-            .temp("pu", q)
-            .isetp("LT", true, S::Lo(t), S::Z)
-            .named("boolop", "OR")
-            .use_("pp", q)
-            .temp("pu", q)
+            .isetp(CompOp::EQ, false, S::Lo(d), S::Imm(edge_lo))
+            .use_(ISETP::PP, p)
+            .temp(ISETP::PU, q)
+            .isetp(CompOp::EQ, false, S::Hi(d), S::Imm(edge_hi))
+            .use_(ISETP::PP, q)
+            .temp(ISETP::PU, q)
+            .isetp(CompOp::LT, true, S::Lo(t), S::Z)
+            .set(ISETP::BOOLOP, mods::BoolOp::OR)
+            .use_(ISETP::PP, q)
+            .temp(ISETP::PU, q)
             .sel(D::Lo(f), S::Z, S::Imm(1), q, true);
         self.emit_b(bu);
         out2(d, f)
@@ -310,9 +314,9 @@ impl Lower<'_> {
         let mut bu = Bundle::new().iadd(false, D::Lo(d), S::Lo(a), false, S::Lo(b), false);
         if wide {
             let c1 = self.temp(Class::P);
-            bu = bu.temp("pu", c1).iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), false).use_("pp", c1).set("pp.not", 0);
+            bu = bu.temp(IADD::PU, c1).iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), false).use_(IADD::PP, c1).set(IADD::PP_NOT, false);
         }
-        self.emit_b(bu.def("pu", c));
+        self.emit_b(bu.def(IADD::PU, c));
         self.trap_if(c, false);
         d
     }
@@ -330,16 +334,5 @@ impl Lower<'_> {
     /// The smallest signed value, sign-extended to 32 bits.
     pub fn ty_smin(&mut self, ty: cranelift_codegen::ir::Type) -> u32 {
         !(u64::MAX >> (65 - ty.bits())) as u32
-    }
-}
-
-fn cmp_str(op: &CmpOp) -> &'static str {
-    match op {
-        CmpOp::EQ => "EQ",
-        CmpOp::NE => "NE",
-        CmpOp::LT => "LT",
-        CmpOp::LE => "LE",
-        CmpOp::GT => "GT",
-        CmpOp::GE => "GE",
     }
 }

@@ -15,16 +15,18 @@ use cranelift_codegen::ir::{types, Type};
 use crate::lower::Lower;
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::optypes::{LOP3};
+use ursa_emit::mods::SHFDType;
 
 /// How the 32-bit shifts of this file use SHF: (left, hi, itype, a, c) for
 /// a value `x`.
-fn shape32(op: Op32, x: VReg) -> (bool, bool, &'static str, S, S) {
+fn shape32(op: Op32, x: VReg) -> (bool, bool, SHFDType, S, S) {
     match op {
-        Op32::Shl => (true, false, "U32", S::Lo(x), S::Z),
-        Op32::Ushr => (false, false, "U32", S::Lo(x), S::Z),
-        Op32::Sshr => (false, true, "S32", S::Z, S::Lo(x)),
-        Op32::Rotl => (true, true, "U32", S::Lo(x), S::Lo(x)),
-        Op32::Rotr => (false, false, "U32", S::Lo(x), S::Lo(x)),
+        Op32::Shl => (true, false, SHFDType::U32, S::Lo(x), S::Z),
+        Op32::Ushr => (false, false, SHFDType::U32, S::Lo(x), S::Z),
+        Op32::Sshr => (false, true, SHFDType::S32, S::Z, S::Lo(x)),
+        Op32::Rotl => (true, true, SHFDType::U32, S::Lo(x), S::Lo(x)),
+        Op32::Rotr => (false, false, SHFDType::U32, S::Lo(x), S::Lo(x)),
     }
 }
 
@@ -96,9 +98,9 @@ impl Lower<'_> {
     fn shf64(&mut self, op: Op64, x: VReg, n: S) -> VReg {
         let d = self.temp(Class::RPair);
         let (left, itype) = match op {
-            Op64::Shl => (true, "U64"),
-            Op64::Ushr => (false, "U64"),
-            Op64::Sshr => (false, "S64"),
+            Op64::Shl => (true, SHFDType::U64),
+            Op64::Ushr => (false, SHFDType::U64),
+            Op64::Sshr => (false, SHFDType::S64),
         };
         self.emit_b(Bundle::new().shf(left, false, true, itype, D::Lo(d), S::Lo(x), n, S::Hi(x)).shf(
             left,
@@ -137,9 +139,9 @@ impl Lower<'_> {
     /// right: `lo' = SHF.R.LO(lo, n, hi)`, `hi' = SHF.R.LO(hi, n, lo)`.
     fn rot64_pieces(b: Bundle, left: bool, d: VReg, lo: S, hi: S, n: S) -> Bundle {
         if left {
-            b.shf(true, true, true, "U32", D::Lo(d), hi, n, lo).shf(true, true, true, "U32", D::Hi(d), lo, n, hi)
+            b.shf(true, true, true, SHFDType::U32, D::Lo(d), hi, n, lo).shf(true, true, true, SHFDType::U32, D::Hi(d), lo, n, hi)
         } else {
-            b.shf(false, false, true, "U32", D::Lo(d), lo, n, hi).shf(false, false, true, "U32", D::Hi(d), hi, n, lo)
+            b.shf(false, false, true, SHFDType::U32, D::Lo(d), lo, n, hi).shf(false, false, true, SHFDType::U32, D::Hi(d), hi, n, lo)
         }
     }
 
@@ -151,7 +153,7 @@ impl Lower<'_> {
         let (t0, t1) = (self.temp(Class::R), self.temp(Class::R));
         let b = Bundle::new()
             .lop3(D::Z, S::Lo(n), S::Imm(32), S::Z, crate::machine::LUT_A & crate::machine::LUT_B)
-            .temp("pu", p)
+            .temp(LOP3::PU, p)
             .sel(D::T(t0), S::Hi(x), S::Lo(x), p, false)
             .sel(D::T(t1), S::Lo(x), S::Hi(x), p, false);
         self.emit_b(Self::rot64_pieces(b, left, d, S::Lo(t0), S::Lo(t1), S::Lo(n)));
