@@ -11,6 +11,7 @@ use ursa_isel::abi;
 use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo};
 
 use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
+use crate::place_spill_slots::SlotHomes;
 
 /// One machine instruction of the final sequence.
 #[derive(Clone, Debug)]
@@ -102,10 +103,20 @@ fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
     i
 }
 
+/// Writes a register number into a register field without the width check:
+/// a spill slot kept in a register is named above the file (`R256` up) until
+/// `pack_regs` renames it.
+fn set_reg(i: &mut Inst, name: &str, r: u32) {
+    match i.field_index(name) {
+        Some(f) => i.set_at(f, r as u64),
+        None => panic!("encode built a bad {}: no field {}", i.form.name(), name),
+    }
+}
+
 fn mov(d: u32, s: u32) -> Inst {
     let mut i = inst(forms::MOV_R);
-    set(&mut i, "rd", d as u64);
-    set(&mut i, "rb", s as u64);
+    set_reg(&mut i, "rd", d);
+    set_reg(&mut i, "rb", s);
     i
 }
 
@@ -116,7 +127,7 @@ fn isetp_u32_imm(compop: &str, pu: u32, ra: u32, k: u32) -> Inst {
     named(&mut s, "boolop", "AND");
     named(&mut s, "itype", "U32");
     set(&mut s, "pu", pu as u64);
-    set(&mut s, "ra", ra as u64);
+    set_reg(&mut s, "ra", ra);
     set(&mut s, "vb", k as u64);
     set(&mut s, "pp", PT as u64);
     s
@@ -131,46 +142,57 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
     Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
 }
 
-/// Local-memory slot address of spill slot `slot`.
-fn spill_offset(code_slots: u32, slot: usize) -> u32 {
-    code_slots + 4 * slot as u32
+/// Local-memory address of spill slot `slot` (in memory), after the
+/// function's own stack slots.
+fn spill_offset(code_slots: u32, slot: usize, homes: &SlotHomes) -> u32 {
+    code_slots + homes.offset(slot)
 }
 
-/// The instructions of one allocator move.
-fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: u32) -> Result<(), String> {
+/// `SEL rd, RZ, 0x1, !p`: a predicate as 0 or 1 in a general register.
+fn pred_to_reg(rd: u32, p: u32) -> Inst {
+    let mut s = inst(forms::SEL_RI);
+    set_reg(&mut s, "rd", rd);
+    set(&mut s, "ra", RZ as u64);
+    set(&mut s, "vb", 1);
+    set(&mut s, "pp", p as u64);
+    set(&mut s, "pp.not", 1);
+    s
+}
+
+/// The instructions of one allocator move. A spill slot is a register
+/// (`SlotHomes`: a move) or local memory (a store or a load).
+fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: u32, homes: &SlotHomes) -> Result<(), String> {
     let class = from.as_reg().map(|r| r.class()).or(to.as_reg().map(|r| r.class())).ok_or("stack-to-stack move")?;
-    match (from.as_reg(), to.as_reg()) {
-        (Some(f), Some(t)) => {
-            let (f, t) = (preg_number(f), preg_number(t));
-            match class {
-                RegClass::Int => out.push(item(mov(t, f))),
-                RegClass::Float => {
-                    out.push(item(mov(t, f)));
-                    out.push(item(mov(t + 1, f + 1)));
-                }
-                RegClass::Vector => {
-                    let mut i = inst(forms::PLOP3_X);
-                    set(&mut i, "pu", t as u64);
-                    set(&mut i, "pa", f as u64);
-                    set(&mut i, "pb", PT as u64);
-                    set(&mut i, "pc", PT as u64);
-                    set(&mut i, "lut", 0xF0);
-                    out.push(item(i));
-                }
+    // A slot's register, or the register itself.
+    let reg = |a: Allocation| a.as_reg().map(preg_number).or_else(|| a.as_stack().and_then(|s| homes.reg(s.index())));
+    if let (Some(f), Some(t)) = (reg(from), reg(to)) {
+        match class {
+            RegClass::Int => out.push(item(mov(t, f))),
+            RegClass::Float => {
+                out.push(item(mov(t, f)));
+                out.push(item(mov(t + 1, f + 1)));
+            }
+            // A predicate kept in a general register is 0 or 1.
+            RegClass::Vector if to.is_stack() => out.push(item(pred_to_reg(t, f))),
+            RegClass::Vector if from.is_stack() => out.push(item(isetp_u32_imm("NE", t, f, 0))),
+            RegClass::Vector => {
+                let mut i = inst(forms::PLOP3_X);
+                set(&mut i, "pu", t as u64);
+                set(&mut i, "pa", f as u64);
+                set(&mut i, "pb", PT as u64);
+                set(&mut i, "pc", PT as u64);
+                set(&mut i, "lut", 0xF0);
+                out.push(item(i));
             }
         }
+        return Ok(());
+    }
+    match (from.as_reg(), to.as_reg()) {
         (Some(f), None) => {
-            let off = spill_offset(slots_size, to.as_stack().unwrap().index());
+            let off = spill_offset(slots_size, to.as_stack().unwrap().index(), homes);
             let f = preg_number(f);
             let src = if class == RegClass::Vector {
-                // R0 = P ? 1 : 0
-                let mut s = inst(forms::SEL_RI);
-                set(&mut s, "rd", SPILL_SCRATCH as u64);
-                set(&mut s, "ra", RZ as u64);
-                set(&mut s, "vb", 1);
-                set(&mut s, "pp", f as u64);
-                set(&mut s, "pp.not", 1);
-                out.push(item(s));
+                out.push(item(pred_to_reg(SPILL_SCRATCH, f)));
                 SPILL_SCRATCH
             } else {
                 f
@@ -185,7 +207,7 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
             out.push(item(i));
         }
         (None, Some(t)) => {
-            let off = spill_offset(slots_size, from.as_stack().unwrap().index());
+            let off = spill_offset(slots_size, from.as_stack().unwrap().index(), homes);
             let t = preg_number(t);
             let mut i = inst(forms::LDL_RI);
             set(&mut i, "rd", if class == RegClass::Vector { SPILL_SCRATCH } else { t } as u64);
@@ -199,15 +221,16 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
                 out.push(item(isetp_u32_imm("NE", t, SPILL_SCRATCH, 0)));
             }
         }
-        (None, None) => return Err("stack-to-stack move".into()),
+        _ => return Err("stack-to-stack move".into()),
     }
     Ok(())
 }
 
-/// Lays out the allocated function as machine instructions.
-pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
+/// Lays out the allocated function as machine instructions, each spill slot
+/// where `homes` puts it.
+pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Code, String> {
     let vcode = func.vcode;
-    let spill_bytes = 4 * asg.output.num_spillslots as u32;
+    let spill_bytes = homes.memory_bytes();
     // The incoming stack arguments sit at the top of the frame, just below
     // the stack pointer at entry (`docs/abi.md`).
     let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
@@ -225,7 +248,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
         let next = BlockId(b as u32 + 1);
         for ioe in asg.output.block_insts_and_edits(func, regalloc2::Block::new(b)) {
             match ioe {
-                InstOrEdit::Edit(Edit::Move { from, to }) => emit_move(&mut items, *from, *to, slots_size)?,
+                InstOrEdit::Edit(Edit::Move { from, to }) => emit_move(&mut items, *from, *to, slots_size, homes)?,
                 InstOrEdit::Inst(i) => {
                     let m = func.minst(i);
                     let allocs = asg.allocs(i.index());

@@ -25,6 +25,11 @@
 //!
 //! If the code reads a register chosen at run time (`R[UR, imm]`), nothing is
 //! renamed.
+//!
+//! Spill slots that `place_spill_slots` keeps in registers arrive named above
+//! the file (`R256` up); they are renamed like any other value. Code with
+//! such names that cannot be packed is refused ([`PackError`]), and the caller
+//! moves slots to local memory.
 
 use smallvec::SmallVec;
 use ursa_emit::{forms, Inst, RegFile, RegSlot};
@@ -36,6 +41,21 @@ use crate::encode::Code;
 const SP: u32 = 1;
 /// Registers `R0`–`R254`.
 const NREGS: usize = 255;
+/// Register names from here up are spill slots to be given a register
+/// (`place_spill_slots::SLOT_REG_BASE`).
+const ABOVE_FILE: u32 = crate::place_spill_slots::SLOT_REG_BASE;
+
+/// Why code naming registers above the file could not be packed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PackError {
+    /// These registers above the file are live across a call, which may
+    /// write every register.
+    LiveAcrossCall(Vec<u32>),
+    /// The code selects registers at run time: nothing may be renamed.
+    NoRenaming,
+    /// The values do not fit in the file.
+    Full,
+}
 
 /// What the pass did, for `--stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,11 +69,15 @@ pub struct PackStats {
     pub uregs_after: u32,
 }
 
-/// A set of registers R0–R254.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct RegSet([u64; 4]);
+/// A set of register names (R0–R254, and names above the file).
+#[derive(Clone, Default, PartialEq, Eq)]
+struct RegSet(SmallVec<[u64; 4]>);
 
 impl RegSet {
+    /// An empty set for names below `n`.
+    fn new(n: usize) -> RegSet {
+        RegSet(smallvec::smallvec![0; n.div_ceil(64)])
+    }
     fn insert(&mut self, r: u32) {
         self.0[(r / 64) as usize] |= 1 << (r % 64);
     }
@@ -64,9 +88,9 @@ impl RegSet {
         self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
     }
     fn union(&mut self, o: &RegSet) -> bool {
-        let old = *self;
-        for k in 0..4 {
-            self.0[k] |= o.0[k];
+        let old = self.clone();
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            *a |= *b;
         }
         *self != old
     }
@@ -367,47 +391,55 @@ fn all_refs(code: &Code) -> Refs {
 }
 
 /// Renames the general and the uniform registers of `code` densely (see the
-/// module docs).
-pub fn pack_regs(code: &mut Code) -> PackStats {
+/// module docs). Fails only for code that names registers above the file
+/// (spill slots in registers), which is then left in an unusable state.
+pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
     let refs = all_refs(code);
     let regs_before = highest_reg(&refs, RegFile::R);
     let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(&refs, RegFile::UR) };
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
-        return stats;
+        return if regs_before > ABOVE_FILE { Err(PackError::NoRenaming) } else { Ok(stats) };
     }
     // The UR pass first: it deletes no instruction, so `refs` stays aligned
     // with the items for the R pass (which reads only R references).
-    pack_file(code, RegFile::UR, &refs);
-    stats.copies_removed = pack_file(code, RegFile::R, &refs);
+    pack_file(code, RegFile::UR, &refs)?;
+    stats.copies_removed = pack_file(code, RegFile::R, &refs)?;
     let after = all_refs(code);
     stats.regs_after = highest_reg(&after, RegFile::R);
     stats.uregs_after = highest_reg(&after, RegFile::UR);
-    stats
+    Ok(stats)
 }
 
 /// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackError> {
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
     // No reference of the file at all (implicit ABI operands are R only).
     if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
-        return 0;
+        return Ok(0);
     }
     let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, refs)).collect();
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
-        return 0;
+        return Ok(0);
     }
+    // Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
+    let nregs = acc.iter().flat_map(|a| a.reads.iter().chain(a.writes.iter())).map(|r| (r.num + r.count) as usize).max().unwrap_or(0).max(NREGS);
+    let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
+    // Where the colouring cannot do better than the original registers:
+    // keep them, unless they lie above the file.
+    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(0) };
+    let is_call = |i: usize| code.items[i].inst.form.optype().name.as_ref() == "CALL";
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
-        && !code.items.iter().any(|it| it.inst.form.optype().name.as_ref() == "CALL");
+        && !(0..code.items.len()).any(is_call);
     let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
     let (ranges, succs) = blocks(code);
     let nb = ranges.len();
 
     // Liveness per block.
-    let mut gen = vec![RegSet::default(); nb];
-    let mut kill = vec![RegSet::default(); nb];
+    let mut gen = vec![RegSet::new(nregs); nb];
+    let mut kill = vec![RegSet::new(nregs); nb];
     for b in 0..nb {
         let (s, e) = ranges[b];
         for a in acc[s..e].iter().rev() {
@@ -426,19 +458,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             }
         }
     }
-    let mut live_in = vec![RegSet::default(); nb];
-    let mut live_out = vec![RegSet::default(); nb];
+    let mut live_in = vec![RegSet::new(nregs); nb];
+    let mut live_out = vec![RegSet::new(nregs); nb];
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..nb).rev() {
-            let mut out = RegSet::default();
+            let mut out = RegSet::new(nregs);
             for &s in &succs[b] {
                 out.union(&live_in[s]);
             }
-            let mut inn = out;
-            for k in 0..4 {
-                inn.0[k] = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
+            let mut inn = out.clone();
+            for (k, w) in inn.0.iter_mut().enumerate() {
+                *w = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
             }
             live_out[b] = out;
             if inn != live_in[b] {
@@ -474,7 +506,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     let mut fixed_nodes: Vec<u32> = Vec::new();
     for b in 0..nb {
         let (s, e) = ranges[b];
-        let mut cur: [Option<u32>; NREGS] = [None; NREGS];
+        let mut cur: Vec<Option<u32>> = vec![None; nregs];
         for r in live_in[b].iter() {
             cur[r as usize] = Some(node_in(b, r));
         }
@@ -583,12 +615,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
 
     // Interference.
     let mut adj = Interference::new(nw);
+    // Registers above the file live across a call.
+    let mut across_call: Vec<u32> = Vec::new();
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
         for b in 0..nb {
             let (s, e) = ranges[b];
-            let mut live: [Option<u32>; NREGS] = [None; NREGS];
-            let mut live_set = RegSet::default();
+            let mut live: Vec<Option<u32>> = vec![None; nregs];
+            let mut live_set = RegSet::new(nregs);
             for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
                 if n != u32::MAX {
                     live[r as usize] = Some(web_of[n as usize]);
@@ -597,6 +631,9 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             }
             for i in (s..e).rev() {
                 let a = &acc[i];
+                if above_file && is_call(i) {
+                    across_call.extend(live_set.iter().filter(|&r| r >= ABOVE_FILE));
+                }
                 let mut defs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
                 let wn = write_nodes(i);
                 for (w, v) in chunks(&a.writes, wn) {
@@ -639,6 +676,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         }
     }
     adj.finish();
+    if !across_call.is_empty() {
+        across_call.sort_unstable();
+        across_call.dedup();
+        return Err(PackError::LiveAcrossCall(across_call));
+    }
 
     // Copy affinities (MOV Rd, Rb).
     let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
@@ -706,7 +748,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
         let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
         for &(w, _) in ms {
-            let mut f = RegSet::default();
+            let mut f = RegSet::new(nregs);
             for n in adj.neighbours(w) {
                 if let Some(c) = color[n as usize] {
                     f.insert(c);
@@ -751,21 +793,21 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             choice = (0..limit).find(|&b| fits(b) && hinted(b)).or_else(|| (0..limit).find(|&b| fits(b)));
         }
         let Some(base) = choice else {
-            // No room (cannot happen with fewer than 255 live registers): keep
-            // the original registers, which are valid.
-            return 0;
+            // No room: more than the file's registers are live.
+            return keep_original();
         };
         for &(w, off) in ms {
             color[w as usize] = Some(base + (off - lo) as u32);
         }
     }
 
-    // A placement that broke a fixed web's neighbour would be a bug; keep the
+    // A fixed web above the file (live into the function) cannot stay; a
+    // placement that broke a fixed web's neighbour would be a bug: keep the
     // original code rather than emit it.
     for w in 0..nw {
         let c = color[w].unwrap();
-        if adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
-            return 0;
+        if c >= limit || adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
+            return keep_original();
         }
     }
 
@@ -812,7 +854,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             keep[idx - 1]
         });
     }
-    copies_removed
+    Ok(copies_removed)
 }
 
 #[cfg(test)]
@@ -859,7 +901,7 @@ mod tests {
             "RET R[20:21] ;",
         ]);
         c.items[5].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
-        let s = pack_regs(&mut c);
+        let s = pack_regs(&mut c).unwrap();
         assert_eq!(s.regs_before, 171);
         // R4 (a result), R[20:21] (the return address) stay; everything else
         // packs below them, the pair on an even register.
@@ -885,7 +927,7 @@ mod tests {
             "RET R[20:21] ;",
         ]);
         c.items[7].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
-        pack_regs(&mut c);
+        pack_regs(&mut c).unwrap();
         let t = text(&c);
         assert_eq!(t[0], "MOV R0, 0xa");
         // The accumulator is copied into R4 at the end: it gets R4 itself and
@@ -906,7 +948,7 @@ mod tests {
             "RET R[20:21] ;",
         ]);
         c.items[4].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
-        pack_regs(&mut c);
+        pack_regs(&mut c).unwrap();
         let t = text(&c);
         // R30 is live in (an argument): it stays. Both writes of R100 are one value.
         assert_eq!(t[1], "ISETP.NE.AND.U32 P0, R30, 0x0, PT");
