@@ -613,6 +613,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
     }
 
+    // A plain 32-bit copy `MOV Rd, Rb`.
+    let is_copy = |i: usize| {
+        code.items[i].inst.form == forms::MOV_R && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1
+    };
+
     // Interference.
     let mut adj = Interference::new(nw);
     // Registers above the file live across a call.
@@ -641,9 +646,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                         defs.push((w.num + k as u32, web_of[n as usize]));
                     }
                 }
+                // A copy's result holds its source's value: the two do not
+                // interfere there (Chaitin's rule), so the copy can vanish
+                // even when both stay live; a later write of either, while
+                // the other is live, makes them interfere as usual.
+                let copy_src = is_copy(i).then(|| a.reads[0].num);
                 for &(r, dw) in &defs {
                     for r2 in live_set.iter() {
-                        if r2 != r {
+                        if r2 != r && Some(r2) != copy_src {
                             add(dw, live[r2 as usize].expect("live registers have a web"));
                         }
                     }
@@ -685,8 +695,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // Copy affinities (MOV Rd, Rb).
     let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
     for i in 0..acc.len() {
-        let inst = &code.items[i].inst;
-        if inst.form == forms::MOV_R && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1 {
+        if is_copy(i) {
             let d = web_of[write_nodes(i)[0] as usize];
             let s = web_of[read_nodes(i)[0] as usize];
             affine[d as usize].push(s);
