@@ -1,7 +1,7 @@
 //! Constructors for `isle/lower/mul.isle`: multiplication (IMAD, IMUL.HI,
 //! IMAD.WIDE), the 64×64→128 product, and `iabs`.
 
-use cranelift_codegen::ir::{types, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{types, InstructionData, Opcode, Type, Value};
 
 use crate::lower::{InstOutput, Lower, Signed};
 use crate::rules::ops::{Pieces, D, S};
@@ -209,6 +209,49 @@ impl Lower<'_> {
         let d = self.temp(Class::RPair);
         self.emit_b(Bundle::new().imad_wide(*s == Signed::S32, D::Lo(d), S::Lo(i), S::Imm(scale), S::Lo(base)));
         d
+    }
+
+    /// `LEA d, x, a, k`: `(x << k) + a`.
+    pub fn lea32(&mut self, x: VReg, k: u32, a: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().inst(ursa_emit::forms::LEA_RRR).def("rd", d).use_("ra", x).use_("rb", a).set("shiftamt", k as u64));
+        d
+    }
+
+    /// `LEA d.lo, c, x.lo, base.lo, k` + `LEA.HI.X d.hi, x.lo, base.hi,
+    /// x.hi, k, c`: `base + (x << k)` for 64-bit values, k below 32.
+    pub fn lea64(&mut self, x: VReg, k: u32, base: VReg) -> VReg {
+        let d = self.temp(Class::RPair);
+        let c = self.temp(Class::P);
+        self.emit_b(
+            Bundle::new()
+                .inst(ursa_emit::forms::LEA_RRR)
+                .def("rd", d)
+                .temp("pu", c)
+                .use_("ra", x)
+                .use_("rb", base)
+                .set("shiftamt", k as u64)
+                .inst(ursa_emit::forms::LEA_RRR)
+                .named("lohi", "HI")
+                .named("ext", "X")
+                .def_hi("rd", d)
+                .use_("ra", x)
+                .use_hi("rb", base)
+                .use_hi("rc", x)
+                .set("shiftamt", k as u64)
+                .use_("pp", c)
+                .set("pp.not", 0),
+        );
+        d
+    }
+
+    pub fn lea_shift32(&mut self, ty: Type, k: u64) -> u32 {
+        (k % ty.bits() as u64) as u32
+    }
+
+    pub fn lea_shift64(&mut self, k: u64) -> Option<u32> {
+        let k = k % 64;
+        (k < 32).then_some(k as u32)
     }
 
     pub fn shl_scale(&mut self, k: u64) -> Option<u32> {
