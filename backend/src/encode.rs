@@ -452,3 +452,155 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
     }
     Ok((bytes, relocs))
 }
+
+/// Hand-built code for the unit tests of the passes after layout.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{item, Code, Item};
+    use ursa_emit::{format_inst, parse_inst, NoLabels};
+    use ursa_isel::vcode::BlockId;
+
+    /// Code from assembly lines; `>` before a line marks a block start,
+    /// `-> N` after it a branch to block N (`TARGET` in the text).
+    pub fn code(lines: &[&str]) -> Code {
+        let mut items = Vec::new();
+        let mut block_start = Vec::new();
+        for l in lines {
+            let (l, start) = match l.strip_prefix('>') {
+                Some(r) => (r, true),
+                None => (*l, items.is_empty()),
+            };
+            if start {
+                block_start.push(items.len());
+            }
+            let (text, target) = match l.split_once("->") {
+                Some((t, b)) => (t.trim(), Some(BlockId(b.trim().parse().unwrap()))),
+                None => (l.trim(), None),
+            };
+            let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
+            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
+            it.target = target;
+            items.push(it);
+        }
+        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
+    }
+
+    /// The instructions as assembly, without the final ` ;`.
+    pub fn text(c: &Code) -> Vec<String> {
+        c.items.iter().map(|it| format_inst(&it.inst, None, &NoLabels).unwrap().trim_end_matches(" ;").to_string()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::text;
+    use super::*;
+    use crate::assign_regs::assign_regs;
+    use regalloc2::{PReg, SpillSlot};
+    use ursa_isel::vcode::{Bundle, VBlock, VCode};
+
+    fn reg(k: usize, c: RegClass) -> Allocation {
+        Allocation::reg(PReg::new(k, c))
+    }
+    fn slot(s: usize) -> Allocation {
+        Allocation::stack(SpillSlot::new(s))
+    }
+    /// The code of one allocator move, the function's own slots taking 16 bytes.
+    fn lower_move(from: Allocation, to: Allocation, homes: &SlotHomes) -> Code {
+        let mut items = Vec::new();
+        emit_move(&mut items, from, to, 16, homes).unwrap();
+        Code { items, block_start: vec![0], vblocks: Vec::new(), frame_size: 0 }
+    }
+    /// A register field of the only instruction of `c`.
+    fn field(c: &Code, k: usize, name: &str) -> u64 {
+        c.items[k].inst.get(name).unwrap()
+    }
+
+    #[test]
+    fn moves_between_registers_of_each_class() {
+        let none = SlotHomes::new(Vec::new(), |_| false);
+        // Int register k is R(132 + k); Float register k the pair R[4+2k : 5+2k].
+        assert_eq!(text(&lower_move(reg(0, RegClass::Int), reg(3, RegClass::Int), &none)), ["MOV R135, R132"]);
+        assert_eq!(text(&lower_move(reg(1, RegClass::Float), reg(0, RegClass::Float), &none)), ["MOV R4, R6", "MOV R5, R7"]);
+        let p = lower_move(reg(2, RegClass::Vector), reg(5, RegClass::Vector), &none);
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(p.items[0].inst.form, forms::PLOP3_X);
+        assert_eq!((field(&p, 0, "pu"), field(&p, 0, "pa"), field(&p, 0, "lut")), (5, 2, 0xF0));
+    }
+
+    #[test]
+    fn spills_and_reloads_through_local_memory() {
+        // Slot 0: a 32-bit value, slots 2-3: a pair, slot 4: a predicate; all
+        // in memory after the function's own 16 bytes.
+        let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |_| false);
+        assert_eq!(homes.memory_bytes(), 20);
+        assert_eq!(text(&lower_move(reg(0, RegClass::Int), slot(0), &homes)), ["STL [R1+0x10], R132"]);
+        assert_eq!(text(&lower_move(slot(0), reg(1, RegClass::Int), &homes)), ["LDL R133, [R1+0x10]"]);
+        assert_eq!(text(&lower_move(reg(0, RegClass::Float), slot(2), &homes)), ["STL.64 [R1+0x18], R[4:5]"]);
+        assert_eq!(text(&lower_move(slot(2), reg(2, RegClass::Float), &homes)), ["LDL.64 R[8:9], [R1+0x18]"]);
+        // A predicate goes through R0 as 0 or 1.
+        assert_eq!(text(&lower_move(reg(3, RegClass::Vector), slot(4), &homes)), ["SEL R0, RZ, 0x1, !P3", "STL [R1+0x20], R0"]);
+        assert_eq!(text(&lower_move(slot(4), reg(1, RegClass::Vector), &homes)), ["LDL R0, [R1+0x20]", "ISETP.NE.AND.U32 P1, R0, 0x0, PT"]);
+    }
+
+    #[test]
+    fn spill_slots_in_registers_are_moves() {
+        // Slot 0 (32-bit) and slots 2-3 (a pair) in registers R256 and
+        // R[258:259]; slot 4 (a predicate) in R260. No local memory.
+        let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |_| true);
+        assert_eq!(homes.memory_bytes(), 0);
+        let regs = |c: &Code, k: usize, a: &str, b: &str| (field(c, k, a), field(c, k, b));
+        let c = lower_move(reg(0, RegClass::Int), slot(0), &homes);
+        assert_eq!((c.items[0].inst.form, regs(&c, 0, "rd", "rb")), (forms::MOV_R, (256, 132)));
+        let c = lower_move(slot(0), reg(1, RegClass::Int), &homes);
+        assert_eq!((c.items[0].inst.form, regs(&c, 0, "rd", "rb")), (forms::MOV_R, (133, 256)));
+        let c = lower_move(reg(1, RegClass::Float), slot(2), &homes);
+        assert_eq!((regs(&c, 0, "rd", "rb"), regs(&c, 1, "rd", "rb")), ((258, 6), (259, 7)));
+        let c = lower_move(reg(3, RegClass::Vector), slot(4), &homes);
+        assert_eq!((c.items.len(), c.items[0].inst.form, regs(&c, 0, "rd", "pp")), (1, forms::SEL_RI, (260, 3)));
+        let c = lower_move(slot(4), reg(1, RegClass::Vector), &homes);
+        assert_eq!((c.items.len(), c.items[0].inst.form, regs(&c, 0, "pu", "ra")), (1, forms::ISETP_RI, (1, 260)));
+        // Only the slot kept in memory takes frame bytes, packed densely.
+        let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |s| s != 4);
+        assert_eq!(homes.memory_bytes(), 4);
+        assert_eq!(text(&lower_move(reg(0, RegClass::Int), slot(4), &homes)), ["STL [R1+0x10], R132"]);
+    }
+
+    /// `add(a: i32, b: i32) -> i32` built as the lowering would: the
+    /// arguments arrive in the ABI pairs R[4:5] and R[6:7], the result leaves
+    /// in R4, the return address stays in R[20:21].
+    fn add_function() -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, s, r) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let insts = vec![
+            Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build(),
+            Bundle::new().inst(forms::MOV_R).def("rd", x).use_("rb", a).build(),
+            Bundle::new().inst(forms::MOV_R).def("rd", y).use_("rb", b).build(),
+            Bundle::new().inst(forms::IADD_RR).def("rd", s).use_("ra", x).use_("rb", y).build(),
+            Bundle::new().inst(forms::MOV_R).def("rd", r).use_("rb", s).build(),
+            Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build(),
+        ];
+        v.blocks.push(VBlock { insts, ..Default::default() });
+        v
+    }
+
+    #[test]
+    fn allocation_of_a_hand_built_function() {
+        let v = add_function();
+        let f = RaFunc::new(&v);
+        // regalloc2's checker verifies the allocation.
+        let asg = assign_regs(&f, true).unwrap();
+        assert_eq!(asg.output.num_spillslots, 0);
+        let homes = SlotHomes::memory(&asg);
+        let mut code = lay_out(&f, &asg, &homes).unwrap();
+        // The ABI operands: the return reads R4-R5 (its result) and the
+        // return address, implicitly; nothing is written for `Args`.
+        let ret = code.items.last().unwrap();
+        assert_eq!(ret.inst.form, forms::RET_R);
+        assert_eq!(ret.implicit.reads, [4, 5, 20, 21, 1]);
+        // Packing coalesces every copy into the ABI registers.
+        crate::pack_regs::pack_regs(&mut code).unwrap();
+        assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
+    }
+}

@@ -504,9 +504,10 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // Per block: the node in each register of live_out (by rank), or MAX.
     let mut end_cur: Vec<Vec<u32>> = Vec::with_capacity(nb);
     let mut fixed_nodes: Vec<u32> = Vec::new();
+    let mut cur: Vec<Option<u32>> = vec![None; nregs];
     for b in 0..nb {
         let (s, e) = ranges[b];
-        let mut cur: Vec<Option<u32>> = vec![None; nregs];
+        cur.fill(None);
         for r in live_in[b].iter() {
             cur[r as usize] = Some(node_in(b, r));
         }
@@ -624,9 +625,10 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let mut across_call: Vec<u32> = Vec::new();
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
+        let mut live: Vec<Option<u32>> = vec![None; nregs];
         for b in 0..nb {
             let (s, e) = ranges[b];
-            let mut live: Vec<Option<u32>> = vec![None; nregs];
+            live.fill(None);
             let mut live_set = RegSet::new(nregs);
             for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
                 if n != u32::MAX {
@@ -869,35 +871,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{item, Implicit, Item};
-    use ursa_emit::{format_inst, parse_inst, NoLabels};
-    use ursa_isel::vcode::BlockId;
-
-    /// Code from assembly lines; `>N` before a line marks a block start,
-    /// `-> N` after it a branch to block N.
-    fn code(lines: &[&str]) -> Code {
-        let mut items = Vec::new();
-        let mut block_start = Vec::new();
-        for l in lines {
-            let (l, start) = match l.strip_prefix('>') { Some(r) => (r, true), None => (*l, items.is_empty()) };
-            if start {
-                block_start.push(items.len());
-            }
-            let (text, target) = match l.split_once("->") {
-                Some((t, b)) => (t.trim(), Some(BlockId(b.trim().parse().unwrap()))),
-                None => (l.trim(), None),
-            };
-            let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
-            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
-            it.target = target;
-            items.push(it);
-        }
-        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
-    }
-
-    fn text(c: &Code) -> Vec<String> {
-        c.items.iter().map(|it| format_inst(&it.inst, None, &NoLabels).unwrap().trim_end_matches(" ;").to_string()).collect()
-    }
+    use crate::encode::testing::{code, text};
+    use crate::encode::Implicit;
 
     #[test]
     fn singles_and_pairs_share_one_dense_file() {

@@ -47,17 +47,21 @@ pub struct SlotHomes {
 impl SlotHomes {
     /// Every slot of `asg` in local memory.
     pub fn memory(asg: &Assignment) -> SlotHomes {
-        let n = asg.output.num_spillslots;
-        let mut size = vec![0u8; n];
+        let mut size = vec![0u8; asg.output.num_spillslots];
         for (_, e) in asg.output.edits.iter() {
             let Edit::Move { from, to } = e;
             if let (Some(s), Some(r)) = (from.as_stack().or(to.as_stack()), from.as_reg().or(to.as_reg())) {
                 size[s.index()] = if r.class() == RegClass::Float { 2 } else { 1 };
             }
         }
-        let mut h = SlotHomes { in_reg: vec![false; n], size, ofs: vec![0; n], bytes: 0 };
-        h.lay_out_memory();
-        h
+        SlotHomes::new(size, |_| false)
+    }
+
+    /// Slots of the given sizes (per 4-byte unit: the units of the slot it
+    /// starts, 0 for none), each in a register where `in_reg` says so.
+    pub fn new(size: Vec<u8>, in_reg: impl Fn(usize) -> bool) -> SlotHomes {
+        let n = size.len();
+        SlotHomes { in_reg: vec![false; n], size, ofs: vec![0; n], bytes: 0 }.with(in_reg)
     }
 
     /// The register of slot `s`, if it lives in one.
