@@ -422,13 +422,30 @@ impl std::fmt::Display for Code {
             }
             let text = ursa_emit::format_inst(&it.inst, None, &ursa_emit::NoLabels)
                 .map(|t| t.trim_end_matches(" ;").to_string())
-                .unwrap_or_else(|e| format!("<{}: {}>", it.inst.form.name(), e));
+                .unwrap_or_else(|e| match above_file(&it.inst) {
+                    // A spill slot still named above the file (before
+                    // pack_regs): the form and its general registers.
+                    Some(regs) => format!("{} {}", it.inst.form.name(), regs),
+                    None => format!("<{}: {}>", it.inst.form.name(), e),
+                });
             let target = it.target.or(it.label).map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
             let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
             writeln!(f, "    {}{}{}", text, target, call)?;
         }
         Ok(())
     }
+}
+
+/// `writes R256 reads R132`: the general registers of an instruction that
+/// names a register above the file (a spill slot kept in a register, before
+/// `pack_regs`); None for any other instruction.
+fn above_file(i: &Inst) -> Option<String> {
+    let (ws, rs) = (i.reg_writes(), i.reg_reads());
+    let names = |refs: &[ursa_emit::RegRef]| -> String {
+        refs.iter().filter(|x| x.file == ursa_emit::RegFile::R).map(|x| format!("R{}", x.num)).collect::<Vec<_>>().join(", ")
+    };
+    let high = ws.iter().chain(rs.iter()).any(|x| x.file == ursa_emit::RegFile::R && x.num >= crate::place_spill_slots::SLOT_REG_BASE);
+    high.then(|| format!("writes {} reads {}", names(&ws), names(&rs)))
 }
 
 /// Resolves branch targets and call relocations; encodes every instruction.
