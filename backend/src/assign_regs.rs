@@ -17,6 +17,8 @@ use regalloc2 as ra;
 use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegClass, RegallocOptions};
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
+use crate::place_spill_slots::SlotHomes;
+
 /// First register of the 32-bit region.
 pub const R_BASE: u32 = 132;
 /// First register of the pair region.
@@ -245,11 +247,14 @@ pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, String> {
 }
 
 impl Assignment {
-    pub fn stats(&self) -> RegallocStats {
-        let mut s = RegallocStats { spill_slots: self.output.num_spillslots, ..Default::default() };
+    /// What the allocator added, with the spill slots where `homes` put them:
+    /// a spill or reload of a slot kept in a register is a move.
+    pub fn stats(&self, homes: &SlotHomes) -> RegallocStats {
+        let mut s = RegallocStats { spill_slots: self.output.num_spillslots - homes.in_registers(), ..Default::default() };
+        let in_memory = |a: Allocation| a.as_stack().is_some_and(|k| homes.reg(k.index()).is_none());
         for (_, e) in self.output.edits.iter() {
             let Edit::Move { from, to } = e;
-            match (from.is_stack(), to.is_stack()) {
+            match (in_memory(*from), in_memory(*to)) {
                 (false, true) => s.spills += 1,
                 (true, false) => s.reloads += 1,
                 _ => s.moves += 1,

@@ -241,3 +241,78 @@ pub fn calc_instr_deps(code: &mut Code) {
 fn latency(c: LatencyClass) -> u64 {
     c.latency() as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::testing::{code, text};
+
+    fn deps(lines: &[&str]) -> Vec<String> {
+        let mut c = code(lines);
+        calc_instr_deps(&mut c);
+        text(&c)
+    }
+
+    #[test]
+    fn a_fixed_latency_result_is_waited_for_with_the_stall_before_its_reader() {
+        // IADD has 4 cycles of latency (docs/latencies.md): its reader issues
+        // 4 cycles after it; independent instructions issue back to back.
+        assert_eq!(
+            deps(&["IADD R0, R1, R2 ;", "IADD R3, R0, R0 ;", "IADD R5, R6, R7 ;"]),
+            ["IADD R0, R1, R2 &stall=4", "IADD R3, R0, R0 &stall=1", "IADD R5, R6, R7 &stall=1"]
+        );
+        // One independent instruction in between covers one of the cycles;
+        // IMAD's 5 cycles are waited for in full.
+        assert_eq!(
+            deps(&["IMAD R0, R1, R2, RZ ;", "IADD R5, R6, R7 ;", "IADD R3, R0, R0 ;"]),
+            ["IMAD R0, R1, R2, RZ &stall=1", "IADD R5, R6, R7 &stall=4", "IADD R3, R0, R0 &stall=1"]
+        );
+        // A write after a read needs no wait; a write after a write does.
+        assert_eq!(deps(&["IADD R0, R1, R2 ;", "IADD R0, R3, R3 ;"]), ["IADD R0, R1, R2 &stall=4", "IADD R0, R3, R3 &stall=1"]);
+    }
+
+    #[test]
+    fn a_variable_latency_result_gets_a_scoreboard_its_reader_waits_on() {
+        assert_eq!(
+            deps(&["LDL R0, [R1] ;", "IADD R2, R3, R4 ;", "IADD R5, R0, R0 ;", "IADD R6, R0, R0 ;"]),
+            [
+                "LDL R0, [R1] &stall=1 &wsb=0",
+                "IADD R2, R3, R4 &stall=1",
+                // The first reader waits on board 0, the second need not.
+                "IADD R5, R0, R0 &stall=1 &req=1",
+                "IADD R6, R0, R0 &stall=1",
+            ]
+        );
+    }
+
+    #[test]
+    fn scoreboards_are_reused_round_robin_after_a_wait() {
+        // Six boards: the seventh load takes board 0 again and must first
+        // wait for the load still on it.
+        let lines: Vec<String> = (0..7).map(|k| format!("LDL R{}, [R1+0x{:x}] ;", 10 + k, 4 * k)).collect();
+        let t = deps(&lines.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+        for (k, l) in t.iter().enumerate().take(6) {
+            assert!(l.ends_with(&format!("&wsb={}", k)), "{}", l);
+        }
+        assert_eq!(t[6], "LDL R16, [R1+0x18] &stall=1 &wsb=0 &req=1");
+    }
+
+    #[test]
+    fn control_flow_waits_for_everything_outstanding() {
+        let t = deps(&[
+            "LDL R8, [R1] ;",
+            "IADD R0, R2, R2 ;",
+            "ISETP.NE.AND.U32 P0, R0, 0x0, PT ;",
+            "@P0 BRA TARGET ; -> 1",
+            ">IADD R3, R3, R3 ;",
+            "RET R[20:21] ;",
+        ]);
+        assert_eq!(t[1], "IADD R0, R2, R2 &stall=4");
+        // The branch waits for the predicate (4 cycles) and the load (board 0).
+        assert_eq!(t[2], "ISETP.NE.AND.U32 P0, R0, 0x0, PT &stall=4");
+        assert_eq!(t[3], "@P0 BRA 0x0 &stall=1 &req=1");
+        // A block start (a branch target) waits on every board.
+        assert_eq!(t[4], "IADD R3, R3, R3 &stall=4 &req=63");
+        assert_eq!(t[5], "RET R[20:21] &stall=1");
+    }
+}

@@ -15,6 +15,7 @@ use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRAT
 use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR};
 use ursa_emit::typed::{P, R};
 use ursa_emit::mods;
+use crate::place_spill_slots::SlotHomes;
 
 /// One machine instruction of the final sequence.
 #[derive(Clone, Debug)]
@@ -101,8 +102,8 @@ fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {
 
 fn mov(d: u32, s: u32) -> Inst {
     let mut i = inst(forms::MOV_R);
-    i.set(MOV_R::RD, R(d as u8));
-    i.set(MOV_R::RB, R(s as u8));
+    i.set_reg_unchecked(MOV_R::RD, d);
+    i.set_reg_unchecked(MOV_R::RB, s);
     i
 }
 
@@ -113,7 +114,7 @@ fn isetp_u32_imm(compop: mods::CompOp, pu: u32, ra: u32, k: u32) -> Inst {
     s.set(ISETP_RI::BOOLOP, mods::BoolOp::AND);
     s.set(ISETP_RI::ITYPE, mods::IType::U32);
     s.set(ISETP_RI::PU, P(pu as u8));
-    s.set(ISETP_RI::RA, R(ra as u8));
+    s.set_reg_unchecked(ISETP_RI::RA, ra);
     s.set(ISETP_RI::VB, k as u64);
     s.set(ISETP_RI::PP, P::T);
     s
@@ -128,46 +129,57 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
     Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
 }
 
-/// Local-memory slot address of spill slot `slot`.
-fn spill_offset(code_slots: u32, slot: usize) -> u32 {
-    code_slots + 4 * slot as u32
+/// Local-memory address of spill slot `slot` (in memory), after the
+/// function's own stack slots.
+fn spill_offset(code_slots: u32, slot: usize, homes: &SlotHomes) -> u32 {
+    code_slots + homes.offset(slot)
 }
 
-/// The instructions of one allocator move.
-fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: u32) -> Result<(), String> {
+/// `SEL rd, RZ, 0x1, !p`: a predicate as 0 or 1 in a general register.
+fn pred_to_reg(rd: u32, p: u32) -> Inst {
+    let mut s = inst(forms::SEL_RI);
+    s.set_reg_unchecked(SEL_RI::RD, rd);
+    s.set(SEL_RI::RA, R::Z);
+    s.set(SEL_RI::VB, 1);
+    s.set(SEL_RI::PP, P(p as u8));
+    s.set(SEL_RI::PP_NOT, true);
+    s
+}
+
+/// The instructions of one allocator move. A spill slot is a register
+/// (`SlotHomes`: a move) or local memory (a store or a load).
+fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: u32, homes: &SlotHomes) -> Result<(), String> {
     let class = from.as_reg().map(|r| r.class()).or(to.as_reg().map(|r| r.class())).ok_or("stack-to-stack move")?;
-    match (from.as_reg(), to.as_reg()) {
-        (Some(f), Some(t)) => {
-            let (f, t) = (preg_number(f), preg_number(t));
-            match class {
-                RegClass::Int => out.push(item(mov(t, f))),
-                RegClass::Float => {
-                    out.push(item(mov(t, f)));
-                    out.push(item(mov(t + 1, f + 1)));
-                }
-                RegClass::Vector => {
-                    let mut i = inst(forms::PLOP3_X);
-                    i.set(PLOP3_X::PU, P(t as u8));
-                    i.set(PLOP3_X::PA, P(f as u8));
-                    i.set(PLOP3_X::PB, P::T);
-                    i.set(PLOP3_X::PC, P::T);
-                    i.set(PLOP3_X::LUT, 0xF0);
-                    out.push(item(i));
-                }
+    // A slot's register, or the register itself.
+    let reg = |a: Allocation| a.as_reg().map(preg_number).or_else(|| a.as_stack().and_then(|s| homes.reg(s.index())));
+    if let (Some(f), Some(t)) = (reg(from), reg(to)) {
+        match class {
+            RegClass::Int => out.push(item(mov(t, f))),
+            RegClass::Float => {
+                out.push(item(mov(t, f)));
+                out.push(item(mov(t + 1, f + 1)));
+            }
+            // A predicate kept in a general register is 0 or 1.
+            RegClass::Vector if to.is_stack() => out.push(item(pred_to_reg(t, f))),
+            RegClass::Vector if from.is_stack() => out.push(item(isetp_u32_imm(mods::CompOp::NE, t, f, 0))),
+            RegClass::Vector => {
+                let mut i = inst(forms::PLOP3_X);
+                i.set(PLOP3_X::PU, P(t as u8));
+                i.set(PLOP3_X::PA, P(f as u8));
+                i.set(PLOP3_X::PB, P::T);
+                i.set(PLOP3_X::PC, P::T);
+                i.set(PLOP3_X::LUT, 0xF0);
+                out.push(item(i));
             }
         }
+        return Ok(());
+    }
+    match (from.as_reg(), to.as_reg()) {
         (Some(f), None) => {
-            let off = spill_offset(slots_size, to.as_stack().unwrap().index());
+            let off = spill_offset(slots_size, to.as_stack().unwrap().index(), homes);
             let f = preg_number(f);
             let src = if class == RegClass::Vector {
-                // R0 = P ? 1 : 0
-                let mut s = inst(forms::SEL_RI);
-                s.set(SEL_RI::RD, R(SPILL_SCRATCH as u8));
-                s.set(SEL_RI::RA, R::Z);
-                s.set(SEL_RI::VB, 1);
-                s.set(SEL_RI::PP, P(f as u8));
-                s.set(SEL_RI::PP_NOT, true);
-                out.push(item(s));
+                out.push(item(pred_to_reg(SPILL_SCRATCH, f)));
                 SPILL_SCRATCH
             } else {
                 f
@@ -182,7 +194,7 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
             out.push(item(i));
         }
         (None, Some(t)) => {
-            let off = spill_offset(slots_size, from.as_stack().unwrap().index());
+            let off = spill_offset(slots_size, from.as_stack().unwrap().index(), homes);
             let t = preg_number(t);
             let mut i = inst(forms::LDL_RI);
             i.set(LDL_RI::RD, R(if class == RegClass::Vector { SPILL_SCRATCH } else { t } as u8));
@@ -196,15 +208,16 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
                 out.push(item(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
             }
         }
-        (None, None) => return Err("stack-to-stack move".into()),
+        _ => return Err("stack-to-stack move".into()),
     }
     Ok(())
 }
 
-/// Lays out the allocated function as machine instructions.
-pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
+/// Lays out the allocated function as machine instructions, each spill slot
+/// where `homes` puts it.
+pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Code, String> {
     let vcode = func.vcode;
-    let spill_bytes = 4 * asg.output.num_spillslots as u32;
+    let spill_bytes = homes.memory_bytes();
     // The incoming stack arguments sit at the top of the frame, just below
     // the stack pointer at entry (`docs/abi.md`).
     let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
@@ -222,7 +235,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
         let next = BlockId(b as u32 + 1);
         for ioe in asg.output.block_insts_and_edits(func, regalloc2::Block::new(b)) {
             match ioe {
-                InstOrEdit::Edit(Edit::Move { from, to }) => emit_move(&mut items, *from, *to, slots_size)?,
+                InstOrEdit::Edit(Edit::Move { from, to }) => emit_move(&mut items, *from, *to, slots_size, homes)?,
                 InstOrEdit::Inst(i) => {
                     let m = func.minst(i);
                     let allocs = asg.allocs(i.index());
@@ -396,13 +409,30 @@ impl std::fmt::Display for Code {
             }
             let text = ursa_emit::format_inst(&it.inst, None, &ursa_emit::NoLabels)
                 .map(|t| t.trim_end_matches(" ;").to_string())
-                .unwrap_or_else(|e| format!("<{}: {}>", it.inst.form.name(), e));
+                .unwrap_or_else(|e| match above_file(&it.inst) {
+                    // A spill slot still named above the file (before
+                    // pack_regs): the form and its general registers.
+                    Some(regs) => format!("{} {}", it.inst.form.name(), regs),
+                    None => format!("<{}: {}>", it.inst.form.name(), e),
+                });
             let target = it.target.or(it.label).map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
             let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
             writeln!(f, "    {}{}{}", text, target, call)?;
         }
         Ok(())
     }
+}
+
+/// `writes R256 reads R132`: the general registers of an instruction that
+/// names a register above the file (a spill slot kept in a register, before
+/// `pack_regs`); None for any other instruction.
+fn above_file(i: &Inst) -> Option<String> {
+    let (ws, rs) = (i.reg_writes(), i.reg_reads());
+    let names = |refs: &[ursa_emit::RegRef]| -> String {
+        refs.iter().filter(|x| x.file == ursa_emit::RegFile::R).map(|x| format!("R{}", x.num)).collect::<Vec<_>>().join(", ")
+    };
+    let high = ws.iter().chain(rs.iter()).any(|x| x.file == ursa_emit::RegFile::R && x.num >= crate::place_spill_slots::SLOT_REG_BASE);
+    high.then(|| format!("writes {} reads {}", names(&ws), names(&rs)))
 }
 
 /// Resolves branch targets and call relocations; encodes every instruction.
@@ -426,4 +456,157 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
         bytes.extend_from_slice(&b);
     }
     Ok((bytes, relocs))
+}
+
+/// Hand-built code for the unit tests of the passes after layout.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{item, Code, Item};
+    use ursa_emit::{format_inst, parse_inst, NoLabels};
+    use ursa_isel::vcode::BlockId;
+
+    /// Code from assembly lines; `>` before a line marks a block start,
+    /// `-> N` after it a branch to block N (`TARGET` in the text).
+    pub fn code(lines: &[&str]) -> Code {
+        let mut items = Vec::new();
+        let mut block_start = Vec::new();
+        for l in lines {
+            let (l, start) = match l.strip_prefix('>') {
+                Some(r) => (r, true),
+                None => (*l, items.is_empty()),
+            };
+            if start {
+                block_start.push(items.len());
+            }
+            let (text, target) = match l.split_once("->") {
+                Some((t, b)) => (t.trim(), Some(BlockId(b.trim().parse().unwrap()))),
+                None => (l.trim(), None),
+            };
+            let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
+            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
+            it.target = target;
+            items.push(it);
+        }
+        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
+    }
+
+    /// The instructions as assembly, without the final ` ;`.
+    pub fn text(c: &Code) -> Vec<String> {
+        c.items.iter().map(|it| format_inst(&it.inst, None, &NoLabels).unwrap().trim_end_matches(" ;").to_string()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::text;
+    use super::*;
+    use crate::assign_regs::assign_regs;
+    use regalloc2::{PReg, SpillSlot};
+    use ursa_isel::vcode::{Bundle, VBlock, VCode};
+
+    fn reg(k: usize, c: RegClass) -> Allocation {
+        Allocation::reg(PReg::new(k, c))
+    }
+    fn slot(s: usize) -> Allocation {
+        Allocation::stack(SpillSlot::new(s))
+    }
+    /// The code of one allocator move, the function's own slots taking 16 bytes.
+    fn lower_move(from: Allocation, to: Allocation, homes: &SlotHomes) -> Code {
+        let mut items = Vec::new();
+        emit_move(&mut items, from, to, 16, homes).unwrap();
+        Code { items, block_start: vec![0], vblocks: Vec::new(), frame_size: 0 }
+    }
+    /// A register field of the only instruction of `c`.
+    fn field(c: &Code, k: usize, name: &str) -> u64 {
+        let i = &c.items[k].inst;
+        i.get_at(i.def().field_index(name).unwrap())
+    }
+
+    #[test]
+    fn moves_between_registers_of_each_class() {
+        let none = SlotHomes::new(Vec::new(), |_| false);
+        // Int register k is R(132 + k); Float register k the pair R[4+2k : 5+2k].
+        assert_eq!(text(&lower_move(reg(0, RegClass::Int), reg(3, RegClass::Int), &none)), ["MOV R135, R132"]);
+        assert_eq!(text(&lower_move(reg(1, RegClass::Float), reg(0, RegClass::Float), &none)), ["MOV R4, R6", "MOV R5, R7"]);
+        let p = lower_move(reg(2, RegClass::Vector), reg(5, RegClass::Vector), &none);
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(p.items[0].inst.form, forms::PLOP3_X);
+        assert_eq!((field(&p, 0, "pu"), field(&p, 0, "pa"), field(&p, 0, "lut")), (5, 2, 0xF0));
+    }
+
+    #[test]
+    fn spills_and_reloads_through_local_memory() {
+        // Slot 0: a 32-bit value, slots 2-3: a pair, slot 4: a predicate; all
+        // in memory after the function's own 16 bytes.
+        let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |_| false);
+        assert_eq!(homes.memory_bytes(), 20);
+        assert_eq!(text(&lower_move(reg(0, RegClass::Int), slot(0), &homes)), ["STL [R1+0x10], R132"]);
+        assert_eq!(text(&lower_move(slot(0), reg(1, RegClass::Int), &homes)), ["LDL R133, [R1+0x10]"]);
+        assert_eq!(text(&lower_move(reg(0, RegClass::Float), slot(2), &homes)), ["STL.64 [R1+0x18], R[4:5]"]);
+        assert_eq!(text(&lower_move(slot(2), reg(2, RegClass::Float), &homes)), ["LDL.64 R[8:9], [R1+0x18]"]);
+        // A predicate goes through R0 as 0 or 1.
+        assert_eq!(text(&lower_move(reg(3, RegClass::Vector), slot(4), &homes)), ["SEL R0, RZ, 0x1, !P3", "STL [R1+0x20], R0"]);
+        assert_eq!(text(&lower_move(slot(4), reg(1, RegClass::Vector), &homes)), ["LDL R0, [R1+0x20]", "ISETP.NE.AND.U32 P1, R0, 0x0, PT"]);
+    }
+
+    #[test]
+    fn spill_slots_in_registers_are_moves() {
+        // Slot 0 (32-bit) and slots 2-3 (a pair) in registers R256 and
+        // R[258:259]; slot 4 (a predicate) in R260. No local memory.
+        let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |_| true);
+        assert_eq!(homes.memory_bytes(), 0);
+        let regs = |c: &Code, k: usize, a: &str, b: &str| (field(c, k, a), field(c, k, b));
+        let c = lower_move(reg(0, RegClass::Int), slot(0), &homes);
+        assert_eq!((c.items[0].inst.form, regs(&c, 0, "rd", "rb")), (forms::MOV_R, (256, 132)));
+        let c = lower_move(slot(0), reg(1, RegClass::Int), &homes);
+        assert_eq!((c.items[0].inst.form, regs(&c, 0, "rd", "rb")), (forms::MOV_R, (133, 256)));
+        let c = lower_move(reg(1, RegClass::Float), slot(2), &homes);
+        assert_eq!((regs(&c, 0, "rd", "rb"), regs(&c, 1, "rd", "rb")), ((258, 6), (259, 7)));
+        let c = lower_move(reg(3, RegClass::Vector), slot(4), &homes);
+        assert_eq!((c.items.len(), c.items[0].inst.form, regs(&c, 0, "rd", "pp")), (1, forms::SEL_RI, (260, 3)));
+        let c = lower_move(slot(4), reg(1, RegClass::Vector), &homes);
+        assert_eq!((c.items.len(), c.items[0].inst.form, regs(&c, 0, "pu", "ra")), (1, forms::ISETP_RI, (1, 260)));
+        // Only the slot kept in memory takes frame bytes, packed densely.
+        let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |s| s != 4);
+        assert_eq!(homes.memory_bytes(), 4);
+        assert_eq!(text(&lower_move(reg(0, RegClass::Int), slot(4), &homes)), ["STL [R1+0x10], R132"]);
+    }
+
+    /// `add(a: i32, b: i32) -> i32` built as the lowering would: the
+    /// arguments arrive in the ABI pairs R[4:5] and R[6:7], the result leaves
+    /// in R4, the return address stays in R[20:21].
+    fn add_function() -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, s, r) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let insts = vec![
+            Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build(),
+            Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, x).use_(MOV_R::RB, a).build(),
+            Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, y).use_(MOV_R::RB, b).build(),
+            Bundle::new().inst(forms::IADD_RR).def(forms::IADD_RR::RD, s).use_(forms::IADD_RR::RA, x).use_(forms::IADD_RR::RB, y).build(),
+            Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, r).use_(MOV_R::RB, s).build(),
+            Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build(),
+        ];
+        v.blocks.push(VBlock { insts, ..Default::default() });
+        v
+    }
+
+    #[test]
+    fn allocation_of_a_hand_built_function() {
+        let v = add_function();
+        let f = RaFunc::new(&v);
+        // regalloc2's checker verifies the allocation.
+        let asg = assign_regs(&f, true).unwrap();
+        assert_eq!(asg.output.num_spillslots, 0);
+        let homes = SlotHomes::memory(&asg);
+        let mut code = lay_out(&f, &asg, &homes).unwrap();
+        // The ABI operands: the return reads R4-R5 (its result) and the
+        // return address, implicitly; nothing is written for `Args`.
+        let ret = code.items.last().unwrap();
+        assert_eq!(ret.inst.form, forms::RET_R);
+        assert_eq!(ret.implicit.reads, [4, 5, 20, 21, 1]);
+        // Packing coalesces every copy into the ABI registers.
+        crate::pack_regs::pack_regs(&mut code).unwrap();
+        assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
+    }
 }

@@ -19,6 +19,8 @@
 //!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
 //! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
+//!    [`place_spill_slots`] repeats layout and packing to keep as many of
+//!    regalloc2's spill slots as fit in registers;
 //! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
 //!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
 //!    branches to the next instruction;
@@ -39,6 +41,7 @@ pub mod narrow_i128;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
+pub mod place_spill_slots;
 pub mod shared_mem;
 
 use std::fmt;
@@ -174,12 +177,20 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("opt_uniform", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
-    let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;
-    print("encode", &code);
-    insert_reconvergence::insert(&mut code, ra_func.vcode, &reconv);
+    // Layout and packing, once per choice of spill-slot homes; the text of
+    // the code before packing is kept only when asked for.
+    let want = |pass: &str| opts.print_after.iter().any(|p| p == pass);
+    let (want_encode, want_reconv) = (want("encode"), want("insert_reconvergence"));
+    let ((mut code, pack, before), homes) = place_spill_slots::place_spill_slots(&asg, |homes| {
+        let mut code = encode::lay_out(&ra_func, &asg, homes).map_err(Error::Internal)?;
+        let encoded = if want_encode { code.to_string() } else { String::new() };
+        insert_reconvergence::insert(&mut code, ra_func.vcode, &reconv);
+        let reconverged = if want_reconv { code.to_string() } else { String::new() };
+        Ok(pack_regs::pack_regs(&mut code).map(|pack| (code, pack, (encoded, reconverged))))
+    })?;
+    print("encode", &before.0);
     let notes: String = reconv.skipped.iter().map(|s| format!("; no convergence barrier: {}\n", s)).collect();
-    print("insert_reconvergence", &format_args!("{}{}", notes, code));
-    let pack = pack_regs::pack_regs(&mut code);
+    print("insert_reconvergence", &format_args!("{}{}", notes, before.1));
     print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);
     print("opt_branches", &code);
@@ -196,7 +207,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             shared_size,
             local_size: code.frame_size,
         },
-        stats: asg.stats(),
+        stats: asg.stats(&homes),
         pack,
         printed,
     })

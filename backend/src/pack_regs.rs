@@ -25,6 +25,11 @@
 //!
 //! If the code reads a register chosen at run time (`R[UR, imm]`), nothing is
 //! renamed.
+//!
+//! Spill slots that `place_spill_slots` keeps in registers arrive named above
+//! the file (`R256` up); they are renamed like any other value. Code with
+//! such names that cannot be packed is refused ([`PackError`]), and the caller
+//! moves slots to local memory.
 
 use smallvec::SmallVec;
 use ursa_emit::{forms, Inst, RegFile, RegSlot};
@@ -36,6 +41,21 @@ use crate::encode::Code;
 const SP: u32 = 1;
 /// Registers `R0`–`R254`.
 const NREGS: usize = 255;
+/// Register names from here up are spill slots to be given a register
+/// (`place_spill_slots::SLOT_REG_BASE`).
+const ABOVE_FILE: u32 = crate::place_spill_slots::SLOT_REG_BASE;
+
+/// Why code naming registers above the file could not be packed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PackError {
+    /// These registers above the file are live across a call, which may
+    /// write every register.
+    LiveAcrossCall(Vec<u32>),
+    /// The code selects registers at run time: nothing may be renamed.
+    NoRenaming,
+    /// The values do not fit in the file.
+    Full,
+}
 
 /// What the pass did, for `--stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,11 +69,15 @@ pub struct PackStats {
     pub uregs_after: u32,
 }
 
-/// A set of registers R0–R254.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct RegSet([u64; 4]);
+/// A set of register names (R0–R254, and names above the file).
+#[derive(Clone, Default, PartialEq, Eq)]
+struct RegSet(SmallVec<[u64; 4]>);
 
 impl RegSet {
+    /// An empty set for names below `n`.
+    fn new(n: usize) -> RegSet {
+        RegSet(smallvec::smallvec![0; n.div_ceil(64)])
+    }
     fn insert(&mut self, r: u32) {
         self.0[(r / 64) as usize] |= 1 << (r % 64);
     }
@@ -64,9 +88,9 @@ impl RegSet {
         self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
     }
     fn union(&mut self, o: &RegSet) -> bool {
-        let old = *self;
-        for k in 0..4 {
-            self.0[k] |= o.0[k];
+        let old = self.clone();
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            *a |= *b;
         }
         *self != old
     }
@@ -367,47 +391,55 @@ fn all_refs(code: &Code) -> Refs {
 }
 
 /// Renames the general and the uniform registers of `code` densely (see the
-/// module docs).
-pub fn pack_regs(code: &mut Code) -> PackStats {
+/// module docs). Fails only for code that names registers above the file
+/// (spill slots in registers), which is then left in an unusable state.
+pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
     let refs = all_refs(code);
     let regs_before = highest_reg(&refs, RegFile::R);
     let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(&refs, RegFile::UR) };
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
-        return stats;
+        return if regs_before > ABOVE_FILE { Err(PackError::NoRenaming) } else { Ok(stats) };
     }
     // The UR pass first: it deletes no instruction, so `refs` stays aligned
     // with the items for the R pass (which reads only R references).
-    pack_file(code, RegFile::UR, &refs);
-    stats.copies_removed = pack_file(code, RegFile::R, &refs);
+    pack_file(code, RegFile::UR, &refs)?;
+    stats.copies_removed = pack_file(code, RegFile::R, &refs)?;
     let after = all_refs(code);
     stats.regs_after = highest_reg(&after, RegFile::R);
     stats.uregs_after = highest_reg(&after, RegFile::UR);
-    stats
+    Ok(stats)
 }
 
 /// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackError> {
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
     let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
     // No reference of the file at all (implicit ABI operands are R only).
     if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
-        return 0;
+        return Ok(0);
     }
     let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, refs)).collect();
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
-        return 0;
+        return Ok(0);
     }
+    // Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
+    let nregs = acc.iter().flat_map(|a| a.reads.iter().chain(a.writes.iter())).map(|r| (r.num + r.count) as usize).max().unwrap_or(0).max(NREGS);
+    let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
+    // Where the colouring cannot do better than the original registers:
+    // keep them, unless they lie above the file.
+    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(0) };
+    let is_call = |i: usize| code.items[i].inst.form.optype().name.as_ref() == "CALL";
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
-        && !code.items.iter().any(|it| it.inst.form.optype().name.as_ref() == "CALL");
+        && !(0..code.items.len()).any(is_call);
     let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
     let (ranges, succs) = blocks(code);
     let nb = ranges.len();
 
     // Liveness per block.
-    let mut gen = vec![RegSet::default(); nb];
-    let mut kill = vec![RegSet::default(); nb];
+    let mut gen = vec![RegSet::new(nregs); nb];
+    let mut kill = vec![RegSet::new(nregs); nb];
     for b in 0..nb {
         let (s, e) = ranges[b];
         for a in acc[s..e].iter().rev() {
@@ -426,19 +458,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             }
         }
     }
-    let mut live_in = vec![RegSet::default(); nb];
-    let mut live_out = vec![RegSet::default(); nb];
+    let mut live_in = vec![RegSet::new(nregs); nb];
+    let mut live_out = vec![RegSet::new(nregs); nb];
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..nb).rev() {
-            let mut out = RegSet::default();
+            let mut out = RegSet::new(nregs);
             for &s in &succs[b] {
                 out.union(&live_in[s]);
             }
-            let mut inn = out;
-            for k in 0..4 {
-                inn.0[k] = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
+            let mut inn = out.clone();
+            for (k, w) in inn.0.iter_mut().enumerate() {
+                *w = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
             }
             live_out[b] = out;
             if inn != live_in[b] {
@@ -472,9 +504,10 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     // Per block: the node in each register of live_out (by rank), or MAX.
     let mut end_cur: Vec<Vec<u32>> = Vec::with_capacity(nb);
     let mut fixed_nodes: Vec<u32> = Vec::new();
+    let mut cur: Vec<Option<u32>> = vec![None; nregs];
     for b in 0..nb {
         let (s, e) = ranges[b];
-        let mut cur: [Option<u32>; NREGS] = [None; NREGS];
+        cur.fill(None);
         for r in live_in[b].iter() {
             cur[r as usize] = Some(node_in(b, r));
         }
@@ -581,14 +614,22 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         }
     }
 
+    // A plain 32-bit copy `MOV Rd, Rb`.
+    let is_copy = |i: usize| {
+        code.items[i].inst.form == forms::MOV_R && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1
+    };
+
     // Interference.
     let mut adj = Interference::new(nw);
+    // Registers above the file live across a call.
+    let mut across_call: Vec<u32> = Vec::new();
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
+        let mut live: Vec<Option<u32>> = vec![None; nregs];
         for b in 0..nb {
             let (s, e) = ranges[b];
-            let mut live: [Option<u32>; NREGS] = [None; NREGS];
-            let mut live_set = RegSet::default();
+            live.fill(None);
+            let mut live_set = RegSet::new(nregs);
             for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
                 if n != u32::MAX {
                     live[r as usize] = Some(web_of[n as usize]);
@@ -597,6 +638,9 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             }
             for i in (s..e).rev() {
                 let a = &acc[i];
+                if above_file && is_call(i) {
+                    across_call.extend(live_set.iter().filter(|&r| r >= ABOVE_FILE));
+                }
                 let mut defs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
                 let wn = write_nodes(i);
                 for (w, v) in chunks(&a.writes, wn) {
@@ -604,9 +648,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                         defs.push((w.num + k as u32, web_of[n as usize]));
                     }
                 }
+                // A copy's result holds its source's value: the two do not
+                // interfere there (Chaitin's rule), so the copy can vanish
+                // even when both stay live; a later write of either, while
+                // the other is live, makes them interfere as usual.
+                let copy_src = is_copy(i).then(|| a.reads[0].num);
                 for &(r, dw) in &defs {
                     for r2 in live_set.iter() {
-                        if r2 != r {
+                        if r2 != r && Some(r2) != copy_src {
                             add(dw, live[r2 as usize].expect("live registers have a web"));
                         }
                     }
@@ -639,12 +688,16 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         }
     }
     adj.finish();
+    if !across_call.is_empty() {
+        across_call.sort_unstable();
+        across_call.dedup();
+        return Err(PackError::LiveAcrossCall(across_call));
+    }
 
     // Copy affinities (MOV Rd, Rb).
     let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
     for i in 0..acc.len() {
-        let inst = &code.items[i].inst;
-        if inst.form == forms::MOV_R && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1 {
+        if is_copy(i) {
             let d = web_of[write_nodes(i)[0] as usize];
             let s = web_of[read_nodes(i)[0] as usize];
             affine[d as usize].push(s);
@@ -706,7 +759,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
         let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
         for &(w, _) in ms {
-            let mut f = RegSet::default();
+            let mut f = RegSet::new(nregs);
             for n in adj.neighbours(w) {
                 if let Some(c) = color[n as usize] {
                     f.insert(c);
@@ -751,21 +804,21 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             choice = (0..limit).find(|&b| fits(b) && hinted(b)).or_else(|| (0..limit).find(|&b| fits(b)));
         }
         let Some(base) = choice else {
-            // No room (cannot happen with fewer than 255 live registers): keep
-            // the original registers, which are valid.
-            return 0;
+            // No room: more than the file's registers are live.
+            return keep_original();
         };
         for &(w, off) in ms {
             color[w as usize] = Some(base + (off - lo) as u32);
         }
     }
 
-    // A placement that broke a fixed web's neighbour would be a bug; keep the
+    // A fixed web above the file (live into the function) cannot stay; a
+    // placement that broke a fixed web's neighbour would be a bug: keep the
     // original code rather than emit it.
     for w in 0..nw {
         let c = color[w].unwrap();
-        if adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
-            return 0;
+        if c >= limit || adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
+            return keep_original();
         }
     }
 
@@ -812,41 +865,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             keep[idx - 1]
         });
     }
-    copies_removed
+    Ok(copies_removed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{item, Implicit, Item};
-    use ursa_emit::{format_inst, parse_inst, NoLabels};
-    use ursa_isel::vcode::BlockId;
-
-    /// Code from assembly lines; `>N` before a line marks a block start,
-    /// `-> N` after it a branch to block N.
-    fn code(lines: &[&str]) -> Code {
-        let mut items = Vec::new();
-        let mut block_start = Vec::new();
-        for l in lines {
-            let (l, start) = match l.strip_prefix('>') { Some(r) => (r, true), None => (*l, items.is_empty()) };
-            if start {
-                block_start.push(items.len());
-            }
-            let (text, target) = match l.split_once("->") {
-                Some((t, b)) => (t.trim(), Some(BlockId(b.trim().parse().unwrap()))),
-                None => (l.trim(), None),
-            };
-            let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
-            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
-            it.target = target;
-            items.push(it);
-        }
-        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
-    }
-
-    fn text(c: &Code) -> Vec<String> {
-        c.items.iter().map(|it| format_inst(&it.inst, None, &NoLabels).unwrap().trim_end_matches(" ;").to_string()).collect()
-    }
+    use crate::encode::testing::{code, text};
+    use crate::encode::Implicit;
 
     #[test]
     fn singles_and_pairs_share_one_dense_file() {
@@ -859,7 +885,7 @@ mod tests {
             "RET R[20:21] ;",
         ]);
         c.items[5].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
-        let s = pack_regs(&mut c);
+        let s = pack_regs(&mut c).unwrap();
         assert_eq!(s.regs_before, 171);
         // R4 (a result), R[20:21] (the return address) stay; everything else
         // packs below them, the pair on an even register.
@@ -885,7 +911,7 @@ mod tests {
             "RET R[20:21] ;",
         ]);
         c.items[7].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
-        pack_regs(&mut c);
+        pack_regs(&mut c).unwrap();
         let t = text(&c);
         assert_eq!(t[0], "MOV R0, 0xa");
         // The accumulator is copied into R4 at the end: it gets R4 itself and
@@ -906,7 +932,7 @@ mod tests {
             "RET R[20:21] ;",
         ]);
         c.items[4].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
-        pack_regs(&mut c);
+        pack_regs(&mut c).unwrap();
         let t = text(&c);
         // R30 is live in (an argument): it stays. Both writes of R100 are one value.
         assert_eq!(t[1], "ISETP.NE.AND.U32 P0, R30, 0x0, PT");

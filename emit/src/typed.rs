@@ -267,6 +267,15 @@ impl Inst {
         self
     }
 
+    /// Writes a register number into a register field without the width
+    /// check: before `pack_regs` renames them, spill slots kept in registers
+    /// are named above the file (`R256` up).
+    pub fn set_reg_unchecked<K: RegRole>(&mut self, h: impl Handle<K>, r: u32) -> &mut Self {
+        let i = h.resolve(self.form).index_in(self.form);
+        self.set_at(i, r as u64);
+        self
+    }
+
     /// [`Inst::set`] for a new instruction: `Inst::new(MOV_I).with(MOV_I::VB, 5)`.
     pub fn with<K: Role>(mut self, h: impl Handle<K>, v: K::Value) -> Inst {
         self.set(h, v);

@@ -95,3 +95,30 @@ fn run_vector_add_kernel() {
     let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "0"]);
     assert!(!o.status.success());
 }
+
+/// The figure before `name` in a `--stats` line (`..., 51 spills, ...`).
+fn stat(line: &str, name: &str) -> u32 {
+    let at = line.find(&format!(" {}", name)).unwrap_or_else(|| panic!("no `{}` in {}", name, line));
+    line[..at].rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn high_pressure_uses_the_whole_register_file() {
+    // regalloc2 has 63 registers per class; spill slots become registers
+    // while the values fit in R0-R254 (docs/regalloc.md).
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/filetests/memory/whole_file.clif");
+    let o = ursa(&["compile", "--stats", src, "-o", tmp("whole_file.o").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    let line = |f: &str| e.lines().find(|l| l.starts_with(f)).unwrap_or_else(|| panic!("no {} in {}", f, e)).to_string();
+    // 110 live i64 values (220 registers): no local memory at all.
+    let l = line("%live_110_i64:");
+    assert_eq!((stat(&l, "spills"), stat(&l, "reloads"), stat(&l, "bytes stack")), (0, 0, 0), "{}", l);
+    assert!(stat(&l, "registers") > 220, "{}", l);
+    // 300 live i32 values exceed the file: at least 300 - 253 must stay in
+    // memory (239 did with regalloc2's 63 registers alone), not many more.
+    let l = line("%live_300_i32:");
+    let spills = stat(&l, "spills");
+    assert!((47..=60).contains(&spills), "{}", l);
+    assert!(stat(&l, "registers") <= 255, "{}", l);
+}

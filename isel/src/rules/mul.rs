@@ -1,14 +1,15 @@
 //! Constructors for `isle/lower/mul.isle`: multiplication (IMAD, IMUL.HI,
 //! IMAD.WIDE), the 64×64→128 product, and `iabs`.
 
-use cranelift_codegen::ir::{types, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{types, InstructionData, Opcode, Type, Value};
 
 use crate::lower::{InstOutput, Lower, Signed};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::optypes::{IADD, IMAD, LOP3};
 use ursa_emit::mods::SHFDType;
-use ursa_emit::forms::{IABS_R};
+use ursa_emit::forms::{self, IABS_R, LEA_RRR};
+use ursa_emit::mods;
 
 impl Lower<'_> {
     /// `IMAD d, a, b, RZ`: the low 32 bits of the product (any signedness).
@@ -212,6 +213,49 @@ impl Lower<'_> {
         let d = self.temp(Class::RPair);
         self.emit_b(Bundle::new().imad_wide(*s == Signed::S32, D::Lo(d), S::Lo(i), S::Imm(scale), S::Lo(base)));
         d
+    }
+
+    /// `LEA d, x, a, k`: `(x << k) + a`.
+    pub fn lea32(&mut self, x: VReg, k: u32, a: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        self.emit_b(Bundle::new().inst(forms::LEA_RRR).def(LEA_RRR::RD, d).use_(LEA_RRR::RA, x).use_(LEA_RRR::RB, a).set(LEA_RRR::SHIFTAMT, k as u64));
+        d
+    }
+
+    /// `LEA d.lo, c, x.lo, base.lo, k` + `LEA.HI.X d.hi, x.lo, base.hi,
+    /// x.hi, k, c`: `base + (x << k)` for 64-bit values, k below 32.
+    pub fn lea64(&mut self, x: VReg, k: u32, base: VReg) -> VReg {
+        let d = self.temp(Class::RPair);
+        let c = self.temp(Class::P);
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::LEA_RRR)
+                .def(LEA_RRR::RD, d)
+                .temp(LEA_RRR::PU, c)
+                .use_(LEA_RRR::RA, x)
+                .use_(LEA_RRR::RB, base)
+                .set(LEA_RRR::SHIFTAMT, k as u64)
+                .inst(forms::LEA_RRR)
+                .set(LEA_RRR::LOHI, mods::LOHI::HI)
+                .set(LEA_RRR::EXT, mods::IExt::X)
+                .def_hi(LEA_RRR::RD, d)
+                .use_(LEA_RRR::RA, x)
+                .use_hi(LEA_RRR::RB, base)
+                .use_hi(LEA_RRR::RC, x)
+                .set(LEA_RRR::SHIFTAMT, k as u64)
+                .use_(LEA_RRR::PP, c)
+                .set(LEA_RRR::PP_NOT, false),
+        );
+        d
+    }
+
+    pub fn lea_shift32(&mut self, ty: Type, k: u64) -> u32 {
+        (k % ty.bits() as u64) as u32
+    }
+
+    pub fn lea_shift64(&mut self, k: u64) -> Option<u32> {
+        let k = k % 64;
+        (k < 32).then_some(k as u32)
     }
 
     pub fn shl_scale(&mut self, k: u64) -> Option<u32> {
