@@ -63,6 +63,7 @@ fn main() {
     out.push_str("}\n");
     typed_rest(&isa, &mut out);
     twin_tables(&isa, &mut out);
+    latency_classes(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
 }
@@ -266,6 +267,28 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
         ));
     }
     out.push_str("];\n");
+}
+
+/// The latency classes (`__DefLatency` in emit/spec/project.isa) as a Rust
+/// enum, in declaration order (emit/src/latency.rs).
+fn latency_classes(isa: &model::Isa, out: &mut String) {
+    out.push_str("\n/// Latency classes, declared by `__DefLatency` in emit/spec/project.isa (docs/latencies.md).\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum LatencyClass {\n");
+    for (ci, c) in isa.latencies.iter().enumerate() {
+        let members: Vec<&str> = isa.optypes.iter().filter(|o| o.latency as usize == ci).map(|o| &*o.name).collect();
+        out.push_str(&format!("    /// {} ({}, {} cycles)\n    {},\n", members.join(", "), if c.variable { "variable" } else { "fixed" }, c.cycles, c.name));
+    }
+    out.push_str("}\n\nimpl LatencyClass {\n    /// Every class, in declaration order (the index of `ISA.latencies`).\n");
+    let all: Vec<String> = isa.latencies.iter().map(|c| format!("LatencyClass::{}", c.name)).collect();
+    out.push_str(&format!("    pub const ALL: [LatencyClass; {}] = [{}];\n", all.len(), all.join(", ")));
+    out.push_str("    /// Cycles from issue until the result can be read.\n    pub const fn latency(self) -> u16 {\n        match self {\n");
+    for c in isa.latencies.iter() {
+        out.push_str(&format!("            LatencyClass::{} => {},\n", c.name, c.cycles));
+    }
+    out.push_str("        }\n    }\n    /// Whether results are signalled through a write scoreboard (the syntax\n    /// lines carry `$wsb`); otherwise they are written `latency()` cycles\n    /// after issue.\n    pub const fn variable(self) -> bool {\n        match self {\n");
+    for c in isa.latencies.iter() {
+        out.push_str(&format!("            LatencyClass::{} => {},\n", c.name, c.variable));
+    }
+    out.push_str("        }\n    }\n}\n");
 }
 
 fn fail(e: &dsl::DslError) -> ! {

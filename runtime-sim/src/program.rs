@@ -10,7 +10,7 @@ use ursa_emit::{Inst, INST_BYTES};
 use crate::decode::{decode_op, Fields};
 use crate::decode_ext::decode_ext;
 use crate::ops::{Op, PIn};
-use crate::timing::{class_of, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
+use crate::timing::{class_of_form, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
 use crate::trap::LoadError;
 
 /// Code address of the first instruction of the first function.
@@ -211,7 +211,7 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         Ok(op) => (op, None),
         Err(e) => (Op::Invalid, Some(e)),
     };
-    let class = class_of(&optype.name);
+    let class = class_of_form(inst.form);
     // MEMBAR holds the warp until its earlier memory operations, load
     // write-backs included, have completed: it waits on every scoreboard.
     let ctrl = if matches!(op, Op::Membar) { Ctrl { req: (1 << SCOREBOARDS) - 1, ..ctrl } } else { ctrl };

@@ -21,7 +21,7 @@ pub struct Ctrl {
 
 /// The latency table lives in `ursa_emit::latency` (shared with the
 /// compiler's scheduler); `Class` is its name in the simulator.
-pub use ursa_emit::latency::{class_of, LatencyClass as Class};
+pub use ursa_emit::latency::{class_of_form, class_of_optype, LatencyClass as Class};
 
 /// Issue-time bookkeeping of one warp.
 #[derive(Clone, Debug, Default)]
