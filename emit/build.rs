@@ -2,7 +2,7 @@
 //! `spec/` (every `*.isa` file, recursively). A malformed definition stops the
 //! build with its file and line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[path = "src/dsl.rs"]
 #[allow(dead_code)]
@@ -16,18 +16,6 @@ mod syntax;
 
 use model::ToRust;
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read spec dir").map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "isa") {
-            out.push(p);
-        }
-    }
-}
-
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let spec = root.join("spec");
@@ -35,8 +23,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/dsl.rs");
     println!("cargo:rerun-if-changed=src/model.rs");
     println!("cargo:rerun-if-changed=src/syntax.rs");
-    let mut paths = Vec::new();
-    collect(&spec, &mut paths);
+    let paths = dsl::description_files(&spec).unwrap_or_else(|e| panic!("{}: {}", spec.display(), e));
     let mut files = Vec::new();
     for p in &paths {
         println!("cargo:rerun-if-changed={}", p.display());

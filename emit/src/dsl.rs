@@ -294,14 +294,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
             continue;
         }
         if let Some(l) = cur_lat.as_mut() {
-            let line = strip_comment(trimmed).trim();
-            if line.is_empty() {
-                continue;
-            }
-            let name = line
-                .strip_suffix(';')
-                .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `;` after an optype of a latency class".into() })?
-                .trim();
+            let Some(name) = list_item(trimmed, &loc, "an optype of a latency class")? else { continue };
             if !is_ident(name) {
                 return err(&loc, format!("bad optype name `{}` in latency class `{}`", name, l.name));
             }
@@ -309,14 +302,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
             continue;
         }
         if let Some(t) = cur_type.as_mut() {
-            let line = strip_comment(trimmed).trim();
-            if line.is_empty() {
-                continue;
-            }
-            let line = line
-                .strip_suffix(';')
-                .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `;` after a bit-field value".into() })?
-                .trim();
+            let Some(line) = list_item(trimmed, &loc, "a bit-field value")? else { continue };
             let (name, value) = match line.split_once('=') {
                 Some((n, v)) => (n.trim(), Some(parse_int(v.trim(), &loc)?)),
                 None => (line, None),
@@ -405,6 +391,35 @@ fn parse_name_width(s: &str, loc: &Loc) -> Result<(String, u32), DslError> {
         return err(loc, format!("width {} of `{}` is not in 1..=32", width, name));
     }
     Ok((name.to_string(), width))
+}
+
+/// One `item;` line of a `__DefBitFieldType` or `__DefLatency` body, without
+/// its comment and `;`; `None` for a blank line.
+fn list_item<'t>(line: &'t str, loc: &Loc, what: &str) -> Result<Option<&'t str>, DslError> {
+    let line = strip_comment(line).trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    match line.strip_suffix(';') {
+        Some(item) => Ok(Some(item.trim())),
+        None => err(loc, format!("expected `;` after {}", what)),
+    }
+}
+
+/// The description files under `dir`: every `*.isa` file, recursively, in
+/// name order.
+pub fn description_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut entries = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<Result<Vec<_>, _>>()?;
+    entries.sort();
+    let mut out = Vec::new();
+    for p in entries {
+        if p.is_dir() {
+            out.extend(description_files(&p)?);
+        } else if p.extension().is_some_and(|e| e == "isa") {
+            out.push(p);
+        }
+    }
+    Ok(out)
 }
 
 /// `Name<cycles> fixed|variable` after `__DefLatency`.

@@ -2,27 +2,14 @@
 //! emit/spec/project.isa): the checks `Isa::build` makes on them, run on the
 //! real description files with one declaration changed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ursa_emit::dsl::{self, SpecFile};
 use ursa_emit::model::Isa;
 
-fn spec_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            spec_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "isa") {
-            out.push(p);
-        }
-    }
-}
-
 /// The description with `edit` applied to the text of project.isa.
 fn build_with(edit: impl Fn(&str) -> String) -> Result<Isa, dsl::DslError> {
-    let mut paths = Vec::new();
-    spec_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("spec"), &mut paths);
+    let paths = dsl::description_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("spec")).unwrap();
     let files: Vec<SpecFile> = paths
         .iter()
         .map(|p| {
@@ -44,35 +31,25 @@ fn the_description_builds_and_every_optype_has_its_class() {
     }
 }
 
+/// Each broken edit of the latency classes of project.isa, and the message.
 #[test]
-fn an_optype_in_no_class_is_an_error() {
-    let e = build_with(|t| t.replace("variable\n    SHFL;\n", "variable\n")).unwrap_err();
-    assert!(e.msg.contains("optype `SHFL` is in no latency class"), "{}", e);
-}
-
-#[test]
-fn an_optype_in_two_classes_is_an_error() {
-    let e = build_with(|t| t.replace("variable\n    SHFL;\n", "variable\n    SHFL;\n    LDC;\n")).unwrap_err();
-    assert!(e.msg.contains("optype `LDC` is already in latency class `ConstMem`"), "{}", e);
-    assert_eq!(e.loc.file, "project.isa");
-}
-
-#[test]
-fn an_unknown_optype_is_an_error() {
-    let e = build_with(|t| t.replace("variable\n    SHFL;\n", "variable\n    SHFL;\n    SHFLX;\n")).unwrap_err();
-    assert!(e.msg.contains("lists `SHFLX`, which is not an optype"), "{}", e);
-}
-
-#[test]
-fn a_class_that_disagrees_with_wsb_is_an_error() {
-    let e = build_with(|t| t.replace("__DefLatency Shuffle<12> variable", "__DefLatency Shuffle<12> fixed")).unwrap_err();
-    assert!(e.msg.contains("optype `SHFL` is in the fixed latency class `Shuffle`") && e.msg.contains("has `$wsb`"), "{}", e);
-}
-
-#[test]
-fn a_class_defined_twice_is_an_error() {
-    let e = build_with(|t| t.replace("__DefLatency Shuffle<12> variable\n    SHFL;", "__DefLatency Shuffle<12> variable\n    SHFL;\n__DefLatency Shuffle<3> fixed\n")).unwrap_err();
-    assert!(e.msg.contains("latency class `Shuffle` is already defined"), "{}", e);
+fn broken_classes_are_errors_naming_the_place() {
+    let shuffle = "__DefLatency Shuffle<12> variable\n    SHFL;\n";
+    for (edited, want) in [
+        ("__DefLatency Shuffle<12> variable\n", "optype `SHFL` is in no latency class"),
+        ("__DefLatency Shuffle<12> variable\n    SHFL;\n    LDC;\n", "optype `LDC` is already in latency class `ConstMem`"),
+        ("__DefLatency Shuffle<12> variable\n    SHFL;\n    SHFLX;\n", "lists `SHFLX`, which is not an optype"),
+        ("__DefLatency Shuffle<12> fixed\n    SHFL;\n", "optype `SHFL` is in the fixed latency class `Shuffle`, but a syntax line of form `SHFL_"),
+        ("__DefLatency Shuffle<12> variable\n    SHFL;\n__DefLatency Shuffle<3> fixed\n", "latency class `Shuffle` is already defined"),
+    ] {
+        let e = build_with(|t| {
+            assert!(t.contains(shuffle));
+            t.replace(shuffle, edited)
+        })
+        .unwrap_err();
+        assert!(e.msg.contains(want), "{:?}: {}", edited, e);
+        assert!(e.loc.line > 0, "{}", e);
+    }
 }
 
 #[test]
