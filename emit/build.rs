@@ -2,7 +2,7 @@
 //! `spec/` (every `*.isa` file, recursively). A malformed definition stops the
 //! build with its file and line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[path = "src/dsl.rs"]
 #[allow(dead_code)]
@@ -16,18 +16,6 @@ mod syntax;
 
 use model::ToRust;
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("read spec dir").map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "isa") {
-            out.push(p);
-        }
-    }
-}
-
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let spec = root.join("spec");
@@ -35,8 +23,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/dsl.rs");
     println!("cargo:rerun-if-changed=src/model.rs");
     println!("cargo:rerun-if-changed=src/syntax.rs");
-    let mut paths = Vec::new();
-    collect(&spec, &mut paths);
+    let paths = dsl::description_files(&spec).unwrap_or_else(|e| panic!("{}: {}", spec.display(), e));
     let mut files = Vec::new();
     for p in &paths {
         println!("cargo:rerun-if-changed={}", p.display());
@@ -62,6 +49,8 @@ fn main() {
     typed_forms(&isa, &mut out);
     out.push_str("}\n");
     typed_rest(&isa, &mut out);
+    twin_tables(&isa, &mut out);
+    latency_classes(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
 }
@@ -134,7 +123,7 @@ fn typed_rest(isa: &model::Isa, out: &mut String) {
         if isa.forms.iter().any(|f| f.name == o.name) {
             fail(&dsl::DslError { loc: dsl::Loc { file: o.file.to_string(), line: o.line as usize }, msg: format!("optype `{}` has the name of a form", o.name) });
         }
-        out.push_str(&format!("    /// Fields common to the forms of `{}`.\n    pub mod {} {{\n        #[allow(unused_imports)]\n        use crate::typed::*;\n        const O: Owner = Owner::Optype({});\n", o.name, o.name, oi));
+        out.push_str(&format!("    /// Fields common to the forms of `{}`.\n    pub mod {} {{\n        #[allow(unused_imports)]\n        use crate::typed::*;\n        const O: Owner = Owner::Optype({});\n        /// The optype's index in `ISA.optypes`.\n        pub const ID: u16 = {};\n", o.name, o.name, oi, oi));
         let forms: Vec<&model::Form> = o.forms.iter().map(|&f| &isa.forms[f as usize]).collect();
         let first = forms[0];
         for (i, f) in first.fields.iter().enumerate() {
@@ -172,6 +161,121 @@ fn typed_rest(isa: &model::Isa, out: &mut String) {
         out.push_str("    }\n");
     }
     out.push_str("}\n");
+}
+
+/// The operand letters of a form name (`IMAD_RCR` -> `IMAD`, `RCR`).
+fn split_stype(name: &str) -> Option<(&str, &str)> {
+    name.rsplit_once('_')
+}
+
+/// Per field of `from`, the field of `to` called `rename(name)`, unless `to`
+/// fixes it or `skip` says the field has no counterpart.
+fn field_map(from: &model::Form, to: &model::Form, skip: impl Fn(&str) -> bool, rename: impl Fn(&str) -> String) -> String {
+    let entries: Vec<String> = from
+        .fields
+        .iter()
+        .map(|f| {
+            if skip(&f.name) {
+                return "None".to_string();
+            }
+            match to.field_index(&rename(&f.name)) {
+                Some(j) if to.fields[j].fixed.is_none() => format!("Some({})", j),
+                _ => "None".to_string(),
+            }
+        })
+        .collect();
+    format!("&[{}]", entries.join(", "))
+}
+
+/// The uniform-datapath name of a per-lane field: `rd` -> `urd`, `ra.neg` ->
+/// `ura.neg`, `pg` -> `upg`; immediates and constants keep theirs.
+fn uniform_field(name: &str) -> String {
+    let b = name.as_bytes();
+    if (b.len() >= 2 && b[0] == b'r' && b"abcd".contains(&b[1])) || matches!(name.split('.').next(), Some("pg" | "pp" | "pu")) {
+        format!("u{}", name)
+    } else {
+        name.to_string()
+    }
+}
+
+/// The twin-form tables of emit/src/twins.rs: twins are the forms whose
+/// operand letters differ in one source (`IADD_RR` / `IADD_RC` / `IADD_RU`)
+/// or the `U` form with every `R` a `U` (`UIADD_UU`); fields correspond by
+/// name (the operand's modifiers follow it: `rb.neg` -> `vb.neg`).
+fn twin_tables(isa: &model::Isa, out: &mut String) {
+    use model::Kind;
+    const SOURCES: [&str; 3] = ["ra", "rb", "rc"];
+    out.push_str("\n/// Per form, its twins (emit/src/twins.rs).\npub static TWINS: &[crate::twins::FormTwins] = &[\n");
+    for form in isa.forms.iter() {
+        let src: Vec<String> = SOURCES.iter().map(|s| match form.field_index(s) {
+            Some(i) => format!("Some({})", i),
+            None => "None".into(),
+        }).collect();
+        let mods: Vec<String> = SOURCES
+            .iter()
+            .map(|s| {
+                let idx: Vec<String> = form.fields.iter().enumerate().filter(|(_, f)| f.name.strip_prefix(s).is_some_and(|r| r.starts_with('.'))).map(|(i, _)| i.to_string()).collect();
+                format!("&[{}]", idx.join(", "))
+            })
+            .collect();
+        let operand_twin = |pos: usize, letter: char, to_field: &str, kind: Kind| -> String {
+            let Some((op, stype)) = split_stype(&form.name) else { return "None".into() };
+            let mut letters: Vec<char> = stype.chars().collect();
+            if letters.get(pos) != Some(&'R') {
+                return "None".into();
+            }
+            letters[pos] = letter;
+            let Some(t) = isa.form_by_name(&format!("{}_{}", op, letters.iter().collect::<String>())) else { return "None".into() };
+            let to = &isa.forms[t];
+            let Some(k) = to.field_index(to_field) else { return "None".into() };
+            if to.fields[k].kind != kind {
+                return "None".into();
+            }
+            let from_field = SOURCES[pos];
+            let map = field_map(form, to, |n| n == from_field, |n| match n.strip_prefix(from_field) {
+                Some(rest) => format!("{}{}", to_field, rest),
+                None => n.to_string(),
+            });
+            format!("Some(crate::twins::OperandTwin {{ twin: crate::twins::Twin {{ form: FormId({}), fields: {} }}, operand: {} }})", t, map, k)
+        };
+        let cmem = [operand_twin(1, 'C', "vb", Kind::CMem), operand_twin(2, 'C', "vc", Kind::CMem)];
+        let ureg = [operand_twin(1, 'U', "urb", Kind::UReg), operand_twin(2, 'U', "urc", Kind::UReg)];
+        let uniform = split_stype(&form.name)
+            .and_then(|(op, stype)| isa.form_by_name(&format!("U{}_{}", op, stype.replace('R', "U"))))
+            .map(|t| format!("Some(crate::twins::Twin {{ form: FormId({}), fields: {} }})", t, field_map(form, &isa.forms[t], |_| false, uniform_field)))
+            .unwrap_or_else(|| "None".into());
+        out.push_str(&format!(
+            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], uniform: {} }},\n",
+            src.join(", "),
+            mods.join(", "),
+            cmem.join(", "),
+            ureg.join(", "),
+            uniform
+        ));
+    }
+    out.push_str("];\n");
+}
+
+/// The latency classes (`__DefLatency` in emit/spec/project.isa) as a Rust
+/// enum, in declaration order (emit/src/latency.rs).
+fn latency_classes(isa: &model::Isa, out: &mut String) {
+    out.push_str("\n/// Latency classes, declared by `__DefLatency` in emit/spec/project.isa (docs/latencies.md).\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum LatencyClass {\n");
+    for (ci, c) in isa.latencies.iter().enumerate() {
+        let members: Vec<&str> = isa.optypes.iter().filter(|o| o.latency as usize == ci).map(|o| &*o.name).collect();
+        out.push_str(&format!("    /// {} ({}, {} cycles)\n    {},\n", members.join(", "), if c.variable { "variable" } else { "fixed" }, c.cycles, c.name));
+    }
+    out.push_str("}\n\nimpl LatencyClass {\n    /// Every class, in declaration order (the index of `ISA.latencies`).\n");
+    let all: Vec<String> = isa.latencies.iter().map(|c| format!("LatencyClass::{}", c.name)).collect();
+    out.push_str(&format!("    pub const ALL: [LatencyClass; {}] = [{}];\n", all.len(), all.join(", ")));
+    out.push_str("    /// Cycles from issue until the result can be read.\n    pub const fn latency(self) -> u16 {\n        match self {\n");
+    for c in isa.latencies.iter() {
+        out.push_str(&format!("            LatencyClass::{} => {},\n", c.name, c.cycles));
+    }
+    out.push_str("        }\n    }\n    /// Whether results are signalled through a write scoreboard (the syntax\n    /// lines carry `$wsb`); otherwise they are written `latency()` cycles\n    /// after issue.\n    pub const fn variable(self) -> bool {\n        match self {\n");
+    for c in isa.latencies.iter() {
+        out.push_str(&format!("            LatencyClass::{} => {},\n", c.name, c.variable));
+    }
+    out.push_str("        }\n    }\n}\n");
 }
 
 fn fail(e: &dsl::DslError) -> ! {

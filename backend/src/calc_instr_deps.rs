@@ -13,7 +13,7 @@
 //! the first instruction of every block (a possible branch target) waits on
 //! every scoreboard.
 
-use ursa_emit::latency::{class_of, LatencyClass};
+use ursa_emit::latency::{class_of_form, LatencyClass};
 use ursa_emit::{control, forms, Inst, RegFile};
 
 use crate::encode::{item, Code, Item};
@@ -197,7 +197,7 @@ pub fn calc_instr_deps(code: &mut Code) {
         }
         it.inst.set(control::REQ, req as u64);
         // Record this instruction's results.
-        let class = class_of(&it.inst.form.optype().name);
+        let class = class_of_form(it.inst.form);
         let issue = t;
         if class.variable() {
             let b = next_board;

@@ -8,24 +8,16 @@
 //! The copy is deleted once nothing reads its register.
 //!
 //! This runs on the virtual-register code before allocation, so a folded
-//! value never occupies a register. The twin form is found by name in the ISA
-//! description (the operand letters of its name), and the result must pass
-//! the encoder's validation or the instruction is left as it was.
+//! value never occupies a register. The twin form and the correspondence of
+//! its fields come from the tables generated from the ISA description
+//! (`ursa_emit::twins`), and the result must pass the encoder's validation
+//! or the instruction is left as it was.
 
 use std::collections::{HashMap, HashSet};
 
-use ursa_emit::model::Kind;
-use ursa_emit::{forms, FormId, Inst, ISA};
+use ursa_emit::twins::{OperandTwin, Twin};
+use ursa_emit::{forms, optypes, FormId, Inst};
 use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
-
-/// The form called `name` (a table built once).
-pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
-    static BY_NAME: std::sync::OnceLock<HashMap<&'static str, FormId>> = std::sync::OnceLock::new();
-    BY_NAME
-        .get_or_init(|| ISA.forms.iter().enumerate().map(|(i, f)| (&*f.name, FormId(i as u16))).collect())
-        .get(name)
-        .copied()
-}
 
 /// What an operand is read from instead of a per-lane register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,74 +28,45 @@ pub(crate) enum Source {
     Uniform,
 }
 
-impl Source {
-    fn letter(self) -> char {
-        match self {
-            Source::Const => 'C',
-            Source::Uniform => 'U',
-        }
-    }
-    fn field(self, pos: usize) -> &'static str {
-        match (self, pos) {
-            (Source::Const, 1) => "vb",
-            (Source::Const, _) => "vc",
-            (Source::Uniform, 1) => "urb",
-            (Source::Uniform, _) => "urc",
-        }
-    }
-    fn kind(self) -> Kind {
-        match self {
-            Source::Const => Kind::CMem,
-            Source::Uniform => Kind::UReg,
-        }
-    }
-}
-
-/// The form like `form` with operand `pos` (0 = A, 1 = B, 2 = C) read from
-/// `src`.
-fn twin(form: FormId, pos: usize, src: Source) -> Option<FormId> {
-    let name = form.name();
-    let (op, stype) = name.rsplit_once('_')?;
-    let mut letters: Vec<char> = stype.chars().collect();
-    if letters.get(pos) != Some(&'R') {
-        return None;
-    }
-    letters[pos] = src.letter();
-    form_by_name(&format!("{}_{}", op, letters.iter().collect::<String>()))
+/// The form like `form` with operand `pos` (1 = B, 2 = C) read from `src`
+/// (the generated twin table, `ursa_emit::twins`).
+fn twin(form: FormId, pos: usize, src: Source) -> Option<&'static OperandTwin> {
+    let t = form.twins();
+    let twins = match src {
+        Source::Const => &t.cmem,
+        Source::Uniform => &t.ureg,
+    };
+    twins.get(pos.checked_sub(1)?)?.as_ref()
 }
 
 /// Whether A and B of `i` may be exchanged.
 fn commutes(i: &Inst) -> bool {
-    let name = i.form.optype().name.as_ref();
-    let no_neg = |f: &str| i.def().field_index(f).is_none_or(|k| i.get_at(k) == 0);
-    match name {
-        "IADD" => no_neg("ra.neg") && no_neg("rb.neg"),
-        "IMAD" | "IMAD_WIDE" => true,
+    let t = i.form.twins();
+    let unmodified = || t.modifiers[..2].iter().flat_map(|m| m.iter()).all(|&k| i.get_at(k as usize) == 0);
+    match i.def().optype {
+        o if o == optypes::IADD::ID => unmodified(),
+        o if o == optypes::IMAD::ID || o == optypes::IMAD_WIDE::ID => true,
         // a + b, a * b, a * b + c: exchanging A and B can only change which
         // of two NaN inputs is passed on, which CLIF leaves unspecified
         // (docs/float.md). Modifiers stay with their field, so none may be set.
-        "FADD" | "FMUL" | "FFMA" => ["ra.neg", "ra.abs", "rb.neg", "rb.abs"].into_iter().all(no_neg),
+        o if o == optypes::FADD::ID || o == optypes::FMUL::ID || o == optypes::FFMA::ID => unmodified(),
         _ => false,
     }
 }
 
-/// `from` re-expressed in form `to`, whose operand `from_field` is called
-/// `to_field`: every field copied by name (`rb.neg` → `vb.neg` with the
-/// operand). `None` if a field that matters has no counterpart.
-fn convert(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<Inst> {
-    let mut n = Inst::new(to);
+/// `from` re-expressed in the twin form `to`, every field but `replaced`
+/// (the operand the twin reads from elsewhere) carried over by the twin's
+/// field map. `None` if a field that matters has no counterpart.
+pub(crate) fn convert(from: &Inst, to: &Twin, replaced: Option<usize>) -> Option<Inst> {
+    let mut n = Inst::new(to.form);
     for (k, f) in from.def().fields.iter().enumerate() {
-        if f.fixed.is_some() || f.name == from_field {
+        if f.fixed.is_some() || Some(k) == replaced {
             continue;
         }
-        let renamed = match f.name.strip_prefix(from_field) {
-            Some(rest) => format!("{}{}", to_field, rest),
-            None => f.name.to_string(),
-        };
-        match n.def().field_index(&renamed) {
-            Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
-            _ if from.get_at(k) == f.unused_value() => {}
-            _ => return None,
+        match to.fields[k] {
+            Some(j) => n.set_at(j as usize, from.get_at(k)),
+            None if from.get_at(k) == f.unused_value() => {}
+            None => return None,
         }
     }
     Some(n)
@@ -218,56 +181,49 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> 
         return false;
     }
     let piece = &m.pieces[pi];
-    let fname = piece.def().fields[fx.field as usize].name.to_string();
     if piece.def().bitwidth_of(fx.field as usize, piece.values()) != 32 {
         return false;
     }
     // Operand position, swapping A into B where allowed.
-    let (mut inst, pos, swap) = match fname.as_str() {
-        "rb" => (piece.clone(), 1, false),
-        "rc" => (piece.clone(), 2, false),
-        "ra" if commutes(piece) && piece.def().field_index("rb").is_some() => (piece.clone(), 1, true),
-        _ => return false,
+    let [ra, rb, rc] = piece.form.twins().sources.map(|s| s.map(usize::from));
+    let field = Some(fx.field as usize);
+    let (mut inst, pos, swap) = if field == rb {
+        (piece.clone(), 1, false)
+    } else if field == rc {
+        (piece.clone(), 2, false)
+    } else if field == ra && rb.is_some() && commutes(piece) {
+        (piece.clone(), 1, true)
+    } else {
+        return false;
     };
     let Some(tw) = twin(inst.form, pos, src) else { return false };
-    let from_field = if pos == 1 { "rb" } else { "rc" };
-    let to_field = src.field(pos);
-    if swap {
-        // Only when neither operand is negated (`commutes`).
-        let (a, bb) = (inst.def().field_index("ra").unwrap(), inst.def().field_index("rb").unwrap());
-        let (va, vb) = (inst.get_at(a), inst.get_at(bb));
+    let from_field = if pos == 1 { rb } else { rc };
+    if let (true, Some(a), Some(b)) = (swap, ra, rb) {
+        // Only when neither operand is modified (`commutes`).
+        let (va, vb) = (inst.get_at(a), inst.get_at(b));
         inst.set_at(a, vb);
-        inst.set_at(bb, va);
+        inst.set_at(b, va);
     }
-    let Some(mut n) = convert(&inst, tw, from_field, to_field) else { return false };
-    let Some(tf) = n.def().field_index(to_field) else { return false };
-    if tw.def().fields[tf].kind != src.kind() {
-        return false;
-    }
-    n.set_at(tf, value);
+    let Some(mut n) = convert(&inst, &tw.twin, from_field) else { return false };
+    n.set_at(tw.operand as usize, value);
     if n.validate().is_err() {
         return false;
     }
-    // Field indices of this piece's other fixups, by name in the twin.
-    let old = m.pieces[pi].clone();
+    // Field indices of this piece's other fixups, through the twin's map.
     let mut new_fixups = m.fixups.clone();
     for (j, f) in new_fixups.iter_mut().enumerate() {
         if f.piece as usize != pi || j == k {
             continue;
         }
-        let mut name = old.def().fields[f.field as usize].name.to_string();
+        let mut old = Some(f.field as usize);
         if swap {
-            name = match name.as_str() {
-                "ra" => "rb".into(),
-                "rb" => "ra".into(),
-                _ => name,
-            };
+            old = if old == ra { rb } else if old == rb { ra } else { old };
         }
-        if name == from_field {
+        if old == from_field {
             return false;
         }
-        let Some(idx) = n.def().field_index(&name) else { return false };
-        f.field = idx as u8;
+        let Some(idx) = old.and_then(|o| tw.twin.fields[o]) else { return false };
+        f.field = idx;
     }
     new_fixups.remove(k);
     m.pieces[pi] = n;

@@ -19,11 +19,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ursa_emit::model::Kind;
 use ursa_emit::typed::UR;
-use ursa_emit::{forms, Inst};
+use ursa_emit::{forms, Inst, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{def_counts, drop_unnamed_uses, fold_operand, form_by_name, remove_unread_copies, Source};
+use crate::fold_cmem::{convert, def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).
 const UREGS: usize = 63;
@@ -37,36 +38,18 @@ enum Origin {
     Imm(u64),
 }
 
-/// The uniform-datapath field for a per-lane one: `rd` → `urd`, `ra.neg` →
-/// `ura.neg`, `pg` → `upg`, immediates and constants unchanged.
-fn uniform_field(name: &str) -> String {
-    let b = name.as_bytes();
-    if (b.len() >= 2 && b[0] == b'r' && b"abcd".contains(&b[1])) || matches!(name.split('.').next(), Some("pg" | "pp" | "pu")) {
-        format!("u{}", name)
-    } else {
-        name.to_string()
-    }
-}
-
-/// `i` as its uniform twin (`IADD_RI` → `UIADD_UI`), fields copied by name,
-/// register fields zero (to be filled in); `None` if there is no twin or a
-/// field that matters has no counterpart.
+/// `i` as its uniform twin (`IADD_RI` → `UIADD_UI`, from the generated twin
+/// table), fields carried over by the twin's field map (RZ becomes URZ; PT
+/// and UPT are both 7); `None` if there is no twin or a field that matters
+/// has no counterpart.
 fn to_uniform(i: &Inst) -> Option<Inst> {
-    let (tw, map) = uniform_twin(i.form)?;
-    let mut n = Inst::new(*tw);
+    let tw = i.form.twins().uniform.as_ref()?;
+    let mut n = convert(i, tw, None)?;
     for (k, f) in i.def().fields.iter().enumerate() {
-        if f.fixed.is_some() {
-            continue;
-        }
-        match map[k] {
-            Some(j) => {
-                let v = i.get_at(k);
-                // PT and RZ keep their meaning: UPT = 7 like PT; URZ differs from RZ.
-                let v = if f.kind == ursa_emit::model::Kind::Reg && v == ursa_emit::RZ as u64 { ursa_emit::URZ as u64 } else { v };
-                n.set_at(j as usize, v);
+        if let (Kind::Reg, Some(j)) = (f.kind, tw.fields[k]) {
+            if i.get_at(k) == RZ as u64 {
+                n.set_at(j as usize, URZ as u64);
             }
-            None if i.get_at(k) == f.unused_value() => {}
-            None => return None,
         }
     }
     Some(n)
@@ -74,32 +57,8 @@ fn to_uniform(i: &Inst) -> Option<Inst> {
 
 /// Whether [`to_uniform`] succeeds on `i`, without building the twin.
 fn has_uniform_twin(i: &Inst) -> bool {
-    let Some((_, map)) = uniform_twin(i.form) else { return false };
-    i.def().fields.iter().enumerate().all(|(k, f)| f.fixed.is_some() || map[k].is_some() || i.get_at(k) == f.unused_value())
-}
-
-/// The uniform twin of a form (`IADD_RI` → `UIADD_UI`) and, per field of the
-/// form, the twin's field that takes its value (by name, `uniform_field`;
-/// None where the twin has no such field or fixes it). One table for all
-/// forms, built on first use.
-fn uniform_twin(form: ursa_emit::FormId) -> Option<&'static (ursa_emit::FormId, Vec<Option<u16>>)> {
-    type Twin = Option<(ursa_emit::FormId, Vec<Option<u16>>)>;
-    static TABLE: std::sync::OnceLock<Vec<Twin>> = std::sync::OnceLock::new();
-    let build = |i: usize| -> Twin {
-        let def = &ursa_emit::ISA.forms[i];
-        let (op, stype) = def.name.rsplit_once('_')?;
-        let tw = form_by_name(&format!("U{}_{}", op, stype.replace('R', "U")))?;
-        let map = def
-            .fields
-            .iter()
-            .map(|f| match tw.def().field_index(&uniform_field(&f.name)) {
-                Some(j) if tw.def().fields[j].fixed.is_none() => Some(j as u16),
-                _ => None,
-            })
-            .collect();
-        Some((tw, map))
-    };
-    TABLE.get_or_init(|| (0..ursa_emit::ISA.forms.len()).map(build).collect())[form.0 as usize].as_ref()
+    let Some(tw) = i.form.twins().uniform.as_ref() else { return false };
+    i.def().fields.iter().enumerate().all(|(k, f)| f.fixed.is_some() || tw.fields[k].is_some() || i.get_at(k) == f.unused_value())
 }
 
 /// An instruction that could run on the uniform datapath if its inputs are
@@ -260,11 +219,11 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         let (bi, ii, _) = cands[&d];
         let m = &mut vcode.blocks[bi].insts[ii];
         let mut n = to_uniform(&m.pieces[0]).expect("checked by convertible");
+        let map = m.pieces[0].form.twins().uniform.as_ref().expect("checked by convertible").fields;
         for fx in m.fixups.iter() {
             let v = m.opnds[fx.opnd as usize].vreg;
-            let name = uniform_field(&m.pieces[0].def().fields[fx.field as usize].name);
-            let j = n.def().field_index(&name).expect("twin has the register field");
-            n.set_at(j, ur[&v]);
+            let j = map[fx.field as usize].expect("twin has the register field");
+            n.set_at(j as usize, ur[&v]);
         }
         let mut u = MInst::new(Pseudo::None);
         u.pieces.push(n);

@@ -1,5 +1,6 @@
 //! Parser of the ISA description language used by the vendor documents
-//! (`__DefBitFieldType`, `__DefGroup`, `__DefOptype`, `__DefOpcode`).
+//! (`__DefBitFieldType`, `__DefGroup`, `__DefOptype`, `__DefOpcode`), and of
+//! the project's own addition, `__DefLatency` (latency classes, below).
 //!
 //! This module is compiled twice: by `build.rs`, which turns the files in
 //! `emit/spec/` into Rust tables, and into the library, so that tools and tests
@@ -49,6 +50,20 @@ pub struct BitFieldType {
     pub name: String,
     pub width: u32,
     pub values: Vec<(String, u64)>,
+    pub loc: Loc,
+}
+
+/// `__DefLatency Name<cycles> fixed|variable`, then the optypes of the class,
+/// one per line (`IADD;`). A project definition (docs/latencies.md): the
+/// vendor documents give no timing. `fixed`: results are written `cycles`
+/// after issue; `variable`: they are signalled through a write scoreboard
+/// (the syntax lines carry `$wsb`), `cycles` being the simulator's figure.
+#[derive(Clone, Debug)]
+pub struct LatencyDecl {
+    pub name: String,
+    pub cycles: u32,
+    pub variable: bool,
+    pub optypes: Vec<(String, Loc)>,
     pub loc: Loc,
 }
 
@@ -173,6 +188,7 @@ pub enum DefKind {
 pub struct SpecFile {
     pub types: Vec<BitFieldType>,
     pub defs: Vec<Def>,
+    pub latencies: Vec<LatencyDecl>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -199,15 +215,19 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
     let mut out = SpecFile::default();
     let mut cur_type: Option<BitFieldType> = None;
     let mut cur_def: Option<Def> = None;
+    let mut cur_lat: Option<LatencyDecl> = None;
     let mut section = Section::None;
     let mut in_code = false;
 
-    let flush = |out: &mut SpecFile, t: &mut Option<BitFieldType>, d: &mut Option<Def>| {
+    let flush = |out: &mut SpecFile, t: &mut Option<BitFieldType>, d: &mut Option<Def>, l: &mut Option<LatencyDecl>| {
         if let Some(t) = t.take() {
             out.types.push(t);
         }
         if let Some(d) = d.take() {
             out.defs.push(d);
+        }
+        if let Some(l) = l.take() {
+            out.latencies.push(l);
         }
     };
 
@@ -215,11 +235,13 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
         let loc = Loc { file: file.to_string(), line: idx + 1 };
         let trimmed = raw.trim();
         if let Some(rest) = trimmed.strip_prefix("__Def") {
-            flush(&mut out, &mut cur_type, &mut cur_def);
+            flush(&mut out, &mut cur_type, &mut cur_def, &mut cur_lat);
             section = Section::None;
             in_code = false;
             let line = strip_comment(rest).trim();
-            if let Some(rest) = line.strip_prefix("BitFieldType") {
+            if let Some(rest) = line.strip_prefix("Latency") {
+                cur_lat = Some(parse_latency_header(rest.trim(), &loc)?);
+            } else if let Some(rest) = line.strip_prefix("BitFieldType") {
                 let (name, width) = parse_name_width(rest.trim(), &loc)?;
                 cur_type = Some(BitFieldType { name, width, values: Vec::new(), loc });
             } else {
@@ -271,15 +293,16 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
             in_code = !in_code;
             continue;
         }
-        if let Some(t) = cur_type.as_mut() {
-            let line = strip_comment(trimmed).trim();
-            if line.is_empty() {
-                continue;
+        if let Some(l) = cur_lat.as_mut() {
+            let Some(name) = list_item(trimmed, &loc, "an optype of a latency class")? else { continue };
+            if !is_ident(name) {
+                return err(&loc, format!("bad optype name `{}` in latency class `{}`", name, l.name));
             }
-            let line = line
-                .strip_suffix(';')
-                .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `;` after a bit-field value".into() })?
-                .trim();
+            l.optypes.push((name.to_string(), loc));
+            continue;
+        }
+        if let Some(t) = cur_type.as_mut() {
+            let Some(line) = list_item(trimmed, &loc, "a bit-field value")? else { continue };
             let (name, value) = match line.split_once('=') {
                 Some((n, v)) => (n.trim(), Some(parse_int(v.trim(), &loc)?)),
                 None => (line, None),
@@ -348,7 +371,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
             }
         }
     }
-    flush(&mut out, &mut cur_type, &mut cur_def);
+    flush(&mut out, &mut cur_type, &mut cur_def, &mut cur_lat);
     Ok(out)
 }
 
@@ -368,6 +391,58 @@ fn parse_name_width(s: &str, loc: &Loc) -> Result<(String, u32), DslError> {
         return err(loc, format!("width {} of `{}` is not in 1..=32", width, name));
     }
     Ok((name.to_string(), width))
+}
+
+/// One `item;` line of a `__DefBitFieldType` or `__DefLatency` body, without
+/// its comment and `;`; `None` for a blank line.
+fn list_item<'t>(line: &'t str, loc: &Loc, what: &str) -> Result<Option<&'t str>, DslError> {
+    let line = strip_comment(line).trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    match line.strip_suffix(';') {
+        Some(item) => Ok(Some(item.trim())),
+        None => err(loc, format!("expected `;` after {}", what)),
+    }
+}
+
+/// The description files under `dir`: every `*.isa` file, recursively, in
+/// name order.
+pub fn description_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut entries = std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<Result<Vec<_>, _>>()?;
+    entries.sort();
+    let mut out = Vec::new();
+    for p in entries {
+        if p.is_dir() {
+            out.extend(description_files(&p)?);
+        } else if p.extension().is_some_and(|e| e == "isa") {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// `Name<cycles> fixed|variable` after `__DefLatency`.
+fn parse_latency_header(s: &str, loc: &Loc) -> Result<LatencyDecl, DslError> {
+    let (head, kind) = s
+        .rsplit_once('>')
+        .map(|(h, k)| (format!("{}>", h), k.trim()))
+        .ok_or_else(|| DslError { loc: loc.clone(), msg: format!("expected `Name<cycles> fixed|variable`, found `{}`", s) })?;
+    let (name, cycles) = head.split_once('<').unwrap_or((&head, ""));
+    let name = name.trim();
+    if !is_ident(name) {
+        return err(loc, format!("bad latency class name `{}`", name));
+    }
+    let cycles = parse_int(cycles.trim_end_matches('>').trim(), loc)?;
+    if cycles == 0 || cycles > u16::MAX as u64 {
+        return err(loc, format!("latency {} of `{}` is not in 1..=65535 cycles", cycles, name));
+    }
+    let variable = match kind {
+        "fixed" => false,
+        "variable" => true,
+        _ => return err(loc, format!("expected `fixed` or `variable` after `{}<{}>`, found `{}`", name, cycles, kind)),
+    };
+    Ok(LatencyDecl { name: name.to_string(), cycles: cycles as u32, variable, optypes: Vec::new(), loc: loc.clone() })
 }
 
 fn parse_def_header(s: &str, loc: &Loc) -> Result<(String, Option<String>), DslError> {

@@ -20,6 +20,7 @@ pub mod latency;
 pub mod operands;
 pub mod traps;
 pub mod typed;
+pub mod twins;
 
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};

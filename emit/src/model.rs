@@ -264,8 +264,20 @@ pub struct Optype {
     pub syntax: List<Str>,
     pub examples: List<(Str, u32)>,
     pub forms: List<u16>,
+    /// The optype's latency class, by index into [`Isa::latencies`].
+    pub latency: u16,
     pub file: Str,
     pub line: u32,
+}
+
+/// A latency class (`__DefLatency`, docs/latencies.md).
+#[derive(Clone, Debug)]
+pub struct Latency {
+    pub name: Str,
+    /// Cycles from issue until the results can be read.
+    pub cycles: u16,
+    /// Whether results are signalled through a write scoreboard (`$wsb`).
+    pub variable: bool,
 }
 
 /// The whole instruction set.
@@ -274,6 +286,7 @@ pub struct Isa {
     pub types: List<EnumType>,
     pub optypes: List<Optype>,
     pub forms: List<Form>,
+    pub latencies: List<Latency>,
 }
 
 const BUILTIN_TYPES: &[(&str, Kind)] = &[
@@ -388,6 +401,60 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The latency classes of the files (`__DefLatency`), and each optype's:
+/// every optype must be in exactly one class.
+fn assign_latencies(files: &[SpecFile], optypes: &mut [Optype]) -> Result<Vec<Latency>, DslError> {
+    let mut classes: Vec<(Latency, &Loc)> = Vec::new();
+    for d in files.iter().flat_map(|f| f.latencies.iter()) {
+        if let Some((_, at)) = classes.iter().find(|c| c.0.name == d.name.as_str()) {
+            return e(&d.loc, format!("latency class `{}` is already defined at {}", d.name, at));
+        }
+        let ci = classes.len() as u16;
+        classes.push((Latency { name: d.name.clone().into(), cycles: d.cycles as u16, variable: d.variable }, &d.loc));
+        for (name, loc) in &d.optypes {
+            let Some(o) = optypes.iter_mut().find(|o| o.name == name.as_str()) else {
+                return e(loc, format!("latency class `{}` lists `{}`, which is not an optype", d.name, name));
+            };
+            if o.latency != u16::MAX {
+                return e(loc, format!("optype `{}` is already in latency class `{}`", name, classes[o.latency as usize].0.name));
+            }
+            o.latency = ci;
+        }
+    }
+    if let Some(o) = optypes.iter().find(|o| o.latency == u16::MAX) {
+        return e(
+            &Loc { file: o.file.to_string(), line: o.line as usize },
+            format!("optype `{}` is in no latency class (add it to a `__DefLatency` of emit/spec/project.isa)", o.name),
+        );
+    }
+    Ok(classes.into_iter().map(|c| c.0).collect())
+}
+
+/// A class is `variable` exactly when the syntax lines of its optypes carry
+/// `$wsb` (forms without syntax, such as UF2FP, say nothing).
+fn check_latency_syntax(files: &[SpecFile], isa: &Isa) -> Result<(), DslError> {
+    for f in isa.forms.iter() {
+        let o = &isa.optypes[f.optype as usize];
+        let class = &isa.latencies[o.latency as usize];
+        if let Some(p) = f.patterns.iter().find(|p| p.wsb != class.variable) {
+            let at = files.iter().flat_map(|f| f.latencies.iter()).flat_map(|d| d.optypes.iter()).find(|x| x.0 == o.name.as_ref()).map(|x| x.1.clone());
+            return e(
+                &at.unwrap_or(Loc { file: f.file.to_string(), line: f.line as usize }),
+                format!(
+                    "optype `{}` is in the {} latency class `{}`, but a syntax line of form `{}` ({}) {} `$wsb`",
+                    o.name,
+                    if class.variable { "variable" } else { "fixed" },
+                    class.name,
+                    f.name,
+                    p.line,
+                    if p.wsb { "has" } else { "lacks" }
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 impl Isa {
     /// Resolves the definitions of several files into one instruction set.
     pub fn build(files: &[SpecFile]) -> Result<Isa, DslError> {
@@ -460,10 +527,12 @@ impl Isa {
                 syntax: od.syntax.iter().map(|s| Str::from(s.0.clone())).collect(),
                 examples: od.examples.iter().map(|x| (Str::from(x.0.clone()), x.1.line as u32)).collect(),
                 forms: List::Owned(Vec::new()),
+                latency: u16::MAX,
                 file: od.loc.file.clone().into(),
                 line: od.loc.line as u32,
             });
         }
+        let latencies = assign_latencies(files, &mut optypes)?;
         for f in files {
             for d in &f.defs {
                 if d.kind != DefKind::Opcode {
@@ -496,7 +565,7 @@ impl Isa {
                 return e(&Loc { file: o.file.to_string(), line: o.line as usize }, format!("optype `{}` has no opcode form", o.name));
             }
         }
-        let mut isa = Isa { types: isa_types, optypes: optypes.into(), forms: forms.into() };
+        let mut isa = Isa { types: isa_types, optypes: optypes.into(), forms: forms.into(), latencies: latencies.into() };
         // Compile the syntax lines of every form.
         let mut all_patterns = Vec::new();
         for (fi, form) in isa.forms.iter().enumerate() {
@@ -510,6 +579,7 @@ impl Isa {
             f.patterns = p.into();
         }
         isa.forms = forms.into();
+        check_latency_syntax(files, &isa)?;
         Ok(isa)
     }
 
@@ -859,5 +929,6 @@ to_rust_struct!(EnumType { name, width, values });
 to_rust_struct!(Field { name, lo, width, kind, default, fixed, control });
 to_rust_struct!(Exception { kind, message, cond });
 to_rust_struct!(Form { name, optype, group, fields, inputs, outputs, order, bitwidth, exceptions, patterns, fixed_mask, fixed_bits, guard, guard_not, file, line });
-to_rust_struct!(Optype { name, value, syntax, examples, forms, file, line });
-to_rust_struct!(Isa { types, optypes, forms });
+to_rust_struct!(Optype { name, value, syntax, examples, forms, latency, file, line });
+to_rust_struct!(Latency { name, cycles, variable });
+to_rust_struct!(Isa { types, optypes, forms, latencies });

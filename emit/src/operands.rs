@@ -35,12 +35,26 @@ impl RegFile {
         }
     }
 
-    fn zero(self) -> u32 {
+    /// The number of the file's zero register (RZ, URZ, PT, UPT); the real
+    /// registers are numbered below it.
+    pub fn zero(self) -> u32 {
         match self {
             RegFile::R => RZ as u32,
             RegFile::UR => URZ as u32,
             RegFile::P | RegFile::UP => PT as u32,
         }
+    }
+
+    /// The assembly name of register `n` of the file (`R5`, `UP2`), the
+    /// zero register not treated specially.
+    pub fn name(self, n: u32) -> String {
+        let prefix = match self {
+            RegFile::R => "R",
+            RegFile::UR => "UR",
+            RegFile::P => "P",
+            RegFile::UP => "UP",
+        };
+        format!("{}{}", prefix, n)
     }
 }
 

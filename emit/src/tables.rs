@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 pub use crate::dsl::BinOp;
-pub use crate::model::{EnumType, Exception, ExprOp, Field, Form, Isa, Kind, Operand, Optype};
+pub use crate::model::{EnumType, Exception, ExprOp, Field, Form, Isa, Kind, Latency, Operand, Optype};
 pub use crate::syntax::{Mod, NegStyle, Pattern, Slot};
 
 /// Index of an opcode form in [`ISA`]`.forms`.

@@ -103,7 +103,7 @@ impl Profile {
             }
             let e = &prog.code[i];
             let class = match isa.forms.get(e.form as usize) {
-                Some(f) => format!("{:?}", crate::timing::class_of(&isa.optypes[f.optype as usize].name)),
+                Some(f) => format!("{:?}", crate::timing::class_of_optype(f.optype)),
                 None => "Invalid".to_string(),
             };
             *self.by_class.entry(class).or_insert(0) += p.issues;

@@ -4,13 +4,13 @@
 //! Bytes that do not decode become an `Invalid` op that traps only if executed.
 
 use ursa_emit::elf::{self, Function};
-use ursa_emit::tables::{Kind, Operand};
-use ursa_emit::{Inst, INST_BYTES};
+use ursa_emit::tables::Kind;
+use ursa_emit::{control, Inst, RegRef, RegSlot, INST_BYTES};
 
 use crate::decode::{decode_op, Fields};
 use crate::decode_ext::decode_ext;
 use crate::ops::{Op, PIn};
-use crate::timing::{class_of, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
+use crate::timing::{class_of_form, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
 use crate::trap::LoadError;
 
 /// Code address of the first instruction of the first function.
@@ -193,16 +193,18 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
     let def = inst.def();
     let optype = &ursa_emit::ISA.optypes[def.optype as usize];
     let f = Fields::new(inst);
+    // The scheduling control is the same fields in every form (group `ALL`).
     let ctrl = Ctrl {
-        stall: f.v("stall").unwrap_or(0) as u8,
-        yield_: f.flag("yield"),
-        wsb: f.v("wsb").unwrap_or(7) as u8,
-        req: f.v("req").unwrap_or(0) as u8,
+        stall: inst.get(control::STALL) as u8,
+        yield_: inst.get(control::YIELD) != 0,
+        wsb: inst.get(control::WSB) as u8,
+        req: inst.get(control::REQ) as u8,
     };
     let uniform = def.group == "UDP" || def.group == "EXTU";
     let guard = if let Some(g) = def.guard {
         let gf = &def.fields[g as usize];
-        PIn { uniform: gf.kind == Kind::UPred, idx: inst.get_at(g as usize) as u8, not: f.m(&gf.name, "not") }
+        let not = def.guard_not.is_some_and(|n| inst.get_at(n as usize) != 0);
+        PIn { uniform: gf.kind == Kind::UPred, idx: inst.get_at(g as usize) as u8, not }
     } else {
         PIn::TRUE
     };
@@ -211,7 +213,7 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         Ok(op) => (op, None),
         Err(e) => (Op::Invalid, Some(e)),
     };
-    let class = class_of(&optype.name);
+    let class = class_of_form(inst.form);
     // MEMBAR holds the warp until its earlier memory operations, load
     // write-backs included, have completed: it waits on every scoreboard.
     let ctrl = if matches!(op, Op::Membar) { Ctrl { req: (1 << SCOREBOARDS) - 1, ..ctrl } } else { ctrl };
@@ -234,41 +236,44 @@ fn dynamic_reg(op: &Op) -> Option<DynReg> {
     Some(DynReg { file, base, offset, write })
 }
 
-/// The registers an instruction reads and writes, from its operand lists.
+/// The registers an instruction reads and writes: `Inst::reg_reads` /
+/// `reg_writes` of the instruction decoded from the bytes.
 fn reg_use(inst: &Inst) -> RegUse {
-    let def = inst.def();
     let mut u = RegUse::default();
-    let mut add = |out: bool, fi: usize| {
-        let fd = &def.fields[fi];
-        let v = inst.get_at(fi) as u16;
-        let (file, zero) = match fd.kind {
-            Kind::Reg => (File::R, 255),
-            Kind::UReg => (File::UR, 63),
-            Kind::Pred => (File::P, 7),
-            Kind::UPred => (File::UP, 7),
-            _ => return,
-        };
-        if v == zero {
-            return;
-        }
-        let n = (def.bitwidth_of(fi, inst.values()) / 32).max(1) as u16;
-        let list = if out { &mut u.writes } else { &mut u.reads };
-        for k in 0..n {
-            if v + k < zero {
-                list.push((file, v + k));
-            }
-        }
+    // One register at a time; a tuple never runs into the zero register.
+    let split = |r: &RegRef| {
+        let (file, zero) = (r.file, r.file.zero());
+        r.regs().filter(move |&n| n < zero).map(move |n| (file, n as u16))
     };
-    for (out, ops) in [(false, &def.inputs), (true, &def.outputs)] {
-        for o in ops.iter() {
-            match o {
-                Operand::Field(i) => add(out, *i as usize),
-                Operand::CMemIndexed { reg, .. } => add(false, *reg as usize),
-                Operand::RegIndexed { index, .. } => add(false, *index as usize),
-                Operand::Address { base, .. } => add(false, *base as usize),
-                Operand::Pseudo(_) => {}
-            }
-        }
-    }
+    let reads = inst.reg_reads();
+    // The guard is reported once as an operand of the InList and once more
+    // as the guard; it is checked once.
+    let guard = inst.def().guard.map(RegSlot::Field);
+    let guard_listed = |r: &RegRef| r.slot == RegSlot::Guard && reads.iter().any(|x| Some(x.slot) == guard);
+    u.reads = reads.iter().filter(|r| !guard_listed(r)).flat_map(split).collect();
+    u.writes = inst.reg_writes().iter().flat_map(split).collect();
     u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ursa_emit::{parse_inst, NoLabels};
+
+    fn uses(text: &str) -> RegUse {
+        reg_use(&parse_inst(text, 0, None, &NoLabels).unwrap())
+    }
+
+    #[test]
+    fn registers_come_from_the_decoded_instruction() {
+        // The guard once, sources in InList order, the zero registers never.
+        let u = uses("@!P2 IADD R4, P1, R2, RZ ;");
+        assert_eq!(u.reads, [(File::P, 2), (File::R, 2)]);
+        assert_eq!(u.writes, [(File::R, 4), (File::P, 1)]);
+        // A 64-bit operand is a pair, split register by register.
+        let u = uses("LDG.64 R[10:11], [R[6:7]+0x8] &wsb=0 ;");
+        assert_eq!(u.reads, [(File::R, 6), (File::R, 7)]);
+        assert_eq!(u.writes, [(File::R, 10), (File::R, 11)]);
+        assert!(u.dynamic.is_none());
+    }
 }

@@ -21,7 +21,7 @@ pub struct Ctrl {
 
 /// The latency table lives in `ursa_emit::latency` (shared with the
 /// compiler's scheduler); `Class` is its name in the simulator.
-pub use ursa_emit::latency::{class_of, LatencyClass as Class};
+pub use ursa_emit::latency::{class_of_form, class_of_optype, LatencyClass as Class};
 
 /// Issue-time bookkeeping of one warp.
 #[derive(Clone, Debug, Default)]
@@ -53,27 +53,12 @@ impl WarpClock {
     }
 }
 
-/// A register file for the hazard checker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum File {
-    R,
-    UR,
-    P,
-    UP,
-}
+/// A register file for the hazard checker (`ursa_emit::RegFile`).
+pub use ursa_emit::RegFile as File;
 
-impl File {
-    pub fn name(self, i: u16) -> String {
-        match self {
-            File::R => format!("R{}", i),
-            File::UR => format!("UR{}", i),
-            File::P => format!("P{}", i),
-            File::UP => format!("UP{}", i),
-        }
-    }
-}
-
-/// Registers an instruction reads and writes (for strict mode).
+/// Registers an instruction reads and writes (for strict mode), one by one:
+/// what `ursa_emit::Inst::reg_reads` / `reg_writes` report for the decoded
+/// instruction, pairs and quads split, and the dynamically indexed register.
 #[derive(Clone, Debug, Default)]
 pub struct RegUse {
     pub reads: Vec<(File, u16)>,
@@ -100,13 +85,8 @@ impl DynReg {
     /// None for the zero register and for an index out of range (executing
     /// the instruction then traps with RegisterIndex).
     pub fn resolve(self, base: u32) -> Option<(File, u16)> {
-        let zero = match self.file {
-            File::R => 255,
-            File::UR => 63,
-            File::P | File::UP => 7,
-        };
         let i = base as i64 + self.offset as i64;
-        (0..zero).contains(&i).then_some((self.file, i as u16))
+        (0..self.file.zero() as i64).contains(&i).then_some((self.file, i as u16))
     }
 }
 
@@ -244,7 +224,7 @@ impl HazardState {
         };
         for &(f, i) in &u.reads {
             if let Some(why) = pending(self.slot(f, i)) {
-                return Err(format!("{} is read before it is ready: {}", f.name(i), why));
+                return Err(format!("{} is read before it is ready: {}", f.name(i as u32), why));
             }
         }
         // The dynamic register, named as the instruction names it.
@@ -255,7 +235,7 @@ impl HazardState {
                 o if o < 0 => format!("-0x{:x}", -(o as i64)),
                 o => format!("+0x{:x}", o),
             };
-            dyn_name = format!("{} ({}[UR{}{}])", f.name(i), if f == File::R { "R" } else { "UR" }, d.base, off);
+            dyn_name = format!("{} ({}[UR{}{}])", f.name(i as u32), if f == File::R { "R" } else { "UR" }, d.base, off);
             if d.write {
                 dyn_write = Some((f, i));
             } else if let Some(why) = pending(self.slot(f, i)) {
@@ -264,7 +244,7 @@ impl HazardState {
         }
         for &(f, i) in &u.writes {
             if let Some(why) = pending(self.slot(f, i)) {
-                return Err(format!("{} is overwritten while an earlier write is pending: {}", f.name(i), why));
+                return Err(format!("{} is overwritten while an earlier write is pending: {}", f.name(i as u32), why));
             }
         }
         if let Some((f, i)) = dyn_write {
