@@ -165,7 +165,7 @@ impl Stats {
 }
 
 /// A simulated device.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Gpu {
     pub mem: GlobalMemory,
 }
