@@ -72,7 +72,7 @@ fn imad_and_imul_family() {
 #[test]
 fn lea_iabs_imnmx_sel_family() {
     agree("LEA R4, P0, -R4, R5, 0x2 ;\n LEA R6, R6, R7, 0x1f ;\n LEA R8, P3, -R8, R9, 0x0 ;", 200);
-    agree("IABS R4, R4 ;\n IABS R5, -R5 ;\n IMNMX R6, R6, R7, P1 ;\n IMNMX.U32 R8, R8, R9, !P2 ;", 200);
+    agree("IABS R4, R4 ;\n IABS R5, -0x7 ;\n IMNMX R6, R6, R7, P1 ;\n IMNMX.U32 R8, R8, R9, !P2 ;", 200);
     agree("SEL R4, R4, R5, P0 ;\n SEL R6, R6, 0x7, !P5 ;", 100);
 }
 
