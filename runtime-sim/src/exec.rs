@@ -67,6 +67,9 @@ pub(crate) struct Ctx<'a> {
     pub timeline: bool,
     /// Linear index of the CTA being run (for the timeline).
     pub cta_index: u64,
+    /// Translation to host code is on (jit/): the per-run counters of
+    /// translated block executions.
+    pub jit: Option<Vec<u64>>,
 }
 
 /// Per-instruction information the semantics may need.
@@ -83,7 +86,7 @@ pub(crate) struct Site<'a> {
 const QUANTUM: u32 = 4096;
 
 impl Ctx<'_> {
-    fn trap(&self, kind: TrapKind, cta: [u32; 3], warp: u32, lane: Option<u32>, pc: u64) -> Trap {
+    pub(crate) fn trap(&self, kind: TrapKind, cta: [u32; 3], warp: u32, lane: Option<u32>, pc: u64) -> Trap {
         Trap {
             kind,
             kernel: self.kernel.to_string(),
@@ -184,6 +187,7 @@ impl Ctx<'_> {
     /// may have to be re-checked.
     fn run_warp(&mut self, cta: &mut Cta, w: usize) -> Result<(u32, bool), Trap> {
         let Cta { id, warps, shared, bars, .. } = cta;
+        let nwarps = warps.len();
         let warp = &mut warps[w];
         let prog = self.prog;
         let mut n = 0u32;
@@ -198,10 +202,29 @@ impl Ctx<'_> {
                 self.lane_insts += lane_insts;
             };
         }
+        // After translated code returns, the interpreter runs at least one
+        // instruction (the one the code left to it) before it is entered again.
+        let mut interpret_next = false;
         while n < QUANTUM {
             if warp.dirty && !warp.regroup() {
                 break;
             }
+            if !interpret_next && self.jit_ready(nwarps, warp, steps) {
+                let (ran, lanes) = match self.jit_run(*id, warp, shared, bars, steps) {
+                    Ok(r) => r,
+                    Err(t) => {
+                        flush!();
+                        return Err(t);
+                    }
+                };
+                steps += ran;
+                issued += ran;
+                lane_insts += lanes;
+                n = n.saturating_add(ran.min(QUANTUM as u64) as u32);
+                interpret_next = true;
+                continue;
+            }
+            interpret_next = false;
             let pc = warp.group_pc;
             let Some(idx) = prog.index(pc) else {
                 if pc == crate::launch::RETURN_SENTINEL {
@@ -345,7 +368,7 @@ macro_rules! one_lane {
 /// Executes one instruction for the group `a` whose executing lanes are `e`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn execute(
+pub(crate) fn execute(
     ex: &Exec,
     warp: &mut Warp,
     site: &mut Site,

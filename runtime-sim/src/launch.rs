@@ -72,6 +72,11 @@ pub struct LaunchConfig {
     /// Also record a per-warp timeline of issues in the profile (implies
     /// `profile`; CTAs then run one after another).
     pub timeline: bool,
+    /// Run single-lane, single-warp CTAs (a device-function call) in code
+    /// translated to the host (docs/performance.md, "One lane"). Only when
+    /// no strict checking, trace or profile is asked for: those stay on the
+    /// interpreter. Results, traps and statistics are the interpreter's.
+    pub jit: bool,
 }
 
 impl Default for LaunchConfig {
@@ -88,6 +93,7 @@ impl Default for LaunchConfig {
             memory_limit: Some(DEFAULT_MEMORY_LIMIT),
             profile: false,
             timeline: false,
+            jit: true,
         }
     }
 }
@@ -159,7 +165,7 @@ impl Stats {
 }
 
 /// A simulated device.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Gpu {
     pub mem: GlobalMemory,
 }
@@ -335,7 +341,8 @@ impl Gpu {
             Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
         let profiling = cfg.profile || cfg.timeline;
-        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit, profile: profiling, timeline: cfg.timeline };
+        let jit = cfg.jit && !cfg.strict && !cfg.trace && !profiling;
+        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit, profile: profiling, timeline: cfg.timeline, jit };
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
         // CTAs run on the threads of the current rayon pool, except when
@@ -360,7 +367,7 @@ impl Gpu {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
             }
-            (ctx.issued, ctx.lane_insts, ctx.clock_base, std::mem::take(&mut ctx.per_form), ctx.profile.take())
+            (ctx.issued, ctx.lane_insts, ctx.clock_base, ctx.take_per_form(), ctx.profile.take())
         };
         stats.profile = profile.map(|mut p| {
             p.finish(program);
@@ -451,6 +458,7 @@ struct CtxMaker<'a> {
     limit: u64,
     profile: bool,
     timeline: bool,
+    jit: bool,
 }
 
 impl<'a> CtxMaker<'a> {
@@ -476,6 +484,7 @@ impl<'a> CtxMaker<'a> {
             profile: self.profile.then(|| Box::new(crate::profile::Profile::new(self.prog))),
             timeline: self.timeline,
             cta_index: 0,
+            jit: self.jit.then(Vec::new),
         }
     }
 }
@@ -538,7 +547,7 @@ fn run_parallel(
                     (ctx, runs)
                 },
             )
-            .map(|(ctx, runs)| (ctx.per_form, ctx.issued, ctx.lane_insts, ctx.profile, runs))
+            .map(|(mut ctx, runs)| (ctx.take_per_form(), ctx.issued, ctx.lane_insts, ctx.profile, runs))
             .collect();
         let mut runs: Vec<(u64, CtaRun)> = Vec::with_capacity((end - start) as usize);
         for (pf, i, l, p, r) in parts {

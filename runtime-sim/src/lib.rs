@@ -25,6 +25,7 @@ mod decode;
 mod decode_ext;
 mod exec;
 mod float32;
+mod jit;
 mod fpconv;
 mod launch;
 mod machine;
@@ -38,6 +39,7 @@ pub mod timing;
 mod trap;
 mod xu;
 
+pub use jit::JitStats;
 pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, MAX_SHARED_PER_CTA, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, TimelineEvent};

@@ -16,6 +16,7 @@ pub const GUARD_GAP: u64 = 0x1000;
 /// Smallest alignment of an allocation.
 pub const MIN_ALIGN: u64 = 256;
 
+#[derive(Clone)]
 struct Allocation {
     base: u64,
     bytes: Vec<u8>,
@@ -31,6 +32,7 @@ pub(crate) enum Global<'a> {
 }
 
 /// The device's global memory.
+#[derive(Clone)]
 pub struct GlobalMemory {
     /// Sorted by base address, non-overlapping.
     allocs: Vec<Allocation>,

@@ -52,6 +52,8 @@ pub struct Program {
     pub(crate) errors: Vec<Option<String>>,
     pub(crate) uses: Vec<RegUse>,
     pub functions: Vec<FunctionInfo>,
+    /// Translations to host code, made on first use (jit/).
+    pub(crate) jit: crate::jit::Cache,
 }
 
 impl Program {
@@ -109,6 +111,7 @@ impl Program {
             errors: Vec::with_capacity(n),
             uses: Vec::with_capacity(n),
             functions: infos,
+            jit: Default::default(),
         };
         for i in 0..n {
             let raw: [u8; INST_BYTES] = bytes[i * INST_BYTES..(i + 1) * INST_BYTES].try_into().unwrap();
@@ -153,6 +156,11 @@ impl Program {
             Ok(inst) => ursa_emit::format_inst(&inst, Some(pc), &ursa_emit::NoLabels).unwrap_or_else(|e| e.to_string()),
             Err(e) => format!("<undecodable: {}> {}", e, hex(&self.raw[i])),
         })
+    }
+
+    /// What the translator to host code has done for this program so far.
+    pub fn jit_stats(&self) -> crate::jit::JitStats {
+        self.jit.stats()
     }
 
     /// Number of instructions in the code space.

@@ -567,6 +567,33 @@ pub(crate) fn test_config() -> LaunchConfig {
     LaunchConfig { strict: true, step_limit: Some(TEST_STEPS), local_size: TEST_STACK, ..Default::default() }
 }
 
+/// `--jit-check`: every simulator call of the runner is also made through
+/// the simulator's translated code and through its interpreter (both without
+/// strict mode), which must agree exactly.
+pub static JIT_CHECK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// With [`JIT_CHECK`] on: runs `function` on copies of `gpu` with the
+/// translation to host code on and off and compares the results, the
+/// statistics, the trap and the global memory at `read` (address, bytes).
+pub(crate) fn jit_check(gpu: &Gpu, program: &Program, function: &str, words: &[u32], nret: usize, read: Option<(u64, u64)>) -> Result<(), String> {
+    if !JIT_CHECK.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    let run = |jit: bool| {
+        let mut g = gpu.clone();
+        let cfg = LaunchConfig { strict: false, jit, ..test_config() };
+        let r = g.call_with(program, function, words, nret, &cfg).map_err(|t| t.to_string());
+        let mem = read.map(|(a, n)| g.read(a, n).map_err(|t| t.to_string()));
+        format!("{:?} {:?}", r, mem)
+    };
+    let (jit, interp) = (run(true), run(false));
+    if jit == interp {
+        Ok(())
+    } else {
+        Err(format!("the simulator's JIT and its interpreter disagree on `{}`:\n  jit:    {}\n  interp: {}", function, jit, interp))
+    }
+}
+
 /// Of a stopped run: whether the simulator stopped it as a runaway (step
 /// limit, stack fault), and the text of an explicit trap.
 pub(crate) fn stop_kind<T>(sim: &Result<T, ursa_sim::Trap>) -> (Option<&'static str>, Option<String>) {
@@ -608,6 +635,7 @@ fn call_simulator(program: &Program, f: &Function, args: &[DataValue]) -> Result
     }
     let nret = 2 * abi_slots(&f.signature.returns);
     let mut gpu = Gpu::new();
+    jit_check(&gpu, program, &symbol_name(f), &words, nret, None)?;
     let sim = gpu.call_with(program, &symbol_name(f), &words, nret, &test_config());
     let (runaway, explicit) = stop_kind(&sim);
     let ours: Result<Vec<DataValue>, String> = match sim {

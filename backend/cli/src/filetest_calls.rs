@@ -108,6 +108,7 @@ pub(crate) fn call_simulator_wrapped(program: &Program, f: &Function, wrapper: &
         bytes[k * SLOT as usize..(k + 1) * SLOT as usize].copy_from_slice(&slot_bytes(a)?);
     }
     gpu.write(buf, &bytes).map_err(|t| format!("writing the arguments: {}", t))?;
+    crate::filetest::jit_check(&gpu, program, wrapper, &[buf as u32, (buf >> 32) as u32], 0, Some((buf, SLOT * n)))?;
     let sim = gpu.call_with(program, wrapper, &[buf as u32, (buf >> 32) as u32], 0, &test_config());
     let (runaway, explicit) = stop_kind(&sim);
     let ours = match sim {

@@ -67,6 +67,10 @@ enum Cmd {
         /// Report passing tests too.
         #[arg(short, long)]
         verbose: bool,
+        /// Also run every call through the simulator's translation to host
+        /// code and through its interpreter and fail where they differ.
+        #[arg(long)]
+        jit_check: bool,
     },
     /// Run random programs on the simulator and in cranelift-interpreter and
     /// compare; failures are reduced and printed as filetests.
@@ -87,6 +91,10 @@ enum Cmd {
         /// argument vector) instead of running it.
         #[arg(long)]
         show: bool,
+        /// Also run every call through the simulator's translation to host
+        /// code and through its interpreter and fail where they differ.
+        #[arg(long)]
+        jit_check: bool,
     },
     /// List the opcode forms, or describe one in full.
     Isa { form: Option<String> },
@@ -141,13 +149,19 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Asm { input, output } => cmd_asm(&input, output),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
-        Cmd::Fuzz { seed, count, jobs, no_reduce, show } => cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show),
+        Cmd::Fuzz { seed, count, jobs, no_reduce, show, jit_check } => {
+            ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
+            cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show)
+        }
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
         Cmd::Compile { input, output, kernel, disasm, stats, print_after } => match cli_compile::kernel_selection(input, kernel) {
             Ok((input, kernels)) => cli_compile::compile(&input, output, &kernels, disasm, stats, print_after),
             Err(e) => Err(e),
         },
-        Cmd::Test { paths, no_differential, verbose } => cli_compile::test(&paths, !no_differential, verbose),
+        Cmd::Test { paths, no_differential, verbose, jit_check } => {
+            ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
+            cli_compile::test(&paths, !no_differential, verbose)
+        }
         Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => cli_run::run(cli_run::RunArgs {
             input: &input,
             kernel: &kernel,

@@ -1,0 +1,172 @@
+//! Region discovery for the translator: from an entry instruction, the
+//! instructions reachable through direct branches and calls, cut into basic
+//! blocks. Works only on the simulator's own pre-decoded instructions
+//! ([`Exec`]); every instruction is classified once here.
+
+use std::collections::{BTreeSet, HashSet};
+
+use crate::ops::{Dst64, Op, PIn, Src64};
+use crate::program::{Exec, Program, CODE_BASE};
+
+/// Most instructions one region takes in (bounds translation time).
+pub(crate) const MAX_REGION: usize = 2048;
+/// Most basic blocks one region takes in.
+pub(crate) const MAX_BLOCKS: usize = 512;
+
+/// How the translator treats one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Translated to host code (integer ALU, local loads and stores).
+    Native,
+    /// Executed in place by a call into the interpreter's own semantics
+    /// (every non-control instruction the translator does not handle).
+    Helper,
+    /// `BRA target` (guarded or not).
+    Bra(usize),
+    /// `CALL target`: writes the link pair, jumps.
+    Call(usize),
+    /// `RET Rpair`: back to a call site of the region, or out of it.
+    Ret,
+    /// Not handled: the region ends before it and the interpreter runs it.
+    Leave,
+}
+
+/// A basic block: the `len` instructions from `start` that it executes. If
+/// the last is a BRA, CALL or RET, that is its end; otherwise control goes on
+/// at `start + len` (another block, or out of the region to the interpreter).
+#[derive(Clone, Debug)]
+pub(crate) struct Block {
+    pub start: usize,
+    pub len: usize,
+}
+
+/// A translated region's shape.
+pub(crate) struct Region {
+    pub blocks: Vec<Block>,
+    /// Instruction indices right after a CALL of the region (where RET may land).
+    pub return_points: Vec<usize>,
+}
+
+pub(crate) fn pc_of(idx: usize) -> u64 {
+    CODE_BASE + 16 * idx as u64
+}
+
+/// Whether a guard can be evaluated for the one executing lane: any guard of
+/// a warp instruction; for a uniform-datapath instruction, a uniform
+/// predicate or PT (a lane predicate there means lane 0's bit).
+fn guard_ok(e: &Exec) -> bool {
+    !e.uniform || e.guard.uniform || e.guard == PIn::TRUE
+}
+
+/// Classifies one instruction.
+pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
+    let e = &prog.code[idx];
+    if !guard_ok(e) {
+        return Class::Leave;
+    }
+    let target = |t: u64| prog.index(t);
+    match &e.op {
+        Op::Bra { target: t } if !e.uniform => target(*t).map_or(Class::Leave, Class::Bra),
+        Op::Call { target: t, d: Dst64::R(..) } if !e.uniform => target(*t).map_or(Class::Leave, Class::Call),
+        Op::Ret { a: Src64::R(..) | Src64::U(..) | Src64::Imm(_) } if !e.uniform => Class::Ret,
+        Op::Bra { .. }
+        | Op::Call { .. }
+        | Op::Ret { .. }
+        | Op::BraR { .. }
+        | Op::CallR { .. }
+        | Op::Exit
+        | Op::Bpt { .. }
+        | Op::Bssy { .. }
+        | Op::Bsync { .. }
+        | Op::Break { .. }
+        | Op::BmovToR { .. }
+        | Op::BmovToB { .. }
+        | Op::Bar { .. }
+        | Op::Lepc { .. }
+        | Op::Undefined(_)
+        | Op::Invalid => Class::Leave,
+        op => {
+            if super::translate::native(op, e.uniform) {
+                Class::Native
+            } else {
+                Class::Helper
+            }
+        }
+    }
+}
+
+/// Finds the region of `entry`: instructions reachable by falling through,
+/// direct branches and calls, up to [`MAX_REGION`] instructions.
+pub(crate) fn discover(prog: &Program, entry: usize) -> Region {
+    let n = prog.code.len();
+    let mut leaders = BTreeSet::new();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut return_points = Vec::new();
+    let mut work = vec![entry];
+    leaders.insert(entry);
+    // Pass 1: the block starts and the reachable instructions.
+    while let Some(start) = work.pop() {
+        let mut i = start;
+        loop {
+            if i >= n || !seen.insert(i) {
+                break;
+            }
+            let add = |t: usize, work: &mut Vec<usize>, leaders: &mut BTreeSet<usize>| {
+                if t < n && leaders.len() < MAX_BLOCKS && leaders.insert(t) {
+                    work.push(t);
+                }
+            };
+            match classify(prog, i) {
+                Class::Native | Class::Helper => {
+                    if seen.len() >= MAX_REGION {
+                        break;
+                    }
+                    i += 1;
+                }
+                Class::Bra(t) => {
+                    add(t, &mut work, &mut leaders);
+                    if prog.code[i].guard != PIn::TRUE {
+                        add(i + 1, &mut work, &mut leaders);
+                    }
+                    break;
+                }
+                Class::Call(t) => {
+                    add(t, &mut work, &mut leaders);
+                    add(i + 1, &mut work, &mut leaders);
+                    if leaders.contains(&(i + 1)) {
+                        return_points.push(i + 1);
+                    }
+                    break;
+                }
+                Class::Ret => {
+                    if prog.code[i].guard != PIn::TRUE {
+                        add(i + 1, &mut work, &mut leaders);
+                    }
+                    break;
+                }
+                Class::Leave => break,
+            }
+        }
+    }
+    // Pass 2: each leader runs to its block's terminator or the next leader.
+    let mut blocks = Vec::new();
+    for &start in &leaders {
+        let mut len = 0;
+        let mut i = start;
+        while i < n && seen.contains(&i) {
+            let c = classify(prog, i);
+            if c == Class::Leave {
+                break;
+            }
+            len += 1;
+            i += 1;
+            if !matches!(c, Class::Native | Class::Helper) || leaders.contains(&i) {
+                break;
+            }
+        }
+        blocks.push(Block { start, len });
+    }
+    return_points.sort_unstable();
+    return_points.dedup();
+    Region { blocks, return_points }
+}
