@@ -59,6 +59,38 @@ L_loop:
     EXIT ;
 ";
 
+/// A memory-bound loop: each thread loads a word, accumulates it and stores
+/// the sum, then steps both addresses by the grid's stride (coalesced
+/// global accesses; three of the six loop instructions are LDG, STG and the
+/// address update).
+pub const MEMORY_KERNEL: &str = "
+.kernel k
+.param out, 8
+.param input, 8
+.param iters, 4
+    S2R R0, SR_TID_X ;
+    S2R R12, SR_CTAID_X ;
+    S2R R13, SR_NTID_X ;
+    IMAD R0, R12, R13, R0 ;
+    MOV R6, c[0x0][0x170] ;
+    MOV.64 R[2:3], c[0x0][0x168] ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+    MOV.64 R[4:5], c[0x0][0x160] ;
+    IMAD.WIDE.U32 R[4:5], R0, 0x4, R[4:5] ;
+    MOV R8, 0x2000 ;
+    MOV R9, RZ ;
+L_loop:
+    LDG R7, [R[2:3]] ;
+    IADD R9, R9, R7 ;
+    STG [R[4:5]], R9 ;
+    IMAD.WIDE.U32 R[2:3], R8, 0x1, R[2:3] ;
+    IADD R6, R6, -0x1 ;
+    ISETP.NE.AND P0, PT, R6, RZ, PT ;
+    IMAD.WIDE.U32 R[4:5], R8, 0x1, R[4:5] ;
+@P0 BRA L_loop ;
+    EXIT ;
+";
+
 fn setup() -> (Program, Gpu, u64) {
     setup_with(KERNEL)
 }
@@ -89,6 +121,13 @@ fn bench(c: &mut Criterion) {
     let lane_insts = fgpu.launch(&fprog, "k", &cfg, &fargs).expect("launch").lane_instructions;
     g.throughput(Throughput::Elements(lane_insts));
     g.bench_function("f32_loop_2048_threads", |b| b.iter(|| fgpu.launch(&fprog, "k", &cfg, &fargs).unwrap()));
+    // 2048 threads stream 64 words each through 512 KiB in and out.
+    let (mprog, mut mgpu, _) = setup_with(MEMORY_KERNEL);
+    let (min, mout) = (mgpu.alloc(4 * 2048 * 64, 16), mgpu.alloc(4 * 2048 * 64, 16));
+    let margs = [Arg::Ptr(mout), Arg::Ptr(min), Arg::U32(64)];
+    let lane_insts = mgpu.launch(&mprog, "k", &cfg, &margs).expect("launch").lane_instructions;
+    g.throughput(Throughput::Elements(lane_insts));
+    g.bench_function("memory_loop_2048_threads", |b| b.iter(|| mgpu.launch(&mprog, "k", &cfg, &margs).unwrap()));
     g.finish();
 }
 
