@@ -190,7 +190,7 @@ pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
 /// The lanes (bit l) where `f(a[l], b[l])` holds; one loop per comparison
 /// so that each is a plain vectorizable loop.
 #[inline(always)]
-fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp) -> u32 {
+pub(crate) fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp) -> u32 {
     #[inline(always)]
     fn each<const N: usize>(va: &[u32; N], vb: &[u32; N], f: impl Fn(u32, u32) -> bool) -> u32 {
         let mut t = 0u32;

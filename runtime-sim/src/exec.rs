@@ -47,6 +47,8 @@ pub(crate) enum Flow {
 pub(crate) struct Ctx<'a> {
     pub prog: &'a Program,
     pub cb: &'a ConstBanks,
+    /// Full-warp fast forms by instruction index (empty: none).
+    pub threaded: &'a [Option<crate::threaded::Fast>],
     pub mem: Global<'a>,
     pub kernel: &'a str,
     pub grid: [u32; 3],
@@ -294,7 +296,15 @@ impl Ctx<'_> {
                 *c += 1;
             }
             let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
-            let flow = match execute(e, warp, &mut site, self.cb, &mut self.mem, a, exec_mask, pc, idx, prog) {
+            let fast = if exec_mask == u32::MAX { self.threaded.get(idx).and_then(Option::as_ref) } else { None };
+            let result = match fast {
+                Some(f) => {
+                    (f.run)(&mut warp.regs, f);
+                    Ok(Flow::Next)
+                }
+                None => execute(e, warp, &mut site, self.cb, &mut self.mem, a, exec_mask, pc, idx, prog),
+            };
+            let flow = match result {
                 Ok(f) => f,
                 Err(f) => {
                     flush!();

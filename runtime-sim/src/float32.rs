@@ -229,6 +229,26 @@ fn fix_nans<const N: usize>(mut r: [u32; N], slow: impl Fn(usize) -> u32) -> [u3
     r
 }
 
+/// FADD (`add`) or FMUL rounded to nearest-even over `N` lanes of modified
+/// operands: host arithmetic over all lanes; lanes whose result is a NaN are
+/// redone by the full rule (NaN priority, default NaN).
+#[inline(always)]
+pub(crate) fn add_mul_rn<const N: usize>(x: &[u32; N], y: &[u32; N], add: bool) -> [u32; N] {
+    let r: [u32; N] = std::array::from_fn(|l| {
+        let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
+        if add { p + q } else { p * q }.to_bits()
+    });
+    fix_nans(r, |l| if add { fadd(x[l], y[l], Rnd::Rn) } else { fmul(x[l], y[l], Rnd::Rn) })
+}
+
+/// FFMA rounded to nearest-even over `N` lanes of modified operands (the
+/// same NaN rule as [`add_mul_rn`]).
+#[inline(always)]
+pub(crate) fn ffma_rn<const N: usize>(x: &[u32; N], y: &[u32; N], z: &[u32; N]) -> [u32; N] {
+    let r: [u32; N] = std::array::from_fn(|l| f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits());
+    fix_nans(r, |l| ffma(x[l], y[l], z[l], Rnd::Rn))
+}
+
 macro_rules! lanes {
     ($n:expr, $mask:expr, |$l:ident| $body:expr) => {{
         let mut o = [0u32; $n];
@@ -249,13 +269,7 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
             let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
             let r = if rnd == Rnd::Rn {
-                // Host arithmetic over all lanes; lanes whose result is a NaN
-                // are redone by the full rule (NaN priority, default NaN).
-                let r: [u32; N] = std::array::from_fn(|l| {
-                    let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
-                    if add { p + q } else { p * q }.to_bits()
-                });
-                fix_nans(r, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
+                add_mul_rn(&x, &y, add)
             } else {
                 lanes!(N, mask, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
             };
@@ -267,9 +281,7 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
             let z: [u32; N] = std::array::from_fn(|l| fmod32(vc[l], mc));
             let r = if rnd == Rnd::Rn {
-                let r: [u32; N] =
-                    std::array::from_fn(|l| f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits());
-                fix_nans(r, |l| ffma(x[l], y[l], z[l], rnd))
+                ffma_rn(&x, &y, &z)
             } else {
                 lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd))
             };

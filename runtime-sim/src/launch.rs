@@ -72,6 +72,26 @@ pub struct LaunchConfig {
     /// Also record a per-warp timeline of issues in the profile (implies
     /// `profile`; CTAs then run one after another).
     pub timeline: bool,
+    /// The interpreter's fast paths (all on by default).
+    pub fast: FastPaths,
+}
+
+/// Switches for the interpreter's fast paths, all on by default. A fast
+/// path never changes results, traps or statistics, only speed; turning one
+/// off is for measuring it and for the differential test
+/// (`runtime-sim/tests/fast_paths.rs`), which runs kernels both ways.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastPaths {
+    /// Full-warp threaded code (`threaded.rs`): an instruction all 32 lanes
+    /// execute runs a function chosen for it at launch, with its operands
+    /// resolved, instead of the general semantics.
+    pub threaded: bool,
+}
+
+impl Default for FastPaths {
+    fn default() -> Self {
+        FastPaths { threaded: true }
+    }
 }
 
 impl Default for LaunchConfig {
@@ -88,6 +108,7 @@ impl Default for LaunchConfig {
             memory_limit: Some(DEFAULT_MEMORY_LIMIT),
             profile: false,
             timeline: false,
+            fast: FastPaths::default(),
         }
     }
 }
@@ -335,7 +356,20 @@ impl Gpu {
             Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
         let profiling = cfg.profile || cfg.timeline;
-        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit, profile: profiling, timeline: cfg.timeline };
+        // Threaded code pays off only where a warp can have all 32 lanes.
+        let threaded = if cfg.fast.threaded && threads >= LANES as u64 { crate::threaded::build(program, &cb) } else { Vec::new() };
+        let new_ctx = CtxMaker {
+            prog: program,
+            cb: &cb,
+            threaded: &threaded,
+            kernel: name,
+            grid,
+            block,
+            trace: cfg.trace,
+            limit,
+            profile: profiling,
+            timeline: cfg.timeline,
+        };
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
         // CTAs run on the threads of the current rayon pool, except when
@@ -444,6 +478,7 @@ const ROUND: u64 = 1024;
 struct CtxMaker<'a> {
     prog: &'a Program,
     cb: &'a ConstBanks,
+    threaded: &'a [Option<crate::threaded::Fast>],
     kernel: &'a str,
     grid: [u32; 3],
     block: [u32; 3],
@@ -462,6 +497,7 @@ impl<'a> CtxMaker<'a> {
         Ctx {
             prog: self.prog,
             cb: self.cb,
+            threaded: self.threaded,
             mem,
             kernel: self.kernel,
             grid: self.grid,

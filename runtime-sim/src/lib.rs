@@ -10,7 +10,7 @@
 //! Module map: machine state (`regs`, `machine`), memory (`memory`),
 //! decode-to-ops (`ops`, `decode`, `decode_ext`, `program`), semantics by
 //! family (`alu_int`, `alu_uniform`, `xu`, `dalu`, `float32`, `control`,
-//! `mem_ops`, `collective`), the interpreter loop (`exec`), timing and
+//! `mem_ops`, `collective`), the interpreter loop (`exec`) and its full-warp threaded code (`threaded`), timing and
 //! hazards (`timing`), faults (`trap`) and the host API (`launch`).
 
 // `Trap` is a complete fault report by design; returning it by value is the API.
@@ -34,11 +34,12 @@ mod ops;
 mod program;
 pub mod profile;
 mod regs;
+mod threaded;
 pub mod timing;
 mod trap;
 mod xu;
 
-pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, MAX_SHARED_PER_CTA, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
+pub use launch::{abi, Arg, FastPaths, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, MAX_SHARED_PER_CTA, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, TimelineEvent};
 pub use program::{FunctionInfo, Program, CODE_BASE};
