@@ -11,7 +11,7 @@ use crate::alu_int::bool_op;
 use crate::dalu::{fcmp, fmod64, is_nan64, round_of};
 use crate::memory::ConstBanks;
 use crate::ops::{FMod, IntTy, Op, Rnd};
-use crate::regs::{all, Regs};
+use crate::regs::{all, rows, Regs};
 use crate::trap::TrapKind;
 
 /// The default NaN of an invalid F32 operation.
@@ -234,7 +234,7 @@ fn fix_nans<const N: usize>(mut r: [u32; N], slow: impl Fn(usize) -> u32) -> [u3
 /// redone by the full rule (NaN priority, default NaN).
 #[inline(always)]
 pub(crate) fn add_mul_rn<const N: usize>(x: &[u32; N], y: &[u32; N], add: bool) -> [u32; N] {
-    let r: [u32; N] = std::array::from_fn(|l| {
+    let r: [u32; N] = rows(|l| {
         let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
         if add { p + q } else { p * q }.to_bits()
     });
@@ -245,7 +245,7 @@ pub(crate) fn add_mul_rn<const N: usize>(x: &[u32; N], y: &[u32; N], add: bool) 
 /// same NaN rule as [`add_mul_rn`]).
 #[inline(always)]
 pub(crate) fn ffma_rn<const N: usize>(x: &[u32; N], y: &[u32; N], z: &[u32; N]) -> [u32; N] {
-    let r: [u32; N] = std::array::from_fn(|l| f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits());
+    let r: [u32; N] = rows(|l| f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits());
     fix_nans(r, |l| ffma(x[l], y[l], z[l], Rnd::Rn))
 }
 
@@ -266,8 +266,8 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         Op::Fadd { d, a, b, ma, mb, rnd } | Op::Fmul { d, a, b, ma, mb, rnd } => {
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let add = matches!(op, Op::Fadd { .. });
-            let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
-            let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
+            let x: [u32; N] = rows(|l| fmod32(va[l], ma));
+            let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
             let r = if rnd == Rnd::Rn {
                 add_mul_rn(&x, &y, add)
             } else {
@@ -277,9 +277,9 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         }
         Op::Ffma { d, a, b, c, ma, mb, mc, rnd } => {
             let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);
-            let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
-            let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
-            let z: [u32; N] = std::array::from_fn(|l| fmod32(vc[l], mc));
+            let x: [u32; N] = rows(|l| fmod32(va[l], ma));
+            let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
+            let z: [u32; N] = rows(|l| fmod32(vc[l], mc));
             let r = if rnd == Rnd::Rn {
                 ffma_rn(&x, &y, &z)
             } else {

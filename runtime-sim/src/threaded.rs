@@ -14,13 +14,13 @@
 //! works on fixed-size rows, which the compiler vectorises on the x86-64
 //! baseline (SSE2).
 
-use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf};
+use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount, shf_by};
 use crate::dalu::fcmp;
 use crate::float32::{add_mul_rn, ffma_rn, fmnmx, fmod32};
 use crate::memory::ConstBanks;
 use crate::ops::*;
 use crate::program::Program;
-use crate::regs::{Regs, LANES, P_DUMP};
+use crate::regs::{bit_if, bit_of, rows, Regs, LANES, P_DUMP};
 
 type Row = [u32; LANES];
 
@@ -265,7 +265,7 @@ fn isrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
         v
     } else {
         let m = f.m[i];
-        std::array::from_fn(|l| (v[l] ^ m).wrapping_sub(m))
+        rows(|l| (v[l] ^ m).wrapping_sub(m))
     }
 }
 
@@ -278,7 +278,7 @@ fn fsrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
         v
     } else {
         let (a, m) = (f.fand[i], f.m[i]);
-        std::array::from_fn(|l| (v[l] & a) ^ m)
+        rows(|l| (v[l] & a) ^ m)
     }
 }
 
@@ -289,7 +289,7 @@ fn put(r: &mut Regs, row: u16, v: Row) {
 
 fn iadd_plain<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (isrc::<A>(r, f, 0), isrc::<B>(r, f, 1));
-    put(r, f.d[0], std::array::from_fn(|l| a[l].wrapping_add(b[l])));
+    put(r, f.d[0], rows(|l| a[l].wrapping_add(b[l])));
 }
 
 fn iadd_carry<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
@@ -297,9 +297,9 @@ fn iadd_carry<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (neg_a, neg_b, x) = (f.x & 1 != 0, f.x & 2 != 0, f.x & 4 != 0);
     let cin = r.pin::<LANES>(f.pp);
     let mut carry = 0u32;
-    let d = std::array::from_fn(|l| {
-        let (v, c) = iadd(a[l], b[l], neg_a, neg_b, x, cin >> l & 1 != 0);
-        carry |= (c as u32) << l;
+    let d = rows(|l| {
+        let (v, c) = iadd(a[l], b[l], neg_a, neg_b, x, bit_of(cin, l));
+        carry |= bit_if(c, l);
         v
     });
     put(r, f.d[0], d);
@@ -308,7 +308,7 @@ fn iadd_carry<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
 
 fn imad_lo<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
     let (a, b, c) = (src::<A>(r, f, 0), src::<B>(r, f, 1), isrc::<C>(r, f, 2));
-    put(r, f.d[0], std::array::from_fn(|l| a[l].wrapping_mul(b[l]).wrapping_add(c[l])));
+    put(r, f.d[0], rows(|l| a[l].wrapping_mul(b[l]).wrapping_add(c[l])));
 }
 
 /// IMAD.WIDE without a carry-out: the 64-bit product plus (negated) SrcC.
@@ -318,29 +318,50 @@ fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast
         [f.k[2] as u64 | (f.k[3] as u64) << 32; LANES]
     } else {
         let (lo, hi, m) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize], f.m[2] as u64 | (f.m[2] as u64) << 32);
-        std::array::from_fn(|l| ((lo[l] as u64 | (hi[l] as u64) << 32) ^ m).wrapping_sub(m))
+        rows(|l| ((lo[l] as u64 | (hi[l] as u64) << 32) ^ m).wrapping_sub(m))
     };
     let p: [u64; LANES] = if f.x != 0 {
-        std::array::from_fn(|l| (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64)
+        rows(|l| (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64)
     } else {
-        std::array::from_fn(|l| a[l] as u64 * b[l] as u64)
+        rows(|l| a[l] as u64 * b[l] as u64)
     };
-    let s: [u64; LANES] = std::array::from_fn(|l| p[l].wrapping_add(c[l]));
-    put(r, f.d[0], std::array::from_fn(|l| s[l] as u32));
-    put(r, f.d[1], std::array::from_fn(|l| (s[l] >> 32) as u32));
+    let s: [u64; LANES] = rows(|l| p[l].wrapping_add(c[l]));
+    put(r, f.d[0], rows(|l| s[l] as u32));
+    put(r, f.d[1], rows(|l| (s[l] >> 32) as u32));
 }
 
 fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
     let (a, b, c) = (src::<A>(r, f, 0), src::<B>(r, f, 1), src::<C>(r, f, 2));
     let lut = f.x as u8;
-    put(r, f.d[0], std::array::from_fn(|l| lop3(a[l], b[l], c[l], lut)));
+    put(r, f.d[0], rows(|l| lop3(a[l], b[l], c[l], lut)));
 }
 
 fn shf_any<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
-    let (a, b, c) = (src::<A>(r, f, 0), src::<B>(r, f, 1), src::<C>(r, f, 2));
+    let (a, c) = (src::<A>(r, f, 0), src::<C>(r, f, 2));
     let x = f.x;
     let (right, hi, wrap, signed, wide) = (x & 1 != 0, x & 2 != 0, x & 4 != 0, x & 8 != 0, x & 16 != 0);
-    put(r, f.d[0], std::array::from_fn(|l| shf(a[l], b[l], c[l], right, hi, wrap, signed, wide)));
+    let d = if B {
+        // One shift amount for every lane: a loop per direction and half,
+        // each a vector shift by a uniform count.
+        let n = shf_amount(f.k[1], wrap, wide);
+        match (right, signed, hi) {
+            (false, _, false) => shf_row(&a, &c, n, false, false, false),
+            (false, _, true) => shf_row(&a, &c, n, false, false, true),
+            (true, false, false) => shf_row(&a, &c, n, true, false, false),
+            (true, false, true) => shf_row(&a, &c, n, true, false, true),
+            (true, true, false) => shf_row(&a, &c, n, true, true, false),
+            (true, true, true) => shf_row(&a, &c, n, true, true, true),
+        }
+    } else {
+        let b = src::<B>(r, f, 1);
+        rows(|l| shf(a[l], b[l], c[l], right, hi, wrap, signed, wide))
+    };
+    put(r, f.d[0], d);
+}
+
+#[inline(always)]
+fn shf_row(a: &Row, c: &Row, n: u32, right: bool, signed: bool, hi: bool) -> Row {
+    rows(|l| shf_by(a[l], c[l], n, right, hi, signed))
 }
 
 fn mov<const A: bool>(r: &mut Regs, f: &Fast) {
@@ -359,13 +380,13 @@ fn isetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
 fn sel<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
     let p = r.pin::<LANES>(f.pp);
-    put(r, f.d[0], std::array::from_fn(|l| if p >> l & 1 != 0 { a[l] } else { b[l] }));
+    put(r, f.d[0], rows(|l| if bit_of(p, l) { a[l] } else { b[l] }));
 }
 
 fn imnmx_any<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (isrc::<A>(r, f, 0), isrc::<B>(r, f, 1));
     let (signed, min) = (f.x != 0, r.pin::<LANES>(f.pp));
-    put(r, f.d[0], std::array::from_fn(|l| imnmx(a[l], b[l], signed, min >> l & 1 != 0)));
+    put(r, f.d[0], rows(|l| imnmx(a[l], b[l], signed, bit_of(min, l))));
 }
 
 fn fadd_fmul<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
@@ -381,7 +402,7 @@ fn ffma<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
 fn fmnmx_any<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
     let (nan, min) = (f.x != 0, r.pin::<LANES>(f.pp));
-    put(r, f.d[0], std::array::from_fn(|l| fmnmx(a[l], b[l], min >> l & 1 != 0, nan)));
+    put(r, f.d[0], rows(|l| fmnmx(a[l], b[l], bit_of(min, l), nan)));
 }
 
 fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
@@ -390,7 +411,7 @@ fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let p = r.pin::<LANES>(f.pp);
     let mut t = 0u32;
     for l in 0..LANES {
-        t |= (fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64) as u32) << l;
+        t |= bit_if(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64), l);
     }
     r.pout::<LANES>(f.pu, bool_op(bop, t, p), u32::MAX);
     r.pout::<LANES>(f.pv, bool_op(bop, !t, p), u32::MAX);
