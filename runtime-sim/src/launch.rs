@@ -86,11 +86,17 @@ pub struct FastPaths {
     /// execute runs a function chosen for it at launch, with its operands
     /// resolved, instead of the general semantics.
     pub threaded: bool,
+    /// The issue loop's inner loop for full warps (`exec.rs`): while all 32
+    /// lanes are at one PC and no profile, trace or strict check is asked
+    /// for, instructions with threaded forms whose guard is all true or all
+    /// false are issued back to back (the same step count, cycles and
+    /// statistics), without recomputing the group. Needs `threaded`.
+    pub issue_loop: bool,
 }
 
 impl Default for FastPaths {
     fn default() -> Self {
-        FastPaths { threaded: true }
+        FastPaths { threaded: true, issue_loop: true }
     }
 }
 
@@ -362,6 +368,7 @@ impl Gpu {
             prog: program,
             cb: &cb,
             threaded: &threaded,
+            issue_loop: cfg.fast.issue_loop,
             kernel: name,
             grid,
             block,
@@ -479,6 +486,7 @@ struct CtxMaker<'a> {
     prog: &'a Program,
     cb: &'a ConstBanks,
     threaded: &'a [Option<crate::threaded::Fast>],
+    issue_loop: bool,
     kernel: &'a str,
     grid: [u32; 3],
     block: [u32; 3],
@@ -498,6 +506,7 @@ impl<'a> CtxMaker<'a> {
             prog: self.prog,
             cb: self.cb,
             threaded: self.threaded,
+            issue_loop: self.issue_loop,
             mem,
             kernel: self.kernel,
             grid: self.grid,

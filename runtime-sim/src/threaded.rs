@@ -20,6 +20,7 @@ use crate::float32::{add_mul_rn, ffma_rn, fmnmx, fmod32};
 use crate::memory::ConstBanks;
 use crate::ops::*;
 use crate::program::Program;
+use crate::timing::Ctrl;
 use crate::regs::{bit_if, bit_of, rows, Regs, LANES, P_DUMP};
 
 type Row = [u32; LANES];
@@ -31,6 +32,17 @@ pub(crate) type Run = fn(&mut Regs, &Fast);
 #[derive(Clone, Copy)]
 pub(crate) struct Fast {
     pub run: Run,
+    /// What the issue loop needs, copied from the instruction's `Exec` so
+    /// that a run of fast instructions reads one array: guard, control
+    /// bits, latency, form (for statistics).
+    pub guard: PIn,
+    pub ctrl: Ctrl,
+    pub lat: u16,
+    pub variable: bool,
+    pub form: u16,
+    /// A branch (BRA): the target every executing lane jumps to; `run` does
+    /// nothing.
+    pub jump: Option<u64>,
     /// Destination rows (the second for 64-bit results).
     d: [u16; 2],
     /// Source rows: a, b, c (and c's high row for a 64-bit c).
@@ -55,7 +67,44 @@ pub(crate) struct Fast {
 /// The fast entries of a program (None where an instruction has none),
 /// indexed like `Program::code`.
 pub(crate) fn build(prog: &Program, cb: &ConstBanks) -> Vec<Option<Fast>> {
-    prog.code.iter().map(|e| if e.uniform { None } else { translate(&e.op, cb) }).collect()
+    prog.code
+        .iter()
+        .map(|e| {
+            if e.uniform {
+                return None;
+            }
+            let f = match e.op {
+                Op::Bra { target } => Fast { jump: Some(target), ..blank() },
+                _ => translate(&e.op, cb)?,
+            };
+            Some(Fast { guard: e.guard, ctrl: e.ctrl, lat: e.lat, variable: e.variable, form: e.form, ..f })
+        })
+        .collect()
+}
+
+/// An entry with no operands that does nothing.
+fn blank() -> Fast {
+    Fast {
+        run: nop,
+        guard: PIn::TRUE,
+        ctrl: Ctrl::default(),
+        lat: 1,
+        variable: false,
+        form: u16::MAX,
+        jump: None,
+        d: [0; 2],
+        s: [0; 4],
+        k: [0; 4],
+        m: [0; 3],
+        fand: [u32::MAX; 3],
+        x: 0,
+        cmp: Cmp::Eq,
+        fcmp: FCmp::Eq,
+        bop: BoolOp::And,
+        pp: PIn::TRUE,
+        pu: PDst { uniform: false, idx: P_DUMP },
+        pv: PDst { uniform: false, idx: P_DUMP },
+    }
 }
 
 /// A 32-bit source: Some((broadcast, row, value)); None for a uniform
@@ -116,21 +165,7 @@ const SIGN: u32 = 1 << 31;
 
 /// The fast form of one op, if it has one.
 fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
-    let mut f = Fast {
-        run: nop,
-        d: [0; 2],
-        s: [0; 4],
-        k: [0; 4],
-        m: [0; 3],
-        fand: [u32::MAX; 3],
-        x: 0,
-        cmp: Cmp::Eq,
-        fcmp: FCmp::Eq,
-        bop: BoolOp::And,
-        pp: PIn::TRUE,
-        pu: PDst { uniform: false, idx: P_DUMP },
-        pv: PDst { uniform: false, idx: P_DUMP },
-    };
+    let mut f = blank();
     // Resolves source `i`; `neg` negates it (integers), returns whether it
     // is broadcast.
     let int = |f: &mut Fast, i: usize, s: Src, neg: bool| -> Option<bool> {
@@ -243,7 +278,7 @@ fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
     Some(f)
 }
 
-/// Placeholder of an entry under construction.
+/// The `run` of branches and of an entry under construction.
 fn nop(_: &mut Regs, _: &Fast) {}
 
 /// Source `i` of `f` over 32 lanes: its row, or its value broadcast.
