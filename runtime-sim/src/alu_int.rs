@@ -7,7 +7,7 @@
 
 use crate::memory::ConstBanks;
 use crate::ops::*;
-use crate::regs::{all, bit_if, Regs, P_DUMP};
+use crate::regs::{all, pack_lanes, rows, Regs, P_DUMP};
 use crate::trap::TrapKind;
 
 const TWO32: u64 = 1 << 32;
@@ -193,11 +193,7 @@ pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
 pub(crate) fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp) -> u32 {
     #[inline(always)]
     fn each<const N: usize>(va: &[u32; N], vb: &[u32; N], f: impl Fn(u32, u32) -> bool) -> u32 {
-        let mut t = 0u32;
-        for l in 0..N {
-            t |= bit_if(f(va[l], vb[l]), l);
-        }
-        t
+        pack_lanes(rows::<u32, N>(|l| 0u32.wrapping_sub(f(va[l], vb[l]) as u32)))
     }
     match (cmp, signed) {
         (Cmp::Eq, _) => each(va, vb, |a, b| a == b),

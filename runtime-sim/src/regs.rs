@@ -47,6 +47,17 @@ pub fn bit_if(b: bool, l: usize) -> u32 {
     0u32.wrapping_sub(b as u32) & LANE_BIT[l]
 }
 
+/// The lane mask of `N` lanes that are each 0 or all ones. The lanes are
+/// kept in memory (`black_box`) before they are combined: otherwise the
+/// compiler merges the two steps into per-lane shifts that it does not
+/// vectorise, while this way the comparison that produced them and the
+/// AND/OR reduction here are each a few vector instructions.
+#[inline(always)]
+pub fn pack_lanes<const N: usize>(mut m: [u32; N]) -> u32 {
+    std::hint::black_box(&mut m);
+    rows::<u32, N>(|l| m[l] & LANE_BIT[l]).iter().fold(0, |a, &x| a | x)
+}
+
 /// `N` values computed lane by lane: a plain loop, always inlined, which
 /// the compiler vectorises (`std::array::from_fn` was not always inlined).
 #[inline(always)]

@@ -21,7 +21,7 @@ use crate::memory::ConstBanks;
 use crate::ops::*;
 use crate::program::Program;
 use crate::timing::Ctrl;
-use crate::regs::{bit_if, bit_of, rows, Regs, LANES, P_DUMP};
+use crate::regs::{bit_if, bit_of, pack_lanes, rows, Regs, LANES, P_DUMP};
 
 type Row = [u32; LANES];
 
@@ -226,7 +226,16 @@ fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
         Op::Lop3 { d, a, b, c, lut, pu, .. } if plain(pu) => {
             f.d[0] = row(d)?;
             f.x = lut as u32;
-            kinds!(lop3_plain, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, false)?)
+            let k = (int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, false)?);
+            match lut {
+                0x96 => kinds!(lop3_96, k.0, k.1, k.2),
+                0xc0 => kinds!(lop3_c0, k.0, k.1, k.2),
+                0xfc => kinds!(lop3_fc, k.0, k.1, k.2),
+                0x3c => kinds!(lop3_3c, k.0, k.1, k.2),
+                0x80 => kinds!(lop3_80, k.0, k.1, k.2),
+                0xfe => kinds!(lop3_fe, k.0, k.1, k.2),
+                _ => kinds!(lop3_plain, k.0, k.1, k.2),
+            }
         }
         Op::Shf { d, a, b, c, right, hi, wrap, signed, wide } => {
             f.d[0] = row(d)?;
@@ -366,10 +375,28 @@ fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast
 }
 
 fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    lop3_lut::<A, B, C>(r, f, f.x as u8);
+}
+
+#[inline(always)]
+fn lop3_lut<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast, lut: u8) {
     let (a, b, c) = (src::<A>(r, f, 0), src::<B>(r, f, 1), src::<C>(r, f, 2));
-    let lut = f.x as u8;
     put(r, f.d[0], rows(|l| lop3(a[l], b[l], c[l], lut)));
 }
+
+/// LOP3 with a common truth table known when the function is compiled, so
+/// that `lop3` folds to one or two vector operations (a^b^c, a&b, a|b, a^b,
+/// a&b&c, a|b|c); other tables take `lop3_plain`.
+macro_rules! lop3_with_lut {
+    ($($name:ident = $lut:expr),*) => {
+        $(
+            fn $name<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+                lop3_lut::<A, B, C>(r, f, $lut);
+            }
+        )*
+    };
+}
+lop3_with_lut!(lop3_96 = 0x96, lop3_c0 = 0xc0, lop3_fc = 0xfc, lop3_3c = 0x3c, lop3_80 = 0x80, lop3_fe = 0xfe);
 
 fn shf_any<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
     let (a, c) = (src::<A>(r, f, 0), src::<C>(r, f, 2));
@@ -444,10 +471,7 @@ fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
     let (cmp, bop) = (f.fcmp, f.bop);
     let p = r.pin::<LANES>(f.pp);
-    let mut t = 0u32;
-    for l in 0..LANES {
-        t |= bit_if(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64), l);
-    }
+    let t = pack_lanes(rows::<u32, LANES>(|l| 0u32.wrapping_sub(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64) as u32)));
     r.pout::<LANES>(f.pu, bool_op(bop, t, p), u32::MAX);
     r.pout::<LANES>(f.pv, bool_op(bop, !t, p), u32::MAX);
 }
