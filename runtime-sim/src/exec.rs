@@ -10,8 +10,8 @@ use crate::machine::{lanes, Cta, Warp};
 use crate::mem_ops;
 use crate::memory::{ConstBanks, Global};
 use crate::ops::Op;
-use crate::threaded::Fast;
 use crate::program::{Exec, Program};
+use crate::threaded::Fast;
 use crate::trap::{Trap, TrapKind};
 use crate::{alu_int, dalu, xu};
 
@@ -520,4 +520,3 @@ fn execute(
     }
     Ok(Flow::Next)
 }
-

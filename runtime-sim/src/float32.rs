@@ -310,11 +310,7 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             let x: [u32; N] = rows(|l| fmod32(va[l], ma));
             let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
             let z: [u32; N] = rows(|l| fmod32(vc[l], mc));
-            let r = if rnd == Rnd::Rn {
-                ffma_rn(&x, &y, &z)
-            } else {
-                lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd))
-            };
+            let r = if rnd == Rnd::Rn { ffma_rn(&x, &y, &z) } else { lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd)) };
             rf.put::<N>(d, &r, mask);
         }
         Op::Fmnmx { d, a, b, ma, mb, nan, pp } => {

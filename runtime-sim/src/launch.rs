@@ -384,7 +384,8 @@ impl Gpu {
         // timeline (one ordered stream)
         // and when the kernel reads the clock (a CTA's clock starts where
         // the previous CTA's ended, a sequential notion).
-        let parallel = ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
+        let parallel =
+            ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
         let (issued, lane_insts, cycles, per_form, profile) = if parallel {
             let lock = std::sync::Mutex::new(std::mem::take(&mut self.mem));
             let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);

@@ -31,15 +31,17 @@ mod machine;
 mod mem_ops;
 pub mod memory;
 mod ops;
-mod program;
 pub mod profile;
+mod program;
 mod regs;
 mod threaded;
 pub mod timing;
 mod trap;
 mod xu;
 
-pub use launch::{abi, Arg, FastPaths, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, MAX_SHARED_PER_CTA, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
+pub use launch::{
+    abi, Arg, FastPaths, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA, RETURN_SENTINEL,
+};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, TimelineEvent};
 pub use program::{FunctionInfo, Program, CODE_BASE};

@@ -20,8 +20,8 @@ use crate::float32::{add_mul_rn, ffma_rn, fmnmx, fmod32};
 use crate::memory::ConstBanks;
 use crate::ops::*;
 use crate::program::Program;
-use crate::timing::Ctrl;
 use crate::regs::{bit_if, bit_of, pack_lanes, rows, Regs, LANES, P_DUMP};
+use crate::timing::Ctrl;
 
 type Row = [u32; LANES];
 
@@ -364,11 +364,8 @@ fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast
         let (lo, hi, m) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize], f.m[2] as u64 | (f.m[2] as u64) << 32);
         rows(|l| ((lo[l] as u64 | (hi[l] as u64) << 32) ^ m).wrapping_sub(m))
     };
-    let p: [u64; LANES] = if f.x != 0 {
-        rows(|l| (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64)
-    } else {
-        rows(|l| a[l] as u64 * b[l] as u64)
-    };
+    let p: [u64; LANES] =
+        if f.x != 0 { rows(|l| (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64) } else { rows(|l| a[l] as u64 * b[l] as u64) };
     let s: [u64; LANES] = rows(|l| p[l].wrapping_add(c[l]));
     put(r, f.d[0], rows(|l| s[l] as u32));
     put(r, f.d[1], rows(|l| (s[l] >> 32) as u32));
@@ -471,7 +468,8 @@ fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
     let (cmp, bop) = (f.fcmp, f.bop);
     let p = r.pin::<LANES>(f.pp);
-    let t = pack_lanes(rows::<u32, LANES>(|l| 0u32.wrapping_sub(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64) as u32)));
+    let t =
+        pack_lanes(rows::<u32, LANES>(|l| 0u32.wrapping_sub(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64) as u32)));
     r.pout::<LANES>(f.pu, bool_op(bop, t, p), u32::MAX);
     r.pout::<LANES>(f.pv, bool_op(bop, !t, p), u32::MAX);
 }

@@ -173,8 +173,7 @@ fn alu(r: &mut Rng) -> String {
                 let nan = if r.chance(50) { ".NAN" } else { "" };
                 format!("FMNMX{} {}, {}, {}, {}", nan, d, fmods(r, a), fsrc(r), not_pred(r))
             } else {
-                let cmp =
-                    r.pick(&["EQ", "NE", "LT", "LE", "GT", "GE", "EQU", "NEU", "LTU", "LEU", "GTU", "GEU", "NAN", "NUM"]);
+                let cmp = r.pick(&["EQ", "NE", "LT", "LE", "GT", "GE", "EQU", "NEU", "LTU", "LEU", "GTU", "GEU", "NAN", "NUM"]);
                 let bop = r.pick(&["AND", "OR", "XOR"]);
                 format!("FSETP.{}.{} {}, {}, {}, {}, {}", cmp, bop, pred(r), pred(r), fmods(r, a), fsrc(r), not_pred(r))
             }
