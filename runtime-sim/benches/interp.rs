@@ -1,8 +1,12 @@
 //! Interpreter throughput on a compute-heavy kernel: an integer hash loop
-//! (IMAD, LOP3, SHF, IADD, ISETP, BRA) run by every lane. Reports simulated
-//! lane-instructions per second (criterion "elements").
+//! (IMAD, LOP3, SHF, IADD, ISETP, BRA) run by every lane, an F32 loop and a
+//! memory-bound loop. Reports simulated lane-instructions per second
+//! (criterion "elements"): group `interp` in wall-clock time, group
+//! `interp_cpu` in CPU time of the process (what a shared machine's load
+//! does not inflate; run with `RAYON_NUM_THREADS=1` for one core).
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 
 pub const KERNEL: &str = "
@@ -59,6 +63,38 @@ L_loop:
     EXIT ;
 ";
 
+/// A memory-bound loop: each thread loads a word, accumulates it and stores
+/// the sum, then steps both addresses by the grid's stride (coalesced
+/// global accesses; three of the six loop instructions are LDG, STG and the
+/// address update).
+pub const MEMORY_KERNEL: &str = "
+.kernel k
+.param out, 8
+.param input, 8
+.param iters, 4
+    S2R R0, SR_TID_X ;
+    S2R R12, SR_CTAID_X ;
+    S2R R13, SR_NTID_X ;
+    IMAD R0, R12, R13, R0 ;
+    MOV R6, c[0x0][0x170] ;
+    MOV.64 R[2:3], c[0x0][0x168] ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+    MOV.64 R[4:5], c[0x0][0x160] ;
+    IMAD.WIDE.U32 R[4:5], R0, 0x4, R[4:5] ;
+    MOV R8, 0x2000 ;
+    MOV R9, RZ ;
+L_loop:
+    LDG R7, [R[2:3]] ;
+    IADD R9, R9, R7 ;
+    STG [R[4:5]], R9 ;
+    IMAD.WIDE.U32 R[2:3], R8, 0x1, R[2:3] ;
+    IADD R6, R6, -0x1 ;
+    ISETP.NE.AND P0, PT, R6, RZ, PT ;
+    IMAD.WIDE.U32 R[4:5], R8, 0x1, R[4:5] ;
+@P0 BRA L_loop ;
+    EXIT ;
+";
+
 fn setup() -> (Program, Gpu, u64) {
     setup_with(KERNEL)
 }
@@ -71,12 +107,12 @@ fn setup_with(src: &str) -> (Program, Gpu, u64) {
     (prog, gpu, out)
 }
 
-fn bench(c: &mut Criterion) {
+/// The full-warp kernels of group `interp` (and `interp_cpu`).
+fn full_warps<M: Measurement>(g: &mut BenchmarkGroup<M>) {
     let (prog, mut gpu, out) = setup();
     let cfg = LaunchConfig { grid: [8, 1, 1], block: [256, 1, 1], ..Default::default() };
     let args = [Arg::Ptr(out), Arg::U32(1024)];
     let lane_insts = gpu.launch(&prog, "k", &cfg, &args).expect("launch").lane_instructions;
-    let mut g = c.benchmark_group("interp");
     g.throughput(Throughput::Elements(lane_insts));
     g.sample_size(10);
     g.bench_function("int_hash_loop_2048_threads", |b| b.iter(|| gpu.launch(&prog, "k", &cfg, &args).unwrap()));
@@ -89,7 +125,85 @@ fn bench(c: &mut Criterion) {
     let lane_insts = fgpu.launch(&fprog, "k", &cfg, &fargs).expect("launch").lane_instructions;
     g.throughput(Throughput::Elements(lane_insts));
     g.bench_function("f32_loop_2048_threads", |b| b.iter(|| fgpu.launch(&fprog, "k", &cfg, &fargs).unwrap()));
+    // 2048 threads stream 64 words each through 512 KiB in and out.
+    let (mprog, mut mgpu, _) = setup_with(MEMORY_KERNEL);
+    let (min, mout) = (mgpu.alloc(4 * 2048 * 64, 16), mgpu.alloc(4 * 2048 * 64, 16));
+    let margs = [Arg::Ptr(mout), Arg::Ptr(min), Arg::U32(64)];
+    let lane_insts = mgpu.launch(&mprog, "k", &cfg, &margs).expect("launch").lane_instructions;
+    g.throughput(Throughput::Elements(lane_insts));
+    g.bench_function("memory_loop_2048_threads", |b| b.iter(|| mgpu.launch(&mprog, "k", &cfg, &margs).unwrap()));
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("interp");
+    full_warps(&mut g);
     g.finish();
+}
+
+/// The same kernels timed in CPU time of the process.
+fn bench_cpu(c: &mut Criterion<ProcessCpu>) {
+    let mut g = c.benchmark_group("interp_cpu");
+    full_warps(&mut g);
+    g.finish();
+}
+
+/// CPU time of this process in nanoseconds: the sum over its threads of
+/// the first field of `/proc/self/task/*/schedstat` (Linux; 0 elsewhere).
+fn process_cpu_ns() -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    dir.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// A criterion measurement in CPU time of the process, not wall-clock time:
+/// on a machine shared with other work, wall-clock time also counts the
+/// time the benchmark waited for a core.
+struct ProcessCpu;
+
+impl Measurement for ProcessCpu {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        process_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        process_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &CpuFormatter
+    }
+}
+
+/// Formats CPU nanoseconds as "cpu-ms" and throughputs per CPU second.
+struct CpuFormatter;
+
+impl ValueFormatter for CpuFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (div, unit) = if typical < 1e6 { (1e3, "cpu-µs") } else { (1e6, "cpu-ms") };
+        values.iter_mut().for_each(|v| *v /= div);
+        unit
+    }
+    fn scale_throughputs(&self, _typical: f64, t: &Throughput, values: &mut [f64]) -> &'static str {
+        let n = match t {
+            Throughput::Elements(n) | Throughput::Bytes(n) | Throughput::BytesDecimal(n) => *n as f64,
+        };
+        // Millions per CPU second.
+        values.iter_mut().for_each(|v| *v = n * 1e3 / *v);
+        "M/cpu-s"
+    }
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
 }
 
 /// The integer loop over 64 CTAs of 128 threads, in rayon pools of 1 and 2
@@ -113,4 +227,9 @@ fn cores(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench, cores);
-criterion_main!(benches);
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(ProcessCpu);
+    targets = bench_cpu
+}
+criterion_main!(benches, cpu);

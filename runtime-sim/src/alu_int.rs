@@ -7,7 +7,7 @@
 
 use crate::memory::ConstBanks;
 use crate::ops::*;
-use crate::regs::{all, Regs, P_DUMP};
+use crate::regs::{all, pack_lanes, rows, Regs, P_DUMP};
 use crate::trap::TrapKind;
 
 const TWO32: u64 = 1 << 32;
@@ -190,14 +190,10 @@ pub fn lop3(a: u32, b: u32, c: u32, lut: u8) -> u32 {
 /// The lanes (bit l) where `f(a[l], b[l])` holds; one loop per comparison
 /// so that each is a plain vectorizable loop.
 #[inline(always)]
-fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp) -> u32 {
+pub(crate) fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp) -> u32 {
     #[inline(always)]
     fn each<const N: usize>(va: &[u32; N], vb: &[u32; N], f: impl Fn(u32, u32) -> bool) -> u32 {
-        let mut t = 0u32;
-        for l in 0..N {
-            t |= (f(va[l], vb[l]) as u32) << l;
-        }
-        t
+        pack_lanes(rows::<u32, N>(|l| 0u32.wrapping_sub(f(va[l], vb[l]) as u32)))
     }
     match (cmp, signed) {
         (Cmp::Eq, _) => each(va, vb, |a, b| a == b),
@@ -217,8 +213,23 @@ fn cmp_mask<const N: usize>(va: &[u32; N], vb: &[u32; N], signed: bool, cmp: Cmp
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub fn shf(a: u32, b: u32, c: u32, right: bool, hi: bool, wrap: bool, signed: bool, wide: bool) -> u32 {
+    shf_by(a, c, shf_amount(b, wrap, wide), right, hi, signed)
+}
+
+/// SHF's shift amount: SrcB wrapped or clamped to the operand width.
+#[inline(always)]
+pub fn shf_amount(b: u32, wrap: bool, wide: bool) -> u32 {
     let ub = if wide { 64 } else { 32 };
-    let n = if wrap { b % ub } else { b.min(ub) };
+    if wrap {
+        b % ub
+    } else {
+        b.min(ub)
+    }
+}
+
+/// SHF by an amount from [`shf_amount`].
+#[inline(always)]
+pub fn shf_by(a: u32, c: u32, n: u32, right: bool, hi: bool, signed: bool) -> u32 {
     let t = (c as u64) << 32 | a as u64;
     let r = if !right {
         if n >= 64 {

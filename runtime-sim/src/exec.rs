@@ -11,6 +11,7 @@ use crate::mem_ops;
 use crate::memory::{ConstBanks, Global};
 use crate::ops::Op;
 use crate::program::{Exec, Program};
+use crate::threaded::Fast;
 use crate::trap::{Trap, TrapKind};
 use crate::{alu_int, dalu, xu};
 
@@ -47,6 +48,10 @@ pub(crate) enum Flow {
 pub(crate) struct Ctx<'a> {
     pub prog: &'a Program,
     pub cb: &'a ConstBanks,
+    /// Full-warp fast forms by instruction index (empty: none).
+    pub threaded: &'a [Option<Fast>],
+    /// Run full warps' threaded code in the issue loop's inner loop.
+    pub issue_loop: bool,
     pub mem: Global<'a>,
     pub kernel: &'a str,
     pub grid: [u32; 3],
@@ -205,6 +210,9 @@ impl Ctx<'_> {
         // After translated code returns, the interpreter runs at least one
         // instruction (the one the code left to it) before it is entered again.
         let mut interpret_next = false;
+        // Nothing is observed per issue (no profile, trace or hazard check):
+        // a full warp may run its threaded code in the inner loop below.
+        let plain = self.profile.is_none() && !self.trace && warp.hazards.is_none() && self.issue_loop;
         while n < QUANTUM {
             if warp.dirty && !warp.regroup() {
                 break;
@@ -225,6 +233,50 @@ impl Ctx<'_> {
                 continue;
             }
             interpret_next = false;
+            if plain && warp.group == u32::MAX {
+                // All 32 lanes at one PC (so no other lane is ready and the
+                // group stays whole along straight code and uniform
+                // branches): issue instructions with threaded forms whose
+                // guard is true or false for the whole warp, with the
+                // bookkeeping of the general path below. Anything else
+                // leaves the loop and takes the general path.
+                let mut pc = warp.group_pc;
+                let mut yielded = false;
+                while n < QUANTUM {
+                    let Some(f) = prog.index(pc).and_then(|i| self.threaded.get(i)).and_then(Option::as_ref) else { break };
+                    let g = warp.regs.pin::<32>(f.guard);
+                    if g != u32::MAX && g != 0 || steps >= self.step_limit {
+                        break;
+                    }
+                    steps += 1;
+                    n += 1;
+                    issued += 1;
+                    warp.clock.issue(f.ctrl, f.lat, f.variable);
+                    if let Some(c) = self.per_form.get_mut(f.form as usize) {
+                        *c += 1;
+                    }
+                    pc = if g == 0 {
+                        pc + 16
+                    } else {
+                        lane_insts += 32;
+                        match f.jump {
+                            Some(target) => target,
+                            None => {
+                                (f.run)(&mut warp.regs, f);
+                                pc + 16
+                            }
+                        }
+                    };
+                    if f.ctrl.yield_ {
+                        yielded = true;
+                        break;
+                    }
+                }
+                warp.group_pc = pc;
+                if yielded || n >= QUANTUM {
+                    break;
+                }
+            }
             let pc = warp.group_pc;
             let Some(idx) = prog.index(pc) else {
                 if pc == crate::launch::RETURN_SENTINEL {
@@ -317,7 +369,16 @@ impl Ctx<'_> {
                 *c += 1;
             }
             let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
-            let flow = match execute(e, warp, &mut site, self.cb, &mut self.mem, a, exec_mask, pc, idx, prog) {
+            let fast = if exec_mask == u32::MAX { self.threaded.get(idx).and_then(Option::as_ref) } else { None };
+            let result = match fast {
+                Some(Fast { jump: Some(target), .. }) => Ok(Flow::Jump(*target)),
+                Some(f) => {
+                    (f.run)(&mut warp.regs, f);
+                    Ok(Flow::Next)
+                }
+                None => execute(e, warp, &mut site, self.cb, &mut self.mem, a, exec_mask, pc, idx, prog),
+            };
+            let flow = match result {
                 Ok(f) => f,
                 Err(f) => {
                     flush!();
@@ -482,4 +543,3 @@ pub(crate) fn execute(
     }
     Ok(Flow::Next)
 }
-

@@ -11,7 +11,7 @@ use crate::alu_int::bool_op;
 use crate::dalu::{fcmp, fmod64, is_nan64, round_of};
 use crate::memory::ConstBanks;
 use crate::ops::{FMod, IntTy, Op, Rnd};
-use crate::regs::{all, Regs};
+use crate::regs::{all, rows, Regs};
 use crate::trap::TrapKind;
 
 /// The default NaN of an invalid F32 operation.
@@ -229,6 +229,56 @@ fn fix_nans<const N: usize>(mut r: [u32; N], slow: impl Fn(usize) -> u32) -> [u3
     r
 }
 
+/// FADD (`add`) or FMUL rounded to nearest-even over `N` lanes of modified
+/// operands: host arithmetic over all lanes; lanes whose result is a NaN are
+/// redone by the full rule (NaN priority, default NaN).
+#[inline(always)]
+pub(crate) fn add_mul_rn<const N: usize>(x: &[u32; N], y: &[u32; N], add: bool) -> [u32; N] {
+    let r: [u32; N] = rows(|l| {
+        let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
+        if add { p + q } else { p * q }.to_bits()
+    });
+    fix_nans(r, |l| if add { fadd(x[l], y[l], Rnd::Rn) } else { fmul(x[l], y[l], Rnd::Rn) })
+}
+
+/// FFMA rounded to nearest-even over `N` lanes of modified operands (the
+/// same NaN rule as [`add_mul_rn`]).
+///
+/// Computed in binary64, which vectorises (`f32::mul_add` is a library call
+/// per lane): the product of two binary32 values is exact in binary64, the
+/// sum `s` is rounded to binary64 with the exact error `e` (TwoSum). If
+/// `e = 0`, rounding `s` to binary32 is the single rounding FFMA does.
+/// Otherwise `s` is the binary64 neighbour of the exact sum, and every
+/// rounding boundary of binary32 (a midpoint between two binary32 values,
+/// or the overflow threshold) is a binary64 number, so `s` lies on the same
+/// side of each as the exact sum, unless `s` is such a boundary itself (the
+/// 29 low mantissa bits are 1 followed by zeros) or the result is in the
+/// subnormal range (whose boundaries lie elsewhere). Those lanes are redone
+/// with `f32::mul_add`.
+#[inline(always)]
+pub(crate) fn ffma_rn<const N: usize>(x: &[u32; N], y: &[u32; N], z: &[u32; N]) -> [u32; N] {
+    let wide = |v: u32| f32::from_bits(v) as f64;
+    let s: [f64; N] = rows(|l| wide(x[l]) * wide(y[l]) + wide(z[l]));
+    let hard: [u32; N] = rows(|l| {
+        let (p, c) = (wide(x[l]) * wide(y[l]), wide(z[l]));
+        let b = s[l] - p;
+        let e = (p - (s[l] - b)) + (c - b);
+        let bits = s[l].to_bits();
+        let boundary = bits & 0x1FFF_FFFF == 0x1000_0000;
+        let tiny = (bits >> 52) & 0x7FF < 1023 - 125;
+        ((e != 0.0) & (boundary | tiny)) as u32
+    });
+    let mut r: [u32; N] = rows(|l| (s[l] as f32).to_bits());
+    if hard.iter().any(|&h| h != 0) {
+        for l in 0..N {
+            if hard[l] != 0 {
+                r[l] = f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits();
+            }
+        }
+    }
+    fix_nans(r, |l| ffma(x[l], y[l], z[l], Rnd::Rn))
+}
+
 macro_rules! lanes {
     ($n:expr, $mask:expr, |$l:ident| $body:expr) => {{
         let mut o = [0u32; $n];
@@ -246,16 +296,10 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         Op::Fadd { d, a, b, ma, mb, rnd } | Op::Fmul { d, a, b, ma, mb, rnd } => {
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let add = matches!(op, Op::Fadd { .. });
-            let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
-            let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
+            let x: [u32; N] = rows(|l| fmod32(va[l], ma));
+            let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
             let r = if rnd == Rnd::Rn {
-                // Host arithmetic over all lanes; lanes whose result is a NaN
-                // are redone by the full rule (NaN priority, default NaN).
-                let r: [u32; N] = std::array::from_fn(|l| {
-                    let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
-                    if add { p + q } else { p * q }.to_bits()
-                });
-                fix_nans(r, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
+                add_mul_rn(&x, &y, add)
             } else {
                 lanes!(N, mask, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
             };
@@ -263,16 +307,10 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         }
         Op::Ffma { d, a, b, c, ma, mb, mc, rnd } => {
             let (va, vb, vc) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?, rf.get::<N>(c, cb)?);
-            let x: [u32; N] = std::array::from_fn(|l| fmod32(va[l], ma));
-            let y: [u32; N] = std::array::from_fn(|l| fmod32(vb[l], mb));
-            let z: [u32; N] = std::array::from_fn(|l| fmod32(vc[l], mc));
-            let r = if rnd == Rnd::Rn {
-                let r: [u32; N] =
-                    std::array::from_fn(|l| f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits());
-                fix_nans(r, |l| ffma(x[l], y[l], z[l], rnd))
-            } else {
-                lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd))
-            };
+            let x: [u32; N] = rows(|l| fmod32(va[l], ma));
+            let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
+            let z: [u32; N] = rows(|l| fmod32(vc[l], mc));
+            let r = if rnd == Rnd::Rn { ffma_rn(&x, &y, &z) } else { lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd)) };
             rf.put::<N>(d, &r, mask);
         }
         Op::Fmnmx { d, a, b, ma, mb, nan, pp } => {
@@ -335,4 +373,81 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
         _ => unreachable!("not an F32/conversion op: {:?}", op),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `ffma_rn` (binary64 with a fallback) against `f32::mul_add` on
+    /// operands whose exponents are close (so the sums cancel and land on
+    /// rounding boundaries), on any bits, and near the subnormal and overflow
+    /// ranges.
+    #[test]
+    fn ffma_rn_rounds_once() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut checked, mut boundary) = (0u64, 0u64);
+        for round in 0..200_000 {
+            let mut x = [0u32; 32];
+            let mut y = [0u32; 32];
+            let mut z = [0u32; 32];
+            for l in 0..32 {
+                let r = next();
+                let exp = match round % 4 {
+                    0 => 120 + (r >> 40) as u32 % 16,
+                    1 => (r >> 40) as u32 % 256,
+                    2 => (r >> 40) as u32 % 40,
+                    _ => 200 + (r >> 40) as u32 % 56,
+                };
+                let m = |k: u32| (r >> k) as u32 & 0x7F_FFFF;
+                // Short mantissas make exact midpoints likely.
+                let short = |v: u32| if round % 3 == 0 { v & 0x7F_F000 } else { v };
+                x[l] = (r as u32 & 1) << 31 | exp << 23 | short(m(1));
+                y[l] = (r >> 2) as u32 & 1 << 31 | (254 - exp.min(250) / 2 + (r >> 50) as u32 % 8).min(254) << 23 | short(m(9));
+                let p = f32::from_bits(x[l]) * f32::from_bits(y[l]);
+                let pe = (p.to_bits() >> 23) & 0xFF;
+                z[l] = (r >> 3) as u32 & 1 << 31 | (pe + (r >> 56) as u32 % 5).saturating_sub(2).min(254) << 23 | short(m(20));
+            }
+            let got = super::ffma_rn(&x, &y, &z);
+            for l in 0..32 {
+                let want = f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l]));
+                if want.is_nan() {
+                    continue;
+                }
+                assert_eq!(got[l], want.to_bits(), "ffma({:#x}, {:#x}, {:#x})", x[l], y[l], z[l]);
+                let s = f32::from_bits(x[l]) as f64 * f32::from_bits(y[l]) as f64 + f32::from_bits(z[l]) as f64;
+                boundary += (s.to_bits() & 0x1FFF_FFFF == 0x1000_0000) as u64;
+                checked += 1;
+            }
+        }
+        // The boundary case must have been met (else the test proves little).
+        assert!(checked > 5_000_000 && boundary > 100, "{} checked, {} on a boundary", checked, boundary);
+    }
+
+    /// Sums that round in binary64 onto a binary32 midpoint: `x·y` is
+    /// 2^-24·(1 − 2^-30) and `z` = 1 + 2^-23, so the exact sum lies a quarter
+    /// binary64 ulp below the midpoint 1 + 3·2^-24 and rounds down to `z`,
+    /// while rounding its binary64 value again would tie to even, upwards.
+    /// Scaled by powers of two down into the subnormal range, with signs.
+    #[test]
+    fn ffma_rn_never_rounds_twice() {
+        let (x0, y0, z0) = (103u32 << 23 | 0x100, 126u32 << 23 | 0x7F_FE00, 0x3F80_0001u32);
+        let mut cases = 0;
+        for k in 0..140u32 {
+            for sign in [0, 1u32 << 31] {
+                let x = [(x0 - (k << 23).min(102 << 23)) ^ sign; 1];
+                let z = if k <= 126 { [(z0 - (k << 23)) ^ sign; 1] } else { [((0x80_0001u32 >> (k - 126)) | 1) ^ sign; 1] };
+                let y = [y0 - if k > 102 { (k - 102) << 23 } else { 0 }; 1];
+                let want = f32::from_bits(x[0]).mul_add(f32::from_bits(y[0]), f32::from_bits(z[0]));
+                assert_eq!(super::ffma_rn(&x, &y, &z)[0], want.to_bits(), "ffma({:#x}, {:#x}, {:#x})", x[0], y[0], z[0]);
+                cases += 1;
+            }
+        }
+        assert_eq!(super::ffma_rn(&[x0], &[y0], &[z0])[0], z0, "the unscaled case rounds down to z");
+        assert_eq!(cases, 280);
+    }
 }

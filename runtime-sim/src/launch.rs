@@ -77,6 +77,32 @@ pub struct LaunchConfig {
     /// no strict checking, trace or profile is asked for: those stay on the
     /// interpreter. Results, traps and statistics are the interpreter's.
     pub jit: bool,
+    /// The interpreter's fast paths (all on by default).
+    pub fast: FastPaths,
+}
+
+/// Switches for the interpreter's fast paths, all on by default. A fast
+/// path never changes results, traps or statistics, only speed; turning one
+/// off is for measuring it and for the differential test
+/// (`runtime-sim/tests/fast_paths.rs`), which runs kernels both ways.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastPaths {
+    /// Full-warp threaded code (`threaded.rs`): an instruction all 32 lanes
+    /// execute runs a function chosen for it at launch, with its operands
+    /// resolved, instead of the general semantics.
+    pub threaded: bool,
+    /// The issue loop's inner loop for full warps (`exec.rs`): while all 32
+    /// lanes are at one PC and no profile, trace or strict check is asked
+    /// for, instructions with threaded forms whose guard is all true or all
+    /// false are issued back to back (the same step count, cycles and
+    /// statistics), without recomputing the group. Needs `threaded`.
+    pub issue_loop: bool,
+}
+
+impl Default for FastPaths {
+    fn default() -> Self {
+        FastPaths { threaded: true, issue_loop: true }
+    }
 }
 
 impl Default for LaunchConfig {
@@ -94,6 +120,7 @@ impl Default for LaunchConfig {
             profile: false,
             timeline: false,
             jit: true,
+            fast: FastPaths::default(),
         }
     }
 }
@@ -342,7 +369,22 @@ impl Gpu {
         };
         let profiling = cfg.profile || cfg.timeline;
         let jit = cfg.jit && !cfg.strict && !cfg.trace && !profiling;
-        let new_ctx = CtxMaker { prog: program, cb: &cb, kernel: name, grid, block, trace: cfg.trace, limit, profile: profiling, timeline: cfg.timeline, jit };
+        // Threaded code pays off only where a warp can have all 32 lanes.
+        let threaded = if cfg.fast.threaded && threads >= LANES as u64 { crate::threaded::build(program, &cb) } else { Vec::new() };
+        let new_ctx = CtxMaker {
+            prog: program,
+            cb: &cb,
+            threaded: &threaded,
+            issue_loop: cfg.fast.issue_loop,
+            kernel: name,
+            grid,
+            block,
+            trace: cfg.trace,
+            limit,
+            profile: profiling,
+            timeline: cfg.timeline,
+            jit,
+        };
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
         // CTAs run on the threads of the current rayon pool, except when
@@ -350,7 +392,8 @@ impl Gpu {
         // timeline (one ordered stream)
         // and when the kernel reads the clock (a CTA's clock starts where
         // the previous CTA's ended, a sequential notion).
-        let parallel = ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
+        let parallel =
+            ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
         let (issued, lane_insts, cycles, per_form, profile) = if parallel {
             let lock = std::sync::Mutex::new(std::mem::take(&mut self.mem));
             let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);
@@ -451,6 +494,8 @@ const ROUND: u64 = 1024;
 struct CtxMaker<'a> {
     prog: &'a Program,
     cb: &'a ConstBanks,
+    threaded: &'a [Option<crate::threaded::Fast>],
+    issue_loop: bool,
     kernel: &'a str,
     grid: [u32; 3],
     block: [u32; 3],
@@ -470,6 +515,8 @@ impl<'a> CtxMaker<'a> {
         Ctx {
             prog: self.prog,
             cb: self.cb,
+            threaded: self.threaded,
+            issue_loop: self.issue_loop,
             mem,
             kernel: self.kernel,
             grid: self.grid,

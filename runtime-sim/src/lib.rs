@@ -10,7 +10,7 @@
 //! Module map: machine state (`regs`, `machine`), memory (`memory`),
 //! decode-to-ops (`ops`, `decode`, `decode_ext`, `program`), semantics by
 //! family (`alu_int`, `alu_uniform`, `xu`, `dalu`, `float32`, `control`,
-//! `mem_ops`, `collective`), the interpreter loop (`exec`), timing and
+//! `mem_ops`, `collective`), the interpreter loop (`exec`) and its full-warp threaded code (`threaded`), timing and
 //! hazards (`timing`), faults (`trap`) and the host API (`launch`).
 
 // `Trap` is a complete fault report by design; returning it by value is the API.
@@ -32,15 +32,18 @@ mod machine;
 mod mem_ops;
 pub mod memory;
 mod ops;
-mod program;
 pub mod profile;
+mod program;
 mod regs;
+mod threaded;
 pub mod timing;
 mod trap;
 mod xu;
 
 pub use jit::JitStats;
-pub use launch::{abi, Arg, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, MAX_SHARED_PER_CTA, DEFAULT_STEP_LIMIT, RETURN_SENTINEL};
+pub use launch::{
+    abi, Arg, FastPaths, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA, RETURN_SENTINEL,
+};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, TimelineEvent};
 pub use program::{FunctionInfo, Program, CODE_BASE};

@@ -23,6 +23,52 @@ pub const UR_SLOTS: usize = 66;
 pub const PT: u8 = 7;
 pub const P_DUMP: u8 = 8;
 
+/// `LANE_BIT[l]` is `1 << l`. Lane masks built or tested with an AND
+/// against this table vectorise (the x86-64 baseline has no per-lane shift).
+pub const LANE_BIT: [u32; LANES] = {
+    let mut t = [0u32; LANES];
+    let mut l = 0;
+    while l < LANES {
+        t[l] = 1 << l;
+        l += 1;
+    }
+    t
+};
+
+/// Whether lane `l` is set in `mask`.
+#[inline(always)]
+pub fn bit_of(mask: u32, l: usize) -> bool {
+    mask & LANE_BIT[l] != 0
+}
+
+/// Lane `l`'s bit of a mask, set if `b`.
+#[inline(always)]
+pub fn bit_if(b: bool, l: usize) -> u32 {
+    0u32.wrapping_sub(b as u32) & LANE_BIT[l]
+}
+
+/// The lane mask of `N` lanes that are each 0 or all ones. The lanes are
+/// kept in memory (`black_box`) before they are combined: otherwise the
+/// compiler merges the two steps into per-lane shifts that it does not
+/// vectorise, while this way the comparison that produced them and the
+/// AND/OR reduction here are each a few vector instructions.
+#[inline(always)]
+pub fn pack_lanes<const N: usize>(mut m: [u32; N]) -> u32 {
+    std::hint::black_box(&mut m);
+    rows::<u32, N>(|l| m[l] & LANE_BIT[l]).iter().fold(0, |a, &x| a | x)
+}
+
+/// `N` values computed lane by lane: a plain loop, always inlined, which
+/// the compiler vectorises (`std::array::from_fn` was not always inlined).
+#[inline(always)]
+pub fn rows<T: Copy + Default, const N: usize>(mut f: impl FnMut(usize) -> T) -> [T; N] {
+    let mut o = [T::default(); N];
+    for (l, v) in o.iter_mut().enumerate() {
+        *v = f(l);
+    }
+    o
+}
+
 /// The "all lanes" mask of an `N`-wide execution (32 lanes or 1 uniform value).
 #[inline(always)]
 pub const fn all<const N: usize>() -> u32 {

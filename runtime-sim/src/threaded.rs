@@ -1,0 +1,475 @@
+//! Threaded code for full warps, built once per launch.
+//!
+//! Every warp (not uniform-datapath) instruction that has a full-warp fast
+//! form becomes a [`Fast`] entry: the function that runs it over all 32
+//! lanes, chosen for its operand kinds (each source is a register row or one
+//! value broadcast to every lane), with register rows, immediates, source
+//! negations and constant-bank values (read once, at launch) resolved. The
+//! issue loop calls it when all 32 lanes of a warp execute the instruction;
+//! every other case (partial masks, one lane, the uniform datapath, uniform
+//! register sources, carries on IMAD, directed rounding, memory, control)
+//! runs the general semantics (`exec::execute`). The fast forms compute with
+//! the same scalar functions as the general ones (`alu_int`, `float32`), so
+//! there is one definition of each instruction's meaning; each 32-lane loop
+//! works on fixed-size rows, which the compiler vectorises on the x86-64
+//! baseline (SSE2).
+
+use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount, shf_by};
+use crate::dalu::fcmp;
+use crate::float32::{add_mul_rn, ffma_rn, fmnmx, fmod32};
+use crate::memory::ConstBanks;
+use crate::ops::*;
+use crate::program::Program;
+use crate::regs::{bit_if, bit_of, pack_lanes, rows, Regs, LANES, P_DUMP};
+use crate::timing::Ctrl;
+
+type Row = [u32; LANES];
+
+/// The function of a fast entry: runs it over all 32 lanes of `Regs`.
+pub(crate) type Run = fn(&mut Regs, &Fast);
+
+/// One instruction's full-warp fast form.
+#[derive(Clone, Copy)]
+pub(crate) struct Fast {
+    pub run: Run,
+    /// What the issue loop needs, copied from the instruction's `Exec` so
+    /// that a run of fast instructions reads one array: guard, control
+    /// bits, latency, form (for statistics).
+    pub guard: PIn,
+    pub ctrl: Ctrl,
+    pub lat: u16,
+    pub variable: bool,
+    pub form: u16,
+    /// A branch (BRA): the target every executing lane jumps to; `run` does
+    /// nothing.
+    pub jump: Option<u64>,
+    /// Destination rows (the second for 64-bit results).
+    d: [u16; 2],
+    /// Source rows: a, b, c (and c's high row for a 64-bit c).
+    s: [u16; 4],
+    /// Broadcast values of the sources that are not rows (already negated
+    /// or modified).
+    k: [u32; 4],
+    /// Per source, 0 or all ones: an integer row source is negated by
+    /// `(x ^ m) - m`; a float row source is modified by `(x & fand) ^ m`.
+    m: [u32; 3],
+    fand: [u32; 3],
+    /// Op-specific: a LUT or flags.
+    x: u32,
+    cmp: Cmp,
+    fcmp: FCmp,
+    bop: BoolOp,
+    pp: PIn,
+    pu: PDst,
+    pv: PDst,
+}
+
+/// The fast entries of a program (None where an instruction has none),
+/// indexed like `Program::code`.
+pub(crate) fn build(prog: &Program, cb: &ConstBanks) -> Vec<Option<Fast>> {
+    prog.code
+        .iter()
+        .map(|e| {
+            if e.uniform {
+                return None;
+            }
+            let f = match e.op {
+                Op::Bra { target } => Fast { jump: Some(target), ..blank() },
+                _ => translate(&e.op, cb)?,
+            };
+            Some(Fast { guard: e.guard, ctrl: e.ctrl, lat: e.lat, variable: e.variable, form: e.form, ..f })
+        })
+        .collect()
+}
+
+/// An entry with no operands that does nothing.
+fn blank() -> Fast {
+    Fast {
+        run: nop,
+        guard: PIn::TRUE,
+        ctrl: Ctrl::default(),
+        lat: 1,
+        variable: false,
+        form: u16::MAX,
+        jump: None,
+        d: [0; 2],
+        s: [0; 4],
+        k: [0; 4],
+        m: [0; 3],
+        fand: [u32::MAX; 3],
+        x: 0,
+        cmp: Cmp::Eq,
+        fcmp: FCmp::Eq,
+        bop: BoolOp::And,
+        pp: PIn::TRUE,
+        pu: PDst { uniform: false, idx: P_DUMP },
+        pv: PDst { uniform: false, idx: P_DUMP },
+    }
+}
+
+/// A 32-bit source: Some((broadcast, row, value)); None for a uniform
+/// register (read at issue time: left to the general path) or a constant
+/// outside its bank (the general path reports the fault).
+fn source(s: Src, cb: &ConstBanks) -> Option<(bool, u16, u32)> {
+    match s {
+        Src::R(r) => Some((false, r, 0)),
+        Src::Imm(v) => Some((true, 0, v)),
+        Src::C(c) => cb.u32(c.bank, c.off).ok().map(|v| (true, 0, v)),
+        Src::U(_) => None,
+    }
+}
+
+/// A 64-bit source as (broadcast, low row, high row, value).
+fn source64(s: Src64, cb: &ConstBanks) -> Option<(bool, u16, u16, u64)> {
+    match s {
+        Src64::R(lo, hi) => Some((false, lo, hi, 0)),
+        Src64::Imm(v) => Some((true, 0, 0, v)),
+        Src64::C(c) => cb.u64(c.bank, c.off).ok().map(|v| (true, 0, 0, v)),
+        Src64::C32(c) => cb.u32(c.bank, c.off).ok().map(|v| (true, 0, 0, v as u64)),
+        Src64::U(..) => None,
+    }
+}
+
+/// Picks the monomorph of `$f` for the broadcast flags of its sources.
+macro_rules! kinds {
+    ($f:ident, $a:expr) => {
+        if $a {
+            $f::<true> as Run
+        } else {
+            $f::<false> as Run
+        }
+    };
+    ($f:ident, $a:expr, $b:expr) => {
+        match ($a, $b) {
+            (false, false) => $f::<false, false> as Run,
+            (false, true) => $f::<false, true> as Run,
+            (true, false) => $f::<true, false> as Run,
+            (true, true) => $f::<true, true> as Run,
+        }
+    };
+    ($f:ident, $a:expr, $b:expr, $c:expr) => {
+        match ($a, $b, $c) {
+            (false, false, false) => $f::<false, false, false> as Run,
+            (false, false, true) => $f::<false, false, true> as Run,
+            (false, true, false) => $f::<false, true, false> as Run,
+            (false, true, true) => $f::<false, true, true> as Run,
+            (true, false, false) => $f::<true, false, false> as Run,
+            (true, false, true) => $f::<true, false, true> as Run,
+            (true, true, false) => $f::<true, true, false> as Run,
+            (true, true, true) => $f::<true, true, true> as Run,
+        }
+    };
+}
+
+const SIGN: u32 = 1 << 31;
+
+/// The fast form of one op, if it has one.
+fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
+    let mut f = blank();
+    // Resolves source `i`; `neg` negates it (integers), returns whether it
+    // is broadcast.
+    let int = |f: &mut Fast, i: usize, s: Src, neg: bool| -> Option<bool> {
+        let (k, row, v) = source(s, cb)?;
+        if k {
+            f.k[i] = if neg { v.wrapping_neg() } else { v };
+        } else {
+            f.s[i] = row;
+            f.m[i] = if neg { u32::MAX } else { 0 };
+        }
+        Some(k)
+    };
+    let float = |f: &mut Fast, i: usize, s: Src, m: FMod| -> Option<bool> {
+        let (k, row, v) = source(s, cb)?;
+        if k {
+            f.k[i] = fmod32(v, m);
+        } else {
+            f.s[i] = row;
+            f.fand[i] = if m.abs { !SIGN } else { u32::MAX };
+            f.m[i] = if m.neg { SIGN } else { 0 };
+        }
+        Some(k)
+    };
+    let row = |d: Dst| match d {
+        Dst::R(r) => Some(r),
+        Dst::U(_) => None,
+    };
+    let plain = |p: PDst| !p.uniform && p.idx == P_DUMP;
+    f.run = match *op {
+        Op::Iadd { d, a, b, neg_a, neg_b, x: false, pu, .. } if plain(pu) => {
+            // No carry is kept: the negations fold into the sources.
+            f.d[0] = row(d)?;
+            kinds!(iadd_plain, int(&mut f, 0, a, neg_a)?, int(&mut f, 1, b, neg_b)?)
+        }
+        Op::Iadd { d, a, b, neg_a, neg_b, x, pp, pu } => {
+            f.d[0] = row(d)?;
+            f.x = neg_a as u32 | (neg_b as u32) << 1 | (x as u32) << 2;
+            (f.pp, f.pu) = (pp, pu);
+            kinds!(iadd_carry, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?)
+        }
+        Op::Imad { d, a, b, c, neg_c, hi: false, x: false, pu, .. } if plain(pu) => {
+            f.d[0] = row(d)?;
+            kinds!(imad_lo, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, neg_c)?)
+        }
+        Op::ImadWide { d: Dst64::R(lo, hi), a, b, c, neg_c, x: false, signed, pu, .. } if plain(pu) => {
+            f.d = [lo, hi];
+            let (ka, kb) = (int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?);
+            let (kc, clo, chi, v) = source64(c, cb)?;
+            let v = if neg_c { v.wrapping_neg() } else { v };
+            f.s[2] = clo;
+            f.s[3] = chi;
+            f.k[2] = v as u32;
+            f.k[3] = (v >> 32) as u32;
+            f.m[2] = if neg_c && !kc { u32::MAX } else { 0 };
+            f.x = signed as u32;
+            kinds!(imad_wide, ka, kb, kc)
+        }
+        Op::Lop3 { d, a, b, c, lut, pu, .. } if plain(pu) => {
+            f.d[0] = row(d)?;
+            f.x = lut as u32;
+            let k = (int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, false)?);
+            match lut {
+                0x96 => kinds!(lop3_96, k.0, k.1, k.2),
+                0xc0 => kinds!(lop3_c0, k.0, k.1, k.2),
+                0xfc => kinds!(lop3_fc, k.0, k.1, k.2),
+                0x3c => kinds!(lop3_3c, k.0, k.1, k.2),
+                0x80 => kinds!(lop3_80, k.0, k.1, k.2),
+                0xfe => kinds!(lop3_fe, k.0, k.1, k.2),
+                _ => kinds!(lop3_plain, k.0, k.1, k.2),
+            }
+        }
+        Op::Shf { d, a, b, c, right, hi, wrap, signed, wide } => {
+            f.d[0] = row(d)?;
+            f.x = right as u32 | (hi as u32) << 1 | (wrap as u32) << 2 | (signed as u32) << 3 | (wide as u32) << 4;
+            kinds!(shf_any, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, false)?)
+        }
+        Op::Mov { d, s } => {
+            f.d[0] = row(d)?;
+            kinds!(mov, int(&mut f, 0, s, false)?)
+        }
+        Op::Isetp { a, b, signed, x: false, cmp, bop, pp, pu, pv, .. } => {
+            (f.x, f.cmp, f.bop) = (signed as u32, cmp, bop);
+            (f.pp, f.pu, f.pv) = (pp, pu, pv);
+            kinds!(isetp, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?)
+        }
+        Op::Sel { d, a, b, pp } => {
+            f.d[0] = row(d)?;
+            f.pp = pp;
+            kinds!(sel, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?)
+        }
+        Op::Imnmx { d, a, b, neg_a, neg_b, signed, pp } => {
+            f.d[0] = row(d)?;
+            f.x = signed as u32;
+            f.pp = pp;
+            kinds!(imnmx_any, int(&mut f, 0, a, neg_a)?, int(&mut f, 1, b, neg_b)?)
+        }
+        Op::Fadd { d, a, b, ma, mb, rnd: Rnd::Rn } | Op::Fmul { d, a, b, ma, mb, rnd: Rnd::Rn } => {
+            f.d[0] = row(d)?;
+            f.x = matches!(op, Op::Fadd { .. }) as u32;
+            kinds!(fadd_fmul, float(&mut f, 0, a, ma)?, float(&mut f, 1, b, mb)?)
+        }
+        Op::Ffma { d, a, b, c, ma, mb, mc, rnd: Rnd::Rn } => {
+            f.d[0] = row(d)?;
+            kinds!(ffma, float(&mut f, 0, a, ma)?, float(&mut f, 1, b, mb)?, float(&mut f, 2, c, mc)?)
+        }
+        Op::Fmnmx { d, a, b, ma, mb, nan, pp } => {
+            f.d[0] = row(d)?;
+            f.x = nan as u32;
+            f.pp = pp;
+            kinds!(fmnmx_any, float(&mut f, 0, a, ma)?, float(&mut f, 1, b, mb)?)
+        }
+        Op::Fsetp { a, b, ma, mb, cmp, bop, pp, pu, pv } => {
+            (f.fcmp, f.bop) = (cmp, bop);
+            (f.pp, f.pu, f.pv) = (pp, pu, pv);
+            kinds!(fsetp, float(&mut f, 0, a, ma)?, float(&mut f, 1, b, mb)?)
+        }
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// The `run` of branches and of an entry under construction.
+fn nop(_: &mut Regs, _: &Fast) {}
+
+/// Source `i` of `f` over 32 lanes: its row, or its value broadcast.
+#[inline(always)]
+fn src<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
+    if K {
+        [f.k[i]; LANES]
+    } else {
+        r.r[f.s[i] as usize]
+    }
+}
+
+/// Integer source `i`, negated where its mask says so (broadcast values
+/// were negated at launch).
+#[inline(always)]
+fn isrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
+    let v = src::<K>(r, f, i);
+    if K {
+        v
+    } else {
+        let m = f.m[i];
+        rows(|l| (v[l] ^ m).wrapping_sub(m))
+    }
+}
+
+/// Float source `i` with its sign modifiers (broadcast values were
+/// modified at launch).
+#[inline(always)]
+fn fsrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
+    let v = src::<K>(r, f, i);
+    if K {
+        v
+    } else {
+        let (a, m) = (f.fand[i], f.m[i]);
+        rows(|l| (v[l] & a) ^ m)
+    }
+}
+
+#[inline(always)]
+fn put(r: &mut Regs, row: u16, v: Row) {
+    r.r[row as usize] = v;
+}
+
+fn iadd_plain<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (isrc::<A>(r, f, 0), isrc::<B>(r, f, 1));
+    put(r, f.d[0], rows(|l| a[l].wrapping_add(b[l])));
+}
+
+fn iadd_carry<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
+    let (neg_a, neg_b, x) = (f.x & 1 != 0, f.x & 2 != 0, f.x & 4 != 0);
+    let cin = r.pin::<LANES>(f.pp);
+    let mut carry = 0u32;
+    let d = rows(|l| {
+        let (v, c) = iadd(a[l], b[l], neg_a, neg_b, x, bit_of(cin, l));
+        carry |= bit_if(c, l);
+        v
+    });
+    put(r, f.d[0], d);
+    r.pout::<LANES>(f.pu, carry, u32::MAX);
+}
+
+fn imad_lo<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b, c) = (src::<A>(r, f, 0), src::<B>(r, f, 1), isrc::<C>(r, f, 2));
+    put(r, f.d[0], rows(|l| a[l].wrapping_mul(b[l]).wrapping_add(c[l])));
+}
+
+/// IMAD.WIDE without a carry-out: the 64-bit product plus (negated) SrcC.
+fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
+    let c: [u64; LANES] = if C {
+        [f.k[2] as u64 | (f.k[3] as u64) << 32; LANES]
+    } else {
+        let (lo, hi, m) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize], f.m[2] as u64 | (f.m[2] as u64) << 32);
+        rows(|l| ((lo[l] as u64 | (hi[l] as u64) << 32) ^ m).wrapping_sub(m))
+    };
+    let p: [u64; LANES] =
+        if f.x != 0 { rows(|l| (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64) } else { rows(|l| a[l] as u64 * b[l] as u64) };
+    let s: [u64; LANES] = rows(|l| p[l].wrapping_add(c[l]));
+    put(r, f.d[0], rows(|l| s[l] as u32));
+    put(r, f.d[1], rows(|l| (s[l] >> 32) as u32));
+}
+
+fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    lop3_lut::<A, B, C>(r, f, f.x as u8);
+}
+
+#[inline(always)]
+fn lop3_lut<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast, lut: u8) {
+    let (a, b, c) = (src::<A>(r, f, 0), src::<B>(r, f, 1), src::<C>(r, f, 2));
+    put(r, f.d[0], rows(|l| lop3(a[l], b[l], c[l], lut)));
+}
+
+/// LOP3 with a common truth table known when the function is compiled, so
+/// that `lop3` folds to one or two vector operations (a^b^c, a&b, a|b, a^b,
+/// a&b&c, a|b|c); other tables take `lop3_plain`.
+macro_rules! lop3_with_lut {
+    ($($name:ident = $lut:expr),*) => {
+        $(
+            fn $name<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+                lop3_lut::<A, B, C>(r, f, $lut);
+            }
+        )*
+    };
+}
+lop3_with_lut!(lop3_96 = 0x96, lop3_c0 = 0xc0, lop3_fc = 0xfc, lop3_3c = 0x3c, lop3_80 = 0x80, lop3_fe = 0xfe);
+
+fn shf_any<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    let (a, c) = (src::<A>(r, f, 0), src::<C>(r, f, 2));
+    let x = f.x;
+    let (right, hi, wrap, signed, wide) = (x & 1 != 0, x & 2 != 0, x & 4 != 0, x & 8 != 0, x & 16 != 0);
+    let d = if B {
+        // One shift amount for every lane: a loop per direction and half,
+        // each a vector shift by a uniform count.
+        let n = shf_amount(f.k[1], wrap, wide);
+        match (right, signed, hi) {
+            (false, _, false) => shf_row(&a, &c, n, false, false, false),
+            (false, _, true) => shf_row(&a, &c, n, false, false, true),
+            (true, false, false) => shf_row(&a, &c, n, true, false, false),
+            (true, false, true) => shf_row(&a, &c, n, true, false, true),
+            (true, true, false) => shf_row(&a, &c, n, true, true, false),
+            (true, true, true) => shf_row(&a, &c, n, true, true, true),
+        }
+    } else {
+        let b = src::<B>(r, f, 1);
+        rows(|l| shf(a[l], b[l], c[l], right, hi, wrap, signed, wide))
+    };
+    put(r, f.d[0], d);
+}
+
+#[inline(always)]
+fn shf_row(a: &Row, c: &Row, n: u32, right: bool, signed: bool, hi: bool) -> Row {
+    rows(|l| shf_by(a[l], c[l], n, right, hi, signed))
+}
+
+fn mov<const A: bool>(r: &mut Regs, f: &Fast) {
+    let v = src::<A>(r, f, 0);
+    put(r, f.d[0], v);
+}
+
+fn isetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
+    let p = r.pin::<LANES>(f.pp);
+    let t = cmp_mask::<LANES>(&a, &b, f.x != 0, f.cmp);
+    r.pout::<LANES>(f.pu, bool_op(f.bop, t, p), u32::MAX);
+    r.pout::<LANES>(f.pv, bool_op(f.bop, !t, p), u32::MAX);
+}
+
+fn sel<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
+    let p = r.pin::<LANES>(f.pp);
+    put(r, f.d[0], rows(|l| if bit_of(p, l) { a[l] } else { b[l] }));
+}
+
+fn imnmx_any<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (isrc::<A>(r, f, 0), isrc::<B>(r, f, 1));
+    let (signed, min) = (f.x != 0, r.pin::<LANES>(f.pp));
+    put(r, f.d[0], rows(|l| imnmx(a[l], b[l], signed, bit_of(min, l))));
+}
+
+fn fadd_fmul<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
+    put(r, f.d[0], add_mul_rn(&a, &b, f.x != 0));
+}
+
+fn ffma<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b, c) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1), fsrc::<C>(r, f, 2));
+    put(r, f.d[0], ffma_rn(&a, &b, &c));
+}
+
+fn fmnmx_any<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
+    let (nan, min) = (f.x != 0, r.pin::<LANES>(f.pp));
+    put(r, f.d[0], rows(|l| fmnmx(a[l], b[l], bit_of(min, l), nan)));
+}
+
+fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
+    let (cmp, bop) = (f.fcmp, f.bop);
+    let p = r.pin::<LANES>(f.pp);
+    let t =
+        pack_lanes(rows::<u32, LANES>(|l| 0u32.wrapping_sub(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64) as u32)));
+    r.pout::<LANES>(f.pu, bool_op(bop, t, p), u32::MAX);
+    r.pout::<LANES>(f.pv, bool_op(bop, !t, p), u32::MAX);
+}
