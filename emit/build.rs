@@ -60,6 +60,8 @@ fn main() {
         out.push_str(&format!("    pub const {}: FormId = FormId({});\n", f.name, i));
     }
     out.push_str("}\n");
+    let max_fields = isa.forms.iter().map(|f| f.fields.len()).max().unwrap_or(0);
+    out.push_str(&format!("\n/// Most fields any form has (the size of an instruction's value array).\npub const MAX_FIELDS: usize = {};\n", max_fields));
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
 }

@@ -79,7 +79,8 @@ struct PendingMap {
 
 impl PendingMap {
     fn new() -> Self {
-        PendingMap { slot: vec![None; 4 * 264], keys: Vec::new() }
+        // Grown on demand: after `pack_regs` the registers are few and low.
+        PendingMap { slot: Vec::new(), keys: Vec::new() }
     }
     fn get(&self, l: &Loc) -> Option<&Pending> {
         self.slot.get(l.index()).and_then(|p| p.as_ref())
@@ -115,6 +116,22 @@ enum Pending {
     Fixed(u64),
     /// Released by this scoreboard.
     Board(u8),
+}
+
+/// Sets control field `idx` (the form's generated index of field `name`);
+/// a form without it, or a value that does not fit, fails as `set` does.
+fn set_ctrl(i: &mut Inst, idx: Option<u16>, name: &str, v: u64) {
+    match idx {
+        Some(f) if v <= i.field_def(f as usize).max() => i.set_at(f as usize, v),
+        _ => set(i, name, v),
+    }
+}
+
+fn get_ctrl(i: &Inst, idx: Option<u16>, name: &str) -> u64 {
+    match idx {
+        Some(f) => i.get_at(f as usize),
+        None => panic!("{} has no field `{}`", i.form.name(), name),
+    }
 }
 
 /// Sets the control bits of every instruction of `code` (inserting NOPs
@@ -174,15 +191,17 @@ pub fn calc_instr_deps(code: &mut Code) {
         if need > t {
             let mut extra = need - t;
             if let Some(prev) = out.last_mut() {
-                let s = prev.inst.get("stall").unwrap().max(1);
+                let stall = prev.inst.def().stall;
+                let s = get_ctrl(&prev.inst, stall, "stall").max(1);
                 let add = extra.min(MAX_STALL - s);
-                set(&mut prev.inst, "stall", s + add);
+                set_ctrl(&mut prev.inst, stall, "stall", s + add);
                 extra -= add;
             }
             while extra > 0 {
                 let mut nop = Inst::new(forms::NOP_X);
                 let s = extra.min(MAX_STALL);
-                set(&mut nop, "stall", s);
+                let idx = nop.def().stall;
+                set_ctrl(&mut nop, idx, "stall", s);
                 out.push(item(nop));
                 extra -= s;
             }
@@ -195,7 +214,8 @@ pub fn calc_instr_deps(code: &mut Code) {
         if control || (is_start[k] && k > 0) {
             pending.retain(|p| !matches!(p, Pending::Fixed(r) if *r <= t));
         }
-        set(&mut it.inst, "req", req as u64);
+        let def = it.inst.def();
+        set_ctrl(&mut it.inst, def.req, "req", req as u64);
         // Record this instruction's results.
         let class = class_of(&it.inst.form.optype().name);
         let issue = t;
@@ -205,11 +225,11 @@ pub fn calc_instr_deps(code: &mut Code) {
             // Anything still on this board must be waited for first.
             let stale = pending.values().any(|p| matches!(p, Pending::Board(x) if *x == b));
             if stale {
-                let r = it.inst.get("req").unwrap() as u8 | (1 << b);
-                set(&mut it.inst, "req", r as u64);
+                let r = get_ctrl(&it.inst, def.req, "req") as u8 | (1 << b);
+                set_ctrl(&mut it.inst, def.req, "req", r as u64);
                 pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
-            set(&mut it.inst, "wsb", b as u64);
+            set_ctrl(&mut it.inst, def.wsb, "wsb", b as u64);
             for &l in &outs {
                 pending.insert(l, Pending::Board(b));
             }
@@ -219,14 +239,14 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
-        let mut stall = it.inst.get("stall").unwrap().max(1);
+        let mut stall = get_ctrl(&it.inst, def.stall, "stall").max(1);
         if control && !class.variable() && !outs.is_empty() {
             // A control instruction's own results (CALL's return address)
             // are read on the other side of the transfer, where nothing is
             // tracked: be done before the next instruction issues.
             stall = stall.max(latency(class));
         }
-        set(&mut it.inst, "stall", stall);
+        set_ctrl(&mut it.inst, def.stall, "stall", stall);
         t = issue + stall;
         out.push(it);
     }

@@ -469,12 +469,21 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     let mut wnodes: Vec<u32> = Vec::new();
     let mut rstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
     let mut wstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
-    // Per block: the node in each register of live_out (by rank), or MAX.
-    let mut end_cur: Vec<Vec<u32>> = Vec::with_capacity(nb);
+    // Per block: the node in each register of live_out (by rank), or MAX:
+    // block b's are `end_cur[end_at[b]..end_at[b + 1]]`.
+    let mut end_cur: Vec<u32> = Vec::new();
+    let mut end_at: Vec<usize> = Vec::with_capacity(nb + 1);
     let mut fixed_nodes: Vec<u32> = Vec::new();
+    // The current node of each register (None outside `touched`, which is
+    // reset after each block instead of the whole table).
+    let mut cur: Vec<Option<u32>> = vec![None; NREGS];
+    let mut touched = RegSet::default();
     for b in 0..nb {
         let (s, e) = ranges[b];
-        let mut cur: [Option<u32>; NREGS] = [None; NREGS];
+        for r in touched.iter() {
+            cur[r as usize] = None;
+        }
+        touched = live_in[b];
         for r in live_in[b].iter() {
             cur[r as usize] = Some(node_in(b, r));
         }
@@ -492,6 +501,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                             let n = webs.add();
                             orig_reg.push(r);
                             cur[r as usize] = Some(n);
+                            touched.insert(r);
                             n
                         }
                     };
@@ -511,6 +521,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                         }
                     }
                     cur[r as usize] = Some(n);
+                    touched.insert(r);
                     if w.field.is_none() {
                         fixed_nodes.push(n);
                     }
@@ -518,8 +529,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                 }
             }
         }
-        end_cur.push(live_out[b].iter().map(|r| cur[r as usize].unwrap_or(u32::MAX)).collect());
+        end_at.push(end_cur.len());
+        end_cur.extend(live_out[b].iter().map(|r| cur[r as usize].unwrap_or(u32::MAX)));
     }
+    end_at.push(end_cur.len());
+    let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
     rstart.push(rnodes.len());
     wstart.push(wnodes.len());
     let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
@@ -528,7 +542,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
         for &s in &succs[b] {
             // live_in[s] is part of live_out[b].
             for r in live_in[s].iter() {
-                let n = end_cur[b][live_out[b].rank(r)];
+                let n = end_cur(b)[live_out[b].rank(r)];
                 if n != u32::MAX {
                     webs.union(n, node_in(s, r));
                 }
@@ -585,13 +599,15 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     let mut adj = Interference::new(nw);
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
+        // The web in each register of `live_set` (other entries are stale
+        // and never read).
+        let mut live: Vec<u32> = vec![u32::MAX; NREGS];
         for b in 0..nb {
             let (s, e) = ranges[b];
-            let mut live: [Option<u32>; NREGS] = [None; NREGS];
             let mut live_set = RegSet::default();
-            for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
+            for (r, &n) in live_out[b].iter().zip(end_cur(b).iter()) {
                 if n != u32::MAX {
-                    live[r as usize] = Some(web_of[n as usize]);
+                    live[r as usize] = web_of[n as usize];
                     live_set.insert(r);
                 }
             }
@@ -607,7 +623,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                 for &(r, dw) in &defs {
                     for r2 in live_set.iter() {
                         if r2 != r {
-                            add(dw, live[r2 as usize].expect("live registers have a web"));
+                            add(dw, live[r2 as usize]);
                         }
                     }
                 }
@@ -618,20 +634,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                 }
                 if !a.merge_writes {
                     for &(r, _) in &defs {
-                        live[r as usize] = None;
                         live_set.remove(r);
                     }
                 }
                 let rn = read_nodes(i);
                 for (u, v) in chunks(&a.reads, rn) {
                     for (k, &n) in v.iter().enumerate() {
-                        live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
+                        live[(u.num + k as u32) as usize] = web_of[n as usize];
                         live_set.insert(u.num + k as u32);
                     }
                 }
                 if a.merge_writes {
                     for &(r, dw) in &defs {
-                        live[r as usize] = Some(dw);
+                        live[r as usize] = dw;
                         live_set.insert(r);
                     }
                 }

@@ -19,8 +19,8 @@ use crate::tables::{FormId, ISA};
 /// Size of one instruction in bytes.
 pub const INST_BYTES: usize = 16;
 
-/// Most fields any form has.
-pub const MAX_FIELDS: usize = 40;
+/// Most fields any form has (from the description, at build time).
+pub use crate::tables::MAX_FIELDS;
 
 /// An instruction: a form and the value of each of its fields, in the order of
 /// the form's field table.
@@ -89,9 +89,8 @@ impl Inst {
     /// fields at their value, registers without default at RZ/PT, others 0).
     pub fn new(form: FormId) -> Inst {
         let mut vals = [0u64; MAX_FIELDS];
-        for (i, f) in form.def().fields.iter().enumerate() {
-            vals[i] = f.unused_value();
-        }
+        let init = &form.def().init;
+        vals[..init.len()].copy_from_slice(init);
         Inst { form, vals }
     }
 

@@ -141,20 +141,9 @@ impl Inst {
     /// Whether the instruction is conditional: a guard other than `@PT`
     /// (so its writes may not happen).
     pub fn is_guarded(&self) -> bool {
-        let Some(g) = self.def().guard else { return false };
-        let g = g as usize;
-        // The guard's `.not` field (`pg.not`), found without building its name.
-        let name: &str = self.def().fields[g].name.as_ref();
-        let negated = self
-            .def()
-            .fields
-            .iter()
-            .position(|f| {
-                let n: &str = f.name.as_ref();
-                n.len() == name.len() + 4 && n.starts_with(name) && n.ends_with(".not")
-            })
-            .is_some_and(|n| self.get_at(n) != 0);
-        self.get_at(g) != PT as u64 || negated
+        let def = self.def();
+        let Some(g) = def.guard else { return false };
+        self.get_at(g as usize) != PT as u64 || def.guard_not.is_some_and(|n| self.get_at(n as usize) != 0)
     }
 
     /// Whether the instruction reads or writes a register chosen at run

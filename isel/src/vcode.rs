@@ -204,17 +204,19 @@ impl VCode {
 }
 
 /// Builds one [`MInst`] piece by piece: `Bundle::new().inst(IADD_RR).def("rd", d).use_("ra", a)…`.
+/// The instruction is boxed: each step of the chain moves the builder, and a
+/// pointer is cheaper to move than a whole `MInst`.
 pub struct Bundle {
-    pub m: MInst,
+    pub m: Box<MInst>,
 }
 
 impl Bundle {
     pub fn new() -> Bundle {
-        Bundle { m: MInst::new(Pseudo::None) }
+        Bundle { m: Box::new(MInst::new(Pseudo::None)) }
     }
 
     pub fn pseudo(p: Pseudo) -> Bundle {
-        Bundle { m: MInst::new(p) }
+        Bundle { m: Box::new(MInst::new(p)) }
     }
 
     /// Starts a new machine instruction of form `form`.
@@ -310,7 +312,7 @@ impl Bundle {
                 }
             }
         }
-        self.m
+        *self.m
     }
 }
 
