@@ -318,12 +318,12 @@ impl Groups {
 }
 
 /// The blocks of `code` as item ranges, with successors.
-fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
     let n = code.items.len();
     let nb = code.block_start.len();
     let ranges: Vec<(usize, usize)> =
         (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
-    let mut succs = vec![Vec::new(); nb];
+    let mut succs = vec![SmallVec::new(); nb];
     for b in 0..nb {
         let (s, e) = ranges[b];
         let mut falls = true;
@@ -353,6 +353,24 @@ fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
+/// [`highest_reg`] of the R and the UR file, without keeping the references.
+fn highest_r_ur(code: &Code) -> (u32, u32) {
+    let (mut buf, mut r, mut u) = (Vec::new(), 0, 0);
+    for it in &code.items {
+        buf.clear();
+        it.inst.reg_reads_into(&mut buf);
+        it.inst.reg_writes_into(&mut buf);
+        for x in &buf {
+            match x.file {
+                RegFile::R => r = r.max(x.num + x.count),
+                RegFile::UR => u = u.max(x.num + x.count),
+                _ => {}
+            }
+        }
+    }
+    (r, u)
+}
+
 fn all_refs(code: &Code) -> Refs {
     let n = code.items.len();
     let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
@@ -379,9 +397,7 @@ pub fn pack_regs(code: &mut Code) -> PackStats {
     // with the items for the R pass (which reads only R references).
     pack_file(code, RegFile::UR, &refs);
     stats.copies_removed = pack_file(code, RegFile::R, &refs);
-    let after = all_refs(code);
-    stats.regs_after = highest_reg(&after, RegFile::R);
-    stats.uregs_after = highest_reg(&after, RegFile::UR);
+    (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
     stats
 }
 
@@ -476,16 +492,17 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
     let mut fixed_nodes: Vec<u32> = Vec::new();
     // The current node of each register (None outside `touched`, which is
     // reset after each block instead of the whole table).
-    let mut cur: Vec<Option<u32>> = vec![None; NREGS];
+    // (u32::MAX: none; a table under 1 KiB.)
+    let mut cur: Vec<u32> = vec![u32::MAX; NREGS];
     let mut touched = RegSet::default();
     for b in 0..nb {
         let (s, e) = ranges[b];
         for r in touched.iter() {
-            cur[r as usize] = None;
+            cur[r as usize] = u32::MAX;
         }
         touched = live_in[b];
         for r in live_in[b].iter() {
-            cur[r as usize] = Some(node_in(b, r));
+            cur[r as usize] = node_in(b, r);
         }
         for i in s..e {
             let a = &acc[i];
@@ -494,13 +511,13 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             for u in &a.reads {
                 for r in u.num..u.num + u.count {
                     let n = match cur[r as usize] {
-                        Some(n) => n,
+                        n if n != u32::MAX => n,
                         // Read before any write on this path: an undefined
                         // value (liveness makes it live-in otherwise).
-                        None => {
+                        _ => {
                             let n = webs.add();
                             orig_reg.push(r);
-                            cur[r as usize] = Some(n);
+                            cur[r as usize] = n;
                             touched.insert(r);
                             n
                         }
@@ -515,12 +532,10 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
                 for r in w.num..w.num + w.count {
                     let n = webs.add();
                     orig_reg.push(r);
-                    if a.merge_writes {
-                        if let Some(old) = cur[r as usize] {
-                            webs.union(old, n);
-                        }
+                    if a.merge_writes && cur[r as usize] != u32::MAX {
+                        webs.union(cur[r as usize], n);
                     }
-                    cur[r as usize] = Some(n);
+                    cur[r as usize] = n;
                     touched.insert(r);
                     if w.field.is_none() {
                         fixed_nodes.push(n);
@@ -530,7 +545,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> usize {
             }
         }
         end_at.push(end_cur.len());
-        end_cur.extend(live_out[b].iter().map(|r| cur[r as usize].unwrap_or(u32::MAX)));
+        end_cur.extend(live_out[b].iter().map(|r| cur[r as usize]));
     }
     end_at.push(end_cur.len());
     let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
