@@ -118,22 +118,6 @@ enum Pending {
     Board(u8),
 }
 
-/// Sets control field `idx` (the form's generated index of field `name`);
-/// a form without it, or a value that does not fit, fails as `set` does.
-fn set_ctrl(i: &mut Inst, idx: Option<u16>, name: &str, v: u64) {
-    match idx {
-        Some(f) if v <= i.field_def(f as usize).max() => i.set_at(f as usize, v),
-        _ => set(i, name, v),
-    }
-}
-
-fn get_ctrl(i: &Inst, idx: Option<u16>, name: &str) -> u64 {
-    match idx {
-        Some(f) => i.get_at(f as usize),
-        None => panic!("{} has no field `{}`", i.form.name(), name),
-    }
-}
-
 /// Sets the control bits of every instruction of `code` (inserting NOPs
 /// where a wait is longer than one stall field can hold).
 pub fn calc_instr_deps(code: &mut Code) {
@@ -191,17 +175,15 @@ pub fn calc_instr_deps(code: &mut Code) {
         if need > t {
             let mut extra = need - t;
             if let Some(prev) = out.last_mut() {
-                let stall = prev.inst.def().stall;
-                let s = get_ctrl(&prev.inst, stall, "stall").max(1);
+                let s = prev.inst.get("stall").unwrap().max(1);
                 let add = extra.min(MAX_STALL - s);
-                set_ctrl(&mut prev.inst, stall, "stall", s + add);
+                set(&mut prev.inst, "stall", s + add);
                 extra -= add;
             }
             while extra > 0 {
                 let mut nop = Inst::new(forms::NOP_X);
                 let s = extra.min(MAX_STALL);
-                let idx = nop.def().stall;
-                set_ctrl(&mut nop, idx, "stall", s);
+                set(&mut nop, "stall", s);
                 out.push(item(nop));
                 extra -= s;
             }
@@ -214,8 +196,7 @@ pub fn calc_instr_deps(code: &mut Code) {
         if control || (is_start[k] && k > 0) {
             pending.retain(|p| !matches!(p, Pending::Fixed(r) if *r <= t));
         }
-        let def = it.inst.def();
-        set_ctrl(&mut it.inst, def.req, "req", req as u64);
+        set(&mut it.inst, "req", req as u64);
         // Record this instruction's results.
         let class = class_of(&it.inst.form.optype().name);
         let issue = t;
@@ -225,11 +206,11 @@ pub fn calc_instr_deps(code: &mut Code) {
             // Anything still on this board must be waited for first.
             let stale = pending.values().any(|p| matches!(p, Pending::Board(x) if *x == b));
             if stale {
-                let r = get_ctrl(&it.inst, def.req, "req") as u8 | (1 << b);
-                set_ctrl(&mut it.inst, def.req, "req", r as u64);
+                let r = it.inst.get("req").unwrap() as u8 | (1 << b);
+                set(&mut it.inst, "req", r as u64);
                 pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
-            set_ctrl(&mut it.inst, def.wsb, "wsb", b as u64);
+            set(&mut it.inst, "wsb", b as u64);
             for &l in &outs {
                 pending.insert(l, Pending::Board(b));
             }
@@ -239,14 +220,14 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
-        let mut stall = get_ctrl(&it.inst, def.stall, "stall").max(1);
+        let mut stall = it.inst.get("stall").unwrap().max(1);
         if control && !class.variable() && !outs.is_empty() {
             // A control instruction's own results (CALL's return address)
             // are read on the other side of the transfer, where nothing is
             // tracked: be done before the next instruction issues.
             stall = stall.max(latency(class));
         }
-        set_ctrl(&mut it.inst, def.stall, "stall", stall);
+        set(&mut it.inst, "stall", stall);
         t = issue + stall;
         out.push(it);
     }

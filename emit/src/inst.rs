@@ -89,8 +89,9 @@ impl Inst {
     /// fields at their value, registers without default at RZ/PT, others 0).
     pub fn new(form: FormId) -> Inst {
         let mut vals = [0u64; MAX_FIELDS];
-        let init = &form.def().init;
-        vals[..init.len()].copy_from_slice(init);
+        for (i, f) in form.def().fields.iter().enumerate() {
+            vals[i] = f.unused_value();
+        }
         Inst { form, vals }
     }
 

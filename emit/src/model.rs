@@ -237,15 +237,8 @@ pub struct Form {
     pub fixed_bits: u128,
     /// Index of the guard predicate field, if any.
     pub guard: Option<u16>,
-    /// Index of the guard's negation field (`pg.not`), if any.
+    /// Index of the guard's negation flag (`pg.not`), if any.
     pub guard_not: Option<u16>,
-    /// Indices of the scheduling control fields the compiler sets on every
-    /// instruction (`stall`, `req`, `wsb`), if the form has them.
-    pub stall: Option<u16>,
-    pub req: Option<u16>,
-    pub wsb: Option<u16>,
-    /// Every field's value in a new instruction ([`Field::unused_value`]).
-    pub init: List<u64>,
     pub file: Str,
     pub line: u32,
 }
@@ -666,10 +659,10 @@ fn build_form(ctx: &Ctx, d: &Def, optypes: &[Optype]) -> Result<Form, DslError> 
         }
     }
     let guard = fields.iter().position(|f| (f.name == "pg" || f.name == "upg") && f.kind.is_register()).map(|i| i as u16);
-    let index = |name: &str| fields.iter().position(|f| f.name == name).map(|i| i as u16);
-    let guard_not = guard.and_then(|g| index(&format!("{}.not", fields[g as usize].name)));
-    let (stall, req, wsb) = (index("stall"), index("req"), index("wsb"));
-    let init: Vec<u64> = fields.iter().map(|f| f.unused_value()).collect();
+    let guard_not = guard.and_then(|g| {
+        let not = format!("{}.not", fields[g as usize].name);
+        fields.iter().position(|f| f.name == not).map(|i| i as u16)
+    });
     Ok(Form {
         name: d.name.clone().into(),
         optype,
@@ -685,10 +678,6 @@ fn build_form(ctx: &Ctx, d: &Def, optypes: &[Optype]) -> Result<Form, DslError> 
         fixed_bits,
         guard,
         guard_not,
-        stall,
-        req,
-        wsb,
-        init: init.into(),
         file: d.loc.file.clone().into(),
         line: d.loc.line as u32,
     })
@@ -869,6 +858,6 @@ impl ToRust for Operand {
 to_rust_struct!(EnumType { name, width, values });
 to_rust_struct!(Field { name, lo, width, kind, default, fixed, control });
 to_rust_struct!(Exception { kind, message, cond });
-to_rust_struct!(Form { name, optype, group, fields, inputs, outputs, order, bitwidth, exceptions, patterns, fixed_mask, fixed_bits, guard, guard_not, stall, req, wsb, init, file, line });
+to_rust_struct!(Form { name, optype, group, fields, inputs, outputs, order, bitwidth, exceptions, patterns, fixed_mask, fixed_bits, guard, guard_not, file, line });
 to_rust_struct!(Optype { name, value, syntax, examples, forms, file, line });
 to_rust_struct!(Isa { types, optypes, forms });

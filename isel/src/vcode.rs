@@ -204,9 +204,9 @@ impl VCode {
 }
 
 /// Builds one [`MInst`] piece by piece: `Bundle::new().inst(IADD_RR).def("rd", d).use_("ra", a)…`.
-/// The instruction is boxed: each step of the chain moves the builder, and a
-/// pointer is cheaper to move than a whole `MInst`.
 pub struct Bundle {
+    /// Boxed: each step of the chain moves the builder, and a pointer is
+    /// cheaper to move than a whole `MInst`.
     pub m: Box<MInst>,
 }
 
