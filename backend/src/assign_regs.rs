@@ -97,12 +97,18 @@ pub struct RaFunc<'a> {
     /// (block, index in block) of each flat instruction.
     pub insts: Vec<(u32, u32)>,
     ranges: Vec<InstRange>,
-    operands: Vec<Vec<Operand>>,
+    /// Instruction i's operands are `operands[op_at[i]..op_at[i + 1]]`.
+    operands: Vec<Operand>,
+    op_at: Vec<u32>,
     clobbers: Vec<PRegSet>,
     succs: Vec<Vec<ra::Block>>,
     preds: Vec<Vec<ra::Block>>,
     params: Vec<Vec<ra::VReg>>,
-    branch_args: Vec<Vec<Vec<ra::VReg>>>,
+    /// The arguments instruction i passes to its successor k are
+    /// `branch_args[arg_at[j]..arg_at[j + 1]]` with j = `args_of[i] + k`.
+    branch_args: Vec<ra::VReg>,
+    arg_at: Vec<u32>,
+    args_of: Vec<u32>,
 }
 
 fn vreg(vcode: &VCode, v: ursa_isel::vcode::VReg) -> ra::VReg {
@@ -112,22 +118,28 @@ fn vreg(vcode: &VCode, v: ursa_isel::vcode::VReg) -> ra::VReg {
 impl<'a> RaFunc<'a> {
     pub fn new(vcode: &'a VCode) -> RaFunc<'a> {
         let clobber_all = all_allocatable();
+        let n: usize = vcode.blocks.iter().map(|b| b.insts.len()).sum();
+        let nb = vcode.blocks.len();
         let mut f = RaFunc {
             vcode,
-            insts: Vec::new(),
-            ranges: Vec::new(),
-            operands: Vec::new(),
-            clobbers: Vec::new(),
-            succs: Vec::new(),
-            preds: Vec::new(),
-            params: Vec::new(),
+            insts: Vec::with_capacity(n),
+            ranges: Vec::with_capacity(nb),
+            operands: Vec::with_capacity(3 * n),
+            op_at: Vec::with_capacity(n + 1),
+            clobbers: Vec::with_capacity(n),
+            succs: Vec::with_capacity(nb),
+            preds: Vec::with_capacity(nb),
+            params: Vec::with_capacity(nb),
             branch_args: Vec::new(),
+            arg_at: vec![0],
+            args_of: Vec::with_capacity(n),
         };
         for (bi, b) in vcode.blocks.iter().enumerate() {
             let start = f.insts.len();
             for (ii, m) in b.insts.iter().enumerate() {
                 f.insts.push((bi as u32, ii as u32));
-                let mut ops = Vec::new();
+                f.op_at.push(f.operands.len() as u32);
+                let ops = &mut f.operands;
                 let mut fixed_defs = PRegSet::empty();
                 for o in m.opnds.iter() {
                     let v = vreg(vcode, o.vreg);
@@ -146,7 +158,6 @@ impl<'a> RaFunc<'a> {
                     };
                     ops.push(op);
                 }
-                f.operands.push(ops);
                 let mut cl = PRegSet::empty();
                 if m.clobbers_all {
                     cl = clobber_all;
@@ -155,13 +166,18 @@ impl<'a> RaFunc<'a> {
                     }
                 }
                 f.clobbers.push(cl);
-                f.branch_args.push(m.args.iter().map(|a| a.iter().map(|&v| vreg(vcode, v)).collect()).collect());
+                f.args_of.push(f.arg_at.len() as u32 - 1);
+                for a in m.args.iter() {
+                    f.branch_args.extend(a.iter().map(|&v| vreg(vcode, v)));
+                    f.arg_at.push(f.branch_args.len() as u32);
+                }
             }
             f.ranges.push(InstRange::new(ra::Inst::new(start), ra::Inst::new(f.insts.len())));
             f.succs.push(b.succs.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
             f.preds.push(b.preds.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
             f.params.push(b.params.iter().map(|&v| vreg(vcode, v)).collect());
         }
+        f.op_at.push(f.operands.len() as u32);
         f
     }
 
@@ -200,10 +216,18 @@ impl ra::Function for RaFunc<'_> {
         matches!(self.minst(insn).pseudo, Pseudo::Jump | Pseudo::Brif { .. } | Pseudo::Table)
     }
     fn branch_blockparams(&self, _block: ra::Block, insn: ra::Inst, succ_idx: usize) -> &[ra::VReg] {
-        &self.branch_args[insn.index()][succ_idx]
+        let i = insn.index();
+        let j = self.args_of[i] as usize + succ_idx;
+        // A successor without an argument list passes nothing.
+        let end = self.args_of.get(i + 1).map_or(self.arg_at.len() - 1, |&e| e as usize);
+        if j >= end {
+            return &[];
+        }
+        &self.branch_args[self.arg_at[j] as usize..self.arg_at[j + 1] as usize]
     }
     fn inst_operands(&self, insn: ra::Inst) -> &[Operand] {
-        &self.operands[insn.index()]
+        let i = insn.index();
+        &self.operands[self.op_at[i] as usize..self.op_at[i + 1] as usize]
     }
     fn inst_clobbers(&self, insn: ra::Inst) -> PRegSet {
         self.clobbers[insn.index()]

@@ -79,7 +79,8 @@ struct PendingMap {
 
 impl PendingMap {
     fn new() -> Self {
-        PendingMap { slot: vec![None; 4 * 264], keys: Vec::new() }
+        // Grown on demand: after `pack_regs` the registers are few and low.
+        PendingMap { slot: Vec::new(), keys: Vec::new() }
     }
     fn get(&self, l: &Loc) -> Option<&Pending> {
         self.slot.get(l.index()).and_then(|p| p.as_ref())

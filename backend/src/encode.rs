@@ -222,7 +222,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
     // the stack pointer at entry (`docs/abi.md`).
     let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
     let slots_size = vcode.slots_size;
-    let mut items: Vec<Item> = Vec::new();
+    let mut items: Vec<Item> = Vec::with_capacity(func.insts.len() + asg.output.edits.len());
     let nblocks = vcode.blocks.len();
     // Block starts as (item index, label): labels below `nblocks` are the
     // VCode blocks, the others join points and cold blocks of out-of-line
@@ -244,7 +244,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                     };
                     match &m.pseudo {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
-                            let mut pieces: Vec<Inst> = m.pieces.to_vec();
+                            let mut pieces = m.pieces.clone();
                             if let Pseudo::FrameRel { offset } = m.pseudo {
                                 pieces[0].set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(frame_size as i64 + offset as i64));
                             }
@@ -259,7 +259,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 let k = k as usize;
                                 let (cold_id, join_id) = (next_label, next_label + 1);
                                 next_label += 2;
-                                let rest = pieces.split_off(k);
+                                let rest: Vec<Inst> = pieces.drain(k..).collect();
                                 let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
                                 items.extend(pieces.into_iter().map(item));
                                 items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default() });

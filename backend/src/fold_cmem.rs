@@ -13,7 +13,7 @@
 //! (`ursa_emit::twins`), and the result must pass the encoder's validation
 //! or the instruction is left as it was.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use ursa_emit::twins::{OperandTwin, Twin};
 use ursa_emit::{forms, optypes, FormId, Inst};
@@ -75,7 +75,7 @@ pub(crate) fn convert(from: &Inst, to: &Twin, replaced: Option<usize>) -> Option
 /// How many times each virtual register is defined (block parameters count
 /// as a definition): the passes here only touch values defined once.
 pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
-    let mut defs: HashMap<VReg, usize> = HashMap::new();
+    let mut defs: HashMap<VReg, usize> = HashMap::default();
     for b in &vcode.blocks {
         for &p in &b.params {
             *defs.entry(p).or_default() += 1;
@@ -92,7 +92,7 @@ pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
 /// Deletes the instructions whose only operand defines a value `is_copy`
 /// names (a copy defined once) that nothing reads any more.
 pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> bool) {
-    let mut used: HashSet<VReg> = HashSet::new();
+    let mut used: HashSet<VReg> = HashSet::default();
     for b in &vcode.blocks {
         for m in &b.insts {
             used.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg));
@@ -117,7 +117,7 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
 pub fn fold_cmem(vcode: &mut VCode) -> usize {
     let defs = def_counts(vcode);
     // 32-bit copies of a constant-bank word, defined nowhere else.
-    let mut cmem: HashMap<VReg, u64> = HashMap::new();
+    let mut cmem: HashMap<VReg, u64> = HashMap::default();
     for b in &vcode.blocks {
         for m in &b.insts {
             if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.opnds.len() != 1 || m.fixups.len() != 1 {

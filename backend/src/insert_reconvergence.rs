@@ -186,6 +186,12 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool) -
 
 /// Plans the regions of `f` (legalized CLIF); also checks barriers.
 pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
+    // Outside a kernel nothing is planned, and the divergence analysis only
+    // serves the barrier check, which has nothing to check without a barrier.
+    let is_barrier = |i: cranelift_codegen::ir::Inst| f.dfg.insts[i].opcode().is_call() && divergence::intrinsic_of(f, i) == Some(Intrinsic::Barrier);
+    if !kernel && !f.layout.blocks().any(|b| f.layout.block_insts(b).any(|i| is_barrier(i))) {
+        return Ok(Plan { entry: f.layout.entry_block(), ..Plan::default() });
+    }
     let cfg = Cfg::new(f);
     let div = divergence::analyze(f, &cfg, kernel);
     check_barriers(f, &cfg, &div, kernel)?;

@@ -143,8 +143,9 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             )));
         }
     }
-    let flags = settings::Flags::new(settings::builder());
-    if let Err(errs) = cranelift_codegen::verifier::verify_function(func, &flags) {
+    static FLAGS: std::sync::OnceLock<settings::Flags> = std::sync::OnceLock::new();
+    let flags = FLAGS.get_or_init(|| settings::Flags::new(settings::builder()));
+    if let Err(errs) = cranelift_codegen::verifier::verify_function(func, flags) {
         let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
         // Instructions that need a Cranelift target ISA to verify are not
         // wrong input, just outside what this compiler supports.

@@ -51,7 +51,7 @@
 //!
 //! In debug builds the result is checked with Cranelift's verifier.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
@@ -75,7 +75,7 @@ pub fn narrow_i128(f: &mut Function) -> Result<(), String> {
     for s in sigs {
         split_signature(&mut f.dfg.signatures[s]);
     }
-    let mut map: HashMap<Value, Pair> = HashMap::new();
+    let mut map: HashMap<Value, Pair> = HashMap::default();
     let blocks: Vec<Block> = f.layout.blocks().collect();
     for &b in &blocks {
         split_block_params(f, b, &mut map);

@@ -17,7 +17,7 @@
 //! calls), are numbered one per value here (at most 63, else nothing is
 //! moved) and packed densely after layout by `pack_regs`.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use ursa_emit::model::Kind;
 use ursa_emit::typed::UR;
@@ -102,8 +102,8 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
     // Single definitions, and where the sources are.
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.get(v) == Some(&1);
-    let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::new();
-    let mut cands: HashMap<VReg, (usize, usize, Vec<VReg>)> = HashMap::new();
+    let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
+    let mut cands: HashMap<VReg, (usize, usize, Vec<VReg>)> = HashMap::default();
     for (bi, b) in vcode.blocks.iter().enumerate() {
         for (ii, m) in b.insts.iter().enumerate() {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
@@ -124,7 +124,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         }
     }
     // Uniform: inputs all sources or uniform candidates (to a fixed point).
-    let mut uniform: HashSet<VReg> = HashSet::new();
+    let mut uniform: HashSet<VReg> = HashSet::default();
     loop {
         let before = uniform.len();
         for (&d, (_, _, uses)) in cands.iter() {
@@ -138,7 +138,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
     }
     // Values read where no UR operand can go (pseudo-instructions, ABI
     // registers, branch arguments).
-    let mut escapes: HashSet<VReg> = HashSet::new();
+    let mut escapes: HashSet<VReg> = HashSet::default();
     for b in vcode.blocks.iter() {
         for m in b.insts.iter() {
             for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
@@ -155,7 +155,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
     // The cost rule, to a fixed point (with the inputs rule: an instruction
     // stays only while all its inputs are sources or stay themselves).
     loop {
-        let mut drop: HashSet<VReg> = HashSet::new();
+        let mut drop: HashSet<VReg> = HashSet::default();
         for &d in uniform.iter() {
             if escapes.contains(&d) || !cands[&d].2.iter().all(|u| origin.contains_key(u) || uniform.contains(u)) {
                 drop.insert(d);
@@ -196,7 +196,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         return 0;
     }
     // UR numbers: moved results, then the sources they read.
-    let mut ur: HashMap<VReg, u64> = HashMap::new();
+    let mut ur: HashMap<VReg, u64> = HashMap::default();
     let mut moved: Vec<VReg> = uniform.iter().copied().collect();
     moved.sort();
     for &d in &moved {

@@ -19,8 +19,8 @@ use crate::tables::{FormId, ISA};
 /// Size of one instruction in bytes.
 pub const INST_BYTES: usize = 16;
 
-/// Most fields any form has.
-pub const MAX_FIELDS: usize = 40;
+/// Most fields any form has (from the description, at build time).
+pub use crate::tables::MAX_FIELDS;
 
 /// An instruction: a form and the value of each of its fields, in the order of
 /// the form's field table.

@@ -9,7 +9,7 @@
 //! Values get their virtual register when first used; the register an
 //! instruction's lowering produces is then made an alias of it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::ir::{self, types, Block, Function, InstructionData, Opcode, Type, Value};
@@ -64,7 +64,7 @@ pub struct Lower<'f> {
     /// The memory space of each address value (`addr_space`).
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
     /// Offsets of the static shared-memory variables by name.
-    pub shared_offsets: HashMap<String, u32>,
+    pub shared_offsets: std::collections::HashMap<String, u32>,
     /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
     /// that a later carry-in of the same block reads as a predicate: the
     /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
@@ -86,7 +86,7 @@ impl<'f> Lower<'f> {
             vcode: VCode { name: f.name.to_string(), ..Default::default() },
             value_reg: SecondaryMap::new(),
             used: SecondaryMap::new(),
-            alias: HashMap::new(),
+            alias: HashMap::default(),
             cur: Vec::new(),
             cur_inst: None,
             block_map: SecondaryMap::new(),
@@ -94,8 +94,8 @@ impl<'f> Lower<'f> {
             error: None,
             kernel: false,
             spaces: SecondaryMap::new(),
-            shared_offsets: HashMap::new(),
-            fused_carry: HashMap::new(),
+            shared_offsets: std::collections::HashMap::new(),
+            fused_carry: HashMap::default(),
         }
     }
 
@@ -236,7 +236,7 @@ impl<'f> Lower<'f> {
         }
         self.vcode.blocks = (0..layout.len()).map(|_| VBlock::default()).collect();
         // Split blocks: a jump to the real target carrying the edge's arguments.
-        let mut split_of: HashMap<(Block, usize), BlockId> = HashMap::new();
+        let mut split_of: HashMap<(Block, usize), BlockId> = HashMap::default();
         for (i, (_, e)) in layout.iter().enumerate() {
             if let Some(e) = e {
                 split_of.insert((e.from, e.idx), BlockId(i as u32));
@@ -272,7 +272,10 @@ impl<'f> Lower<'f> {
                 continue;
             }
             let b = b.unwrap();
-            let mut chunks: Vec<Vec<MInst>> = Vec::new();
+            // Each CLIF instruction's machine instructions, appended in
+            // reverse (instructions are lowered last first) and turned
+            // around at the end.
+            let mut list: Vec<MInst> = Vec::new();
             let insts: Vec<ir::Inst> = f.layout.block_insts(b).collect();
             for &inst in insts.iter().rev() {
                 self.cur.clear();
@@ -315,18 +318,15 @@ impl<'f> Lower<'f> {
                         }
                     }
                 }
-                chunks.push(std::mem::take(&mut self.cur));
+                list.extend(self.cur.drain(..).rev());
             }
             if b == f.layout.entry_block().unwrap() {
                 self.cur.clear();
                 self.cur_inst = None;
                 self.lower_args(b);
-                chunks.push(std::mem::take(&mut self.cur));
+                list.extend(self.cur.drain(..).rev());
             }
-            let mut list = Vec::new();
-            for c in chunks.into_iter().rev() {
-                list.extend(c);
-            }
+            list.reverse();
             self.vcode.blocks[li].insts = list;
         }
 

@@ -245,16 +245,18 @@ impl VCode {
 
 /// Builds one [`MInst`] piece by piece: `Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a)…`.
 pub struct Bundle {
-    pub m: MInst,
+    /// Boxed: each step of the chain moves the builder, and a pointer is
+    /// cheaper to move than a whole `MInst`.
+    pub m: Box<MInst>,
 }
 
 impl Bundle {
     pub fn new() -> Bundle {
-        Bundle { m: MInst::new(Pseudo::None) }
+        Bundle { m: Box::new(MInst::new(Pseudo::None)) }
     }
 
     pub fn pseudo(p: Pseudo) -> Bundle {
-        Bundle { m: MInst::new(p) }
+        Bundle { m: Box::new(MInst::new(p)) }
     }
 
     /// Starts a new machine instruction of form `form`.
@@ -355,7 +357,7 @@ impl Bundle {
                 }
             }
         }
-        self.m
+        *self.m
     }
 }
 

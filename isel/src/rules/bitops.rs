@@ -16,7 +16,9 @@
 //! Cranelift 0.135: the builder emits `bnot` + `band`/`bor`/`bxor`, which
 //! folds into the same single LOP3.)
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::{types, Inst, Opcode, Type, Value, ValueDef};
 use smallvec::SmallVec;
@@ -184,13 +186,13 @@ impl Lower<'_> {
             slot[1] = imm_leaf;
         }
         let tabs = [LUT_A, LUT_B, LUT_C];
-        let mut tables = HashMap::new();
+        let mut tables = HashMap::default();
         for (k, s) in slot.iter().enumerate() {
             if let Some(v) = s {
                 tables.insert(*v, tabs[k]);
             }
         }
-        let lut = self.tree_eval(root, &folded, &tables, &mut HashMap::new());
+        let lut = self.tree_eval(root, &folded, &tables, &mut HashMap::default());
         // Drop the inputs the table does not depend on.
         for k in 0..3 {
             if !lut_depends(lut, tabs[k]) {

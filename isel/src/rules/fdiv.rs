@@ -16,7 +16,7 @@
 //! round. `encode` lays them out after the function's last block, followed by
 //! a branch back to the instruction after the `BRA` (`MInst::cold_from`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
 use ursa_emit::{parse_inst, Inst, NoLabels, RegFile, RegSlot};
@@ -55,7 +55,7 @@ impl Template {
     /// result with their classes; every other register the text names is a
     /// scratch register (a pair if `pairs` lists its even number).
     fn new(text: &str, inputs: &[(u32, Class)], output: (u32, Class), pairs: &[u32]) -> Template {
-        let mut t = Template { pieces: Vec::new(), fields: Vec::new(), regs: HashMap::new(), preds: HashMap::new(), temps: Vec::new(), cold_from: None };
+        let mut t = Template { pieces: Vec::new(), fields: Vec::new(), regs: HashMap::default(), preds: HashMap::default(), temps: Vec::new(), cold_from: None };
         for (k, &(r, c)) in inputs.iter().enumerate() {
             t.regs.insert(r, (Role::In(k), c));
         }
