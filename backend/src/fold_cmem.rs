@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, FormId, Inst, ISA};
-use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Bundle, Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
 /// The form called `name` (a table built once).
 pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
@@ -153,8 +153,10 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
 /// were folded.
 pub fn fold_cmem(vcode: &mut VCode) -> usize {
     let defs = def_counts(vcode);
-    // 32-bit copies of a constant-bank word, defined nowhere else.
-    let mut cmem: HashMap<VReg, u64> = HashMap::new();
+    // Copies of a constant-bank word (32 bits) or of two consecutive words
+    // (`MOV.64`, a 64-bit kernel parameter), defined nowhere else: the
+    // bank address and the width.
+    let mut cmem: HashMap<VReg, (u64, u32)> = HashMap::new();
     for b in &vcode.blocks {
         for m in &b.insts {
             if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.opnds.len() != 1 || m.fixups.len() != 1 {
@@ -165,11 +167,9 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
             if p.form != forms::MOV_C || o.kind != OpKind::Def || o.fixed.is_some() || m.fixups[0].hi || p.is_guarded() {
                 continue;
             }
-            if p.def().bitwidth_of(p.field_index("rd").unwrap(), p.values()) != 32 {
-                continue;
-            }
+            let width = p.def().bitwidth_of(p.field_index("rd").unwrap(), p.values());
             if defs.get(&o.vreg) == Some(&1) {
-                cmem.insert(o.vreg, p.get("vb").unwrap());
+                cmem.insert(o.vreg, (p.get("vb").unwrap(), width));
             }
         }
     }
@@ -186,11 +186,11 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
             for pi in 0..m.pieces.len() {
                 for k in 0..m.fixups.len() {
                     let fx = m.fixups[k];
-                    if fx.piece as usize != pi || fx.hi {
+                    if fx.piece as usize != pi {
                         continue;
                     }
-                    let Some(&c) = cmem.get(&m.opnds[fx.opnd as usize].vreg) else { continue };
-                    if fold_operand(m, k, Source::Const, c) {
+                    let Some(&(c, width)) = cmem.get(&m.opnds[fx.opnd as usize].vreg) else { continue };
+                    if fold_operand(m, k, Source::Const, c, width) {
                         folded += 1;
                         // Indices moved: one constant operand per instruction anyway.
                         break;
@@ -200,28 +200,165 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
             drop_unnamed_uses(m, |v| cmem.contains_key(&v));
         }
     }
+    folded += fold_beside_immediate(vcode, &cmem);
 
     remove_unread_copies(vcode, |v| cmem.contains_key(&v));
     folded
 }
 
+/// A reader of a copy that takes the copy in C and an immediate in B
+/// (`IMAD.WIDE Rd, Ra, 0x8, R[c:c+1]`) has no form with both a constant
+/// and an immediate, but has one with a constant C and a register B
+/// (`IMAD.WIDE Rd, Ra, Rs, c[0x0][0x160]`). This moves the immediate into a
+/// register (`MOV Rs, 0x8`) shared by the readers of one block — ptxas's
+/// idiom for several `a[i]` addresses — when every reader of the copy can
+/// do so and the copies deleted are at least as many as the `MOV`s added,
+/// so the code never grows and a long-lived copy (a pair, for a 64-bit
+/// parameter) becomes a short-lived single register. Returns how many
+/// operands were folded.
+fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) -> usize {
+    // Per copy still read: its readers (block, instruction, fixup) and the
+    // twin of each, or None if some reader cannot take it.
+    type Reader = (usize, usize, usize, Inst, u32);
+    let mut readers: HashMap<VReg, Option<Vec<Reader>>> = HashMap::new();
+    for (bi, b) in vcode.blocks.iter().enumerate() {
+        for (ii, m) in b.insts.iter().enumerate() {
+            for (oi, o) in m.opnds.iter().enumerate() {
+                let Some(&(c, width)) = cmem.get(&o.vreg) else { continue };
+                if o.kind != OpKind::Use {
+                    continue;
+                }
+                let ks: Vec<usize> = (0..m.fixups.len()).filter(|&k| m.fixups[k].opnd as usize == oi).collect();
+                let twin = match ks.as_slice() {
+                    [k] if m.pseudo == Pseudo::None => immediate_to_register(m, *k, c, width),
+                    _ => None,
+                };
+                let entry = readers.entry(o.vreg).or_insert_with(|| Some(Vec::new()));
+                match (entry.as_mut(), twin) {
+                    (Some(list), Some((n, imm))) => list.push((bi, ii, ks[0], n, imm)),
+                    _ => *entry = None,
+                }
+            }
+            for a in m.args.iter().flatten() {
+                if cmem.contains_key(a) {
+                    readers.insert(*a, None);
+                }
+            }
+        }
+    }
+    // Accept copies in order while the MOVs needed stay within the copies deleted.
+    let mut copies: Vec<(VReg, Vec<Reader>)> = readers.into_iter().filter_map(|(v, r)| Some((v, r?))).collect();
+    copies.sort_by_key(|(v, _)| *v);
+    let mut movs: Vec<(usize, u32)> = Vec::new();
+    let mut accepted: Vec<Reader> = Vec::new();
+    let mut deleted = 0;
+    for (_, rs) in copies {
+        let mut more = movs.clone();
+        for r in &rs {
+            if !more.contains(&(r.0, r.4)) {
+                more.push((r.0, r.4));
+            }
+        }
+        if more.len() <= deleted + 1 {
+            movs = more;
+            deleted += 1;
+            accepted.extend(rs);
+        }
+    }
+    if accepted.is_empty() {
+        return 0;
+    }
+    // One register per (block, immediate), set just before its first reader.
+    let regs: HashMap<(usize, u32), VReg> = movs.iter().map(|&key| (key, vcode.new_vreg(Class::R))).collect();
+    for &(bi, ii, k, ref n, imm) in &accepted {
+        let m = &mut vcode.blocks[bi].insts[ii];
+        let fx = m.fixups[k];
+        let old = m.pieces[fx.piece as usize].clone();
+        // The piece's other fixups, by name in the twin; the folded one
+        // becomes the scale register's.
+        m.fixups.remove(k);
+        for f in m.fixups.iter_mut().filter(|f| f.piece == fx.piece) {
+            f.field = n.field_index(&old.def().fields[f.field as usize].name).expect("checked by immediate_to_register") as u8;
+        }
+        m.opnds.push(Opnd { vreg: regs[&(bi, imm)], kind: OpKind::Use, fixed: None });
+        let rb = n.field_index("rb").unwrap() as u8;
+        m.fixups.push(Fixup { piece: fx.piece, field: rb, opnd: m.opnds.len() as u8 - 1, hi: false });
+        m.pieces[fx.piece as usize] = n.clone();
+        drop_unnamed_uses(m, |v| cmem.contains_key(&v));
+    }
+    let mut at: Vec<(usize, usize, VReg, u32)> = movs
+        .iter()
+        .map(|&(bi, imm)| {
+            let first = accepted.iter().filter(|r| r.0 == bi && r.4 == imm).map(|r| r.1).min().unwrap();
+            (bi, first, regs[&(bi, imm)], imm)
+        })
+        .collect();
+    // From the last position back, so earlier positions stay valid.
+    at.sort_by_key(|&(bi, ii, _, _)| std::cmp::Reverse((bi, ii)));
+    for (bi, ii, r, imm) in at {
+        let mov = Bundle::new().inst(forms::MOV_I).def("rd", r).set("vb", imm as u64).build();
+        vcode.blocks[bi].insts.insert(ii, mov);
+    }
+    accepted.len()
+}
+
+/// The twin of the piece of `m` that reads fixup `k`'s operand in C beside
+/// an immediate B (`X_RIR`): `X_RRC` reading `c` in C (the B register is
+/// set by the caller's fixup), and the immediate.
+fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Inst, u32)> {
+    let fx = m.fixups[k];
+    let p = &m.pieces[fx.piece as usize];
+    if fx.hi || p.def().fields[fx.field as usize].name != "rc" || p.def().bitwidth_of(fx.field as usize, p.values()) != width {
+        return None;
+    }
+    let (op, stype) = p.form.name().rsplit_once('_')?;
+    if stype != "RIR" {
+        return None;
+    }
+    let tw = form_by_name(&format!("{}_RRC", op))?;
+    let mut from = p.clone();
+    let vb = from.field_index("vb")?;
+    let imm = u32::try_from(from.get_at(vb)).ok()?;
+    from.set_at(vb, from.def().fields[vb].unused_value());
+    let mut n = convert(&from, tw, "rc", "vc")?;
+    let vc = n.field_index("vc")?;
+    if tw.def().fields[vc].kind != Kind::CMem {
+        return None;
+    }
+    n.set_at(vc, c);
+    if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(n.field_index("rb")?, n.values()) != 32 {
+        return None;
+    }
+    n.validate().ok()?;
+    // The piece's other register operands keep their field names.
+    let named = m.fixups.iter().enumerate().all(|(j, f)| j == k || f.piece != fx.piece || n.field_index(&p.def().fields[f.field as usize].name).is_some());
+    named.then_some((n, imm))
+}
+
 /// Reads the register operand of fixup `k` of `m` from `src` (`value`: the
-/// constant-bank address or the UR number) by switching its piece to the twin
-/// form; A is swapped into B for commutative instructions. The fixup is
-/// removed (the operand stays in `m.opnds` until [`drop_unnamed_uses`]).
-/// `false`, with `m` unchanged, where no twin form takes it.
-pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> bool {
+/// constant-bank address or the UR number; `width`: the bits the source
+/// holds) by switching its piece to the twin form; A is swapped into B for
+/// commutative instructions. A 64-bit constant (two consecutive words) is
+/// read whole by a 64-bit operand, or by halves by 32-bit operands (the high
+/// half of the pair: the word at `value + 4`). The fixup is removed (the
+/// operand stays in `m.opnds` until [`drop_unnamed_uses`]). `false`, with
+/// `m` unchanged, where no twin form takes it.
+pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, width: u32) -> bool {
     let fx = m.fixups[k];
     let pi = fx.piece as usize;
     let o = m.opnds[fx.opnd as usize];
-    if fx.hi || o.kind != OpKind::Use || o.fixed.is_some() {
+    if o.kind != OpKind::Use || o.fixed.is_some() {
         return false;
     }
     let piece = &m.pieces[pi];
     let fname = piece.def().fields[fx.field as usize].name.to_string();
-    if piece.def().bitwidth_of(fx.field as usize, piece.values()) != 32 {
-        return false;
-    }
+    let field_width = piece.def().bitwidth_of(fx.field as usize, piece.values());
+    let value = match (src, width, field_width, fx.hi) {
+        (_, 32, 32, false) => value,
+        (Source::Const, 64, 64, false) => value,
+        (Source::Const, 64, 32, hi) => value + if hi { 4 } else { 0 },
+        _ => return false,
+    };
     // Operand position, swapping A into B where allowed.
     let (mut inst, pos, swap) = match fname.as_str() {
         "rb" => (piece.clone(), 1, false),
@@ -245,6 +382,9 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> 
         return false;
     }
     n.set_at(tf, value);
+    if n.def().bitwidth_of(tf, n.values()) != field_width {
+        return false;
+    }
     if n.validate().is_err() {
         return false;
     }
