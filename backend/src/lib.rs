@@ -31,11 +31,13 @@ pub mod calc_instr_deps;
 pub mod divergence;
 pub mod encode;
 pub mod fold_cmem;
+pub mod fold_zero;
 pub mod insert_reconvergence;
 pub mod legalize;
 pub mod legalize_atomics;
 pub mod legalize_memory;
 pub mod narrow_i128;
+pub mod narrow_pairs;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
@@ -65,7 +67,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "fold_cmem", "opt_uniform", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -168,6 +170,10 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let reconv = insert_reconvergence::plan(&func, opts.kernel).map_err(Error::Unsupported)?;
     let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
+    narrow_pairs::narrow_pairs(&mut vcode);
+    print("narrow_pairs", &vcode);
+    fold_zero::fold_zero(&mut vcode);
+    print("fold_zero", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
     opt_uniform::opt_uniform(&mut vcode);
