@@ -28,6 +28,9 @@ pub struct Item {
     /// in a field: the ABI registers of a call's arguments and results, a
     /// return's results. `pack_regs` keeps them where they are.
     pub implicit: Implicit,
+    /// A guarded instruction whose results only readers under the same
+    /// guard read (`MInst::predicated`): its writes start new values.
+    pub predicated: bool,
 }
 
 /// Registers an instruction uses by convention rather than by field.
@@ -66,7 +69,7 @@ fn named(i: &mut Inst, name: &str, v: &str) {
 }
 
 pub(crate) fn item(i: Inst) -> Item {
-    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default() }
+    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false }
 }
 
 /// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
@@ -128,7 +131,7 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         set(&mut i, "pg", p as u64);
         set(&mut i, "pg.not", neg as u64);
     }
-    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
+    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default(), predicated: false }
 }
 
 /// Local-memory slot address of spill slot `slot`.
@@ -252,7 +255,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                                 let rest = pieces.split_off(k);
                                 let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
                                 items.extend(pieces.into_iter().map(item));
-                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default() });
+                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default(), predicated: false });
                                 starts.push((items.len(), join_id));
                                 cold.push((cold_id, rest, join_id));
                                 continue;
@@ -260,7 +263,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                 let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
-                                items.push(Item { inst: p, target: None, label: None, call, implicit });
+                                items.push(Item { inst: p, target: None, label: None, call, implicit, predicated: m.predicated });
                             }
                         }
                         Pseudo::Args => {
@@ -306,10 +309,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment) -> Result<Code, String> {
                             if *indirect {
                                 let mut b = inst(forms::BRA_R);
                                 set(&mut b, "ra", reg_of(n - 1)? as u64);
-                                items.push(Item { inst: b, target: None, label: None, call: None, implicit });
+                                items.push(Item { inst: b, target: None, label: None, call: None, implicit, predicated: false });
                             } else {
                                 let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
-                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit });
+                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit, predicated: false });
                             }
                         }
                         Pseudo::Exit => {

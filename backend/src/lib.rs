@@ -9,10 +9,17 @@
 //!    and [`legalize_memory`] — loads and stores that may be misaligned get
 //!    a run-time alignment check and a byte-wise slow path;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
-//! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
-//!    constant bank by the instructions that use them;
+//! 4. [`narrow_pairs`] — 64-bit values of which only the low word is read
+//!    (shared-memory addresses) computed in 32 bits; [`fold_zero`] — copies
+//!    of zero read as `RZ`; [`fold_cmem`] — kernel parameters and launch
+//!    dimensions read from the constant bank by the instructions that use
+//!    them;
 //! 5. [`opt_uniform`] — warp-uniform arithmetic moved to the uniform
 //!    datapath (U* instructions, UR registers) where every reader takes a UR;
+//!    [`if_convert`] — short conditional blocks guarded instead of branched
+//!    over; [`sink_block_args`] — values passed only as block arguments
+//!    computed last in their block (loop updates share the register of the
+//!    value they replace);
 //! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
@@ -32,6 +39,7 @@ pub mod divergence;
 pub mod encode;
 pub mod fold_cmem;
 pub mod fold_zero;
+pub mod if_convert;
 pub mod insert_reconvergence;
 pub mod legalize;
 pub mod legalize_atomics;
@@ -42,6 +50,7 @@ pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
 pub mod shared_mem;
+pub mod sink_block_args;
 
 use std::fmt;
 
@@ -67,7 +76,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -178,6 +187,10 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("fold_cmem", &vcode);
     opt_uniform::opt_uniform(&mut vcode);
     print("opt_uniform", &vcode);
+    if_convert::if_convert(&mut vcode);
+    print("if_convert", &vcode);
+    sink_block_args::sink_block_args(&mut vcode);
+    print("sink_block_args", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     let mut code = encode::lay_out(&ra_func, &asg).map_err(Error::Internal)?;

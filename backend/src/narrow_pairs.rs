@@ -36,7 +36,7 @@ fn is_output(p: &Inst, f: usize) -> bool {
 
 /// An integer-ALU piece without memory access or side effect: deleting it
 /// changes nothing but its results.
-fn pure_alu(p: &Inst) -> bool {
+pub(crate) fn pure_alu(p: &Inst) -> bool {
     let def = p.def();
     &*def.group == "IALU"
         && !def.inputs.iter().chain(def.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. } | Operand::Pseudo(_)))
@@ -160,25 +160,25 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
                 needs.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
                 continue;
             };
+            // Operands without a field (fixed ABI operands) and everything a
+            // pseudo-instruction reads: whole.
             for (k, o) in m.opnds.iter().enumerate() {
-                if vcode.class(o.vreg) != Class::RPair || o.kind == OpKind::Def || o.kind == OpKind::EarlyDef {
-                    continue;
-                }
-                let fixups: Vec<_> = m.fixups.iter().filter(|f| f.opnd as usize == k).collect();
-                if fixups.is_empty() || m.pseudo != Pseudo::None {
+                if vcode.class(o.vreg) == Class::RPair && o.kind == OpKind::Use && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k)) {
                     needs.insert(o.vreg);
+                }
+            }
+            // Register fields read by kept pieces (a value written by one
+            // piece of a bundle and read by a later one included).
+            for f in &m.fixups {
+                let o = m.opnds[f.opnd as usize];
+                let orig = &m.pieces[f.piece as usize];
+                if vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
                     continue;
                 }
-                for f in fixups {
-                    let Some(p) = pl[f.piece as usize].as_ref() else { continue };
-                    let orig = &m.pieces[f.piece as usize];
-                    if is_output(orig, f.field as usize) {
-                        continue;
-                    }
-                    let Some(fi) = p.field_index(&orig.def().fields[f.field as usize].name) else { continue };
-                    if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
-                        needs.insert(o.vreg);
-                    }
+                let Some(p) = pl[f.piece as usize].as_ref() else { continue };
+                let Some(fi) = p.field_index(&orig.def().fields[f.field as usize].name) else { continue };
+                if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
+                    needs.insert(o.vreg);
                 }
             }
         }
