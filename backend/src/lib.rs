@@ -28,7 +28,8 @@
 //!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
 //! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
 //!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
-//!    branches to the next instruction;
+//!    branches to the next instruction; [`drop_idle_regions`] — convergence
+//!    regions left without a branch in them (after [`if_convert`]) deleted;
 //! 10. [`calc_instr_deps`] — the scheduling control bits;
 //! 11. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
@@ -36,6 +37,7 @@
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod divergence;
+pub mod drop_idle_regions;
 pub mod encode;
 pub mod fold_cmem;
 pub mod fold_zero;
@@ -76,7 +78,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -202,6 +204,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);
     print("opt_branches", &code);
+    drop_idle_regions::drop_idle_regions(&mut code);
+    print("drop_idle_regions", &code);
     calc_instr_deps::calc_instr_deps(&mut code);
     print("calc_instr_deps", &code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
