@@ -1,5 +1,5 @@
-//! Values passed only as block arguments are computed last in their block,
-//! just before its terminator (after the compare the branch reads).
+//! A value passed as a block argument is computed after the last read, in
+//! its block, of the block parameter it becomes.
 //!
 //! The loop update of `for (s = 128; s > 1; s >>= 1)` lowers to
 //! `SHF s' = s >> 1 ; ISETP p = s > 1 ; @p BRA loop(s')`: `s` is still
@@ -7,25 +7,31 @@
 //! back edge needs a copy (`MOV s, s'`), which also keeps a block on the edge
 //! (a `BRA` over it). Computing `s'` after the compare ends `s` where `s'`
 //! begins, the allocator gives both one register, the copy disappears and
-//! the branch goes straight back (ptxas's `ISETP ; SHF ; @P0 BRA`).
+//! the branch goes straight back (ptxas's `ISETP ; SHF ; @P0 BRA`). The
+//! instruction moves only as far as that last read, so the live ranges of
+//! its inputs do not grow.
 //!
 //! Only integer-ALU instructions without memory access or side effect move
 //! (`narrow_pairs::pure_alu`), only past instructions that neither read nor
 //! write what they write, nor write what they read.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::narrow_pairs::pure_alu;
 
-/// Moves the block-argument-only computations down; returns how many.
+/// Moves the computations of block arguments down; returns how many.
 pub fn sink_block_args(vcode: &mut VCode) -> usize {
-    // Registers read other than as block arguments.
-    let mut read: HashSet<VReg> = HashSet::new();
+    // The block parameters each value is passed to (from any block).
+    let mut params_of: HashMap<VReg, Vec<VReg>> = HashMap::new();
     for b in &vcode.blocks {
-        for m in &b.insts {
-            read.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg));
+        for m in b.insts.iter().filter(|m| m.is_terminator()) {
+            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
+                    params_of.entry(*a).or_default().push(*p);
+                }
+            }
         }
     }
     let movable = |m: &MInst| {
@@ -35,36 +41,36 @@ pub fn sink_block_args(vcode: &mut VCode) -> usize {
             && m.sym.is_none()
             && m.pieces.iter().all(pure_alu)
             && m.opnds.iter().all(|o| o.fixed.is_none())
-            && m.opnds.iter().any(|o| o.kind != OpKind::Use)
-            && m.opnds.iter().filter(|o| o.kind == OpKind::Def || o.kind == OpKind::EarlyDef).all(|o| !read.contains(&o.vreg))
     };
     let mut moved = 0;
     for b in vcode.blocks.iter_mut() {
         let Some(term) = b.insts.iter().position(|m| m.is_terminator()) else { continue };
-        // From the bottom up, so an instruction moved leaves the ones above
-        // it free to follow.
-        let mut end = term;
         let mut i = term;
         while i > 0 {
             i -= 1;
-            if !movable(&b.insts[i]) {
+            let m = &b.insts[i];
+            if !movable(m) {
                 continue;
             }
-            let m = &b.insts[i];
             let writes: Vec<VReg> = m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg).collect();
             let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).collect();
-            let blocked = b.insts[i + 1..end].iter().any(|n| {
-                n.opnds.iter().any(|o| writes.contains(&o.vreg) || (o.kind != OpKind::Use && reads.contains(&o.vreg))) || n.clobbers_all
+            let params: HashSet<VReg> = writes.iter().filter_map(|w| params_of.get(w)).flatten().copied().collect();
+            if params.is_empty() {
+                continue;
+            }
+            // The last instruction of the block before its terminator that
+            // reads one of those parameters.
+            let Some(last) = (i + 1..term).rev().find(|&k| b.insts[k].opnds.iter().any(|o| o.kind == OpKind::Use && params.contains(&o.vreg))) else {
+                continue;
+            };
+            let blocked = b.insts[i + 1..=last].iter().any(|n| {
+                n.clobbers_all || n.opnds.iter().any(|o| writes.contains(&o.vreg) || (o.kind != OpKind::Use && reads.contains(&o.vreg)))
             });
-            if blocked || i + 1 == end {
-                if i + 1 == end {
-                    end = i;
-                }
+            if blocked {
                 continue;
             }
             let m = b.insts.remove(i);
-            b.insts.insert(end - 1, m);
-            end -= 1;
+            b.insts.insert(last, m);
             moved += 1;
         }
     }
