@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, FormId, Inst, ISA};
-use ursa_isel::vcode::{Bundle, Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
 /// The form called `name` (a table built once).
 pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
@@ -25,6 +25,11 @@ pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
         .get_or_init(|| ISA.forms.iter().enumerate().map(|(i, f)| (&*f.name, FormId(i as u16))).collect())
         .get(name)
         .copied()
+}
+
+/// The value of field `name` of `i`, if its form has one.
+pub(crate) fn field_value(i: &Inst, name: &str) -> Option<u64> {
+    i.def().field_index(name).map(|k| i.get_at(k))
 }
 
 /// What an operand is read from instead of a per-lane register.
@@ -100,7 +105,7 @@ fn convert(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<
             Some(rest) => format!("{}{}", to_field, rest),
             None => f.name.to_string(),
         };
-        match n.field_index(&renamed) {
+        match n.def().field_index(&renamed) {
             Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
             _ if from.get_at(k) == f.unused_value() => {}
             _ => return None,
@@ -124,6 +129,19 @@ pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
         }
     }
     defs
+}
+
+/// The values defined once, each by a single unguarded instruction of form
+/// `form` that has no other operand (a copy of a constant), with that
+/// instruction.
+pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item = (VReg, &Inst)> {
+    let defs = def_counts(vcode);
+    vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter_map(move |m| {
+        let single = m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1;
+        let (p, o) = (m.pieces.first()?, *m.opnds.first()?);
+        let copy = single && p.form == form && o.kind == OpKind::Def && o.fixed.is_none() && !m.fixups[0].hi && !p.is_guarded();
+        (copy && defs.get(&o.vreg) == Some(&1)).then_some((o.vreg, p))
+    })
 }
 
 /// Deletes the instructions whose only operand defines a value `is_copy`
@@ -152,27 +170,12 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
 /// Folds constant-bank copies into their readers; returns how many operands
 /// were folded.
 pub fn fold_cmem(vcode: &mut VCode) -> usize {
-    let defs = def_counts(vcode);
     // Copies of a constant-bank word (32 bits) or of two consecutive words
     // (`MOV.64`, a 64-bit kernel parameter), defined nowhere else: the
     // bank address and the width.
-    let mut cmem: HashMap<VReg, (u64, u32)> = HashMap::new();
-    for b in &vcode.blocks {
-        for m in &b.insts {
-            if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.opnds.len() != 1 || m.fixups.len() != 1 {
-                continue;
-            }
-            let p = &m.pieces[0];
-            let o = m.opnds[0];
-            if p.form != forms::MOV_C || o.kind != OpKind::Def || o.fixed.is_some() || m.fixups[0].hi || p.is_guarded() {
-                continue;
-            }
-            let width = p.def().bitwidth_of(p.field_index("rd").unwrap(), p.values());
-            if defs.get(&o.vreg) == Some(&1) {
-                cmem.insert(o.vreg, (p.get("vb").unwrap(), width));
-            }
-        }
-    }
+    let cmem: HashMap<VReg, (u64, u32)> = single_copies(vcode, forms::MOV_C)
+        .map(|(v, p)| (v, (field_value(p, "vb").unwrap(), p.def().bitwidth_of(p.def().field_index("rd").unwrap(), p.values()))))
+        .collect();
     if cmem.is_empty() {
         return 0;
     }
@@ -278,10 +281,10 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
         // becomes the scale register's.
         m.fixups.remove(k);
         for f in m.fixups.iter_mut().filter(|f| f.piece == fx.piece) {
-            f.field = n.field_index(&old.def().fields[f.field as usize].name).expect("checked by immediate_to_register") as u8;
+            f.field = n.def().field_index(&old.def().fields[f.field as usize].name).expect("checked by immediate_to_register") as u8;
         }
         m.opnds.push(Opnd { vreg: regs[&(bi, imm)], kind: OpKind::Use, fixed: None });
-        let rb = n.field_index("rb").unwrap() as u8;
+        let rb = n.def().field_index("rb").unwrap() as u8;
         m.fixups.push(Fixup { piece: fx.piece, field: rb, opnd: m.opnds.len() as u8 - 1, hi: false });
         m.pieces[fx.piece as usize] = n.clone();
         drop_unnamed_uses(m, |v| cmem.contains_key(&v));
@@ -296,7 +299,13 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
     // From the last position back, so earlier positions stay valid.
     at.sort_by_key(|&(bi, ii, _, _)| std::cmp::Reverse((bi, ii)));
     for (bi, ii, r, imm) in at {
-        let mov = Bundle::new().inst(forms::MOV_I).def("rd", r).set("vb", imm as u64).build();
+        let mut mov = MInst::new(Pseudo::None);
+        let mut i = Inst::new(forms::MOV_I);
+        let (rd, vb) = (i.def().field_index("rd").unwrap(), i.def().field_index("vb").unwrap());
+        i.set_at(vb, imm as u64);
+        mov.pieces.push(i);
+        mov.opnds.push(Opnd { vreg: r, kind: OpKind::Def, fixed: None });
+        mov.fixups.push(Fixup { piece: 0, field: rd as u8, opnd: 0, hi: false });
         vcode.blocks[bi].insts.insert(ii, mov);
     }
     accepted.len()
@@ -317,21 +326,21 @@ fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Ins
     }
     let tw = form_by_name(&format!("{}_RRC", op))?;
     let mut from = p.clone();
-    let vb = from.field_index("vb")?;
+    let vb = from.def().field_index("vb")?;
     let imm = u32::try_from(from.get_at(vb)).ok()?;
     from.set_at(vb, from.def().fields[vb].unused_value());
     let mut n = convert(&from, tw, "rc", "vc")?;
-    let vc = n.field_index("vc")?;
+    let vc = n.def().field_index("vc")?;
     if tw.def().fields[vc].kind != Kind::CMem {
         return None;
     }
     n.set_at(vc, c);
-    if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(n.field_index("rb")?, n.values()) != 32 {
+    if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(n.def().field_index("rb")?, n.values()) != 32 {
         return None;
     }
     n.validate().ok()?;
     // The piece's other register operands keep their field names.
-    let named = m.fixups.iter().enumerate().all(|(j, f)| j == k || f.piece != fx.piece || n.field_index(&p.def().fields[f.field as usize].name).is_some());
+    let named = m.fixups.iter().enumerate().all(|(j, f)| j == k || f.piece != fx.piece || n.def().field_index(&p.def().fields[f.field as usize].name).is_some());
     named.then_some((n, imm))
 }
 
@@ -363,7 +372,7 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
     let (mut inst, pos, swap) = match fname.as_str() {
         "rb" => (piece.clone(), 1, false),
         "rc" => (piece.clone(), 2, false),
-        "ra" if commutes(piece) && piece.field_index("rb").is_some() => (piece.clone(), 1, true),
+        "ra" if commutes(piece) && piece.def().field_index("rb").is_some() => (piece.clone(), 1, true),
         _ => return false,
     };
     let Some(tw) = twin(inst.form, pos, src) else { return false };
@@ -371,13 +380,13 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
     let to_field = src.field(pos);
     if swap {
         // Only when neither operand is negated (`commutes`).
-        let (a, bb) = (inst.field_index("ra").unwrap(), inst.field_index("rb").unwrap());
+        let (a, bb) = (inst.def().field_index("ra").unwrap(), inst.def().field_index("rb").unwrap());
         let (va, vb) = (inst.get_at(a), inst.get_at(bb));
         inst.set_at(a, vb);
         inst.set_at(bb, va);
     }
     let Some(mut n) = convert(&inst, tw, from_field, to_field) else { return false };
-    let Some(tf) = n.field_index(to_field) else { return false };
+    let Some(tf) = n.def().field_index(to_field) else { return false };
     if tw.def().fields[tf].kind != src.kind() {
         return false;
     }
@@ -406,7 +415,7 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         if name == from_field {
             return false;
         }
-        let Some(idx) = n.field_index(&name) else { return false };
+        let Some(idx) = n.def().field_index(&name) else { return false };
         f.field = idx as u8;
     }
     new_fixups.remove(k);

@@ -12,27 +12,14 @@ use ursa_emit::model::{Kind, Operand};
 use ursa_emit::{forms, RZ};
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{def_counts, drop_unnamed_uses, remove_unread_copies};
+use crate::fold_cmem::{drop_unnamed_uses, field_value, remove_unread_copies, single_copies};
 
 /// Reads copies of zero as `RZ`; returns how many operands were folded.
 pub fn fold_zero(vcode: &mut VCode) -> usize {
-    let defs = def_counts(vcode);
-    let mut zeros: HashSet<VReg> = HashSet::new();
-    for b in &vcode.blocks {
-        for m in &b.insts {
-            if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.opnds.len() != 1 || m.fixups.len() != 1 {
-                continue;
-            }
-            let p = &m.pieces[0];
-            let o = m.opnds[0];
-            if p.form != forms::MOV_I || p.get("vb") != Some(0) || p.is_guarded() || o.kind != OpKind::Def || o.fixed.is_some() || m.fixups[0].hi {
-                continue;
-            }
-            if vcode.class(o.vreg) == Class::R && defs.get(&o.vreg) == Some(&1) {
-                zeros.insert(o.vreg);
-            }
-        }
-    }
+    let zeros: HashSet<VReg> = single_copies(vcode, forms::MOV_I)
+        .filter(|&(v, p)| field_value(p, "vb") == Some(0) && vcode.class(v) == Class::R)
+        .map(|(v, _)| v)
+        .collect();
     if zeros.is_empty() {
         return 0;
     }

@@ -165,7 +165,8 @@ fn guard(m: &mut MInst, p: VReg, not: bool) {
     for (pi, piece) in m.pieces.iter_mut().enumerate() {
         let g = piece.def().guard.expect("guardable") as usize;
         let name = piece.def().fields[g].name.to_string();
-        piece.set(&format!("{}.not", name), not as u64).expect("a guard has a .not field");
+        let gn = piece.def().field_index(&format!("{}.not", name)).expect("a guard has a .not field");
+        piece.set_at(gn, not as u64);
         m.fixups.push(Fixup { piece: pi as u8, field: g as u8, opnd: k, hi: false });
     }
 }

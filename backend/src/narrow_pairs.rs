@@ -52,10 +52,11 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
         return None;
     }
     let def = p.def();
-    let rd = p.field_index("rd")?;
-    if p.field_index("width").is_some() {
+    let rd = p.def().field_index("rd")?;
+    if let Some(w) = p.def().field_index("width") {
+        // `MOV{.32}`: the width field's default.
         let mut n = p.clone();
-        n.set_named("width", "32").ok()?;
+        n.set_at(w, def.fields[w].unused_value());
         return (n.def().bitwidth_of(rd, n.values()) == 32 && n.validate().is_ok()).then_some(n);
     }
     let name = def.name.to_string();
@@ -63,7 +64,7 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
     let base = op.strip_suffix("_WIDE")?;
     let tw: FormId = form_by_name(&format!("{}_{}", base, stype))?;
     // No carry in (`.X`) and no carry out.
-    let at_default = |name: &str| p.field_index(name).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
+    let at_default = |name: &str| p.def().field_index(name).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
     if !at_default("ext") || !at_default("pu") {
         return None;
     }
@@ -72,13 +73,13 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
         if f.fixed.is_some() {
             continue;
         }
-        match n.field_index(&f.name) {
+        match n.def().field_index(&f.name) {
             Some(j) if tw.def().fields[j].fixed.is_none() => n.set_at(j, p.get_at(k)),
             _ if p.get_at(k) == f.unused_value() => {}
             _ => return None,
         }
     }
-    (n.def().bitwidth_of(n.field_index("rd")?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+    (n.def().bitwidth_of(n.def().field_index("rd")?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
 }
 
 /// The plan for `m` when the pairs in `narrow` lose their high word; None
@@ -176,7 +177,7 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
                     continue;
                 }
                 let Some(p) = pl[f.piece as usize].as_ref() else { continue };
-                let Some(fi) = p.field_index(&orig.def().fields[f.field as usize].name) else { continue };
+                let Some(fi) = p.def().field_index(&orig.def().fields[f.field as usize].name) else { continue };
                 if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
                     needs.insert(o.vreg);
                 }
@@ -246,7 +247,7 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &HashSet<VReg>) -> MInst {
         let orig = &m.pieces[f.piece as usize];
         let name = &orig.def().fields[f.field as usize].name;
         let piece = &mut n.pieces[np as usize];
-        let fi = piece.field_index(name).expect("twin fields keep their names");
+        let fi = piece.def().field_index(name).expect("twin fields keep their names");
         let o = m.opnds[f.opnd as usize];
         // A scratch output that no kept piece reads any more.
         let read_elsewhere = m.fixups.iter().any(|g| g.opnd == f.opnd && new_index[g.piece as usize].is_some() && !is_output(&m.pieces[g.piece as usize], g.field as usize));
