@@ -33,6 +33,9 @@ pub struct Item {
     /// in a field: the ABI registers of a call's arguments and results, a
     /// return's results. `pack_regs` keeps them where they are.
     pub implicit: Implicit,
+    /// A guarded instruction whose results only readers under the same
+    /// guard read (`MInst::predicated`): its writes start new values.
+    pub predicated: bool,
 }
 
 /// Registers an instruction uses by convention rather than by field.
@@ -64,7 +67,7 @@ fn target_field(i: &Inst) -> Option<usize> {
 }
 
 pub(crate) fn item(i: Inst) -> Item {
-    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default() }
+    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false }
 }
 
 /// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
@@ -126,7 +129,7 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         i.set(BRA_I::PG, P(p as u8));
         i.set(BRA_I::PG_NOT, neg);
     }
-    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default() }
+    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default(), predicated: false }
 }
 
 /// Local-memory address of spill slot `slot` (in memory), after the
@@ -262,7 +265,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 let rest: Vec<Inst> = pieces.drain(k..).collect();
                                 let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
                                 items.extend(pieces.into_iter().map(item));
-                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default() });
+                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default(), predicated: false });
                                 starts.push((items.len(), join_id));
                                 cold.push((cold_id, rest, join_id));
                                 continue;
@@ -270,7 +273,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                 let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
-                                items.push(Item { inst: p, target: None, label: None, call, implicit });
+                                items.push(Item { inst: p, target: None, label: None, call, implicit, predicated: m.predicated });
                             }
                         }
                         Pseudo::Args => {
@@ -316,10 +319,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                             if *indirect {
                                 let mut b = inst(forms::BRA_R);
                                 b.set(BRA_R::RA, R(reg_of(n - 1)? as u8));
-                                items.push(Item { inst: b, target: None, label: None, call: None, implicit });
+                                items.push(Item { inst: b, target: None, label: None, call: None, implicit, predicated: false });
                             } else {
                                 let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
-                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit });
+                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit, predicated: false });
                             }
                         }
                         Pseudo::Exit => {

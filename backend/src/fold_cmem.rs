@@ -15,9 +15,24 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use ursa_emit::model::Kind;
 use ursa_emit::twins::{OperandTwin, Twin};
-use ursa_emit::{forms, optypes, FormId, Inst};
-use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
+use ursa_emit::{forms, optypes, FormId, Inst, ISA};
+use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
+
+/// The form called `name` (a table built once).
+pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
+    static BY_NAME: std::sync::OnceLock<HashMap<&'static str, FormId>> = std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| ISA.forms.iter().enumerate().map(|(i, f)| (&*f.name, FormId(i as u16))).collect())
+        .get(name)
+        .copied()
+}
+
+/// The value of field `name` of `i`, if its form has one.
+pub(crate) fn field_value(i: &Inst, name: &str) -> Option<u64> {
+    i.def().field_index(name).map(|k| i.get_at(k))
+}
 
 /// What an operand is read from instead of a per-lane register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +87,29 @@ pub(crate) fn convert(from: &Inst, to: &Twin, replaced: Option<usize>) -> Option
     Some(n)
 }
 
+/// (By field name: for the switch to a form outside the twin tables.)
+/// `from` re-expressed in form `to`, whose operand `from_field` is called
+/// `to_field`: every field copied by name (`rb.neg` → `vb.neg` with the
+/// operand). `None` if a field that matters has no counterpart.
+fn convert_renamed(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<Inst> {
+    let mut n = Inst::new(to);
+    for (k, f) in from.def().fields.iter().enumerate() {
+        if f.fixed.is_some() || f.name == from_field {
+            continue;
+        }
+        let renamed = match f.name.strip_prefix(from_field) {
+            Some(rest) => format!("{}{}", to_field, rest),
+            None => f.name.to_string(),
+        };
+        match n.def().field_index(&renamed) {
+            Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
+            _ if from.get_at(k) == f.unused_value() => {}
+            _ => return None,
+        }
+    }
+    Some(n)
+}
+
 /// How many times each virtual register is defined (block parameters count
 /// as a definition): the passes here only touch values defined once.
 pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
@@ -87,6 +125,19 @@ pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
         }
     }
     defs
+}
+
+/// The values defined once, each by a single unguarded instruction of form
+/// `form` that has no other operand (a copy of a constant), with that
+/// instruction.
+pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item = (VReg, &Inst)> {
+    let defs = def_counts(vcode);
+    vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter_map(move |m| {
+        let single = m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1;
+        let (p, o) = (m.pieces.first()?, *m.opnds.first()?);
+        let copy = single && p.form == form && o.kind == OpKind::Def && o.fixed.is_none() && !m.fixups[0].hi && !p.is_guarded();
+        (copy && defs.get(&o.vreg) == Some(&1)).then_some((o.vreg, p))
+    })
 }
 
 /// Deletes the instructions whose only operand defines a value `is_copy`
@@ -115,27 +166,12 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
 /// Folds constant-bank copies into their readers; returns how many operands
 /// were folded.
 pub fn fold_cmem(vcode: &mut VCode) -> usize {
-    let defs = def_counts(vcode);
-    // 32-bit copies of a constant-bank word, defined nowhere else.
-    let mut cmem: HashMap<VReg, u64> = HashMap::default();
-    for b in &vcode.blocks {
-        for m in &b.insts {
-            if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.opnds.len() != 1 || m.fixups.len() != 1 {
-                continue;
-            }
-            let p = &m.pieces[0];
-            let o = m.opnds[0];
-            if p.form != forms::MOV_C || o.kind != OpKind::Def || o.fixed.is_some() || m.fixups[0].hi || p.is_guarded() {
-                continue;
-            }
-            if p.def().bitwidth_of(forms::MOV_C::RD.index as usize, p.values()) != 32 {
-                continue;
-            }
-            if defs.get(&o.vreg) == Some(&1) {
-                cmem.insert(o.vreg, p.get(forms::MOV_C::VB));
-            }
-        }
-    }
+    // Copies of a constant-bank word (32 bits) or of two consecutive words
+    // (`MOV.64`, a 64-bit kernel parameter), defined nowhere else: the
+    // bank address and the width.
+    let cmem: HashMap<VReg, (u64, u32)> = single_copies(vcode, forms::MOV_C)
+        .map(|(v, p)| (v, (p.get(forms::MOV_C::VB), p.def().bitwidth_of(forms::MOV_C::RD.index_in(p.form), p.values()))))
+        .collect();
     if cmem.is_empty() {
         return 0;
     }
@@ -149,11 +185,11 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
             for pi in 0..m.pieces.len() {
                 for k in 0..m.fixups.len() {
                     let fx = m.fixups[k];
-                    if fx.piece as usize != pi || fx.hi {
+                    if fx.piece as usize != pi {
                         continue;
                     }
-                    let Some(&c) = cmem.get(&m.opnds[fx.opnd as usize].vreg) else { continue };
-                    if fold_operand(m, k, Source::Const, c) {
+                    let Some(&(c, width)) = cmem.get(&m.opnds[fx.opnd as usize].vreg) else { continue };
+                    if fold_operand(m, k, Source::Const, c, width) {
                         folded += 1;
                         // Indices moved: one constant operand per instruction anyway.
                         break;
@@ -164,26 +200,171 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
         }
     }
 
+    folded += fold_beside_immediate(vcode, &cmem);
+
     remove_unread_copies(vcode, |v| cmem.contains_key(&v));
     folded
 }
 
+/// A reader of a copy that takes the copy in C and an immediate in B
+/// (`IMAD.WIDE Rd, Ra, 0x8, R[c:c+1]`) has no form with both a constant
+/// and an immediate, but has one with a constant C and a register B
+/// (`IMAD.WIDE Rd, Ra, Rs, c[0x0][0x160]`). This moves the immediate into a
+/// register (`MOV Rs, 0x8`) shared by the readers of one block — ptxas's
+/// idiom for several `a[i]` addresses — when every reader of the copy can
+/// do so and the copies deleted are at least as many as the `MOV`s added,
+/// so the code never grows and a long-lived copy (a pair, for a 64-bit
+/// parameter) becomes a short-lived single register. Returns how many
+/// operands were folded.
+fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) -> usize {
+    // Per copy still read: its readers (block, instruction, fixup) and the
+    // twin of each, or None if some reader cannot take it.
+    type Reader = (usize, usize, usize, Inst, u32);
+    let mut readers: HashMap<VReg, Option<Vec<Reader>>> = HashMap::default();
+    for (bi, b) in vcode.blocks.iter().enumerate() {
+        for (ii, m) in b.insts.iter().enumerate() {
+            for (oi, o) in m.opnds.iter().enumerate() {
+                let Some(&(c, width)) = cmem.get(&o.vreg) else { continue };
+                if o.kind != OpKind::Use {
+                    continue;
+                }
+                let ks: Vec<usize> = (0..m.fixups.len()).filter(|&k| m.fixups[k].opnd as usize == oi).collect();
+                let twin = match ks.as_slice() {
+                    [k] if m.pseudo == Pseudo::None => immediate_to_register(m, *k, c, width),
+                    _ => None,
+                };
+                let entry = readers.entry(o.vreg).or_insert_with(|| Some(Vec::new()));
+                match (entry.as_mut(), twin) {
+                    (Some(list), Some((n, imm))) => list.push((bi, ii, ks[0], n, imm)),
+                    _ => *entry = None,
+                }
+            }
+            for a in m.args.iter().flatten() {
+                if cmem.contains_key(a) {
+                    readers.insert(*a, None);
+                }
+            }
+        }
+    }
+    // Accept copies in order while the MOVs needed stay within the copies deleted.
+    let mut copies: Vec<(VReg, Vec<Reader>)> = readers.into_iter().filter_map(|(v, r)| Some((v, r?))).collect();
+    copies.sort_by_key(|(v, _)| *v);
+    let mut movs: Vec<(usize, u32)> = Vec::new();
+    let mut accepted: Vec<Reader> = Vec::new();
+    let mut deleted = 0;
+    for (_, rs) in copies {
+        let mut more = movs.clone();
+        for r in &rs {
+            if !more.contains(&(r.0, r.4)) {
+                more.push((r.0, r.4));
+            }
+        }
+        if more.len() <= deleted + 1 {
+            movs = more;
+            deleted += 1;
+            accepted.extend(rs);
+        }
+    }
+    if accepted.is_empty() {
+        return 0;
+    }
+    // One register per (block, immediate), set just before its first reader.
+    let regs: HashMap<(usize, u32), VReg> = movs.iter().map(|&key| (key, vcode.new_vreg(Class::R))).collect();
+    for &(bi, ii, k, ref n, imm) in &accepted {
+        let m = &mut vcode.blocks[bi].insts[ii];
+        let fx = m.fixups[k];
+        let old = m.pieces[fx.piece as usize].clone();
+        // The piece's other fixups, by name in the twin; the folded one
+        // becomes the scale register's.
+        m.fixups.remove(k);
+        for f in m.fixups.iter_mut().filter(|f| f.piece == fx.piece) {
+            f.field = n.def().field_index(&old.def().fields[f.field as usize].name).expect("checked by immediate_to_register") as u8;
+        }
+        m.opnds.push(Opnd { vreg: regs[&(bi, imm)], kind: OpKind::Use, fixed: None });
+        let rb = n.def().field_index("rb").unwrap() as u8;
+        m.fixups.push(Fixup { piece: fx.piece, field: rb, opnd: m.opnds.len() as u8 - 1, hi: false });
+        m.pieces[fx.piece as usize] = n.clone();
+        drop_unnamed_uses(m, |v| cmem.contains_key(&v));
+    }
+    let mut at: Vec<(usize, usize, VReg, u32)> = movs
+        .iter()
+        .map(|&(bi, imm)| {
+            let first = accepted.iter().filter(|r| r.0 == bi && r.4 == imm).map(|r| r.1).min().unwrap();
+            (bi, first, regs[&(bi, imm)], imm)
+        })
+        .collect();
+    // From the last position back, so earlier positions stay valid.
+    at.sort_by_key(|&(bi, ii, _, _)| std::cmp::Reverse((bi, ii)));
+    for (bi, ii, r, imm) in at {
+        let mut mov = MInst::new(Pseudo::None);
+        let mut i = Inst::new(forms::MOV_I);
+        let (rd, vb) = (i.def().field_index("rd").unwrap(), i.def().field_index("vb").unwrap());
+        i.set_at(vb, imm as u64);
+        mov.pieces.push(i);
+        mov.opnds.push(Opnd { vreg: r, kind: OpKind::Def, fixed: None });
+        mov.fixups.push(Fixup { piece: 0, field: rd as u8, opnd: 0, hi: false });
+        vcode.blocks[bi].insts.insert(ii, mov);
+    }
+    accepted.len()
+}
+
+/// The twin of the piece of `m` that reads fixup `k`'s operand in C beside
+/// an immediate B (`X_RIR`): `X_RRC` reading `c` in C (the B register is
+/// set by the caller's fixup), and the immediate.
+fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Inst, u32)> {
+    let fx = m.fixups[k];
+    let p = &m.pieces[fx.piece as usize];
+    if fx.hi || p.def().fields[fx.field as usize].name != "rc" || p.def().bitwidth_of(fx.field as usize, p.values()) != width {
+        return None;
+    }
+    let (op, stype) = p.form.name().rsplit_once('_')?;
+    if stype != "RIR" {
+        return None;
+    }
+    let tw = form_by_name(&format!("{}_RRC", op))?;
+    let mut from = p.clone();
+    let vb = from.def().field_index("vb")?;
+    let imm = u32::try_from(from.get_at(vb)).ok()?;
+    from.set_at(vb, from.def().fields[vb].unused_value());
+    let mut n = convert_renamed(&from, tw, "rc", "vc")?;
+    let vc = n.def().field_index("vc")?;
+    if tw.def().fields[vc].kind != Kind::CMem {
+        return None;
+    }
+    n.set_at(vc, c);
+    if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(n.def().field_index("rb")?, n.values()) != 32 {
+        return None;
+    }
+    n.validate().ok()?;
+    // The piece's other register operands keep their field names.
+    let named = m.fixups.iter().enumerate().all(|(j, f)| j == k || f.piece != fx.piece || n.def().field_index(&p.def().fields[f.field as usize].name).is_some());
+    named.then_some((n, imm))
+}
+
+
 /// Reads the register operand of fixup `k` of `m` from `src` (`value`: the
-/// constant-bank address or the UR number) by switching its piece to the twin
-/// form; A is swapped into B for commutative instructions. The fixup is
-/// removed (the operand stays in `m.opnds` until [`drop_unnamed_uses`]).
-/// `false`, with `m` unchanged, where no twin form takes it.
-pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> bool {
+/// constant-bank address or the UR number; `width`: the bits the source
+/// holds) by switching its piece to the twin form; A is swapped into B for
+/// commutative instructions. A 64-bit constant (two consecutive words) is
+/// read whole by a 64-bit operand, or by halves by 32-bit operands (the high
+/// half of the pair: the word at `value + 4`). The fixup is removed (the
+/// operand stays in `m.opnds` until [`drop_unnamed_uses`]). `false`, with
+/// `m` unchanged, where no twin form takes it.
+pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, width: u32) -> bool {
     let fx = m.fixups[k];
     let pi = fx.piece as usize;
     let o = m.opnds[fx.opnd as usize];
-    if fx.hi || o.kind != OpKind::Use || o.fixed.is_some() {
+    if o.kind != OpKind::Use || o.fixed.is_some() {
         return false;
     }
     let piece = &m.pieces[pi];
-    if piece.def().bitwidth_of(fx.field as usize, piece.values()) != 32 {
-        return false;
-    }
+    let field_width = piece.def().bitwidth_of(fx.field as usize, piece.values());
+    let value = match (src, width, field_width, fx.hi) {
+        (_, 32, 32, false) => value,
+        (Source::Const, 64, 64, false) => value,
+        (Source::Const, 64, 32, hi) => value + if hi { 4 } else { 0 },
+        _ => return false,
+    };
     // Operand position, swapping A into B where allowed.
     let [ra, rb, rc] = piece.form.twins().sources.map(|s| s.map(usize::from));
     let field = Some(fx.field as usize);
@@ -206,6 +387,9 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64) -> 
     }
     let Some(mut n) = convert(&inst, &tw.twin, from_field) else { return false };
     n.set_at(tw.operand as usize, value);
+    if n.def().bitwidth_of(tw.operand as usize, n.values()) != field_width {
+        return false;
+    }
     if n.validate().is_err() {
         return false;
     }

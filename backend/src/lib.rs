@@ -9,10 +9,17 @@
 //!    and [`legalize_memory`] — loads and stores that may be misaligned get
 //!    a run-time alignment check and a byte-wise slow path;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
-//! 4. [`fold_cmem`] — kernel parameters and launch dimensions read from the
-//!    constant bank by the instructions that use them;
+//! 4. [`narrow_pairs`] — 64-bit values of which only the low word is read
+//!    (shared-memory addresses) computed in 32 bits; [`fold_zero`] — copies
+//!    of zero read as `RZ`; [`fold_cmem`] — kernel parameters and launch
+//!    dimensions read from the constant bank by the instructions that use
+//!    them;
 //! 5. [`opt_uniform`] — warp-uniform arithmetic moved to the uniform
 //!    datapath (U* instructions, UR registers) where every reader takes a UR;
+//!    [`if_convert`] — short conditional blocks guarded instead of branched
+//!    over; [`sink_block_args`] — values passed only as block arguments
+//!    computed last in their block (loop updates share the register of the
+//!    value they replace);
 //! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
@@ -23,7 +30,8 @@
 //!    regalloc2's spill slots as fit in registers;
 //! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
 //!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
-//!    branches to the next instruction;
+//!    branches to the next instruction; [`drop_idle_regions`] — convergence
+//!    regions left without a branch in them (after [`if_convert`]) deleted;
 //! 10. [`calc_instr_deps`] — the scheduling control bits;
 //! 11. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
@@ -31,18 +39,23 @@
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod divergence;
+pub mod drop_idle_regions;
 pub mod encode;
 pub mod fold_cmem;
+pub mod fold_zero;
+pub mod if_convert;
 pub mod insert_reconvergence;
 pub mod legalize;
 pub mod legalize_atomics;
 pub mod legalize_memory;
 pub mod narrow_i128;
+pub mod narrow_pairs;
 pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
 pub mod place_spill_slots;
 pub mod shared_mem;
+pub mod sink_block_args;
 
 use std::fmt;
 
@@ -68,7 +81,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "fold_cmem", "opt_uniform", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -172,10 +185,18 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let reconv = insert_reconvergence::plan(&func, opts.kernel).map_err(Error::Unsupported)?;
     let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
+    narrow_pairs::narrow_pairs(&mut vcode);
+    print("narrow_pairs", &vcode);
+    fold_zero::fold_zero(&mut vcode);
+    print("fold_zero", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
     opt_uniform::opt_uniform(&mut vcode);
     print("opt_uniform", &vcode);
+    if_convert::if_convert(&mut vcode);
+    print("if_convert", &vcode);
+    sink_block_args::sink_block_args(&mut vcode);
+    print("sink_block_args", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     // Layout and packing, once per choice of spill-slot homes; the text of
@@ -195,6 +216,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);
     print("opt_branches", &code);
+    drop_idle_regions::drop_idle_regions(&mut code);
+    print("drop_idle_regions", &code);
     calc_instr_deps::calc_instr_deps(&mut code);
     print("calc_instr_deps", &code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;

@@ -176,7 +176,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
                 let ok = m.pseudo == Pseudo::None
                     && loop {
                         let Some(k) = trial.fixups.iter().position(|f| uniform.contains(&trial.opnds[f.opnd as usize].vreg)) else { break true };
-                        if !fold_operand(&mut trial, k, Source::Uniform, 0) {
+                        if !fold_operand(&mut trial, k, Source::Uniform, 0, 32) {
                             break false;
                         }
                     };
@@ -238,7 +238,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
             }
             while let Some(k) = m.fixups.iter().position(|f| m.opnds[f.opnd as usize].kind == OpKind::Use && uniform.contains(&m.opnds[f.opnd as usize].vreg)) {
                 let v = m.opnds[m.fixups[k].opnd as usize].vreg;
-                let done = fold_operand(m, k, Source::Uniform, ur[&v]);
+                let done = fold_operand(m, k, Source::Uniform, ur[&v], 32);
                 assert!(done, "opt_uniform: a reader checked by the cost rule refused its UR operand");
             }
             drop_unnamed_uses(m, |v| uniform.contains(&v));

@@ -8,7 +8,8 @@
 //!
 //! 1. **Webs.** Every definition of a general register starts a value; uses
 //!    join the definitions that reach them, across blocks, into *webs* (a
-//!    guarded write joins the value it may leave in place). A web is the unit
+//!    guarded write joins the value it may leave in place, unless
+//!    only readers under the same guard read it: `if_convert`). A web is the unit
 //!    that gets a new register.
 //! 2. **Tuples.** A 64-bit operand names an aligned pair and a 128-bit one an
 //!    aligned quad; the webs of their halves are tied into a *group* with fixed
@@ -173,7 +174,9 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
         reads.extend(it.implicit.reads.iter().map(|&n| Ref { num: n, count: 1, field: None }));
         writes.extend(it.implicit.writes.iter().map(|&n| Ref { num: n, count: 1, field: None }));
     }
-    Access { reads, writes, merge_writes: in_place || it.inst.is_guarded() }
+    // A guarded write keeps the old value where the guard skips it, unless
+    // nothing reads that value (`Item::predicated`).
+    Access { reads, writes, merge_writes: in_place || (it.inst.is_guarded() && !it.predicated) }
 }
 
 /// The nodes of an item's references: each reference with its registers'

@@ -130,6 +130,11 @@ pub struct MInst {
     /// `k - 1` is the guarded `BRA` that enters them (`encode` gives both
     /// branches their targets). The allocator still sees one instruction.
     pub cold_from: Option<u8>,
+    /// The pieces are guarded by `if_convert` and every reader of their
+    /// results runs under the same guard: a write the guard skips leaves a
+    /// value nobody reads, so the register's old value need not survive it
+    /// (`pack_regs`).
+    pub predicated: bool,
 }
 
 impl MInst {
@@ -145,6 +150,7 @@ impl MInst {
             clobbers_all: false,
             origin: None,
             cold_from: None,
+            predicated: false,
         }
     }
 

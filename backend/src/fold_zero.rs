@@ -1,0 +1,63 @@
+//! Zero operands: a value that is only a copy of zero (`MOV Rv, 0x0`) is
+//! read by its users as `RZ`, in every 32-bit register operand of a machine
+//! instruction, and the copy is deleted once nothing reads its register
+//! (branch arguments, pseudo-instruction operands and 64-bit operands keep
+//! it). Such copies come from `iconst 0` operands that no rule folded and
+//! from `narrow_pairs` (the low word of a 64-bit constant whose high word
+//! was dropped, such as a shared-memory base at offset 0).
+
+use std::collections::HashSet;
+
+use ursa_emit::model::{Kind, Operand};
+use ursa_emit::{forms, RZ};
+use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VReg};
+
+use crate::fold_cmem::{drop_unnamed_uses, field_value, remove_unread_copies, single_copies};
+
+/// Reads copies of zero as `RZ`; returns how many operands were folded.
+pub fn fold_zero(vcode: &mut VCode) -> usize {
+    let zeros: HashSet<VReg> = single_copies(vcode, forms::MOV_I)
+        .filter(|&(v, p)| field_value(p, "vb") == Some(0) && vcode.class(v) == Class::R)
+        .map(|(v, _)| v)
+        .collect();
+    if zeros.is_empty() {
+        return 0;
+    }
+    let mut folded = 0;
+    for b in vcode.blocks.iter_mut() {
+        for m in b.insts.iter_mut() {
+            if m.pseudo != Pseudo::None {
+                continue;
+            }
+            let mut k = 0;
+            while k < m.fixups.len() {
+                let f = m.fixups[k];
+                let o = m.opnds[f.opnd as usize];
+                let p = &mut m.pieces[f.piece as usize];
+                let fi = f.field as usize;
+                let input = p.def().inputs.iter().any(|x| matches!(x, Operand::Field(i) if *i as usize == fi))
+                    || p.def().inputs.iter().any(|x| matches!(x, Operand::Address { base, .. } if *base as usize == fi));
+                let fold = o.kind == OpKind::Use
+                    && zeros.contains(&o.vreg)
+                    && !f.hi
+                    && input
+                    && p.def().fields[fi].kind == Kind::Reg
+                    && p.def().bitwidth_of(fi, p.values()) == 32;
+                let before = p.get_at(fi);
+                if fold {
+                    p.set_at(fi, RZ as u64);
+                    if p.validate().is_ok() {
+                        m.fixups.remove(k);
+                        folded += 1;
+                        continue;
+                    }
+                    p.set_at(fi, before);
+                }
+                k += 1;
+            }
+            drop_unnamed_uses(m, |v| zeros.contains(&v));
+        }
+    }
+    remove_unread_copies(vcode, |v| zeros.contains(&v));
+    folded
+}

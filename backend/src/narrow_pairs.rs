@@ -1,0 +1,284 @@
+//! 64-bit values of which only the low word is ever read are computed in 32
+//! bits: a register pair becomes a single register, the pieces that only
+//! write its high word are deleted, and a piece that writes it whole takes
+//! its 32-bit twin (`IMAD.WIDE` → `IMAD`, `MOV.64` → `MOV`).
+//!
+//! The typical case is a shared-memory address: CLIF computes it as an
+//! `i64` in the generic window (`symbol_value` + index), while `LDS`/`STS`
+//! read only its low word (the shared address), so the high word (the window,
+//! `0x10000`) and the carries into it are dead work and a register each.
+//!
+//! The analysis is a backward fixed point over the whole function on the
+//! virtual-register code: a pair needs its high word if a kept piece reads
+//! it (the high half, or the pair as a 64-bit operand), if a
+//! pseudo-instruction or a branch argument reads the pair, or if its
+//! defining instruction cannot be narrowed. Pieces are deleted only when
+//! they are integer-ALU instructions (no memory access, no side effect) and
+//! write nothing else that is read.
+
+use std::collections::HashSet;
+
+use ursa_emit::model::Operand;
+use ursa_emit::{FormId, Inst};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
+
+use crate::fold_cmem::{def_counts, form_by_name};
+
+/// What becomes of one instruction when the pairs in `narrow` lose their
+/// high word: per piece, `None` if deleted, else the piece (its 32-bit twin
+/// where it wrote a narrowed pair whole).
+type Plan = Vec<Option<Inst>>;
+
+/// Is field `f` of `p` written by it?
+fn is_output(p: &Inst, f: usize) -> bool {
+    p.def().outputs.iter().any(|o| matches!(o, Operand::Field(i) if *i as usize == f))
+}
+
+/// An integer-ALU piece without memory access or side effect: deleting it
+/// changes nothing but its results.
+pub(crate) fn pure_alu(p: &Inst) -> bool {
+    let def = p.def();
+    &*def.group == "IALU"
+        && !def.inputs.iter().chain(def.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. } | Operand::Pseudo(_)))
+}
+
+/// The 32-bit twin of a piece whose 64-bit result `rd` only has its low
+/// word read: `MOV.64` → `MOV`, `X_WIDE_…` → `X_…` (fields copied by name;
+/// a 64-bit addend becomes its low word, which gives the same low word of
+/// the result). None where there is none or the result would differ (a
+/// carry in or out).
+fn narrow_twin(p: &Inst) -> Option<Inst> {
+    if !pure_alu(p) {
+        return None;
+    }
+    let def = p.def();
+    let rd = p.def().field_index("rd")?;
+    if let Some(w) = p.def().field_index("width") {
+        // `MOV{.32}`: the width field's default.
+        let mut n = p.clone();
+        n.set_at(w, def.fields[w].unused_value());
+        return (n.def().bitwidth_of(rd, n.values()) == 32 && n.validate().is_ok()).then_some(n);
+    }
+    let name = def.name.to_string();
+    let (op, stype) = name.rsplit_once('_')?;
+    let base = op.strip_suffix("_WIDE")?;
+    let tw: FormId = form_by_name(&format!("{}_{}", base, stype))?;
+    // No carry in (`.X`) and no carry out.
+    let at_default = |name: &str| p.def().field_index(name).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
+    if !at_default("ext") || !at_default("pu") {
+        return None;
+    }
+    let mut n = Inst::new(tw);
+    for (k, f) in def.fields.iter().enumerate() {
+        if f.fixed.is_some() {
+            continue;
+        }
+        match n.def().field_index(&f.name) {
+            Some(j) if tw.def().fields[j].fixed.is_none() => n.set_at(j, p.get_at(k)),
+            _ if p.get_at(k) == f.unused_value() => {}
+            _ => return None,
+        }
+    }
+    (n.def().bitwidth_of(n.def().field_index("rd")?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+}
+
+/// The plan for `m` when the pairs in `narrow` lose their high word; None
+/// if `m` writes one of them in a way that cannot be narrowed.
+fn plan(m: &MInst, narrow: &HashSet<VReg>) -> Option<Plan> {
+    let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
+    let mut out: Plan = m.pieces.iter().cloned().map(Some).collect();
+    if !writes_narrow {
+        return Some(out);
+    }
+    if m.pseudo != Pseudo::None || m.cold_from.is_some() || m.clobbers_all || m.sym.is_some() {
+        return None;
+    }
+    // Twins for the pieces that write a narrowed pair whole.
+    for fx in &m.fixups {
+        let p = &m.pieces[fx.piece as usize];
+        let o = m.opnds[fx.opnd as usize];
+        if !is_output(p, fx.field as usize) || !narrow.contains(&o.vreg) || fx.hi {
+            continue;
+        }
+        if p.def().bitwidth_of(fx.field as usize, p.values()) == 64 {
+            let twin = narrow_twin(out[fx.piece as usize].as_ref()?)?;
+            out[fx.piece as usize] = Some(twin);
+        }
+    }
+    // Delete the pieces whose every output is the high word of a narrowed
+    // pair or a scratch register that only deleted pieces read, until none
+    // changes.
+    loop {
+        let mut changed = false;
+        for pi in 0..m.pieces.len() {
+            let Some(p) = out[pi].as_ref() else { continue };
+            if !pure_alu(p) {
+                continue;
+            }
+            let mut outs = m.fixups.iter().filter(|f| f.piece as usize == pi && is_output(&m.pieces[pi], f.field as usize)).peekable();
+            if outs.peek().is_none() {
+                continue;
+            }
+            let dead = outs.all(|f| {
+                let o = m.opnds[f.opnd as usize];
+                let hi_of_narrow = f.hi && narrow.contains(&o.vreg);
+                let unread_temp = o.kind == OpKind::Temp
+                    && m.fixups.iter().all(|g| {
+                        g.opnd != f.opnd || g.piece as usize == pi || out[g.piece as usize].is_none() || is_output(&m.pieces[g.piece as usize], g.field as usize)
+                    });
+                hi_of_narrow || unread_temp
+            });
+            if dead {
+                out[pi] = None;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Every narrowed pair this instruction writes must now be written in
+    // 32 bits only.
+    for fx in &m.fixups {
+        let o = m.opnds[fx.opnd as usize];
+        if out[fx.piece as usize].is_some() && narrow.contains(&o.vreg) && is_output(&m.pieces[fx.piece as usize], fx.field as usize) && fx.hi {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The pairs whose high word the kept code reads, given `narrow`.
+fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, unnarrowable: &mut HashSet<VReg>) {
+    for b in &vcode.blocks {
+        for m in &b.insts {
+            for a in m.args.iter().flatten() {
+                needs.insert(*a);
+            }
+            let Some(pl) = plan(m, narrow) else {
+                unnarrowable.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
+                // Kept whole: read as it is.
+                needs.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
+                continue;
+            };
+            // Operands without a field (fixed ABI operands) and everything a
+            // pseudo-instruction reads: whole.
+            for (k, o) in m.opnds.iter().enumerate() {
+                if vcode.class(o.vreg) == Class::RPair && o.kind == OpKind::Use && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k)) {
+                    needs.insert(o.vreg);
+                }
+            }
+            // Register fields read by kept pieces (a value written by one
+            // piece of a bundle and read by a later one included).
+            for f in &m.fixups {
+                let o = m.opnds[f.opnd as usize];
+                let orig = &m.pieces[f.piece as usize];
+                if vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
+                    continue;
+                }
+                let Some(p) = pl[f.piece as usize].as_ref() else { continue };
+                let Some(fi) = p.def().field_index(&orig.def().fields[f.field as usize].name) else { continue };
+                if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
+                    needs.insert(o.vreg);
+                }
+            }
+        }
+    }
+}
+
+/// Narrows the pairs of `vcode` whose high word is never read; returns how
+/// many.
+pub fn narrow_pairs(vcode: &mut VCode) -> usize {
+    let defs = def_counts(vcode);
+    let mut params: HashSet<VReg> = HashSet::new();
+    for b in &vcode.blocks {
+        params.extend(b.params.iter().copied());
+    }
+    let mut narrow: HashSet<VReg> = (0..vcode.classes.len() as u32)
+        .map(VReg)
+        .filter(|&v| vcode.class(v) == Class::RPair && defs.get(&v) == Some(&1) && !params.contains(&v))
+        .collect();
+    loop {
+        let mut needs = HashSet::new();
+        let mut unnarrowable = HashSet::new();
+        high_reads(vcode, &narrow, &mut needs, &mut unnarrowable);
+        let before = narrow.len();
+        narrow.retain(|v| !needs.contains(v) && !unnarrowable.contains(v));
+        if narrow.len() == before {
+            break;
+        }
+    }
+    if narrow.is_empty() {
+        return 0;
+    }
+    for bi in 0..vcode.blocks.len() {
+        for ii in 0..vcode.blocks[bi].insts.len() {
+            let m = &vcode.blocks[bi].insts[ii];
+            if !m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg)) {
+                continue;
+            }
+            let pl = plan(m, &narrow).expect("narrowable by the fixed point");
+            let m = rebuild(m, &pl, &narrow);
+            vcode.blocks[bi].insts[ii] = m;
+        }
+    }
+    for &v in &narrow {
+        vcode.classes[v.0 as usize] = Class::R;
+    }
+    narrow.len()
+}
+
+/// `m` with the plan applied: deleted pieces and their fixups gone, fields
+/// of twins found by name, scratch outputs nobody reads any more set to
+/// their unused value, operands no fixup names removed.
+fn rebuild(m: &MInst, pl: &Plan, narrow: &HashSet<VReg>) -> MInst {
+    let mut n = m.clone();
+    n.pieces.clear();
+    n.fixups.clear();
+    let mut new_index = vec![None; m.pieces.len()];
+    for (pi, p) in pl.iter().enumerate() {
+        if let Some(p) = p {
+            new_index[pi] = Some(n.pieces.len() as u8);
+            n.pieces.push(p.clone());
+        }
+    }
+    for f in &m.fixups {
+        let Some(np) = new_index[f.piece as usize] else { continue };
+        let orig = &m.pieces[f.piece as usize];
+        let name = &orig.def().fields[f.field as usize].name;
+        let piece = &mut n.pieces[np as usize];
+        let fi = piece.def().field_index(name).expect("twin fields keep their names");
+        let o = m.opnds[f.opnd as usize];
+        // A scratch output that no kept piece reads any more.
+        let read_elsewhere = m.fixups.iter().any(|g| g.opnd == f.opnd && new_index[g.piece as usize].is_some() && !is_output(&m.pieces[g.piece as usize], g.field as usize));
+        if o.kind == OpKind::Temp && is_output(orig, f.field as usize) && !read_elsewhere {
+            let unused = piece.def().fields[fi].unused_value();
+            piece.set_at(fi, unused);
+            continue;
+        }
+        n.fixups.push(ursa_isel::vcode::Fixup { piece: np, field: fi as u8, opnd: f.opnd, hi: f.hi && !narrow.contains(&o.vreg) });
+    }
+    // Operands that only deleted fixups named (fixed operands have none and stay).
+    let keep: Vec<bool> = (0..m.opnds.len())
+        .map(|k| !m.fixups.iter().any(|f| f.opnd as usize == k) || n.fixups.iter().any(|f| f.opnd as usize == k))
+        .collect();
+    let mut renum = vec![0u8; m.opnds.len()];
+    n.opnds.clear();
+    for (k, o) in m.opnds.iter().enumerate() {
+        if keep[k] {
+            renum[k] = n.opnds.len() as u8;
+            n.opnds.push(*o);
+        }
+    }
+    for f in n.fixups.iter_mut() {
+        f.opnd = renum[f.opnd as usize];
+    }
+    if n.pieces.len() == 1 {
+        for o in n.opnds.iter_mut() {
+            if o.kind == OpKind::EarlyDef {
+                o.kind = OpKind::Def;
+            }
+        }
+    }
+    n
+}

@@ -1,0 +1,78 @@
+//! A value passed as a block argument is computed after the last read, in
+//! its block, of the block parameter it becomes.
+//!
+//! The loop update of `for (s = 128; s > 1; s >>= 1)` lowers to
+//! `SHF s' = s >> 1 ; ISETP p = s > 1 ; @p BRA loop(s')`: `s` is still
+//! read after `s'` is written, so the two cannot share a register and the
+//! back edge needs a copy (`MOV s, s'`), which also keeps a block on the edge
+//! (a `BRA` over it). Computing `s'` after the compare ends `s` where `s'`
+//! begins, the allocator gives both one register, the copy disappears and
+//! the branch goes straight back (ptxas's `ISETP ; SHF ; @P0 BRA`). The
+//! instruction moves only as far as that last read, so the live ranges of
+//! its inputs do not grow.
+//!
+//! Only integer-ALU instructions without memory access or side effect move
+//! (`narrow_pairs::pure_alu`), only past instructions that neither read nor
+//! write what they write, nor write what they read.
+
+use std::collections::{HashMap, HashSet};
+
+use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
+
+use crate::narrow_pairs::pure_alu;
+
+/// Moves the computations of block arguments down; returns how many.
+pub fn sink_block_args(vcode: &mut VCode) -> usize {
+    // The block parameters each value is passed to (from any block).
+    let mut params_of: HashMap<VReg, Vec<VReg>> = HashMap::new();
+    for b in &vcode.blocks {
+        for m in b.insts.iter().filter(|m| m.is_terminator()) {
+            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
+                    params_of.entry(*a).or_default().push(*p);
+                }
+            }
+        }
+    }
+    let movable = |m: &MInst| {
+        m.pseudo == Pseudo::None
+            && m.cold_from.is_none()
+            && !m.clobbers_all
+            && m.sym.is_none()
+            && m.pieces.iter().all(pure_alu)
+            && m.opnds.iter().all(|o| o.fixed.is_none())
+    };
+    let mut moved = 0;
+    for b in vcode.blocks.iter_mut() {
+        let Some(term) = b.insts.iter().position(|m| m.is_terminator()) else { continue };
+        let mut i = term;
+        while i > 0 {
+            i -= 1;
+            let m = &b.insts[i];
+            if !movable(m) {
+                continue;
+            }
+            let writes: Vec<VReg> = m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg).collect();
+            let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).collect();
+            let params: HashSet<VReg> = writes.iter().filter_map(|w| params_of.get(w)).flatten().copied().collect();
+            if params.is_empty() {
+                continue;
+            }
+            // The last instruction of the block before its terminator that
+            // reads one of those parameters.
+            let Some(last) = (i + 1..term).rev().find(|&k| b.insts[k].opnds.iter().any(|o| o.kind == OpKind::Use && params.contains(&o.vreg))) else {
+                continue;
+            };
+            let blocked = b.insts[i + 1..=last].iter().any(|n| {
+                n.clobbers_all || n.opnds.iter().any(|o| writes.contains(&o.vreg) || (o.kind != OpKind::Use && reads.contains(&o.vreg)))
+            });
+            if blocked {
+                continue;
+            }
+            let m = b.insts.remove(i);
+            b.insts.insert(last, m);
+            moved += 1;
+        }
+    }
+    moved
+}
