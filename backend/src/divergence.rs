@@ -80,31 +80,34 @@ impl Cfg {
     /// Blocks reachable from `from` (included) without entering `stop`
     /// (`stop` itself is included when reached).
     pub fn reach_until(&self, from: Block, stop: Option<Block>) -> Vec<bool> {
-        let mut seen = vec![false; self.num_blocks()];
-        let mut stack = vec![from];
-        while let Some(b) = stack.pop() {
-            if seen[b.index()] {
-                continue;
-            }
-            seen[b.index()] = true;
-            if Some(b) == stop {
-                continue;
-            }
-            stack.extend(self.succs[b.index()].iter().copied());
+        self.reach_until_any(from, &self.mask(stop))
+    }
+
+    /// `stop` (if any) as a mask over the blocks.
+    pub fn mask(&self, stop: Option<Block>) -> Vec<bool> {
+        let mut m = vec![false; self.num_blocks()];
+        if let Some(s) = stop {
+            m[s.index()] = true;
         }
-        seen
+        m
     }
 
     /// Is there a path of at least one edge from `b` back to `b` that does
     /// not pass through `avoid`?
     pub fn cycles_avoiding(&self, b: Block, avoid: Block) -> bool {
+        self.cycles_avoiding_any(b, &self.mask(Some(avoid)))
+    }
+
+    /// Is there a path of at least one edge from `b` back to `b` that does
+    /// not pass through a block marked in `avoid`?
+    pub fn cycles_avoiding_any(&self, b: Block, avoid: &[bool]) -> bool {
         let mut seen = vec![false; self.num_blocks()];
         let mut stack: Vec<Block> = self.succs[b.index()].clone();
         while let Some(x) = stack.pop() {
             if x == b {
                 return true;
             }
-            if x == avoid || seen[x.index()] {
+            if avoid[x.index()] || seen[x.index()] {
                 continue;
             }
             seen[x.index()] = true;
@@ -165,6 +168,72 @@ impl Cfg {
                 _ => None,
             })
             .collect()
+    }
+}
+
+impl Cfg {
+    /// The nearest block through which every path from `b` to `target`
+    /// passes, ignoring paths that enter a block marked in `skip`: the
+    /// immediate post-dominator of `b` in the graph whose only exit is
+    /// `target`. `None` when `b` cannot reach `target` that way. (`target`
+    /// itself can be the answer.)
+    pub fn ipdom_towards(&self, b: Block, target: Block, skip: &[bool]) -> Option<Block> {
+        let n = self.num_blocks();
+        // Blocks reachable from b without entering a skipped block; target
+        // ends every path.
+        let mut nodes = vec![false; n];
+        let mut stack = vec![b];
+        while let Some(x) = stack.pop() {
+            if nodes[x.index()] || (skip[x.index()] && x != target) {
+                continue;
+            }
+            nodes[x.index()] = true;
+            if x != target {
+                stack.extend(self.succs[x.index()].iter().copied());
+            }
+        }
+        if !nodes[target.index()] || b == target {
+            return None;
+        }
+        // The reverse graph restricted to those blocks, from target.
+        let mut rsuccs: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut rpreds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for x in (0..n).filter(|&x| nodes[x] && x != target.index()) {
+            for s in &self.succs[x] {
+                if nodes[s.index()] && !rsuccs[s.index()].contains(&x) {
+                    rsuccs[s.index()].push(x);
+                    rpreds[x].push(s.index());
+                }
+            }
+        }
+        let post = reverse_postorder(target.index(), &rsuccs);
+        let mut order = vec![usize::MAX; n];
+        for (k, &x) in post.iter().enumerate() {
+            order[x] = k;
+        }
+        if order[b.index()] == usize::MAX {
+            return None;
+        }
+        let doms = iterate_doms(n, target.index(), &post, &rpreds, &order);
+        doms[b.index()].filter(|&d| d != b.index()).map(Block::new)
+    }
+
+    /// Blocks reachable from `from` (included) without entering any block
+    /// marked in `stop` (those are included when reached).
+    pub fn reach_until_any(&self, from: Block, stop: &[bool]) -> Vec<bool> {
+        let mut seen = vec![false; self.num_blocks()];
+        let mut stack = vec![from];
+        while let Some(b) = stack.pop() {
+            if seen[b.index()] {
+                continue;
+            }
+            seen[b.index()] = true;
+            if stop[b.index()] {
+                continue;
+            }
+            stack.extend(self.succs[b.index()].iter().copied());
+        }
+        seen
     }
 }
 
