@@ -117,7 +117,7 @@ fn splits(f: &Function, cfg: &Cfg, div: &Divergence, groups: &[Group]) -> Vec<Ve
             }
         });
         let bound = match held {
-            Some(g) => join_mask(cfg, &g.joins),
+            Some(g) => cfg.mask_of(&g.joins),
             None if cfg.succs[d.index()].iter().any(|&s| f.layout.is_cold(s)) => cfg.mask(ipdoms[d.index()].flatten()),
             None => none.clone(),
         };
@@ -143,7 +143,7 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
         let live: Vec<Points> = groups
             .iter()
             .map(|g| {
-                reach(cfg, body(g.setup), &join_mask(cfg, &g.joins), true)
+                reach(cfg, body(g.setup), &cfg.mask_of(&g.joins), true)
             })
             .collect();
         let n = groups.len();
@@ -228,16 +228,16 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
 /// the module comment, "Stale members")?
 fn stale_members(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], a: usize, facts: Option<&ModuleFacts>, out: &Plan) -> bool {
     let g = &groups[a];
-    for (b, h) in groups.iter().enumerate().filter(|&(b, _)| color[b] == color[a]) {
+    for h in groups.iter().zip(color).filter(|(_, &c)| c == color[a]).map(|(h, _)| h) {
         let stop = cfg.mask(Some(h.setup));
-        let again = g.joins.iter().flat_map(|&j| cfg.succs[j.index()].iter()).any(|&s| {
+        // A join that is also `h`'s setup passes its `BSSY` right after the `BSYNC`.
+        let again = g.joins.iter().filter(|&&j| j != h.setup).flat_map(|&j| cfg.succs[j.index()].iter()).any(|&s| {
             let r = cfg.reach_until_any(s, &stop);
             h.joins.iter().any(|j| r[j.index()])
         });
         if again {
             return true;
         }
-        let _ = b;
     }
     // A call after the join (before the setup again) into code with regions.
     let stop = cfg.mask(Some(g.setup));
@@ -248,12 +248,4 @@ fn stale_members(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], a: usize, fa
         }
     }
     out.calls.iter().any(|c| after[c.block.index()] && facts.is_none_or(|m| m.reaches_regions(&c.callee)))
-}
-
-fn join_mask(cfg: &Cfg, joins: &[Block]) -> Vec<bool> {
-    let mut m = vec![false; cfg.num_blocks()];
-    for j in joins {
-        m[j.index()] = true;
-    }
-    m
 }

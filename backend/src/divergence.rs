@@ -85,9 +85,14 @@ impl Cfg {
 
     /// `stop` (if any) as a mask over the blocks.
     pub fn mask(&self, stop: Option<Block>) -> Vec<bool> {
+        self.mask_of(stop.as_slice())
+    }
+
+    /// `blocks` as a mask over the blocks.
+    pub fn mask_of(&self, blocks: &[Block]) -> Vec<bool> {
         let mut m = vec![false; self.num_blocks()];
-        if let Some(s) = stop {
-            m[s.index()] = true;
+        for b in blocks {
+            m[b.index()] = true;
         }
         m
     }

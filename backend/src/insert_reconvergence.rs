@@ -1,5 +1,6 @@
 //! Reconvergence: `BSSY Bk, J` / `BSYNC Bk` around every divergent region of
-//! a kernel (`docs/kernels.md`, "Reconvergence"; the protocol of
+//! a kernel, and of a device function when the whole module is known
+//! (`docs/kernels.md`, "Reconvergence"; the protocol of
 //! `docs/isa-extensions.md` 3.4–3.5).
 //!
 //! The regions are planned on CLIF ([`plan`], before instruction selection,
@@ -7,41 +8,32 @@
 //! instructions put into the laid-out code after `encode` ([`insert`]):
 //!
 //! - For a divergent `brif` / `br_table` in block `b`, the join `J` is the
-//!   immediate post-dominator of `b`. If there is none (some lanes leave the
-//!   function on the way) or `J` only ends the kernel, the branch needs no
-//!   region: exited lanes need no reconvergence.
+//!   immediate post-dominator of `b`; no region when `J` only ends the
+//!   kernel. When it is the virtual exit (lanes leave by different
+//!   `return`s), a kernel's join is found past the exit tails
+//!   ([`exit_join`]: the lanes that end on the way count as arrived), and a
+//!   device function's lanes meet at every return block (one region from
+//!   the entry). An intended early exit (`if (i >= n) return;`) needs none.
 //! - The `BSSY` goes at the start of a block `P` executed once per entry into
 //!   the region: `b` itself, or — when `b` can be reached again from itself
 //!   without passing `J` (a loop whose exit is divergent) — the nearest
-//!   dominator of `b` that cannot (the loop's preheader). `J` must
-//!   post-dominate `P`, so every path from the `BSSY` reaches the `BSYNC`
-//!   (or ends the kernel: exited lanes count as arrived); a branch for which
-//!   no such `P` exists gets no region and is reported in [`Plan::skipped`].
+//!   dominator of `b` that cannot (the loop's preheader). Every path from `P`
+//!   must meet `J` or run into an exit tail; a branch for which no such `P`
+//!   exists gets no region and is reported in [`Plan::skipped`].
 //! - A branch into a cold block (`Layout::is_cold`: the byte-wise path of a
 //!   possibly misaligned access) gets no region: it is almost never taken.
-//! - Divergent branches with the same `J` share one region, set up at the
-//!   nearest common dominator of their blocks: the one `BSYNC` at `J` gathers
-//!   all of them.
-//! - `BSYNC Bk` is the first instruction of `J` (after the `BSYNC` of a
-//!   region that ends there, before the `BSSY` of one that starts there).
-//!   When `J` can be reached again from itself without passing `P` (a join
-//!   inside a loop whose setup is outside it), `BREAK Bk` follows the
-//!   `BSYNC`: once the lanes are released it empties the barrier, so lanes
-//!   that come round again are not held for members that left the loop.
-//! - **Barrier registers:** every region of a function gets its own `Bk`,
-//!   in order of the regions' setup blocks (`B0` first), so no region can
-//!   overwrite a barrier that lanes of another region wait on, however the
-//!   lane groups are scheduled. A function with more than 16 regions keeps
-//!   the 16 largest (by blocks) and reports the others as skipped (their
-//!   lanes still reconverge by the lowest-PC rule where the layout allows).
-//! - **Device functions** get no regions: the barrier registers are
-//!   callee-saved (`docs/isa-extensions.md` 7.1), and leaving them alone is
-//!   the cheapest way to keep them; a device function's lanes reconverge by
-//!   the lowest-PC-first rule, and lanes that called it together are
-//!   gathered again by the caller's region around the call.
+//! - Divergent branches with the same joins share one region, set up at the
+//!   nearest common dominator of their blocks.
+//! - `BSYNC Bk` is the first instruction of each join (after the `BSYNC` of a
+//!   region that ends there, before the `BSSY` of one that starts there),
+//!   followed by `BREAK Bk` when a lane could otherwise meet a `BSYNC Bk`
+//!   again as a stale member.
+//! - **Barrier registers** by interference ([`crate::alloc_bregs`]);
+//!   a device function avoids the registers its callers may hold
+//!   ([`crate::call_graph`]).
 //!
-//! It also rejects a CTA barrier (`%ursa_barrier`) in divergent control
-//! flow ([`check_barriers`]).
+//! It also rejects a CTA barrier (`%ursa_barrier`, or a call that reaches
+//! one) in divergent control flow ([`check_barriers`]).
 
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{self, Block, Function, InstructionData, Opcode};
@@ -293,7 +285,7 @@ fn reaching(cfg: &Cfg, j: Block) -> Vec<bool> {
 /// each block reachable from `p` before the joins is a tail or can still
 /// reach a join.
 fn covers(cfg: &Cfg, p: Block, joins: &[Block], tails: &[bool]) -> bool {
-    let stop = join_mask(cfg, joins);
+    let stop = cfg.mask_of(joins);
     let mut can = vec![false; cfg.num_blocks()];
     for &j in joins {
         for (i, r) in reaching(cfg, j).into_iter().enumerate() {
@@ -302,14 +294,6 @@ fn covers(cfg: &Cfg, p: Block, joins: &[Block], tails: &[bool]) -> bool {
     }
     let r = cfg.reach_until_any(p, &stop);
     (0..cfg.num_blocks()).all(|i| !r[i] || stop[i] || tails[i] || can[i]) && !tails[p.index()]
-}
-
-fn join_mask(cfg: &Cfg, joins: &[Block]) -> Vec<bool> {
-    let mut m = vec![false; cfg.num_blocks()];
-    for j in joins {
-        m[j.index()] = true;
-    }
-    m
 }
 
 /// For a divergent branch in `b` of a kernel whose paths end at different
@@ -419,7 +403,7 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
     // A setup block for the joins at or above `start`: executed once per
     // entry into the region, every path from it meeting a join or ending.
     let setup_for = |start: Block, joins: &[Block], tails: &[bool]| -> Option<Block> {
-        let stop = join_mask(cfg, joins);
+        let stop = cfg.mask_of(joins);
         let mut p = start;
         loop {
             if stop[p.index()] {
@@ -472,7 +456,7 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
         if kernel {
             // The tails this region's lanes may leave by stay exits; those
             // leading into its join are no longer tails.
-            let stop = join_mask(cfg, &joins);
+            let stop = cfg.mask_of(&joins);
             let inside = cfg.reach_until_any(b, &stop);
             for &j in &joins {
                 for (i, r) in reaching(cfg, j).into_iter().enumerate() {
@@ -498,7 +482,7 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
         if !kernel || g.joins.iter().all(|&j| g.branches.iter().all(|&b| ipdoms[b.index()] == Some(Some(j)))) {
             return true;
         }
-        let stop = join_mask(cfg, &g.joins);
+        let stop = cfg.mask_of(&g.joins);
         let inside = g.branches.iter().flat_map(|&b| cfg.succs[b.index()].iter().map(|&s| cfg.reach_until_any(s, &stop))).fold(vec![false; cfg.num_blocks()], |mut acc, r| {
             for (a, x) in acc.iter_mut().zip(r) {
                 *a |= x;
