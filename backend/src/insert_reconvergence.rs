@@ -299,23 +299,28 @@ fn covers(cfg: &Cfg, p: Block, joins: &[Block], tails: &[bool]) -> bool {
 /// For a divergent branch in `b` of a kernel whose paths end at different
 /// `return`s (its immediate post-dominator is the virtual exit): the block
 /// where the lanes that stay meet, the others ending in exit tails on the
-/// way (an early `return` from a loop). For each tail the branch can run
-/// into, the nearest block through which every path from `b` to that tail
+/// way (an early `return` from a loop). For each block that ends the
+/// function or is a tail (or was, before it led into a join of an earlier
+/// region), the nearest block through which every path from `b` to it
 /// passes is a candidate; it is valid when every other path from `b` runs
 /// into a tail, and it is not a tail that an earlier region lets its lanes
 /// leave by (`early`). Of the valid ones, the one with the largest region.
 /// `Err(why)` when none is needed (the lanes that do not stay together go
 /// straight to a `return` or to such a tail) or none exists.
-fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], early: &[bool]) -> Result<Block, Option<String>> {
+fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[bool], early: &[bool]) -> Result<Block, Option<String>> {
     let staying: Vec<Block> = cfg.succs[b.index()].iter().copied().filter(|&s| !early[s.index()] && !only_exits(f, s)).collect();
     if staying.iter().all(|&s| s == staying[0]) {
         return Err(Some(format!("divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)", b)));
     }
-    let reach = cfg.reach_until_any(b, tails);
+    let reach = cfg.reach_until(b, None);
     let mut best: Option<(usize, Block)> = None;
-    for &t in cfg.rpo.iter().filter(|t| reach[t.index()] && tails[t.index()] && !early[t.index()]) {
-        let mut skip = tails.to_vec();
-        skip[t.index()] = false;
+    // The targets: the blocks that end the function, and the tails (also
+    // former tails that now lead into a join).
+    let target = |t: Block| first_tails[t.index()] || cfg.succs[t.index()].is_empty();
+    for &t in cfg.rpo.iter().filter(|&&t| reach[t.index()] && target(t) && !early[t.index()]) {
+        // Paths into other tails are ignored, not those into t's own chain.
+        let lead = reaching(cfg, t);
+        let skip: Vec<bool> = (0..cfg.num_blocks()).map(|i| tails[i] && !lead[i]).collect();
         let Some(j) = cfg.ipdom_towards(b, t, &skip) else { continue };
         if early[j.index()] || !covers(cfg, b, &[j], tails) {
             continue;
@@ -373,7 +378,8 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
     let idoms = cfg.idoms();
     // Exit tails, less those that lead into a join (lanes there wait), and
     // the tails that regions let their lanes leave by (never a join).
-    let mut tails = exit_tails(f, cfg, kernel);
+    let first_tails = exit_tails(f, cfg, kernel);
+    let mut tails = first_tails.clone();
     let mut early = vec![false; cfg.num_blocks()];
     let returns: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| f.layout.last_inst(b).is_some_and(|i| f.dfg.insts[i].opcode() == Opcode::Return)).collect();
     let depth = |mut b: Block| {
@@ -428,7 +434,7 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
         let joins = match ipdoms[b.index()] {
             Some(Some(j)) if kernel && only_exits(f, j) => continue,
             Some(Some(j)) => vec![j],
-            Some(None) if kernel => match exit_join(f, cfg, b, &tails, &early) {
+            Some(None) if kernel => match exit_join(f, cfg, b, &tails, &first_tails, &early) {
                 Ok(j) => vec![j],
                 Err(why) => {
                     skipped.extend(why);
