@@ -249,3 +249,43 @@ fn stale_members(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], a: usize, fa
     }
     out.calls.iter().any(|c| after[c.block.index()] && facts.is_none_or(|m| m.reaches_regions(&c.callee)))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::insert_reconvergence::plan;
+
+    /// (setup, first join, register) of each region of kernel `src`.
+    fn regions(src: &str) -> Vec<(String, String, u8)> {
+        let f = cranelift_reader::parse_functions(src).unwrap().remove(0);
+        let p = plan(&f, true, None).unwrap();
+        assert!(p.skipped.is_empty(), "{:?}", p.skipped);
+        p.regions.iter().map(|r| (r.setup.to_string(), r.joins[0].to_string(), r.breg)).collect()
+    }
+
+    const HEAD: &str = "function %k(i64) {\n    fn0 = %ursa_tid_x() -> i32\nblock0(v0: i64):\n    v1 = call fn0()\n    v2 = iconst.i32 1\n    v3 = band v1, v2\n    v4 = iconst.i32 2\n    v5 = band v1, v4\n";
+
+    #[test]
+    fn regions_that_follow_each_other_share_a_register() {
+        let src = format!(
+            "{}    brif v3, block1, block2\nblock1:\n    jump block2\nblock2:\n    brif v5, block3, block4\nblock3:\n    jump block4\nblock4:\n    store v1, v0\n    return\n}}",
+            HEAD
+        );
+        assert_eq!(regions(&src), vec![("block0".into(), "block2".into(), 0), ("block2".into(), "block4".into(), 0)]);
+    }
+
+    #[test]
+    fn nested_regions_and_regions_on_two_sides_of_a_split_do_not() {
+        // block0 splits the lanes; the then side has region block1..block4,
+        // the else side block2..block6: lanes can be in both at once.
+        let src = format!(
+            "{}    brif v3, block1, block2\nblock1:\n    brif v5, block3, block4\nblock3:\n    jump block4\nblock4:\n    jump block7\nblock2:\n    brif v5, block5, block6\nblock5:\n    jump block6\nblock6:\n    jump block7\nblock7:\n    store v1, v0\n    return\n}}",
+            HEAD
+        );
+        let r = regions(&src);
+        assert_eq!(r.len(), 3, "{:?}", r);
+        let reg = |s: &str| r.iter().find(|x| x.0 == s).unwrap().2;
+        assert_eq!(reg("block0"), 0);
+        assert_ne!(reg("block1"), reg("block2"), "{:?}", r);
+        assert!(reg("block1") != 0 && reg("block2") != 0, "{:?}", r);
+    }
+}

@@ -579,4 +579,34 @@ block5:
         assert!(cfg.cycles_avoiding(b(1), b(3)));
         assert!(!cfg.cycles_avoiding(b(3), b(1)));
     }
+
+    #[test]
+    fn post_dominator_towards_one_exit() {
+        // block3 returns early from the loop; towards block5's return every
+        // path from the loop header passes block5 itself, towards block3's
+        // it passes block2.
+        let src = "function %k(i32) {
+block0(v0: i32):
+    jump block1
+block1:
+    brif v0, block2, block5
+block2:
+    brif v0, block3, block4
+block3:
+    return
+block4:
+    jump block1
+block5:
+    return
+}";
+        let f = func(src);
+        let cfg = Cfg::new(&f);
+        let b = |n: u32| Block::from_u32(n);
+        assert_eq!(cfg.ipdoms()[1], Some(None));
+        let mut skip = cfg.mask(Some(b(3)));
+        assert_eq!(cfg.ipdom_towards(b(1), b(5), &skip), Some(b(5)));
+        skip = cfg.mask(Some(b(5)));
+        assert_eq!(cfg.ipdom_towards(b(1), b(3), &skip), Some(b(2)));
+        assert_eq!(cfg.ipdom_towards(b(5), b(3), &skip), None);
+    }
 }
