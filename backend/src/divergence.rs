@@ -223,6 +223,19 @@ impl Cfg {
         doms[b.index()].filter(|&d| d != b.index()).map(Block::new)
     }
 
+    /// Blocks from which `to` can be reached (`to` included).
+    pub fn reaching(&self, to: Block) -> Vec<bool> {
+        let mut seen = vec![false; self.num_blocks()];
+        let mut stack = vec![to];
+        while let Some(x) = stack.pop() {
+            if !seen[x.index()] {
+                seen[x.index()] = true;
+                stack.extend(self.preds[x.index()].iter().copied());
+            }
+        }
+        seen
+    }
+
     /// Blocks reachable from `from` (included) without entering any block
     /// marked in `stop` (those are included when reached).
     pub fn reach_until_any(&self, from: Block, stop: &[bool]) -> Vec<bool> {
@@ -420,14 +433,7 @@ pub fn analyze(f: &Function, cfg: &Cfg, kernel: bool) -> Divergence {
             }
             // Temporal: the blocks on a cycle through b.
             let fwd = cfg.reach_until(b, None);
-            let mut bwd = vec![false; cfg.num_blocks()];
-            let mut stack = vec![b];
-            while let Some(x) = stack.pop() {
-                if !bwd[x.index()] {
-                    bwd[x.index()] = true;
-                    stack.extend(cfg.preds[x.index()].iter().copied());
-                }
-            }
+            let bwd = cfg.reaching(b);
             let on_cycle: Vec<bool> = (0..cfg.num_blocks()).map(|i| fwd[i] && bwd[i]).collect();
             if !cfg.preds[b.index()].iter().any(|p| fwd[p.index()]) {
                 continue;

@@ -268,19 +268,6 @@ fn exit_tails(f: &Function, cfg: &Cfg, kernel: bool) -> Vec<bool> {
     out
 }
 
-/// Blocks from which `j` can be reached.
-fn reaching(cfg: &Cfg, j: Block) -> Vec<bool> {
-    let mut seen = vec![false; cfg.num_blocks()];
-    let mut stack = vec![j];
-    while let Some(x) = stack.pop() {
-        if !seen[x.index()] {
-            seen[x.index()] = true;
-            stack.extend(cfg.preds[x.index()].iter().copied());
-        }
-    }
-    seen
-}
-
 /// Every path from `p` meets a block of `joins` or runs into an exit tail:
 /// each block reachable from `p` before the joins is a tail or can still
 /// reach a join.
@@ -288,7 +275,7 @@ fn covers(cfg: &Cfg, p: Block, joins: &[Block], tails: &[bool]) -> bool {
     let stop = cfg.mask_of(joins);
     let mut can = vec![false; cfg.num_blocks()];
     for &j in joins {
-        for (i, r) in reaching(cfg, j).into_iter().enumerate() {
+        for (i, r) in cfg.reaching(j).into_iter().enumerate() {
             can[i] |= r;
         }
     }
@@ -319,7 +306,7 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
     let target = |t: Block| first_tails[t.index()] || cfg.succs[t.index()].is_empty();
     for &t in cfg.rpo.iter().filter(|&&t| reach[t.index()] && target(t) && !early[t.index()]) {
         // Paths into other tails are ignored, not those into t's own chain.
-        let lead = reaching(cfg, t);
+        let lead = cfg.reaching(t);
         let skip: Vec<bool> = (0..cfg.num_blocks()).map(|i| tails[i] && !lead[i]).collect();
         let Some(j) = cfg.ipdom_towards(b, t, &skip) else { continue };
         if early[j.index()] || !covers(cfg, b, &[j], tails) {
@@ -465,7 +452,7 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
             let stop = cfg.mask_of(&joins);
             let inside = cfg.reach_until_any(b, &stop);
             for &j in &joins {
-                for (i, r) in reaching(cfg, j).into_iter().enumerate() {
+                for (i, r) in cfg.reaching(j).into_iter().enumerate() {
                     if r && tails[i] {
                         tails[i] = false;
                     } else if inside[i] && tails[i] {

@@ -34,6 +34,27 @@ fn profile_rows(out: &str) -> Vec<(u64, u64, String)> {
         .collect()
 }
 
+/// Asserts that every row after `rows[from]` up to the first one starting
+/// with `end` (included) issued `want` times.
+fn assert_issues_after(rows: &[(u64, u64, String)], from: usize, end: &str, want: u64, text: &str) {
+    let last = rows[from..].iter().position(|r| r.2.starts_with(end)).unwrap_or_else(|| panic!("no {} after row {}:\n{}", end, from, text)) + from;
+    for r in &rows[from + 1..=last] {
+        assert_eq!(r.0, want, "instruction `{}` after `{}`:\n{}", r.2, rows[from].2, text);
+    }
+}
+
+/// Launches `kernel` of object `obj` over `ctas` CTAs of `block` threads
+/// with arguments (`out`: i32[n + 1], `n`: i32), strict and profiled; the
+/// output.
+fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> String {
+    let o = ursa(&[
+        "run", obj, "--kernel", kernel, "--grid", &ctas.to_string(), "--block", &block.to_string(),
+        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn out_values(out: &str, name: &str) -> Vec<i64> {
     let line = out.lines().find(|l| l.starts_with(&format!("{} = [", name))).unwrap_or_else(|| panic!("no {} in {}", name, out));
     let inner = line.split_once('[').unwrap().1.trim_end_matches(']');
@@ -146,12 +167,7 @@ fn divergent_loop_matches_host_and_reconverges() {
 fn nested_regions_with_join_on_a_loop() {
     let obj = kernel("nested");
     let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let o = ursa(&[
-        "run", &obj, "--kernel", "nested", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out_n(&obj, "nested", ctas, block, n);
     let got = out_values(&text, "out");
     for i in 0..n as i32 {
         let tid = i % block as i32;
@@ -168,11 +184,8 @@ fn nested_regions_with_join_on_a_loop() {
         assert!(rows.iter().any(|r| r.2.starts_with(want)), "no {} in\n{}", want, text);
     }
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap();
-    let exit = rows[join..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + join;
     let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
-    for r in &rows[join + 1..=exit] {
-        assert_eq!(r.0, live_warps, "tail instruction `{}`:\n{}", r.2, text);
-    }
+    assert_issues_after(&rows, join, "EXIT", live_warps, &text);
 }
 
 /// `ursa run --stats` on a hand-counted launch (`examples/vadd.s`, 2 CTAs of
@@ -291,10 +304,7 @@ fn more_regions_than_barrier_registers() {
     }
     let rows = profile_rows(&text);
     let last = rows.iter().rposition(|r| r.2.starts_with("BSYNC")).unwrap();
-    let exit = rows[last..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + last;
-    for r in &rows[last + 1..=exit] {
-        assert_eq!(r.0, (n / 32) as u64, "tail instruction `{}`:\n{}", r.2, text);
-    }
+    assert_issues_after(&rows, last, "EXIT", (n / 32) as u64, &text);
 }
 
 /// A divergent loop with an early `return` inside it: the lanes that stay
@@ -309,12 +319,7 @@ fn early_return_inside_a_divergent_loop() {
     assert_eq!(listing.matches("BSSY B").count(), 1, "{}", listing);
     let obj = kernel("early_return_loop");
     let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let o = ursa(&[
-        "run", &obj, "--kernel", "early_return_loop", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out_n(&obj, "early_return_loop", ctas, block, n);
     let got = out_values(&text, "out");
     let mut tail_warps = std::collections::BTreeSet::new();
     for i in 0..n {
@@ -338,10 +343,7 @@ fn early_return_inside_a_divergent_loop() {
     assert!(text.contains("@P0 EXIT"), "{}", text);
     let rows = profile_rows(&text);
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
-    let exit = rows[join..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + join;
-    for r in &rows[join + 1..=exit] {
-        assert_eq!(r.0, tail_warps.len() as u64, "tail instruction `{}`:\n{}", r.2, text);
-    }
+    assert_issues_after(&rows, join, "EXIT", tail_warps.len() as u64, &text);
 }
 
 /// A device function with a divergent loop, called by a kernel: the device
@@ -358,12 +360,7 @@ fn divergent_loop_in_a_device_function() {
     let o = ursa(&["compile", "--kernel", "call_dev", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let o = ursa(&[
-        "run", obj.to_str().unwrap(), "--kernel", "call_dev", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out_n(obj.to_str().unwrap(), "call_dev", ctas, block, n);
     let got = out_values(&text, "out");
     for i in 0..n {
         let t = (i as u32 % block) as i32;
@@ -374,11 +371,8 @@ fn divergent_loop_in_a_device_function() {
     assert_eq!(got[n], 0, "a thread past n wrote");
     let rows = function_rows(&text, "dev_loop");
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
-    let ret = rows[join..].iter().position(|r| r.2.starts_with("RET")).unwrap() + join;
     let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
-    for r in &rows[join + 1..=ret] {
-        assert_eq!(r.0, live_warps, "device function tail instruction `{}`:\n{}", r.2, text);
-    }
+    assert_issues_after(&rows, join, "RET", live_warps, &text);
 }
 
 /// A device function that lanes of one warp may run in two groups at once
