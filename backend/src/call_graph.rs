@@ -158,14 +158,14 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
         }
     }
     // A first plan of every function, with no registers to avoid, tells
-    // which of its calls may run at once.
+    // which of its calls may run at once (the final plans below may tell
+    // more: a region dropped for want of a register holds no lanes).
     let mut provisional = facts.clone();
     for f in (0..n).filter(|&f| !kernels[f]) {
         provisional.device.insert(syms[f].clone(), DeviceFacts::default());
     }
     let first: Vec<Option<Plan>> = funcs.iter().zip(kernels).map(|(f, &k)| legalized_plan(f, k, &provisional)).collect();
-    for g in 0..n {
-        let Some(p) = &first[g] else { continue };
+    let mark_twice = |twice: &mut Vec<Option<String>>, g: usize, p: &Plan| {
         for &(s, t) in &p.concurrent_calls {
             for f in 0..n {
                 let runs = |c: &Callee| targets(c).iter().any(|&x| below[x][f]);
@@ -174,15 +174,20 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
                 }
             }
         }
-    }
-    // Whatever a function that may run twice calls may run twice too.
-    for g in 0..n {
-        if let Some(why) = twice[g].clone() {
-            for f in 0..n {
-                if f != g && below[g][f] && !kernels[f] && twice[f].is_none() {
-                    twice[f] = Some(format!("%{} calls it, and {}", syms[g], why));
+        // Whatever a function that may run twice calls may run twice too.
+        for h in 0..n {
+            if let Some(why) = twice[h].clone() {
+                for f in 0..n {
+                    if f != h && below[h][f] && !kernels[f] && twice[f].is_none() {
+                        twice[f] = Some(format!("%{} calls it, and {}", syms[h], why));
+                    }
                 }
             }
+        }
+    };
+    for g in 0..n {
+        if let Some(p) = &first[g] {
+            mark_twice(&mut twice, g, p);
         }
     }
     let has_regions: Vec<bool> = (0..n).map(|f| twice[f].is_none() && first[f].as_ref().is_some_and(|p| !p.regions.is_empty())).collect();
@@ -214,9 +219,11 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
         if !kernels[f] {
             if let Some(d) = facts.device.get_mut(&syms[f]) {
                 d.avoid = avoid[f];
+                d.no_regions = twice[f].clone();
             }
         }
         let Some(p) = legalized_plan(&funcs[f], kernels[f], &facts) else { continue };
+        mark_twice(&mut twice, f, &p);
         for c in &p.calls {
             for x in targets(&c.callee) {
                 for h in (0..n).filter(|&h| below[x][h]) {
