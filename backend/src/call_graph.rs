@@ -201,18 +201,36 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     for f in (0..n).filter(|&f| !kernels[f]) {
         facts.device.insert(syms[f].clone(), DeviceFacts { avoid: 0, no_regions: twice[f].clone() });
     }
+    // Callers first (Kahn's algorithm on the calls between different
+    // functions; a cycle is broken at its lowest-numbered function).
+    let mut callers_left = vec![0usize; n];
+    for (g, cs) in callees.iter().enumerate() {
+        for &f in cs.iter().filter(|&&f| f != g) {
+            callers_left[f] += 1;
+        }
+    }
     let mut done = vec![false; n];
-    let mut order = Vec::new();
+    let mut order = Vec::with_capacity(n);
+    let mut ready: Vec<usize> = (0..n).rev().filter(|&f| callers_left[f] == 0).collect();
     while order.len() < n {
-        // Next: a function none of whose callers is still to do (kernels
-        // and functions in a cycle last resort: the first not done).
-        let next = (0..n)
-            .filter(|&f| !done[f])
-            .find(|&f| !(0..n).any(|g| !done[g] && g != f && callees[g].contains(&f)))
-            .or_else(|| (0..n).find(|&f| !done[f]));
-        let Some(f) = next else { break };
+        let f = match ready.pop() {
+            Some(f) => f,
+            None => match (0..n).find(|&f| !done[f]) {
+                Some(f) => f,
+                None => break,
+            },
+        };
+        if done[f] {
+            continue;
+        }
         done[f] = true;
         order.push(f);
+        for &h in callees[f].iter().filter(|&&h| h != f) {
+            callers_left[h] = callers_left[h].saturating_sub(1);
+            if callers_left[h] == 0 && !done[h] {
+                ready.push(h);
+            }
+        }
     }
     let mut avoid = vec![0u16; n];
     for &f in &order {
