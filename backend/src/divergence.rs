@@ -81,31 +81,39 @@ impl Cfg {
     /// Blocks reachable from `from` (included) without entering `stop`
     /// (`stop` itself is included when reached).
     pub fn reach_until(&self, from: Block, stop: Option<Block>) -> Vec<bool> {
-        let mut seen = vec![false; self.num_blocks()];
-        let mut stack = vec![from];
-        while let Some(b) = stack.pop() {
-            if seen[b.index()] {
-                continue;
-            }
-            seen[b.index()] = true;
-            if Some(b) == stop {
-                continue;
-            }
-            stack.extend(self.succs[b.index()].iter().copied());
+        self.reach_until_any(from, &self.mask(stop))
+    }
+
+    /// `stop` (if any) as a mask over the blocks.
+    pub fn mask(&self, stop: Option<Block>) -> Vec<bool> {
+        self.mask_of(stop.as_slice())
+    }
+
+    /// `blocks` as a mask over the blocks.
+    pub fn mask_of(&self, blocks: &[Block]) -> Vec<bool> {
+        let mut m = vec![false; self.num_blocks()];
+        for b in blocks {
+            m[b.index()] = true;
         }
-        seen
+        m
     }
 
     /// Is there a path of at least one edge from `b` back to `b` that does
     /// not pass through `avoid`?
     pub fn cycles_avoiding(&self, b: Block, avoid: Block) -> bool {
+        self.cycles_avoiding_any(b, &self.mask(Some(avoid)))
+    }
+
+    /// Is there a path of at least one edge from `b` back to `b` that does
+    /// not pass through a block marked in `avoid`?
+    pub fn cycles_avoiding_any(&self, b: Block, avoid: &[bool]) -> bool {
         let mut seen = vec![false; self.num_blocks()];
         let mut stack: Vec<Block> = self.succs[b.index()].clone();
         while let Some(x) = stack.pop() {
             if x == b {
                 return true;
             }
-            if x == avoid || seen[x.index()] {
+            if avoid[x.index()] || seen[x.index()] {
                 continue;
             }
             seen[x.index()] = true;
@@ -166,6 +174,85 @@ impl Cfg {
                 _ => None,
             })
             .collect()
+    }
+}
+
+impl Cfg {
+    /// The nearest block through which every path from `b` to `target`
+    /// passes, ignoring paths that enter a block marked in `skip`: the
+    /// immediate post-dominator of `b` in the graph whose only exit is
+    /// `target`. `None` when `b` cannot reach `target` that way. (`target`
+    /// itself can be the answer.)
+    pub fn ipdom_towards(&self, b: Block, target: Block, skip: &[bool]) -> Option<Block> {
+        let n = self.num_blocks();
+        // Blocks reachable from b without entering a skipped block; target
+        // ends every path.
+        let mut nodes = vec![false; n];
+        let mut stack = vec![b];
+        while let Some(x) = stack.pop() {
+            if nodes[x.index()] || (skip[x.index()] && x != target) {
+                continue;
+            }
+            nodes[x.index()] = true;
+            if x != target {
+                stack.extend(self.succs[x.index()].iter().copied());
+            }
+        }
+        if !nodes[target.index()] || b == target {
+            return None;
+        }
+        // The reverse graph restricted to those blocks, from target.
+        let mut rsuccs: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut rpreds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for x in (0..n).filter(|&x| nodes[x] && x != target.index()) {
+            for s in &self.succs[x] {
+                if nodes[s.index()] && !rsuccs[s.index()].contains(&x) {
+                    rsuccs[s.index()].push(x);
+                    rpreds[x].push(s.index());
+                }
+            }
+        }
+        let post = reverse_postorder(target.index(), &rsuccs);
+        let mut order = vec![usize::MAX; n];
+        for (k, &x) in post.iter().enumerate() {
+            order[x] = k;
+        }
+        if order[b.index()] == usize::MAX {
+            return None;
+        }
+        let doms = iterate_doms(n, target.index(), &post, &rpreds, &order);
+        doms[b.index()].filter(|&d| d != b.index()).map(Block::new)
+    }
+
+    /// Blocks from which `to` can be reached (`to` included).
+    pub fn reaching(&self, to: Block) -> Vec<bool> {
+        let mut seen = vec![false; self.num_blocks()];
+        let mut stack = vec![to];
+        while let Some(x) = stack.pop() {
+            if !seen[x.index()] {
+                seen[x.index()] = true;
+                stack.extend(self.preds[x.index()].iter().copied());
+            }
+        }
+        seen
+    }
+
+    /// Blocks reachable from `from` (included) without entering any block
+    /// marked in `stop` (those are included when reached).
+    pub fn reach_until_any(&self, from: Block, stop: &[bool]) -> Vec<bool> {
+        let mut seen = vec![false; self.num_blocks()];
+        let mut stack = vec![from];
+        while let Some(b) = stack.pop() {
+            if seen[b.index()] {
+                continue;
+            }
+            seen[b.index()] = true;
+            if stop[b.index()] {
+                continue;
+            }
+            stack.extend(self.succs[b.index()].iter().copied());
+        }
+        seen
     }
 }
 
@@ -347,14 +434,7 @@ pub fn analyze(f: &Function, cfg: &Cfg, kernel: bool) -> Divergence {
             }
             // Temporal: the blocks on a cycle through b.
             let fwd = cfg.reach_until(b, None);
-            let mut bwd = vec![false; cfg.num_blocks()];
-            let mut stack = vec![b];
-            while let Some(x) = stack.pop() {
-                if !bwd[x.index()] {
-                    bwd[x.index()] = true;
-                    stack.extend(cfg.preds[x.index()].iter().copied());
-                }
-            }
+            let bwd = cfg.reaching(b);
             let on_cycle: Vec<bool> = (0..cfg.num_blocks()).map(|i| fwd[i] && bwd[i]).collect();
             if !cfg.preds[b.index()].iter().any(|p| fwd[p.index()]) {
                 continue;
@@ -505,5 +585,35 @@ block5:
         assert_eq!(ip[5], Some(None));
         assert!(cfg.cycles_avoiding(b(1), b(3)));
         assert!(!cfg.cycles_avoiding(b(3), b(1)));
+    }
+
+    #[test]
+    fn post_dominator_towards_one_exit() {
+        // block3 returns early from the loop; towards block5's return every
+        // path from the loop header passes block5 itself, towards block3's
+        // it passes block2.
+        let src = "function %k(i32) {
+block0(v0: i32):
+    jump block1
+block1:
+    brif v0, block2, block5
+block2:
+    brif v0, block3, block4
+block3:
+    return
+block4:
+    jump block1
+block5:
+    return
+}";
+        let f = func(src);
+        let cfg = Cfg::new(&f);
+        let b = |n: u32| Block::from_u32(n);
+        assert_eq!(cfg.ipdoms()[1], Some(None));
+        let mut skip = cfg.mask(Some(b(3)));
+        assert_eq!(cfg.ipdom_towards(b(1), b(5), &skip), Some(b(5)));
+        skip = cfg.mask(Some(b(5)));
+        assert_eq!(cfg.ipdom_towards(b(1), b(3), &skip), Some(b(2)));
+        assert_eq!(cfg.ipdom_towards(b(5), b(3), &skip), None);
     }
 }

@@ -1,5 +1,6 @@
 //! Reconvergence: `BSSY Bk, J` / `BSYNC Bk` around every divergent region of
-//! a kernel (`docs/kernels.md`, "Reconvergence"; the protocol of
+//! a kernel, and of a device function when the whole module is known
+//! (`docs/kernels.md`, "Reconvergence"; the protocol of
 //! `docs/isa-extensions.md` 3.4–3.5).
 //!
 //! The regions are planned on CLIF ([`plan`], before instruction selection,
@@ -7,48 +8,41 @@
 //! instructions put into the laid-out code after `encode` ([`insert`]):
 //!
 //! - For a divergent `brif` / `br_table` in block `b`, the join `J` is the
-//!   immediate post-dominator of `b`. If there is none (some lanes leave the
-//!   function on the way) or `J` only ends the kernel, the branch needs no
-//!   region: exited lanes need no reconvergence.
+//!   immediate post-dominator of `b`; no region when `J` only ends the
+//!   kernel. When it is the virtual exit (lanes leave by different
+//!   `return`s), a kernel's join is found past the exit tails
+//!   ([`exit_join`]: the lanes that end on the way count as arrived), and a
+//!   device function's lanes meet at every return block (one region from
+//!   the entry). An intended early exit (`if (i >= n) return;`) needs none.
 //! - The `BSSY` goes at the start of a block `P` executed once per entry into
 //!   the region: `b` itself, or — when `b` can be reached again from itself
 //!   without passing `J` (a loop whose exit is divergent) — the nearest
-//!   dominator of `b` that cannot (the loop's preheader). `J` must
-//!   post-dominate `P`, so every path from the `BSSY` reaches the `BSYNC`
-//!   (or ends the kernel: exited lanes count as arrived); a branch for which
-//!   no such `P` exists gets no region and is reported in [`Plan::skipped`].
+//!   dominator of `b` that cannot (the loop's preheader). Every path from `P`
+//!   must meet `J` or run into an exit tail; a branch for which no such `P`
+//!   exists gets no region and is reported in [`Plan::skipped`].
 //! - A branch into a cold block (`Layout::is_cold`: the byte-wise path of a
 //!   possibly misaligned access) gets no region: it is almost never taken.
-//! - Divergent branches with the same `J` share one region, set up at the
-//!   nearest common dominator of their blocks: the one `BSYNC` at `J` gathers
-//!   all of them.
-//! - `BSYNC Bk` is the first instruction of `J` (after the `BSYNC` of a
-//!   region that ends there, before the `BSSY` of one that starts there).
-//!   When `J` can be reached again from itself without passing `P` (a join
-//!   inside a loop whose setup is outside it), `BREAK Bk` follows the
-//!   `BSYNC`: once the lanes are released it empties the barrier, so lanes
-//!   that come round again are not held for members that left the loop.
-//! - **Barrier registers:** every region of a function gets its own `Bk`,
-//!   in order of the regions' setup blocks (`B0` first), so no region can
-//!   overwrite a barrier that lanes of another region wait on, however the
-//!   lane groups are scheduled. A function with more than 16 regions keeps
-//!   the 16 largest (by blocks) and reports the others as skipped (their
-//!   lanes still reconverge by the lowest-PC rule where the layout allows).
-//! - **Device functions** get no regions: the barrier registers are
-//!   callee-saved (`docs/isa-extensions.md` 7.1), and leaving them alone is
-//!   the cheapest way to keep them; a device function's lanes reconverge by
-//!   the lowest-PC-first rule, and lanes that called it together are
-//!   gathered again by the caller's region around the call.
+//! - Divergent branches with the same joins share one region, set up at the
+//!   nearest common dominator of their blocks.
+//! - `BSYNC Bk` is the first instruction of each join (after the `BSYNC` of a
+//!   region that ends there, before the `BSSY` of one that starts there),
+//!   followed by `BREAK Bk` when a lane could otherwise meet a `BSYNC Bk`
+//!   again as a stale member.
+//! - **Barrier registers** by interference ([`crate::alloc_bregs`]);
+//!   a device function avoids the registers its callers may hold
+//!   ([`crate::call_graph`]).
 //!
-//! It also rejects a CTA barrier (`%ursa_barrier`) in divergent control
-//! flow ([`check_barriers`]).
+//! It also rejects a CTA barrier (`%ursa_barrier`, or a call that reaches
+//! one) in divergent control flow ([`check_barriers`]).
 
 use cranelift_codegen::entity::EntityRef;
-use cranelift_codegen::ir::{Block, Function, Opcode};
+use cranelift_codegen::ir::{self, Block, Function, InstructionData, Opcode};
 use ursa_emit::{forms, Inst};
-use ursa_isel::intrinsics::Intrinsic;
+use ursa_isel::intrinsics::{self, Intrinsic};
 use ursa_isel::vcode::{BlockId, VCode};
 
+use crate::alloc_bregs::{self, Group};
+use crate::call_graph::ModuleFacts;
 use crate::divergence::{self, Cfg, Divergence};
 use crate::encode::{item, Code, Item};
 use ursa_emit::mods::BReg;
@@ -60,15 +54,39 @@ pub const NUM_BREGS: usize = 16;
 /// One reconvergence region.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
-    /// The CLIF block that starts with `BSSY Bk, J`.
+    /// The CLIF block that starts with `BSSY Bk, J` (`J` the first join).
     pub setup: Block,
-    /// The CLIF block that starts with `BSYNC Bk`.
-    pub join: Block,
+    /// The CLIF blocks that start with `BSYNC Bk`: one, or in a device
+    /// function whose lanes may leave by different `return`s, every block
+    /// that returns.
+    pub joins: Vec<Block>,
     /// `k`.
     pub breg: u8,
-    /// `BREAK Bk` right after the `BSYNC` (the join is on a cycle that
-    /// avoids the setup block).
+    /// `BREAK Bk` right after each `BSYNC`: the lanes leave the barrier once
+    /// released, because they could meet a `BSYNC Bk` again without passing
+    /// a `BSSY Bk` first ([`crate::alloc_bregs`]).
     pub rearm: bool,
+}
+
+/// What a call instruction calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    /// A function of the module, by object symbol.
+    Direct(String),
+    /// A function pointer (`call_indirect`, `return_call_indirect`).
+    Indirect,
+}
+
+/// A call (or tail call) to a function that is not an intrinsic.
+#[derive(Clone, Debug)]
+pub struct CallSite {
+    pub block: Block,
+    pub inst: ir::Inst,
+    pub callee: Callee,
+    /// The barrier registers of this function's regions that lanes may hold
+    /// while the callee runs (regions around the call, or running at the
+    /// same time in other lanes of the warp).
+    pub busy: u16,
 }
 
 /// The regions of one function.
@@ -80,6 +98,12 @@ pub struct Plan {
     /// The entry block (always the first block of the code; the lowering
     /// does not record it in `VBlock::clif`).
     pub entry: Option<Block>,
+    /// The function's calls.
+    pub calls: Vec<CallSite>,
+    /// Pairs of calls (indices into `calls`, `i <= j`) that lanes of one
+    /// warp may be executing at the same time (`i == j`: two lane groups at
+    /// the one call).
+    pub concurrent_calls: Vec<(usize, usize)>,
 }
 
 /// Does `j` only end the kernel (a `return`, possibly behind argument-free
@@ -108,38 +132,68 @@ fn only_exits(f: &Function, j: Block) -> bool {
     false
 }
 
-/// The join of a divergent branch in `b` that matters for reconvergence:
-/// `None` when lanes leave the function before meeting again, or meet only
-/// to end a kernel.
-fn effective_join(f: &Function, ipdoms: &[Option<Option<Block>>], b: Block, kernel: bool) -> Option<Block> {
-    let j = ipdoms[b.index()]??;
-    if kernel && only_exits(f, j) {
-        return None;
+/// The calls of `f` to functions that are not intrinsics.
+pub fn call_sites(f: &Function) -> Vec<CallSite> {
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        for inst in f.layout.block_insts(b) {
+            let callee = match f.dfg.insts[inst] {
+                InstructionData::Call { func_ref, .. } => match ursa_isel::lower::callee_symbol(f, func_ref) {
+                    Some(name) if !name.starts_with(intrinsics::PREFIX) => Callee::Direct(name),
+                    _ => continue,
+                },
+                InstructionData::CallIndirect { .. } => Callee::Indirect,
+                _ => continue,
+            };
+            out.push(CallSite { block: b, inst, callee, busy: 0 });
+        }
     }
-    Some(j)
+    out
 }
 
-/// Rejects a `%ursa_barrier` call inside divergent control flow: in a block
-/// that some lanes of a warp may reach while others of the same warp, after a
-/// divergent branch, do not reach it and do not end the kernel first (they
-/// would wait at the region's `BSYNC`, at another barrier, or return to a
-/// caller: a deadlock or a barrier matched with the wrong one). A barrier
-/// after an early exit (`if (i >= n) return;`) is accepted: exited threads
-/// count as arrived (`docs/isa-extensions.md` 3.6).
-pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool) -> Result<(), String> {
+/// The CTA barrier `inst` executes, if any: `Some(vec![])` for
+/// `%ursa_barrier` itself, `Some(chain)` for a call that reaches one (the
+/// functions from the callee down to the one that calls `%ursa_barrier`).
+fn barrier_of(f: &Function, inst: ir::Inst, facts: Option<&ModuleFacts>) -> Option<Vec<String>> {
+    let op = f.dfg.insts[inst].opcode();
+    if !op.is_call() {
+        return None;
+    }
+    if divergence::intrinsic_of(f, inst) == Some(Intrinsic::Barrier) {
+        return Some(Vec::new());
+    }
+    let facts = facts?;
+    match f.dfg.insts[inst] {
+        InstructionData::Call { func_ref, .. } => facts.barrier_chains.get(&ursa_isel::lower::callee_symbol(f, func_ref)?).cloned(),
+        InstructionData::CallIndirect { .. } => facts.indirect_barrier.clone(),
+        _ => None,
+    }
+}
+
+/// The first instruction of `b` that executes a CTA barrier, with the chain.
+fn block_barrier(f: &Function, b: Block, facts: Option<&ModuleFacts>) -> Option<(ir::Inst, Vec<String>)> {
+    f.layout.block_insts(b).find_map(|i| barrier_of(f, i, facts).map(|c| (i, c)))
+}
+
+/// Rejects a CTA barrier in divergent control flow: `%ursa_barrier`, or a
+/// call to a device function that reaches one (directly or through other
+/// calls), in a block that some lanes of a warp may reach while others of
+/// the same warp, after a divergent branch, do not reach it and do not end
+/// the kernel first (they would wait at the region's `BSYNC`, at another
+/// barrier, or return to a caller: a deadlock or a barrier matched with the
+/// wrong one). A barrier after an early exit (`if (i >= n) return;`) is
+/// accepted: exited threads count as arrived (`docs/isa-extensions.md` 3.6).
+pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(), String> {
     let ipdoms = cfg.ipdoms();
-    let has_barrier = |b: Block| f.layout.block_insts(b).any(|i| f.dfg.insts[i].opcode().is_call() && divergence::intrinsic_of(f, i) == Some(Intrinsic::Barrier));
     for &bb in &cfg.rpo {
-        let Some(call) = f.layout.block_insts(bb).find(|&i| f.dfg.insts[i].opcode().is_call() && divergence::intrinsic_of(f, i) == Some(Intrinsic::Barrier)) else {
-            continue;
-        };
+        let Some((call, chain)) = block_barrier(f, bb, facts) else { continue };
         for &b in &cfg.rpo {
             if !div.branches[b.index()] {
                 continue;
             }
-            let join = effective_join(f, &ipdoms, b, kernel);
-            // Is the barrier block inside the region of b (before its join)?
             let raw_join = ipdoms[b.index()].flatten();
+            let join = raw_join.filter(|&j| !(kernel && only_exits(f, j)));
+            // Is the barrier block inside the region of b (before its join)?
             let inside = cfg.succs[b.index()].iter().any(|&s| cfg.reach_until(s, raw_join)[bb.index()]) && Some(bb) != raw_join;
             if !inside {
                 continue;
@@ -155,7 +209,7 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool) -
                         continue;
                     }
                     seen[x.index()] = true;
-                    if has_barrier(x) {
+                    if block_barrier(f, x, facts).is_some() {
                         bad = true;
                         break;
                     }
@@ -170,13 +224,15 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool) -
                 } else {
                     "lanes that do not reach it can meet another barrier before they exit"
                 };
+                let what = if chain.is_empty() {
+                    format!("the CTA barrier `{}` ({} in {})", f.dfg.display_inst(call), call, bb)
+                } else {
+                    let path: Vec<String> = chain.iter().map(|g| format!("%{}", g)).collect();
+                    format!("the call `{}` ({} in {}) reaches a CTA barrier ({} -> %ursa_barrier) and", f.dfg.display_inst(call), call, bb, path.join(" -> "))
+                };
                 return Err(format!(
-                    "the CTA barrier `{}` ({} in {}) is inside divergent control flow: the branch ending {} depends on a per-thread value and {} (docs/kernels.md, \"Reconvergence\")",
-                    f.dfg.display_inst(call),
-                    call,
-                    bb,
-                    b,
-                    why
+                    "{} is inside divergent control flow: the branch ending {} depends on a per-thread value and {} (docs/kernels.md, \"Reconvergence\")",
+                    what, b, why
                 ));
             }
         }
@@ -184,23 +240,137 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool) -
     Ok(())
 }
 
-/// Plans the regions of `f` (legalized CLIF); also checks barriers.
-pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
-    // Outside a kernel nothing is planned, and the divergence analysis only
-    // serves the barrier check, which has nothing to check without a barrier.
-    let is_barrier = |i: cranelift_codegen::ir::Inst| f.dfg.insts[i].opcode().is_call() && divergence::intrinsic_of(f, i) == Some(Intrinsic::Barrier);
-    if !kernel && !f.layout.blocks().any(|b| f.layout.block_insts(b).any(|i| is_barrier(i))) {
-        return Ok(Plan { entry: f.layout.entry_block(), ..Plan::default() });
+/// The blocks from which every path runs straight (no branch, no call but
+/// intrinsics other than the barrier) into a block that ends the lanes: a
+/// `return` of a kernel or a trap. Lanes there just end; a region may let
+/// them go without meeting at its join (they count as arrived).
+fn exit_tails(f: &Function, cfg: &Cfg, kernel: bool) -> Vec<bool> {
+    let n = cfg.num_blocks();
+    let mut out = vec![false; n];
+    for &b in &cfg.rpo {
+        let mut x = b;
+        let mut ok = false;
+        for _ in 0..n {
+            let calls = f.layout.block_insts(x).any(|i| f.dfg.insts[i].opcode().is_call() && !matches!(divergence::intrinsic_of(f, i), Some(k) if k != Intrinsic::Barrier));
+            if calls {
+                break;
+            }
+            match cfg.succs[x.index()].as_slice() {
+                [] => {
+                    let last = f.layout.last_inst(x).map(|i| f.dfg.insts[i].opcode());
+                    ok = matches!(last, Some(Opcode::Trap)) || (kernel && matches!(last, Some(Opcode::Return)));
+                    break;
+                }
+                [s] => x = *s,
+                _ => break,
+            }
+        }
+        out[b.index()] = ok;
     }
+    out
+}
+
+/// Every path from `p` meets a block of `joins` or runs into an exit tail:
+/// each block reachable from `p` before the joins is a tail or can still
+/// reach a join.
+fn covers(cfg: &Cfg, p: Block, joins: &[Block], tails: &[bool]) -> bool {
+    let stop = cfg.mask_of(joins);
+    let mut can = vec![false; cfg.num_blocks()];
+    for &j in joins {
+        for (i, r) in cfg.reaching(j).into_iter().enumerate() {
+            can[i] |= r;
+        }
+    }
+    let r = cfg.reach_until_any(p, &stop);
+    (0..cfg.num_blocks()).all(|i| !r[i] || stop[i] || tails[i] || can[i]) && !tails[p.index()]
+}
+
+/// For a divergent branch in `b` of a kernel whose paths end at different
+/// `return`s (its immediate post-dominator is the virtual exit): the block
+/// where the lanes that stay meet, the others ending in exit tails on the
+/// way (an early `return` from a loop). For each block that ends the
+/// function or is a tail (or was, before it led into a join of an earlier
+/// region), the nearest block through which every path from `b` to it
+/// passes is a candidate; it is valid when every other path from `b` runs
+/// into a tail, and it is not a tail that an earlier region lets its lanes
+/// leave by (`early`). Of the valid ones, the one with the largest region.
+/// `Err(why)` when none is needed (the lanes that do not stay together go
+/// straight to a `return` or to such a tail) or none exists.
+fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[bool], early: &[bool]) -> Result<Block, Option<String>> {
+    let staying: Vec<Block> = cfg.succs[b.index()].iter().copied().filter(|&s| !early[s.index()] && !only_exits(f, s)).collect();
+    if staying.iter().all(|&s| s == staying[0]) {
+        return Err(Some(format!("divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)", b)));
+    }
+    let reach = cfg.reach_until(b, None);
+    let mut best: Option<(usize, Block)> = None;
+    // The targets: the blocks that end the function, and the tails (also
+    // former tails that now lead into a join).
+    let target = |t: Block| first_tails[t.index()] || cfg.succs[t.index()].is_empty();
+    for &t in cfg.rpo.iter().filter(|&&t| reach[t.index()] && target(t) && !early[t.index()]) {
+        // Paths into other tails are ignored, not those into t's own chain.
+        let lead = cfg.reaching(t);
+        let skip: Vec<bool> = (0..cfg.num_blocks()).map(|i| tails[i] && !lead[i]).collect();
+        let Some(j) = cfg.ipdom_towards(b, t, &skip) else { continue };
+        if early[j.index()] || !covers(cfg, b, &[j], tails) {
+            continue;
+        }
+        let size = cfg.reach_until(b, Some(j)).iter().enumerate().filter(|&(i, &x)| x && !tails[i]).count();
+        if best.is_none_or(|(s, _)| size > s) {
+            best = Some((size, j));
+        }
+    }
+    let Some((_, j)) = best else {
+        return Err(Some(format!("divergent branch ending {}: some paths from it neither meet again nor end the kernel straight away", b)));
+    };
+    if only_exits(f, j) {
+        return Err(None);
+    }
+    if cfg.succs[b.index()].iter().all(|&s| s == j || tails[s.index()]) {
+        return Err(Some(format!("divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)", b)));
+    }
+    Ok(j)
+}
+
+/// Plans the regions of `f` (legalized CLIF); also checks barriers.
+/// `facts`: what the module tells about the other functions (callers,
+/// callees); without them a device function gets no regions.
+pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, String> {
     let cfg = Cfg::new(f);
     let div = divergence::analyze(f, &cfg, kernel);
-    check_barriers(f, &cfg, &div, kernel)?;
-    let mut out = Plan { entry: f.layout.entry_block(), ..Plan::default() };
-    if !kernel {
-        return Ok(out);
-    }
+    check_barriers(f, &cfg, &div, kernel, facts)?;
+    let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
+    let avoid = if kernel {
+        0
+    } else {
+        match facts.and_then(|m| m.device.get(&crate::symbol_name(f))) {
+            None => return Ok(out),
+            Some(d) => match &d.no_regions {
+                Some(why) => {
+                    for &b in cfg.rpo.iter().filter(|b| div.branches[b.index()]) {
+                        out.skipped.push(format!("divergent branch ending {}: {}", b, why));
+                    }
+                    return Ok(out);
+                }
+                None => d.avoid,
+            },
+        }
+    };
+    let groups = groups(f, &cfg, &div, kernel, facts, &mut out.skipped);
+    alloc_bregs::allocate(f, &cfg, &div, kernel, groups, avoid, facts, &mut out);
+    Ok(out)
+}
+
+/// The regions before register allocation: divergent branches grouped by
+/// the blocks where their lanes meet, each with its setup block.
+fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option<&ModuleFacts>, skipped: &mut Vec<String>) -> Vec<Group> {
     let ipdoms = cfg.ipdoms();
     let idoms = cfg.idoms();
+    // Exit tails, less those that lead into a join (lanes there wait), and
+    // the tails that regions let their lanes leave by (never a join).
+    let first_tails = exit_tails(f, cfg, kernel);
+    let mut tails = first_tails.clone();
+    let mut early = vec![false; cfg.num_blocks()];
+    let returns: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| f.layout.last_inst(b).is_some_and(|i| f.dfg.insts[i].opcode() == Opcode::Return)).collect();
     let depth = |mut b: Block| {
         let mut d = 0;
         while let Some(p) = idoms[b.index()] {
@@ -225,30 +395,22 @@ pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
         }
         Some(a)
     };
-    let post_dominates = |j: Block, mut p: Block| -> bool {
-        loop {
-            match ipdoms[p.index()] {
-                Some(Some(x)) if x == j => return true,
-                Some(Some(x)) => p = x,
-                _ => return false,
-            }
-        }
-    };
-    // A setup block for join j at or above `start`: executed once per entry.
-    let setup_for = |start: Block, j: Block| -> Option<Block> {
+    // A setup block for the joins at or above `start`: executed once per
+    // entry into the region, every path from it meeting a join or ending.
+    let setup_for = |start: Block, joins: &[Block], tails: &[bool]| -> Option<Block> {
+        let stop = cfg.mask_of(joins);
         let mut p = start;
         loop {
-            if p == j {
+            if stop[p.index()] {
                 return None;
             }
-            if !cfg.cycles_avoiding(p, j) {
-                return post_dominates(j, p).then_some(p);
+            if !cfg.cycles_avoiding_any(p, &stop) {
+                return covers(cfg, p, joins, tails).then_some(p);
             }
             p = idoms[p.index()]?;
         }
     };
-    // join -> setup, in order of first appearance.
-    let mut joins: Vec<(Block, Block)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for &b in &cfg.rpo {
         if !div.branches[b.index()] {
             continue;
@@ -258,41 +420,77 @@ pub fn plan(f: &Function, kernel: bool) -> Result<Plan, String> {
         if cfg.succs[b.index()].iter().any(|&s| f.layout.is_cold(s)) {
             continue;
         }
-        let Some(j) = effective_join(f, &ipdoms, b, kernel) else {
-            if ipdoms[b.index()] == Some(None) {
-                out.skipped.push(format!("divergent branch ending {}: some paths from it end the kernel before the lanes meet again", b));
+        let joins = match ipdoms[b.index()] {
+            Some(Some(j)) if kernel && only_exits(f, j) => continue,
+            Some(Some(j)) => vec![j],
+            Some(None) if kernel => match exit_join(f, cfg, b, &tails, &first_tails, &early) {
+                Ok(j) => vec![j],
+                Err(why) => {
+                    skipped.extend(why);
+                    continue;
+                }
+            },
+            // A device function whose lanes leave by different returns:
+            // they meet at the returns (the function's own region).
+            Some(None) if !returns.is_empty() => returns.clone(),
+            _ => {
+                skipped.push(format!("divergent branch ending {}: no path from it leaves the function", b));
+                continue;
             }
-            continue;
         };
-        let start = match joins.iter().find(|(jj, _)| *jj == j) {
-            Some(&(_, p)) => common_dom(p, b),
+        let existing = groups.iter().position(|g| g.joins == joins);
+        let start = match existing {
+            Some(k) => common_dom(groups[k].setup, b),
             None => Some(b),
         };
-        match start.and_then(|s| setup_for(s, j)) {
-            Some(p) => match joins.iter_mut().find(|(jj, _)| *jj == j) {
-                Some(e) => e.1 = p,
-                None => joins.push((j, p)),
-            },
-            None => out.skipped.push(format!("divergent branch ending {}: no block that runs once per entry into the region and that {} post-dominates", b, j)),
+        let Some(p) = start.and_then(|s| setup_for(s, &joins, &tails)) else {
+            let names: Vec<String> = joins.iter().map(|j| j.to_string()).collect();
+            skipped.push(format!("divergent branch ending {}: no block that runs once per entry into the region and whose every path meets {} or ends", b, names.join("/")));
+            continue;
+        };
+        if kernel {
+            // The tails this region's lanes may leave by stay exits; those
+            // leading into its join are no longer tails.
+            let stop = cfg.mask_of(&joins);
+            let inside = cfg.reach_until_any(b, &stop);
+            for &j in &joins {
+                for (i, r) in cfg.reaching(j).into_iter().enumerate() {
+                    if r && tails[i] {
+                        tails[i] = false;
+                    } else if inside[i] && tails[i] {
+                        early[i] = true;
+                    }
+                }
+            }
+        }
+        match existing {
+            Some(k) => {
+                groups[k].setup = p;
+                groups[k].branches.push(b);
+            }
+            None => groups.push(Group { setup: p, joins, branches: vec![b] }),
         }
     }
-    if joins.len() > NUM_BREGS {
-        let size = |&(j, p): &(Block, Block)| cfg.reach_until(p, Some(j)).iter().filter(|&&x| x).count();
-        let mut by_size: Vec<(Block, Block)> = joins.clone();
-        by_size.sort_by_key(|e| std::cmp::Reverse(size(e)));
-        for &(j, p) in &by_size[NUM_BREGS..] {
-            out.skipped.push(format!("region {} .. {}: more than {} convergence barriers in the function", p, j, NUM_BREGS));
+    // A region whose lanes may leave by an exit tail must not hold a CTA
+    // barrier: lanes waiting at the join would never let the others pass it.
+    groups.retain(|g| {
+        if !kernel || g.joins.iter().all(|&j| g.branches.iter().all(|&b| ipdoms[b.index()] == Some(Some(j)))) {
+            return true;
         }
-        by_size.truncate(NUM_BREGS);
-        joins.retain(|e| by_size.contains(e));
-    }
-    // Registers in order of the setup blocks in the layout.
-    let pos = |b: Block| cfg.rpo.iter().position(|&x| x == b).unwrap_or(usize::MAX);
-    joins.sort_by_key(|&(j, p)| (pos(p), std::cmp::Reverse(pos(j))));
-    for (k, &(j, p)) in joins.iter().enumerate() {
-        out.regions.push(Region { setup: p, join: j, breg: k as u8, rearm: cfg.cycles_avoiding(j, p) });
-    }
-    Ok(out)
+        let stop = cfg.mask_of(&g.joins);
+        let inside = g.branches.iter().flat_map(|&b| cfg.succs[b.index()].iter().map(|&s| cfg.reach_until_any(s, &stop))).fold(vec![false; cfg.num_blocks()], |mut acc, r| {
+            for (a, x) in acc.iter_mut().zip(r) {
+                *a |= x;
+            }
+            acc
+        });
+        let barrier = cfg.rpo.iter().find(|x| inside[x.index()] && !stop[x.index()] && block_barrier(f, **x, facts).is_some());
+        if let Some(x) = barrier {
+            skipped.push(format!("region {} .. {}: a CTA barrier in {} that lanes leaving by an early return would never reach", g.setup, g.joins[0], x));
+        }
+        barrier.is_none()
+    });
+    groups
 }
 
 fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
@@ -319,14 +517,18 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
     let vblock = |b: Block| vblock(b).map(|v| BlockId(code.vblocks.get(v.0 as usize).map_or(v.0, |&c| c as u32)));
     let mut prefix: Vec<Vec<Item>> = vec![Vec::new(); nb];
     for r in &plan.regions {
-        let (Some(j), Some(_)) = (vblock(r.join), vblock(r.setup)) else { continue };
-        prefix[j.0 as usize].push(item(breg_inst(forms::BSYNC_X, forms::BSYNC_X::BB, r.breg)));
-        if r.rearm {
-            prefix[j.0 as usize].push(item(breg_inst(forms::BREAK_X, forms::BREAK_X::BD, r.breg)));
+        if vblock(r.setup).is_none() {
+            continue;
+        }
+        for j in r.joins.iter().filter_map(|&j| vblock(j)) {
+            prefix[j.0 as usize].push(item(breg_inst(forms::BSYNC_X, forms::BSYNC_X::BB, r.breg)));
+            if r.rearm {
+                prefix[j.0 as usize].push(item(breg_inst(forms::BREAK_X, forms::BREAK_X::BD, r.breg)));
+            }
         }
     }
     for r in &plan.regions {
-        let (Some(j), Some(p)) = (vblock(r.join), vblock(r.setup)) else { continue };
+        let (Some(j), Some(p)) = (vblock(r.joins[0]), vblock(r.setup)) else { continue };
         let mut it = item(breg_inst(forms::BSSY_I, forms::BSSY_I::BD, r.breg));
         it.label = Some(j);
         prefix[p.0 as usize].push(it);

@@ -36,8 +36,10 @@
 //! 11. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
+pub mod alloc_bregs;
 pub mod assign_regs;
 pub mod calc_instr_deps;
+pub mod call_graph;
 pub mod divergence;
 pub mod drop_idle_regions;
 pub mod encode;
@@ -77,6 +79,10 @@ pub struct Options {
     pub print_after: Vec<String>,
     /// The file's static shared-memory variables ([`shared_mem::parse`]).
     pub shared: shared_mem::SharedLayout,
+    /// What the rest of the module tells the reconvergence pass
+    /// ([`call_graph::module_facts`]); without it device functions get no
+    /// convergence barriers and calls are not followed to CTA barriers.
+    pub module: Option<std::sync::Arc<call_graph::ModuleFacts>>,
 }
 
 /// The passes whose output `Options::print_after` can print, in order.
@@ -182,7 +188,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             printed.push_str(&format!("; after {}\n{}\n", pass, text));
         }
     };
-    let reconv = insert_reconvergence::plan(&func, opts.kernel).map_err(Error::Unsupported)?;
+    let reconv = insert_reconvergence::plan(&func, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
     let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     narrow_pairs::narrow_pairs(&mut vcode);
@@ -256,6 +262,8 @@ pub fn undefined_callees(obj: &elf::Object) -> Vec<(String, String)> {
 /// Compiles every function of a module into one object.
 pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object, (String, Error)> {
     let mut obj = elf::Object::default();
+    let kernels = vec![opts.kernel; funcs.len()];
+    let opts = &Options { module: Some(std::sync::Arc::new(call_graph::module_facts(funcs, &kernels))), ..opts.clone() };
     for f in funcs {
         let c = compile(f, opts).map_err(|e| (symbol_name(f), e))?;
         obj.functions.push(c.function);

@@ -3,7 +3,8 @@
 //! `tests/precise/*.clif` is compiled (kernels: files whose functions take no
 //! results, with `--kernel`) and its code printed after `opt_uniform` (virtual
 //! registers, before allocation) and after `calc_instr_deps` (final); the text
-//! must equal `tests/precise/NAME.out`. `URSA_BLESS=1` rewrites the `.out`
+//! must equal `tests/precise/NAME.out`. Each file is compiled as one module
+//! (device functions get convergence barriers, as with `ursa compile`). `URSA_BLESS=1` rewrites the `.out`
 //! files instead (review the diff before committing).
 
 use std::path::PathBuf;
@@ -14,6 +15,9 @@ fn render(path: &std::path::Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
     let mut out = String::new();
+    // The whole file is one module, as `ursa compile` sees it.
+    let kernels: Vec<bool> = funcs.iter().map(|f| f.signature.returns.is_empty()).collect();
+    let module = Some(std::sync::Arc::new(ursa_backend::call_graph::module_facts(&funcs, &kernels)));
     for f in &funcs {
         let kernel = f.signature.returns.is_empty();
         let opts = Options {
@@ -21,6 +25,7 @@ fn render(path: &std::path::Path) -> String {
             check_regalloc: true,
             print_after: vec!["opt_uniform".into(), "calc_instr_deps".into()],
             shared: ursa_backend::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
+            module: module.clone(),
             ..Default::default()
         };
         let c = compile(f, &opts).unwrap_or_else(|e| panic!("{}: {}: {}", path.display(), f.name, e));

@@ -106,9 +106,13 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
     let shared = ursa_backend::shared_mem::parse(&text).map_err(|e| format!("{}: {}", shown, e))?;
     let mut obj = elf::Object::default();
     let mut stat_lines = Vec::new();
+    let kernel_flags: Vec<bool> = funcs.iter().map(is_kernel).collect();
+    let module = catch_unwind(AssertUnwindSafe(|| ursa_backend::call_graph::module_facts(&funcs, &kernel_flags)))
+        .map_err(|_| format!("{}: internal compiler error (panic) in the module's reconvergence facts", shown))?;
+    let module = Some(std::sync::Arc::new(module));
     for f in &funcs {
         let name = symbol_name(f);
-        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), shared: shared.clone(), ..Default::default() };
+        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), shared: shared.clone(), module: module.clone(), ..Default::default() };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;

@@ -34,6 +34,27 @@ fn profile_rows(out: &str) -> Vec<(u64, u64, String)> {
         .collect()
 }
 
+/// Asserts that every row after `rows[from]` up to the first one starting
+/// with `end` (included) issued `want` times.
+fn assert_issues_after(rows: &[(u64, u64, String)], from: usize, end: &str, want: u64, text: &str) {
+    let last = rows[from..].iter().position(|r| r.2.starts_with(end)).unwrap_or_else(|| panic!("no {} after row {}:\n{}", end, from, text)) + from;
+    for r in &rows[from + 1..=last] {
+        assert_eq!(r.0, want, "instruction `{}` after `{}`:\n{}", r.2, rows[from].2, text);
+    }
+}
+
+/// Launches `kernel` of object `obj` over `ctas` CTAs of `block` threads
+/// with arguments (`out`: i32[n + 1], `n`: i32), strict and profiled; the
+/// output.
+fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> String {
+    let o = ursa(&[
+        "run", obj, "--kernel", kernel, "--grid", &ctas.to_string(), "--block", &block.to_string(),
+        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn out_values(out: &str, name: &str) -> Vec<i64> {
     let line = out.lines().find(|l| l.starts_with(&format!("{} = [", name))).unwrap_or_else(|| panic!("no {} in {}", name, out));
     let inner = line.split_once('[').unwrap().1.trim_end_matches(']');
@@ -126,7 +147,7 @@ fn divergent_loop_matches_host_and_reconverges() {
     let src = format!("{}/../../examples/kernels/divergent_loop.clif", env!("CARGO_MANIFEST_DIR"));
     let p = ursa(&["compile", "--kernel", &src, "--print-after", "insert_reconvergence", "-o", tmp("dl2.o").to_str().unwrap()]);
     let printed = String::from_utf8_lossy(&p.stdout);
-    assert!(printed.contains("; no convergence barrier: divergent branch ending block0: some paths from it end the kernel"), "{}", printed);
+    assert!(printed.contains("; no convergence barrier: divergent branch ending block0: an early exit"), "{}", printed);
     assert!(!printed.contains("ending block2"), "{}", printed);
     let rows = profile_rows(&text);
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
@@ -146,12 +167,7 @@ fn divergent_loop_matches_host_and_reconverges() {
 fn nested_regions_with_join_on_a_loop() {
     let obj = kernel("nested");
     let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let o = ursa(&[
-        "run", &obj, "--kernel", "nested", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out_n(&obj, "nested", ctas, block, n);
     let got = out_values(&text, "out");
     for i in 0..n as i32 {
         let tid = i % block as i32;
@@ -168,11 +184,8 @@ fn nested_regions_with_join_on_a_loop() {
         assert!(rows.iter().any(|r| r.2.starts_with(want)), "no {} in\n{}", want, text);
     }
     let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap();
-    let exit = rows[join..].iter().position(|r| r.2.starts_with("EXIT")).unwrap() + join;
     let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
-    for r in &rows[join + 1..=exit] {
-        assert_eq!(r.0, live_warps, "tail instruction `{}`:\n{}", r.2, text);
-    }
+    assert_issues_after(&rows, join, "EXIT", live_warps, &text);
 }
 
 /// `ursa run --stats` on a hand-counted launch (`examples/vadd.s`, 2 CTAs of
@@ -225,5 +238,207 @@ fn barrier_in_divergent_flow() {
         "function %k(i64, i32) {\n    fn1 = %ursa_barrier()\nblock0(v0: i64, v1: i32):\n    brif v1, block1, block2\nblock1:\n    call fn1()\n    jump block2\nblock2:\n    store v1, v0\n    return\n}\n",
     );
     let o = ursa(&["compile", "--kernel", &uni, "-o", tmp("uni.o").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// (issues, lanes, disassembly) of every instruction of function `name`
+/// (`.kernel NAME` or `.func NAME`) in the `--profile` table.
+fn function_rows(out: &str, name: &str) -> Vec<(u64, u64, String)> {
+    let body: String = out
+        .lines()
+        .skip_while(|l| *l != format!(".kernel {}", name) && *l != format!(".func {}", name))
+        .skip(1)
+        .take_while(|l| !l.starts_with('.'))
+        .map(|l| format!("{}\n", l))
+        .collect();
+    profile_rows(&format!(".kernel\n{}", body))
+}
+
+/// The `--print-after insert_reconvergence` text of `src` compiled with `kernel_args`.
+fn reconv_listing(src: &str, kernel_args: &[&str]) -> String {
+    let obj = tmp("listing.o");
+    let mut args = vec!["compile"];
+    args.extend_from_slice(kernel_args);
+    args.extend_from_slice(&[src, "--print-after", "insert_reconvergence", "-o", obj.to_str().unwrap()]);
+    let o = ursa(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn reconv_src(name: &str) -> String {
+    format!("{}/../../tests/reconv/{}.clif", env!("CARGO_MANIFEST_DIR"), name)
+}
+
+/// Twenty divergent loops one after the other, more than the 16 barrier
+/// registers: every loop gets a barrier (before, the 4 smallest got none),
+/// the ones that follow each other sharing `B0`; results against a host
+/// reference, and the tail after the last loop issued once per warp (96
+/// times instead of 6 before: the lanes leaving a loop without a barrier
+/// ran everything after it alone).
+#[test]
+fn more_regions_than_barrier_registers() {
+    let listing = reconv_listing(&reconv_src("many_regions"), &["--kernel"]);
+    assert_eq!(listing.matches("BSSY B").count(), 20, "{}", listing);
+    assert_eq!(listing.matches("BSYNC B").count(), 20, "{}", listing);
+    assert!(!listing.contains("no convergence barrier"), "{}", listing);
+    let obj = kernel("many_regions");
+    let (ctas, block) = (3u32, 64u32);
+    let n = (ctas * block) as usize;
+    let o = ursa(&[
+        "run", &obj, "--kernel", "many_regions", "--grid", &ctas.to_string(), "--block", &block.to_string(),
+        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let got = out_values(&text, "out");
+    for i in 0..n {
+        let tid = (i as u32 % block) as i32;
+        let mut x = i as i32;
+        for r in 0..20i32 {
+            for k in 0..((tid >> (r % 5)) & 3) {
+                x = x.wrapping_mul(3).wrapping_add(k + r);
+            }
+            x ^= r;
+        }
+        assert_eq!(got[i], x as i64, "out[{}]", i);
+    }
+    let rows = profile_rows(&text);
+    let last = rows.iter().rposition(|r| r.2.starts_with("BSYNC")).unwrap();
+    assert_issues_after(&rows, last, "EXIT", (n / 32) as u64, &text);
+}
+
+/// A divergent loop with an early `return` inside it: the lanes that stay
+/// meet at the loop's exit (the returned ones count as arrived), so the
+/// tail runs once per warp (18 issues instead of 6 before, when such a
+/// region got no barrier); the early exit `if (i >= n) return;` stays a
+/// predicated `EXIT` without a barrier.
+#[test]
+fn early_return_inside_a_divergent_loop() {
+    let listing = reconv_listing(&reconv_src("early_return_loop"), &["--kernel"]);
+    assert!(listing.contains("; no convergence barrier: divergent branch ending block0: an early exit"), "{}", listing);
+    assert_eq!(listing.matches("BSSY B").count(), 1, "{}", listing);
+    let obj = kernel("early_return_loop");
+    let (ctas, block, n) = (3u32, 64u32, 170usize);
+    let text = launch_out_n(&obj, "early_return_loop", ctas, block, n);
+    let got = out_values(&text, "out");
+    let mut tail_warps = std::collections::BTreeSet::new();
+    for i in 0..n {
+        let tid = (i as u32 % block) as i32;
+        let (mut acc, mut k, mut early) = (0i32, 0i32, None);
+        while k < (tid & 7) {
+            acc = acc.wrapping_add(k).wrapping_add(i as i32);
+            if acc & 3 == 3 {
+                early = Some(acc.wrapping_neg());
+                break;
+            }
+            k += 1;
+        }
+        let want = early.unwrap_or_else(|| {
+            tail_warps.insert(i / 32);
+            (acc.wrapping_mul(3).wrapping_add(i as i32) ^ tid).wrapping_add(k)
+        });
+        assert_eq!(got[i], want as i64, "out[{}]", i);
+    }
+    assert_eq!(got[n], 0, "a thread past n wrote");
+    assert!(text.contains("@P0 EXIT"), "{}", text);
+    let rows = profile_rows(&text);
+    let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
+    assert_issues_after(&rows, join, "EXIT", tail_warps.len() as u64, &text);
+}
+
+/// A device function with a divergent loop, called by a kernel: the device
+/// function gets its own barrier (`B0`, not held by the caller around the
+/// call), leaves it with `BREAK` after the `BSYNC`, and its tail and `RET`
+/// issue once per warp (48 times instead of 6 before, when device functions
+/// got no barriers); results against a host reference.
+#[test]
+fn divergent_loop_in_a_device_function() {
+    let src = reconv_src("device_loop");
+    let listing = reconv_listing(&src, &["--kernel", "call_dev"]);
+    assert!(listing.contains("BSSY B0") && listing.contains("BREAK B0"), "{}", listing);
+    let obj = tmp("device_loop.o");
+    let o = ursa(&["compile", "--kernel", "call_dev", &src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (ctas, block, n) = (3u32, 64u32, 170usize);
+    let text = launch_out_n(obj.to_str().unwrap(), "call_dev", ctas, block, n);
+    let got = out_values(&text, "out");
+    for i in 0..n {
+        let t = (i as u32 % block) as i32;
+        let x = i as i32;
+        let acc = (0..(t & 7)).fold(0i32, |a, k| a.wrapping_add(k.wrapping_mul(x)));
+        assert_eq!(got[i], ((acc.wrapping_mul(3).wrapping_add(x) ^ t).wrapping_add(11)) as i64, "out[{}]", i);
+    }
+    assert_eq!(got[n], 0, "a thread past n wrote");
+    let rows = function_rows(&text, "dev_loop");
+    let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", text));
+    let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
+    assert_issues_after(&rows, join, "RET", live_warps, &text);
+}
+
+/// A device function that lanes of one warp may run in two groups at once
+/// (called on both sides of a divergent branch) gets no barriers, and says
+/// why; the kernel's own region keeps `B0` and the results are right.
+#[test]
+fn device_function_run_twice_at_once_gets_none() {
+    let dev = std::fs::read_to_string(reconv_src("device_loop")).unwrap();
+    let dev_fn = &dev[dev.find("function %dev_loop").unwrap()..dev.find("function %call_dev").unwrap()];
+    let src = write(
+        "twice.clif",
+        &format!(
+            "{}\nfunction %twice(i64) {{\n    fn0 = %ursa_tid_x() -> i32\n    fn3 = %dev_loop(i32, i32) -> i32\nblock0(v0: i64):\n    v1 = call fn0()\n    v2 = iconst.i32 1\n    v3 = band v1, v2\n    brif v3, block1, block2\nblock1:\n    v4 = call fn3(v1, v1)\n    jump block3(v4)\nblock2:\n    v5 = iconst.i32 5\n    v6 = call fn3(v5, v1)\n    jump block3(v6)\nblock3(v7: i32):\n    v8 = uextend.i64 v1\n    v9 = iconst.i64 2\n    v10 = ishl v8, v9\n    v11 = iadd v0, v10\n    store aligned v7, v11\n    return\n}}\n",
+            dev_fn
+        ),
+    );
+    let listing = reconv_listing(&src, &["--kernel", "twice"]);
+    assert!(listing.contains("; no convergence barrier: divergent branch ending block1: lanes of a warp may run it in two groups at once (calls from divergent control flow in %twice)"), "{}", listing);
+    assert_eq!(listing.matches("BSSY B").count(), 1, "only the kernel's region:\n{}", listing);
+    let obj = tmp("twice.o");
+    let o = ursa(&["compile", "--kernel", "twice", &src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "twice", "--grid", "1", "--block", "64", "--arg", "buf:out=i32[64]", "--out", "out", "--strict"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = out_values(&String::from_utf8_lossy(&o.stdout), "out");
+    for t in 0..64i32 {
+        let x = if t & 1 != 0 { t } else { 5 };
+        let acc = (0..(t & 7)).fold(0i32, |a, k| a.wrapping_add(k.wrapping_mul(x)));
+        assert_eq!(got[t as usize], ((acc.wrapping_mul(3).wrapping_add(x) ^ t).wrapping_add(11)) as i64, "out[{}]", t);
+    }
+}
+
+/// A CTA barrier reached through calls (kernel -> %outer -> %inner ->
+/// %ursa_barrier) from divergent control flow (the lanes that skip the call
+/// go on to the join: before, this compiled and could deadlock) is a compile
+/// error naming the call and the chain; the same call under a uniform branch
+/// compiles and runs.
+#[test]
+fn barrier_through_calls_in_divergent_flow() {
+    let callees = "function %inner(i64, i32) {\n    fn0 = %ursa_barrier()\nblock0(v0: i64, v1: i32):\n    call fn0()\n    store aligned v1, v0\n    return\n}\n\nfunction %outer(i64, i32) {\n    fn0 = %inner(i64, i32)\nblock0(v0: i64, v1: i32):\n    call fn0(v0, v1)\n    return\n}\n\n";
+    let kernel_text = |cond: &str| {
+        format!(
+            "{}function %k(i64, i32) {{\n    fn0 = %ursa_tid_x() -> i32\n    fn1 = %outer(i64, i32)\nblock0(v0: i64, v1: i32):\n    v2 = call fn0()\n    v3 = iconst.i32 16\n    v4 = icmp ult {}, v3\n    brif v4, block1, block2\nblock1:\n    v5 = uextend.i64 v2\n    v6 = iconst.i64 2\n    v7 = ishl v5, v6\n    v8 = iadd v0, v7\n    call fn1(v8, v2)\n    jump block2\nblock2:\n    v9 = uextend.i64 v2\n    v10 = iconst.i64 2\n    v11 = ishl v9, v10\n    v12 = iadd v0, v11\n    v13 = iconst.i32 1000\n    v14 = iadd v2, v13\n    store aligned v14, v12+256\n    return\n}}\n",
+            callees, cond
+        )
+    };
+    let bad = write("barrier_call_div.clif", &kernel_text("v2"));
+    let o = ursa(&["compile", "--kernel", "k", &bad, "-o", tmp("bad_call.o").to_str().unwrap()]);
+    assert!(!o.status.success(), "a barrier reached through calls from divergent flow compiled");
+    let e = stderr(&o);
+    assert!(e.contains("function %k") && e.contains("the call `call fn1(v8, v2)`") && e.contains("block1"), "{}", e);
+    assert!(e.contains("reaches a CTA barrier (%outer -> %inner -> %ursa_barrier)") && e.contains("inside divergent control flow"), "{}", e);
+    // A device function that calls %outer from divergent flow is rejected
+    // the same way (its lanes that skip it return to the caller).
+    let dev = write(
+        "barrier_call_dev.clif",
+        &format!("{}function %mid(i64, i32) {{\n    fn1 = %outer(i64, i32)\nblock0(v0: i64, v1: i32):\n    brif v1, block1, block2\nblock1:\n    call fn1(v0, v1)\n    jump block2\nblock2:\n    return\n}}\n", callees),
+    );
+    let o = ursa(&["compile", &dev, "-o", tmp("bad_dev.o").to_str().unwrap()]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("function %mid") && e.contains("(%outer -> %inner -> %ursa_barrier)"), "{}", e);
+    // On a kernel parameter (uniform), the call is fine. (Not launched: a
+    // kernel calling a device function that itself calls needs the callee's
+    // frame, which the launch does not reserve yet.)
+    let ok = write("barrier_call_uni.clif", &kernel_text("v1"));
+    let o = ursa(&["compile", "--kernel", "k", &ok, "-o", tmp("ok_call.o").to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

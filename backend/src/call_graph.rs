@@ -1,0 +1,269 @@
+//! What the reconvergence pass of one function needs to know about the rest
+//! of the module (`docs/kernels.md`, "Reconvergence"): which calls reach a
+//! CTA barrier (and through which functions), which device functions may
+//! have convergence barriers, and which barrier registers each must leave
+//! alone because a caller's lanes may hold them while it runs.
+//!
+//! - **Barriers through calls.** A function reaches a CTA barrier if it
+//!   calls `%ursa_barrier` or a function that reaches one; an indirect call
+//!   reaches one if a function whose address is taken does. The chain (the
+//!   shortest found) names the functions.
+//! - **One activation at a time.** A device function gets barriers only if
+//!   lanes of one warp can never run it in two groups at once: two lane
+//!   groups inside one function would set up and wait on the same barrier
+//!   registers. It may run twice at once when it is recursive (directly or
+//!   through others), when two calls that reach it (directly or through
+//!   other calls) can run at once in a caller (the calls' points are on
+//!   different sides of a divergent branch that has not reconverged, or one
+//!   call is reached by two such groups), or when a function that calls it
+//!   may itself run twice at once.
+//! - **Registers callers hold.** The barrier registers are callee-saved
+//!   (`docs/isa-extensions.md` 7.1). Rather than saving and restoring them
+//!   with `BMOV`, a device function's regions avoid every register that a
+//!   region of a caller may hold while a call that reaches it runs (a region
+//!   around the call, or one that other lanes of the warp may be inside at
+//!   the same time): callers are planned first, in topological order of the
+//!   call graph, and the function's own regions take other registers. A
+//!   region that finds none free is reported (`BMOV` save/restore is not
+//!   done).
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::ir::{Function, InstructionData};
+
+use crate::insert_reconvergence::{self, Callee, Plan};
+
+/// What the module tells one function's reconvergence planning.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleFacts {
+    /// Functions (object symbols) that reach a CTA barrier: the chain of
+    /// functions from it to the one that calls `%ursa_barrier`.
+    pub barrier_chains: HashMap<String, Vec<String>>,
+    /// The chain of some address-taken function that reaches a barrier.
+    pub indirect_barrier: Option<Vec<String>>,
+    /// Device functions: what their regions may use.
+    pub device: HashMap<String, DeviceFacts>,
+    /// Functions that have regions or call (possibly through others) one
+    /// that has.
+    pub with_regions: HashSet<String>,
+    /// An address-taken function has regions or calls one that has.
+    pub indirect_regions: bool,
+}
+
+/// What a device function's regions may use.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceFacts {
+    /// Barrier registers (bit `k`: `Bk`) that callers may hold while it runs.
+    pub avoid: u16,
+    /// Why it gets no regions, if it does not.
+    pub no_regions: Option<String>,
+}
+
+impl ModuleFacts {
+    /// Can the callee (or a function it calls) have convergence regions?
+    pub fn reaches_regions(&self, c: &Callee) -> bool {
+        match c {
+            Callee::Direct(s) => self.with_regions.contains(s),
+            Callee::Indirect => self.indirect_regions,
+        }
+    }
+}
+
+/// The facts for `funcs` (legalized or not: only calls and branches
+/// matter), `kernels[i]` telling whether `funcs[i]` is a kernel.
+pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
+    let n = funcs.len();
+    let syms: Vec<String> = funcs.iter().map(crate::symbol_name).collect();
+    let index: HashMap<&str, usize> = syms.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    let sites: Vec<Vec<insert_reconvergence::CallSite>> = funcs.iter().map(insert_reconvergence::call_sites).collect();
+    let address_taken: Vec<usize> = {
+        let mut v = Vec::new();
+        for f in funcs {
+            for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
+                if let InstructionData::FuncAddr { func_ref, .. } = f.dfg.insts[inst] {
+                    if let Some(&k) = ursa_isel::lower::callee_symbol(f, func_ref).as_deref().and_then(|s| index.get(s)) {
+                        if !v.contains(&k) {
+                            v.push(k);
+                        }
+                    }
+                }
+            }
+        }
+        v
+    };
+    let targets = |c: &Callee| -> Vec<usize> {
+        match c {
+            Callee::Direct(s) => index.get(s.as_str()).copied().into_iter().collect(),
+            Callee::Indirect => address_taken.clone(),
+        }
+    };
+    let callees: Vec<Vec<usize>> = sites.iter().map(|ss| {
+        let mut v: Vec<usize> = ss.iter().flat_map(|s| targets(&s.callee)).collect();
+        v.sort();
+        v.dedup();
+        v
+    }).collect();
+    // Functions each function may run (itself included).
+    let below: Vec<Vec<bool>> = (0..n)
+        .map(|f| {
+            let mut seen = vec![false; n];
+            let mut stack = vec![f];
+            while let Some(x) = stack.pop() {
+                if !seen[x] {
+                    seen[x] = true;
+                    stack.extend(callees[x].iter().copied());
+                }
+            }
+            seen
+        })
+        .collect();
+    let mut facts = ModuleFacts::default();
+    // Barrier chains, shortest first.
+    let mut chain: Vec<Option<Vec<String>>> = funcs
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let direct = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|inst| {
+                f.dfg.insts[inst].opcode().is_call() && crate::divergence::intrinsic_of(f, inst) == Some(ursa_isel::intrinsics::Intrinsic::Barrier)
+            });
+            direct.then(|| vec![syms[i].clone()])
+        })
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for f in 0..n {
+            if chain[f].is_some() {
+                continue;
+            }
+            if let Some(g) = callees[f].iter().copied().filter(|&g| chain[g].is_some()).min_by_key(|&g| chain[g].as_ref().map_or(0, |c| c.len())) {
+                let mut c = vec![syms[f].clone()];
+                c.extend(chain[g].clone().unwrap_or_default());
+                chain[f] = Some(c);
+                changed = true;
+            }
+        }
+    }
+    for (f, c) in chain.iter().enumerate() {
+        if let Some(c) = c {
+            facts.barrier_chains.insert(syms[f].clone(), c.clone());
+        }
+    }
+    facts.indirect_barrier = address_taken.iter().find_map(|&g| chain[g].clone());
+    // Which device functions may run twice at once.
+    let mut twice: Vec<Option<String>> = vec![None; n];
+    for f in 0..n {
+        if !kernels[f] && callees[f].iter().any(|&g| below[g][f]) {
+            twice[f] = Some("it calls itself (directly or through other functions), so lanes of a warp may run it twice at once".into());
+        }
+    }
+    // A first plan of every function, with no registers to avoid, tells
+    // which of its calls may run at once (the final plans below may tell
+    // more: a region dropped for want of a register holds no lanes).
+    let mut provisional = facts.clone();
+    for f in (0..n).filter(|&f| !kernels[f]) {
+        provisional.device.insert(syms[f].clone(), DeviceFacts::default());
+    }
+    let first: Vec<Option<Plan>> = funcs.iter().zip(kernels).map(|(f, &k)| legalized_plan(f, k, &provisional)).collect();
+    let mark_twice = |twice: &mut Vec<Option<String>>, g: usize, p: &Plan| {
+        for &(s, t) in &p.concurrent_calls {
+            for f in 0..n {
+                let runs = |c: &Callee| targets(c).iter().any(|&x| below[x][f]);
+                if !kernels[f] && twice[f].is_none() && runs(&p.calls[s].callee) && runs(&p.calls[t].callee) {
+                    twice[f] = Some(format!("lanes of a warp may run it in two groups at once (calls from divergent control flow in %{})", syms[g]));
+                }
+            }
+        }
+        // Whatever a function that may run twice calls may run twice too.
+        for h in 0..n {
+            if let Some(why) = twice[h].clone() {
+                for f in 0..n {
+                    if f != h && below[h][f] && !kernels[f] && twice[f].is_none() {
+                        twice[f] = Some(format!("%{} calls it, and {}", syms[h], why));
+                    }
+                }
+            }
+        }
+    };
+    for g in 0..n {
+        if let Some(p) = &first[g] {
+            mark_twice(&mut twice, g, p);
+        }
+    }
+    let has_regions: Vec<bool> = (0..n).map(|f| twice[f].is_none() && first[f].as_ref().is_some_and(|p| !p.regions.is_empty())).collect();
+    for f in 0..n {
+        if (0..n).any(|g| below[f][g] && has_regions[g]) {
+            facts.with_regions.insert(syms[f].clone());
+        }
+    }
+    facts.indirect_regions = address_taken.iter().any(|&g| (0..n).any(|h| below[g][h] && has_regions[h]));
+    // Registers, callers first.
+    for f in (0..n).filter(|&f| !kernels[f]) {
+        facts.device.insert(syms[f].clone(), DeviceFacts { avoid: 0, no_regions: twice[f].clone() });
+    }
+    // Callers first (Kahn's algorithm on the calls between different
+    // functions; a cycle is broken at its lowest-numbered function).
+    let mut callers_left = vec![0usize; n];
+    for (g, cs) in callees.iter().enumerate() {
+        for &f in cs.iter().filter(|&&f| f != g) {
+            callers_left[f] += 1;
+        }
+    }
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut ready: Vec<usize> = (0..n).rev().filter(|&f| callers_left[f] == 0).collect();
+    while order.len() < n {
+        let f = match ready.pop() {
+            Some(f) => f,
+            None => match (0..n).find(|&f| !done[f]) {
+                Some(f) => f,
+                None => break,
+            },
+        };
+        if done[f] {
+            continue;
+        }
+        done[f] = true;
+        order.push(f);
+        for &h in callees[f].iter().filter(|&&h| h != f) {
+            callers_left[h] = callers_left[h].saturating_sub(1);
+            if callers_left[h] == 0 && !done[h] {
+                ready.push(h);
+            }
+        }
+    }
+    let mut avoid = vec![0u16; n];
+    for &f in &order {
+        if !kernels[f] {
+            if let Some(d) = facts.device.get_mut(&syms[f]) {
+                d.avoid = avoid[f];
+                d.no_regions = twice[f].clone();
+            }
+        }
+        let Some(p) = legalized_plan(&funcs[f], kernels[f], &facts) else { continue };
+        mark_twice(&mut twice, f, &p);
+        for c in &p.calls {
+            for x in targets(&c.callee) {
+                for h in (0..n).filter(|&h| below[x][h]) {
+                    avoid[h] |= c.busy | avoid[f];
+                }
+            }
+        }
+    }
+    facts
+}
+
+/// The plan of `f` after the legalizations the compiler runs before
+/// planning (they add blocks); `None` if they or the plan fail (the
+/// compiler reports that when it compiles the function).
+fn legalized_plan(f: &Function, kernel: bool, facts: &ModuleFacts) -> Option<Plan> {
+    if f.layout.entry_block().is_none() || cranelift_codegen::verifier::verify_function(f, &cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder())).is_err() {
+        return None;
+    }
+    let mut f = f.clone();
+    crate::narrow_i128::narrow_i128(&mut f).ok()?;
+    crate::legalize::legalize(&mut f).ok()?;
+    crate::legalize_memory::legalize_memory(&mut f).ok()?;
+    crate::legalize_atomics::legalize_atomics(&mut f);
+    insert_reconvergence::plan(&f, kernel, Some(facts)).ok()
+}
