@@ -40,6 +40,7 @@ pub mod alloc_bregs;
 pub mod assign_regs;
 pub mod calc_instr_deps;
 pub mod call_graph;
+pub mod call_stack;
 pub mod divergence;
 pub mod drop_idle_regions;
 pub mod encode;
@@ -272,5 +273,6 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
         return Err((f, Error::Unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }
     shared_mem::propagate(&mut obj);
+    call_stack::propagate(&mut obj);
     Ok(obj)
 }

@@ -246,7 +246,7 @@ type Outcome = (Result<Stats, Trap>, Vec<u8>);
 
 /// The arguments after `out`, given the address of an input buffer of
 /// `out_bytes` bytes holding a pattern.
-type Extra<'a> = &'a dyn Fn(u64) -> Vec<Arg>;
+type Extra<'a> = &'a (dyn Fn(u64) -> Vec<Arg> + Sync);
 
 fn launch(prog: &Program, cfg: &LaunchConfig, out_bytes: u64, extra: Extra) -> Outcome {
     let mut gpu = Gpu::new();

@@ -129,6 +129,7 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
         return Err(format!("{}: function %{} calls %{}, which is neither defined in this file nor an intrinsic", line, f, g));
     }
     ursa_backend::shared_mem::propagate(&mut obj);
+    ursa_backend::call_stack::propagate(&mut obj);
     // What `ptxas -v` reports, per function (shared bytes after propagation:
     // a kernel's include its callees').
     for (name, regs, uregs, ra) in stat_lines {

@@ -232,3 +232,63 @@ fn unsupported_atomics_are_errors_naming_the_instruction() {
         assert!(e.contains(want) && e.contains(&format!("`{}", body)), "{}: {}", body, e);
     }
 }
+
+/// A kernel whose device function calls another, each with a stack frame:
+/// the kernel's local memory holds the deepest chain of frames, not only its
+/// own (before, the inner call's stores trapped as out-of-bounds local
+/// accesses).
+const CHAIN: &str = "
+function %inner(i32) -> i32 {
+    ss0 = explicit_slot 16
+block0(v0: i32):
+    v1 = iconst.i32 3
+    v2 = imul v0, v1
+    v4 = stack_addr.i64 ss0+12
+    store v2, v4
+    v3 = load.i32 v4
+    return v3
+}
+
+function %outer(i32) -> i32 {
+    ss0 = explicit_slot 32
+    fn0 = %inner(i32) -> i32
+block0(v0: i32):
+    v4 = stack_addr.i64 ss0+28
+    store v0, v4
+    v1 = call fn0(v0)
+    v2 = load.i32 v4
+    v3 = iadd v1, v2
+    return v3
+}
+
+function %k(i64, i32) {
+    fn0 = %outer(i32) -> i32
+    fn1 = %ursa_tid_x() -> i32
+block0(v0: i64, v1: i32):
+    v2 = call fn1()
+    v3 = icmp ult v2, v1
+    brif v3, block1, block2
+block1:
+    v4 = call fn0(v2)
+    v5 = uextend.i64 v2
+    v8 = iconst.i64 2
+    v6 = ishl v5, v8
+    v7 = iadd v0, v6
+    store aligned v4, v7
+    jump block2
+block2:
+    return
+}
+";
+
+#[test]
+fn kernel_stack_holds_the_deepest_call_chain() {
+    let src = write("chain.clif", CHAIN);
+    let obj = tmp("chain.o");
+    let obj = obj.to_str().unwrap();
+    let o = ursa(&["compile", "--kernel", "k", &src, "-o", obj]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ursa(&["run", obj, "--kernel", "k", "--grid", "1", "--block", "5", "--arg", "buf:o=i32[5]", "--arg", "u32:5", "--out", "o", "--strict"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "o = [0, 4, 8, 12, 16]");
+}
