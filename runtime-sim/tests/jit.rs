@@ -144,6 +144,35 @@ fn branches_loops_and_calls() {
 }
 
 #[test]
+fn convergence_barriers_run_in_translated_code() {
+    // A loop with an if/else region per iteration (BSSY, a guarded branch,
+    // BSYNC and BREAK at the join), as the compiler emits in device
+    // functions: with one live lane the barriers never hold it.
+    let body = "
+    LOP3 R4, R4, 0x1f, RZ, 0xc0, !PT ;
+    MOV R5, 0x0 ;
+.L_loop:
+    ISETP.EQ.AND P0, PT, R4, RZ, PT ;
+    @P0 BRA .L_done ;
+    BSSY B0, .L_join ;
+    LOP3 R6, R4, 0x1, RZ, 0xc0, !PT ;
+    ISETP.NE.AND P1, PT, R6, RZ, PT ;
+    @P1 BRA .L_odd ;
+    IADD R5, R5, R4 ;
+    BRA .L_join ;
+.L_odd:
+    IADD R5, R5, -R4 ;
+.L_join:
+    BSYNC B0 ;
+    BREAK B0 ;
+    IADD R4, R4, -0x1 ;
+    BRA .L_loop ;
+.L_done:
+    MOV R6, R5 ;";
+    agree(body, 100);
+}
+
+#[test]
 fn local_loads_and_stores() {
     // R4 = an offset in the 256-byte stack (aligned or not, inside or not).
     let body = "

@@ -185,7 +185,16 @@ impl Ctx<'_> {
     /// warp in the CTA, one READY lane, not near the step limit.
     #[inline(always)]
     pub(crate) fn jit_ready(&self, nwarps: usize, warp: &Warp, steps: u64) -> bool {
-        self.jit.is_some() && nwarps == 1 && warp.group == warp.ready && warp.ready.is_power_of_two() && self.step_limit.saturating_sub(steps) > LIMIT_MARGIN
+        // No other lane waits at a convergence or CTA barrier: the lane is
+        // the warp's only live one, so the convergence-barrier instructions
+        // run in place (`run_one`) without changing anyone's flow.
+        self.jit.is_some()
+            && nwarps == 1
+            && warp.group == warp.ready
+            && warp.ready.is_power_of_two()
+            && warp.wait_bsync == 0
+            && warp.wait_bar == 0
+            && self.step_limit.saturating_sub(steps) > LIMIT_MARGIN
     }
 
     /// Runs the lane of `warp` in translated code from its PC; returns the
@@ -297,6 +306,14 @@ extern "C" fn run_one(state: *mut State, idx: u64, t: u64) -> u32 {
         shared: unsafe { &mut *env.shared },
         bars: unsafe { &mut *env.bars },
     };
+    // `BSYNC` when every live member of the barrier is this lane (the only
+    // live lane, `jit_ready`): the interpreter parks the lane and releases
+    // it at once, leaving the barrier as it was; here it simply goes on.
+    if let crate::ops::Op::Bsync { b } = prog.code[idx].op {
+        if warp.b[b as usize] & !(e | warp.exited) == 0 {
+            return 0;
+        }
+    }
     let r = execute(&prog.code[idx], warp, &mut site, cb, mem, e, e, pc, idx, prog);
     if !warp.local.is_empty() {
         let size = warp.local_size as usize;
