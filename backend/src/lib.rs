@@ -272,7 +272,14 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
     if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {
         return Err((f, Error::Unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }
-    shared_mem::propagate(&mut obj);
-    call_stack::propagate(&mut obj);
+    propagate_callee_needs(&mut obj);
     Ok(obj)
+}
+
+/// What a kernel needs for the device functions it calls, once the whole
+/// module is compiled: their shared memory and the stack of its deepest call
+/// chain. Every way of building a module's object calls this.
+pub fn propagate_callee_needs(obj: &mut elf::Object) {
+    shared_mem::propagate(obj);
+    call_stack::propagate(obj);
 }

@@ -128,8 +128,7 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
         let line = funcs.iter().position(|x| symbol_name(x) == f).map(at).unwrap_or_else(|| shown.clone());
         return Err(format!("{}: function %{} calls %{}, which is neither defined in this file nor an intrinsic", line, f, g));
     }
-    ursa_backend::shared_mem::propagate(&mut obj);
-    ursa_backend::call_stack::propagate(&mut obj);
+    ursa_backend::propagate_callee_needs(&mut obj);
     // What `ptxas -v` reports, per function (shared bytes after propagation:
     // a kernel's include its callees').
     for (name, regs, uregs, ra) in stat_lines {
