@@ -11,7 +11,7 @@ use crate::alu_int::bool_op;
 use crate::dalu::{fcmp, fmod64, is_nan64, round_of};
 use crate::memory::ConstBanks;
 use crate::ops::{FMod, IntTy, Op, Rnd};
-use crate::regs::{all, rows, Regs};
+use crate::regs::{all, bit_of, rows, Regs};
 use crate::trap::TrapKind;
 
 /// The default NaN of an invalid F32 operation.
@@ -214,69 +214,112 @@ pub fn f2f(v: u64, to_f64: bool, rnd: Rnd) -> u64 {
     }
 }
 
-/// Replaces the NaN lanes of a host round-to-nearest result with the full
-/// rule. A non-NaN host result has no NaN input and no invalid operation, so
-/// it is already the exact answer.
+/// FADD (`ADD`) or FMUL rounded to nearest-even over `N` lanes of modified
+/// operands (`x(l)`, `y(l)`), in one pass the compiler vectorises: host
+/// binary32 arithmetic on every lane, and a flag of whether any result is a
+/// NaN. A non-NaN host result has no NaN input and no invalid operation, so
+/// it is already exact; NaN lanes (rare) are redone by the full rule (NaN
+/// priority, default NaN) in a second pass.
 #[inline(always)]
-fn fix_nans<const N: usize>(mut r: [u32; N], slow: impl Fn(usize) -> u32) -> [u32; N] {
-    if r.iter().any(|&v| is_nan32(v)) {
+pub(crate) fn add_mul_rn<const N: usize, const ADD: bool>(x: impl Fn(usize) -> u32, y: impl Fn(usize) -> u32) -> [u32; N] {
+    let host = |l: usize| {
+        let (p, q) = (f32::from_bits(x(l)), f32::from_bits(y(l)));
+        if ADD { p + q } else { p * q }.to_bits()
+    };
+    let mut r = [0u32; N];
+    let mut nan = 0u32;
+    for (l, v) in r.iter_mut().enumerate() {
+        *v = host(l);
+        nan |= is_nan32(*v) as u32;
+    }
+    if nan != 0 {
         for (l, v) in r.iter_mut().enumerate() {
             if is_nan32(*v) {
-                *v = slow(l);
+                *v = if ADD { fadd(x(l), y(l), Rnd::Rn) } else { fmul(x(l), y(l), Rnd::Rn) };
             }
         }
     }
     r
 }
 
-/// FADD (`add`) or FMUL rounded to nearest-even over `N` lanes of modified
-/// operands: host arithmetic over all lanes; lanes whose result is a NaN are
-/// redone by the full rule (NaN priority, default NaN).
+/// FFMA rounded to nearest-even on one lane, computed in binary64 (which
+/// vectorises; `f32::mul_add` is a library call per lane): the result, and
+/// whether it must be redone by [`ffma`] instead.
+///
+/// The product of two binary32 values is exact in binary64, so the binary64
+/// sum `s` is the exact `x·y + z` rounded once. Every rounding boundary of
+/// binary32 in the normal range (a midpoint between two binary32 values, or
+/// the overflow threshold) is a binary64 number, so the exact sum and `s`
+/// lie on the same side of each, and rounding `s` to binary32 gives FFMA's
+/// single rounding — unless `s` is such a boundary itself (its 29 low
+/// mantissa bits are 1 followed by zeros: the exact sum may lie just off
+/// it), or `s` is non-zero and below 2^-125 (binary32's subnormal range,
+/// whose boundaries lie elsewhere), or the result is a NaN (NaN operands
+/// and invalid operations, decided by the full rule). Those lanes are
+/// redone; zero sums are exact, with the sign IEEE gives both formats.
 #[inline(always)]
-pub(crate) fn add_mul_rn<const N: usize>(x: &[u32; N], y: &[u32; N], add: bool) -> [u32; N] {
-    let r: [u32; N] = rows(|l| {
-        let (p, q) = (f32::from_bits(x[l]), f32::from_bits(y[l]));
-        if add { p + q } else { p * q }.to_bits()
-    });
-    fix_nans(r, |l| if add { fadd(x[l], y[l], Rnd::Rn) } else { fmul(x[l], y[l], Rnd::Rn) })
+fn ffma_rn_lane(x: u32, y: u32, z: u32) -> (u32, bool) {
+    let wide = |v: u32| f32::from_bits(v) as f64;
+    let s = wide(x) * wide(y) + wide(z);
+    let v = (s as f32).to_bits();
+    let boundary = s.to_bits() as u32 & 0x1FFF_FFFF == 0x1000_0000;
+    let tiny = (s.abs() < f64::from_bits((1023 - 125) << 52)) & (s != 0.0);
+    (v, boundary | tiny | is_nan32(v))
 }
 
-/// FFMA rounded to nearest-even over `N` lanes of modified operands (the
-/// same NaN rule as [`add_mul_rn`]).
-///
-/// Computed in binary64, which vectorises (`f32::mul_add` is a library call
-/// per lane): the product of two binary32 values is exact in binary64, the
-/// sum `s` is rounded to binary64 with the exact error `e` (TwoSum). If
-/// `e = 0`, rounding `s` to binary32 is the single rounding FFMA does.
-/// Otherwise `s` is the binary64 neighbour of the exact sum, and every
-/// rounding boundary of binary32 (a midpoint between two binary32 values,
-/// or the overflow threshold) is a binary64 number, so `s` lies on the same
-/// side of each as the exact sum, unless `s` is such a boundary itself (the
-/// 29 low mantissa bits are 1 followed by zeros) or the result is in the
-/// subnormal range (whose boundaries lie elsewhere). Those lanes are redone
-/// with `f32::mul_add`.
+/// FFMA rounded to nearest-even over `N` lanes of modified operands:
+/// [`ffma_rn_lane`] on every lane in one vectorised pass, then, if any lane
+/// needs it, [`ffma`] (NaN rules, `f32::mul_add`) on those lanes.
 #[inline(always)]
-pub(crate) fn ffma_rn<const N: usize>(x: &[u32; N], y: &[u32; N], z: &[u32; N]) -> [u32; N] {
-    let wide = |v: u32| f32::from_bits(v) as f64;
-    let s: [f64; N] = rows(|l| wide(x[l]) * wide(y[l]) + wide(z[l]));
-    let hard: [u32; N] = rows(|l| {
-        let (p, c) = (wide(x[l]) * wide(y[l]), wide(z[l]));
-        let b = s[l] - p;
-        let e = (p - (s[l] - b)) + (c - b);
-        let bits = s[l].to_bits();
-        let boundary = bits & 0x1FFF_FFFF == 0x1000_0000;
-        let tiny = (bits >> 52) & 0x7FF < 1023 - 125;
-        ((e != 0.0) & (boundary | tiny)) as u32
-    });
-    let mut r: [u32; N] = rows(|l| (s[l] as f32).to_bits());
-    if hard.iter().any(|&h| h != 0) {
-        for l in 0..N {
-            if hard[l] != 0 {
-                r[l] = f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l])).to_bits();
+pub(crate) fn ffma_rn<const N: usize>(x: impl Fn(usize) -> u32, y: impl Fn(usize) -> u32, z: impl Fn(usize) -> u32) -> [u32; N] {
+    let mut r = [0u32; N];
+    let mut hard = 0u32;
+    for (l, v) in r.iter_mut().enumerate() {
+        let (w, h) = ffma_rn_lane(x(l), y(l), z(l));
+        *v = w;
+        hard |= h as u32;
+    }
+    if hard != 0 {
+        for (l, v) in r.iter_mut().enumerate() {
+            if ffma_rn_lane(x(l), y(l), z(l)).1 {
+                *v = ffma(x(l), y(l), z(l), Rnd::Rn);
             }
         }
     }
-    fix_nans(r, |l| ffma(x[l], y[l], z[l], Rnd::Rn))
+    r
+}
+
+/// The value order of a non-NaN binary32 pattern as a signed integer, with
+/// -0 below +0: positive patterns keep their bits, negative ones have their
+/// magnitude bits inverted.
+#[inline(always)]
+fn order_key(v: u32) -> i32 {
+    (v ^ ((v as i32 >> 31) as u32 >> 1)) as i32
+}
+
+/// FMNMX over `N` lanes (lane `l` takes the minimum where bit `l` of `min`
+/// is set): in one vectorised pass, the selection by [`order_key`] (what
+/// [`fmnmx`] decides for non-NaN operands) and whether any operand is a
+/// NaN; lanes with a NaN operand are redone by [`fmnmx`].
+#[inline(always)]
+pub(crate) fn fmnmx_rows<const N: usize>(x: impl Fn(usize) -> u32, y: impl Fn(usize) -> u32, min: u32, nan_mode: bool) -> [u32; N] {
+    let mut r = [0u32; N];
+    let mut nan = 0u32;
+    for (l, v) in r.iter_mut().enumerate() {
+        let (a, b) = (x(l), y(l));
+        let a_less = order_key(a) < order_key(b);
+        *v = if a_less == bit_of(min, l) { a } else { b };
+        nan |= (is_nan32(a) | is_nan32(b)) as u32;
+    }
+    if nan != 0 {
+        for (l, v) in r.iter_mut().enumerate() {
+            let (a, b) = (x(l), y(l));
+            if is_nan32(a) | is_nan32(b) {
+                *v = fmnmx(a, b, bit_of(min, l), nan_mode);
+            }
+        }
+    }
+    r
 }
 
 macro_rules! lanes {
@@ -299,7 +342,11 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             let x: [u32; N] = rows(|l| fmod32(va[l], ma));
             let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
             let r = if rnd == Rnd::Rn {
-                add_mul_rn(&x, &y, add)
+                if add {
+                    add_mul_rn::<N, true>(|l| x[l], |l| y[l])
+                } else {
+                    add_mul_rn::<N, false>(|l| x[l], |l| y[l])
+                }
             } else {
                 lanes!(N, mask, |l| if add { fadd(x[l], y[l], rnd) } else { fmul(x[l], y[l], rnd) })
             };
@@ -310,13 +357,13 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
             let x: [u32; N] = rows(|l| fmod32(va[l], ma));
             let y: [u32; N] = rows(|l| fmod32(vb[l], mb));
             let z: [u32; N] = rows(|l| fmod32(vc[l], mc));
-            let r = if rnd == Rnd::Rn { ffma_rn(&x, &y, &z) } else { lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd)) };
+            let r = if rnd == Rnd::Rn { ffma_rn(|l| x[l], |l| y[l], |l| z[l]) } else { lanes!(N, mask, |l| ffma(x[l], y[l], z[l], rnd)) };
             rf.put::<N>(d, &r, mask);
         }
         Op::Fmnmx { d, a, b, ma, mb, nan, pp } => {
             let (va, vb) = (rf.get::<N>(a, cb)?, rf.get::<N>(b, cb)?);
             let p = rf.pin::<N>(pp);
-            let r = lanes!(N, mask, |l| fmnmx(fmod32(va[l], ma), fmod32(vb[l], mb), p >> l & 1 != 0, nan));
+            let r = fmnmx_rows::<N>(|l| fmod32(va[l], ma), |l| fmod32(vb[l], mb), p, nan);
             rf.put::<N>(d, &r, mask);
         }
         Op::Fsetp { a, b, ma, mb, cmp, bop, pp, pu, pv } => {
@@ -412,7 +459,7 @@ mod tests {
                 let pe = (p.to_bits() >> 23) & 0xFF;
                 z[l] = (r >> 3) as u32 & 1 << 31 | (pe + (r >> 56) as u32 % 5).saturating_sub(2).min(254) << 23 | short(m(20));
             }
-            let got = super::ffma_rn(&x, &y, &z);
+            let got = super::ffma_rn::<32>(|l| x[l], |l| y[l], |l| z[l]);
             for l in 0..32 {
                 let want = f32::from_bits(x[l]).mul_add(f32::from_bits(y[l]), f32::from_bits(z[l]));
                 if want.is_nan() {
@@ -443,11 +490,11 @@ mod tests {
                 let z = if k <= 126 { [(z0 - (k << 23)) ^ sign; 1] } else { [((0x80_0001u32 >> (k - 126)) | 1) ^ sign; 1] };
                 let y = [y0 - if k > 102 { (k - 102) << 23 } else { 0 }; 1];
                 let want = f32::from_bits(x[0]).mul_add(f32::from_bits(y[0]), f32::from_bits(z[0]));
-                assert_eq!(super::ffma_rn(&x, &y, &z)[0], want.to_bits(), "ffma({:#x}, {:#x}, {:#x})", x[0], y[0], z[0]);
+                assert_eq!(super::ffma_rn::<1>(|_| x[0], |_| y[0], |_| z[0])[0], want.to_bits(), "ffma({:#x}, {:#x}, {:#x})", x[0], y[0], z[0]);
                 cases += 1;
             }
         }
-        assert_eq!(super::ffma_rn(&[x0], &[y0], &[z0])[0], z0, "the unscaled case rounds down to z");
+        assert_eq!(super::ffma_rn::<1>(|_| x0, |_| y0, |_| z0)[0], z0, "the unscaled case rounds down to z");
         assert_eq!(cases, 280);
     }
 }

@@ -16,7 +16,7 @@
 
 use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount, shf_by};
 use crate::dalu::fcmp;
-use crate::float32::{add_mul_rn, ffma_rn, fmnmx, fmod32};
+use crate::float32::{add_mul_rn, ffma_rn, fmnmx_rows, fmod32};
 use crate::memory::ConstBanks;
 use crate::ops::*;
 use crate::program::Program;
@@ -264,8 +264,12 @@ fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
         }
         Op::Fadd { d, a, b, ma, mb, rnd: Rnd::Rn } | Op::Fmul { d, a, b, ma, mb, rnd: Rnd::Rn } => {
             f.d[0] = row(d)?;
-            f.x = matches!(op, Op::Fadd { .. }) as u32;
-            kinds!(fadd_fmul, float(&mut f, 0, a, ma)?, float(&mut f, 1, b, mb)?)
+            let (ka, kb) = (float(&mut f, 0, a, ma)?, float(&mut f, 1, b, mb)?);
+            if matches!(op, Op::Fadd { .. }) {
+                kinds!(fadd, ka, kb)
+            } else {
+                kinds!(fmul, ka, kb)
+            }
         }
         Op::Ffma { d, a, b, c, ma, mb, mc, rnd: Rnd::Rn } => {
             f.d[0] = row(d)?;
@@ -314,16 +318,12 @@ fn isrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
 }
 
 /// Float source `i` with its sign modifiers (broadcast values were
-/// modified at launch).
+/// modified at launch), lane by lane: read in place, so that the fused loops
+/// of `float32` load each row once, straight from the register file.
 #[inline(always)]
-fn fsrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
-    let v = src::<K>(r, f, i);
-    if K {
-        v
-    } else {
-        let (a, m) = (f.fand[i], f.m[i]);
-        rows(|l| (v[l] & a) ^ m)
-    }
+fn fsrc<'a, const K: bool>(r: &'a Regs, f: &Fast, i: usize) -> impl Fn(usize) -> u32 + 'a {
+    let (row, k, a, m) = (&r.r[f.s[i] as usize], f.k[i], f.fand[i], f.m[i]);
+    move |l| if K { k } else { (row[l] & a) ^ m }
 }
 
 #[inline(always)]
@@ -448,28 +448,34 @@ fn imnmx_any<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     put(r, f.d[0], rows(|l| imnmx(a[l], b[l], signed, bit_of(min, l))));
 }
 
-fn fadd_fmul<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
-    let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
-    put(r, f.d[0], add_mul_rn(&a, &b, f.x != 0));
+fn fadd<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let v = add_mul_rn::<LANES, true>(fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
+    put(r, f.d[0], v);
+}
+
+fn fmul<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
+    let v = add_mul_rn::<LANES, false>(fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
+    put(r, f.d[0], v);
 }
 
 fn ffma<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
-    let (a, b, c) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1), fsrc::<C>(r, f, 2));
-    put(r, f.d[0], ffma_rn(&a, &b, &c));
+    let v = ffma_rn::<LANES>(fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1), fsrc::<C>(r, f, 2));
+    put(r, f.d[0], v);
 }
 
 fn fmnmx_any<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
-    let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
-    let (nan, min) = (f.x != 0, r.pin::<LANES>(f.pp));
-    put(r, f.d[0], rows(|l| fmnmx(a[l], b[l], bit_of(min, l), nan)));
+    let min = r.pin::<LANES>(f.pp);
+    let v = fmnmx_rows::<LANES>(fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1), min, f.x != 0);
+    put(r, f.d[0], v);
 }
 
 fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
-    let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
     let (cmp, bop) = (f.fcmp, f.bop);
     let p = r.pin::<LANES>(f.pp);
-    let t =
-        pack_lanes(rows::<u32, LANES>(|l| 0u32.wrapping_sub(fcmp(cmp, f32::from_bits(a[l]) as f64, f32::from_bits(b[l]) as f64) as u32)));
+    let t = {
+        let (a, b) = (fsrc::<A>(r, f, 0), fsrc::<B>(r, f, 1));
+        pack_lanes(rows::<u32, LANES>(|l| 0u32.wrapping_sub(fcmp(cmp, f32::from_bits(a(l)) as f64, f32::from_bits(b(l)) as f64) as u32)))
+    };
     r.pout::<LANES>(f.pu, bool_op(bop, t, p), u32::MAX);
     r.pout::<LANES>(f.pv, bool_op(bop, !t, p), u32::MAX);
 }
