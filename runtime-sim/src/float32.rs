@@ -424,6 +424,87 @@ pub(crate) fn exec<const N: usize>(op: &Op, rf: &mut Regs, cb: &ConstBanks, mask
 
 #[cfg(test)]
 mod tests {
+    use super::{fadd, ffma, fmnmx, Rnd};
+
+    /// Binary32 patterns where the fused forms could part from the scalar
+    /// rules: NaNs (quiet and signalling, payloads, both signs), ±0,
+    /// subnormals, the normal/subnormal edge, ±∞, the largest finite
+    /// values, and ordinary numbers.
+    const EDGE: [u32; 30] = [
+        0x0000_0000, 0x8000_0000, 0x0000_0001, 0x8000_0001, 0x007F_FFFF, 0x807F_FFFF, 0x0080_0000, 0x8080_0000,
+        0x0040_0000, 0x3F80_0000, 0xBF80_0000, 0x3F80_0001, 0x3FC0_0000, 0x4B80_0001, 0x3380_0000, 0x7F7F_FFFF,
+        0xFF7F_FFFF, 0x7F00_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0xFFC0_0000, 0x7F80_0001, 0xFF80_0001,
+        0x7FA0_1234, 0x7FFF_FFFF, 0xFFC0_4321, 0x1F80_0000, 0x2000_0001, 0xC2C8_0000,
+    ];
+
+    /// Double rounding in the subnormal range (what the boundary check of
+    /// the normal range does not see): `x·y` = 2^-150·(1 − 2^-40) and `z` a
+    /// subnormal with an odd last bit, at least 2^-137; the exact sum lies
+    /// just below the midpoint z + 2^-150 and rounds down to `z`, while its
+    /// binary64 sum is that midpoint, which ties to even, upwards.
+    #[test]
+    fn ffma_rn_subnormal_midpoints() {
+        let (x, y) = (0x1A00_0008u32, 0x19FF_FFF0u32);
+        for m in [0x8_0001u32, 0x1001, 0x40_0001, 0x7F_FFFF, 0x2A_AAAB, 0x55_5555] {
+            for sign in [0, 1u32 << 31] {
+                let (x, z) = (x ^ sign, m ^ sign);
+                let s = f32::from_bits(x) as f64 * f32::from_bits(y) as f64 + f32::from_bits(z) as f64;
+                assert_ne!((s as f32).to_bits(), z, "the binary64 sum of ({:#x}, {:#x}, {:#x}) must round away from z", x, y, z);
+                assert_eq!(ffma(x, y, z, Rnd::Rn), z);
+                assert_eq!(super::ffma_rn::<1>(|_| x, |_| y, |_| z)[0], z, "ffma({:#x}, {:#x}, {:#x})", x, y, z);
+                let row = super::ffma_rn::<32>(|l| if l % 2 == 0 { x } else { 0x3F80_0000 }, |_| y, |_| z);
+                assert_eq!(row[0], z);
+            }
+        }
+    }
+
+    /// Runs the fused form over the cases 32 lanes at a time (so NaN and
+    /// ordinary lanes share a pass) and one lane at a time, comparing every
+    /// lane with `scalar` (given the case and its lane). Returns the number
+    /// of cases.
+    fn check<const K: usize>(cases: &[[u32; K]], fused32: impl Fn(&[[u32; K]; 32]) -> [u32; 32], fused1: impl Fn(&[u32; K]) -> u32, scalar: impl Fn(&[u32; K], usize) -> u32, what: &str) -> usize {
+        for chunk in cases.chunks(32) {
+            let mut lanes = [[0u32; K]; 32];
+            for (l, v) in lanes.iter_mut().enumerate() {
+                *v = chunk[l % chunk.len()];
+            }
+            let got = fused32(&lanes);
+            for l in 0..32 {
+                assert_eq!(got[l], scalar(&lanes[l], l), "{} {:x?} (32 lanes, lane {})", what, lanes[l], l);
+            }
+        }
+        for c in cases {
+            assert_eq!(fused1(c), scalar(c, 0), "{} {:x?} (one lane)", what, c);
+        }
+        cases.len()
+    }
+
+    /// FADD, FMUL, FFMA and FMNMX fused over lanes agree bit for bit with
+    /// the scalar rules on every pair (triple) of edge values, at the
+    /// positions of 32 lanes and alone; FMNMX with mixed min/max lanes and
+    /// both NaN modes.
+    #[test]
+    fn fused_forms_match_the_scalar_rules_on_edge_values() {
+        let pairs: Vec<[u32; 2]> = EDGE.iter().flat_map(|&a| EDGE.iter().map(move |&b| [a, b])).collect();
+        let triples: Vec<[u32; 3]> = pairs.iter().flat_map(|&[a, b]| EDGE.iter().map(move |&c| [a, b, c])).collect();
+        let mut n = 0;
+        n += check(&pairs, |v| super::add_mul_rn::<32, true>(|l| v[l][0], |l| v[l][1]), |c| super::add_mul_rn::<1, true>(|_| c[0], |_| c[1])[0], |c, _| fadd(c[0], c[1], Rnd::Rn), "fadd");
+        n += check(&pairs, |v| super::add_mul_rn::<32, false>(|l| v[l][0], |l| v[l][1]), |c| super::add_mul_rn::<1, false>(|_| c[0], |_| c[1])[0], |c, _| super::fmul(c[0], c[1], Rnd::Rn), "fmul");
+        n += check(&triples, |v| super::ffma_rn::<32>(|l| v[l][0], |l| v[l][1], |l| v[l][2]), |c| super::ffma_rn::<1>(|_| c[0], |_| c[1], |_| c[2])[0], |c, _| ffma(c[0], c[1], c[2], Rnd::Rn), "ffma");
+        for nan_mode in [false, true] {
+            for min in [0u32, u32::MAX, 0x5555_5555, 0x0F0F_3C3C] {
+                n += check(
+                    &pairs,
+                    |v| super::fmnmx_rows::<32>(|l| v[l][0], |l| v[l][1], min, nan_mode),
+                    |c| super::fmnmx_rows::<1>(|_| c[0], |_| c[1], min & 1, nan_mode)[0],
+                    |c, l| fmnmx(c[0], c[1], min >> l & 1 != 0, nan_mode),
+                    "fmnmx",
+                );
+            }
+        }
+        assert_eq!(n, 900 * 2 + 27_000 + 900 * 8);
+    }
+
     /// `ffma_rn` (binary64 with a fallback) against `f32::mul_add` on
     /// operands whose exponents are close (so the sums cancel and land on
     /// rounding boundaries), on any bits, and near the subnormal and overflow
