@@ -2,7 +2,9 @@
 //! FRND (F32/F64), I2F, F2I, F2F (docs/isa-extensions.md, sections 5 and
 //! 6.19–6.26). Directed rounding modes use a soft-float (rustc_apfloat);
 //! round-to-nearest-even uses the host's IEEE arithmetic, which is exact for
-//! that mode (NaN and invalid cases are decided before either runs).
+//! that mode (NaN and invalid cases are decided before either runs; the
+//! forms fused over lanes, `add_mul_rn`, `ffma_rn`, `fmnmx_rows`, compute
+//! every lane first and redo the lanes that need these rules).
 
 use rustc_apfloat::ieee::{Double, Single};
 use rustc_apfloat::{Float, FloatConvert};
@@ -430,6 +432,7 @@ mod tests {
     /// rules: NaNs (quiet and signalling, payloads, both signs), ±0,
     /// subnormals, the normal/subnormal edge, ±∞, the largest finite
     /// values, and ordinary numbers.
+    #[rustfmt::skip]
     const EDGE: [u32; 30] = [
         0x0000_0000, 0x8000_0000, 0x0000_0001, 0x8000_0001, 0x007F_FFFF, 0x807F_FFFF, 0x0080_0000, 0x8080_0000,
         0x0040_0000, 0x3F80_0000, 0xBF80_0000, 0x3F80_0001, 0x3FC0_0000, 0x4B80_0001, 0x3380_0000, 0x7F7F_FFFF,
@@ -462,7 +465,13 @@ mod tests {
     /// ordinary lanes share a pass) and one lane at a time, comparing every
     /// lane with `scalar` (given the case and its lane). Returns the number
     /// of cases.
-    fn check<const K: usize>(cases: &[[u32; K]], fused32: impl Fn(&[[u32; K]; 32]) -> [u32; 32], fused1: impl Fn(&[u32; K]) -> u32, scalar: impl Fn(&[u32; K], usize) -> u32, what: &str) -> usize {
+    fn check<const K: usize>(
+        cases: &[[u32; K]],
+        fused32: impl Fn(&[[u32; K]; 32]) -> [u32; 32],
+        fused1: impl Fn(&[u32; K]) -> u32,
+        scalar: impl Fn(&[u32; K], usize) -> u32,
+        what: &str,
+    ) -> usize {
         for chunk in cases.chunks(32) {
             let mut lanes = [[0u32; K]; 32];
             for (l, v) in lanes.iter_mut().enumerate() {
@@ -488,9 +497,27 @@ mod tests {
         let pairs: Vec<[u32; 2]> = EDGE.iter().flat_map(|&a| EDGE.iter().map(move |&b| [a, b])).collect();
         let triples: Vec<[u32; 3]> = pairs.iter().flat_map(|&[a, b]| EDGE.iter().map(move |&c| [a, b, c])).collect();
         let mut n = 0;
-        n += check(&pairs, |v| super::add_mul_rn::<32, true>(|l| v[l][0], |l| v[l][1]), |c| super::add_mul_rn::<1, true>(|_| c[0], |_| c[1])[0], |c, _| fadd(c[0], c[1], Rnd::Rn), "fadd");
-        n += check(&pairs, |v| super::add_mul_rn::<32, false>(|l| v[l][0], |l| v[l][1]), |c| super::add_mul_rn::<1, false>(|_| c[0], |_| c[1])[0], |c, _| super::fmul(c[0], c[1], Rnd::Rn), "fmul");
-        n += check(&triples, |v| super::ffma_rn::<32>(|l| v[l][0], |l| v[l][1], |l| v[l][2]), |c| super::ffma_rn::<1>(|_| c[0], |_| c[1], |_| c[2])[0], |c, _| ffma(c[0], c[1], c[2], Rnd::Rn), "ffma");
+        n += check(
+            &pairs,
+            |v| super::add_mul_rn::<32, true>(|l| v[l][0], |l| v[l][1]),
+            |c| super::add_mul_rn::<1, true>(|_| c[0], |_| c[1])[0],
+            |c, _| fadd(c[0], c[1], Rnd::Rn),
+            "fadd",
+        );
+        n += check(
+            &pairs,
+            |v| super::add_mul_rn::<32, false>(|l| v[l][0], |l| v[l][1]),
+            |c| super::add_mul_rn::<1, false>(|_| c[0], |_| c[1])[0],
+            |c, _| super::fmul(c[0], c[1], Rnd::Rn),
+            "fmul",
+        );
+        n += check(
+            &triples,
+            |v| super::ffma_rn::<32>(|l| v[l][0], |l| v[l][1], |l| v[l][2]),
+            |c| super::ffma_rn::<1>(|_| c[0], |_| c[1], |_| c[2])[0],
+            |c, _| ffma(c[0], c[1], c[2], Rnd::Rn),
+            "ffma",
+        );
         for nan_mode in [false, true] {
             for min in [0u32, u32::MAX, 0x5555_5555, 0x0F0F_3C3C] {
                 n += check(
@@ -571,7 +598,14 @@ mod tests {
                 let z = if k <= 126 { [(z0 - (k << 23)) ^ sign; 1] } else { [((0x80_0001u32 >> (k - 126)) | 1) ^ sign; 1] };
                 let y = [y0 - if k > 102 { (k - 102) << 23 } else { 0 }; 1];
                 let want = f32::from_bits(x[0]).mul_add(f32::from_bits(y[0]), f32::from_bits(z[0]));
-                assert_eq!(super::ffma_rn::<1>(|_| x[0], |_| y[0], |_| z[0])[0], want.to_bits(), "ffma({:#x}, {:#x}, {:#x})", x[0], y[0], z[0]);
+                assert_eq!(
+                    super::ffma_rn::<1>(|_| x[0], |_| y[0], |_| z[0])[0],
+                    want.to_bits(),
+                    "ffma({:#x}, {:#x}, {:#x})",
+                    x[0],
+                    y[0],
+                    z[0]
+                );
                 cases += 1;
             }
         }
