@@ -115,7 +115,7 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
             // The values the body defines are read only in the body.
             let defs = def_counts(vcode);
             let defined: HashSet<VReg> = body.iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg)).collect();
-            if defined.iter().any(|v| defs.get(v) != Some(&1)) || read_outside(vcode, s.0 as usize, &defined) {
+            if defined.iter().any(|&v| !defs.once(v)) || read_outside(vcode, s.0 as usize, &defined) {
                 continue;
             }
             // Taken to targets[0] when the predicate (xor negate) holds.

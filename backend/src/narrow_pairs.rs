@@ -155,12 +155,17 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
             for a in m.args.iter().flatten() {
                 needs.insert(*a);
             }
-            let Some(pl) = plan(m, narrow) else {
+            // An instruction that writes no candidate keeps every piece.
+            let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
+            // `pl`: the plan where it writes one (None: every piece kept).
+            let planned = if writes_narrow { plan(m, narrow) } else { None };
+            let pl: Option<&Plan> = planned.as_ref();
+            if writes_narrow && pl.is_none() {
                 unnarrowable.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
                 // Kept whole: read as it is.
                 needs.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
                 continue;
-            };
+            }
             // Operands without a field (fixed ABI operands) and everything a
             // pseudo-instruction reads: whole.
             for (k, o) in m.opnds.iter().enumerate() {
@@ -176,8 +181,17 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
                 if vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
                     continue;
                 }
-                let Some(p) = pl[f.piece as usize].as_ref() else { continue };
-                let Some(fi) = p.def().field_index(&orig.def().fields[f.field as usize].name) else { continue };
+                // The field in the kept piece (found by name in a twin).
+                let (p, fi) = match pl {
+                    Some(pl) => match pl[f.piece as usize].as_ref() {
+                        Some(p) => match p.def().field_index(&orig.def().fields[f.field as usize].name) {
+                            Some(fi) => (p, fi),
+                            None => continue,
+                        },
+                        None => continue,
+                    },
+                    None => (orig, f.field as usize),
+                };
                 if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
                     needs.insert(o.vreg);
                 }
@@ -189,6 +203,10 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
 /// Narrows the pairs of `vcode` whose high word is never read; returns how
 /// many.
 pub fn narrow_pairs(vcode: &mut VCode) -> usize {
+    // Nothing to do without pairs.
+    if !vcode.classes.contains(&Class::RPair) {
+        return 0;
+    }
     let defs = def_counts(vcode);
     let mut params: HashSet<VReg> = HashSet::new();
     for b in &vcode.blocks {
@@ -196,9 +214,9 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     }
     let mut narrow: HashSet<VReg> = (0..vcode.classes.len() as u32)
         .map(VReg)
-        .filter(|&v| vcode.class(v) == Class::RPair && defs.get(&v) == Some(&1) && !params.contains(&v))
+        .filter(|&v| vcode.class(v) == Class::RPair && defs.once(v) && !params.contains(&v))
         .collect();
-    loop {
+    while !narrow.is_empty() {
         let mut needs = HashSet::new();
         let mut unnarrowable = HashSet::new();
         high_reads(vcode, &narrow, &mut needs, &mut unnarrowable);

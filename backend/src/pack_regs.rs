@@ -345,12 +345,12 @@ impl Groups {
 }
 
 /// The blocks of `code` as item ranges, with successors.
-fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
     let n = code.items.len();
     let nb = code.block_start.len();
     let ranges: Vec<(usize, usize)> =
         (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
-    let mut succs = vec![Vec::new(); nb];
+    let mut succs = vec![SmallVec::new(); nb];
     for b in 0..nb {
         let (s, e) = ranges[b];
         let mut falls = true;
@@ -380,6 +380,24 @@ fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
+/// [`highest_reg`] of the R and the UR file, without keeping the references.
+fn highest_r_ur(code: &Code) -> (u32, u32) {
+    let (mut buf, mut r, mut u) = (Vec::new(), 0, 0);
+    for it in &code.items {
+        buf.clear();
+        it.inst.reg_reads_into(&mut buf);
+        it.inst.reg_writes_into(&mut buf);
+        for x in &buf {
+            match x.file {
+                RegFile::R => r = r.max(x.num + x.count),
+                RegFile::UR => u = u.max(x.num + x.count),
+                _ => {}
+            }
+        }
+    }
+    (r, u)
+}
+
 fn all_refs(code: &Code) -> Refs {
     let n = code.items.len();
     let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
@@ -407,9 +425,7 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
     // with the items for the R pass (which reads only R references).
     pack_file(code, RegFile::UR, &refs)?;
     stats.copies_removed = pack_file(code, RegFile::R, &refs)?;
-    let after = all_refs(code);
-    stats.regs_after = highest_reg(&after, RegFile::R);
-    stats.uregs_after = highest_reg(&after, RegFile::UR);
+    (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
     Ok(stats)
 }
 
@@ -504,15 +520,23 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let mut wnodes: Vec<u32> = Vec::new();
     let mut rstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
     let mut wstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
-    // Per block: the node in each register of live_out (by rank), or MAX.
-    let mut end_cur: Vec<Vec<u32>> = Vec::with_capacity(nb);
+    // Per block: the node in each register of live_out (by rank), or MAX:
+    // block b's are `end_cur[end_at[b]..end_at[b + 1]]`.
+    let mut end_cur: Vec<u32> = Vec::new();
+    let mut end_at: Vec<usize> = Vec::with_capacity(nb + 1);
     let mut fixed_nodes: Vec<u32> = Vec::new();
-    let mut cur: Vec<Option<u32>> = vec![None; nregs];
+    // The current node of each register (u32::MAX: none), reset after each
+    // block only where the block wrote it (`touched`).
+    let mut cur: Vec<u32> = vec![u32::MAX; nregs];
+    let mut touched = RegSet::new(nregs);
     for b in 0..nb {
         let (s, e) = ranges[b];
-        cur.fill(None);
+        for r in touched.iter() {
+            cur[r as usize] = u32::MAX;
+        }
+        touched.clone_from(&live_in[b]);
         for r in live_in[b].iter() {
-            cur[r as usize] = Some(node_in(b, r));
+            cur[r as usize] = node_in(b, r);
         }
         for i in s..e {
             let a = &acc[i];
@@ -521,13 +545,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
             for u in &a.reads {
                 for r in u.num..u.num + u.count {
                     let n = match cur[r as usize] {
-                        Some(n) => n,
+                        n if n != u32::MAX => n,
                         // Read before any write on this path: an undefined
                         // value (liveness makes it live-in otherwise).
-                        None => {
+                        _ => {
                             let n = webs.add();
                             orig_reg.push(r);
-                            cur[r as usize] = Some(n);
+                            cur[r as usize] = n;
+                            touched.insert(r);
                             n
                         }
                     };
@@ -541,12 +566,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 for r in w.num..w.num + w.count {
                     let n = webs.add();
                     orig_reg.push(r);
-                    if a.merge_writes {
-                        if let Some(old) = cur[r as usize] {
-                            webs.union(old, n);
-                        }
+                    if a.merge_writes && cur[r as usize] != u32::MAX {
+                        webs.union(cur[r as usize], n);
                     }
-                    cur[r as usize] = Some(n);
+                    cur[r as usize] = n;
+                    touched.insert(r);
                     if w.field.is_none() {
                         fixed_nodes.push(n);
                     }
@@ -554,8 +578,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 }
             }
         }
-        end_cur.push(live_out[b].iter().map(|r| cur[r as usize].unwrap_or(u32::MAX)).collect());
+        end_at.push(end_cur.len());
+        end_cur.extend(live_out[b].iter().map(|r| cur[r as usize]));
     }
+    end_at.push(end_cur.len());
+    let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
     rstart.push(rnodes.len());
     wstart.push(wnodes.len());
     let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
@@ -564,7 +591,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         for &s in &succs[b] {
             // live_in[s] is part of live_out[b].
             for r in live_in[s].iter() {
-                let n = end_cur[b][live_out[b].rank(r)];
+                let n = end_cur(b)[live_out[b].rank(r)];
                 if n != u32::MAX {
                     webs.union(n, node_in(s, r));
                 }
@@ -628,14 +655,15 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let mut across_call: Vec<u32> = Vec::new();
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
-        let mut live: Vec<Option<u32>> = vec![None; nregs];
+        // The web in each register of `live_set` (other entries are stale
+        // and never read).
+        let mut live: Vec<u32> = vec![u32::MAX; nregs];
         for b in 0..nb {
             let (s, e) = ranges[b];
-            live.fill(None);
             let mut live_set = RegSet::new(nregs);
-            for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
+            for (r, &n) in live_out[b].iter().zip(end_cur(b).iter()) {
                 if n != u32::MAX {
-                    live[r as usize] = Some(web_of[n as usize]);
+                    live[r as usize] = web_of[n as usize];
                     live_set.insert(r);
                 }
             }
@@ -659,7 +687,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 for &(r, dw) in &defs {
                     for r2 in live_set.iter() {
                         if r2 != r && Some(r2) != copy_src {
-                            add(dw, live[r2 as usize].expect("live registers have a web"));
+                            add(dw, live[r2 as usize]);
                         }
                     }
                 }
@@ -670,20 +698,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 }
                 if !a.merge_writes {
                     for &(r, _) in &defs {
-                        live[r as usize] = None;
                         live_set.remove(r);
                     }
                 }
                 let rn = read_nodes(i);
                 for (u, v) in chunks(&a.reads, rn) {
                     for (k, &n) in v.iter().enumerate() {
-                        live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
+                        live[(u.num + k as u32) as usize] = web_of[n as usize];
                         live_set.insert(u.num + k as u32);
                     }
                 }
                 if a.merge_writes {
                     for &(r, dw) in &defs {
-                        live[r as usize] = Some(dw);
+                        live[r as usize] = dw;
                         live_set.insert(r);
                     }
                 }
