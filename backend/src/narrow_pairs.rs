@@ -16,7 +16,7 @@
 //! they are integer-ALU instructions (no memory access, no side effect) and
 //! write nothing else that is read.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use ursa_emit::model::Operand;
 use ursa_emit::{FormId, Inst};
@@ -208,7 +208,7 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
         return 0;
     }
     let defs = def_counts(vcode);
-    let mut params: HashSet<VReg> = HashSet::new();
+    let mut params: HashSet<VReg> = HashSet::default();
     for b in &vcode.blocks {
         params.extend(b.params.iter().copied());
     }
@@ -217,8 +217,8 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
         .filter(|&v| vcode.class(v) == Class::RPair && defs.once(v) && !params.contains(&v))
         .collect();
     while !narrow.is_empty() {
-        let mut needs = HashSet::new();
-        let mut unnarrowable = HashSet::new();
+        let mut needs = HashSet::default();
+        let mut unnarrowable = HashSet::default();
         high_reads(vcode, &narrow, &mut needs, &mut unnarrowable);
         let before = narrow.len();
         narrow.retain(|v| !needs.contains(v) && !unnarrowable.contains(v));
