@@ -271,6 +271,40 @@ impl Iterator for Neighbours<'_> {
     }
 }
 
+/// Lists by index in one flat vector (no vector per list), built from
+/// (index, value) pairs; each list keeps its pairs' order.
+struct Lists<T> {
+    start: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Lists<T> {
+    fn new(n: usize, pairs: &[(u32, T)]) -> Self {
+        let mut start = vec![0u32; n + 1];
+        for &(k, _) in pairs {
+            start[k as usize + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let Some(&(_, any)) = pairs.first() else { return Lists { start, items: Vec::new() } };
+        let mut items = vec![any; pairs.len()];
+        let mut next = start.clone();
+        for &(k, v) in pairs {
+            items[next[k as usize] as usize] = v;
+            next[k as usize] += 1;
+        }
+        Lists { start, items }
+    }
+}
+
+impl<T> std::ops::Index<usize> for Lists<T> {
+    type Output = [T];
+    fn index(&self, k: usize) -> &[T] {
+        &self.items[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
+
 /// Union-find over web nodes.
 struct Webs {
     parent: Vec<u32>,
@@ -725,22 +759,25 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     }
 
     // Copy affinities (MOV Rd, Rb).
-    let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
     for i in 0..acc.len() {
         if is_copy(i) {
             let d = web_of[write_nodes(i)[0] as usize];
             let s = web_of[read_nodes(i)[0] as usize];
-            affine[d as usize].push(s);
-            affine[s as usize].push(d);
+            pairs.push((d, s));
+            pairs.push((s, d));
         }
     }
+    let affine = Lists::new(nw, &pairs);
 
     // Groups: members with offsets from the lowest, fixed or not.
-    let mut members: Vec<Vec<(u32, i32)>> = vec![Vec::new(); nw];
-    for w in 0..nwebs {
-        let (root, off) = groups.find(w);
-        members[root as usize].push((w, off));
-    }
+    let by_root: Vec<(u32, (u32, i32))> = (0..nwebs)
+        .map(|w| {
+            let (root, off) = groups.find(w);
+            (root, (w, off))
+        })
+        .collect();
+    let members = Lists::new(nw, &by_root);
     let mut order: Vec<u32> = (0..nwebs).filter(|&r| !members[r as usize].is_empty()).collect();
     // First appearance of each web in program order.
     let mut first = vec![usize::MAX; nw];
@@ -751,7 +788,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
     }
     let group_first: Vec<usize> =
-        members.iter().map(|ms| ms.iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
+        (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
     order.sort_by_key(|&r| (group_first[r as usize], r));
 
     let mut color: Vec<Option<u32>> = vec![None; nw];
@@ -762,7 +799,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // The residue an aligned group needs of each member: (modulus, residue),
     // so a copy partner can be placed where the copy can later vanish.
     let mut residue: Vec<(u32, u32)> = vec![(1, 0); nw];
-    for ms in members.iter().filter(|ms| !ms.is_empty()) {
+    for ms in (0..nw).map(|r| &members[r]).filter(|ms| !ms.is_empty()) {
         let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
         let a = align_of[m as usize];
         if a > 1 {
@@ -787,7 +824,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
         let lo = ms.iter().map(|m| m.1).min().unwrap();
         let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
-        let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
+        let mut forbidden: SmallVec<[RegSet; 4]> = SmallVec::with_capacity(ms.len());
         for &(w, _) in ms {
             let mut f = RegSet::new(nregs);
             for n in adj.neighbours(w) {
