@@ -33,7 +33,7 @@
 //! moves slots to local memory.
 
 use smallvec::SmallVec;
-use ursa_emit::{forms, Inst, RegFile, RegSlot};
+use ursa_emit::{forms, optypes, Inst, RegFile, RegSlot};
 
 use crate::encode::Code;
 
@@ -165,7 +165,7 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
     let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
     // A call writes the callee's return address where the callee's `RET`
     // reads it, and a return reads it there: ABI registers, not renamable.
-    if matches!(it.inst.form.optype().name.as_ref(), "CALL" | "RET") {
+    if [optypes::CALL::ID, optypes::RET::ID].contains(&it.inst.def().optype) {
         for r in reads.iter_mut().chain(writes.iter_mut()) {
             r.field = None;
         }
@@ -397,8 +397,8 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
             }
         }
         if let Some(last) = code.items[s..e].last() {
-            let name = last.inst.form.optype().name.as_ref();
-            if (matches!(name, "RET" | "EXIT" | "BPT") || crate::encode::is_tail_jump(last)) && !last.inst.is_guarded() {
+            let op = last.inst.def().optype;
+            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::encode::is_tail_jump(last)) && !last.inst.is_guarded() {
                 falls = false;
             }
         }
@@ -481,7 +481,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // Where the colouring cannot do better than the original registers:
     // keep them, unless they lie above the file.
     let keep_original = || if above_file { Err(PackError::Full) } else { Ok(0) };
-    let is_call = |i: usize| code.items[i].inst.form.optype().name.as_ref() == "CALL";
+    let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
