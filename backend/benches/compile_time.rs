@@ -16,6 +16,11 @@
 //! `enable_verifier=false` and one explicit `verify_function` before
 //! `compile` instead.
 //!
+//! Both sides reuse their allocators' working memory between functions:
+//! Cranelift's side one `Context` per thread (cleared before each function,
+//! which keeps its regalloc2 context), Ursa its per-thread regalloc2 context
+//! (`assign_regs`).
+//!
 //! Each benchmark compiles the whole set once per iteration. The ratio
 //! printed at the end (Ursa time / Cranelift time per category and in total)
 //! comes from the same criterion samples, accumulated with `iter_custom`.
@@ -93,8 +98,18 @@ fn cranelift_compile(isa: &OwnedTargetIsa, f: &Function) -> bool {
     if cranelift_codegen::verifier::verify_function(f, isa.flags()).is_err() {
         return false;
     }
-    let mut ctx = Context::for_function(f.clone());
-    ctx.compile(&**isa, &mut ControlPlane::default()).is_ok()
+    // One `Context` per thread, cleared and reused as Cranelift intends
+    // (its regalloc2 tables among them): Ursa keeps its regalloc2 context
+    // the same way.
+    thread_local! {
+        static CTX: RefCell<Context> = RefCell::new(Context::new());
+    }
+    CTX.with(|ctx| {
+        let mut ctx = ctx.borrow_mut();
+        ctx.clear();
+        ctx.func = f.clone();
+        ctx.compile(&**isa, &mut ControlPlane::default()).is_ok()
+    })
 }
 
 /// Functions per category (the first folder under the corpus root) that both

@@ -261,7 +261,17 @@ pub struct RegallocStats {
 pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, String> {
     let env = machine_env();
     let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm: ra::Algorithm::Ion };
-    let output = ra::run(func, &env, &opts).map_err(|e| format!("register allocation failed: {:?}", e))?;
+    // regalloc2's working tables are kept per thread and reused, as
+    // Cranelift keeps them in its `Context` (only the output is taken).
+    thread_local! {
+        static CTX: std::cell::RefCell<ra::Ctx> = std::cell::RefCell::new(ra::Ctx::default());
+    }
+    let output: Result<ra::Output, ra::RegAllocError> = CTX.with(|ctx| {
+        let mut ctx = ctx.borrow_mut();
+        ra::run_with_ctx(func, &env, &opts, &mut ctx)?;
+        Ok(std::mem::take(&mut ctx.output))
+    });
+    let output = output.map_err(|e| format!("register allocation failed: {:?}", e))?;
     if check {
         let mut checker = ra::checker::Checker::new(func, &env);
         checker.prepare(&output);

@@ -14,7 +14,7 @@
 //! every scoreboard.
 
 use ursa_emit::latency::{class_of_form, LatencyClass};
-use ursa_emit::{control, forms, Inst, RegFile};
+use ursa_emit::{control, forms, optypes, Inst, RegFile};
 
 use crate::encode::{item, Code, Item};
 
@@ -53,7 +53,7 @@ fn locs(i: &Inst, outputs: bool, refs: &mut Vec<ursa_emit::RegRef>, out: &mut Ve
 }
 
 fn is_control(i: &Inst) -> bool {
-    matches!(i.form.optype().name.as_ref(), "BRA" | "CALL" | "RET" | "EXIT" | "BPT")
+    [optypes::BRA::ID, optypes::CALL::ID, optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&i.def().optype)
 }
 
 impl Loc {

@@ -92,7 +92,7 @@ fn fixed_regs(vcode: &ursa_isel::vcode::VCode, m: &ursa_isel::vcode::MInst) -> I
 /// relocation, or through a register). Branches inside the function have a
 /// block target.
 pub fn is_tail_jump(it: &Item) -> bool {
-    it.target.is_none() && it.inst.form.optype().name.as_ref() == "BRA"
+    it.target.is_none() && it.inst.def().optype == ursa_emit::optypes::BRA::ID
 }
 
 fn iadd_imm(d: u32, a: u32, k: i64) -> Inst {

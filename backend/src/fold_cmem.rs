@@ -112,19 +112,36 @@ fn convert_renamed(from: &Inst, to: FormId, from_field: &str, to_field: &str) ->
 
 /// How many times each virtual register is defined (block parameters count
 /// as a definition): the passes here only touch values defined once.
-pub(crate) fn def_counts(vcode: &VCode) -> HashMap<VReg, usize> {
-    let mut defs: HashMap<VReg, usize> = HashMap::default();
+pub(crate) fn def_counts(vcode: &VCode) -> DefCounts {
+    let mut defs = vec![0u32; vcode.classes.len()];
+    let mut count = |v: VReg| {
+        let i = v.0 as usize;
+        if i >= defs.len() {
+            defs.resize(i + 1, 0);
+        }
+        defs[i] = defs[i].saturating_add(1);
+    };
     for b in &vcode.blocks {
         for &p in &b.params {
-            *defs.entry(p).or_default() += 1;
+            count(p);
         }
         for m in &b.insts {
             for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
-                *defs.entry(o.vreg).or_default() += 1;
+                count(o.vreg);
             }
         }
     }
-    defs
+    DefCounts(defs)
+}
+
+/// [`def_counts`]: the definitions of each virtual register, by number.
+pub(crate) struct DefCounts(Vec<u32>);
+
+impl DefCounts {
+    /// Is `v` defined exactly once?
+    pub(crate) fn once(&self, v: VReg) -> bool {
+        self.0.get(v.0 as usize) == Some(&1)
+    }
 }
 
 /// The values defined once, each by a single unguarded instruction of form
@@ -136,7 +153,7 @@ pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item =
         let single = m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1;
         let (p, o) = (m.pieces.first()?, *m.opnds.first()?);
         let copy = single && p.form == form && o.kind == OpKind::Def && o.fixed.is_none() && !m.fixups[0].hi && !p.is_guarded();
-        (copy && defs.get(&o.vreg) == Some(&1)).then_some((o.vreg, p))
+        (copy && defs.once(o.vreg)).then_some((o.vreg, p))
     })
 }
 

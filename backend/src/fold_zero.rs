@@ -6,7 +6,7 @@
 //! from `narrow_pairs` (the low word of a 64-bit constant whose high word
 //! was dropped, such as a shared-memory base at offset 0).
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use ursa_emit::model::{Kind, Operand};
 use ursa_emit::{forms, RZ};

@@ -22,7 +22,7 @@
 //! instructions already guarded are never moved; `S` with any of them stays
 //! a branch.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use ursa_emit::Inst;
 use ursa_isel::vcode::{BlockId, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
@@ -76,7 +76,7 @@ fn only_jumps_to(vcode: &VCode, b: BlockId, j: BlockId) -> bool {
 /// Converts every block that qualifies; returns how many.
 pub fn if_convert(vcode: &mut VCode) -> usize {
     let mut done = 0;
-    let mut dead: HashSet<usize> = HashSet::new();
+    let mut dead: HashSet<usize> = HashSet::default();
     for a in 0..vcode.blocks.len() {
         if dead.contains(&a) {
             continue;
@@ -115,7 +115,7 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
             // The values the body defines are read only in the body.
             let defs = def_counts(vcode);
             let defined: HashSet<VReg> = body.iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg)).collect();
-            if defined.iter().any(|v| defs.get(v) != Some(&1)) || read_outside(vcode, s.0 as usize, &defined) {
+            if defined.iter().any(|&v| !defs.once(v)) || read_outside(vcode, s.0 as usize, &defined) {
                 continue;
             }
             // Taken to targets[0] when the predicate (xor negate) holds.

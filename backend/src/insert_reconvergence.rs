@@ -336,13 +336,23 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
 /// callees); without them a device function gets no regions.
 pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, String> {
     let cfg = Cfg::new(f);
-    let div = divergence::analyze(f, &cfg, kernel);
-    check_barriers(f, &cfg, &div, kernel, facts)?;
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
+    let device = if kernel { None } else { facts.and_then(|m| m.device.get(&crate::symbol_name(f))) };
+    // A device function the module facts do not describe gets no regions;
+    // without a barrier there is nothing to check either, and no need for
+    // the divergence analysis.
+    let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
+    if !kernel && device.is_none() && !has_barrier {
+        return Ok(out);
+    }
+    let div = divergence::analyze(f, &cfg, kernel);
+    if has_barrier {
+        check_barriers(f, &cfg, &div, kernel, facts)?;
+    }
     let avoid = if kernel {
         0
     } else {
-        match facts.and_then(|m| m.device.get(&crate::symbol_name(f))) {
+        match device {
             None => return Ok(out),
             Some(d) => match &d.no_regions {
                 Some(why) => {

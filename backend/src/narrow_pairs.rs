@@ -16,13 +16,55 @@
 //! they are integer-ALU instructions (no memory access, no side effect) and
 //! write nothing else that is read.
 
-use std::collections::HashSet;
 
 use ursa_emit::model::Operand;
 use ursa_emit::{FormId, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::fold_cmem::{def_counts, form_by_name};
+
+/// A set of virtual registers, by number.
+#[derive(Clone)]
+struct VSet {
+    has: Vec<bool>,
+    len: usize,
+}
+
+impl VSet {
+    fn new(n: usize) -> VSet {
+        VSet { has: vec![false; n], len: 0 }
+    }
+    fn contains(&self, v: &VReg) -> bool {
+        self.has.get(v.0 as usize).copied().unwrap_or(false)
+    }
+    fn insert(&mut self, v: VReg) {
+        let i = v.0 as usize;
+        if i >= self.has.len() {
+            self.has.resize(i + 1, false);
+        }
+        if !self.has[i] {
+            self.has[i] = true;
+            self.len += 1;
+        }
+    }
+    fn remove(&mut self, v: VReg) {
+        if self.contains(&v) {
+            self.has[v.0 as usize] = false;
+            self.len -= 1;
+        }
+    }
+    fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
+        self.has.iter().enumerate().filter(|x| *x.1).map(|(i, _)| VReg(i as u32))
+    }
+}
+
+impl Extend<VReg> for VSet {
+    fn extend<I: IntoIterator<Item = VReg>>(&mut self, it: I) {
+        for v in it {
+            self.insert(v);
+        }
+    }
+}
 
 /// What becomes of one instruction when the pairs in `narrow` lose their
 /// high word: per piece, `None` if deleted, else the piece (its 32-bit twin
@@ -84,7 +126,7 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
 
 /// The plan for `m` when the pairs in `narrow` lose their high word; None
 /// if `m` writes one of them in a way that cannot be narrowed.
-fn plan(m: &MInst, narrow: &HashSet<VReg>) -> Option<Plan> {
+fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
     let mut out: Plan = m.pieces.iter().cloned().map(Some).collect();
     if !writes_narrow {
@@ -148,24 +190,30 @@ fn plan(m: &MInst, narrow: &HashSet<VReg>) -> Option<Plan> {
     Some(out)
 }
 
-/// The pairs whose high word the kept code reads, given `narrow`.
-fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, unnarrowable: &mut HashSet<VReg>) {
+/// Adds to `wide` the pairs whose high word the kept code reads, given
+/// `narrow`, and those written by an instruction that cannot be narrowed.
+fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
     for b in &vcode.blocks {
         for m in &b.insts {
             for a in m.args.iter().flatten() {
-                needs.insert(*a);
+                wide.insert(*a);
             }
-            let Some(pl) = plan(m, narrow) else {
-                unnarrowable.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
+            // An instruction that writes no candidate keeps every piece.
+            let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
+            // `pl`: the plan where it writes one (None: every piece kept).
+            let planned = if writes_narrow { plan(m, narrow) } else { None };
+            let pl: Option<&Plan> = planned.as_ref();
+            if writes_narrow && pl.is_none() {
+                wide.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
                 // Kept whole: read as it is.
-                needs.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
+                wide.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
                 continue;
-            };
+            }
             // Operands without a field (fixed ABI operands) and everything a
             // pseudo-instruction reads: whole.
             for (k, o) in m.opnds.iter().enumerate() {
                 if vcode.class(o.vreg) == Class::RPair && o.kind == OpKind::Use && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k)) {
-                    needs.insert(o.vreg);
+                    wide.insert(o.vreg);
                 }
             }
             // Register fields read by kept pieces (a value written by one
@@ -176,10 +224,19 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
                 if vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
                     continue;
                 }
-                let Some(p) = pl[f.piece as usize].as_ref() else { continue };
-                let Some(fi) = p.def().field_index(&orig.def().fields[f.field as usize].name) else { continue };
+                // The field in the kept piece (found by name in a twin).
+                let (p, fi) = match pl {
+                    Some(pl) => match pl[f.piece as usize].as_ref() {
+                        Some(p) => match p.def().field_index(&orig.def().fields[f.field as usize].name) {
+                            Some(fi) => (p, fi),
+                            None => continue,
+                        },
+                        None => continue,
+                    },
+                    None => (orig, f.field as usize),
+                };
                 if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
-                    needs.insert(o.vreg);
+                    wide.insert(o.vreg);
                 }
             }
         }
@@ -189,26 +246,30 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
 /// Narrows the pairs of `vcode` whose high word is never read; returns how
 /// many.
 pub fn narrow_pairs(vcode: &mut VCode) -> usize {
+    // Nothing to do without pairs.
+    if !vcode.classes.contains(&Class::RPair) {
+        return 0;
+    }
     let defs = def_counts(vcode);
-    let mut params: HashSet<VReg> = HashSet::new();
+    let nv = vcode.classes.len();
+    let mut params = VSet::new(nv);
     for b in &vcode.blocks {
         params.extend(b.params.iter().copied());
     }
-    let mut narrow: HashSet<VReg> = (0..vcode.classes.len() as u32)
-        .map(VReg)
-        .filter(|&v| vcode.class(v) == Class::RPair && defs.get(&v) == Some(&1) && !params.contains(&v))
-        .collect();
-    loop {
-        let mut needs = HashSet::new();
-        let mut unnarrowable = HashSet::new();
-        high_reads(vcode, &narrow, &mut needs, &mut unnarrowable);
-        let before = narrow.len();
-        narrow.retain(|v| !needs.contains(v) && !unnarrowable.contains(v));
-        if narrow.len() == before {
+    let mut narrow = VSet::new(nv);
+    narrow.extend((0..nv as u32).map(VReg).filter(|&v| vcode.class(v) == Class::RPair && defs.once(v) && !params.contains(&v)));
+    while narrow.len > 0 {
+        let mut wide = VSet::new(nv);
+        high_reads(vcode, &narrow, &mut wide);
+        let before = narrow.len;
+        for v in wide.iter() {
+            narrow.remove(v);
+        }
+        if narrow.len == before {
             break;
         }
     }
-    if narrow.is_empty() {
+    if narrow.len == 0 {
         return 0;
     }
     for bi in 0..vcode.blocks.len() {
@@ -222,16 +283,16 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
             vcode.blocks[bi].insts[ii] = m;
         }
     }
-    for &v in &narrow {
+    for v in narrow.iter() {
         vcode.classes[v.0 as usize] = Class::R;
     }
-    narrow.len()
+    narrow.len
 }
 
 /// `m` with the plan applied: deleted pieces and their fixups gone, fields
 /// of twins found by name, scratch outputs nobody reads any more set to
 /// their unused value, operands no fixup names removed.
-fn rebuild(m: &MInst, pl: &Plan, narrow: &HashSet<VReg>) -> MInst {
+fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
     let mut n = m.clone();
     n.pieces.clear();
     n.fixups.clear();

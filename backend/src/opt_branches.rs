@@ -12,7 +12,7 @@
 //! - **Branches to the next instruction** are deleted, and blocks that can no
 //!   longer be reached are emptied.
 
-use ursa_emit::{forms, Inst};
+use ursa_emit::{forms, optypes, Inst};
 
 use crate::encode::{Code, Item};
 
@@ -35,8 +35,8 @@ fn set_guard(i: &mut Inst, g: (u64, u64)) {
 
 /// Ends the block: nothing after it runs (an unguarded BRA, EXIT, RET or trap).
 fn ends_flow(it: &Item) -> bool {
-    let name = it.inst.form.optype().name.as_ref();
-    (is_bra(it) || crate::encode::is_tail_jump(it) || matches!(name, "EXIT" | "RET" | "BPT")) && !it.inst.is_guarded()
+    let op = it.inst.def().optype;
+    (is_bra(it) || crate::encode::is_tail_jump(it) || [optypes::EXIT::ID, optypes::RET::ID, optypes::BPT::ID].contains(&op)) && !it.inst.is_guarded()
 }
 
 fn is_exit_like(it: &Item) -> bool {

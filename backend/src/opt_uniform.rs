@@ -101,7 +101,7 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
     }
     // Single definitions, and where the sources are.
     let ndefs = def_counts(vcode);
-    let single = |v: &VReg| ndefs.get(v) == Some(&1);
+    let single = |v: &VReg| ndefs.once(*v);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
     let mut cands: HashMap<VReg, (usize, usize, Vec<VReg>)> = HashMap::default();
     for (bi, b) in vcode.blocks.iter().enumerate() {

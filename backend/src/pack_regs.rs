@@ -33,7 +33,7 @@
 //! moves slots to local memory.
 
 use smallvec::SmallVec;
-use ursa_emit::{forms, Inst, RegFile, RegSlot};
+use ursa_emit::{forms, optypes, Inst, RegFile, RegSlot};
 
 use crate::encode::Code;
 
@@ -165,7 +165,7 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
     let in_place = writes.iter().any(|w| reads.iter().any(|r| r.field.is_some() && r.field == w.field));
     // A call writes the callee's return address where the callee's `RET`
     // reads it, and a return reads it there: ABI registers, not renamable.
-    if matches!(it.inst.form.optype().name.as_ref(), "CALL" | "RET") {
+    if [optypes::CALL::ID, optypes::RET::ID].contains(&it.inst.def().optype) {
         for r in reads.iter_mut().chain(writes.iter_mut()) {
             r.field = None;
         }
@@ -271,6 +271,40 @@ impl Iterator for Neighbours<'_> {
     }
 }
 
+/// Lists by index in one flat vector (no vector per list), built from
+/// (index, value) pairs; each list keeps its pairs' order.
+struct Lists<T> {
+    start: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Lists<T> {
+    fn new(n: usize, pairs: &[(u32, T)]) -> Self {
+        let mut start = vec![0u32; n + 1];
+        for &(k, _) in pairs {
+            start[k as usize + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let Some(&(_, any)) = pairs.first() else { return Lists { start, items: Vec::new() } };
+        let mut items = vec![any; pairs.len()];
+        let mut next = start.clone();
+        for &(k, v) in pairs {
+            items[next[k as usize] as usize] = v;
+            next[k as usize] += 1;
+        }
+        Lists { start, items }
+    }
+}
+
+impl<T> std::ops::Index<usize> for Lists<T> {
+    type Output = [T];
+    fn index(&self, k: usize) -> &[T] {
+        &self.items[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
+
 /// Union-find over web nodes.
 struct Webs {
     parent: Vec<u32>,
@@ -345,12 +379,12 @@ impl Groups {
 }
 
 /// The blocks of `code` as item ranges, with successors.
-fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
+fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
     let n = code.items.len();
     let nb = code.block_start.len();
     let ranges: Vec<(usize, usize)> =
         (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
-    let mut succs = vec![Vec::new(); nb];
+    let mut succs = vec![SmallVec::new(); nb];
     for b in 0..nb {
         let (s, e) = ranges[b];
         let mut falls = true;
@@ -363,8 +397,8 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
             }
         }
         if let Some(last) = code.items[s..e].last() {
-            let name = last.inst.form.optype().name.as_ref();
-            if (matches!(name, "RET" | "EXIT" | "BPT") || crate::encode::is_tail_jump(last)) && !last.inst.is_guarded() {
+            let op = last.inst.def().optype;
+            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::encode::is_tail_jump(last)) && !last.inst.is_guarded() {
                 falls = false;
             }
         }
@@ -378,6 +412,24 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
 /// Highest register of `file` touched + 1.
 fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
+}
+
+/// [`highest_reg`] of the R and the UR file, without keeping the references.
+fn highest_r_ur(code: &Code) -> (u32, u32) {
+    let (mut buf, mut r, mut u) = (Vec::new(), 0, 0);
+    for it in &code.items {
+        buf.clear();
+        it.inst.reg_reads_into(&mut buf);
+        it.inst.reg_writes_into(&mut buf);
+        for x in &buf {
+            match x.file {
+                RegFile::R => r = r.max(x.num + x.count),
+                RegFile::UR => u = u.max(x.num + x.count),
+                _ => {}
+            }
+        }
+    }
+    (r, u)
 }
 
 fn all_refs(code: &Code) -> Refs {
@@ -407,9 +459,7 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
     // with the items for the R pass (which reads only R references).
     pack_file(code, RegFile::UR, &refs)?;
     stats.copies_removed = pack_file(code, RegFile::R, &refs)?;
-    let after = all_refs(code);
-    stats.regs_after = highest_reg(&after, RegFile::R);
-    stats.uregs_after = highest_reg(&after, RegFile::UR);
+    (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
     Ok(stats)
 }
 
@@ -431,7 +481,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // Where the colouring cannot do better than the original registers:
     // keep them, unless they lie above the file.
     let keep_original = || if above_file { Err(PackError::Full) } else { Ok(0) };
-    let is_call = |i: usize| code.items[i].inst.form.optype().name.as_ref() == "CALL";
+    let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
@@ -504,15 +554,23 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let mut wnodes: Vec<u32> = Vec::new();
     let mut rstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
     let mut wstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
-    // Per block: the node in each register of live_out (by rank), or MAX.
-    let mut end_cur: Vec<Vec<u32>> = Vec::with_capacity(nb);
+    // Per block: the node in each register of live_out (by rank), or MAX:
+    // block b's are `end_cur[end_at[b]..end_at[b + 1]]`.
+    let mut end_cur: Vec<u32> = Vec::new();
+    let mut end_at: Vec<usize> = Vec::with_capacity(nb + 1);
     let mut fixed_nodes: Vec<u32> = Vec::new();
-    let mut cur: Vec<Option<u32>> = vec![None; nregs];
+    // The current node of each register (u32::MAX: none), reset after each
+    // block only where the block wrote it (`touched`).
+    let mut cur: Vec<u32> = vec![u32::MAX; nregs];
+    let mut touched = RegSet::new(nregs);
     for b in 0..nb {
         let (s, e) = ranges[b];
-        cur.fill(None);
+        for r in touched.iter() {
+            cur[r as usize] = u32::MAX;
+        }
+        touched.clone_from(&live_in[b]);
         for r in live_in[b].iter() {
-            cur[r as usize] = Some(node_in(b, r));
+            cur[r as usize] = node_in(b, r);
         }
         for i in s..e {
             let a = &acc[i];
@@ -521,13 +579,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
             for u in &a.reads {
                 for r in u.num..u.num + u.count {
                     let n = match cur[r as usize] {
-                        Some(n) => n,
+                        n if n != u32::MAX => n,
                         // Read before any write on this path: an undefined
                         // value (liveness makes it live-in otherwise).
-                        None => {
+                        _ => {
                             let n = webs.add();
                             orig_reg.push(r);
-                            cur[r as usize] = Some(n);
+                            cur[r as usize] = n;
+                            touched.insert(r);
                             n
                         }
                     };
@@ -541,12 +600,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 for r in w.num..w.num + w.count {
                     let n = webs.add();
                     orig_reg.push(r);
-                    if a.merge_writes {
-                        if let Some(old) = cur[r as usize] {
-                            webs.union(old, n);
-                        }
+                    if a.merge_writes && cur[r as usize] != u32::MAX {
+                        webs.union(cur[r as usize], n);
                     }
-                    cur[r as usize] = Some(n);
+                    cur[r as usize] = n;
+                    touched.insert(r);
                     if w.field.is_none() {
                         fixed_nodes.push(n);
                     }
@@ -554,8 +612,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 }
             }
         }
-        end_cur.push(live_out[b].iter().map(|r| cur[r as usize].unwrap_or(u32::MAX)).collect());
+        end_at.push(end_cur.len());
+        end_cur.extend(live_out[b].iter().map(|r| cur[r as usize]));
     }
+    end_at.push(end_cur.len());
+    let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
     rstart.push(rnodes.len());
     wstart.push(wnodes.len());
     let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
@@ -564,7 +625,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         for &s in &succs[b] {
             // live_in[s] is part of live_out[b].
             for r in live_in[s].iter() {
-                let n = end_cur[b][live_out[b].rank(r)];
+                let n = end_cur(b)[live_out[b].rank(r)];
                 if n != u32::MAX {
                     webs.union(n, node_in(s, r));
                 }
@@ -628,14 +689,15 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let mut across_call: Vec<u32> = Vec::new();
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
-        let mut live: Vec<Option<u32>> = vec![None; nregs];
+        // The web in each register of `live_set` (other entries are stale
+        // and never read).
+        let mut live: Vec<u32> = vec![u32::MAX; nregs];
         for b in 0..nb {
             let (s, e) = ranges[b];
-            live.fill(None);
             let mut live_set = RegSet::new(nregs);
-            for (r, &n) in live_out[b].iter().zip(end_cur[b].iter()) {
+            for (r, &n) in live_out[b].iter().zip(end_cur(b).iter()) {
                 if n != u32::MAX {
-                    live[r as usize] = Some(web_of[n as usize]);
+                    live[r as usize] = web_of[n as usize];
                     live_set.insert(r);
                 }
             }
@@ -659,7 +721,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 for &(r, dw) in &defs {
                     for r2 in live_set.iter() {
                         if r2 != r && Some(r2) != copy_src {
-                            add(dw, live[r2 as usize].expect("live registers have a web"));
+                            add(dw, live[r2 as usize]);
                         }
                     }
                 }
@@ -670,20 +732,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
                 }
                 if !a.merge_writes {
                     for &(r, _) in &defs {
-                        live[r as usize] = None;
                         live_set.remove(r);
                     }
                 }
                 let rn = read_nodes(i);
                 for (u, v) in chunks(&a.reads, rn) {
                     for (k, &n) in v.iter().enumerate() {
-                        live[(u.num + k as u32) as usize] = Some(web_of[n as usize]);
+                        live[(u.num + k as u32) as usize] = web_of[n as usize];
                         live_set.insert(u.num + k as u32);
                     }
                 }
                 if a.merge_writes {
                     for &(r, dw) in &defs {
-                        live[r as usize] = Some(dw);
+                        live[r as usize] = dw;
                         live_set.insert(r);
                     }
                 }
@@ -698,22 +759,25 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     }
 
     // Copy affinities (MOV Rd, Rb).
-    let mut affine: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
     for i in 0..acc.len() {
         if is_copy(i) {
             let d = web_of[write_nodes(i)[0] as usize];
             let s = web_of[read_nodes(i)[0] as usize];
-            affine[d as usize].push(s);
-            affine[s as usize].push(d);
+            pairs.push((d, s));
+            pairs.push((s, d));
         }
     }
+    let affine = Lists::new(nw, &pairs);
 
     // Groups: members with offsets from the lowest, fixed or not.
-    let mut members: Vec<Vec<(u32, i32)>> = vec![Vec::new(); nw];
-    for w in 0..nwebs {
-        let (root, off) = groups.find(w);
-        members[root as usize].push((w, off));
-    }
+    let by_root: Vec<(u32, (u32, i32))> = (0..nwebs)
+        .map(|w| {
+            let (root, off) = groups.find(w);
+            (root, (w, off))
+        })
+        .collect();
+    let members = Lists::new(nw, &by_root);
     let mut order: Vec<u32> = (0..nwebs).filter(|&r| !members[r as usize].is_empty()).collect();
     // First appearance of each web in program order.
     let mut first = vec![usize::MAX; nw];
@@ -724,7 +788,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
     }
     let group_first: Vec<usize> =
-        members.iter().map(|ms| ms.iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
+        (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
     order.sort_by_key(|&r| (group_first[r as usize], r));
 
     let mut color: Vec<Option<u32>> = vec![None; nw];
@@ -735,7 +799,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // The residue an aligned group needs of each member: (modulus, residue),
     // so a copy partner can be placed where the copy can later vanish.
     let mut residue: Vec<(u32, u32)> = vec![(1, 0); nw];
-    for ms in members.iter().filter(|ms| !ms.is_empty()) {
+    for ms in (0..nw).map(|r| &members[r]).filter(|ms| !ms.is_empty()) {
         let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
         let a = align_of[m as usize];
         if a > 1 {
@@ -760,7 +824,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
         let lo = ms.iter().map(|m| m.1).min().unwrap();
         let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
-        let mut forbidden: Vec<RegSet> = Vec::with_capacity(ms.len());
+        let mut forbidden: SmallVec<[RegSet; 4]> = SmallVec::with_capacity(ms.len());
         for &(w, _) in ms {
             let mut f = RegSet::new(nregs);
             for n in adj.neighbours(w) {

@@ -15,7 +15,7 @@
 //! (`narrow_pairs::pure_alu`), only past instructions that neither read nor
 //! write what they write, nor write what they read.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 
@@ -24,7 +24,7 @@ use crate::narrow_pairs::pure_alu;
 /// Moves the computations of block arguments down; returns how many.
 pub fn sink_block_args(vcode: &mut VCode) -> usize {
     // The block parameters each value is passed to (from any block).
-    let mut params_of: HashMap<VReg, Vec<VReg>> = HashMap::new();
+    let mut params_of: HashMap<VReg, Vec<VReg>> = HashMap::default();
     for b in &vcode.blocks {
         for m in b.insts.iter().filter(|m| m.is_terminator()) {
             for (t, args) in m.targets.iter().zip(m.args.iter()) {
@@ -33,6 +33,10 @@ pub fn sink_block_args(vcode: &mut VCode) -> usize {
                 }
             }
         }
+    }
+    // No block arguments: nothing to sink.
+    if params_of.is_empty() {
+        return 0;
     }
     let movable = |m: &MInst| {
         m.pseudo == Pseudo::None
