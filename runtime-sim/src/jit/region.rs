@@ -82,9 +82,6 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         | Op::Lepc { .. }
         | Op::Undefined(_)
         | Op::Invalid => Class::Leave,
-        // Run in place by the interpreter (`run_one`): with the lane the
-        // warp's only live one they never change the flow.
-        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => Class::Helper,
         op => {
             if super::translate::native(op, e.uniform) {
                 Class::Native

@@ -49,6 +49,9 @@ pub(crate) fn native(op: &Op, uniform: bool) -> bool {
         Op::Mov64 { s, .. } => plain64(s),
         Op::Plop3 { .. } => true,
         Op::Load { space: AddrSpace::Local, a, .. } | Op::Store { space: AddrSpace::Local, a, .. } => plain64(a),
+        // With the lane the warp's only live one (`jit_ready`) they never
+        // change the flow: see `Tx::convergence`.
+        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => true,
         _ => false,
     }
 }
@@ -805,9 +808,56 @@ impl Tx<'_, '_> {
                 let v = self.src64(s);
                 self.put64(d, v);
             }
+            Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => self.convergence(op, pc, idx, t),
             Op::Load { space: AddrSpace::Local, d, a, ofs, ty } => self.local(pc, idx, t, a, ofs, ty, Some(d), None),
             Op::Store { space: AddrSpace::Local, s, a, ofs, ty } => self.local(pc, idx, t, a, ofs, ty, None, Some(s)),
             _ => unreachable!("not a native op: {:?}", op),
+        }
+    }
+
+    /// BSSY, BREAK and BSYNC of control.rs for the lane, which is the warp's
+    /// only live one (`jit_ready`; the others have exited): no lane waits at
+    /// a convergence barrier, so BSSY and BREAK only write the barrier's
+    /// members (and BSSY its target), and a BSYNC whose live members are just
+    /// this lane lets it go on (the interpreter parks it and releases it at
+    /// once). A BSYNC that would wait for another lane is left to the
+    /// interpreter's semantics (`run_one`), which reports it.
+    fn convergence(&mut self, op: &Op, pc: u64, idx: usize, t: Value) {
+        let fl = self.flags;
+        let warp_b = self.b.ins().load(I64, fl, self.st, offset_of!(State, b) as i32);
+        let one = self.iconst32(1);
+        let bit = self.b.ins().ishl(one, self.lane);
+        match *op {
+            Op::Bssy { b, target } => {
+                self.b.ins().store(fl, bit, warp_b, 4 * b as i32);
+                let tg = self.b.ins().load(I64, fl, self.st, offset_of!(State, bssy_target) as i32);
+                let target = self.iconst64(target);
+                self.b.ins().store(fl, target, tg, 8 * b as i32);
+            }
+            Op::Break { b } => {
+                let m = self.b.ins().load(I32, fl, warp_b, 4 * b as i32);
+                let m = self.b.ins().band_not(m, bit);
+                self.b.ins().store(fl, m, warp_b, 4 * b as i32);
+            }
+            Op::Bsync { b } => {
+                let m = self.b.ins().load(I32, fl, warp_b, 4 * b as i32);
+                let exited_at = self.b.ins().load(I64, fl, self.st, offset_of!(State, exited) as i32);
+                let exited = self.b.ins().load(I32, fl, exited_at, 0);
+                let gone = self.b.ins().bor(exited, bit);
+                let others = self.b.ins().band_not(m, gone);
+                let wait = self.b.create_block();
+                let done = self.b.create_block();
+                let saved = self.cache.clone();
+                self.b.ins().brif(others, wait, &[], done, &[]);
+                self.b.switch_to_block(wait);
+                self.call_helper(idx, t, pc);
+                self.b.ins().jump(done, &[]);
+                self.b.switch_to_block(done);
+                // The helper wrote no register it did not fault on.
+                self.cache = saved;
+                self.clobbered = false;
+            }
+            _ => unreachable!("not a convergence-barrier op: {:?}", op),
         }
     }
 
