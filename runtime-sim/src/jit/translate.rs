@@ -87,6 +87,13 @@ struct Tx<'a, 'b> {
     skipped: Variable,
     next: Variable,
     sb: [Variable; SCOREBOARDS],
+    /// Scoreboards some instruction of the region sets (a mask).
+    set_sb: u8,
+    /// The latest entry value of each set of scoreboards the region does
+    /// not set, by mask.
+    fixed_wait: HashMap<u8, Value>,
+    /// The per-run block counters.
+    counts: Value,
     exit: Block,
     blocks: HashMap<usize, Block>,
     cache: HashMap<Key, Value>,
@@ -141,6 +148,28 @@ pub(crate) fn build(
     let skipped = var(&mut b, offset_of!(State, skipped));
     let next = var(&mut b, offset_of!(State, next_issue));
     let sb: [Variable; SCOREBOARDS] = std::array::from_fn(|s| var(&mut b, offset_of!(State, sb) + 8 * s));
+    // Scoreboards no instruction of the region sets keep their entry
+    // values: the wait on a set of them is one maximum, made here.
+    let insts = || region.blocks.iter().flat_map(|k| k.start..k.start + k.len).map(|i| &prog.code[i]);
+    let set_sb = insts().filter(|e| e.variable && (e.ctrl.wsb as usize) < SCOREBOARDS).fold(0u8, |m, e| m | 1 << e.ctrl.wsb);
+    let mut fixed_wait = HashMap::new();
+    for e in insts() {
+        let req = e.ctrl.req & !set_sb & ((1 << SCOREBOARDS) - 1);
+        if req != 0 && !fixed_wait.contains_key(&req) {
+            let mut m: Option<Value> = None;
+            for (s, &v) in sb.iter().enumerate() {
+                if req >> s & 1 != 0 {
+                    let x = b.use_var(v);
+                    m = Some(match m {
+                        Some(m) => b.ins().umax(m, x),
+                        None => x,
+                    });
+                }
+            }
+            fixed_wait.insert(req, m.expect("a scoreboard is waited on"));
+        }
+    }
+    let counts = ld(&mut b, offset_of!(State, counts));
     let exit = b.create_block();
     b.append_block_param(exit, I64);
     let mut blocks = HashMap::new();
@@ -166,6 +195,9 @@ pub(crate) fn build(
         skipped,
         next,
         sb,
+        set_sb,
+        fixed_wait,
+        counts,
         exit,
         blocks,
         cache: HashMap::new(),
@@ -372,10 +404,9 @@ impl Tx<'_, '_> {
             self.leave_at(pc_of(start));
             self.b.switch_to_block(go);
             self.b.def_var(self.steps, after);
-            let counts = self.b.ins().load(I64, self.flags, self.st, offset_of!(State, counts) as i32);
-            let n = self.b.ins().load(I64, self.flags, counts, 8 * gid as i32);
+            let n = self.b.ins().load(I64, self.flags, self.counts, 8 * gid as i32);
             let n = self.b.ins().iadd_imm_s(n, 1);
-            self.b.ins().store(self.flags, n, counts, 8 * gid as i32);
+            self.b.ins().store(self.flags, n, self.counts, 8 * gid as i32);
         }
         for idx in start..start + len {
             let last = idx + 1 == start + len;
@@ -390,8 +421,12 @@ impl Tx<'_, '_> {
     /// The issue-clock model of `WarpClock::issue`; returns the issue cycle.
     fn clock(&mut self, e: &Exec) -> Value {
         let mut t = self.b.use_var(self.next);
+        let fixed = e.ctrl.req & !self.set_sb & ((1 << SCOREBOARDS) - 1);
+        if fixed != 0 {
+            t = self.b.ins().umax(t, self.fixed_wait[&fixed]);
+        }
         for s in 0..SCOREBOARDS {
-            if e.ctrl.req >> s & 1 != 0 {
+            if (e.ctrl.req & self.set_sb) >> s & 1 != 0 {
                 let r = self.b.use_var(self.sb[s]);
                 t = self.b.ins().umax(t, r);
             }
