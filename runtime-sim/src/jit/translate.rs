@@ -208,7 +208,7 @@ pub(crate) fn build(
     };
     tx.goto(entry);
     for (k, blk) in region.blocks.iter().enumerate() {
-        tx.block(blk.start, blk.len, first_block + k);
+        tx.block(blk.start, blk.len, first_block + k, region.falls_in[k]);
     }
     // The way out: counters back into the state, the PC to go on at.
     tx.b.switch_to_block(exit);
@@ -257,11 +257,6 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// A block in which the cache starts empty.
-    fn fresh(&mut self, blk: Block) {
-        self.b.switch_to_block(blk);
-        self.cache.clear();
-    }
 
     // ---- the register file ----
 
@@ -383,9 +378,15 @@ impl Tx<'_, '_> {
 
     // ---- blocks and instructions ----
 
-    fn block(&mut self, start: usize, len: usize, gid: usize) {
+    /// Translates a block. The cache starts empty, except in a block that
+    /// is entered only by falling through from the one translated just
+    /// before (`falls_in`): the values known at the end of that one hold.
+    fn block(&mut self, start: usize, len: usize, gid: usize, falls_in: bool) {
         let blk = self.blocks[&start];
-        self.fresh(blk);
+        self.b.switch_to_block(blk);
+        if !falls_in {
+            self.cache.clear();
+        }
         if len == 0 {
             // Its first instruction is left to the interpreter.
             self.leave_at(pc_of(start));
