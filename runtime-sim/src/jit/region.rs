@@ -45,10 +45,10 @@ pub(crate) struct Region {
     pub blocks: Vec<Block>,
     /// Instruction indices right after a CALL of the region (where RET may land).
     pub return_points: Vec<usize>,
-    /// Per block: it is entered only by falling through from the block
-    /// before it (not the entry, a branch or call target, or a return
-    /// point), so what is known at the end of that block holds at its start.
-    pub falls_in: Vec<bool>,
+    /// Starts of the blocks with one way in, from inside the region: one
+    /// branch, call or fall-through, not the entry or a return point. What
+    /// is known where that way leaves holds at the block's start.
+    pub one_way_in: HashSet<usize>,
 }
 
 pub(crate) fn pc_of(idx: usize) -> u64 {
@@ -169,21 +169,18 @@ pub(crate) fn discover(prog: &Program, entry: usize) -> Region {
     }
     return_points.sort_unstable();
     return_points.dedup();
-    let falls_in = falls_in(prog, &blocks, entry, &return_points);
-    Region { blocks, return_points, falls_in }
+    let one_way_in = one_way_in(prog, &blocks, entry, &return_points);
+    Region { blocks, return_points, one_way_in }
 }
 
-/// [`Region::falls_in`]: counts the ways into each block; a block with one,
-/// the fall-through from the block just before it, qualifies.
-fn falls_in(prog: &Program, blocks: &[Block], entry: usize, return_points: &[usize]) -> Vec<bool> {
+/// [`Region::one_way_in`]: counts the ways into each block.
+fn one_way_in(prog: &Program, blocks: &[Block], entry: usize, return_points: &[usize]) -> HashSet<usize> {
     let mut ways: std::collections::HashMap<usize, u32> = std::collections::HashMap::new();
-    // The entry and the return points are entered from outside the block order.
+    // The entry and the return points are also entered from outside.
     for &i in return_points.iter().chain([&entry]) {
         *ways.entry(i).or_default() += 2;
     }
-    // The block start reached by falling through from block k, if any.
-    let mut fall_to = vec![None; blocks.len()];
-    for (k, blk) in blocks.iter().enumerate() {
+    for blk in blocks {
         if blk.len == 0 {
             continue;
         }
@@ -201,8 +198,7 @@ fn falls_in(prog: &Program, blocks: &[Block], entry: usize, return_points: &[usi
         }
         if falls {
             *ways.entry(last + 1).or_default() += 1;
-            fall_to[k] = Some(last + 1);
         }
     }
-    (0..blocks.len()).map(|k| k > 0 && fall_to[k - 1] == Some(blocks[k].start) && ways.get(&blocks[k].start) == Some(&1)).collect()
+    blocks.iter().map(|b| b.start).filter(|s| ways.get(s) == Some(&1)).collect()
 }

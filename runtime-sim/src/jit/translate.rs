@@ -97,6 +97,8 @@ struct Tx<'a, 'b> {
     exit: Block,
     blocks: HashMap<usize, Block>,
     cache: HashMap<Key, Value>,
+    /// The cache where the one way into a block leaves, by block start.
+    inherit: HashMap<usize, HashMap<Key, Value>>,
     /// Keys written since the last snapshot, and whether a helper ran.
     written: Vec<Key>,
     clobbered: bool,
@@ -201,6 +203,7 @@ pub(crate) fn build(
         exit,
         blocks,
         cache: HashMap::new(),
+        inherit: HashMap::new(),
         written: Vec::new(),
         clobbered: false,
         helper: Helper { sig, addr: helper_addr as i64 },
@@ -208,7 +211,7 @@ pub(crate) fn build(
     };
     tx.goto(entry);
     for (k, blk) in region.blocks.iter().enumerate() {
-        tx.block(blk.start, blk.len, first_block + k, region.falls_in[k]);
+        tx.block(blk.start, blk.len, first_block + k);
     }
     // The way out: counters back into the state, the PC to go on at.
     tx.b.switch_to_block(exit);
@@ -251,6 +254,9 @@ impl Tx<'_, '_> {
     fn goto(&mut self, idx: usize) {
         match self.blocks.get(&idx) {
             Some(&blk) => {
+                if self.region.one_way_in.contains(&idx) {
+                    self.inherit.insert(idx, self.cache.clone());
+                }
                 self.b.ins().jump(blk, &[]);
             }
             None => self.leave_at(pc_of(idx)),
@@ -378,15 +384,13 @@ impl Tx<'_, '_> {
 
     // ---- blocks and instructions ----
 
-    /// Translates a block. The cache starts empty, except in a block that
-    /// is entered only by falling through from the one translated just
-    /// before (`falls_in`): the values known at the end of that one hold.
-    fn block(&mut self, start: usize, len: usize, gid: usize, falls_in: bool) {
+    /// Translates a block. The cache starts empty, except in a block with
+    /// one way in (`Region::one_way_in`) translated after that way: then the
+    /// values known there hold (they were made on the only path here).
+    fn block(&mut self, start: usize, len: usize, gid: usize) {
         let blk = self.blocks[&start];
         self.b.switch_to_block(blk);
-        if !falls_in {
-            self.cache.clear();
-        }
+        self.cache = self.inherit.remove(&start).unwrap_or_default();
         if len == 0 {
             // Its first instruction is left to the interpreter.
             self.leave_at(pc_of(start));
