@@ -177,6 +177,26 @@ fn convergence_barriers_run_in_translated_code() {
 }
 
 #[test]
+fn guarded_convergence_barrier_instructions() {
+    // BSSY, BREAK and BSYNC under random guards (a false guard: no lane
+    // executes, nothing changes); BMOV, which the interpreter runs, shows
+    // the barriers the translated code left.
+    let body = "
+    BSSY B1, .L_x ;
+    @P2 BSSY B1, .L_x ;
+    BMOV R7, B1 ;
+    BSSY B2, .L_x ;
+    @P3 BREAK B2 ;
+    BMOV R8, B2 ;
+    @P4 BSYNC B2 ;
+    BMOV R9, B2 ;
+    @!P2 BSYNC B1 ;
+.L_x:
+    MOV R10, R7 ;";
+    agree(body, 64);
+}
+
+#[test]
 fn local_loads_and_stores() {
     // R4 = an offset in the 256-byte stack (aligned or not, inside or not).
     let body = "

@@ -43,6 +43,11 @@ pub(crate) struct State {
     p: *mut u32,
     ur: *mut u32,
     up: *mut u32,
+    /// The warp's convergence-barrier members B0–B15, their BSSY targets
+    /// and its exited lanes.
+    b: *mut u32,
+    bssy_target: *mut u64,
+    exited: *mut u32,
     /// Per-run counters of block executions (global block numbers).
     counts: *mut u64,
     env: *mut Env,
@@ -187,7 +192,7 @@ impl Ctx<'_> {
     pub(crate) fn jit_ready(&self, nwarps: usize, warp: &Warp, steps: u64) -> bool {
         // No other lane waits at a convergence or CTA barrier: the lane is
         // the warp's only live one, so the convergence-barrier instructions
-        // run in place (`run_one`) without changing anyone's flow.
+        // change no one's flow and run in host code (`Tx::convergence`).
         self.jit.is_some()
             && nwarps == 1
             && warp.group == warp.ready
@@ -241,6 +246,9 @@ impl Ctx<'_> {
                 p: (*w).regs.p.as_mut_ptr(),
                 ur: (*w).regs.ur.as_mut_ptr(),
                 up: (*w).regs.up.as_mut_ptr(),
+                b: (*w).b.as_mut_ptr(),
+                bssy_target: (*w).bssy_target.as_mut_ptr(),
+                exited: &mut (*w).exited,
                 counts: counts.as_mut_ptr(),
                 env: &mut env,
                 local,
@@ -306,14 +314,6 @@ extern "C" fn run_one(state: *mut State, idx: u64, t: u64) -> u32 {
         shared: unsafe { &mut *env.shared },
         bars: unsafe { &mut *env.bars },
     };
-    // `BSYNC` when every live member of the barrier is this lane (the only
-    // live lane, `jit_ready`): the interpreter parks the lane and releases
-    // it at once, leaving the barrier as it was; here it simply goes on.
-    if let crate::ops::Op::Bsync { b } = prog.code[idx].op {
-        if warp.b[b as usize] & !(e | warp.exited) == 0 {
-            return 0;
-        }
-    }
     let r = execute(&prog.code[idx], warp, &mut site, cb, mem, e, e, pc, idx, prog);
     if !warp.local.is_empty() {
         let size = warp.local_size as usize;

@@ -45,6 +45,10 @@ pub(crate) struct Region {
     pub blocks: Vec<Block>,
     /// Instruction indices right after a CALL of the region (where RET may land).
     pub return_points: Vec<usize>,
+    /// Starts of the blocks with one way in, from inside the region: one
+    /// branch, call or fall-through, not the entry or a return point. What
+    /// is known where that way leaves holds at the block's start.
+    pub one_way_in: HashSet<usize>,
 }
 
 pub(crate) fn pc_of(idx: usize) -> u64 {
@@ -82,9 +86,6 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         | Op::Lepc { .. }
         | Op::Undefined(_)
         | Op::Invalid => Class::Leave,
-        // Run in place by the interpreter (`run_one`): with the lane the
-        // warp's only live one they never change the flow.
-        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => Class::Helper,
         op => {
             if super::translate::native(op, e.uniform) {
                 Class::Native
@@ -168,5 +169,36 @@ pub(crate) fn discover(prog: &Program, entry: usize) -> Region {
     }
     return_points.sort_unstable();
     return_points.dedup();
-    Region { blocks, return_points }
+    let one_way_in = one_way_in(prog, &blocks, entry, &return_points);
+    Region { blocks, return_points, one_way_in }
+}
+
+/// [`Region::one_way_in`]: counts the ways into each block.
+fn one_way_in(prog: &Program, blocks: &[Block], entry: usize, return_points: &[usize]) -> HashSet<usize> {
+    let mut ways: std::collections::HashMap<usize, u32> = std::collections::HashMap::new();
+    // The entry and the return points are also entered from outside.
+    for &i in return_points.iter().chain([&entry]) {
+        *ways.entry(i).or_default() += 2;
+    }
+    for blk in blocks {
+        if blk.len == 0 {
+            continue;
+        }
+        let last = blk.start + blk.len - 1;
+        let guarded = prog.code[last].guard != PIn::TRUE;
+        let (target, falls) = match classify(prog, last) {
+            Class::Bra(t) => (Some(t), guarded),
+            Class::Call(t) => (Some(t), false),
+            Class::Ret => (None, guarded),
+            Class::Native | Class::Helper => (None, true),
+            Class::Leave => (None, false),
+        };
+        if let Some(t) = target {
+            *ways.entry(t).or_default() += 1;
+        }
+        if falls {
+            *ways.entry(last + 1).or_default() += 1;
+        }
+    }
+    blocks.iter().map(|b| b.start).filter(|s| ways.get(s) == Some(&1)).collect()
 }

@@ -49,6 +49,9 @@ pub(crate) fn native(op: &Op, uniform: bool) -> bool {
         Op::Mov64 { s, .. } => plain64(s),
         Op::Plop3 { .. } => true,
         Op::Load { space: AddrSpace::Local, a, .. } | Op::Store { space: AddrSpace::Local, a, .. } => plain64(a),
+        // With the lane the warp's only live one (`jit_ready`) they never
+        // change the flow: see `Tx::convergence`.
+        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => true,
         _ => false,
     }
 }
@@ -84,9 +87,18 @@ struct Tx<'a, 'b> {
     skipped: Variable,
     next: Variable,
     sb: [Variable; SCOREBOARDS],
+    /// Scoreboards some instruction of the region sets (a mask).
+    set_sb: u8,
+    /// The latest entry value of each set of scoreboards the region does
+    /// not set, by mask.
+    fixed_wait: HashMap<u8, Value>,
+    /// The per-run block counters.
+    counts: Value,
     exit: Block,
     blocks: HashMap<usize, Block>,
     cache: HashMap<Key, Value>,
+    /// The cache where the one way into a block leaves, by block start.
+    inherit: HashMap<usize, HashMap<Key, Value>>,
     /// Keys written since the last snapshot, and whether a helper ran.
     written: Vec<Key>,
     clobbered: bool,
@@ -138,6 +150,28 @@ pub(crate) fn build(
     let skipped = var(&mut b, offset_of!(State, skipped));
     let next = var(&mut b, offset_of!(State, next_issue));
     let sb: [Variable; SCOREBOARDS] = std::array::from_fn(|s| var(&mut b, offset_of!(State, sb) + 8 * s));
+    // Scoreboards no instruction of the region sets keep their entry
+    // values: the wait on a set of them is one maximum, made here.
+    let insts = || region.blocks.iter().flat_map(|k| k.start..k.start + k.len).map(|i| &prog.code[i]);
+    let set_sb = insts().filter(|e| e.variable && (e.ctrl.wsb as usize) < SCOREBOARDS).fold(0u8, |m, e| m | 1 << e.ctrl.wsb);
+    let mut fixed_wait = HashMap::new();
+    for e in insts() {
+        let req = e.ctrl.req & !set_sb & ((1 << SCOREBOARDS) - 1);
+        if req != 0 && !fixed_wait.contains_key(&req) {
+            let mut m: Option<Value> = None;
+            for (s, &v) in sb.iter().enumerate() {
+                if req >> s & 1 != 0 {
+                    let x = b.use_var(v);
+                    m = Some(match m {
+                        Some(m) => b.ins().umax(m, x),
+                        None => x,
+                    });
+                }
+            }
+            fixed_wait.insert(req, m.expect("a scoreboard is waited on"));
+        }
+    }
+    let counts = ld(&mut b, offset_of!(State, counts));
     let exit = b.create_block();
     b.append_block_param(exit, I64);
     let mut blocks = HashMap::new();
@@ -163,9 +197,13 @@ pub(crate) fn build(
         skipped,
         next,
         sb,
+        set_sb,
+        fixed_wait,
+        counts,
         exit,
         blocks,
         cache: HashMap::new(),
+        inherit: HashMap::new(),
         written: Vec::new(),
         clobbered: false,
         helper: Helper { sig, addr: helper_addr as i64 },
@@ -216,17 +254,15 @@ impl Tx<'_, '_> {
     fn goto(&mut self, idx: usize) {
         match self.blocks.get(&idx) {
             Some(&blk) => {
+                if self.region.one_way_in.contains(&idx) {
+                    self.inherit.insert(idx, self.cache.clone());
+                }
                 self.b.ins().jump(blk, &[]);
             }
             None => self.leave_at(pc_of(idx)),
         }
     }
 
-    /// A block in which the cache starts empty.
-    fn fresh(&mut self, blk: Block) {
-        self.b.switch_to_block(blk);
-        self.cache.clear();
-    }
 
     // ---- the register file ----
 
@@ -348,9 +384,13 @@ impl Tx<'_, '_> {
 
     // ---- blocks and instructions ----
 
+    /// Translates a block. The cache starts empty, except in a block with
+    /// one way in (`Region::one_way_in`) translated after that way: then the
+    /// values known there hold (they were made on the only path here).
     fn block(&mut self, start: usize, len: usize, gid: usize) {
         let blk = self.blocks[&start];
-        self.fresh(blk);
+        self.b.switch_to_block(blk);
+        self.cache = self.inherit.remove(&start).unwrap_or_default();
         if len == 0 {
             // Its first instruction is left to the interpreter.
             self.leave_at(pc_of(start));
@@ -369,10 +409,9 @@ impl Tx<'_, '_> {
             self.leave_at(pc_of(start));
             self.b.switch_to_block(go);
             self.b.def_var(self.steps, after);
-            let counts = self.b.ins().load(I64, self.flags, self.st, offset_of!(State, counts) as i32);
-            let n = self.b.ins().load(I64, self.flags, counts, 8 * gid as i32);
+            let n = self.b.ins().load(I64, self.flags, self.counts, 8 * gid as i32);
             let n = self.b.ins().iadd_imm_s(n, 1);
-            self.b.ins().store(self.flags, n, counts, 8 * gid as i32);
+            self.b.ins().store(self.flags, n, self.counts, 8 * gid as i32);
         }
         for idx in start..start + len {
             let last = idx + 1 == start + len;
@@ -387,8 +426,12 @@ impl Tx<'_, '_> {
     /// The issue-clock model of `WarpClock::issue`; returns the issue cycle.
     fn clock(&mut self, e: &Exec) -> Value {
         let mut t = self.b.use_var(self.next);
+        let fixed = e.ctrl.req & !self.set_sb & ((1 << SCOREBOARDS) - 1);
+        if fixed != 0 {
+            t = self.b.ins().umax(t, self.fixed_wait[&fixed]);
+        }
         for s in 0..SCOREBOARDS {
-            if e.ctrl.req >> s & 1 != 0 {
+            if (e.ctrl.req & self.set_sb) >> s & 1 != 0 {
                 let r = self.b.use_var(self.sb[s]);
                 t = self.b.ins().umax(t, r);
             }
@@ -805,9 +848,56 @@ impl Tx<'_, '_> {
                 let v = self.src64(s);
                 self.put64(d, v);
             }
+            Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => self.convergence(op, pc, idx, t),
             Op::Load { space: AddrSpace::Local, d, a, ofs, ty } => self.local(pc, idx, t, a, ofs, ty, Some(d), None),
             Op::Store { space: AddrSpace::Local, s, a, ofs, ty } => self.local(pc, idx, t, a, ofs, ty, None, Some(s)),
             _ => unreachable!("not a native op: {:?}", op),
+        }
+    }
+
+    /// BSSY, BREAK and BSYNC of control.rs for the lane, which is the warp's
+    /// only live one (`jit_ready`; the others have exited): no lane waits at
+    /// a convergence barrier, so BSSY and BREAK only write the barrier's
+    /// members (and BSSY its target), and a BSYNC whose live members are just
+    /// this lane lets it go on (the interpreter parks it and releases it at
+    /// once). A BSYNC that would wait for another lane is left to the
+    /// interpreter's semantics (`run_one`), which reports it.
+    fn convergence(&mut self, op: &Op, pc: u64, idx: usize, t: Value) {
+        let fl = self.flags;
+        let warp_b = self.b.ins().load(I64, fl, self.st, offset_of!(State, b) as i32);
+        let one = self.iconst32(1);
+        let bit = self.b.ins().ishl(one, self.lane);
+        match *op {
+            Op::Bssy { b, target } => {
+                self.b.ins().store(fl, bit, warp_b, 4 * b as i32);
+                let tg = self.b.ins().load(I64, fl, self.st, offset_of!(State, bssy_target) as i32);
+                let target = self.iconst64(target);
+                self.b.ins().store(fl, target, tg, 8 * b as i32);
+            }
+            Op::Break { b } => {
+                let m = self.b.ins().load(I32, fl, warp_b, 4 * b as i32);
+                let m = self.b.ins().band_not(m, bit);
+                self.b.ins().store(fl, m, warp_b, 4 * b as i32);
+            }
+            Op::Bsync { b } => {
+                let m = self.b.ins().load(I32, fl, warp_b, 4 * b as i32);
+                let exited_at = self.b.ins().load(I64, fl, self.st, offset_of!(State, exited) as i32);
+                let exited = self.b.ins().load(I32, fl, exited_at, 0);
+                let gone = self.b.ins().bor(exited, bit);
+                let others = self.b.ins().band_not(m, gone);
+                let wait = self.b.create_block();
+                let done = self.b.create_block();
+                let saved = self.cache.clone();
+                self.b.ins().brif(others, wait, &[], done, &[]);
+                self.b.switch_to_block(wait);
+                self.call_helper(idx, t, pc);
+                self.b.ins().jump(done, &[]);
+                self.b.switch_to_block(done);
+                // The helper wrote no register it did not fault on.
+                self.cache = saved;
+                self.clobbered = false;
+            }
+            _ => unreachable!("not a convergence-barrier op: {:?}", op),
         }
     }
 
