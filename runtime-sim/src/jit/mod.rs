@@ -310,7 +310,7 @@ extern "C" fn run_one(state: *mut State, idx: u64, t: u64) -> u32 {
     // live lane, `jit_ready`): the interpreter parks the lane and releases
     // it at once, leaving the barrier as it was; here it simply goes on.
     if let crate::ops::Op::Bsync { b } = prog.code[idx].op {
-        if warp.b[b as usize] & !(e | warp.exited) == 0 {
+        if warp.b[b as usize][st.lane as usize] & !(e | warp.exited) == 0 {
             return 0;
         }
     }

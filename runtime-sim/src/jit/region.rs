@@ -76,15 +76,13 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         | Op::CallR { .. }
         | Op::Exit
         | Op::Bpt { .. }
-        | Op::BmovToR { .. }
-        | Op::BmovToB { .. }
         | Op::Bar { .. }
         | Op::Lepc { .. }
         | Op::Undefined(_)
         | Op::Invalid => Class::Leave,
         // Run in place by the interpreter (`run_one`): with the lane the
         // warp's only live one they never change the flow.
-        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => Class::Helper,
+        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } => Class::Helper,
         op => {
             if super::translate::native(op, e.uniform) {
                 Class::Native
