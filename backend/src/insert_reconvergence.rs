@@ -66,6 +66,10 @@ pub struct Region {
     /// released, because they could meet a `BSYNC Bk` again without passing
     /// a `BSSY Bk` first ([`crate::alloc_bregs`]).
     pub rearm: bool,
+    /// Borrowed register (all 16 clash here): the lanes save their view of
+    /// `Bk` at the setup block and restore it after the join's `BSYNC`
+    /// ([`crate::alloc_bregs`], "Borrowing").
+    pub borrow: bool,
 }
 
 /// What a call instruction calls.
@@ -100,6 +104,9 @@ pub struct Plan {
     pub entry: Option<Block>,
     /// The function's calls.
     pub calls: Vec<CallSite>,
+    /// Barrier registers a device function saves at entry and restores
+    /// before each return (bit `k`: `Bk`).
+    pub saved: u16,
     /// Pairs of calls (indices into `calls`, `i <= j`) that lanes of one
     /// warp may be executing at the same time (`i == j`: two lane groups at
     /// the one call).
@@ -339,20 +346,15 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
     let div = divergence::analyze(f, &cfg, kernel);
     check_barriers(f, &cfg, &div, kernel, facts)?;
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
+    // The registers callers may hold while a device function runs: all of
+    // them when it is compiled alone or may run twice at once (then those
+    // it uses are saved).
     let avoid = if kernel {
         0
     } else {
         match facts.and_then(|m| m.device.get(&crate::symbol_name(f))) {
-            None => return Ok(out),
-            Some(d) => match &d.no_regions {
-                Some(why) => {
-                    for &b in cfg.rpo.iter().filter(|b| div.branches[b.index()]) {
-                        out.skipped.push(format!("divergent branch ending {}: {}", b, why));
-                    }
-                    return Ok(out);
-                }
-                None => d.avoid,
-            },
+            Some(d) if d.runs_twice.is_none() => d.avoid,
+            _ => u16::MAX,
         }
     };
     let groups = groups(f, &cfg, &div, kernel, facts, &mut out.skipped);
@@ -497,25 +499,29 @@ fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
     Inst::new(form).with(field, BReg(k as u32))
 }
 
+/// The VCode block of CLIF block `b`.
+pub fn vcode_block(vcode: &VCode, plan: &Plan, b: Block) -> Option<BlockId> {
+    if Some(b) == plan.entry {
+        // The block that defines the arguments (the first one).
+        let k = vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
+        return Some(BlockId(k as u32));
+    }
+    vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
+}
+
 /// Puts the planned instructions into the laid-out code: at the start of
-/// each join block its `BSYNC` (and `BREAK`), then at the start of each
-/// setup block its `BSSY Bk, J` (the target resolved like a branch's).
+/// each join block its `BSYNC` (and `BREAK`), then in each setup block its
+/// `BSSY Bk, J` (the target resolved like a branch's), at the start or
+/// after the barrier saves and restores of [`crate::save_bregs`] there.
 pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
     if plan.regions.is_empty() {
         return;
     }
-    let vblock = |b: Block| -> Option<BlockId> {
-        if Some(b) == plan.entry {
-            // The block that defines the arguments (the first one).
-            let k = vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
-            return Some(BlockId(k as u32));
-        }
-        vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
-    };
     let nb = code.block_start.len();
     // VCode block -> block of the laid-out code.
-    let vblock = |b: Block| vblock(b).map(|v| BlockId(code.vblocks.get(v.0 as usize).map_or(v.0, |&c| c as u32)));
+    let vblock = |b: Block| vcode_block(vcode, plan, b).map(|v| BlockId(code.vblocks.get(v.0 as usize).map_or(v.0, |&c| c as u32)));
     let mut prefix: Vec<Vec<Item>> = vec![Vec::new(); nb];
+    let mut setups: Vec<Vec<Item>> = vec![Vec::new(); nb];
     for r in &plan.regions {
         if vblock(r.setup).is_none() {
             continue;
@@ -531,17 +537,25 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
         let (Some(j), Some(p)) = (vblock(r.joins[0]), vblock(r.setup)) else { continue };
         let mut it = item(breg_inst(forms::BSSY_I, forms::BSSY_I::BD, r.breg));
         it.label = Some(j);
-        prefix[p.0 as usize].push(it);
+        setups[p.0 as usize].push(it);
     }
     let n = code.items.len();
+    let is_bmov = |it: &Item| it.inst.form == forms::BMOV_X || it.inst.form == forms::BMOV_R;
     let mut items = std::mem::take(&mut code.items).into_iter();
     let mut out = Vec::with_capacity(n + 3 * plan.regions.len());
-    for (b, pre) in prefix.into_iter().enumerate() {
+    for (b, (pre, set)) in prefix.into_iter().zip(setups).enumerate() {
         let end = if b + 1 < nb { code.block_start[b + 1] } else { n };
         let len = end - code.block_start[b];
         code.block_start[b] = out.len();
         out.extend(pre);
-        out.extend(items.by_ref().take(len));
+        let block: Vec<Item> = items.by_ref().take(len).collect();
+        // The `BSSY`s after the block's saves and restores (a device
+        // function's restores before `RET` end a block no region starts in).
+        let at = if set.is_empty() { 0 } else { block.iter().rposition(is_bmov).map_or(0, |i| i + 1) };
+        let mut block = block.into_iter();
+        out.extend(block.by_ref().take(at));
+        out.extend(set);
+        out.extend(block);
     }
     code.items = out;
 }
