@@ -245,7 +245,10 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
             }
         }
         for (a, g) in groups.iter().enumerate() {
-            let rearm = !kernel || stale_members(cfg, &groups, &color, a, facts, out);
+            // A device function's lanes restore a saved register before
+            // they return: stale members only matter inside it, as in a kernel.
+            let saved_here = !kernel && saved >> color[a].unwrap() & 1 != 0;
+            let rearm = (!kernel && !saved_here) || stale_members(cfg, &groups, &color, a, facts, out);
             out.regions.push(Region { setup: g.setup, joins: g.joins.clone(), breg: color[a].unwrap(), rearm, borrow: borrow[a] });
         }
         return;
