@@ -43,8 +43,8 @@
 //! has passed its setup block since its last visit to the join: the lanes
 //! save their view at the setup (`BMOV.CLEAR`, before the `BSSY`) and
 //! restore it right after the join's `BSYNC` (and `BREAK`). The register
-//! must not be one whose other regions have a join where the borrower is
-//! live. A region that cannot borrow gets none and is reported.
+//! must not be one whose other regions have a setup or a join where the
+//! borrower is live. A region that cannot borrow gets none and is reported.
 //!
 //! **Stale members.** A lane stays a member of `Bk` after its `BSYNC Bk`
 //! releases it. If it can then reach a `BSYNC Bk` of a region (this one
@@ -259,8 +259,9 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
 /// module comment, "Borrowing"): `a` has one join `J`, its setup block `P`
 /// dominates `J` and every path from `J` back to `J` passes `P` (each lane
 /// restores at `J` exactly the view it saved at `P`); the lowest register
-/// whose other regions have no join where `a` is live (a lane of `a` never
-/// meets their `BSYNC` while its view is `a`'s).
+/// whose other regions have neither a setup nor a join where `a` is live (a
+/// lane of `a` never meets their `BSSY` or `BSYNC` while its view is
+/// `a`'s).
 fn borrowable(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], live: &[Points], a: usize) -> Option<u8> {
     let g = &groups[a];
     let [j] = g.joins[..] else { return None };
@@ -273,7 +274,9 @@ fn borrowable(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], live: &[Points]
         return None;
     }
     (0..NUM_BREGS as u8).find(|&k| {
-        groups.iter().zip(color).enumerate().all(|(b, (h, &c))| b == a || c != Some(k) || h.joins.iter().all(|&hj| !live[a].has(head(hj))))
+        groups.iter().zip(color).enumerate().all(|(b, (h, &c))| {
+            b == a || c != Some(k) || (!live[a].has(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].has(head(hj))))
+        })
     })
 }
 

@@ -55,6 +55,19 @@ fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> Str
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Launches `kernel` of object `obj` over `ctas` CTAs of `block` threads
+/// with one argument, `out`: i32[ctas * block], strict, profiled, with
+/// statistics; the output.
+fn launch_out(obj: &str, kernel: &str, ctas: u32, block: u32) -> String {
+    let n = ctas * block;
+    let o = ursa(&[
+        "run", obj, "--kernel", kernel, "--grid", &ctas.to_string(), "--block", &block.to_string(),
+        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile", "--stats",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn out_values(out: &str, name: &str) -> Vec<i64> {
     let line = out.lines().find(|l| l.starts_with(&format!("{} = [", name))).unwrap_or_else(|| panic!("no {} in {}", name, out));
     let inner = line.split_once('[').unwrap().1.trim_end_matches(']');
@@ -69,12 +82,7 @@ fn divergent_if_else_tail_runs_once_per_warp() {
     let obj = kernel("ifelse_tail");
     let (ctas, block) = (3u32, 64u32);
     let n = (ctas * block) as usize;
-    let o = ursa(&[
-        "run", &obj, "--kernel", "ifelse_tail", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile", "--stats",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out(&obj, "ifelse_tail", ctas, block);
     let got = out_values(&text, "out");
     for i in 0..n as i64 {
         let tid = i % block as i64;
@@ -479,12 +487,7 @@ fn more_than_sixteen_nested_regions_borrow_a_register() {
     let obj = kernel("deep_nest");
     let (ctas, block) = (2u32, 64u32);
     let n = (ctas * block) as usize;
-    let o = ursa(&[
-        "run", &obj, "--kernel", "deep_nest", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile", "--stats",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out(&obj, "deep_nest", ctas, block);
     let got = out_values(&text, "out");
     fn level(r: i32, m: i32, x: i32) -> i32 {
         let x = if m > r { if r == 17 { x.wrapping_add(1000) } else { level(r + 1, m, x) } } else { x };
