@@ -1,6 +1,5 @@
 //! Reconvergence: `BSSY Bk, J` / `BSYNC Bk` around every divergent region of
-//! a kernel, and of a device function when the whole module is known
-//! (`docs/kernels.md`, "Reconvergence"; the protocol of
+//! a kernel or a device function (`docs/kernels.md`, "Reconvergence"; the protocol of
 //! `docs/isa-extensions.md` 3.4–3.5).
 //!
 //! The regions are planned on CLIF ([`plan`], before instruction selection,
@@ -30,7 +29,9 @@
 //!   again as a stale member.
 //! - **Barrier registers** by interference ([`crate::alloc_bregs`]);
 //!   a device function avoids the registers its callers may hold
-//!   ([`crate::call_graph`]).
+//!   ([`crate::call_graph`]) or saves them at entry and restores them at
+//!   return; a region nested deeper than the 16 registers borrows one
+//!   (saves and restores around it: [`crate::save_bregs`]).
 //!
 //! It also rejects a CTA barrier (`%ursa_barrier`, or a call that reaches
 //! one) in divergent control flow ([`check_barriers`]).
@@ -340,7 +341,8 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
 
 /// Plans the regions of `f` (legalized CLIF); also checks barriers.
 /// `facts`: what the module tells about the other functions (callers,
-/// callees); without them a device function gets no regions.
+/// callees); without them a device function saves every barrier register
+/// its regions use (any caller may hold it).
 pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, String> {
     let cfg = Cfg::new(f);
     let div = divergence::analyze(f, &cfg, kernel);

@@ -84,8 +84,9 @@ pub struct Options {
     /// The file's static shared-memory variables ([`shared_mem::parse`]).
     pub shared: shared_mem::SharedLayout,
     /// What the rest of the module tells the reconvergence pass
-    /// ([`call_graph::module_facts`]); without it device functions get no
-    /// convergence barriers and calls are not followed to CTA barriers.
+    /// ([`call_graph::module_facts`]); without it a device function saves
+    /// every convergence-barrier register it uses, and calls are not
+    /// followed to CTA barriers.
     pub module: Option<std::sync::Arc<call_graph::ModuleFacts>>,
 }
 
