@@ -30,7 +30,7 @@ fn restore(k: u8, v: VReg) -> MInst {
     Bundle::new().inst(forms::BMOV_R).use_(BMOV_R::RB, v).set(BMOV_R::BD, BReg(k as u32)).build()
 }
 
-fn is_bmov(m: &MInst, form: ursa_emit::FormId) -> bool {
+fn has_form(m: &MInst, form: ursa_emit::FormId) -> bool {
     m.pieces.first().is_some_and(|p| p.form == form)
 }
 
@@ -38,7 +38,7 @@ fn is_bmov(m: &MInst, form: ursa_emit::FormId) -> bool {
 /// `forms`.
 fn lead(insts: &[MInst], forms: &[ursa_emit::FormId]) -> usize {
     let mut i = insts.iter().take_while(|m| m.pseudo == Pseudo::Args).count();
-    while insts.get(i).is_some_and(|m| forms.iter().any(|&f| is_bmov(m, f))) {
+    while insts.get(i).is_some_and(|m| forms.iter().any(|&f| has_form(m, f))) {
         i += 1;
     }
     i
