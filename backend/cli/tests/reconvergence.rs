@@ -367,8 +367,16 @@ fn divergent_loop_in_a_device_function() {
     let obj = tmp("device_loop.o");
     let o = ursa(&["compile", "--kernel", "call_dev", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+    launch_device_loop(obj.to_str().unwrap());
+}
+
+/// Launches `call_dev` of `tests/reconv/device_loop.clif` compiled into
+/// `obj` (3 CTAs of 64 threads, n = 170); checks the results against a
+/// host reference and that `dev_loop`'s code from its `BSYNC B0` to its
+/// `RET` issues once per live warp.
+fn launch_device_loop(obj: &str) {
     let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let text = launch_out_n(obj.to_str().unwrap(), "call_dev", ctas, block, n);
+    let text = launch_out_n(obj, "call_dev", ctas, block, n);
     let got = out_values(&text, "out");
     for i in 0..n {
         let t = (i as u32 % block) as i32;
@@ -572,17 +580,5 @@ fn device_function_compiled_alone_gets_regions() {
     assert!(listing.contains("BMOV.CLEAR R") && listing.contains("BSSY B0") && listing.contains("BSYNC B0") && listing.contains("BMOV B0, R"), "{}", listing);
     let path = tmp("device_alone.o");
     std::fs::write(&path, ursa_emit::elf::write(&obj)).unwrap();
-    let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let out = launch_out_n(path.to_str().unwrap(), "call_dev", ctas, block, n);
-    let got = out_values(&out, "out");
-    for i in 0..n {
-        let t = (i as u32 % block) as i32;
-        let x = i as i32;
-        let acc = (0..(t & 7)).fold(0i32, |a, k| a.wrapping_add(k.wrapping_mul(x)));
-        assert_eq!(got[i], ((acc.wrapping_mul(3).wrapping_add(x) ^ t).wrapping_add(11)) as i64, "out[{}]", i);
-    }
-    let rows = function_rows(&out, "dev_loop");
-    let join = rows.iter().position(|r| r.2.starts_with("BSYNC B0")).unwrap_or_else(|| panic!("no BSYNC in\n{}", out));
-    let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
-    assert_issues_after(&rows, join, "RET", live_warps, &out);
+    launch_device_loop(path.to_str().unwrap());
 }
