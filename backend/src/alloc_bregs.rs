@@ -29,6 +29,23 @@
 //! this function runs (device functions: [`crate::call_graph`]). A region
 //! left without a free register gets none and is reported.
 //!
+//! **Saved registers.** A device function whose regions need more than the
+//! registers no caller holds (a function compiled alone, or one that lanes
+//! of a warp may run twice at once: its callers may hold any) takes one a
+//! caller may hold and saves it: `BMOV.CLEAR Rn, Bk` at entry, `BMOV Bk,
+//! Rn` before each return ([`crate::save_bregs`]). Each lane saves and
+//! restores its own view of `Bk` (`docs/isa-extensions.md` 3.4), so the
+//! caller's lanes that wait at their own `BSYNC Bk` meanwhile keep waiting
+//! for the caller's instance.
+//!
+//! **Borrowing.** A region for which every register clashes (more than 16
+//! live at once) borrows one instead, when each lane that reaches its join
+//! has passed its setup block since its last visit to the join: the lanes
+//! save their view at the setup (`BMOV.CLEAR`, before the `BSSY`) and
+//! restore it right after the join's `BSYNC` (and `BREAK`). The register
+//! must not be one whose other regions have a setup or a join where the
+//! borrower is live. A region that cannot borrow gets none and is reported.
+//!
 //! **Stale members.** A lane stays a member of `Bk` after its `BSYNC Bk`
 //! releases it. If it can then reach a `BSYNC Bk` of a region (this one
 //! again, or another with the same register) without passing that region's
@@ -172,25 +189,36 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
             }
         }
         let mut color: Vec<Option<u8>> = vec![None; n];
+        let mut borrow = vec![false; n];
+        let mut saved = 0u16;
         let mut failed = None;
         for a in 0..n {
-            let used = (0..n).filter(|&b| clash[a][b]).filter_map(|b| color[b]).fold(avoid, |m, k| m | 1 << k);
-            match (0..NUM_BREGS as u8).find(|&k| used >> k & 1 == 0) {
-                Some(k) => color[a] = Some(k),
-                None => {
-                    failed = Some(a);
-                    break;
-                }
+            let used = (0..n).filter(|&b| clash[a][b]).filter_map(|b| color[b]).fold(0u16, |m, k| m | 1 << k);
+            let free = |m: u16| (0..NUM_BREGS as u8).find(|&k| m >> k & 1 == 0);
+            if let Some(k) = free(used | avoid) {
+                color[a] = Some(k);
+            } else if let (false, Some(k)) = (kernel, free(used)) {
+                // A register a caller may hold: saved at entry, restored at
+                // every return.
+                color[a] = Some(k);
+                saved |= 1 << k;
+            } else if let Some(k) = borrowable(cfg, &groups, &color, &live, a) {
+                color[a] = Some(k);
+                borrow[a] = true;
+            } else {
+                failed = Some(a);
+                break;
             }
         }
         if let Some(a) = failed {
             let g = groups.remove(a);
             out.skipped.push(format!(
-                "region {} .. {}: no free convergence barrier register ({} are live at once here, or held by callers)",
+                "region {} .. {}: no free convergence barrier register ({} are live at once here) and none it can borrow (it must have one join, its setup block must dominate the join, and every path from the join back to it must pass the setup)",
                 g.setup, g.joins[0], NUM_BREGS
             ));
             continue;
         }
+        out.saved = saved;
         // The calls: registers busy while the callee runs, and which calls
         // may run at once.
         let point_splits = |p: usize| -> Vec<(usize, usize)> {
@@ -217,11 +245,39 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
             }
         }
         for (a, g) in groups.iter().enumerate() {
-            let rearm = !kernel || stale_members(cfg, &groups, &color, a, facts, out);
-            out.regions.push(Region { setup: g.setup, joins: g.joins.clone(), breg: color[a].unwrap(), rearm });
+            // A device function's lanes restore a saved register before
+            // they return: stale members only matter inside it, as in a kernel.
+            let saved_here = !kernel && saved >> color[a].unwrap() & 1 != 0;
+            let rearm = (!kernel && !saved_here) || stale_members(cfg, &groups, &color, a, facts, out);
+            out.regions.push(Region { setup: g.setup, joins: g.joins.clone(), breg: color[a].unwrap(), rearm, borrow: borrow[a] });
         }
         return;
     }
+}
+
+/// A register region `a` can borrow when all 16 clash with it (see the
+/// module comment, "Borrowing"): `a` has one join `J`, its setup block `P`
+/// dominates `J` and every path from `J` back to `J` passes `P` (each lane
+/// restores at `J` exactly the view it saved at `P`); the lowest register
+/// whose other regions have neither a setup nor a join where `a` is live (a
+/// lane of `a` never meets their `BSSY` or `BSYNC` while its view is
+/// `a`'s).
+fn borrowable(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], live: &[Points], a: usize) -> Option<u8> {
+    let g = &groups[a];
+    let [j] = g.joins[..] else { return None };
+    let idoms = cfg.idoms();
+    let mut d = Some(j);
+    while d.is_some_and(|x| x != g.setup) {
+        d = idoms[d?.index()];
+    }
+    if d.is_none() || cfg.cycles_avoiding(j, g.setup) {
+        return None;
+    }
+    (0..NUM_BREGS as u8).find(|&k| {
+        groups.iter().zip(color).enumerate().all(|(b, (h, &c))| {
+            b == a || c != Some(k) || (!live[a].has(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].has(head(hj))))
+        })
+    })
 }
 
 /// Must kernel region `a`'s lanes leave its barrier after the `BSYNC` (see

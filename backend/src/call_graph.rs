@@ -8,10 +8,12 @@
 //!   calls `%ursa_barrier` or a function that reaches one; an indirect call
 //!   reaches one if a function whose address is taken does. The chain (the
 //!   shortest found) names the functions.
-//! - **One activation at a time.** A device function gets barriers only if
-//!   lanes of one warp can never run it in two groups at once: two lane
-//!   groups inside one function would set up and wait on the same barrier
-//!   registers. It may run twice at once when it is recursive (directly or
+//! - **Two activations at once.** Lanes of one warp may run a device
+//!   function in two groups at once (each group then has its own instance
+//!   of the function's barriers: `docs/isa-extensions.md` 3.4), or one
+//!   lane may be in two activations of it; its callers (itself among them)
+//!   may then hold any barrier register, so it saves every register it uses
+//!   (`BMOV`, [`crate::save_bregs`]). It may run twice at once when it is recursive (directly or
 //!   through others), when two calls that reach it (directly or through
 //!   other calls) can run at once in a caller (the calls' points are on
 //!   different sides of a divergent branch that has not reconverged, or one
@@ -19,13 +21,14 @@
 //!   may itself run twice at once.
 //! - **Registers callers hold.** The barrier registers are callee-saved
 //!   (`docs/isa-extensions.md` 7.1). Rather than saving and restoring them
-//!   with `BMOV`, a device function's regions avoid every register that a
-//!   region of a caller may hold while a call that reaches it runs (a region
-//!   around the call, or one that other lanes of the warp may be inside at
-//!   the same time): callers are planned first, in topological order of the
-//!   call graph, and the function's own regions take other registers. A
-//!   region that finds none free is reported (`BMOV` save/restore is not
-//!   done).
+//!   with `BMOV` where it can, a device function's regions avoid every
+//!   register that a region of a caller may hold while a call that reaches
+//!   it runs (a region around the call, or one that other lanes of the warp
+//!   may be inside at the same time): callers are planned first, in
+//!   topological order of the call graph, and the function's own regions
+//!   take other registers. A region that finds none free takes one a caller
+//!   may hold, which the function then saves at entry and restores at
+//!   return.
 
 use std::collections::{HashMap, HashSet};
 
@@ -55,8 +58,10 @@ pub struct ModuleFacts {
 pub struct DeviceFacts {
     /// Barrier registers (bit `k`: `Bk`) that callers may hold while it runs.
     pub avoid: u16,
-    /// Why it gets no regions, if it does not.
-    pub no_regions: Option<String>,
+    /// Why lanes of a warp may run it twice at once, if they may: then
+    /// every register it uses is saved at entry and restored at return
+    /// (its callers, itself included, may hold any).
+    pub runs_twice: Option<String>,
 }
 
 impl ModuleFacts {
@@ -190,7 +195,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
             mark_twice(&mut twice, g, p);
         }
     }
-    let has_regions: Vec<bool> = (0..n).map(|f| twice[f].is_none() && first[f].as_ref().is_some_and(|p| !p.regions.is_empty())).collect();
+    let has_regions: Vec<bool> = (0..n).map(|f| first[f].as_ref().is_some_and(|p| !p.regions.is_empty())).collect();
     for f in 0..n {
         if (0..n).any(|g| below[f][g] && has_regions[g]) {
             facts.with_regions.insert(syms[f].clone());
@@ -199,7 +204,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     facts.indirect_regions = address_taken.iter().any(|&g| (0..n).any(|h| below[g][h] && has_regions[h]));
     // Registers, callers first.
     for f in (0..n).filter(|&f| !kernels[f]) {
-        facts.device.insert(syms[f].clone(), DeviceFacts { avoid: 0, no_regions: twice[f].clone() });
+        facts.device.insert(syms[f].clone(), DeviceFacts { avoid: 0, runs_twice: twice[f].clone() });
     }
     // Callers first (Kahn's algorithm on the calls between different
     // functions; a cycle is broken at its lowest-numbered function).
@@ -237,7 +242,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
         if !kernels[f] {
             if let Some(d) = facts.device.get_mut(&syms[f]) {
                 d.avoid = avoid[f];
-                d.no_regions = twice[f].clone();
+                d.runs_twice = twice[f].clone();
             }
         }
         let Some(p) = legalized_plan(&funcs[f], kernels[f], &facts) else { continue };

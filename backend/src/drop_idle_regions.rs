@@ -8,7 +8,8 @@
 //! convergence-barrier instruction in it, and no branch from elsewhere
 //! landing in it — splits no warp: every lane that executes the `BSSY`
 //! reaches the `BSYNC` with the others, so both (and the `BREAK Bk` that
-//! may follow the `BSYNC`) do nothing and go.
+//! may follow the `BSYNC`) do nothing and go; so do the saves and restores
+//! of a barrier register that no `BSSY` sets any more.
 
 use crate::encode::{Code, Item};
 use crate::fold_cmem::field_value;
@@ -62,6 +63,25 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
     }
     if dropped == 0 {
         return 0;
+    }
+    // A register no `BSSY` sets any more needs no save and restore
+    // (`save_bregs`): its `BMOV`s go too (a spill of the saved value stays,
+    // dead).
+    let mut set = 0u32;
+    for (it, d) in code.items.iter().zip(&dead) {
+        if it.inst.form == forms::BSSY_I && !d {
+            set |= field_value(&it.inst, "bd").map_or(u32::MAX, |k| 1 << k);
+        }
+    }
+    for (it, d) in code.items.iter().zip(dead.iter_mut()) {
+        let k = match it.inst.form {
+            f if f == forms::BMOV_X => field_value(&it.inst, "bb"),
+            f if f == forms::BMOV_R => field_value(&it.inst, "bd"),
+            _ => continue,
+        };
+        if k.is_some_and(|k| set >> k & 1 == 0) {
+            *d = true;
+        }
     }
     // Renumber: a block starts at the count of live items before it.
     let mut before = vec![0usize; n + 1];

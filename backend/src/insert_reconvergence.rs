@@ -1,6 +1,5 @@
 //! Reconvergence: `BSSY Bk, J` / `BSYNC Bk` around every divergent region of
-//! a kernel, and of a device function when the whole module is known
-//! (`docs/kernels.md`, "Reconvergence"; the protocol of
+//! a kernel or a device function (`docs/kernels.md`, "Reconvergence"; the protocol of
 //! `docs/isa-extensions.md` 3.4–3.5).
 //!
 //! The regions are planned on CLIF ([`plan`], before instruction selection,
@@ -30,7 +29,9 @@
 //!   again as a stale member.
 //! - **Barrier registers** by interference ([`crate::alloc_bregs`]);
 //!   a device function avoids the registers its callers may hold
-//!   ([`crate::call_graph`]).
+//!   ([`crate::call_graph`]) or saves them at entry and restores them at
+//!   return; a region nested deeper than the 16 registers borrows one
+//!   (saves and restores around it: [`crate::save_bregs`]).
 //!
 //! It also rejects a CTA barrier (`%ursa_barrier`, or a call that reaches
 //! one) in divergent control flow ([`check_barriers`]).
@@ -66,6 +67,10 @@ pub struct Region {
     /// released, because they could meet a `BSYNC Bk` again without passing
     /// a `BSSY Bk` first ([`crate::alloc_bregs`]).
     pub rearm: bool,
+    /// Borrowed register (all 16 clash here): the lanes save their view of
+    /// `Bk` at the setup block and restore it after the join's `BSYNC`
+    /// ([`crate::alloc_bregs`], "Borrowing").
+    pub borrow: bool,
 }
 
 /// What a call instruction calls.
@@ -100,6 +105,9 @@ pub struct Plan {
     pub entry: Option<Block>,
     /// The function's calls.
     pub calls: Vec<CallSite>,
+    /// Barrier registers a device function saves at entry and restores
+    /// before each return (bit `k`: `Bk`).
+    pub saved: u16,
     /// Pairs of calls (indices into `calls`, `i <= j`) that lanes of one
     /// warp may be executing at the same time (`i == j`: two lane groups at
     /// the one call).
@@ -333,36 +341,26 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
 
 /// Plans the regions of `f` (legalized CLIF); also checks barriers.
 /// `facts`: what the module tells about the other functions (callers,
-/// callees); without them a device function gets no regions.
+/// callees); without them a device function saves every barrier register
+/// its regions use (any caller may hold it).
 pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, String> {
     let cfg = Cfg::new(f);
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
-    let device = if kernel { None } else { facts.and_then(|m| m.device.get(&crate::symbol_name(f))) };
-    // A device function the module facts do not describe gets no regions;
-    // without a barrier there is nothing to check either, and no need for
-    // the divergence analysis.
+    // Without a barrier there is nothing to check.
     let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
-    if !kernel && device.is_none() && !has_barrier {
-        return Ok(out);
-    }
     let div = divergence::analyze(f, &cfg, kernel);
     if has_barrier {
         check_barriers(f, &cfg, &div, kernel, facts)?;
     }
+    // The registers callers may hold while a device function runs: all of
+    // them when it is compiled alone or may run twice at once (then those
+    // it uses are saved).
     let avoid = if kernel {
         0
     } else {
-        match device {
-            None => return Ok(out),
-            Some(d) => match &d.no_regions {
-                Some(why) => {
-                    for &b in cfg.rpo.iter().filter(|b| div.branches[b.index()]) {
-                        out.skipped.push(format!("divergent branch ending {}: {}", b, why));
-                    }
-                    return Ok(out);
-                }
-                None => d.avoid,
-            },
+        match facts.and_then(|m| m.device.get(&crate::symbol_name(f))) {
+            Some(d) if d.runs_twice.is_none() => d.avoid,
+            _ => u16::MAX,
         }
     };
     let groups = groups(f, &cfg, &div, kernel, facts, &mut out.skipped);
@@ -507,25 +505,29 @@ fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
     Inst::new(form).with(field, BReg(k as u32))
 }
 
+/// The VCode block of CLIF block `b`.
+pub fn vcode_block(vcode: &VCode, plan: &Plan, b: Block) -> Option<BlockId> {
+    if Some(b) == plan.entry {
+        // The block that defines the arguments (the first one).
+        let k = vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
+        return Some(BlockId(k as u32));
+    }
+    vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
+}
+
 /// Puts the planned instructions into the laid-out code: at the start of
-/// each join block its `BSYNC` (and `BREAK`), then at the start of each
-/// setup block its `BSSY Bk, J` (the target resolved like a branch's).
+/// each join block its `BSYNC` (and `BREAK`), then in each setup block its
+/// `BSSY Bk, J` (the target resolved like a branch's), at the start or
+/// after the barrier saves and restores of [`crate::save_bregs`] there.
 pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
     if plan.regions.is_empty() {
         return;
     }
-    let vblock = |b: Block| -> Option<BlockId> {
-        if Some(b) == plan.entry {
-            // The block that defines the arguments (the first one).
-            let k = vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
-            return Some(BlockId(k as u32));
-        }
-        vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
-    };
     let nb = code.block_start.len();
     // VCode block -> block of the laid-out code.
-    let vblock = |b: Block| vblock(b).map(|v| BlockId(code.vblocks.get(v.0 as usize).map_or(v.0, |&c| c as u32)));
+    let vblock = |b: Block| vcode_block(vcode, plan, b).map(|v| BlockId(code.vblocks.get(v.0 as usize).map_or(v.0, |&c| c as u32)));
     let mut prefix: Vec<Vec<Item>> = vec![Vec::new(); nb];
+    let mut setups: Vec<Vec<Item>> = vec![Vec::new(); nb];
     for r in &plan.regions {
         if vblock(r.setup).is_none() {
             continue;
@@ -541,17 +543,25 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
         let (Some(j), Some(p)) = (vblock(r.joins[0]), vblock(r.setup)) else { continue };
         let mut it = item(breg_inst(forms::BSSY_I, forms::BSSY_I::BD, r.breg));
         it.label = Some(j);
-        prefix[p.0 as usize].push(it);
+        setups[p.0 as usize].push(it);
     }
     let n = code.items.len();
+    let is_bmov = |it: &Item| it.inst.form == forms::BMOV_X || it.inst.form == forms::BMOV_R;
     let mut items = std::mem::take(&mut code.items).into_iter();
     let mut out = Vec::with_capacity(n + 3 * plan.regions.len());
-    for (b, pre) in prefix.into_iter().enumerate() {
+    for (b, (pre, set)) in prefix.into_iter().zip(setups).enumerate() {
         let end = if b + 1 < nb { code.block_start[b + 1] } else { n };
         let len = end - code.block_start[b];
         code.block_start[b] = out.len();
         out.extend(pre);
-        out.extend(items.by_ref().take(len));
+        let block: Vec<Item> = items.by_ref().take(len).collect();
+        // The `BSSY`s after the block's saves and restores (a device
+        // function's restores before `RET` end a block no region starts in).
+        let at = if set.is_empty() { 0 } else { block.iter().rposition(is_bmov).map_or(0, |i| i + 1) };
+        let mut block = block.into_iter();
+        out.extend(block.by_ref().take(at));
+        out.extend(set);
+        out.extend(block);
     }
     code.items = out;
 }

@@ -19,7 +19,9 @@
 //!    [`if_convert`] — short conditional blocks guarded instead of branched
 //!    over; [`sink_block_args`] — values passed only as block arguments
 //!    computed last in their block (loop updates share the register of the
-//!    value they replace);
+//!    value they replace); [`save_bregs`] — the convergence-barrier
+//!    registers a device function or a region saves and restores
+//!    (`BMOV`, planned with the regions);
 //! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
@@ -57,6 +59,7 @@ pub mod opt_branches;
 pub mod opt_uniform;
 pub mod pack_regs;
 pub mod place_spill_slots;
+pub mod save_bregs;
 pub mod shared_mem;
 pub mod sink_block_args;
 
@@ -81,14 +84,15 @@ pub struct Options {
     /// The file's static shared-memory variables ([`shared_mem::parse`]).
     pub shared: shared_mem::SharedLayout,
     /// What the rest of the module tells the reconvergence pass
-    /// ([`call_graph::module_facts`]); without it device functions get no
-    /// convergence barriers and calls are not followed to CTA barriers.
+    /// ([`call_graph::module_facts`]); without it a device function saves
+    /// every convergence-barrier register it uses, and calls are not
+    /// followed to CTA barriers.
     pub module: Option<std::sync::Arc<call_graph::ModuleFacts>>,
 }
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "save_bregs", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -204,6 +208,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("if_convert", &vcode);
     sink_block_args::sink_block_args(&mut vcode);
     print("sink_block_args", &vcode);
+    save_bregs::save_bregs(&mut vcode, &reconv);
+    print("save_bregs", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     // Layout and packing, once per choice of spill-slot homes; the text of

@@ -76,12 +76,32 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, site: &mut Site, cb: &ConstBanks, a
             return Err(Fault::at(TrapKind::Explicit(what), e.trailing_zeros() as usize));
         }
         Op::Bssy { b, target } => {
-            warp.b[b as usize] = e;
+            if e == 0 {
+                return Ok(Flow::Next);
+            }
+            for l in lanes(e) {
+                warp.b[b as usize][l] = e;
+            }
             warp.bssy_target[b as usize] = target;
             release(warp, a, next)
         }
         Op::Break { b } => {
-            warp.b[b as usize] &= !e;
+            // The executing lanes leave the instances they are in: every
+            // lane whose view is one of theirs loses them.
+            let views = &mut warp.b[b as usize];
+            let mut theirs = [0u32; 32];
+            let mut n = 0;
+            for l in lanes(e) {
+                if !theirs[..n].contains(&views[l]) {
+                    theirs[n] = views[l];
+                    n += 1;
+                }
+            }
+            for v in views.iter_mut() {
+                if theirs[..n].contains(v) {
+                    *v &= !e;
+                }
+            }
             release(warp, a, next)
         }
         Op::BmovToB { b, s } => {
@@ -89,16 +109,24 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, site: &mut Site, cb: &ConstBanks, a
                 return Ok(Flow::Next);
             }
             let v = warp.regs.get::<32>(s, cb)?;
-            warp.b[b as usize] = v[e.trailing_zeros() as usize];
+            for l in lanes(e) {
+                warp.b[b as usize][l] = v[l];
+            }
             release(warp, a, next)
         }
-        Op::BmovToR { d, b } => {
-            let v = warp.b[b as usize];
-            warp.regs.put::<32>(d, &[v; 32], e);
+        Op::BmovToR { d, b, clear } => {
+            let views = &mut warp.b[b as usize];
+            warp.regs.put::<32>(d, views, e);
+            if clear {
+                for l in lanes(e) {
+                    views[l] = 0;
+                }
+            }
             Flow::Next
         }
         Op::Bsync { b } => {
-            let waiting = e & warp.b[b as usize];
+            let views = &warp.b[b as usize];
+            let waiting = lanes(e).filter(|&l| views[l] >> l & 1 != 0).fold(0u32, |m, l| m | 1 << l);
             if waiting == 0 {
                 return Ok(Flow::Next);
             }

@@ -109,7 +109,7 @@ pub(crate) fn decode_ext(f: &Fields, optype: &str, pc: u64) -> R<Op> {
         "BREAK" => Op::Break { b: breg(f, "bd")? },
         "BMOV" => {
             if f.has("rd") {
-                Op::BmovToR { d: f.dst("rd")?, b: breg(f, "bb")? }
+                Op::BmovToR { d: f.dst("rd")?, b: breg(f, "bb")?, clear: f.e("mode")? == "CLEAR" }
             } else {
                 Op::BmovToB { b: breg(f, "bd")?, s: f.src("rb")? }
             }

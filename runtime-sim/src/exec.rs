@@ -159,8 +159,8 @@ impl Ctx<'_> {
                     format!("warp {} lanes {:08x} wait at BAR.SYNC {} (0x{:x}; {} threads arrived)", w.id, mask, b, pc, cta.bars[b].arrived)
                 } else {
                     format!(
-                        "warp {} lanes {:08x} wait at BSYNC B{} (0x{:x}; members {:08x}, region closing at 0x{:x})",
-                        w.id, mask, b, pc, w.b[b], w.bssy_target[b]
+                        "warp {} lanes {:08x} wait at BSYNC B{} (0x{:x}; members {:08x} in their view, region closing at 0x{:x})",
+                        w.id, mask, b, pc, w.b[b][mask.trailing_zeros() as usize], w.bssy_target[b]
                     )
                 });
             }

@@ -36,8 +36,10 @@ pub struct Warp {
     /// Lanes waiting at `BAR.SYNC`.
     pub wait_bar: u32,
     pub wait_id: [u8; LANES],
-    /// Convergence-barrier registers B0–B15 and their BSSY targets.
-    pub b: [u32; 16],
+    /// Convergence-barrier registers B0–B15: each lane's own view
+    /// (`b[x][l]`, the member mask of the barrier instance lane `l` is in,
+    /// isa-extensions 3.4), and the target of the last BSSY of each.
+    pub b: [[u32; LANES]; 16],
     pub bssy_target: [u64; 16],
     /// The active group: READY lanes at the lowest PC.
     pub group: u32,
@@ -67,7 +69,7 @@ impl Warp {
             wait_bsync: 0,
             wait_bar: 0,
             wait_id: [0; LANES],
-            b: [0; 16],
+            b: [[0; LANES]; 16],
             bssy_target: [0; 16],
             group: 0,
             group_pc: entry,
@@ -146,25 +148,30 @@ impl Warp {
         self.dirty = true;
     }
 
-    /// Releases convergence barriers whose members have all arrived or exited
-    /// (isa-extensions 3.4). Returns true if lanes were released.
+    /// Releases convergence-barrier instances whose members have all
+    /// arrived or exited (isa-extensions 3.4): the lanes waiting on `Bx`
+    /// with one view `M` are released when every lane of `M` waits on `Bx`
+    /// with the view `M` or has exited. Returns true if lanes were released.
     pub fn update_convergence(&mut self) -> bool {
         let mut released = false;
-        for x in 0..16 {
-            let members = self.b[x];
-            if members == 0 || self.wait_bsync & members == 0 {
-                continue;
-            }
-            let mut waiting_here = 0u32;
-            for l in lanes(self.wait_bsync & members) {
-                if self.wait_id[l] as usize == x {
-                    waiting_here |= 1 << l;
+        if self.wait_bsync == 0 {
+            return false;
+        }
+        let mut on = [0u32; 16];
+        for l in lanes(self.wait_bsync) {
+            on[self.wait_id[l] as usize & 15] |= 1 << l;
+        }
+        for (x, &waiting) in on.iter().enumerate() {
+            let mut pending = waiting;
+            while pending != 0 {
+                let view = self.b[x][pending.trailing_zeros() as usize];
+                let same = lanes(pending).filter(|&l| self.b[x][l] == view).fold(0u32, |m, l| m | 1 << l);
+                pending &= !same;
+                if view & !(same | self.exited) == 0 {
+                    self.wait_bsync &= !same;
+                    self.ready |= same;
+                    released = true;
                 }
-            }
-            if waiting_here != 0 && members & !(waiting_here | self.exited) == 0 {
-                self.wait_bsync &= !waiting_here;
-                self.ready |= waiting_here;
-                released = true;
             }
         }
         if released {

@@ -601,9 +601,12 @@ pub enum Op {
     Break {
         b: u8,
     },
+    /// `BMOV{.CLEAR} Rd, Bb`; `clear`: the lane's view is cleared after
+    /// the read.
     BmovToR {
         d: Dst,
         b: u8,
+        clear: bool,
     },
     BmovToB {
         b: u8,

@@ -430,6 +430,105 @@ L_ret:
     }
 }
 
+/// A callee borrows the caller's B0 (saved with `BMOV.CLEAR`, restored
+/// before `RET`) while the caller's other lanes reach the caller's
+/// `BSYNC B0`: they keep waiting for the caller's instance (their own view
+/// of B0) instead of passing as non-members of the callee's. The callee's
+/// odd lanes branch past the caller's join, so the caller's lanes 0-11 run
+/// their `BSYNC B0` while B0 is borrowed. With one warp-wide mask per
+/// barrier (no per-lane views) lanes 0-11 would pass, VOTE would see only
+/// them, and the `BAR.SYNC` after the join would deadlock against the
+/// callee's lanes waiting at the restored B0.
+const BORROWED_BARRIER: &str = "
+    ISETP.LT.AND P0, PT, R0, 0xc, PT ;
+    BSSY B0, L_join ;
+@P0 BRA L_skip ;
+    MOV R4, R0 ;
+    CALL R[20:21], L_f ;
+    BRA L_join ;
+L_f:
+    BMOV.CLEAR R16, B0 ;
+    BSSY B0, L_ret ;
+    LOP3.LUT R7, R4, 0x1, RZ, 0xc0, !PT ;
+    ISETP.EQ.AND P1, PT, R7, RZ, PT ;
+@!P1 BRA L_odd ;
+L_ret:
+    BSYNC B0 ;
+    BMOV B0, R16 ;
+    RET R[20:21] ;
+L_skip:
+    MOV R4, 0x63 ;
+L_join:
+    BSYNC B0 ;
+    VOTE.ANY R5, PT, PT ;
+    BAR.SYNC 0x0 ;
+    BMOV R6, B0 ;
+    STG [R[2:3]], R4 ;
+    STG [R[2:3]+0x80], R5 ;
+    STG [R[2:3]+0x100], R6 ;
+    EXIT ;
+L_odd:
+    IADD R4, R4, 0x1000 ;
+    BRA L_ret ;
+";
+
+#[test]
+fn lanes_reaching_a_borrowed_barrier_wait_for_their_own_instance() {
+    let out = run32(BORROWED_BARRIER, 96);
+    for t in 0..32u32 {
+        let expect = if t < 12 {
+            0x63
+        } else if t % 2 == 1 {
+            t + 0x1000
+        } else {
+            t
+        };
+        assert_eq!(out[t as usize], expect, "lane {}", t);
+        assert_eq!(out[32 + t as usize], 0xFFFF_FFFF, "lane {}: all 32 lanes reconverge at the caller's join", t);
+        assert_eq!(out[64 + t as usize], 0xFFFF_FFFF, "lane {}: its view of B0 is the caller's instance again", t);
+    }
+}
+
+#[test]
+fn a_cleared_view_passes_bsync_and_breaks_touch_only_their_instance() {
+    // Lanes 0-15 and 16-31 each set up their own instance of B1 (two lane
+    // groups in one region at once); lanes 16-31 BREAK out of theirs, which
+    // leaves lanes 0-15's view alone: they still wait for each other.
+    // A lane whose view was cleared by BMOV.CLEAR passes BSYNC.
+    let out = run32(
+        "
+    ISETP.LT.AND P0, PT, R0, 0x10, PT ;
+    BSSY B0, L_join ;
+@!P0 BRA L_hi ;
+    BSSY B1, L_lo_sync ;
+    LOP3.LUT R7, R0, 0x1, RZ, 0xc0, !PT ;
+    ISETP.EQ.AND P1, PT, R7, RZ, PT ;
+@P1 BRA L_lo_sync ;
+    NOP ;
+L_lo_sync:
+    BSYNC B1 ;
+    VOTE.ANY R5, PT, PT ;
+    BRA L_join ;
+L_hi:
+    BSSY B1, L_hi_end ;
+    BREAK B1 ;
+    BMOV R6, B1 ;
+    BMOV.CLEAR R8, B1 ;
+    BSYNC B1 ;
+    MOV R5, R6 ;
+L_hi_end:
+L_join:
+    BSYNC B0 ;
+    STG [R[2:3]], R5 ;
+    EXIT ;
+",
+        32,
+    );
+    for t in 0..32 {
+        assert_eq!(out[t], if t < 16 { 0x0000_FFFF } else { 0 }, "lane {}", t);
+    }
+}
+
 #[test]
 fn break_releases_the_waiting_lanes() {
     // Lanes 0-15 wait at BSYNC B0 while lanes 16-31 BREAK out of it; the

@@ -149,8 +149,11 @@ fn branches_loops_and_calls() {
 fn convergence_barriers_run_in_translated_code() {
     // A loop with an if/else region per iteration (BSSY, a guarded branch,
     // BSYNC and BREAK at the join), as the compiler emits in device
-    // functions: with one live lane the barriers never hold it.
+    // functions, with B0 saved at entry (BMOV.CLEAR) and restored before the
+    // end, as a function compiled alone does: with one live lane the
+    // barriers never hold it.
     let body = "
+    BMOV.CLEAR R9, B0 ;
     LOP3 R4, R4, 0x1f, RZ, 0xc0, !PT ;
     MOV R5, 0x0 ;
 .L_loop:
@@ -170,6 +173,8 @@ fn convergence_barriers_run_in_translated_code() {
     IADD R4, R4, -0x1 ;
     BRA .L_loop ;
 .L_done:
+    BMOV B0, R9 ;
+    BMOV R7, B0 ;
     MOV R6, R5 ;";
     // The whole function stays one region: the barrier instructions run in
     // place instead of handing the lane back to the interpreter.

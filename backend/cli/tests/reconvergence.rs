@@ -55,6 +55,19 @@ fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> Str
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Launches `kernel` of object `obj` over `ctas` CTAs of `block` threads
+/// with one argument, `out`: i32[ctas * block], strict, profiled, with
+/// statistics; the output.
+fn launch_out(obj: &str, kernel: &str, ctas: u32, block: u32) -> String {
+    let n = ctas * block;
+    let o = ursa(&[
+        "run", obj, "--kernel", kernel, "--grid", &ctas.to_string(), "--block", &block.to_string(),
+        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile", "--stats",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn out_values(out: &str, name: &str) -> Vec<i64> {
     let line = out.lines().find(|l| l.starts_with(&format!("{} = [", name))).unwrap_or_else(|| panic!("no {} in {}", name, out));
     let inner = line.split_once('[').unwrap().1.trim_end_matches(']');
@@ -69,12 +82,7 @@ fn divergent_if_else_tail_runs_once_per_warp() {
     let obj = kernel("ifelse_tail");
     let (ctas, block) = (3u32, 64u32);
     let n = (ctas * block) as usize;
-    let o = ursa(&[
-        "run", &obj, "--kernel", "ifelse_tail", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile", "--stats",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch_out(&obj, "ifelse_tail", ctas, block);
     let got = out_values(&text, "out");
     for i in 0..n as i64 {
         let tid = i % block as i64;
@@ -359,8 +367,16 @@ fn divergent_loop_in_a_device_function() {
     let obj = tmp("device_loop.o");
     let o = ursa(&["compile", "--kernel", "call_dev", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+    launch_device_loop(obj.to_str().unwrap());
+}
+
+/// Launches `call_dev` of `tests/reconv/device_loop.clif` compiled into
+/// `obj` (3 CTAs of 64 threads, n = 170); checks the results against a
+/// host reference and that `dev_loop`'s code from its `BSYNC B0` to its
+/// `RET` issues once per live warp.
+fn launch_device_loop(obj: &str) {
     let (ctas, block, n) = (3u32, 64u32, 170usize);
-    let text = launch_out_n(obj.to_str().unwrap(), "call_dev", ctas, block, n);
+    let text = launch_out_n(obj, "call_dev", ctas, block, n);
     let got = out_values(&text, "out");
     for i in 0..n {
         let t = (i as u32 % block) as i32;
@@ -376,10 +392,13 @@ fn divergent_loop_in_a_device_function() {
 }
 
 /// A device function that lanes of one warp may run in two groups at once
-/// (called on both sides of a divergent branch) gets no barriers, and says
-/// why; the kernel's own region keeps `B0` and the results are right.
+/// (called on both sides of a divergent branch) gets its barrier all the
+/// same (before, it got none): its callers may hold any register, so it
+/// saves the one it uses at entry and restores it before `RET`; each lane
+/// group has its own instance of the barrier. The kernel's own region keeps
+/// `B0` and the results are right.
 #[test]
-fn device_function_run_twice_at_once_gets_none() {
+fn device_function_run_twice_at_once_saves_its_barrier() {
     let dev = std::fs::read_to_string(reconv_src("device_loop")).unwrap();
     let dev_fn = &dev[dev.find("function %dev_loop").unwrap()..dev.find("function %call_dev").unwrap()];
     let src = write(
@@ -390,8 +409,9 @@ fn device_function_run_twice_at_once_gets_none() {
         ),
     );
     let listing = reconv_listing(&src, &["--kernel", "twice"]);
-    assert!(listing.contains("; no convergence barrier: divergent branch ending block1: lanes of a warp may run it in two groups at once (calls from divergent control flow in %twice)"), "{}", listing);
-    assert_eq!(listing.matches("BSSY B").count(), 1, "only the kernel's region:\n{}", listing);
+    assert!(!listing.contains("no convergence barrier: divergent branch ending block1"), "{}", listing);
+    assert_eq!(listing.matches("BSSY B").count(), 2, "the kernel's region and the device function's:\n{}", listing);
+    assert_eq!(listing.matches("BMOV.CLEAR R").count(), 1, "{}", listing);
     let obj = tmp("twice.o");
     let o = ursa(&["compile", "--kernel", "twice", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -441,4 +461,124 @@ fn barrier_through_calls_in_divergent_flow() {
     let ok = write("barrier_call_uni.clif", &kernel_text("v1"));
     let o = ursa(&["compile", "--kernel", "k", &ok, "-o", tmp("ok_call.o").to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// The rows of `rows` from each `BSYNC` on: the first instruction after it
+/// (and after the `BREAK`, `BMOV` and `BSSY` that may follow it) with its
+/// issue count.
+fn after_joins(rows: &[(u64, u64, String)]) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    for (i, r) in rows.iter().enumerate().filter(|(_, r)| r.2.starts_with("BSYNC")) {
+        let next = rows[i + 1..].iter().find(|x| !["BSYNC", "BREAK", "BMOV", "BSSY"].iter().any(|p| x.2.starts_with(p)));
+        if let Some(x) = next {
+            out.push((x.0, format!("{} (after {})", x.2, r.2)));
+        }
+    }
+    out
+}
+
+/// Eighteen nested divergent loops (`tests/reconv/deep_nest.clif`), two more
+/// than the barrier registers: every loop gets a region, the two innermost
+/// borrowing `B0` (`BMOV.CLEAR` at the setup, `BMOV` back after the join;
+/// before, they got none); results against a host reference, and every
+/// instruction after a join (each loop exit's `x * 3 + r`) issues once per
+/// warp (before, the innermost exits issued 8 and 12 times for 4 warps: the
+/// lanes leaving those loops ran on one group at a time).
+#[test]
+fn more_than_sixteen_nested_regions_borrow_a_register() {
+    let src = reconv_src("deep_nest");
+    let listing = reconv_listing(&src, &["--kernel"]);
+    assert!(!listing.contains("no convergence barrier"), "{}", listing);
+    assert_eq!(listing.matches("BSSY B").count(), 18, "{}", listing);
+    assert_eq!(listing.matches("BMOV.CLEAR R").count(), 2, "{}", listing);
+    assert_eq!(listing.matches("BMOV B0, R").count(), 2, "{}", listing);
+    let obj = kernel("deep_nest");
+    let (ctas, block) = (2u32, 64u32);
+    let n = (ctas * block) as usize;
+    let text = launch_out(&obj, "deep_nest", ctas, block);
+    let got = out_values(&text, "out");
+    fn level(r: i32, m: i32, x: i32) -> i32 {
+        let x = if m > r { if r == 17 { x.wrapping_add(1000) } else { level(r + 1, m, x) } } else { x };
+        x.wrapping_mul(3).wrapping_add(r)
+    }
+    for i in 0..n {
+        let tid = (i as u32 % block) as i32;
+        assert_eq!(got[i], (level(0, tid & 31, tid) ^ 0x55) as i64, "out[{}]", i);
+    }
+    let rows = profile_rows(&text);
+    let warps = (n / 32) as u64;
+    let joins = after_joins(&rows);
+    assert_eq!(joins.len(), 18, "{}", text);
+    for (issues, what) in &joins {
+        assert_eq!(*issues, warps, "`{}`:\n{}", what, text);
+    }
+}
+
+/// A recursive device function with a divergent loop
+/// (`tests/reconv/recursive.clif`; before, a function that calls itself got
+/// no barriers): it saves `B0` at entry and restores it before `RET`, and
+/// every instruction after its joins issues once per warp and activation
+/// (6 warps, 4 activations each: 24; before, the loop's tail issued 138
+/// times and the `RET` 192); results against a host reference.
+#[test]
+fn recursive_device_function_reconverges() {
+    let src = reconv_src("recursive");
+    let listing = reconv_listing(&src, &["--kernel", "call_rec"]);
+    let rec = &listing[..listing.find("; after insert_reconvergence\n; no convergence barrier: divergent branch ending block0: an early exit").unwrap_or(listing.len())];
+    assert!(!rec.contains("no convergence barrier"), "{}", listing);
+    assert_eq!(rec.matches("BSSY B0").count(), 2, "{}", listing);
+    assert!(rec.contains("BMOV.CLEAR R") && rec.contains("BMOV B0, R"), "{}", listing);
+    let obj = tmp("recursive.o");
+    let o = ursa(&["compile", "--kernel", "call_rec", &src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (ctas, block, n) = (3u32, 64u32, 170usize);
+    let text = launch_out_n(obj.to_str().unwrap(), "call_rec", ctas, block, n);
+    let got = out_values(&text, "out");
+    fn host(x: i32, t: i32, d: i32) -> i32 {
+        let acc = (0..(t & 7)).fold(0i32, |a, k| a.wrapping_add(k.wrapping_mul(x)));
+        let r = (acc.wrapping_mul(3).wrapping_add(x)) ^ t;
+        if d > 0 { r.wrapping_add(host(r, t, d - 1)) } else { r }
+    }
+    for i in 0..n {
+        let t = (i as u32 % block) as i32;
+        assert_eq!(got[i], host(i as i32, t, 3) as i64, "out[{}]", i);
+    }
+    assert_eq!(got[n], 0, "a thread past n wrote");
+    let rows = function_rows(&text, "rec");
+    let live_warps = (0..ctas as usize * block as usize / 32).filter(|w| w * 32 < n).count() as u64;
+    let joins = after_joins(&rows);
+    assert_eq!(joins.len(), 2, "{}", text);
+    for (issues, what) in &joins {
+        assert_eq!(*issues, 4 * live_warps, "`{}`:\n{}", what, text);
+    }
+    let ret = rows.iter().find(|r| r.2.starts_with("RET")).unwrap();
+    assert_eq!(ret.0, 4 * live_warps, "{}", text);
+}
+
+/// A device function compiled alone (the compile API without the module's
+/// facts, as `ursa test` does): it gets its region all the same (before, it
+/// got none), saving the register it uses since any caller may hold it; the
+/// kernel compiled alone too and both put in one object, the device
+/// function's tail and `RET` issue once per warp.
+#[test]
+fn device_function_compiled_alone_gets_regions() {
+    let text = std::fs::read_to_string(reconv_src("device_loop")).unwrap();
+    let funcs = cranelift_reader::parse_functions(&text).unwrap();
+    let mut obj = ursa_emit::elf::Object::default();
+    let mut listing = String::new();
+    for f in &funcs {
+        let kernel = f.name.to_string() == "%call_dev";
+        let opts = ursa_backend::Options { kernel, print_after: vec!["insert_reconvergence".into()], ..Default::default() };
+        assert!(opts.module.is_none());
+        let c = ursa_backend::compile(f, &opts).unwrap();
+        if !kernel {
+            listing = c.printed.clone();
+        }
+        obj.functions.push(c.function);
+    }
+    assert!(!listing.contains("no convergence barrier"), "{}", listing);
+    assert!(listing.contains("BMOV.CLEAR R") && listing.contains("BSSY B0") && listing.contains("BSYNC B0") && listing.contains("BMOV B0, R"), "{}", listing);
+    let path = tmp("device_alone.o");
+    std::fs::write(&path, ursa_emit::elf::write(&obj)).unwrap();
+    launch_device_loop(path.to_str().unwrap());
 }

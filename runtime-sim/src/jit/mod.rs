@@ -43,8 +43,8 @@ pub(crate) struct State {
     p: *mut u32,
     ur: *mut u32,
     up: *mut u32,
-    /// The warp's convergence-barrier members B0–B15, their BSSY targets
-    /// and its exited lanes.
+    /// The lane's views of the warp's convergence barriers B0–B15 (barrier
+    /// `k` at `k * LANES` words), their BSSY targets and the exited lanes.
     b: *mut u32,
     bssy_target: *mut u64,
     exited: *mut u32,
@@ -246,7 +246,7 @@ impl Ctx<'_> {
                 p: (*w).regs.p.as_mut_ptr(),
                 ur: (*w).regs.ur.as_mut_ptr(),
                 up: (*w).regs.up.as_mut_ptr(),
-                b: (*w).b.as_mut_ptr(),
+                b: (*w).b.as_mut_ptr().cast::<u32>().add(lane),
                 bssy_target: (*w).bssy_target.as_mut_ptr(),
                 exited: &mut (*w).exited,
                 counts: counts.as_mut_ptr(),

@@ -80,12 +80,14 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         | Op::CallR { .. }
         | Op::Exit
         | Op::Bpt { .. }
-        | Op::BmovToR { .. }
-        | Op::BmovToB { .. }
         | Op::Bar { .. }
         | Op::Lepc { .. }
         | Op::Undefined(_)
         | Op::Invalid => Class::Leave,
+        // Run in place by the interpreter (`run_one`): with the lane the
+        // warp's only live one, saving or restoring its views never changes
+        // the flow.
+        Op::BmovToR { .. } | Op::BmovToB { .. } => Class::Helper,
         op => {
             if super::translate::native(op, e.uniform) {
                 Class::Native

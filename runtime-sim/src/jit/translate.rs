@@ -21,7 +21,11 @@ use super::region::{pc_of, Class, Region};
 use super::State;
 use crate::ops::*;
 use crate::program::{Exec, Program};
-use crate::regs::{DUMP_ROW, PT, P_DUMP, UR_ZERO, ZERO_ROW};
+use crate::regs::{DUMP_ROW, LANES, PT, P_DUMP, UR_ZERO, ZERO_ROW};
+
+/// Bytes between a lane's views of two consecutive convergence barriers
+/// (`Warp::b` is barrier-major: `b[k][lane]`).
+const VIEW_STRIDE: i32 = 4 * LANES as i32;
 use crate::timing::SCOREBOARDS;
 use std::mem::offset_of;
 
@@ -857,11 +861,13 @@ impl Tx<'_, '_> {
 
     /// BSSY, BREAK and BSYNC of control.rs for the lane, which is the warp's
     /// only live one (`jit_ready`; the others have exited): no lane waits at
-    /// a convergence barrier, so BSSY and BREAK only write the barrier's
-    /// members (and BSSY its target), and a BSYNC whose live members are just
-    /// this lane lets it go on (the interpreter parks it and releases it at
-    /// once). A BSYNC that would wait for another lane is left to the
-    /// interpreter's semantics (`run_one`), which reports it.
+    /// a convergence barrier, so BSSY and BREAK only write the lane's own
+    /// view of the barrier (BSSY also its target; the views of exited lanes
+    /// that BREAK would also edit are never read again), and a BSYNC whose
+    /// view holds no live lane but this one lets it go on (the interpreter
+    /// parks it and releases it at once). A BSYNC that would wait for
+    /// another lane is left to the interpreter's semantics (`run_one`),
+    /// which reports it.
     fn convergence(&mut self, op: &Op, pc: u64, idx: usize, t: Value) {
         let fl = self.flags;
         let warp_b = self.b.ins().load(I64, fl, self.st, offset_of!(State, b) as i32);
@@ -869,18 +875,18 @@ impl Tx<'_, '_> {
         let bit = self.b.ins().ishl(one, self.lane);
         match *op {
             Op::Bssy { b, target } => {
-                self.b.ins().store(fl, bit, warp_b, 4 * b as i32);
+                self.b.ins().store(fl, bit, warp_b, VIEW_STRIDE * b as i32);
                 let tg = self.b.ins().load(I64, fl, self.st, offset_of!(State, bssy_target) as i32);
                 let target = self.iconst64(target);
                 self.b.ins().store(fl, target, tg, 8 * b as i32);
             }
             Op::Break { b } => {
-                let m = self.b.ins().load(I32, fl, warp_b, 4 * b as i32);
+                let m = self.b.ins().load(I32, fl, warp_b, VIEW_STRIDE * b as i32);
                 let m = self.b.ins().band_not(m, bit);
-                self.b.ins().store(fl, m, warp_b, 4 * b as i32);
+                self.b.ins().store(fl, m, warp_b, VIEW_STRIDE * b as i32);
             }
             Op::Bsync { b } => {
-                let m = self.b.ins().load(I32, fl, warp_b, 4 * b as i32);
+                let m = self.b.ins().load(I32, fl, warp_b, VIEW_STRIDE * b as i32);
                 let exited_at = self.b.ins().load(I64, fl, self.st, offset_of!(State, exited) as i32);
                 let exited = self.b.ins().load(I32, fl, exited_at, 0);
                 let gone = self.b.ins().bor(exited, bit);
