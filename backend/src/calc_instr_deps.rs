@@ -53,7 +53,7 @@ fn locs(i: &Inst, outputs: bool, refs: &mut Vec<ursa_emit::RegRef>, out: &mut Ve
 }
 
 fn is_control(i: &Inst) -> bool {
-    matches!(i.form.optype().name.as_ref(), "BRA" | "CALL" | "RET" | "EXIT" | "BPT")
+    matches!(i.form.optype().name.as_ref(), "BRA" | "UBRA" | "CALL" | "RET" | "EXIT" | "BPT")
 }
 
 impl Loc {

@@ -88,7 +88,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "if_convert", "sink_block_args", "opt_uniform", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -198,12 +198,13 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("fold_zero", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
-    opt_uniform::opt_uniform(&mut vcode);
-    print("opt_uniform", &vcode);
     if_convert::if_convert(&mut vcode);
     print("if_convert", &vcode);
     sink_block_args::sink_block_args(&mut vcode);
     print("sink_block_args", &vcode);
+    let uniform_params = opt_uniform::uniform_params(&func, opts.kernel, reconv.skipped.is_empty());
+    opt_uniform::opt_uniform(&mut vcode, &uniform_params);
+    print("opt_uniform", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     // Layout and packing, once per choice of spill-slot homes; the text of
