@@ -14,18 +14,18 @@
 //!    of zero read as `RZ`; [`fold_cmem`] — kernel parameters and launch
 //!    dimensions read from the constant bank by the instructions that use
 //!    them;
-//! 5. [`opt_uniform`] — warp-uniform arithmetic moved to the uniform
-//!    datapath (U* instructions, UR registers) where every reader takes a UR;
-//!    [`if_convert`] — short conditional blocks guarded instead of branched
+//! 5. [`if_convert`] — short conditional blocks guarded instead of branched
 //!    over; [`sink_block_args`] — values passed only as block arguments
 //!    computed last in their block (loop updates share the register of the
-//!    value they replace);
+//!    value they replace); [`opt_uniform`] — warp-uniform values moved to the
+//!    uniform datapath (U* instructions, UR and UP registers, uniform
+//!    branches, loop counters of kernels) where every reader takes them;
 //! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
 //!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
 //! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
-//!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
+//!    (one file for singles and pairs; the UR and UP files likewise), copies that became no-ops deleted;
 //!    [`place_spill_slots`] repeats layout and packing to keep as many of
 //!    regalloc2's spill slots as fit in registers;
 //! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
