@@ -590,16 +590,15 @@ L_bad:
     MOV R1, 0xbad ;
 L_join:
     BSYNC B0 ;
-    STG [R[2:3]], R1 ;
+@!P0 MOV R4, RZ ;
     STG [R[2:3]+0x80], R4 ;
+    STG [R[2:3]], R1 ;
     EXIT ;
 ",
         64,
     );
-    for t in 0..32 {
-        assert_eq!(out[t], if t < 16 { 10 } else { 0 }, "lane {}", t);
-        if t < 16 {
-            assert_eq!(out[32 + t], 0xFFFF, "lane {}: the loop ran with the 16 lanes together", t);
-        }
-    }
+    let sums: Vec<u32> = (0..32).map(|t| if t < 16 { 10 } else { 0 }).collect();
+    let votes: Vec<u32> = (0..32).map(|t| if t < 16 { 0xFFFF } else { 0 }).collect();
+    assert_eq!(out[..32], sums[..], "0 + 1 + 2 + 3 + 4 in the lanes that ran the loop");
+    assert_eq!(out[32..], votes[..], "the loop ran with the 16 lanes together");
 }
