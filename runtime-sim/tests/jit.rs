@@ -146,6 +146,27 @@ fn branches_loops_and_calls() {
 }
 
 #[test]
+fn uniform_branch_loop() {
+    // The same loop counted in UR4 with a uniform compare and `@UP0 UBRA`:
+    // the whole loop is one translated region.
+    let body = "
+    LOP3 R4, R4, 0x3f, RZ, 0xc0, !PT ;
+    R2UR UR4, R4 ;
+    MOV R5, 0x0 ;
+.L_loop:
+    UISETP.EQ.AND UP0, UPT, UR4, URZ, UPT ;
+    @UP0 UBRA .L_done ;
+    IADD R5, R5, UR4 ;
+    UIADD UR4, UR4, -0x1 ;
+    UBRA .L_loop ;
+.L_done:
+    MOV R6, R5 ;
+    MOV R7, UR4 ;";
+    let stats = agree(body, 100);
+    assert_eq!((stats.regions, stats.failures), (1, 0), "{:?}", stats);
+}
+
+#[test]
 fn convergence_barriers_run_in_translated_code() {
     // A loop with an if/else region per iteration (BSSY, a guarded branch,
     // BSYNC and BREAK at the join), as the compiler emits in device
