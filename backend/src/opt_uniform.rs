@@ -100,13 +100,16 @@ fn has_uniform_twin(i: &Inst) -> bool {
 
 /// An instruction that could run on the uniform datapath if its inputs are
 /// uniform: one plain piece, one 32-bit or predicate result, register inputs
-/// only through fixups (32-bit values and predicates), no guard.
+/// only through fixups (32-bit values and predicates), no guard (also none
+/// from `if_convert`).
 fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
     if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym.is_some() {
         return None;
     }
     let p = &m.pieces[0];
-    if p.is_guarded() || p.form == forms::MOV_C || p.form == forms::MOV_I {
+    // A guard set by `if_convert` is a fixup (the field still reads PT).
+    let guard_fixup = p.def().guard.is_some_and(|g| m.fixups.iter().any(|f| f.field as usize == g as usize));
+    if p.is_guarded() || m.predicated || guard_fixup || p.form == forms::MOV_C || p.form == forms::MOV_I {
         return None;
     }
     let mut def = None;

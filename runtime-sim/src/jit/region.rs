@@ -71,8 +71,7 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         Op::Bra { target: t } => target(*t).map_or(Class::Leave, Class::Bra),
         Op::Call { target: t, d: Dst64::R(..) } if !e.uniform => target(*t).map_or(Class::Leave, Class::Call),
         Op::Ret { a: Src64::R(..) | Src64::U(..) | Src64::Imm(_) } if !e.uniform => Class::Ret,
-        Op::Bra { .. }
-        | Op::Call { .. }
+        Op::Call { .. }
         | Op::Ret { .. }
         | Op::BraR { .. }
         | Op::CallR { .. }
