@@ -171,6 +171,18 @@ pub fn uniform_params(f: &Function, kernel: bool, barriers_complete: bool) -> St
     out
 }
 
+/// Whether per-lane instruction `m` can read every value `moved` names as a
+/// UR operand at once.
+fn takes_as_ur(m: &MInst, moved: impl Fn(VReg) -> bool) -> bool {
+    let mut trial = m.clone();
+    loop {
+        let Some(k) = trial.fixups.iter().position(|f| moved(trial.opnds[f.opnd as usize].vreg)) else { return true };
+        if !fold_operand(&mut trial, k, Source::Uniform, 0, 32) {
+            return false;
+        }
+    }
+}
+
 /// The instruction that puts source `o` into uniform register `n`.
 fn materialize(o: Origin, n: u64) -> Inst {
     let mut i = match o {
@@ -341,18 +353,16 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 if m.pseudo != Pseudo::None || at.get(&(bi, ii)).is_some_and(|d| uniform.contains(d)) {
                     continue;
                 }
-                let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
-                if reads.is_empty() {
-                    continue;
-                }
-                let mut trial = m.clone();
-                let ok = loop {
-                    let Some(k) = trial.fixups.iter().position(|f| uniform.contains(&trial.opnds[f.opnd as usize].vreg)) else { break true };
-                    if !fold_operand(&mut trial, k, Source::Uniform, 0, 32) {
-                        break false;
-                    }
-                };
-                if !ok {
+                let mut reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
+                reads.sort();
+                reads.dedup();
+                // A value no form takes in its place (a guard, a predicate
+                // operand) goes alone; values that fit one at a time but not
+                // together all go.
+                let alone: Vec<VReg> = reads.iter().copied().filter(|&v| !takes_as_ur(m, |x| x == v)).collect();
+                if !alone.is_empty() {
+                    drop.extend(alone);
+                } else if !takes_as_ur(m, |x| uniform.contains(&x)) {
                     drop.extend(reads);
                 }
             }
