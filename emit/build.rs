@@ -190,10 +190,11 @@ fn field_map(from: &model::Form, to: &model::Form, skip: impl Fn(&str) -> bool, 
 }
 
 /// The uniform-datapath name of a per-lane field: `rd` -> `urd`, `ra.neg` ->
-/// `ura.neg`, `pg` -> `upg`; immediates and constants keep theirs.
+/// `ura.neg`, `pg` -> `upg` (and the predicates `pp`, `pq`, `pu`, `pv`);
+/// immediates and constants keep theirs.
 fn uniform_field(name: &str) -> String {
     let b = name.as_bytes();
-    if (b.len() >= 2 && b[0] == b'r' && b"abcd".contains(&b[1])) || matches!(name.split('.').next(), Some("pg" | "pp" | "pu")) {
+    if (b.len() >= 2 && b[0] == b'r' && b"abcd".contains(&b[1])) || matches!(name.split('.').next(), Some("pg" | "pp" | "pq" | "pu" | "pv")) {
         format!("u{}", name)
     } else {
         name.to_string()

@@ -19,7 +19,7 @@ use ursa_emit::forms;
 fn is_control(it: &Item) -> bool {
     it.target.is_some()
         || it.call.is_some()
-        || matches!(it.inst.form.optype().name.as_ref(), "BRA" | "EXIT" | "RET" | "BPT" | "CALL" | "BSSY" | "BSYNC" | "BREAK" | "BMOV")
+        || matches!(it.inst.form.optype().name.as_ref(), "BRA" | "UBRA" | "EXIT" | "RET" | "BPT" | "CALL" | "BSSY" | "BSYNC" | "BREAK" | "BMOV")
 }
 
 /// Deletes the idle regions; returns how many.

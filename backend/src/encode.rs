@@ -12,8 +12,8 @@ use ursa_isel::abi;
 use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo};
 
 use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
-use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR};
-use ursa_emit::typed::{P, R};
+use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, UBRA_I, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR};
+use ursa_emit::typed::{P, R, UP};
 use ursa_emit::mods;
 use crate::place_spill_slots::SlotHomes;
 
@@ -129,6 +129,14 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         i.set(BRA_I::PG, P(p as u8));
         i.set(BRA_I::PG_NOT, neg);
     }
+    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default(), predicated: false }
+}
+
+/// `@{!}UPn UBRA target`: the branch on a uniform predicate.
+fn ubra(target: BlockId, (p, neg): (u32, bool)) -> Item {
+    let mut i = inst(forms::UBRA_I);
+    i.set(UBRA_I::UPG, UP(p as u8));
+    i.set(UBRA_I::UPG_NOT, neg);
     Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default(), predicated: false }
 }
 
@@ -342,13 +350,21 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 items.push(bra(m.targets[0], None));
                             }
                         }
-                        Pseudo::Brif { negate } => {
-                            let p = reg_of(0)?;
+                        Pseudo::Brif { negate, uniform } => {
+                            // A per-lane `@P BRA` or a uniform `@UP UBRA`.
+                            let cond = |g: (u32, bool), to: BlockId| match uniform {
+                                Some(_) => ubra(to, g),
+                                None => bra(to, Some(g)),
+                            };
+                            let p = match uniform {
+                                Some(u) => *u as u32,
+                                None => reg_of(0)?,
+                            };
                             let (t, e) = (m.targets[0], m.targets[1]);
                             if t == next {
-                                items.push(bra(e, Some((p, !negate))));
+                                items.push(cond((p, !negate), e));
                             } else {
-                                items.push(bra(t, Some((p, *negate))));
+                                items.push(cond((p, *negate), t));
                                 if e != next {
                                     items.push(bra(e, None));
                                 }

@@ -82,7 +82,7 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
             continue;
         }
         let Some(term) = vcode.blocks[a].insts.last() else { continue };
-        let Pseudo::Brif { negate } = term.pseudo else { continue };
+        let Pseudo::Brif { negate, uniform: None } = term.pseudo else { continue };
         if term.args.iter().any(|x| !x.is_empty()) || term.targets.len() != 2 {
             continue;
         }

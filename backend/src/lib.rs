@@ -14,20 +14,20 @@
 //!    of zero read as `RZ`; [`fold_cmem`] — kernel parameters and launch
 //!    dimensions read from the constant bank by the instructions that use
 //!    them;
-//! 5. [`opt_uniform`] — warp-uniform arithmetic moved to the uniform
-//!    datapath (U* instructions, UR registers) where every reader takes a UR;
-//!    [`if_convert`] — short conditional blocks guarded instead of branched
+//! 5. [`if_convert`] — short conditional blocks guarded instead of branched
 //!    over; [`sink_block_args`] — values passed only as block arguments
 //!    computed last in their block (loop updates share the register of the
-//!    value they replace); [`save_bregs`] — the convergence-barrier
-//!    registers a device function or a region saves and restores
-//!    (`BMOV`, planned with the regions);
+//!    value they replace); [`opt_uniform`] — warp-uniform values moved to the
+//!    uniform datapath (U* instructions, UR and UP registers, uniform
+//!    branches, loop counters of kernels) where every reader takes them;
+//!    [`save_bregs`] — the convergence-barrier registers a device function
+//!    or a region saves and restores (`BMOV`, planned with the regions);
 //! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
 //!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
 //! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
-//!    (one file for singles and pairs; the UR file likewise), copies that became no-ops deleted;
+//!    (one file for singles and pairs; the UR and UP files likewise), copies that became no-ops deleted;
 //!    [`place_spill_slots`] repeats layout and packing to keep as many of
 //!    regalloc2's spill slots as fit in registers;
 //! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
@@ -92,7 +92,7 @@ pub struct Options {
 
 /// The passes whose output `Options::print_after` can print, in order.
 pub const PASSES: &[&str] =
-    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "opt_uniform", "if_convert", "sink_block_args", "save_bregs", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
+    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "if_convert", "sink_block_args", "opt_uniform", "save_bregs", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -202,12 +202,13 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("fold_zero", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
-    opt_uniform::opt_uniform(&mut vcode);
-    print("opt_uniform", &vcode);
     if_convert::if_convert(&mut vcode);
     print("if_convert", &vcode);
     sink_block_args::sink_block_args(&mut vcode);
     print("sink_block_args", &vcode);
+    let uniform_params = opt_uniform::uniform_params(&func, opts.kernel, reconv.skipped.is_empty());
+    opt_uniform::opt_uniform(&mut vcode, &uniform_params);
+    print("opt_uniform", &vcode);
     save_bregs::save_bregs(&mut vcode, &reconv);
     print("save_bregs", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);

@@ -26,6 +26,12 @@ fn guard(i: &Inst) -> Option<(u64, u64)> {
     Some((i.get_at(def.guard? as usize), i.get_at(def.guard_not? as usize)))
 }
 
+/// The register file of the guard (`P` or `UP`).
+fn guard_kind(i: &Inst) -> Option<ursa_emit::model::Kind> {
+    let def = i.def();
+    Some(def.fields[def.guard? as usize].kind)
+}
+
 fn set_guard(i: &mut Inst, g: (u64, u64)) {
     let def = i.def();
     let (Some(p), Some(n)) = (def.guard, def.guard_not) else { panic!("{} has no negatable guard", i.form.name()) };
@@ -175,6 +181,11 @@ pub fn opt_branches(code: &mut Code) {
                     continue;
                 }
                 let mut e = first.clone();
+                // A uniform branch (`@UP0 UBRA`) stays: EXIT and RET take
+                // only a per-lane guard.
+                if guard_kind(&blocks[b][k].inst) != guard_kind(&e.inst) {
+                    continue;
+                }
                 if let Some(g) = guard(&blocks[b][k].inst) {
                     set_guard(&mut e.inst, g);
                 }

@@ -1,33 +1,50 @@
-//! Warp-uniform arithmetic on the uniform datapath (`docs/uniformity.md`).
+//! Warp-uniform values on the uniform datapath (`docs/uniformity.md`).
 //!
 //! A value is *uniform* when every lane of a warp holds the same one. Here the
 //! sources of uniformity are copies of constant-bank words (kernel parameters,
-//! launch dimensions) and constants; an ALU instruction all of whose register
-//! inputs are uniform computes a uniform value. Such an instruction runs once
-//! per warp on the uniform datapath (its `U` twin: `IMAD_RCR` → `UIMAD_UCU`),
-//! with its inputs and result in UR registers, when that pays:
+//! launch dimensions), constants and reads of the CTA-wide special registers
+//! (`S2R Rv, SR_CTAID_X`, …); an ALU instruction all of whose register inputs
+//! are uniform computes a uniform value. Such an instruction runs once per
+//! warp on the uniform datapath (its `U` twin: `IMAD_RCR` → `UIMAD_UCU`,
+//! `ISETP_RC` → `UISETP_UC`), with its inputs and result in UR registers (a
+//! predicate result in a UP register), when that pays. A branch on a uniform
+//! predicate becomes a uniform branch (`@UPn UBRA`), and a block parameter
+//! that [`uniform_params`] allows (a loop counter) lives in a UR when all the
+//! values it receives are uniform.
 //!
 //! **Cost rule.** An instruction is moved to the uniform datapath only if each
-//! reader of its result is itself moved, or is a per-lane instruction with a
-//! form that reads a UR operand in that place (`IADD_RU`, `IMAD_RRU`, …), so no
-//! `MOV R, UR` is ever added. A constant-bank word or constant read by a moved
-//! instruction gets a uniform copy (`UMOV URn, c[b][o]` / `UMOV URn, imm`).
+//! reader of its result is itself moved, is a branch (for a predicate), is
+//! passed to a uniform block parameter, or is a per-lane instruction with a
+//! form that reads a UR operand in that place (`IADD_RU`, `IMAD_RRU`, …), so
+//! no `MOV R, UR` is ever added. A source read by a moved instruction gets a
+//! uniform copy (`UMOV URn, c[b][o]` / `UMOV URn, imm` / `S2UR URn, SR`).
 //!
 //! UR values never cross a call (the pass does nothing in a function that
-//! calls), are numbered one per value here (at most 63, else nothing is
-//! moved) and packed densely after layout by `pack_regs`.
+//! calls), are numbered one per value here (at most 63, and at most 7
+//! uniform predicates, else fewer values are moved) and packed densely after
+//! layout by `pack_regs`, which also deletes the `UMOV` copies on the edges
+//! of a uniform loop counter when the counter and its next value can share
+//! a register.
 
+use std::collections::HashSet as StdHashSet;
+
+use cranelift_codegen::entity::EntityRef;
+use cranelift_codegen::ir::{Block, Function};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use ursa_emit::model::Kind;
+use ursa_emit::mods::SReg;
 use ursa_emit::typed::UR;
-use ursa_emit::{forms, Inst, RZ, URZ};
+use ursa_emit::{forms, Inst, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
+use crate::divergence::{self, Cfg};
 use crate::fold_cmem::{convert, def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).
 const UREGS: usize = 63;
+/// UP registers numbered by this pass (UP0–UP6; UP7 is UPT).
+const UPREGS: usize = PT as usize;
 
 /// Where a uniform input comes from.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +53,26 @@ enum Origin {
     Const(u64),
     /// `MOV Rv, imm`.
     Imm(u64),
+    /// `S2R Rv, SR` of a special register that is the same in the whole CTA.
+    Special(u64),
+}
+
+/// The special registers that are the same for every thread of a CTA (and
+/// that `S2UR` may read).
+fn cta_uniform(sr: u64) -> bool {
+    [
+        SReg::SR_CTAID_X,
+        SReg::SR_CTAID_Y,
+        SReg::SR_CTAID_Z,
+        SReg::SR_NCTAID_X,
+        SReg::SR_NCTAID_Y,
+        SReg::SR_NCTAID_Z,
+        SReg::SR_NTID_X,
+        SReg::SR_NTID_Y,
+        SReg::SR_NTID_Z,
+    ]
+    .iter()
+    .any(|s| s.0 as u64 == sr)
 }
 
 /// `i` as its uniform twin (`IADD_RI` → `UIADD_UI`, from the generated twin
@@ -62,20 +99,23 @@ fn has_uniform_twin(i: &Inst) -> bool {
 }
 
 /// An instruction that could run on the uniform datapath if its inputs are
-/// uniform: one plain piece, one 32-bit result, register inputs only through
-/// fixups, no guard, predicates unused.
+/// uniform: one plain piece, one 32-bit or predicate result, register inputs
+/// only through fixups (32-bit values and predicates), no guard (also none
+/// from `if_convert`).
 fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
     if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym.is_some() {
         return None;
     }
     let p = &m.pieces[0];
-    if p.is_guarded() || p.form == forms::MOV_C || p.form == forms::MOV_I {
+    // A guard set by `if_convert` is a fixup (the field still reads PT).
+    let guard_fixup = p.def().guard.is_some_and(|g| m.fixups.iter().any(|f| f.field as usize == g as usize));
+    if p.is_guarded() || m.predicated || guard_fixup || p.form == forms::MOV_C || p.form == forms::MOV_I {
         return None;
     }
     let mut def = None;
     let mut uses = Vec::new();
     for o in &m.opnds {
-        if o.fixed.is_some() || vcode.class(o.vreg) != Class::R {
+        if o.fixed.is_some() || !matches!(vcode.class(o.vreg), Class::R | Class::P) {
             return None;
         }
         match o.kind {
@@ -93,12 +133,124 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
     Some((def?, uses))
 }
 
-/// Moves uniform arithmetic to the uniform datapath; returns how many
-/// instructions were moved.
-pub fn opt_uniform(vcode: &mut VCode) -> usize {
+/// The block parameters that may live in a uniform register, as (CLIF block,
+/// parameter index): in a kernel whose divergent branches all got a
+/// convergence barrier (`barriers_complete`), a parameter the divergence
+/// analysis finds uniform (all incoming values uniform, every branch that
+/// decides which edge is taken uniform), of a block on no cycle that lanes
+/// can leave at different times: every divergent branch on a cycle through
+/// the block must reconverge (its immediate post-dominator) on that cycle.
+/// Then the lanes that run the block run it together, and a lane group that
+/// waits elsewhere never reads the register while it changes.
+pub fn uniform_params(f: &Function, kernel: bool, barriers_complete: bool) -> StdHashSet<(u32, usize)> {
+    let mut out = StdHashSet::new();
+    if !kernel || !barriers_complete {
+        return out;
+    }
+    let cfg = Cfg::new(f);
+    let div = divergence::analyze(f, &cfg, kernel);
+    let ipdoms = cfg.ipdoms();
+    let divergent: Vec<Block> = cfg.rpo.iter().copied().filter(|b| div.branches[b.index()]).collect();
+    for &h in &cfg.rpo {
+        let params = f.dfg.block_params(h);
+        if params.is_empty() || Some(h) == f.layout.entry_block() {
+            continue;
+        }
+        let (to_h, from_h) = (cfg.reaching(h), cfg.reach_until(h, None));
+        let on_cycle = |x: Block| to_h[x.index()] && from_h[x.index()];
+        let settled = divergent.iter().all(|&x| !on_cycle(x) || matches!(ipdoms[x.index()], Some(Some(j)) if on_cycle(j)));
+        if !settled {
+            continue;
+        }
+        for (k, &p) in params.iter().enumerate() {
+            if !div.is_divergent(p) {
+                out.insert((h.as_u32(), k));
+            }
+        }
+    }
+    out
+}
+
+/// Whether per-lane instruction `m` can read every value `moved` names as a
+/// UR operand at once.
+fn takes_as_ur(m: &MInst, moved: impl Fn(VReg) -> bool) -> bool {
+    let mut trial = m.clone();
+    loop {
+        let Some(k) = trial.fixups.iter().position(|f| moved(trial.opnds[f.opnd as usize].vreg)) else { return true };
+        if !fold_operand(&mut trial, k, Source::Uniform, 0, 32) {
+            return false;
+        }
+    }
+}
+
+/// The instruction that puts source `o` into uniform register `n`.
+fn materialize(o: Origin, n: u64) -> Inst {
+    let mut i = match o {
+        Origin::Const(c) => {
+            let mut i = Inst::new(forms::UMOV_C);
+            i.set(forms::UMOV_C::VB, c);
+            i
+        }
+        Origin::Imm(k) => {
+            let mut i = Inst::new(forms::UMOV_I);
+            i.set(forms::UMOV_I::VB, k);
+            i
+        }
+        Origin::Special(sr) => {
+            let mut i = Inst::new(forms::S2UR_X);
+            i.set_at(forms::S2UR_X::SR.index as usize, sr);
+            i
+        }
+    };
+    i.set([forms::UMOV_C::URD, forms::UMOV_I::URD, forms::S2UR_X::URD], UR(n as u8));
+    i
+}
+
+fn plain(i: Inst, origin: Option<u32>) -> MInst {
+    let mut m = MInst::new(Pseudo::None);
+    m.pieces.push(i);
+    m.origin = origin;
+    m
+}
+
+/// Moves uniform values to the uniform datapath; returns how many
+/// instructions and block parameters were moved. `params` are the block
+/// parameters that may become uniform registers ([`uniform_params`]).
+pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usize {
     if vcode.makes_calls {
         return 0;
     }
+    let mut banned: HashSet<VReg> = HashSet::default();
+    loop {
+        match plan(vcode, params, &banned) {
+            Plan::Nothing => return 0,
+            Plan::TooManyPredicates(p) => banned.extend(p),
+            Plan::Move(sel) => return rewrite(vcode, sel),
+        }
+    }
+}
+
+/// What the analysis found.
+struct Selection {
+    origin: HashMap<VReg, (Origin, usize, usize)>,
+    cands: HashMap<VReg, (usize, usize, Vec<VReg>)>,
+    /// Uniform block parameters: (block, index).
+    params: HashMap<VReg, (usize, usize)>,
+    uniform: HashSet<VReg>,
+    /// UR or UP number of each uniform value and each source copy read.
+    num: HashMap<VReg, u64>,
+    /// Sources read by moved instructions (they get a uniform copy).
+    copies: Vec<VReg>,
+}
+
+enum Plan {
+    Nothing,
+    /// More uniform predicates than UP registers: these stay per-lane.
+    TooManyPredicates(Vec<VReg>),
+    Move(Selection),
+}
+
+fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg>) -> Plan {
     // Single definitions, and where the sources are.
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.once(*v);
@@ -113,74 +265,104 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
                         origin.insert(o.vreg, (Origin::Const(p.get(forms::MOV_C::VB)), bi, ii));
                     } else if p.form == forms::MOV_I {
                         origin.insert(o.vreg, (Origin::Imm(p.get(forms::MOV_I::VB)), bi, ii));
+                    } else if p.form == forms::S2R_X && cta_uniform(p.get_at(forms::S2R_X::SR.index as usize)) {
+                        origin.insert(o.vreg, (Origin::Special(p.get_at(forms::S2R_X::SR.index as usize)), bi, ii));
                     }
                 }
             }
             if let Some((d, uses)) = convertible(vcode, m) {
-                if single(&d) {
+                if single(&d) && !banned.contains(&d) {
                     cands.insert(d, (bi, ii, uses));
                 }
             }
         }
     }
-    // Uniform: inputs all sources or uniform candidates (to a fixed point).
-    let mut uniform: HashSet<VReg> = HashSet::default();
-    loop {
-        let before = uniform.len();
-        for (&d, (_, _, uses)) in cands.iter() {
-            if !uniform.contains(&d) && uses.iter().all(|u| origin.contains_key(u) || uniform.contains(u)) {
-                uniform.insert(d);
+    // Block parameters that may be uniform, and the values each receives.
+    let mut params: HashMap<VReg, (usize, usize)> = HashMap::default();
+    let mut incoming: HashMap<VReg, Vec<VReg>> = HashMap::default();
+    for (bi, b) in vcode.blocks.iter().enumerate() {
+        let Some(c) = b.clif else { continue };
+        for (k, &p) in b.params.iter().enumerate() {
+            if allowed.contains(&(c, k)) && vcode.class(p) == Class::R && single(&p) {
+                params.insert(p, (bi, k));
             }
         }
-        if uniform.len() == before {
-            break;
+    }
+    for b in vcode.blocks.iter() {
+        for m in b.insts.iter() {
+            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                let tb = &vcode.blocks[t.0 as usize];
+                for (k, &a) in args.iter().enumerate() {
+                    if let Some(&p) = tb.params.get(k) {
+                        incoming.entry(p).or_default().push(a);
+                    }
+                }
+            }
         }
     }
-    // Values read where no UR operand can go (pseudo-instructions, ABI
-    // registers, branch arguments).
+    // A parameter that receives another parameter of its block would need
+    // the copies of one edge ordered (a parallel copy): it stays per-lane.
+    params.retain(|p, &mut (bi, _)| incoming.get(p).is_some_and(|ins| ins.iter().all(|a| a == p || !vcode.blocks[bi].params.contains(a))));
+
+    // Values read where no UR operand can go (pseudo-instructions other than
+    // a branch on its predicate, ABI registers).
     let mut escapes: HashSet<VReg> = HashSet::default();
     for b in vcode.blocks.iter() {
         for m in b.insts.iter() {
-            for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
-                if m.pseudo != Pseudo::None || o.fixed.is_some() {
+            let branch = matches!(m.pseudo, Pseudo::Brif { uniform: None, .. });
+            for (k, o) in m.opnds.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
+                if (m.pseudo != Pseudo::None && !(branch && k == 0)) || o.fixed.is_some() {
                     escapes.insert(o.vreg);
                 }
             }
-            for a in m.args.iter() {
-                escapes.extend(a.iter().copied());
-            }
         }
     }
+    let input_ok = |u: &VReg, uniform: &HashSet<VReg>| origin.contains_key(u) || uniform.contains(u);
     let at: HashMap<(usize, usize), VReg> = cands.iter().map(|(&d, &(bi, ii, _))| ((bi, ii), d)).collect();
-    // The cost rule, to a fixed point (with the inputs rule: an instruction
-    // stays only while all its inputs are sources or stay themselves).
+    // Optimistic start (a loop counter and its next value depend on each
+    // other), then the rules drop values until nothing changes.
+    let mut uniform: HashSet<VReg> = cands.keys().chain(params.keys()).copied().collect();
     loop {
         let mut drop: HashSet<VReg> = HashSet::default();
         for &d in uniform.iter() {
-            if escapes.contains(&d) || !cands[&d].2.iter().all(|u| origin.contains_key(u) || uniform.contains(u)) {
+            let inputs_ok = match cands.get(&d) {
+                Some((_, _, uses)) => uses.iter().all(|u| input_ok(u, &uniform)),
+                None => incoming[&d].iter().all(|a| input_ok(a, &uniform)),
+            };
+            if escapes.contains(&d) || !inputs_ok {
                 drop.insert(d);
+            }
+        }
+        for b in vcode.blocks.iter() {
+            for m in b.insts.iter() {
+                // A value passed to a per-lane parameter needs a per-lane register.
+                for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                    let tb = &vcode.blocks[t.0 as usize];
+                    for (k, a) in args.iter().enumerate() {
+                        if uniform.contains(a) && !tb.params.get(k).is_some_and(|p| uniform.contains(p)) {
+                            drop.insert(*a);
+                        }
+                    }
+                }
             }
         }
         // Each per-lane reader must take all the uniform values it reads as
         // UR operands at once (a form has at most one).
         for (bi, b) in vcode.blocks.iter().enumerate() {
             for (ii, m) in b.insts.iter().enumerate() {
-                if at.get(&(bi, ii)).is_some_and(|d| uniform.contains(d)) {
+                if m.pseudo != Pseudo::None || at.get(&(bi, ii)).is_some_and(|d| uniform.contains(d)) {
                     continue;
                 }
-                let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
-                if reads.is_empty() {
-                    continue;
-                }
-                let mut trial = m.clone();
-                let ok = m.pseudo == Pseudo::None
-                    && loop {
-                        let Some(k) = trial.fixups.iter().position(|f| uniform.contains(&trial.opnds[f.opnd as usize].vreg)) else { break true };
-                        if !fold_operand(&mut trial, k, Source::Uniform, 0, 32) {
-                            break false;
-                        }
-                    };
-                if !ok {
+                let mut reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
+                reads.sort();
+                reads.dedup();
+                // A value no form takes in its place (a guard, a predicate
+                // operand) goes alone; values that fit one at a time but not
+                // together all go.
+                let alone: Vec<VReg> = reads.iter().copied().filter(|&v| !takes_as_ur(m, |x| x == v)).collect();
+                if !alone.is_empty() {
+                    drop.extend(alone);
+                } else if !takes_as_ur(m, |x| uniform.contains(&x)) {
                     drop.extend(reads);
                 }
             }
@@ -193,78 +375,114 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
         }
     }
     if uniform.is_empty() {
-        return 0;
+        return Plan::Nothing;
     }
-    // UR numbers: moved results, then the sources they read.
-    let mut ur: HashMap<VReg, u64> = HashMap::default();
+    // Numbers: uniform values, then the sources they read (a source passed
+    // to a uniform parameter is put straight into the parameter's register).
     let mut moved: Vec<VReg> = uniform.iter().copied().collect();
     moved.sort();
-    for &d in &moved {
-        let n = ur.len() as u64;
-        ur.insert(d, n);
+    let preds: Vec<VReg> = moved.iter().copied().filter(|&v| vcode.class(v) == Class::P).collect();
+    if preds.len() > UPREGS {
+        return Plan::TooManyPredicates(preds);
     }
-    let mut copies: Vec<VReg> = moved.iter().flat_map(|d| cands[d].2.iter().copied()).filter(|u| origin.contains_key(u)).collect();
+    let mut num: HashMap<VReg, u64> = HashMap::default();
+    let (mut nur, mut nup) = (0u64, 0u64);
+    for &d in &moved {
+        let n = if vcode.class(d) == Class::P { &mut nup } else { &mut nur };
+        num.insert(d, *n);
+        *n += 1;
+    }
+    let mut copies: Vec<VReg> = moved.iter().filter_map(|d| cands.get(d)).flat_map(|c| c.2.iter().copied()).filter(|u| origin.contains_key(u)).collect();
     copies.sort();
     copies.dedup();
     for &s in &copies {
-        let n = ur.len() as u64;
-        ur.insert(s, n);
+        num.insert(s, nur);
+        nur += 1;
     }
-    if ur.len() > UREGS {
-        return 0;
+    if nur as usize > UREGS {
+        return Plan::Nothing;
     }
+    cands.retain(|d, _| uniform.contains(d));
+    params.retain(|p, _| uniform.contains(p));
+    Plan::Move(Selection { origin, cands, params, uniform, num, copies })
+}
 
-    // Rewrite the moved instructions.
-    for &d in &moved {
-        let (bi, ii, _) = cands[&d];
+fn rewrite(vcode: &mut VCode, sel: Selection) -> usize {
+    let Selection { origin, cands, params, uniform, num, copies } = sel;
+    // The moved instructions.
+    for &(bi, ii, _) in cands.values() {
         let m = &mut vcode.blocks[bi].insts[ii];
         let mut n = to_uniform(&m.pieces[0]).expect("checked by convertible");
         let map = m.pieces[0].form.twins().uniform.as_ref().expect("checked by convertible").fields;
         for fx in m.fixups.iter() {
             let v = m.opnds[fx.opnd as usize].vreg;
             let j = map[fx.field as usize].expect("twin has the register field");
-            n.set_at(j as usize, ur[&v]);
+            n.set_at(j as usize, num[&v]);
         }
-        let mut u = MInst::new(Pseudo::None);
-        u.pieces.push(n);
-        u.origin = m.origin;
-        *m = u;
+        *m = plain(n, m.origin);
     }
-    // Per-lane readers take the UR operand.
+    // Per-lane readers take the UR operand; branches their uniform predicate.
     for b in vcode.blocks.iter_mut() {
         for m in b.insts.iter_mut() {
+            if let Pseudo::Brif { negate, uniform: None } = m.pseudo {
+                if uniform.contains(&m.opnds[0].vreg) {
+                    m.pseudo = Pseudo::Brif { negate, uniform: Some(num[&m.opnds[0].vreg] as u8) };
+                    m.opnds.clear();
+                    m.fixups.clear();
+                }
+                continue;
+            }
             if m.pseudo != Pseudo::None {
                 continue;
             }
             while let Some(k) = m.fixups.iter().position(|f| m.opnds[f.opnd as usize].kind == OpKind::Use && uniform.contains(&m.opnds[f.opnd as usize].vreg)) {
                 let v = m.opnds[m.fixups[k].opnd as usize].vreg;
-                let done = fold_operand(m, k, Source::Uniform, ur[&v], 32);
+                let done = fold_operand(m, k, Source::Uniform, num[&v], 32);
                 assert!(done, "opt_uniform: a reader checked by the cost rule refused its UR operand");
             }
             drop_unnamed_uses(m, |v| uniform.contains(&v));
         }
     }
+    // Uniform parameters: each edge into the block writes the parameter's
+    // register before the branch (`UMOV URp, URa`, or the source itself), and
+    // the allocator no longer sees the parameter.
+    let mut by_block: Vec<(usize, usize, VReg)> = params.iter().map(|(&p, &(bi, k))| (bi, k, p)).collect();
+    by_block.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    for &(bi, k, p) in &by_block {
+        for pb in 0..vcode.blocks.len() {
+            let Some(last) = vcode.blocks[pb].insts.len().checked_sub(1) else { continue };
+            let mut edge_copies = Vec::new();
+            let term = &mut vcode.blocks[pb].insts[last];
+            for t in 0..term.targets.len() {
+                if term.targets[t].0 as usize != bi || term.args[t].len() <= k {
+                    continue;
+                }
+                let a = term.args[t].remove(k);
+                let i = match origin.get(&a) {
+                    Some(&(o, _, _)) => materialize(o, num[&p]),
+                    None if a == p => continue,
+                    None => {
+                        let mut i = Inst::new(forms::UMOV_U);
+                        i.set(forms::UMOV_U::URD, UR(num[&p] as u8));
+                        i.set(forms::UMOV_U::URB, UR(num[&a] as u8));
+                        i
+                    }
+                };
+                edge_copies.push(plain(i, term.origin));
+            }
+            let blk = &mut vcode.blocks[pb];
+            let at = blk.insts.len() - 1;
+            for c in edge_copies {
+                blk.insts.insert(at, c);
+            }
+        }
+        vcode.blocks[bi].params.remove(k);
+    }
     // Uniform copies of the sources, right after their definitions.
     let mut inserts: Vec<(usize, usize, MInst)> = Vec::new();
     for &s in &copies {
         let (o, bi, ii) = origin[&s];
-        let mut i = match o {
-            Origin::Const(c) => {
-                let mut i = Inst::new(forms::UMOV_C);
-                i.set(forms::UMOV_C::VB, c);
-                i
-            }
-            Origin::Imm(k) => {
-                let mut i = Inst::new(forms::UMOV_I);
-                i.set(forms::UMOV_I::VB, k);
-                i
-            }
-        };
-        i.set([forms::UMOV_C::URD, forms::UMOV_I::URD], UR(ur[&s] as u8));
-        let mut m = MInst::new(Pseudo::None);
-        m.pieces.push(i);
-        m.origin = vcode.blocks[bi].insts[ii].origin;
-        inserts.push((bi, ii + 1, m));
+        inserts.push((bi, ii + 1, plain(materialize(o, num[&s]), vcode.blocks[bi].insts[ii].origin)));
     }
     inserts.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
     for (bi, at, m) in inserts {
@@ -272,5 +490,5 @@ pub fn opt_uniform(vcode: &mut VCode) -> usize {
     }
     // Per-lane sources nothing reads any more.
     remove_unread_copies(vcode, |v| origin.contains_key(&v));
-    moved.len()
+    cands.len() + params.len()
 }

@@ -24,6 +24,10 @@
 //!    of four), preferring the register of a web the value is copied from or
 //!    to; a copy whose two sides end up in one register is deleted.
 //!
+//! The uniform registers (`UR`) and uniform predicates (`UP`, guards
+//! included) that `opt_uniform` numbered are packed the same way, each file
+//! on its own.
+//!
 //! If the code reads a register chosen at run time (`R[UR, imm]`), nothing is
 //! renamed.
 //!
@@ -157,7 +161,8 @@ fn access(code: &Code, i: usize, file: RegFile, refs: &Refs) -> Access {
         count: r.count,
         field: match r.slot {
             RegSlot::Field(f) => Some(f),
-            RegSlot::Guard => None,
+            // The guard is renamed like a field (a uniform predicate).
+            RegSlot::Guard => it.inst.def().guard.map(|g| g as u16),
         },
     };
     let mut reads: SmallVec<[Ref; 4]> = refs.reads(i).iter().filter(|r| r.file == file).map(to_ref).collect();
@@ -455,18 +460,33 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
         return if regs_before > ABOVE_FILE { Err(PackError::NoRenaming) } else { Ok(stats) };
     }
-    // The UR pass first: it deletes no instruction, so `refs` stays aligned
-    // with the items for the R pass (which reads only R references).
-    pack_file(code, RegFile::UR, &refs)?;
-    stats.copies_removed = pack_file(code, RegFile::R, &refs)?;
+    // The UR and UP passes first; `refs` is taken again for the R pass if
+    // the UR pass deleted copies.
+    let ucopies = pack_file(code, RegFile::UR, &refs)?;
+    pack_file(code, RegFile::UP, &refs)?;
+    let refs = if ucopies > 0 { all_refs(code) } else { refs };
+    stats.copies_removed = ucopies + pack_file(code, RegFile::R, &refs)?;
     (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
     Ok(stats)
 }
 
+/// The destination and source fields of the copy form of `file`.
+fn copy_fields(file: RegFile) -> (usize, usize) {
+    if file == RegFile::UR {
+        (forms::UMOV_U::URD.index as usize, forms::UMOV_U::URB.index as usize)
+    } else {
+        (forms::MOV_R::RD.index as usize, forms::MOV_R::RB.index as usize)
+    }
+}
+
 /// Renames the registers of one file; returns the copies deleted.
 fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackError> {
-    // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63).
-    let limit: u32 = if file == RegFile::R { NREGS as u32 } else { ursa_emit::URZ as u32 };
+    // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63), UP0–UP6 (UPT is 7).
+    let limit: u32 = match file {
+        RegFile::R => NREGS as u32,
+        RegFile::UR => ursa_emit::URZ as u32,
+        _ => ursa_emit::PT as u32,
+    };
     // No reference of the file at all (implicit ABI operands are R only).
     if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
         return Ok(0);
@@ -678,9 +698,10 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
     }
 
-    // A plain 32-bit copy `MOV Rd, Rb`.
+    // A plain 32-bit copy of the file (`MOV Rd, Rb`, `UMOV URd, URb`).
+    let copy_form = if file == RegFile::UR { forms::UMOV_U } else { forms::MOV_R };
     let is_copy = |i: usize| {
-        code.items[i].inst.form == forms::MOV_R && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1
+        code.items[i].inst.form == copy_form && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1
     };
 
     // Interference.
@@ -901,12 +922,12 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         }
     }
 
-    // Delete copies that became `MOV Rn, Rn`.
+    // Delete copies that became `MOV Rn, Rn` (`UMOV URn, URn`).
     let mut copies_removed = 0;
     let mut keep = vec![true; code.items.len()];
     for (i, it) in code.items.iter().enumerate() {
-        if file == RegFile::R && it.inst.form == forms::MOV_R && !it.inst.is_guarded() {
-            let (d, s) = (it.inst.get(forms::MOV_R::RD), it.inst.get(forms::MOV_R::RB));
+        if matches!(file, RegFile::R | RegFile::UR) && it.inst.form == copy_form && !it.inst.is_guarded() {
+            let (d, s) = (it.inst.get_at(copy_fields(file).0), it.inst.get_at(copy_fields(file).1));
             if d == s {
                 keep[i] = false;
                 copies_removed += 1;

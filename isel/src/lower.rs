@@ -404,7 +404,7 @@ impl<'f> Lower<'f> {
             }
             InstructionData::Brif { arg, .. } => {
                 let p = generated::constructor_cond_pred(self, arg);
-                let mut m = Bundle::pseudo(Pseudo::Brif { negate: false }).fixed_none(p).build();
+                let mut m = Bundle::pseudo(Pseudo::Brif { negate: false, uniform: None }).fixed_none(p).build();
                 m.targets = targets;
                 m.args = args;
                 self.push(m);

@@ -83,8 +83,10 @@ pub enum Pseudo {
     /// Unconditional jump to `targets[0]`.
     Jump,
     /// Conditional branch on predicate operand 0 (negated when `negate`):
-    /// to `targets[0]` when true, else `targets[1]`.
-    Brif { negate: bool },
+    /// to `targets[0]` when true, else `targets[1]`. With `uniform` the
+    /// predicate is that uniform predicate `UPn` instead (no operand; set by
+    /// `opt_uniform`) and the branch is a `UBRA`.
+    Brif { negate: bool, uniform: Option<u8> },
     /// Compare operand 0 (a 32-bit index) against 0, 1, …: to
     /// `targets[1 + i]` when the index is `i`, else to `targets[0]` (the
     /// default, first as in Cranelift's jump tables).
@@ -461,7 +463,11 @@ impl std::fmt::Display for VCode {
                     Pseudo::Exit => writeln!(f, "    exit")?,
                     Pseudo::Trap { code } => writeln!(f, "    trap {:?}", code)?,
                     Pseudo::Jump => writeln!(f, "    jump {}", targets.join(", "))?,
-                    Pseudo::Brif { negate } => writeln!(f, "    brif {}{}, {}", if *negate { "!" } else { "" }, all.join(", "), targets.join(", "))?,
+                    Pseudo::Brif { negate, uniform } => {
+                        let up = uniform.map(|u| format!("UP{}", u)).into_iter();
+                        let all: Vec<String> = up.chain(all.iter().cloned()).collect();
+                        writeln!(f, "    brif {}{}, {}", if *negate { "!" } else { "" }, all.join(", "), targets.join(", "))?
+                    }
                     Pseudo::Table => writeln!(f, "    br_table {}, {}", all.join(", "), targets.join(", "))?,
                 }
             }

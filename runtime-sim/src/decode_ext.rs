@@ -84,7 +84,8 @@ pub(crate) fn decode_ext(f: &Fields, optype: &str, pc: u64) -> R<Op> {
         _ => AddrSpace::Generic,
     };
     Ok(match optype {
-        "BRA" => {
+        // UBRA is BRA under a uniform guard (group EXTU).
+        "BRA" | "UBRA" => {
             if f.has("target") {
                 Op::Bra { target: target(f, pc)? }
             } else {

@@ -663,3 +663,41 @@ fn trace_and_yield_do_not_change_results() {
         assert_eq!(u32::from_le_bytes(b[4 * t as usize..4 * t as usize + 4].try_into().unwrap()), t + 1);
     }
 }
+
+#[test]
+fn uniform_branch_keeps_the_group_whole() {
+    // The lanes below 16 run a loop counted in UR4 whose back edge is the
+    // uniform branch `@UP0 UBRA` (the group of 16 branches as one and never
+    // splits: VOTE inside the loop sees exactly those lanes); the others wait
+    // at the BSYNC. An unguarded UBRA always branches, `@!UPT` never.
+    let out = run32(
+        "
+    MOV R1, RZ ;
+    ISETP.LT.AND P0, PT, R0, 0x10, PT ;
+    BSSY B0, L_join ;
+@!P0 BRA L_join ;
+    UMOV UR4, 0x0 ;
+L_loop:
+    IADD R1, R1, UR4 ;
+    VOTE.ANY R4, PT, PT ;
+    UIADD UR4, UR4, 0x1 ;
+    UISETP.LT.AND UP0, UPT, UR4, 0x5, UPT ;
+@UP0 UBRA L_loop ;
+@!UPT UBRA L_bad ;
+    UBRA L_join ;
+L_bad:
+    MOV R1, 0xbad ;
+L_join:
+    BSYNC B0 ;
+@!P0 MOV R4, RZ ;
+    STG [R[2:3]+0x80], R4 ;
+    STG [R[2:3]], R1 ;
+    EXIT ;
+",
+        64,
+    );
+    let sums: Vec<u32> = (0..32).map(|t| if t < 16 { 10 } else { 0 }).collect();
+    let votes: Vec<u32> = (0..32).map(|t| if t < 16 { 0xFFFF } else { 0 }).collect();
+    assert_eq!(out[..32], sums[..], "0 + 1 + 2 + 3 + 4 in the lanes that ran the loop");
+    assert_eq!(out[32..], votes[..], "the loop ran with the 16 lanes together");
+}

@@ -146,6 +146,27 @@ fn branches_loops_and_calls() {
 }
 
 #[test]
+fn uniform_branch_loop() {
+    // A loop counted up in UR5 to R4's low 6 bits, its back edge a uniform
+    // compare and `@UP0 UBRA` (`@!UPT UBRA` never branches): the whole loop
+    // is one translated region.
+    let body = "
+    LOP3 R4, R4, 0x3f, RZ, 0xc0, !PT ;
+    R2UR UR4, R4 ;
+    UMOV UR5, 0x0 ;
+    MOV R5, 0x0 ;
+.L_up:
+    IADD R5, R5, UR5 ;
+    UIADD UR5, UR5, 0x1 ;
+    UISETP.LT.U32.AND UP0, UPT, UR5, UR4, UPT ;
+    @UP0 UBRA .L_up ;
+    @!UPT UBRA .L_up ;
+    MOV R6, UR5 ;";
+    let stats = agree(body, 100);
+    assert_eq!((stats.regions, stats.failures), (1, 0), "{:?}", stats);
+}
+
+#[test]
 fn convergence_barriers_run_in_translated_code() {
     // A loop with an if/else region per iteration (BSSY, a guarded branch,
     // BSYNC and BREAK at the join), as the compiler emits in device

@@ -198,3 +198,53 @@ fn kernel_tail_call_is_rejected() {
     let e = compile(&funcs[1], &Options { kernel: true, check_regalloc: true, ..Default::default() }).unwrap_err();
     assert!(e.to_string().contains("a kernel cannot make a tail call"), "{}", e);
 }
+
+/// The kernels of `tests/precise/uniform_loops.clif` (loop counters in URs,
+/// uniform branches, also inside a divergent `if`, and the loops that stay
+/// per-lane) over two warps in strict mode, against the CLIF semantics
+/// worked out on the host.
+#[test]
+fn uniform_loop_counters() {
+    let path = format!("{}/precise/uniform_loops.clif", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let funcs = cranelift_reader::parse_functions(&text).unwrap();
+    let kernels = funcs.iter().filter(|f| f.signature.returns.is_empty());
+    let obj = elf::Object { functions: kernels.map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function).collect() };
+    let prog = Program::load(&elf::write(&obj)).unwrap();
+    let threads = 64usize;
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [threads as u32, 1, 1], strict: true, ..Default::default() };
+    for n in [0i32, 1, 2, 5, 17, 40, 70] {
+        let mut gpu = Gpu::new();
+        // Each loop is a do-while: the body runs for k = 0, then while k + 1 < n.
+        let trips = n.max(1);
+        let p = 0x1234_5677i32;
+        let out = alloc_i32s(&mut gpu, &vec![0; threads]);
+        gpu.launch(&prog, "uniform_counter", &cfg, &[Arg::Ptr(out), Arg::I32(n), Arg::I32(p)]).expect("runs");
+        let x = (0..trips).fold(0i32, |acc, k| acc ^ k.wrapping_mul(p));
+        assert_eq!(read_i32s(&mut gpu, out, threads), (0..threads as i32).map(|t| t ^ x).collect::<Vec<_>>(), "uniform_counter n={}", n);
+
+        let out = alloc_i32s(&mut gpu, &vec![0; threads]);
+        gpu.launch(&prog, "counter_in_divergent_if", &cfg, &[Arg::Ptr(out), Arg::I32(n)]).expect("runs");
+        let sum: i32 = (0..trips).sum();
+        let want: Vec<i32> = (0..threads as i32).map(|t| if t < 16 { t + sum } else { t }).collect();
+        assert_eq!(read_i32s(&mut gpu, out, threads), want, "counter_in_divergent_if n={}", n);
+
+        let out = alloc_i32s(&mut gpu, &vec![0; threads]);
+        gpu.launch(&prog, "divergent_break", &cfg, &[Arg::Ptr(out), Arg::I32(n)]).expect("runs");
+        let want: Vec<i32> = (0..threads as i32)
+            .map(|t| {
+                let mut k = 0i32;
+                loop {
+                    if k == t {
+                        break k;
+                    }
+                    k += 1;
+                    if (k as u32) >= (n as u32) {
+                        break k;
+                    }
+                }
+            })
+            .collect();
+        assert_eq!(read_i32s(&mut gpu, out, threads), want, "divergent_break n={}", n);
+    }
+}

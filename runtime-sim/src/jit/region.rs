@@ -21,7 +21,7 @@ pub(crate) enum Class {
     /// Executed in place by a call into the interpreter's own semantics
     /// (every non-control instruction the translator does not handle).
     Helper,
-    /// `BRA target` (guarded or not).
+    /// `BRA target` or `UBRA target` (guarded or not).
     Bra(usize),
     /// `CALL target`: writes the link pair, jumps.
     Call(usize),
@@ -70,11 +70,12 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
     }
     let target = |t: u64| prog.index(t);
     match &e.op {
-        Op::Bra { target: t } if !e.uniform => target(*t).map_or(Class::Leave, Class::Bra),
+        // A uniform branch (`@UPn UBRA`, guard checked above) is a branch of
+        // the one lane.
+        Op::Bra { target: t } => target(*t).map_or(Class::Leave, Class::Bra),
         Op::Call { target: t, d: Dst64::R(..) } if !e.uniform => target(*t).map_or(Class::Leave, Class::Call),
         Op::Ret { a: Src64::R(..) | Src64::U(..) | Src64::Imm(_) } if !e.uniform => Class::Ret,
-        Op::Bra { .. }
-        | Op::Call { .. }
+        Op::Call { .. }
         | Op::Ret { .. }
         | Op::BraR { .. }
         | Op::CallR { .. }
