@@ -11,8 +11,7 @@
 //! may follow the `BSYNC`) do nothing and go.
 
 use crate::encode::{Code, Item};
-use crate::fold_cmem::field_value;
-use ursa_emit::forms;
+use ursa_emit::{fields, forms};
 
 /// Transfers control or touches a convergence barrier.
 fn is_control(it: &Item) -> bool {
@@ -31,7 +30,7 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
     for i in 0..n {
         let it = &code.items[i];
         let (true, Some(j)) = (it.inst.form == forms::BSSY_I, it.label) else { continue };
-        let Some(k) = field_value(&it.inst, "bd") else { continue };
+        let Some(k) = it.inst.get_opt(fields::BD) else { continue };
         let js = code.block_start[j.0 as usize];
         if js <= i || code.items[i + 1..js].iter().any(is_control) || landings.iter().any(|&t| t > i && t <= js) {
             continue;
@@ -41,11 +40,11 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
         let mut brk = None;
         for (y, x) in code.items.iter().enumerate().skip(js) {
             if x.inst.form == forms::BSYNC_X {
-                if field_value(&x.inst, "bb") == Some(k) {
+                if x.inst.get_opt(fields::BB) == Some(k) {
                     sync = Some(y);
                 }
             } else if x.inst.form == forms::BREAK_X {
-                if field_value(&x.inst, "bd") == Some(k) {
+                if x.inst.get_opt(fields::BD) == Some(k) {
                     brk = Some(y);
                 }
             } else {

@@ -29,11 +29,6 @@ pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
         .copied()
 }
 
-/// The value of field `name` of `i`, if its form has one.
-pub(crate) fn field_value(i: &Inst, name: &str) -> Option<u64> {
-    i.def().field_index(name).map(|k| i.get_at(k))
-}
-
 /// What an operand is read from instead of a per-lane register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Source {

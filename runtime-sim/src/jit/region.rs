@@ -69,22 +69,11 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         Op::Bra { target: t } if !e.uniform => target(*t).map_or(Class::Leave, Class::Bra),
         Op::Call { target: t, d: Dst64::R(..) } if !e.uniform => target(*t).map_or(Class::Leave, Class::Call),
         Op::Ret { a: Src64::R(..) | Src64::U(..) | Src64::Imm(_) } if !e.uniform => Class::Ret,
-        Op::Bra { .. }
-        | Op::Call { .. }
-        | Op::Ret { .. }
-        | Op::BraR { .. }
-        | Op::CallR { .. }
-        | Op::Exit
-        | Op::Bpt { .. }
-        | Op::BmovToR { .. }
-        | Op::BmovToB { .. }
-        | Op::Bar { .. }
-        | Op::Lepc { .. }
-        | Op::Undefined(_)
-        | Op::Invalid => Class::Leave,
+        Op::Undefined(_) | Op::Invalid => Class::Leave,
         // Run in place by the interpreter (`run_one`): with the lane the
         // warp's only live one they never change the flow.
         Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => Class::Helper,
+        op if op.is_control() => Class::Leave,
         op => {
             if super::translate::native(op, e.uniform) {
                 Class::Native
