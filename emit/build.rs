@@ -244,17 +244,40 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
         };
         let cmem = [operand_twin(1, 'C', "vb", Kind::CMem), operand_twin(2, 'C', "vc", Kind::CMem)];
         let ureg = [operand_twin(1, 'U', "urb", Kind::UReg), operand_twin(2, 'U', "urc", Kind::UReg)];
+        // `X_RIR` -> `X_RRC`: C read from a constant bank beside an
+        // immediate B (the immediate's field has no counterpart: B becomes
+        // a register the caller sets).
+        let cmem_beside_imm = split_stype(&form.name)
+            .filter(|(_, stype)| *stype == "RIR")
+            .and_then(|(op, _)| isa.form_by_name(&format!("{}_RRC", op)))
+            .and_then(|t| {
+                let to = &isa.forms[t];
+                let k = to.field_index("vc").filter(|&k| to.fields[k].kind == Kind::CMem)?;
+                let map = field_map(form, to, |n| n == "rc", |n| match n.strip_prefix("rc") {
+                    Some(rest) => format!("vc{}", rest),
+                    None => n.to_string(),
+                });
+                Some(format!("Some(crate::twins::OperandTwin {{ twin: crate::twins::Twin {{ form: FormId({}), fields: {} }}, operand: {} }})", t, map, k))
+            })
+            .unwrap_or_else(|| "None".into());
+        // `X_WIDE_S` -> `X_S`: the 32-bit operation, fields by name.
+        let narrow = split_stype(&form.name)
+            .and_then(|(op, stype)| isa.form_by_name(&format!("{}_{}", op.strip_suffix("_WIDE")?, stype)))
+            .map(|t| format!("Some(crate::twins::Twin {{ form: FormId({}), fields: {} }})", t, field_map(form, &isa.forms[t], |_| false, |n| n.to_string())))
+            .unwrap_or_else(|| "None".into());
         let uniform = split_stype(&form.name)
             .and_then(|(op, stype)| isa.form_by_name(&format!("U{}_{}", op, stype.replace('R', "U"))))
             .map(|t| format!("Some(crate::twins::Twin {{ form: FormId({}), fields: {} }})", t, field_map(form, &isa.forms[t], |_| false, uniform_field)))
             .unwrap_or_else(|| "None".into());
         out.push_str(&format!(
-            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], uniform: {} }},\n",
+            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], cmem_beside_imm: {}, uniform: {}, narrow: {} }},\n",
             src.join(", "),
             mods.join(", "),
             cmem.join(", "),
             ureg.join(", "),
-            uniform
+            cmem_beside_imm,
+            uniform,
+            narrow
         ));
     }
     out.push_str("];\n");

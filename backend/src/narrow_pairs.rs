@@ -19,10 +19,11 @@
 use std::collections::HashSet;
 
 use ursa_emit::model::Operand;
-use ursa_emit::{FormId, Inst};
+use ursa_emit::typed::{Fld, Raw};
+use ursa_emit::{fields, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{def_counts, form_by_name};
+use crate::fold_cmem::{convert, def_counts};
 
 /// What becomes of one instruction when the pairs in `narrow` lose their
 /// high word: per piece, `None` if deleted, else the piece (its 32-bit twin
@@ -52,34 +53,31 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
         return None;
     }
     let def = p.def();
-    let rd = p.def().field_index("rd")?;
-    if let Some(w) = p.def().field_index("width") {
+    let rd = fields::RD.place(p.form)?;
+    if let Some(w) = fields::WIDTH.place(p.form) {
         // `MOV{.32}`: the width field's default.
         let mut n = p.clone();
         n.set_at(w, def.fields[w].unused_value());
         return (n.def().bitwidth_of(rd, n.values()) == 32 && n.validate().is_ok()).then_some(n);
     }
-    let name = def.name.to_string();
-    let (op, stype) = name.rsplit_once('_')?;
-    let base = op.strip_suffix("_WIDE")?;
-    let tw: FormId = form_by_name(&format!("{}_{}", base, stype))?;
+    let tw = p.form.twins().narrow.as_ref()?;
     // No carry in (`.X`) and no carry out.
-    let at_default = |name: &str| p.def().field_index(name).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
-    if !at_default("ext") || !at_default("pu") {
+    let at_default = |h: Fld<Raw>| h.place(p.form).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
+    if !at_default(fields::EXT.raw()) || !at_default(fields::PU) {
         return None;
     }
-    let mut n = Inst::new(tw);
-    for (k, f) in def.fields.iter().enumerate() {
-        if f.fixed.is_some() {
-            continue;
-        }
-        match n.def().field_index(&f.name) {
-            Some(j) if tw.def().fields[j].fixed.is_none() => n.set_at(j, p.get_at(k)),
-            _ if p.get_at(k) == f.unused_value() => {}
-            _ => return None,
-        }
+    let n = convert(p, tw, None)?;
+    (n.def().bitwidth_of(fields::RD.place(n.form)?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+}
+
+/// The index in `p` (`orig` itself or its 32-bit twin) of field `f` of
+/// `orig`.
+fn field_in(orig: &Inst, p: &Inst, f: usize) -> Option<usize> {
+    if p.form == orig.form {
+        return Some(f);
     }
-    (n.def().bitwidth_of(n.def().field_index("rd")?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+    let t = orig.form.twins().narrow.as_ref().filter(|t| t.form == p.form)?;
+    t.fields[f].map(usize::from)
 }
 
 /// The plan for `m` when the pairs in `narrow` lose their high word; None
@@ -177,7 +175,7 @@ fn high_reads(vcode: &VCode, narrow: &HashSet<VReg>, needs: &mut HashSet<VReg>, 
                     continue;
                 }
                 let Some(p) = pl[f.piece as usize].as_ref() else { continue };
-                let Some(fi) = p.def().field_index(&orig.def().fields[f.field as usize].name) else { continue };
+                let Some(fi) = field_in(orig, p, f.field as usize) else { continue };
                 if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
                     needs.insert(o.vreg);
                 }
@@ -245,9 +243,8 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &HashSet<VReg>) -> MInst {
     for f in &m.fixups {
         let Some(np) = new_index[f.piece as usize] else { continue };
         let orig = &m.pieces[f.piece as usize];
-        let name = &orig.def().fields[f.field as usize].name;
         let piece = &mut n.pieces[np as usize];
-        let fi = piece.def().field_index(name).expect("twin fields keep their names");
+        let fi = field_in(orig, piece, f.field as usize).expect("the twin has every register field");
         let o = m.opnds[f.opnd as usize];
         // A scratch output that no kept piece reads any more.
         let read_elsewhere = m.fixups.iter().any(|g| g.opnd == f.opnd && new_index[g.piece as usize].is_some() && !is_output(&m.pieces[g.piece as usize], g.field as usize));
