@@ -354,11 +354,23 @@ fn named_fields(isa: &model::Isa, out: &mut String) {
 }
 
 /// Per-form facts the simulator needs and the description states only
-/// through structure: whether the form runs on the uniform datapath (its
-/// guard is a uniform predicate, as in groups UDP and EXTU).
+/// through structure or names: whether the form runs on the uniform datapath
+/// (its guard is a uniform predicate, as in groups UDP and EXTU), and the
+/// group its optype is declared in, as an enum.
 fn form_facts(isa: &model::Isa, out: &mut String) {
     out.push_str("\n/// Per form: whether it executes once per warp on the uniform datapath (its guard is a uniform predicate).\npub static UNIFORM: &[bool] = &[");
     let v: Vec<String> = isa.forms.iter().map(|f| f.guard.is_some_and(|g| f.fields[g as usize].kind == model::Kind::UPred).to_string()).collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n");
+    let mut groups: Vec<&str> = isa.forms.iter().map(|f| &*f.group).collect();
+    groups.sort();
+    groups.dedup();
+    out.push_str("\n/// The `__DefGroup` an optype is declared in (the execution unit), one variant per group that has optypes.\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n#[allow(non_camel_case_types, clippy::upper_case_acronyms)]\npub enum Group {\n");
+    for g in &groups {
+        out.push_str(&format!("    {},\n", g));
+    }
+    out.push_str("}\n\n/// Per form, its group.\npub static GROUPS: &[Group] = &[");
+    let v: Vec<String> = isa.forms.iter().map(|f| format!("Group::{}", f.group)).collect();
     out.push_str(&v.join(", "));
     out.push_str("];\n");
 }

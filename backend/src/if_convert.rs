@@ -24,7 +24,7 @@
 
 use std::collections::HashSet;
 
-use ursa_emit::{optypes, Inst};
+use ursa_emit::{optypes, Group, Inst};
 use ursa_isel::vcode::{BlockId, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
 use crate::fold_cmem::def_counts;
@@ -40,10 +40,10 @@ fn guardable(p: &Inst) -> bool {
     if def.guard.is_none() || p.is_guarded() || def.optype == optypes::R2UR::ID {
         return false;
     }
-    match &*def.group {
-        "IALU" | "XU" | "DALU" | "D_ARITH" | "EXT_FARITH" => true,
-        "EXT_MEM" => def.optype != optypes::ATOM::ID,
-        "EXT" => [optypes::F2F::ID, optypes::F2I::ID, optypes::FMNMX::ID, optypes::FRND::ID, optypes::FSETP::ID, optypes::I2F::ID, optypes::LDC::ID]
+    match p.form.group() {
+        Group::IALU | Group::XU | Group::DALU | Group::D_ARITH | Group::EXT_FARITH => true,
+        Group::EXT_MEM => def.optype != optypes::ATOM::ID,
+        Group::EXT => [optypes::F2F::ID, optypes::F2I::ID, optypes::FMNMX::ID, optypes::FRND::ID, optypes::FSETP::ID, optypes::I2F::ID, optypes::LDC::ID]
             .contains(&def.optype),
         _ => false,
     }

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use ursa_emit::model::Operand;
 use ursa_emit::typed::{Fld, Raw};
-use ursa_emit::{fields, Inst};
+use ursa_emit::{fields, Group, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::fold_cmem::{convert, def_counts};
@@ -39,7 +39,7 @@ fn is_output(p: &Inst, f: usize) -> bool {
 /// changes nothing but its results.
 pub(crate) fn pure_alu(p: &Inst) -> bool {
     let def = p.def();
-    &*def.group == "IALU"
+    p.form.group() == Group::IALU
         && !def.inputs.iter().chain(def.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. } | Operand::Pseudo(_)))
 }
 

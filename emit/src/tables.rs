@@ -25,6 +25,10 @@ impl FormId {
     pub fn uniform(self) -> bool {
         UNIFORM[self.0 as usize]
     }
+    /// The group the form's optype is declared in (generated).
+    pub fn group(self) -> Group {
+        GROUPS[self.0 as usize]
+    }
     /// Looks a form up by its name (`IADD_RR`).
     pub fn by_name(name: &str) -> Option<FormId> {
         ISA.form_by_name(name).map(|i| FormId(i as u16))
