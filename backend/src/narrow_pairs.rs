@@ -44,7 +44,7 @@ pub(crate) fn pure_alu(p: &Inst) -> bool {
 }
 
 /// The 32-bit twin of a piece whose 64-bit result `rd` only has its low
-/// word read: `MOV.64` → `MOV`, `X_WIDE_…` → `X_…` (fields copied by name;
+/// word read: `MOV.64` → `MOV`, `X_WIDE_…` → `X_…` (the twin table's `narrow`, fields carried over by its map;
 /// a 64-bit addend becomes its low word, which gives the same low word of
 /// the result). None where there is none or the result would differ (a
 /// carry in or out).
@@ -227,7 +227,7 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
 }
 
 /// `m` with the plan applied: deleted pieces and their fixups gone, fields
-/// of twins found by name, scratch outputs nobody reads any more set to
+/// of twins found through the twin map, scratch outputs nobody reads any more set to
 /// their unused value, operands no fixup names removed.
 fn rebuild(m: &MInst, pl: &Plan, narrow: &HashSet<VReg>) -> MInst {
     let mut n = m.clone();
