@@ -52,6 +52,8 @@ fn main() {
     out.push_str("}\n");
     typed_rest(&isa, &mut out);
     twin_tables(&isa, &mut out);
+    named_fields(&isa, &mut out);
+    form_facts(&isa, &mut out);
     latency_classes(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
@@ -154,8 +156,8 @@ fn typed_rest(isa: &model::Isa, out: &mut String) {
         out.push_str(&format!("    pub const {}: Fld<{}> = Fld::new(Owner::All, {}, {:?});\n", const_name(&f.name), role(isa, first, i).unwrap(), i, &*f.name));
     }
     out.push_str("}\n\n/// One type per enumerated field type, one constant per value.\n#[allow(non_upper_case_globals, dead_code)]\npub mod mods {\n");
-    for t in isa.types.iter() {
-        out.push_str(&format!("    /// Values of `{}` ({} bits).\n    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n    pub struct {}(pub u32);\n    impl crate::typed::ModValue for {} {{\n        fn bits(self) -> u64 {{\n            self.0 as u64\n        }}\n    }}\n    impl {} {{\n", t.name, t.width, t.name, t.name, t.name));
+    for (ti, t) in isa.types.iter().enumerate() {
+        out.push_str(&format!("    /// Values of `{}` ({} bits).\n    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n    pub struct {}(pub u32);\n    impl crate::typed::ModValue for {} {{\n        const TYPE: u16 = {};\n        fn bits(self) -> u64 {{\n            self.0 as u64\n        }}\n        fn from_bits(bits: u64) -> Self {{\n            {}(bits as u32)\n        }}\n    }}\n    impl {} {{\n", t.name, t.width, t.name, t.name, ti, t.name, t.name));
         for (n, v) in t.values.iter() {
             let id = if n.starts_with(|c: char| c.is_ascii_digit()) { format!("_{}", n) } else { n.to_string() };
             out.push_str(&format!("        pub const {}: {} = {}({});\n", id, t.name, t.name, v));
@@ -243,19 +245,134 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
         };
         let cmem = [operand_twin(1, 'C', "vb", Kind::CMem), operand_twin(2, 'C', "vc", Kind::CMem)];
         let ureg = [operand_twin(1, 'U', "urb", Kind::UReg), operand_twin(2, 'U', "urc", Kind::UReg)];
+        // `X_RIR` -> `X_RRC`: C read from a constant bank beside an
+        // immediate B (the immediate's field has no counterpart: B becomes
+        // a register the caller sets).
+        let cmem_beside_imm = split_stype(&form.name)
+            .filter(|(_, stype)| *stype == "RIR")
+            .and_then(|(op, _)| isa.form_by_name(&format!("{}_RRC", op)))
+            .and_then(|t| {
+                let to = &isa.forms[t];
+                let k = to.field_index("vc").filter(|&k| to.fields[k].kind == Kind::CMem)?;
+                let map = field_map(form, to, |n| n == "rc", |n| match n.strip_prefix("rc") {
+                    Some(rest) => format!("vc{}", rest),
+                    None => n.to_string(),
+                });
+                Some(format!("Some(crate::twins::OperandTwin {{ twin: crate::twins::Twin {{ form: FormId({}), fields: {} }}, operand: {} }})", t, map, k))
+            })
+            .unwrap_or_else(|| "None".into());
+        // `X_WIDE_S` -> `X_S`: the 32-bit operation, fields by name.
+        let narrow = split_stype(&form.name)
+            .and_then(|(op, stype)| isa.form_by_name(&format!("{}_{}", op.strip_suffix("_WIDE")?, stype)))
+            .map(|t| format!("Some(crate::twins::Twin {{ form: FormId({}), fields: {} }})", t, field_map(form, &isa.forms[t], |_| false, |n| n.to_string())))
+            .unwrap_or_else(|| "None".into());
         let uniform = split_stype(&form.name)
             .and_then(|(op, stype)| isa.form_by_name(&format!("U{}_{}", op, stype.replace('R', "U"))))
             .map(|t| format!("Some(crate::twins::Twin {{ form: FormId({}), fields: {} }})", t, field_map(form, &isa.forms[t], |_| false, uniform_field)))
             .unwrap_or_else(|| "None".into());
         out.push_str(&format!(
-            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], uniform: {} }},\n",
+            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], cmem_beside_imm: {}, uniform: {}, narrow: {} }},\n",
             src.join(", "),
             mods.join(", "),
             cmem.join(", "),
             ureg.join(", "),
-            uniform
+            cmem_beside_imm,
+            uniform,
+            narrow
         ));
     }
+    out.push_str("];\n");
+}
+
+/// The role type of a field named alike in several forms, by its type
+/// alone: a modifier type or flag where every form that has the name agrees,
+/// the raw bits otherwise.
+fn named_role(isa: &model::Isa, kinds: &[model::Kind]) -> String {
+    use model::Kind;
+    match kinds[0] {
+        Kind::Enum(t) if kinds.iter().all(|k| *k == kinds[0]) => {
+            let ty = &isa.types[t as usize];
+            let flag = ty.width == 1 && ty.values.len() == 2 && ty.value("False") == Some(0) && ty.value("True") == Some(1);
+            if flag {
+                "Flag".into()
+            } else {
+                format!("Mod<crate::mods::{}>", ty.name)
+            }
+        }
+        _ => "Raw".into(),
+    }
+}
+
+/// The form-independent field handles of emit/src/typed.rs (`mod fields`):
+/// one key per field name (outside the scheduling control), applying to
+/// every form that has a field of that name, wherever it sits; a flat table
+/// of each key's place per form; and per key, the keys of its modifiers
+/// (`ra` -> `ra.neg`) by the part of their name after the dot.
+fn named_fields(isa: &model::Isa, out: &mut String) {
+    let mut names: Vec<&str> = Vec::new();
+    for form in isa.forms.iter() {
+        for f in form.fields.iter().filter(|f| !f.control) {
+            if !names.contains(&&*f.name) {
+                names.push(&f.name);
+            }
+        }
+    }
+    names.sort();
+    let mut consts: Vec<String> = names.iter().map(|n| const_name(n)).collect();
+    consts.dedup();
+    if consts.len() != names.len() {
+        fail(&dsl::DslError { loc: dsl::Loc { file: "emit/spec".into(), line: 0 }, msg: "two field names give the same Rust name".into() });
+    }
+    let key = |n: &str| names.iter().position(|m| *m == n);
+    let mut suffixes: Vec<&str> = names.iter().filter_map(|n| n.split_once('.').map(|s| s.1)).collect();
+    suffixes.sort();
+    suffixes.dedup();
+    out.push_str("\n/// Fields by name across forms (emit/src/typed.rs, `Owner::Named`).\n#[allow(dead_code)]\npub mod fields {\n    use crate::typed::*;\n");
+    for (k, n) in names.iter().enumerate() {
+        let kinds: Vec<model::Kind> = isa.forms.iter().filter_map(|g| g.field_index(n).map(|i| g.fields[i].kind)).collect();
+        out.push_str(&format!("    pub const {}: Fld<{}> = Fld::new(Owner::Named({}), 0, {:?});\n", const_name(n), named_role(isa, &kinds), k, n));
+    }
+    out.push_str(&format!("}}\n\n/// How many field names the descriptions use (the keys of `mod fields`).\npub const FIELD_KEYS: usize = {};\n", names.len()));
+    out.push_str("/// The field names, by key.\npub(crate) static FIELD_NAMES: [&str; FIELD_KEYS] = [");
+    out.push_str(&names.iter().map(|n| format!("{:?}", n)).collect::<Vec<_>>().join(", "));
+    out.push_str("];\n\n/// The part of a modifier's name after the dot (`ra.neg` -> `NEG`).\n#[derive(Clone, Copy, Debug, PartialEq, Eq)]\n#[allow(clippy::upper_case_acronyms)]\npub enum Suffix {\n");
+    for s in &suffixes {
+        out.push_str(&format!("    {},\n", const_name(s)));
+    }
+    out.push_str(&format!("}}\n\n/// Per key and suffix, the key of the modifier (`u16::MAX`: none).\npub(crate) static FIELD_MODIFIERS: [[u16; {}]; FIELD_KEYS] = [\n", suffixes.len()));
+    for n in &names {
+        let row: Vec<String> = suffixes.iter().map(|s| key(&format!("{}.{}", n, s)).map(|k| k.to_string()).unwrap_or_else(|| "u16::MAX".into())).collect();
+        out.push_str(&format!("    [{}],\n", row.join(", ")));
+    }
+    out.push_str("];\n\n/// Per form, per key: the field's index in the form (255: none).\npub(crate) static FIELD_PLACES: &[u8] = b\"");
+    for form in isa.forms.iter() {
+        for n in &names {
+            let i = form.field_index(n).filter(|&i| !form.fields[i].control).unwrap_or(255);
+            out.push_str(&format!("\\x{:02x}", i));
+        }
+    }
+    out.push_str("\";\n");
+}
+
+/// Per-form facts the simulator needs and the description states only
+/// through structure or names: whether the form runs on the uniform datapath
+/// (its guard is a uniform predicate, as in groups UDP and EXTU), and the
+/// group its optype is declared in, as an enum.
+fn form_facts(isa: &model::Isa, out: &mut String) {
+    out.push_str("\n/// Per form: whether it executes once per warp on the uniform datapath (its guard is a uniform predicate).\npub static UNIFORM: &[bool] = &[");
+    let v: Vec<String> = isa.forms.iter().map(|f| f.guard.is_some_and(|g| f.fields[g as usize].kind == model::Kind::UPred).to_string()).collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n");
+    let mut groups: Vec<&str> = isa.forms.iter().map(|f| &*f.group).collect();
+    groups.sort();
+    groups.dedup();
+    out.push_str("\n/// The `__DefGroup` an optype is declared in (the execution unit), one variant per group that has optypes.\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n#[allow(non_camel_case_types, clippy::upper_case_acronyms)]\npub enum Group {\n");
+    for g in &groups {
+        out.push_str(&format!("    {},\n", g));
+    }
+    out.push_str("}\n\n/// Per form, its group.\npub static GROUPS: &[Group] = &[");
+    let v: Vec<String> = isa.forms.iter().map(|f| format!("Group::{}", f.group)).collect();
+    out.push_str(&v.join(", "));
     out.push_str("];\n");
 }
 

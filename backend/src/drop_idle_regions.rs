@@ -12,14 +12,13 @@
 //! of a barrier register that no `BSSY` sets any more.
 
 use crate::encode::{Code, Item};
-use crate::fold_cmem::field_value;
-use ursa_emit::forms;
+use ursa_emit::{fields, forms, optypes as o};
 
 /// Transfers control or touches a convergence barrier.
 fn is_control(it: &Item) -> bool {
     it.target.is_some()
         || it.call.is_some()
-        || matches!(it.inst.form.optype().name.as_ref(), "BRA" | "UBRA" | "EXIT" | "RET" | "BPT" | "CALL" | "BSSY" | "BSYNC" | "BREAK" | "BMOV")
+        || [o::BRA::ID, o::UBRA::ID, o::EXIT::ID, o::RET::ID, o::BPT::ID, o::CALL::ID, o::BSSY::ID, o::BSYNC::ID, o::BREAK::ID, o::BMOV::ID].contains(&it.inst.def().optype)
 }
 
 /// Deletes the idle regions; returns how many.
@@ -32,7 +31,7 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
     for i in 0..n {
         let it = &code.items[i];
         let (true, Some(j)) = (it.inst.form == forms::BSSY_I, it.label) else { continue };
-        let Some(k) = field_value(&it.inst, "bd") else { continue };
+        let Some(k) = it.inst.get_opt(fields::BD) else { continue };
         let js = code.block_start[j.0 as usize];
         if js <= i || code.items[i + 1..js].iter().any(is_control) || landings.iter().any(|&t| t > i && t <= js) {
             continue;
@@ -42,11 +41,11 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
         let mut brk = None;
         for (y, x) in code.items.iter().enumerate().skip(js) {
             if x.inst.form == forms::BSYNC_X {
-                if field_value(&x.inst, "bb") == Some(k) {
+                if x.inst.get_opt(fields::BB) == Some(k) {
                     sync = Some(y);
                 }
             } else if x.inst.form == forms::BREAK_X {
-                if field_value(&x.inst, "bd") == Some(k) {
+                if x.inst.get_opt(fields::BD) == Some(k) {
                     brk = Some(y);
                 }
             } else {
@@ -70,13 +69,13 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
     let mut set = 0u32;
     for (it, d) in code.items.iter().zip(&dead) {
         if it.inst.form == forms::BSSY_I && !d {
-            set |= field_value(&it.inst, "bd").map_or(u32::MAX, |k| 1 << k);
+            set |= it.inst.get_opt(fields::BD).map_or(u32::MAX, |k| 1 << k);
         }
     }
     for (it, d) in code.items.iter().zip(dead.iter_mut()) {
         let k = match it.inst.form {
-            f if f == forms::BMOV_X => field_value(&it.inst, "bb"),
-            f if f == forms::BMOV_R => field_value(&it.inst, "bd"),
+            f if f == forms::BMOV_X => it.inst.get_opt(fields::BB),
+            f if f == forms::BMOV_R => it.inst.get_opt(fields::BD),
             _ => continue,
         };
         if k.is_some_and(|k| set >> k & 1 == 0) {

@@ -15,24 +15,9 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use ursa_emit::model::Kind;
 use ursa_emit::twins::{OperandTwin, Twin};
-use ursa_emit::{forms, optypes, FormId, Inst, ISA};
+use ursa_emit::{fields, forms, optypes, FormId, Inst};
 use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
-
-/// The form called `name` (a table built once).
-pub(crate) fn form_by_name(name: &str) -> Option<FormId> {
-    static BY_NAME: std::sync::OnceLock<HashMap<&'static str, FormId>> = std::sync::OnceLock::new();
-    BY_NAME
-        .get_or_init(|| ISA.forms.iter().enumerate().map(|(i, f)| (&*f.name, FormId(i as u16))).collect())
-        .get(name)
-        .copied()
-}
-
-/// The value of field `name` of `i`, if its form has one.
-pub(crate) fn field_value(i: &Inst, name: &str) -> Option<u64> {
-    i.def().field_index(name).map(|k| i.get_at(k))
-}
 
 /// What an operand is read from instead of a per-lane register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,29 +67,6 @@ pub(crate) fn convert(from: &Inst, to: &Twin, replaced: Option<usize>) -> Option
             Some(j) => n.set_at(j as usize, from.get_at(k)),
             None if from.get_at(k) == f.unused_value() => {}
             None => return None,
-        }
-    }
-    Some(n)
-}
-
-/// (By field name: for the switch to a form outside the twin tables.)
-/// `from` re-expressed in form `to`, whose operand `from_field` is called
-/// `to_field`: every field copied by name (`rb.neg` → `vb.neg` with the
-/// operand). `None` if a field that matters has no counterpart.
-fn convert_renamed(from: &Inst, to: FormId, from_field: &str, to_field: &str) -> Option<Inst> {
-    let mut n = Inst::new(to);
-    for (k, f) in from.def().fields.iter().enumerate() {
-        if f.fixed.is_some() || f.name == from_field {
-            continue;
-        }
-        let renamed = match f.name.strip_prefix(from_field) {
-            Some(rest) => format!("{}{}", to_field, rest),
-            None => f.name.to_string(),
-        };
-        match n.def().field_index(&renamed) {
-            Some(j) if to.def().fields[j].fixed.is_none() => n.set_at(j, from.get_at(k)),
-            _ if from.get_at(k) == f.unused_value() => {}
-            _ => return None,
         }
     }
     Some(n)
@@ -291,14 +253,15 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
         let m = &mut vcode.blocks[bi].insts[ii];
         let fx = m.fixups[k];
         let old = m.pieces[fx.piece as usize].clone();
-        // The piece's other fixups, by name in the twin; the folded one
-        // becomes the scale register's.
+        // The piece's other fixups, through the twin's field map; the
+        // folded one becomes the scale register's.
+        let tw = old.form.twins().cmem_beside_imm.as_ref().expect("checked by immediate_to_register");
         m.fixups.remove(k);
         for f in m.fixups.iter_mut().filter(|f| f.piece == fx.piece) {
-            f.field = n.def().field_index(&old.def().fields[f.field as usize].name).expect("checked by immediate_to_register") as u8;
+            f.field = tw.twin.fields[f.field as usize].expect("checked by immediate_to_register");
         }
         m.opnds.push(Opnd { vreg: regs[&(bi, imm)], kind: OpKind::Use, fixed: None });
-        let rb = n.def().field_index("rb").unwrap() as u8;
+        let rb = n.form.twins().sources[1].expect("checked by immediate_to_register");
         m.fixups.push(Fixup { piece: fx.piece, field: rb, opnd: m.opnds.len() as u8 - 1, hi: false });
         m.pieces[fx.piece as usize] = n.clone();
         drop_unnamed_uses(m, |v| cmem.contains_key(&v));
@@ -315,8 +278,8 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
     for (bi, ii, r, imm) in at {
         let mut mov = MInst::new(Pseudo::None);
         let mut i = Inst::new(forms::MOV_I);
-        let (rd, vb) = (i.def().field_index("rd").unwrap(), i.def().field_index("vb").unwrap());
-        i.set_at(vb, imm as u64);
+        let rd = forms::MOV_I::RD.index;
+        i.set_at(forms::MOV_I::VB.index as usize, imm as u64);
         mov.pieces.push(i);
         mov.opnds.push(Opnd { vreg: r, kind: OpKind::Def, fixed: None });
         mov.fixups.push(Fixup { piece: 0, field: rd as u8, opnd: 0, hi: false });
@@ -331,31 +294,26 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
 fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Inst, u32)> {
     let fx = m.fixups[k];
     let p = &m.pieces[fx.piece as usize];
-    if fx.hi || p.def().fields[fx.field as usize].name != "rc" || p.def().bitwidth_of(fx.field as usize, p.values()) != width {
+    let t = p.form.twins();
+    if fx.hi || t.sources[2] != Some(fx.field) || p.def().bitwidth_of(fx.field as usize, p.values()) != width {
         return None;
     }
-    let (op, stype) = p.form.name().rsplit_once('_')?;
-    if stype != "RIR" {
-        return None;
-    }
-    let tw = form_by_name(&format!("{}_RRC", op))?;
+    let tw = t.cmem_beside_imm.as_ref()?;
     let mut from = p.clone();
-    let vb = from.def().field_index("vb")?;
+    let vb = fields::VB.place(p.form)?;
     let imm = u32::try_from(from.get_at(vb)).ok()?;
     from.set_at(vb, from.def().fields[vb].unused_value());
-    let mut n = convert_renamed(&from, tw, "rc", "vc")?;
-    let vc = n.def().field_index("vc")?;
-    if tw.def().fields[vc].kind != Kind::CMem {
-        return None;
-    }
+    let mut n = convert(&from, &tw.twin, Some(fx.field as usize))?;
+    let vc = tw.operand as usize;
     n.set_at(vc, c);
-    if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(n.def().field_index("rb")?, n.values()) != 32 {
+    let rb = n.form.twins().sources[1]? as usize;
+    if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(rb, n.values()) != 32 {
         return None;
     }
     n.validate().ok()?;
-    // The piece's other register operands keep their field names.
-    let named = m.fixups.iter().enumerate().all(|(j, f)| j == k || f.piece != fx.piece || n.def().field_index(&p.def().fields[f.field as usize].name).is_some());
-    named.then_some((n, imm))
+    // The piece's other register operands have a field in the twin.
+    let mapped = m.fixups.iter().enumerate().all(|(j, f)| j == k || f.piece != fx.piece || tw.twin.fields[f.field as usize].is_some());
+    mapped.then_some((n, imm))
 }
 
 

@@ -9,15 +9,15 @@
 use rustc_hash::FxHashSet as HashSet;
 
 use ursa_emit::model::{Kind, Operand};
-use ursa_emit::{forms, RZ};
+use ursa_emit::{fields, forms, RZ};
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{drop_unnamed_uses, field_value, remove_unread_copies, single_copies};
+use crate::fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
 
 /// Reads copies of zero as `RZ`; returns how many operands were folded.
 pub fn fold_zero(vcode: &mut VCode) -> usize {
     let zeros: HashSet<VReg> = single_copies(vcode, forms::MOV_I)
-        .filter(|&(v, p)| field_value(p, "vb") == Some(0) && vcode.class(v) == Class::R)
+        .filter(|&(v, p)| p.get_opt(fields::VB) == Some(0) && vcode.class(v) == Class::R)
         .map(|(v, _)| v)
         .collect();
     if zeros.is_empty() {

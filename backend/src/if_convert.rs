@@ -24,7 +24,7 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use ursa_emit::Inst;
+use ursa_emit::{optypes, Group, Inst};
 use ursa_isel::vcode::{BlockId, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
 use crate::fold_cmem::def_counts;
@@ -37,13 +37,14 @@ pub const MAX_PIECES: usize = 8;
 /// Can `p` run under a guard with the same effect as under a branch?
 fn guardable(p: &Inst) -> bool {
     let def = p.def();
-    if def.guard.is_none() || p.is_guarded() || &*p.form.optype().name == "R2UR" {
+    if def.guard.is_none() || p.is_guarded() || def.optype == optypes::R2UR::ID {
         return false;
     }
-    match &*def.group {
-        "IALU" | "XU" | "DALU" | "D_ARITH" | "EXT_FARITH" => true,
-        "EXT_MEM" => &*p.form.optype().name != "ATOM",
-        "EXT" => matches!(&*p.form.optype().name, "F2F" | "F2I" | "FMNMX" | "FRND" | "FSETP" | "I2F" | "LDC"),
+    match p.form.group() {
+        Group::IALU | Group::XU | Group::DALU | Group::D_ARITH | Group::EXT_FARITH => true,
+        Group::EXT_MEM => def.optype != optypes::ATOM::ID,
+        Group::EXT => [optypes::F2F::ID, optypes::F2I::ID, optypes::FMNMX::ID, optypes::FRND::ID, optypes::FSETP::ID, optypes::I2F::ID, optypes::LDC::ID]
+            .contains(&def.optype),
         _ => false,
     }
 }
@@ -164,8 +165,7 @@ fn guard(m: &mut MInst, p: VReg, not: bool) {
     m.opnds.push(Opnd { vreg: p, kind: OpKind::Use, fixed: None });
     for (pi, piece) in m.pieces.iter_mut().enumerate() {
         let g = piece.def().guard.expect("guardable") as usize;
-        let name = piece.def().fields[g].name.to_string();
-        let gn = piece.def().field_index(&format!("{}.not", name)).expect("a guard has a .not field");
+        let gn = piece.def().guard_not.expect("a guard has a .not field") as usize;
         piece.set_at(gn, not as u64);
         m.fixups.push(Fixup { piece: pi as u8, field: g as u8, opnd: k, hi: false });
     }

@@ -18,10 +18,11 @@
 
 
 use ursa_emit::model::Operand;
-use ursa_emit::{FormId, Inst};
+use ursa_emit::typed::{Fld, Raw};
+use ursa_emit::{fields, Group, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::{def_counts, form_by_name};
+use crate::fold_cmem::{convert, def_counts};
 
 /// A set of virtual registers, by number.
 #[derive(Clone)]
@@ -80,12 +81,12 @@ fn is_output(p: &Inst, f: usize) -> bool {
 /// changes nothing but its results.
 pub(crate) fn pure_alu(p: &Inst) -> bool {
     let def = p.def();
-    &*def.group == "IALU"
+    p.form.group() == Group::IALU
         && !def.inputs.iter().chain(def.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. } | Operand::Pseudo(_)))
 }
 
 /// The 32-bit twin of a piece whose 64-bit result `rd` only has its low
-/// word read: `MOV.64` → `MOV`, `X_WIDE_…` → `X_…` (fields copied by name;
+/// word read: `MOV.64` → `MOV`, `X_WIDE_…` → `X_…` (the twin table's `narrow`, fields carried over by its map;
 /// a 64-bit addend becomes its low word, which gives the same low word of
 /// the result). None where there is none or the result would differ (a
 /// carry in or out).
@@ -94,34 +95,31 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
         return None;
     }
     let def = p.def();
-    let rd = p.def().field_index("rd")?;
-    if let Some(w) = p.def().field_index("width") {
+    let rd = fields::RD.place(p.form)?;
+    if let Some(w) = fields::WIDTH.place(p.form) {
         // `MOV{.32}`: the width field's default.
         let mut n = p.clone();
         n.set_at(w, def.fields[w].unused_value());
         return (n.def().bitwidth_of(rd, n.values()) == 32 && n.validate().is_ok()).then_some(n);
     }
-    let name = def.name.to_string();
-    let (op, stype) = name.rsplit_once('_')?;
-    let base = op.strip_suffix("_WIDE")?;
-    let tw: FormId = form_by_name(&format!("{}_{}", base, stype))?;
+    let tw = p.form.twins().narrow.as_ref()?;
     // No carry in (`.X`) and no carry out.
-    let at_default = |name: &str| p.def().field_index(name).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
-    if !at_default("ext") || !at_default("pu") {
+    let at_default = |h: Fld<Raw>| h.place(p.form).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
+    if !at_default(fields::EXT.raw()) || !at_default(fields::PU) {
         return None;
     }
-    let mut n = Inst::new(tw);
-    for (k, f) in def.fields.iter().enumerate() {
-        if f.fixed.is_some() {
-            continue;
-        }
-        match n.def().field_index(&f.name) {
-            Some(j) if tw.def().fields[j].fixed.is_none() => n.set_at(j, p.get_at(k)),
-            _ if p.get_at(k) == f.unused_value() => {}
-            _ => return None,
-        }
+    let n = convert(p, tw, None)?;
+    (n.def().bitwidth_of(fields::RD.place(n.form)?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+}
+
+/// The index in `p` (`orig` itself or its 32-bit twin) of field `f` of
+/// `orig`.
+fn field_in(orig: &Inst, p: &Inst, f: usize) -> Option<usize> {
+    if p.form == orig.form {
+        return Some(f);
     }
-    (n.def().bitwidth_of(n.def().field_index("rd")?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+    let t = orig.form.twins().narrow.as_ref().filter(|t| t.form == p.form)?;
+    t.fields[f].map(usize::from)
 }
 
 /// The plan for `m` when the pairs in `narrow` lose their high word; None
@@ -224,10 +222,10 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
                 if vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
                     continue;
                 }
-                // The field in the kept piece (found by name in a twin).
+                // The field in the kept piece (through the twin map).
                 let (p, fi) = match pl {
                     Some(pl) => match pl[f.piece as usize].as_ref() {
-                        Some(p) => match p.def().field_index(&orig.def().fields[f.field as usize].name) {
+                        Some(p) => match field_in(orig, p, f.field as usize) {
                             Some(fi) => (p, fi),
                             None => continue,
                         },
@@ -290,7 +288,7 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
 }
 
 /// `m` with the plan applied: deleted pieces and their fixups gone, fields
-/// of twins found by name, scratch outputs nobody reads any more set to
+/// of twins found through the twin map, scratch outputs nobody reads any more set to
 /// their unused value, operands no fixup names removed.
 fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
     let mut n = m.clone();
@@ -306,9 +304,8 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
     for f in &m.fixups {
         let Some(np) = new_index[f.piece as usize] else { continue };
         let orig = &m.pieces[f.piece as usize];
-        let name = &orig.def().fields[f.field as usize].name;
         let piece = &mut n.pieces[np as usize];
-        let fi = piece.def().field_index(name).expect("twin fields keep their names");
+        let fi = field_in(orig, piece, f.field as usize).expect("the twin has every register field");
         let o = m.opnds[f.opnd as usize];
         // A scratch output that no kept piece reads any more.
         let read_elsewhere = m.fixups.iter().any(|g| g.opnd == f.opnd && new_index[g.piece as usize].is_some() && !is_output(&m.pieces[g.piece as usize], g.field as usize));

@@ -25,5 +25,5 @@ pub mod twins;
 pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};
 pub use operands::{RegFile, RegRef, RegSlot};
-pub use tables::{control, forms, mods, optypes, FormId, ISA};
+pub use tables::{control, fields, forms, mods, optypes, FormId, Group, Suffix, ISA};
 pub use text::{format_inst, parse_inst, Labels, NoLabels, TextError};

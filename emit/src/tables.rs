@@ -20,6 +20,15 @@ impl FormId {
     pub fn optype(self) -> &'static Optype {
         &ISA.optypes[ISA.forms[self.0 as usize].optype as usize]
     }
+    /// Whether the form executes once per warp on the uniform datapath (its
+    /// guard is a uniform predicate: groups UDP and EXTU; generated).
+    pub fn uniform(self) -> bool {
+        UNIFORM[self.0 as usize]
+    }
+    /// The group the form's optype is declared in (generated).
+    pub fn group(self) -> Group {
+        GROUPS[self.0 as usize]
+    }
     /// Looks a form up by its name (`IADD_RR`).
     pub fn by_name(name: &str) -> Option<FormId> {
         ISA.form_by_name(name).map(|i| FormId(i as u16))

@@ -12,6 +12,9 @@
 //!   (`IADD_RR` → `IADD_RC`, operand `vb`) or from a uniform register
 //!   (`IADD_RR` → `IADD_RU`, operand `urb`), with a map from each field of the
 //!   form to the twin field that takes its value (`rb.neg` → `vb.neg`);
+//! * for `X_RIR`, the form `X_RRC` reading C from a constant bank while B,
+//!   the immediate, becomes a register;
+//! * for `X_WIDE_…` (a 64-bit result), the 32-bit operation `X_…`;
 //! * its uniform-datapath twin (`IADD_RI` → `UIADD_UI`, every register field
 //!   `rX` → `urX`, predicates `pg`/`pp`/`pu` → `upg`/…) with the same kind of
 //!   field map.
@@ -49,8 +52,14 @@ pub struct FormTwins {
     pub cmem: [Option<OperandTwin>; 2],
     /// The forms reading B (index 0) or C (index 1) from a uniform register.
     pub ureg: [Option<OperandTwin>; 2],
+    /// For an `X_RIR` form, `X_RRC`: C read from a constant bank beside an
+    /// immediate B, which becomes a register (the immediate's field maps to
+    /// nothing).
+    pub cmem_beside_imm: Option<OperandTwin>,
     /// The uniform-datapath twin.
     pub uniform: Option<Twin>,
+    /// For a 64-bit-result form `X_WIDE_…`, the 32-bit operation `X_…`.
+    pub narrow: Option<Twin>,
 }
 
 impl FormId {

@@ -36,6 +36,10 @@ pub enum Owner {
     Optype(u16),
     /// Every form (the scheduling control of group `ALL`).
     All,
+    /// Every form that has a field of this name, wherever it sits there
+    /// (a key of [`crate::fields`]): for code that reads instructions of
+    /// any form, like the simulator's decoder.
+    Named(u16),
 }
 
 /// A field of a form (or of every form of an optype), typed by its role.
@@ -73,7 +77,37 @@ impl<K> Fld<K> {
             Owner::Form(f) => f == form,
             Owner::Optype(o) => form.def().optype == o,
             Owner::All => true,
+            Owner::Named(_) => self.place(form).is_some(),
         }
+    }
+
+    /// The field's index in `form`, or None if the handle is of another form.
+    #[inline]
+    pub fn place(&self, form: FormId) -> Option<usize> {
+        match self.owner {
+            Owner::Named(k) => match crate::tables::FIELD_PLACES[form.0 as usize * crate::tables::FIELD_KEYS + k as usize] {
+                255 => None,
+                i => Some(i as usize),
+            },
+            _ => self.belongs_to(form).then_some(self.index as usize),
+        }
+    }
+
+    /// The modifier of a field named by name (`fields::RA` and `NEG` give
+    /// `fields::RA_NEG`), if some form has it.
+    pub fn modifier(&self, s: crate::tables::Suffix) -> Option<Fld<Raw>> {
+        let Owner::Named(k) = self.owner else {
+            return None;
+        };
+        match crate::tables::FIELD_MODIFIERS[k as usize][s as usize] {
+            u16::MAX => None,
+            m => Some(Fld::new(Owner::Named(m), 0, crate::tables::FIELD_NAMES[m as usize])),
+        }
+    }
+
+    /// The handle with its role forgotten (the field's raw bits).
+    pub fn raw(self) -> Fld<Raw> {
+        Fld::new(self.owner, self.index, self.name)
     }
 
     fn owner_name(&self) -> String {
@@ -81,16 +115,17 @@ impl<K> Fld<K> {
             Owner::Form(f) => f.name().to_string(),
             Owner::Optype(o) => format!("optype {}", crate::ISA.optypes[o as usize].name),
             Owner::All => "every form".to_string(),
+            Owner::Named(_) => "any form".to_string(),
         }
     }
 
     /// The field's index in `form`; panics, naming both, if the handle is
     /// of another form (a bug in the code that built the instruction).
     pub fn index_in(&self, form: FormId) -> usize {
-        if !self.belongs_to(form) {
-            panic!("field `{}` of {} applied to an instruction of form {}", self.name, self.owner_name(), form.name());
+        match self.place(form) {
+            Some(i) => i,
+            None => panic!("field `{}` of {} applied to an instruction of form {}", self.name, self.owner_name(), form.name()),
         }
-        self.index as usize
     }
 }
 
@@ -208,6 +243,16 @@ impl Role for Imm {
     }
 }
 
+/// A field's raw bits, whatever it holds (a handle by name whose field has
+/// different kinds in different forms).
+pub struct Raw;
+impl Role for Raw {
+    type Value = u64;
+    fn bits(v: u64) -> u64 {
+        v
+    }
+}
+
 /// A constant-bank address: bank in bits 16–21, byte offset in bits 0–15.
 pub struct CMem;
 impl Role for CMem {
@@ -237,13 +282,29 @@ impl<E: ModValue> Role for Mod<E> {
 
 /// The generated modifier types.
 pub trait ModValue: Copy {
+    /// The type's index in `ISA.types` (the field kind `Kind::Enum(TYPE)`).
+    const TYPE: u16;
     fn bits(self) -> u64;
+    fn from_bits(bits: u64) -> Self;
 }
 
 impl Inst {
     /// The raw value of a field.
     pub fn get<K: Role>(&self, h: impl Handle<K>) -> u64 {
         self.get_at(h.resolve(self.form).index_in(self.form))
+    }
+
+    /// The raw value of a field, or None if the instruction's form has no
+    /// such field.
+    #[inline]
+    pub fn get_opt<K>(&self, h: Fld<K>) -> Option<u64> {
+        h.place(self.form).map(|i| self.get_at(i))
+    }
+
+    /// The value of a modifier field, or None if the form has no such field.
+    #[inline]
+    pub fn get_mod<E: ModValue>(&self, h: Fld<Mod<E>>) -> Option<E> {
+        self.get_opt(h).map(E::from_bits)
     }
 
     /// Sets a field; a value wider than the field is an error.

@@ -109,6 +109,10 @@ fn setup_with(src: &str) -> (Program, Gpu, u64) {
 
 /// The full-warp kernels of group `interp` (and `interp_cpu`).
 fn full_warps<M: Measurement>(g: &mut BenchmarkGroup<M>) {
+    // Load time: the ELF read and every instruction decoded into its op once.
+    let elf = ursa_emit::elf::write(&ursa_emit::asm::assemble(KERNEL, "bench.s").expect("assemble"));
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("program_load", |b| b.iter(|| Program::load(&elf).unwrap()));
     let (prog, mut gpu, out) = setup();
     let cfg = LaunchConfig { grid: [8, 1, 1], block: [256, 1, 1], ..Default::default() };
     let args = [Arg::Ptr(out), Arg::U32(1024)];

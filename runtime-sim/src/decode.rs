@@ -1,14 +1,20 @@
 //! Decode-to-ops: turns a decoded [`Inst`] into the executable [`Op`] once,
-//! at load time, looking fields up by the names the descriptions give them.
+//! at load time, through the generated field handles of `ursa_emit::fields`
+//! (one per field name, applying to every form that has it: a misspelt
+//! field does not compile) and the generated value constants of
+//! `ursa_emit::mods`; the operation is told by its generated optype index.
 //!
 //! Operand fields follow one naming scheme across the descriptions: the
 //! destination is `rd`/`urd`, Ra is `ra`/`ura`, SrcB is `rb`/`urb`/`vb`
 //! (immediate or constant), SrcC is `rc`/`urc`/`vc`; their modifiers are
 //! `<name>.neg`, `.abs`, `.bitnot`, `.hsel`; predicates are `pp`, `pq`
-//! (inputs, with `.not`) and `pu`, `pv` (outputs).
+//! (inputs, with `.not`) and `pu`, `pv` (outputs), `upp`… on the uniform
+//! datapath.
 
+use ursa_emit::fields as k;
 use ursa_emit::tables::{Form, Kind, ISA};
-use ursa_emit::Inst;
+use ursa_emit::typed::{Fld, Mod, ModValue, Raw};
+use ursa_emit::{mods, optypes as o, Inst, Suffix};
 
 use crate::ops::*;
 use crate::regs::{DUMP_ROW, DUMP_ROW_HI, P_DUMP, UR_DUMP, UR_DUMP_HI, UR_ZERO, ZERO_ROW};
@@ -21,71 +27,87 @@ pub(crate) struct Fields<'a> {
 
 type R<T> = Result<T, String>;
 
-pub(crate) const A: &[&str] = &["ra", "ura"];
-pub(crate) const B: &[&str] = &["rb", "urb", "vb"];
-pub(crate) const C: &[&str] = &["rc", "urc", "vc"];
-pub(crate) const D: &[&str] = &["rd", "urd"];
+/// A field handle by name (any form).
+pub(crate) type F = Fld<Raw>;
+
+pub(crate) const A: &[F] = &[k::RA, k::URA];
+pub(crate) const B: &[F] = &[k::RB, k::URB, k::VB];
+pub(crate) const C: &[F] = &[k::RC, k::URC, k::VC];
+pub(crate) const D: &[F] = &[k::RD, k::URD];
+const PP: &[F] = &[k::PP, k::UPP];
+const PQ: &[F] = &[k::PQ, k::UPQ];
+const PU: &[F] = &[k::PU, k::UPU];
+const PV: &[F] = &[k::PV, k::UPV];
+
+/// A handle whose field holds values of the modifier type `E`: checked by
+/// the compiler for a typed handle, when applied for a raw one (a name
+/// whose type differs between forms).
+pub(crate) trait EnumOf<E> {}
+impl<E> EnumOf<E> for Mod<E> {}
+impl<E> EnumOf<E> for Raw {}
 
 impl<'a> Fields<'a> {
     pub fn new(inst: &'a Inst) -> Fields<'a> {
         Fields { inst, def: inst.def() }
     }
 
-    fn index(&self, name: &str) -> Option<usize> {
-        self.def.field_index(name)
+    #[inline]
+    fn index<K>(&self, h: Fld<K>) -> Option<usize> {
+        h.place(self.inst.form)
     }
 
-    pub fn has(&self, name: &str) -> bool {
-        self.index(name).is_some()
+    fn missing<K>(&self, h: Fld<K>) -> String {
+        format!("{} has no field `{}`", self.def.name, h.name)
+    }
+
+    pub fn has<K>(&self, h: Fld<K>) -> bool {
+        self.index(h).is_some()
     }
 
     /// The raw value of a field.
-    pub fn v(&self, name: &str) -> R<u64> {
-        self.index(name).map(|i| self.inst.get_at(i)).ok_or_else(|| format!("{} has no field `{}`", self.def.name, name))
+    pub fn v<K>(&self, h: Fld<K>) -> R<u64> {
+        self.index(h).map(|i| self.inst.get_at(i)).ok_or_else(|| self.missing(h))
     }
 
     /// A flag field (absent means false).
-    pub fn flag(&self, name: &str) -> bool {
-        self.index(name).map(|i| self.inst.get_at(i) != 0).unwrap_or(false)
+    pub fn flag<K>(&self, h: Fld<K>) -> bool {
+        self.index(h).map(|i| self.inst.get_at(i) != 0).unwrap_or(false)
     }
 
-    /// The value name of an enumerated field (`"S32"`).
-    pub fn e(&self, name: &str) -> R<&'static str> {
-        let i = self.index(name).ok_or_else(|| format!("{} has no field `{}`", self.def.name, name))?;
-        let f = &self.def.fields[i];
-        match f.kind {
-            Kind::Enum(t) => ISA.types[t as usize]
-                .name_of(self.inst.get_at(i))
-                .ok_or_else(|| format!("{}: undefined value of `{}`", self.def.name, name)),
-            _ => Err(format!("{}: field `{}` is not enumerated", self.def.name, name)),
+    /// The value of an enumerated field, as its generated type.
+    pub fn e<E: ModValue, K: EnumOf<E>>(&self, h: Fld<K>) -> R<E> {
+        let i = self.index(h).ok_or_else(|| self.missing(h))?;
+        match self.def.fields[i].kind {
+            Kind::Enum(t) if t == E::TYPE => Ok(E::from_bits(self.inst.get_at(i))),
+            _ => Err(format!("{}: field `{}` is not of type {}", self.def.name, h.name, ISA.types[E::TYPE as usize].name)),
         }
     }
 
     /// An enumerated field, or `default` when the form lacks it.
-    pub fn e_or(&self, name: &str, default: &'static str) -> R<&'static str> {
-        if self.has(name) {
-            self.e(name)
+    pub fn e_or<E: ModValue, K: EnumOf<E>>(&self, h: Fld<K>, default: E) -> R<E> {
+        if self.has(h) {
+            self.e(h)
         } else {
             Ok(default)
         }
     }
 
     /// The first of `names` the form has.
-    pub fn pick(&self, names: &[&'static str]) -> R<&'static str> {
-        names.iter().copied().find(|n| self.has(n)).ok_or_else(|| format!("{} has none of the fields {:?}", self.def.name, names))
+    pub fn pick(&self, names: &[F]) -> R<F> {
+        names.iter().copied().find(|n| self.has(*n)).ok_or_else(|| format!("{} has none of the fields {:?}", self.def.name, names))
     }
 
-    /// A modifier of the operand `base` (`neg`, `abs`, `bitnot`, `hsel`).
-    pub fn m(&self, base: &str, modifier: &str) -> bool {
-        self.flag(&format!("{}.{}", base, modifier))
+    /// A modifier of the operand `base` (`NEG`, `ABS`, `BITNOT`, `HSEL`).
+    pub fn m(&self, base: F, modifier: Suffix) -> bool {
+        base.modifier(modifier).is_some_and(|h| self.flag(h))
     }
 
-    fn kind(&self, name: &str) -> R<Kind> {
-        let i = self.index(name).ok_or_else(|| format!("{} has no field `{}`", self.def.name, name))?;
+    fn kind(&self, h: F) -> R<Kind> {
+        let i = self.index(h).ok_or_else(|| self.missing(h))?;
         Ok(self.def.fields[i].kind)
     }
 
-    pub fn src(&self, name: &str) -> R<Src> {
+    pub fn src(&self, name: F) -> R<Src> {
         let v = self.v(name)?;
         Ok(match self.kind(name)? {
             Kind::Reg => Src::R(v as u16),
@@ -94,17 +116,17 @@ impl<'a> Fields<'a> {
             Kind::UImm(_) | Kind::F32Imm | Kind::PCRel32 => Src::Imm(v as u32),
             Kind::F64Imm => Src::Imm(v as u32),
             Kind::CMem => Src::C(caddr(v)),
-            k => return Err(format!("{}: `{}` ({:?}) is not a data operand", self.def.name, name, k)),
+            k => return Err(format!("{}: `{}` ({:?}) is not a data operand", self.def.name, name.name, k)),
         })
     }
 
     /// The first present of `names` as a source.
-    pub fn src_of(&self, names: &[&'static str]) -> R<(Src, &'static str)> {
+    pub fn src_of(&self, names: &[F]) -> R<(Src, F)> {
         let n = self.pick(names)?;
         Ok((self.src(n)?, n))
     }
 
-    pub fn src64(&self, name: &str) -> R<Src64> {
+    pub fn src64(&self, name: F) -> R<Src64> {
         let v = self.v(name)?;
         Ok(match self.kind(name)? {
             Kind::Reg => {
@@ -125,29 +147,29 @@ impl<'a> Fields<'a> {
             Kind::SImm(n) => Src64::Imm(sign_extend(v, n as u32) as u64),
             Kind::UImm(_) | Kind::F32Imm => Src64::Imm(v),
             Kind::CMem => Src64::C(caddr(v)),
-            k => return Err(format!("{}: `{}` ({:?}) is not a data operand", self.def.name, name, k)),
+            k => return Err(format!("{}: `{}` ({:?}) is not a data operand", self.def.name, name.name, k)),
         })
     }
 
-    pub fn src64_of(&self, names: &[&'static str]) -> R<(Src64, &'static str)> {
+    pub fn src64_of(&self, names: &[F]) -> R<(Src64, F)> {
         let n = self.pick(names)?;
         Ok((self.src64(n)?, n))
     }
 
-    pub fn dst(&self, name: &str) -> R<Dst> {
+    pub fn dst(&self, name: F) -> R<Dst> {
         let v = self.v(name)?;
         Ok(match self.kind(name)? {
             Kind::Reg => Dst::R(if v == ZERO_ROW as u64 { DUMP_ROW } else { v as u16 }),
             Kind::UReg => Dst::U(if v == UR_ZERO as u64 { UR_DUMP } else { v as u8 }),
-            k => return Err(format!("{}: `{}` ({:?}) is not a register", self.def.name, name, k)),
+            k => return Err(format!("{}: `{}` ({:?}) is not a register", self.def.name, name.name, k)),
         })
     }
 
-    pub fn dst_of(&self, names: &[&'static str]) -> R<Dst> {
+    pub fn dst_of(&self, names: &[F]) -> R<Dst> {
         self.dst(self.pick(names)?)
     }
 
-    pub fn dst64(&self, name: &str) -> R<Dst64> {
+    pub fn dst64(&self, name: F) -> R<Dst64> {
         let v = self.v(name)?;
         Ok(match self.kind(name)? {
             Kind::Reg => {
@@ -164,31 +186,41 @@ impl<'a> Fields<'a> {
                     Dst64::U(v as u8, v as u8 + 1)
                 }
             }
-            k => return Err(format!("{}: `{}` ({:?}) is not a register", self.def.name, name, k)),
+            k => return Err(format!("{}: `{}` ({:?}) is not a register", self.def.name, name.name, k)),
         })
     }
 
-    pub fn dst64_of(&self, names: &[&'static str]) -> R<Dst64> {
+    pub fn dst64_of(&self, names: &[F]) -> R<Dst64> {
         self.dst64(self.pick(names)?)
     }
 
     /// A predicate input with its `.not` modifier; absent means PT.
-    pub fn pin(&self, name: &str) -> R<PIn> {
+    pub fn pin(&self, name: F) -> R<PIn> {
         if !self.has(name) {
             return Ok(PIn::TRUE);
         }
         let uniform = self.kind(name)? == Kind::UPred;
-        Ok(PIn { uniform, idx: self.v(name)? as u8, not: self.m(name, "not") })
+        Ok(PIn { uniform, idx: self.v(name)? as u8, not: self.m(name, Suffix::NOT) })
+    }
+
+    /// The first present of `names` as a predicate input; none means PT.
+    pub fn pin_of(&self, names: &[F]) -> R<PIn> {
+        self.pin(self.pick(names).unwrap_or(names[0]))
     }
 
     /// A predicate output; absent means PT (discarded).
-    pub fn pdst(&self, name: &str) -> R<PDst> {
+    pub fn pdst(&self, name: F) -> R<PDst> {
         if !self.has(name) {
             return Ok(PDst { uniform: false, idx: P_DUMP });
         }
         let uniform = self.kind(name)? == Kind::UPred;
         let v = self.v(name)? as u8;
         Ok(PDst { uniform, idx: if v == 7 { P_DUMP } else { v } })
+    }
+
+    /// The first present of `names` as a predicate output; none means PT.
+    pub fn pdst_of(&self, names: &[F]) -> R<PDst> {
+        self.pdst(self.pick(names).unwrap_or(names[0]))
     }
 }
 
@@ -201,140 +233,171 @@ fn caddr(v: u64) -> CAddr {
     CAddr { bank: ((v >> 16) & 63) as u8, off: (v & 0xffff) as u16 }
 }
 
-fn cmp_of(s: &str) -> R<Cmp> {
-    Ok(match s {
-        "EQ" => Cmp::Eq,
-        "NE" => Cmp::Ne,
-        "LT" => Cmp::Lt,
-        "LE" => Cmp::Le,
-        "GT" => Cmp::Gt,
-        "GE" => Cmp::Ge,
-        _ => return Err(format!("unknown comparison {}", s)),
+fn cmp_of(c: mods::CompOp) -> R<Cmp> {
+    use mods::CompOp as X;
+    Ok(match c {
+        X::EQ => Cmp::Eq,
+        X::NE => Cmp::Ne,
+        X::LT => Cmp::Lt,
+        X::LE => Cmp::Le,
+        X::GT => Cmp::Gt,
+        X::GE => Cmp::Ge,
+        _ => return Err(format!("unknown comparison {}", c.0)),
     })
 }
 
-pub(crate) fn bop_of(s: &str) -> R<BoolOp> {
-    Ok(match s {
-        "AND" => BoolOp::And,
-        "OR" => BoolOp::Or,
-        "XOR" => BoolOp::Xor,
-        _ => return Err(format!("unknown boolean operation {}", s)),
+fn bop_of(b: mods::BoolOp) -> R<BoolOp> {
+    use mods::BoolOp as X;
+    Ok(match b {
+        X::AND => BoolOp::And,
+        X::OR => BoolOp::Or,
+        X::XOR => BoolOp::Xor,
+        _ => return Err(format!("unknown boolean operation {}", b.0)),
     })
 }
 
-pub(crate) fn fcmp_of(s: &str) -> R<FCmp> {
-    Ok(match s {
-        "EQ" => FCmp::Eq,
-        "NE" => FCmp::Ne,
-        "LT" => FCmp::Lt,
-        "LE" => FCmp::Le,
-        "GT" => FCmp::Gt,
-        "GE" => FCmp::Ge,
-        "EQU" => FCmp::Equ,
-        "NEU" => FCmp::Neu,
-        "LTU" => FCmp::Ltu,
-        "LEU" => FCmp::Leu,
-        "GTU" => FCmp::Gtu,
-        "GEU" => FCmp::Geu,
-        "NAN" => FCmp::Nan,
-        "NUM" => FCmp::Num,
-        _ => return Err(format!("unknown float comparison {}", s)),
+/// The predicate combination of the float comparisons (`lop`).
+pub(crate) fn lop_of(b: mods::LOPOp) -> R<BoolOp> {
+    use mods::LOPOp as X;
+    Ok(match b {
+        X::AND => BoolOp::And,
+        X::OR => BoolOp::Or,
+        X::XOR => BoolOp::Xor,
+        _ => return Err(format!("unknown boolean operation {}", b.0)),
     })
 }
 
-pub(crate) fn rnd_of(s: &str) -> R<Rnd> {
-    Ok(match s {
-        "RN" => Rnd::Rn,
-        "RP" => Rnd::Rp,
-        "RM" => Rnd::Rm,
-        "RZ" => Rnd::Rz,
-        _ => return Err(format!("unknown rounding mode {}", s)),
+pub(crate) fn fcmp_of(c: mods::FCMPOp) -> R<FCmp> {
+    use mods::FCMPOp as X;
+    Ok(match c {
+        X::EQ => FCmp::Eq,
+        X::NE => FCmp::Ne,
+        X::LT => FCmp::Lt,
+        X::LE => FCmp::Le,
+        X::GT => FCmp::Gt,
+        X::GE => FCmp::Ge,
+        X::EQU => FCmp::Equ,
+        X::NEU => FCmp::Neu,
+        X::LTU => FCmp::Ltu,
+        X::LEU => FCmp::Leu,
+        X::GTU => FCmp::Gtu,
+        X::GEU => FCmp::Geu,
+        X::NAN => FCmp::Nan,
+        X::NUM => FCmp::Num,
+        _ => return Err(format!("unknown float comparison {}", c.0)),
     })
 }
 
-pub(crate) fn memty_of(s: &str) -> R<MemTy> {
-    Ok(match s {
-        "U8" => MemTy::U8,
-        "S8" => MemTy::S8,
-        "U16" => MemTy::U16,
-        "S16" => MemTy::S16,
-        "32" => MemTy::B32,
-        "64" => MemTy::B64,
-        "128" => MemTy::B128,
-        _ => return Err(format!("unknown memory type {}", s)),
+pub(crate) fn rnd_of(r: mods::FPRound) -> R<Rnd> {
+    use mods::FPRound as X;
+    Ok(match r {
+        X::RN => Rnd::Rn,
+        X::RP => Rnd::Rp,
+        X::RM => Rnd::Rm,
+        X::RZ => Rnd::Rz,
+        _ => return Err(format!("unknown rounding mode {}", r.0)),
     })
 }
 
-/// Pre-decodes one vendor instruction. `Err` carries a message for an
-/// instruction the simulator cannot represent (it traps if executed).
-pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
-    let x = f.e_or("ext", "NoX")? == "X";
-    let signed = f.e_or("itype", "S32")? == "S32";
-    let hi = f.e_or("lohi", "LO")? == "HI";
-    Ok(match optype {
-        "IADD" | "UIADD" => {
+pub(crate) fn memty_of(t: mods::MEMDType) -> R<MemTy> {
+    use mods::MEMDType as X;
+    Ok(match t {
+        X::U8 => MemTy::U8,
+        X::S8 => MemTy::S8,
+        X::U16 => MemTy::U16,
+        X::S16 => MemTy::S16,
+        X::_32 => MemTy::B32,
+        X::_64 => MemTy::B64,
+        X::_128 => MemTy::B128,
+        _ => return Err(format!("unknown memory type {}", t.0)),
+    })
+}
+
+/// Whether an integer operation is signed (`itype`, S32 when absent).
+fn signed_of(f: &Fields) -> R<bool> {
+    Ok(f.e_or(k::ITYPE, mods::IType::S32)? == mods::IType::S32)
+}
+
+/// Whether a dot-product operand format is signed (`afmt` is 16- or 8-bit
+/// by form).
+fn fmt_signed(f: &Fields, h: F) -> R<bool> {
+    match f.e::<mods::I8Type, _>(h) {
+        Ok(t) => Ok(t == mods::I8Type::S8),
+        Err(_) => Ok(f.e::<mods::I16Type, _>(h)? == mods::I16Type::S16),
+    }
+}
+
+/// Pre-decodes one vendor instruction of optype `ot` (its index in
+/// `ISA.optypes`); `Ok(None)` if `ot` is not a vendor optype. `Err` carries
+/// a message for an instruction the simulator cannot represent (it traps if
+/// executed).
+pub(crate) fn decode_op(f: &Fields, ot: u16) -> R<Option<Op>> {
+    let x = f.e_or(k::EXT, mods::IExt::NoX)? == mods::IExt::X;
+    let hi = f.e_or(k::LOHI, mods::LOHI::LO)? == mods::LOHI::HI;
+    Ok(Some(match ot {
+        o::IADD::ID | o::UIADD::ID => {
             let (b, bn) = f.src_of(B)?;
             let an = f.pick(A)?;
             Op::Iadd {
                 d: f.dst_of(D)?,
                 a: f.src(an)?,
                 b,
-                neg_a: f.m(an, "neg"),
-                neg_b: f.m(bn, "neg"),
+                neg_a: f.m(an, Suffix::NEG),
+                neg_b: f.m(bn, Suffix::NEG),
                 x,
-                pp: f.pin(pick_p(f, "pp"))?,
-                pu: f.pdst(pick_p(f, "pu"))?,
+                pp: f.pin_of(PP)?,
+                pu: f.pdst_of(PU)?,
             }
         }
-        "IMAD" | "UIMAD" => {
+        o::IMAD::ID | o::UIMAD::ID => {
             let (c, cn) = f.src_of(C)?;
             Op::Imad {
                 d: f.dst_of(D)?,
                 a: f.src_of(A)?.0,
                 b: f.src_of(B)?.0,
                 c,
-                neg_c: f.m(cn, "neg"),
+                neg_c: f.m(cn, Suffix::NEG),
                 hi,
                 x,
-                signed,
-                pp: f.pin(pick_p(f, "pp"))?,
-                pu: f.pdst(pick_p(f, "pu"))?,
+                signed: signed_of(f)?,
+                pp: f.pin_of(PP)?,
+                pu: f.pdst_of(PU)?,
             }
         }
-        "IMAD_WIDE" | "UIMAD_WIDE" => {
+        o::IMAD_WIDE::ID | o::UIMAD_WIDE::ID => {
             let (c, cn) = f.src64_of(C)?;
             Op::ImadWide {
                 d: f.dst64_of(D)?,
                 a: f.src_of(A)?.0,
                 b: f.src_of(B)?.0,
                 c,
-                neg_c: f.m(cn, "neg"),
+                neg_c: f.m(cn, Suffix::NEG),
                 x,
-                signed,
-                pp: f.pin(pick_p(f, "pp"))?,
-                pu: f.pdst(pick_p(f, "pu"))?,
+                signed: signed_of(f)?,
+                pp: f.pin_of(PP)?,
+                pu: f.pdst_of(PU)?,
             }
         }
-        "IDP2A" | "IDP4A" => Op::Idp {
+        o::IDP2A::ID | o::IDP4A::ID => Op::Idp {
             d: f.dst_of(D)?,
             a: f.src_of(A)?.0,
             b: f.src_of(B)?.0,
             c: f.src_of(C)?.0,
-            four: optype == "IDP4A",
-            a_signed: f.e("afmt")?.starts_with('S'),
-            b_signed: f.e("bfmt")?.starts_with('S'),
+            four: ot == o::IDP4A::ID,
+            a_signed: fmt_signed(f, k::AFMT)?,
+            b_signed: fmt_signed(f, k::BFMT.raw())?,
             hi,
-            pp: f.pin("pp")?,
-            pu: f.pdst("pu")?,
+            pp: f.pin(k::PP)?,
+            pu: f.pdst(k::PU)?,
         },
-        "IMUL" | "UIMUL" => {
+        o::IMUL::ID | o::UIMUL::ID => {
             let (b, bn) = f.src_of(B)?;
-            Op::Imul { d: f.dst_of(D)?, a: f.src_of(A)?.0, b, neg_b: f.m(bn, "neg"), hi, signed }
+            Op::Imul { d: f.dst_of(D)?, a: f.src_of(A)?.0, b, neg_b: f.m(bn, Suffix::NEG), hi, signed: signed_of(f)? }
         }
-        "LEA" | "ULEA" => {
+        o::LEA::ID | o::ULEA::ID => {
             let an = f.pick(A)?;
             let (b, bn) = f.src_of(B)?;
-            let mode = match (hi, f.e_or("sx32", "NoSX32")? == "SX32") {
+            let mode = match (hi, f.e_or(k::SX32, mods::LEASX32::NoSX32)? == mods::LEASX32::SX32) {
                 (false, _) => LeaMode::Lo,
                 (true, false) => LeaMode::HiX,
                 (true, true) => LeaMode::HiXSx32,
@@ -344,167 +407,199 @@ pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
                 a: f.src(an)?,
                 b,
                 c: f.src_of(C).map(|s| s.0).unwrap_or(Src::Imm(0)),
-                neg_a: f.m(an, "neg"),
-                neg_b: f.m(bn, "neg"),
+                neg_a: f.m(an, Suffix::NEG),
+                neg_b: f.m(bn, Suffix::NEG),
                 mode,
-                shift: f.v("shiftamt")? as u8,
-                pp: f.pin(pick_p(f, "pp"))?,
-                pu: f.pdst(pick_p(f, "pu"))?,
+                shift: f.v(k::SHIFTAMT)? as u8,
+                pp: f.pin_of(PP)?,
+                pu: f.pdst_of(PU)?,
             }
         }
-        "IABS" | "UIABS" => {
+        o::IABS::ID | o::UIABS::ID => {
             let (b, bn) = f.src_of(B)?;
-            Op::Iabs { d: f.dst_of(D)?, b, neg_b: f.m(bn, "neg") }
+            Op::Iabs { d: f.dst_of(D)?, b, neg_b: f.m(bn, Suffix::NEG) }
         }
-        "IMNMX" | "UIMNMX" => {
+        o::IMNMX::ID | o::UIMNMX::ID => {
             let an = f.pick(A)?;
             let (b, bn) = f.src_of(B)?;
             Op::Imnmx {
                 d: f.dst_of(D)?,
                 a: f.src(an)?,
                 b,
-                neg_a: f.m(an, "neg"),
-                neg_b: f.m(bn, "neg"),
-                signed,
-                pp: f.pin(pick_p(f, "pp"))?,
+                neg_a: f.m(an, Suffix::NEG),
+                neg_b: f.m(bn, Suffix::NEG),
+                signed: signed_of(f)?,
+                pp: f.pin_of(PP)?,
             }
         }
-        "P2R" | "UP2UR" => {
-            Op::P2r { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, byte: byte_of(f.e("bsel")?), uniform_preds: optype == "UP2UR" }
-        }
-        "R2P" | "UR2UP" => {
-            let an = f.pick(A)?;
-            Op::R2p { a: f.src(an)?, b: f.src_of(B)?.0, byte: byte_of(f.e(&format!("{}.bsel", an))?), uniform_preds: optype == "UR2UP" }
-        }
-        "ISETP" | "UISETP" => Op::Isetp {
-            a: f.src_of(A)?.0,
-            b: f.src_of(B)?.0,
-            signed,
-            x,
-            cmp: cmp_of(f.e("compop")?)?,
-            bop: bop_of(f.e("boolop")?)?,
-            pp: f.pin(pick_p(f, "pp"))?,
-            pq: f.pin(pick_p(f, "pq"))?,
-            pu: f.pdst(pick_p(f, "pu"))?,
-            pv: f.pdst(pick_p(f, "pv"))?,
-        },
-        "ISET" => Op::Iset {
+        o::P2R::ID | o::UP2UR::ID => Op::P2r {
             d: f.dst_of(D)?,
             a: f.src_of(A)?.0,
             b: f.src_of(B)?.0,
-            signed,
-            x,
-            cmp: cmp_of(f.e("compop")?)?,
-            bop: bop_of(f.e("boolop")?)?,
-            float: f.e("bmbf")? == "BF",
-            pp: f.pin("pp")?,
-            pq: f.pin("pq")?,
+            byte: byte_of(f.e(k::BSEL)?),
+            uniform_preds: ot == o::UP2UR::ID,
         },
-        "SEL" | "USEL" => Op::Sel { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, pp: f.pin(pick_p(f, "pp"))? },
-        "LOP3" | "ULOP3" => Op::Lop3 {
+        o::R2P::ID | o::UR2UP::ID => {
+            let an = f.pick(A)?;
+            let bsel = an.modifier(Suffix::BSEL).ok_or_else(|| format!("{} has no byte select of `{}`", f.def.name, an.name))?;
+            Op::R2p { a: f.src(an)?, b: f.src_of(B)?.0, byte: byte_of(f.e(bsel)?), uniform_preds: ot == o::UR2UP::ID }
+        }
+        o::ISETP::ID | o::UISETP::ID => Op::Isetp {
+            a: f.src_of(A)?.0,
+            b: f.src_of(B)?.0,
+            signed: signed_of(f)?,
+            x,
+            cmp: cmp_of(f.e(k::COMPOP)?)?,
+            bop: bop_of(f.e(k::BOOLOP)?)?,
+            pp: f.pin_of(PP)?,
+            pq: f.pin_of(PQ)?,
+            pu: f.pdst_of(PU)?,
+            pv: f.pdst_of(PV)?,
+        },
+        o::ISET::ID => Op::Iset {
+            d: f.dst_of(D)?,
+            a: f.src_of(A)?.0,
+            b: f.src_of(B)?.0,
+            signed: signed_of(f)?,
+            x,
+            cmp: cmp_of(f.e(k::COMPOP)?)?,
+            bop: bop_of(f.e(k::BOOLOP)?)?,
+            float: f.e(k::BMBF)? == mods::BMBF::BF,
+            pp: f.pin(k::PP)?,
+            pq: f.pin(k::PQ)?,
+        },
+        o::SEL::ID | o::USEL::ID => Op::Sel { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, pp: f.pin_of(PP)? },
+        o::LOP3::ID | o::ULOP3::ID => Op::Lop3 {
             d: f.dst_of(D)?,
             a: f.src_of(A)?.0,
             b: f.src_of(B)?.0,
             c: f.src_of(C)?.0,
-            lut: f.v("lut")? as u8,
-            pand: f.e("exbool")? == "PAND",
-            pp: f.pin(pick_p(f, "pp"))?,
-            pu: f.pdst(pick_p(f, "pu"))?,
+            lut: f.v(k::LUT)? as u8,
+            pand: f.e(k::EXBOOL)? == mods::EXBool::PAND,
+            pp: f.pin_of(PP)?,
+            pu: f.pdst_of(PU)?,
         },
-        "PLOP3" | "UPLOP3" => {
-            let p = |n: &str, un: &str| if f.has(n) { f.pin(n) } else { f.pin(un) };
-            Op::Plop3 {
-                pu: f.pdst(pick_p(f, "pu"))?,
-                pa: p("pa", "upa")?,
-                pb: p("pb", "upb")?,
-                pc: p("pc", "upc")?,
-                lut: f.v("lut")? as u8,
-            }
-        }
-        "SHF" | "USHF" => {
-            let ty = f.e("itype")?;
+        o::PLOP3::ID | o::UPLOP3::ID => Op::Plop3 {
+            pu: f.pdst_of(PU)?,
+            pa: f.pin_of(&[k::PA, k::UPA])?,
+            pb: f.pin_of(&[k::PB, k::UPB])?,
+            pc: f.pin_of(&[k::PC, k::UPC])?,
+            lut: f.v(k::LUT)? as u8,
+        },
+        o::SHF::ID | o::USHF::ID => {
+            use mods::SHFDType as T;
+            let ty: T = f.e(k::ITYPE)?;
             Op::Shf {
                 d: f.dst_of(D)?,
                 a: f.src_of(A)?.0,
                 b: f.src_of(B)?.0,
                 c: f.src_of(C)?.0,
-                right: f.e("direction")? == "R",
+                right: f.e(k::DIRECTION)? == mods::SHFDir::R,
                 hi,
-                wrap: f.e("cwmod")? == "WRAP",
-                signed: ty.starts_with('S'),
-                wide: ty.ends_with("64"),
+                wrap: f.e(k::CWMOD)? == mods::CWMode::WRAP,
+                signed: ty == T::S32 || ty == T::S64,
+                wide: ty == T::S64 || ty == T::U64,
             }
         }
-        "MOV" | "UMOV" => {
+        o::MOV::ID | o::UMOV::ID => {
             let n = f.pick(B)?;
-            if f.e_or("width", "32")? == "64" {
+            if f.e_or(k::WIDTH, mods::MOVW::_32)? == mods::MOVW::_64 {
                 Op::Mov64 { d: f.dst64_of(D)?, s: f.src64(n)? }
             } else {
                 Op::Mov { d: f.dst_of(D)?, s: f.src(n)? }
             }
         }
-        "PRMT" | "UPRMT" => Op::Prmt {
+        o::PRMT::ID | o::UPRMT::ID => Op::Prmt {
             d: f.dst_of(D)?,
             a: f.src_of(A)?.0,
             b: f.src_of(B)?.0,
             c: f.src_of(C)?.0,
-            mode: match f.e("mode")? {
-                "IDX" => PrmtMode::Idx,
-                "F4E" => PrmtMode::F4e,
-                "B4E" => PrmtMode::B4e,
-                "RC8" => PrmtMode::Rc8,
-                "ECL" => PrmtMode::Ecl,
-                "ECR" => PrmtMode::Ecr,
-                "RC16" => PrmtMode::Rc16,
-                m => return Err(format!("unknown PRMT mode {}", m)),
+            mode: {
+                use mods::PRMTMode as X;
+                match f.e(k::MODE)? {
+                    X::IDX => PrmtMode::Idx,
+                    X::F4E => PrmtMode::F4e,
+                    X::B4E => PrmtMode::B4e,
+                    X::RC8 => PrmtMode::Rc8,
+                    X::ECL => PrmtMode::Ecl,
+                    X::ECR => PrmtMode::Ecr,
+                    X::RC16 => PrmtMode::Rc16,
+                    m => return Err(format!("unknown PRMT mode {}", m.0)),
+                }
             },
         },
-        "I2I" => {
-            let t = f.e("dtype")?;
-            Op::I2i { d: f.dst_of(D)?, b: f.src_of(B)?.0, bits: t[1..].parse().map_err(|_| t.to_string())?, signed: t.starts_with('S') }
+        o::I2I::ID => {
+            use mods::I2IDType as X;
+            let (bits, signed) = match f.e(k::DTYPE)? {
+                X::S8 => (8, true),
+                X::U8 => (8, false),
+                X::S16 => (16, true),
+                X::U16 => (16, false),
+                t => return Err(format!("unknown I2I type {}", t.0)),
+            };
+            Op::I2i { d: f.dst_of(D)?, b: f.src_of(B)?.0, bits, signed }
         }
-        "I2IP" => {
-            let t = f.e("dsttype")?;
+        o::I2IP::ID => {
+            use mods::I2IPDType as X;
+            let (bits, signed) = match f.e(k::DSTTYPE)? {
+                X::S2 => (2, true),
+                X::U2 => (2, false),
+                X::S4 => (4, true),
+                X::U4 => (4, false),
+                X::S8 => (8, true),
+                X::U8 => (8, false),
+                X::S16 => (16, true),
+                X::U16 => (16, false),
+                t => return Err(format!("unknown I2IP type {}", t.0)),
+            };
             Op::I2ip {
                 d: f.dst_of(D)?,
                 a: f.src_of(A)?.0,
                 b: f.src_of(B)?.0,
                 c: f.src_of(C)?.0,
-                bits: t[1..].parse().map_err(|_| t.to_string())?,
-                signed: t.starts_with('S'),
-                relu: f.e("satrelu")? == "SATRELU",
+                bits,
+                signed,
+                relu: f.e(k::SATRELU)? == mods::SATRelu::SATRELU,
             }
         }
-        "R2UR" => {
-            let Dst::U(d) = f.dst("urd")? else { return Err("R2UR: destination is not uniform".into()) };
-            let Src::R(b) = f.src("rb")? else { return Err("R2UR: source is not a register".into()) };
+        o::R2UR::ID => {
+            let Dst::U(d) = f.dst(k::URD)? else { return Err("R2UR: destination is not uniform".into()) };
+            let Src::R(b) = f.src(k::RB)? else { return Err("R2UR: source is not a register".into()) };
             Op::R2ur { d, b }
         }
-        "SETGPR" => Op::Setgpr { idx: ureg(f, "urb")?, off: sign_extend(f.v("ridx")?, 9) as i32, a: f.src("ra")? },
-        "GETGPR" => Op::Getgpr { d: f.dst("rd")?, idx: ureg(f, "urb")?, off: sign_extend(f.v("ridx")?, 9) as i32 },
+        o::SETGPR::ID => Op::Setgpr { idx: ureg(f, k::URB)?, off: sign_extend(f.v(k::RIDX)?, 9) as i32, a: f.src(k::RA)? },
+        o::GETGPR::ID => Op::Getgpr { d: f.dst(k::RD)?, idx: ureg(f, k::URB)?, off: sign_extend(f.v(k::RIDX)?, 9) as i32 },
         // E71: the index register is `urb`, the value `ura`.
-        "SETUGPR" => Op::Setugpr { idx: ureg(f, "urb")?, off: sign_extend(f.v("uridx")?, 7) as i32, b: f.src("ura")? },
-        "GETUGPR" => Op::Getugpr { d: f.dst("urd")?, idx: ureg(f, "urb")?, off: sign_extend(f.v("uridx")?, 7) as i32 },
-        "POPC" | "UPOPC" => {
+        o::SETUGPR::ID => Op::Setugpr { idx: ureg(f, k::URB)?, off: sign_extend(f.v(k::URIDX)?, 7) as i32, b: f.src(k::URA)? },
+        o::GETUGPR::ID => Op::Getugpr { d: f.dst(k::URD)?, idx: ureg(f, k::URB)?, off: sign_extend(f.v(k::URIDX)?, 7) as i32 },
+        o::POPC::ID | o::UPOPC::ID => {
             let (b, bn) = f.src_of(B)?;
-            Op::Popc { d: f.dst_of(D)?, b, not: f.m(bn, "bitnot") }
+            Op::Popc { d: f.dst_of(D)?, b, not: f.m(bn, Suffix::BITNOT) }
         }
-        "FLO" | "UFLO" => {
+        o::FLO::ID | o::UFLO::ID => {
             let (b, bn) = f.src_of(B)?;
-            Op::Flo { d: f.dst_of(D)?, b, not: f.m(bn, "bitnot"), signed, sh: f.e("sh")? == "SH" }
+            Op::Flo { d: f.dst_of(D)?, b, not: f.m(bn, Suffix::BITNOT), signed: signed_of(f)?, sh: f.e(k::SH)? == mods::FLOSH::SH }
         }
-        "BREV" | "UBREV" => Op::Brev { d: f.dst_of(D)?, b: f.src_of(B)?.0 },
-        "BMSK" | "UBMSK" => Op::Bmsk { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, wrap: f.e("cwmode")? == "WRAP" },
-        "SGXT" | "USGXT" => Op::Sgxt { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, wrap: f.e("cwmode")? == "WRAP", signed },
-        "ULDC" => {
-            let ty = memty_of(f.e("dtype")?)?;
-            let v = f.v("vb")?;
-            let base = ureg(f, "ura")?;
+        o::BREV::ID | o::UBREV::ID => Op::Brev { d: f.dst_of(D)?, b: f.src_of(B)?.0 },
+        o::BMSK::ID | o::UBMSK::ID => {
+            Op::Bmsk { d: f.dst_of(D)?, a: f.src_of(A)?.0, b: f.src_of(B)?.0, wrap: f.e(k::CWMODE)? == mods::CWMode::WRAP }
+        }
+        o::SGXT::ID | o::USGXT::ID => Op::Sgxt {
+            d: f.dst_of(D)?,
+            a: f.src_of(A)?.0,
+            b: f.src_of(B)?.0,
+            wrap: f.e(k::CWMODE)? == mods::CWMode::WRAP,
+            signed: signed_of(f)?,
+        },
+        o::ULDC::ID => {
+            let ty = memty_of(f.e(k::DTYPE)?)?;
+            let v = f.v(k::VB)?;
+            let base = ureg(f, k::URA)?;
             let raw = v & 0xffff;
             // With a register the 16-bit offset is signed, without it unsigned.
             let off = if base == UR_ZERO { raw as i32 } else { sign_extend(raw, 16) as i32 };
             let mut d = [UR_DUMP; 4];
-            let first = f.v("urd")? as u8;
+            let first = f.v(k::URD)? as u8;
             if first != UR_ZERO {
                 for (i, slot) in d.iter_mut().enumerate().take(ty.regs()) {
                     *slot = first + i as u8;
@@ -512,91 +607,83 @@ pub(crate) fn decode_op(f: &Fields, optype: &str) -> R<Op> {
             }
             Op::Uldc { d, bank: ((v >> 16) & 63) as u8, off, base, ty }
         }
-        "MUFU" => {
+        o::MUFU::ID => {
             let (b, bn) = f.src_of(B)?;
             Op::Mufu {
-                d: f.dst("rd")?,
+                d: f.dst(k::RD)?,
                 b,
-                m: FMod { neg: f.m(bn, "neg"), abs: f.m(bn, "abs") },
-                hsel: f.m(bn, "hsel"),
-                f: match f.e("mufuop")? {
-                    "COS" => MufuFn::Cos,
-                    "SIN" => MufuFn::Sin,
-                    "EX2" => MufuFn::Ex2,
-                    "LG2" => MufuFn::Lg2,
-                    "RCP" => MufuFn::Rcp,
-                    "RSQ" => MufuFn::Rsq,
-                    "SQRT" => MufuFn::Sqrt,
-                    "TANH" => MufuFn::Tanh,
-                    o => return Err(format!("unknown MUFU function {}", o)),
+                m: FMod { neg: f.m(bn, Suffix::NEG), abs: f.m(bn, Suffix::ABS) },
+                hsel: f.m(bn, Suffix::HSEL),
+                f: {
+                    use mods::MUFUOp as X;
+                    match f.e(k::MUFUOP)? {
+                        X::COS => MufuFn::Cos,
+                        X::SIN => MufuFn::Sin,
+                        X::EX2 => MufuFn::Ex2,
+                        X::LG2 => MufuFn::Lg2,
+                        X::RCP => MufuFn::Rcp,
+                        X::RSQ => MufuFn::Rsq,
+                        X::SQRT => MufuFn::Sqrt,
+                        X::TANH => MufuFn::Tanh,
+                        o => return Err(format!("unknown MUFU function {}", o.0)),
+                    }
                 },
-                ty: match f.e("dtype")? {
-                    "F32" => MufuTy::F32,
-                    "F64" => MufuTy::F64,
-                    "F16_V2" => MufuTy::F16x2,
-                    "BF16_V2" => MufuTy::Bf16x2,
-                    "F16" => MufuTy::F16,
-                    "BF16" => MufuTy::Bf16,
-                    "F64H" => MufuTy::F64H,
-                    t => return Err(format!("unknown MUFU type {}", t)),
+                ty: {
+                    use mods::MUFUDType as X;
+                    match f.e(k::DTYPE)? {
+                        X::F32 => MufuTy::F32,
+                        X::F64 => MufuTy::F64,
+                        X::F16_V2 => MufuTy::F16x2,
+                        X::BF16_V2 => MufuTy::Bf16x2,
+                        X::F16 => MufuTy::F16,
+                        X::BF16 => MufuTy::Bf16,
+                        X::F64H => MufuTy::F64H,
+                        t => return Err(format!("unknown MUFU type {}", t.0)),
+                    }
                 },
-                sat: f.e_or("sat", "NoSAT")? == "SAT",
+                sat: f.e_or(k::SAT, mods::FPSat::NoSAT)? == mods::FPSat::SAT,
             }
         }
-        "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" => {
-            let fm = |n: &str| FMod { neg: f.m(n, "neg"), abs: f.m(n, "abs") };
-            let a = f.src64("ra")?;
+        o::DADD::ID | o::DMUL::ID | o::DFMA::ID | o::DMNMX::ID | o::DSETP::ID => {
+            let fm = |n: F| FMod { neg: f.m(n, Suffix::NEG), abs: f.m(n, Suffix::ABS) };
+            let a = f.src64(k::RA)?;
             let (b, bn) = f.src64_of(B)?;
-            let (ma, mb) = (fm("ra"), fm(bn));
-            match optype {
-                "DADD" => Op::Dadd { d: f.dst64("rd")?, a, b, ma, mb, rnd: rnd_of(f.e("rnd")?)? },
-                "DMUL" => Op::Dmul { d: f.dst64("rd")?, a, b, ma, mb, rnd: rnd_of(f.e("rnd")?)? },
-                "DFMA" => {
+            let (ma, mb) = (fm(k::RA), fm(bn));
+            match ot {
+                o::DADD::ID => Op::Dadd { d: f.dst64(k::RD)?, a, b, ma, mb, rnd: rnd_of(f.e(k::RND)?)? },
+                o::DMUL::ID => Op::Dmul { d: f.dst64(k::RD)?, a, b, ma, mb, rnd: rnd_of(f.e(k::RND)?)? },
+                o::DFMA::ID => {
                     let (c, cn) = f.src64_of(C)?;
-                    Op::Dfma { d: f.dst64("rd")?, a, b, c, ma, mb, mc: fm(cn), rnd: rnd_of(f.e("rnd")?)? }
+                    Op::Dfma { d: f.dst64(k::RD)?, a, b, c, ma, mb, mc: fm(cn), rnd: rnd_of(f.e(k::RND)?)? }
                 }
-                "DMNMX" => Op::Dmnmx { d: f.dst64("rd")?, a, b, ma, mb, pp: f.pin("pp")? },
+                o::DMNMX::ID => Op::Dmnmx { d: f.dst64(k::RD)?, a, b, ma, mb, pp: f.pin(k::PP)? },
                 _ => Op::Dsetp {
                     a,
                     b,
                     ma,
                     mb,
-                    cmp: fcmp_of(f.e("cmp")?)?,
-                    bop: bop_of(f.e("lop")?)?,
-                    pp: f.pin("pp")?,
-                    pu: f.pdst("pu")?,
-                    pv: f.pdst("pv")?,
+                    cmp: fcmp_of(f.e(k::CMP)?)?,
+                    bop: lop_of(f.e(k::LOP)?)?,
+                    pp: f.pin(k::PP)?,
+                    pu: f.pdst(k::PU)?,
+                    pv: f.pdst(k::PV)?,
                 },
             }
         }
-        "UF2FP" => Op::Undefined("UF2FP"),
-        other => return Err(format!("the simulator does not implement {}", other)),
-    })
+        o::UF2FP::ID => Op::Undefined("UF2FP"),
+        _ => return Ok(None),
+    }))
 }
 
-/// `pp` or its uniform twin `upp`.
-fn pick_p(f: &Fields, name: &'static str) -> &'static str {
-    if f.has(name) {
-        return name;
-    }
-    match name {
-        "pp" => "upp",
-        "pq" => "upq",
-        "pu" => "upu",
-        "pv" => "upv",
-        _ => name,
-    }
-}
-
-fn ureg(f: &Fields, name: &str) -> R<u8> {
+fn ureg(f: &Fields, name: F) -> R<u8> {
     Ok(f.v(name)? as u8)
 }
 
-fn byte_of(s: &str) -> u8 {
+fn byte_of(s: mods::BSel) -> u8 {
     match s {
-        "B1" => 1,
-        "B2" => 2,
-        "B3" => 3,
+        mods::BSel::B1 => 1,
+        mods::BSel::B2 => 2,
+        mods::BSel::B3 => 3,
         _ => 0,
     }
 }

@@ -521,24 +521,16 @@ pub(crate) fn execute(
         Op::S2r { d, sr } => alu_uniform::s2r(warp, site, *d, *sr, e, ex.uniform)?,
         Op::Load { .. } | Op::Store { .. } | Op::Ldc { .. } | Op::Atom { .. } => mem_ops::exec(op, warp, site.shared, mem, cb, e)?,
         Op::Vote { .. } | Op::Shfl { .. } => collective::exec(op, &mut warp.regs, cb, e)?,
-        Op::Bra { .. }
-        | Op::BraR { .. }
-        | Op::Call { .. }
-        | Op::CallR { .. }
-        | Op::Ret { .. }
-        | Op::Exit
-        | Op::Bpt { .. }
-        | Op::Lepc { .. }
-        | Op::Bssy { .. }
-        | Op::Bsync { .. }
-        | Op::Break { .. }
-        | Op::BmovToR { .. }
-        | Op::BmovToB { .. }
-        | Op::Bar { .. } => return control::exec(op, warp, site, cb, a, e, pc),
         Op::Undefined(name) => return Err(TrapKind::SemanticsNotDefined(name).into()),
         Op::Invalid => {
             let msg = prog.errors[idx].clone().unwrap_or_else(|| "invalid instruction".into());
             return Err(TrapKind::Undecodable(msg).into());
+        }
+        // The rest are the control instructions (`Op::is_control`, the one
+        // list the JIT's region discovery uses too).
+        op => {
+            debug_assert!(op.is_control(), "{:?} has no executor", op);
+            return control::exec(op, warp, site, cb, a, e, pc);
         }
     }
     Ok(Flow::Next)

@@ -749,3 +749,29 @@ pub enum Op {
     /// kept in the program's side table.
     Invalid,
 }
+
+impl Op {
+    /// The control instructions (branches, calls, convergence barriers,
+    /// breakpoint, CTA barrier): the interpreter runs them in
+    /// `control::exec`, and a JIT region leaves translated code at them
+    /// (except the convergence-barrier ones it runs in place).
+    pub(crate) fn is_control(&self) -> bool {
+        matches!(
+            self,
+            Op::Bra { .. }
+                | Op::BraR { .. }
+                | Op::Call { .. }
+                | Op::CallR { .. }
+                | Op::Ret { .. }
+                | Op::Exit
+                | Op::Bpt { .. }
+                | Op::Lepc { .. }
+                | Op::Bssy { .. }
+                | Op::Bsync { .. }
+                | Op::Break { .. }
+                | Op::BmovToR { .. }
+                | Op::BmovToB { .. }
+                | Op::Bar { .. }
+        )
+    }
+}

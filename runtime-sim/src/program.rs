@@ -186,7 +186,7 @@ fn invalid() -> Exec {
 /// "semantics not defined" rather than "undecodable".
 fn undecodable(raw: &[u8; INST_BYTES]) -> Exec {
     let isa = &ursa_emit::ISA;
-    let Some(uf2fp) = isa.optypes.iter().find(|o| o.name == "UF2FP") else { return invalid() };
+    let uf2fp = &isa.optypes[ursa_emit::optypes::UF2FP::ID as usize];
     if uf2fp.value != raw[0] {
         return invalid();
     }
@@ -208,7 +208,7 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         wsb: inst.get(control::WSB) as u8,
         req: inst.get(control::REQ) as u8,
     };
-    let uniform = def.group == "UDP" || def.group == "EXTU";
+    let uniform = inst.form.uniform();
     let guard = if let Some(g) = def.guard {
         let gf = &def.fields[g as usize];
         let not = def.guard_not.is_some_and(|n| inst.get_at(n as usize) != 0);
@@ -216,7 +216,11 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
     } else {
         PIn::TRUE
     };
-    let decoded = if def.file.contains("ext") { decode_ext(&f, &optype.name, pc) } else { decode_op(&f, &optype.name) };
+    let decoded = match decode_op(&f, def.optype) {
+        Ok(None) => decode_ext(&f, def.optype, pc),
+        d => d,
+    };
+    let decoded = decoded.and_then(|op| op.ok_or_else(|| format!("the simulator does not implement {}", optype.name)));
     let (op, err) = match decoded {
         Ok(op) => (op, None),
         Err(e) => (Op::Invalid, Some(e)),

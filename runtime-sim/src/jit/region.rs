@@ -75,20 +75,14 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         Op::Bra { target: t } => target(*t).map_or(Class::Leave, Class::Bra),
         Op::Call { target: t, d: Dst64::R(..) } if !e.uniform => target(*t).map_or(Class::Leave, Class::Call),
         Op::Ret { a: Src64::R(..) | Src64::U(..) | Src64::Imm(_) } if !e.uniform => Class::Ret,
-        Op::Call { .. }
-        | Op::Ret { .. }
-        | Op::BraR { .. }
-        | Op::CallR { .. }
-        | Op::Exit
-        | Op::Bpt { .. }
-        | Op::Bar { .. }
-        | Op::Lepc { .. }
-        | Op::Undefined(_)
-        | Op::Invalid => Class::Leave,
+        Op::Undefined(_) | Op::Invalid => Class::Leave,
         // Run in place by the interpreter (`run_one`): with the lane the
-        // warp's only live one, saving or restoring its views never changes
-        // the flow.
+        // warp's only live one, saving or restoring its barrier views never
+        // changes the flow.
         Op::BmovToR { .. } | Op::BmovToB { .. } => Class::Helper,
+        // The other control instructions leave translated code, except
+        // BSSY/BSYNC/BREAK, which are host code (`Tx::convergence`).
+        op if op.is_control() && !super::translate::native(op, e.uniform) => Class::Leave,
         op => {
             if super::translate::native(op, e.uniform) {
                 Class::Native
