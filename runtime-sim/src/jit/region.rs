@@ -76,12 +76,8 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         Op::Call { target: t, d: Dst64::R(..) } if !e.uniform => target(*t).map_or(Class::Leave, Class::Call),
         Op::Ret { a: Src64::R(..) | Src64::U(..) | Src64::Imm(_) } if !e.uniform => Class::Ret,
         Op::Undefined(_) | Op::Invalid => Class::Leave,
-        // Run in place by the interpreter (`run_one`): with the lane the
-        // warp's only live one, saving or restoring its barrier views never
-        // changes the flow.
-        Op::BmovToR { .. } | Op::BmovToB { .. } => Class::Helper,
-        // The other control instructions leave translated code, except
-        // BSSY/BSYNC/BREAK, which are host code (`Tx::convergence`).
+        // The other control instructions leave translated code, except the
+        // convergence-barrier ones, which are host code (`Tx::convergence`).
         op if op.is_control() && !super::translate::native(op, e.uniform) => Class::Leave,
         op => {
             if super::translate::native(op, e.uniform) {

@@ -55,7 +55,8 @@ pub(crate) fn native(op: &Op, uniform: bool) -> bool {
         Op::Load { space: AddrSpace::Local, a, .. } | Op::Store { space: AddrSpace::Local, a, .. } => plain64(a),
         // With the lane the warp's only live one (`jit_ready`) they never
         // change the flow: see `Tx::convergence`.
-        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => true,
+        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } | Op::BmovToR { .. } => true,
+        Op::BmovToB { s, .. } => plain(s),
         _ => false,
     }
 }
@@ -852,14 +853,16 @@ impl Tx<'_, '_> {
                 let v = self.src64(s);
                 self.put64(d, v);
             }
-            Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } => self.convergence(op, pc, idx, t),
+            Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } => {
+                self.convergence(op, pc, idx, t)
+            }
             Op::Load { space: AddrSpace::Local, d, a, ofs, ty } => self.local(pc, idx, t, a, ofs, ty, Some(d), None),
             Op::Store { space: AddrSpace::Local, s, a, ofs, ty } => self.local(pc, idx, t, a, ofs, ty, None, Some(s)),
             _ => unreachable!("not a native op: {:?}", op),
         }
     }
 
-    /// BSSY, BREAK and BSYNC of control.rs for the lane, which is the warp's
+    /// BSSY, BREAK, BSYNC and BMOV of control.rs for the lane, which is the warp's
     /// only live one (`jit_ready`; the others have exited): no lane waits at
     /// a convergence barrier, so BSSY and BREAK only write the lane's own
     /// view of the barrier (BSSY also its target; the views of exited lanes
@@ -902,6 +905,20 @@ impl Tx<'_, '_> {
                 // The helper wrote no register it did not fault on.
                 self.cache = saved;
                 self.clobbered = false;
+            }
+            // The lane's own view saved (and cleared) or restored: no lane
+            // waits, so nothing is released.
+            Op::BmovToR { d, b, clear } => {
+                let v = self.b.ins().load(I32, fl, warp_b, VIEW_STRIDE * b as i32);
+                if clear {
+                    let zero = self.iconst32(0);
+                    self.b.ins().store(fl, zero, warp_b, VIEW_STRIDE * b as i32);
+                }
+                self.put(d, v);
+            }
+            Op::BmovToB { b, s } => {
+                let v = self.src(s);
+                self.b.ins().store(fl, v, warp_b, VIEW_STRIDE * b as i32);
             }
             _ => unreachable!("not a convergence-barrier op: {:?}", op),
         }
