@@ -365,11 +365,12 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 reads.dedup();
                 // A value no form takes in its place (a guard, a predicate
                 // operand) goes alone; values that fit one at a time but not
-                // together all go.
+                // together all go (the fields name no uniform value but
+                // `reads`: one that fits alone fits).
                 let alone: Vec<VReg> = reads.iter().copied().filter(|&v| !takes_as_ur(m, |x| x == v)).collect();
                 if !alone.is_empty() {
                     drop.extend(alone);
-                } else if !takes_as_ur(m, |x| uniform.contains(&x)) {
+                } else if reads.len() > 1 && !takes_as_ur(m, |x| uniform.contains(&x)) {
                     drop.extend(reads);
                 }
             }
