@@ -335,6 +335,11 @@ pub struct Divergence {
 }
 
 impl Divergence {
+    /// No divergent branch and no value known uniform (for a function
+    /// without conditional branches, when only its branches are asked about).
+    pub fn without_branches(cfg: &Cfg) -> Divergence {
+        Divergence { values: Vec::new(), branches: vec![false; cfg.num_blocks()] }
+    }
     pub fn is_divergent(&self, v: Value) -> bool {
         self.values.get(v.index()).copied().unwrap_or(true)
     }

@@ -348,7 +348,10 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
     // Without a barrier there is nothing to check.
     let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
-    let div = divergence::analyze(f, &cfg, kernel);
+    // Only a conditional branch can diverge: without one (and without a
+    // barrier to check) the analysis would find nothing.
+    let conditional = cfg.rpo.iter().any(|&b| f.layout.last_inst(b).is_some_and(|i| matches!(f.dfg.insts[i], InstructionData::Brif { .. } | InstructionData::BranchTable { .. })));
+    let div = if has_barrier || conditional { divergence::analyze(f, &cfg, kernel) } else { Divergence::without_branches(&cfg) };
     if has_barrier {
         check_barriers(f, &cfg, &div, kernel, facts)?;
     }
@@ -363,7 +366,8 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
             _ => u16::MAX,
         }
     };
-    let groups = groups(f, &cfg, &div, kernel, facts, &mut out.skipped);
+    // Regions start only at divergent branches.
+    let groups = if div.branches.contains(&true) { groups(f, &cfg, &div, kernel, facts, &mut out.skipped) } else { Vec::new() };
     alloc_bregs::allocate(f, &cfg, &div, kernel, groups, avoid, facts, &mut out);
     Ok(out)
 }

@@ -219,7 +219,9 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
             for f in &m.fixups {
                 let o = m.opnds[f.opnd as usize];
                 let orig = &m.pieces[f.piece as usize];
-                if vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
+                // Only a candidate not yet known wide can change the outcome
+                // (the bit width below is the costly part).
+                if !narrow.contains(&o.vreg) || wide.contains(&o.vreg) || vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
                     continue;
                 }
                 // The field in the kept piece (through the twin map).

@@ -304,6 +304,9 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // the copies of one edge ordered (a parallel copy): it stays per-lane.
     params.retain(|p, &mut (bi, _)| incoming.get(p).is_some_and(|ins| ins.iter().all(|a| a == p || !vcode.blocks[bi].params.contains(a))));
 
+    if cands.is_empty() && params.is_empty() {
+        return Plan::Nothing;
+    }
     // Values read where no UR operand can go (pseudo-instructions other than
     // a branch on its predicate, ABI registers).
     let mut escapes: HashSet<VReg> = HashSet::default();
@@ -353,16 +356,21 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 if m.pseudo != Pseudo::None || at.get(&(bi, ii)).is_some_and(|d| uniform.contains(d)) {
                     continue;
                 }
+                // Reading no uniform value through a field, it takes them all.
+                if !m.fixups.iter().any(|f| uniform.contains(&m.opnds[f.opnd as usize].vreg)) {
+                    continue;
+                }
                 let mut reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
                 reads.sort();
                 reads.dedup();
                 // A value no form takes in its place (a guard, a predicate
                 // operand) goes alone; values that fit one at a time but not
-                // together all go.
+                // together all go (the fields name no uniform value but
+                // `reads`: one that fits alone fits).
                 let alone: Vec<VReg> = reads.iter().copied().filter(|&v| !takes_as_ur(m, |x| x == v)).collect();
                 if !alone.is_empty() {
                     drop.extend(alone);
-                } else if !takes_as_ur(m, |x| uniform.contains(&x)) {
+                } else if reads.len() > 1 && !takes_as_ur(m, |x| uniform.contains(&x)) {
                     drop.extend(reads);
                 }
             }

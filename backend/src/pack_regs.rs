@@ -197,19 +197,21 @@ fn chunks<'a>(refs: &'a [Ref], flat: &'a [u32]) -> impl Iterator<Item = (Ref, &'
 
 /// Interference between webs: a bit matrix while it stays small (no
 /// per-web lists to sort), sorted neighbour lists otherwise.
-enum Interference {
-    Matrix { words: usize, bits: Vec<u64> },
+enum Interference<'a> {
+    Matrix { words: usize, bits: &'a mut Vec<u64> },
     Lists(Vec<Vec<u32>>),
 }
 
 /// Webs up to which the matrix is used (2 MiB of bits).
 const MATRIX_MAX: usize = 4096;
 
-impl Interference {
-    fn new(nw: usize) -> Self {
+impl<'a> Interference<'a> {
+    /// `bits`: the matrix's storage (reused).
+    fn new(nw: usize, bits: &'a mut Vec<u64>) -> Self {
         if nw <= MATRIX_MAX {
             let words = nw.div_ceil(64);
-            Interference::Matrix { words, bits: vec![0; words * nw] }
+            reset(bits, words * nw, 0);
+            Interference::Matrix { words, bits }
         } else {
             Interference::Lists(vec![Vec::new(); nw])
         }
@@ -311,11 +313,11 @@ impl<T> std::ops::Index<usize> for Lists<T> {
 }
 
 /// Union-find over web nodes.
-struct Webs {
-    parent: Vec<u32>,
+struct Webs<'a> {
+    parent: &'a mut Vec<u32>,
 }
 
-impl Webs {
+impl Webs<'_> {
     fn add(&mut self) -> u32 {
         self.parent.push(self.parent.len() as u32);
         self.parent.len() as u32 - 1
@@ -450,10 +452,60 @@ fn all_refs(code: &Code) -> Refs {
     refs
 }
 
+/// `v` emptied, then `n` times `x` (keeping its storage).
+fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
+
+/// The tables of [`pack_file`], kept per thread and reused from one function
+/// to the next (cleared, never shrunk), as `assign_regs` keeps regalloc2's
+/// context: most functions are small, and allocating and freeing some thirty
+/// vectors per register file was a large part of the pass.
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<Access>,
+    gen: Vec<RegSet>,
+    kill: Vec<RegSet>,
+    live_in: Vec<RegSet>,
+    live_out: Vec<RegSet>,
+    parent: Vec<u32>,
+    orig_reg: Vec<u32>,
+    in_base: Vec<u32>,
+    rnodes: Vec<u32>,
+    wnodes: Vec<u32>,
+    rstart: Vec<usize>,
+    wstart: Vec<usize>,
+    end_cur: Vec<u32>,
+    end_at: Vec<usize>,
+    fixed_nodes: Vec<u32>,
+    cur: Vec<u32>,
+    web_of: Vec<u32>,
+    web_reg: Vec<u32>,
+    fixed: Vec<bool>,
+    aligned: Vec<(u32, u32)>,
+    bits: Vec<u64>,
+    live: Vec<u32>,
+    pairs: Vec<(u32, u32)>,
+    first: Vec<usize>,
+    color: Vec<Option<u32>>,
+    align_of: Vec<u32>,
+    residue: Vec<(u32, u32)>,
+    keep: Vec<bool>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
 /// Renames the general and the uniform registers of `code` densely (see the
 /// module docs). Fails only for code that names registers above the file
 /// (spill slots in registers), which is then left in an unusable state.
 pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
+    SCRATCH.with(|s| pack_regs_with(code, &mut s.borrow_mut()))
+}
+
+fn pack_regs_with(code: &mut Code, s: &mut Scratch) -> Result<PackStats, PackError> {
     let refs = all_refs(code);
     let regs_before = highest_reg(&refs, RegFile::R);
     let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(&refs, RegFile::UR) };
@@ -462,10 +514,10 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
     }
     // The UR and UP passes first; `refs` is taken again for the R pass if
     // the UR pass deleted copies.
-    let ucopies = pack_file(code, RegFile::UR, &refs)?;
-    pack_file(code, RegFile::UP, &refs)?;
+    let ucopies = pack_file(code, RegFile::UR, &refs, s)?;
+    pack_file(code, RegFile::UP, &refs, s)?;
     let refs = if ucopies > 0 { all_refs(code) } else { refs };
-    stats.copies_removed = ucopies + pack_file(code, RegFile::R, &refs)?;
+    stats.copies_removed = ucopies + pack_file(code, RegFile::R, &refs, s)?;
     (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
     Ok(stats)
 }
@@ -480,7 +532,37 @@ fn copy_fields(file: RegFile) -> (usize, usize) {
 }
 
 /// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackError> {
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<usize, PackError> {
+    let Scratch {
+        acc,
+        gen,
+        kill,
+        live_in,
+        live_out,
+        parent,
+        orig_reg,
+        in_base,
+        rnodes,
+        wnodes,
+        rstart,
+        wstart,
+        end_cur,
+        end_at,
+        fixed_nodes,
+        cur,
+        web_of,
+        web_reg,
+        fixed,
+        aligned,
+        bits,
+        live,
+        pairs,
+        first,
+        color,
+        align_of,
+        residue,
+        keep,
+    } = s;
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63), UP0–UP6 (UPT is 7).
     let limit: u32 = match file {
         RegFile::R => NREGS as u32,
@@ -491,7 +573,9 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
         return Ok(0);
     }
-    let acc: Vec<Access> = (0..code.items.len()).map(|i| access(code, i, file, refs)).collect();
+    acc.clear();
+    acc.extend((0..code.items.len()).map(|i| access(code, i, file, refs)));
+    let acc: &[Access] = acc;
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
         return Ok(0);
     }
@@ -511,8 +595,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let nb = ranges.len();
 
     // Liveness per block.
-    let mut gen = vec![RegSet::new(nregs); nb];
-    let mut kill = vec![RegSet::new(nregs); nb];
+    reset(gen, nb, RegSet::new(nregs));
+    reset(kill, nb, RegSet::new(nregs));
     for b in 0..nb {
         let (s, e) = ranges[b];
         for a in acc[s..e].iter().rev() {
@@ -531,8 +615,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
             }
         }
     }
-    let mut live_in = vec![RegSet::new(nregs); nb];
-    let mut live_out = vec![RegSet::new(nregs); nb];
+    reset(live_in, nb, RegSet::new(nregs));
+    reset(live_out, nb, RegSet::new(nregs));
     let mut changed = true;
     while changed {
         changed = false;
@@ -554,10 +638,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     }
 
     // Web nodes: one per definition and per (block, live-in register).
-    let mut webs = Webs { parent: Vec::new() };
-    let mut orig_reg: Vec<u32> = Vec::new();
+    parent.clear();
+    let mut webs = Webs { parent };
+    orig_reg.clear();
     // The node of (block b, live-in register r) is in_base[b] + rank of r.
-    let mut in_base: Vec<u32> = Vec::with_capacity(nb);
+    in_base.clear();
     for li in live_in.iter() {
         in_base.push(webs.parent.len() as u32);
         for r in li.iter() {
@@ -570,18 +655,18 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // of each reference; the rest follow through the groups).
     // Flat: item i's read nodes are rnodes[rstart[i]..rstart[i + 1]], one
     // per register of each reference in order (writes likewise).
-    let mut rnodes: Vec<u32> = Vec::new();
-    let mut wnodes: Vec<u32> = Vec::new();
-    let mut rstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
-    let mut wstart: Vec<usize> = Vec::with_capacity(acc.len() + 1);
+    rnodes.clear();
+    wnodes.clear();
+    rstart.clear();
+    wstart.clear();
     // Per block: the node in each register of live_out (by rank), or MAX:
     // block b's are `end_cur[end_at[b]..end_at[b + 1]]`.
-    let mut end_cur: Vec<u32> = Vec::new();
-    let mut end_at: Vec<usize> = Vec::with_capacity(nb + 1);
-    let mut fixed_nodes: Vec<u32> = Vec::new();
+    end_cur.clear();
+    end_at.clear();
+    fixed_nodes.clear();
     // The current node of each register (u32::MAX: none), reset after each
     // block only where the block wrote it (`touched`).
-    let mut cur: Vec<u32> = vec![u32::MAX; nregs];
+    reset(cur, nregs, u32::MAX);
     let mut touched = RegSet::new(nregs);
     for b in 0..nb {
         let (s, e) = ranges[b];
@@ -655,9 +740,9 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
 
     // Webs as dense ids.
     let nnodes = webs.parent.len();
-    let mut web_of = vec![u32::MAX; nnodes];
+    reset(web_of, nnodes, u32::MAX);
     let mut nwebs = 0u32;
-    let mut web_reg: Vec<u32> = Vec::new();
+    web_reg.clear();
     for n in 0..nnodes as u32 {
         let r = webs.find(n);
         if web_of[r as usize] == u32::MAX {
@@ -668,8 +753,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         web_of[n as usize] = web_of[r as usize];
     }
     let nw = nwebs as usize;
-    let mut fixed = vec![false; nw];
-    for &n in &fixed_nodes {
+    reset(fixed, nw, false);
+    for &n in fixed_nodes.iter() {
         fixed[web_of[n as usize] as usize] = true;
     }
     for r in live_in[0].iter() {
@@ -684,7 +769,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     // Groups of tuple halves, with alignments.
     let mut groups = Groups { parent: (0..nwebs).collect(), off: vec![0; nw], broken: vec![false; nw] };
     // (web, alignment): the web's register must be a multiple of `alignment`.
-    let mut aligned: Vec<(u32, u32)> = Vec::new();
+    aligned.clear();
     for i in 0..acc.len() {
         let (rn, wn) = (read_nodes(i), write_nodes(i));
         for v in chunks(&acc[i].reads, rn).map(|(_, v)| v).chain(chunks(&acc[i].writes, wn).map(|(_, v)| v)) {
@@ -705,14 +790,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     };
 
     // Interference.
-    let mut adj = Interference::new(nw);
+    let mut adj = Interference::new(nw, bits);
     // Registers above the file live across a call.
     let mut across_call: Vec<u32> = Vec::new();
     {
         let mut add = |a: u32, b: u32| adj.add(a, b);
         // The web in each register of `live_set` (other entries are stale
         // and never read).
-        let mut live: Vec<u32> = vec![u32::MAX; nregs];
+        reset(live, nregs, u32::MAX);
         for b in 0..nb {
             let (s, e) = ranges[b];
             let mut live_set = RegSet::new(nregs);
@@ -780,7 +865,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     }
 
     // Copy affinities (MOV Rd, Rb).
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    pairs.clear();
     for i in 0..acc.len() {
         if is_copy(i) {
             let d = web_of[write_nodes(i)[0] as usize];
@@ -789,7 +874,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
             pairs.push((s, d));
         }
     }
-    let affine = Lists::new(nw, &pairs);
+    let affine = Lists::new(nw, pairs);
 
     // Groups: members with offsets from the lowest, fixed or not.
     let by_root: Vec<(u32, (u32, i32))> = (0..nwebs)
@@ -801,7 +886,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     let members = Lists::new(nw, &by_root);
     let mut order: Vec<u32> = (0..nwebs).filter(|&r| !members[r as usize].is_empty()).collect();
     // First appearance of each web in program order.
-    let mut first = vec![usize::MAX; nw];
+    reset(first, nw, usize::MAX);
     for i in 0..acc.len() {
         for &n in read_nodes(i).iter().chain(write_nodes(i).iter()) {
             let w = web_of[n as usize] as usize;
@@ -812,14 +897,14 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
         (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
     order.sort_by_key(|&r| (group_first[r as usize], r));
 
-    let mut color: Vec<Option<u32>> = vec![None; nw];
-    let mut align_of = vec![1u32; nw];
-    for &(w, a) in &aligned {
+    reset(color, nw, None);
+    reset(align_of, nw, 1);
+    for &(w, a) in aligned.iter() {
         align_of[w as usize] = align_of[w as usize].max(a);
     }
     // The residue an aligned group needs of each member: (modulus, residue),
     // so a copy partner can be placed where the copy can later vanish.
-    let mut residue: Vec<(u32, u32)> = vec![(1, 0); nw];
+    reset(residue, nw, (1, 0));
     for ms in (0..nw).map(|r| &members[r]).filter(|ms| !ms.is_empty()) {
         let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
         let a = align_of[m as usize];
@@ -924,7 +1009,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
 
     // Delete copies that became `MOV Rn, Rn` (`UMOV URn, URn`).
     let mut copies_removed = 0;
-    let mut keep = vec![true; code.items.len()];
+    reset(keep, code.items.len(), true);
     for (i, it) in code.items.iter().enumerate() {
         if matches!(file, RegFile::R | RegFile::UR) && it.inst.form == copy_form && !it.inst.is_guarded() {
             let (d, s) = (it.inst.get_at(copy_fields(file).0), it.inst.get_at(copy_fields(file).1));
@@ -937,7 +1022,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs) -> Result<usize, PackE
     if copies_removed > 0 {
         let mut new_index = Vec::with_capacity(keep.len() + 1);
         let mut k = 0;
-        for &kp in &keep {
+        for &kp in keep.iter() {
             new_index.push(k);
             if kp {
                 k += 1;
