@@ -71,11 +71,7 @@ fn clif_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn parse(path: &Path) -> Vec<Function> {
     let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
     // `target` lines name machines this build may not have: blank them.
-    let text: String = text
-        .lines()
-        .map(|l| if l.trim_start().starts_with("target") { "" } else { l })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text: String = text.lines().map(|l| if l.trim_start().starts_with("target") { "" } else { l }).collect::<Vec<_>>().join("\n");
     match parse_test(&text, ParseOptions::default()) {
         Ok(tf) => tf.functions.into_iter().map(|(f, _)| f).collect(),
         Err(_) => Vec::new(),
@@ -123,7 +119,12 @@ fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     for p in &files {
-        let cat = p.strip_prefix(&dir).ok().and_then(|r| r.components().next()).map(|c| c.as_os_str().to_string_lossy().into_owned()).unwrap_or_default();
+        let cat = p
+            .strip_prefix(&dir)
+            .ok()
+            .and_then(|r| r.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
         let cat = if cat.ends_with(".clif") { "(top)".to_string() } else { cat };
         for f in parse(p) {
             total += 1;
@@ -211,7 +212,14 @@ fn bench(c: &mut Criterion) {
             println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x", cat, n, u * 1e3, cl * 1e3, u / cl);
         }
     });
-    println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x", "total", cats.iter().map(|c| c.1.len()).sum::<usize>(), su * 1e3, sc * 1e3, su / sc);
+    println!(
+        "{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x",
+        "total",
+        cats.iter().map(|c| c.1.len()).sum::<usize>(),
+        su * 1e3,
+        sc * 1e3,
+        su / sc
+    );
 }
 
 criterion_group!(benches, bench);

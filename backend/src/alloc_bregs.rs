@@ -152,17 +152,21 @@ fn splits(f: &Function, cfg: &Cfg, div: &Divergence, groups: &[Group]) -> Vec<Ve
 /// in the plan's regions, the busy registers of its calls and which calls
 /// may run at once.
 #[allow(clippy::too_many_arguments)]
-pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut groups: Vec<Group>, avoid: u16, facts: Option<&ModuleFacts>, out: &mut Plan) {
+pub fn allocate(
+    f: &Function,
+    cfg: &Cfg,
+    div: &Divergence,
+    kernel: bool,
+    mut groups: Vec<Group>,
+    avoid: u16,
+    facts: Option<&ModuleFacts>,
+    out: &mut Plan,
+) {
     let pos = |b: Block| cfg.rpo.iter().position(|&x| x == b).unwrap_or(usize::MAX);
     groups.sort_by_key(|g| (pos(g.setup), std::cmp::Reverse(pos(g.joins[0]))));
     loop {
         let splits = splits(f, cfg, div, &groups);
-        let live: Vec<Points> = groups
-            .iter()
-            .map(|g| {
-                reach(cfg, body(g.setup), &cfg.mask_of(&g.joins), true)
-            })
-            .collect();
+        let live: Vec<Points> = groups.iter().map(|g| reach(cfg, body(g.setup), &cfg.mask_of(&g.joins), true)).collect();
         let n = groups.len();
         let mut clash = vec![vec![false; n]; n];
         for a in 0..n {
@@ -222,7 +226,11 @@ pub fn allocate(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, mut gro
         // The calls: registers busy while the callee runs, and which calls
         // may run at once.
         let point_splits = |p: usize| -> Vec<(usize, usize)> {
-            splits.iter().enumerate().flat_map(|(d, sides)| sides.iter().enumerate().filter(move |(_, s)| s.has(p)).map(move |(i, _)| (d, i))).collect()
+            splits
+                .iter()
+                .enumerate()
+                .flat_map(|(d, sides)| sides.iter().enumerate().filter(move |(_, s)| s.has(p)).map(move |(i, _)| (d, i)))
+                .collect()
         };
         let site_pts: Vec<usize> = out.calls.iter().map(|c| body(c.block)).collect();
         let site_in: Vec<Vec<(usize, usize)>> = site_pts.iter().map(|&p| point_splits(p)).collect();
@@ -274,9 +282,11 @@ fn borrowable(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], live: &[Points]
         return None;
     }
     (0..NUM_BREGS as u8).find(|&k| {
-        groups.iter().zip(color).enumerate().all(|(b, (h, &c))| {
-            b == a || c != Some(k) || (!live[a].has(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].has(head(hj))))
-        })
+        groups
+            .iter()
+            .zip(color)
+            .enumerate()
+            .all(|(b, (h, &c))| b == a || c != Some(k) || (!live[a].has(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].has(head(hj)))))
     })
 }
 

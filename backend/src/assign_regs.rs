@@ -13,8 +13,8 @@
 //! `R0` (spill scratch for predicates), `R1` (stack pointer), `R2`–`R3` and
 //! `R196`–`R254` are never allocated.
 
-use regalloc2 as ra;
 use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegClass, RegallocOptions};
+use regalloc2 as ra;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
 use crate::place_spill_slots::SlotHomes;

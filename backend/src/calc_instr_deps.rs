@@ -53,7 +53,8 @@ fn locs(i: &Inst, outputs: bool, refs: &mut Vec<ursa_emit::RegRef>, out: &mut Ve
 }
 
 fn is_control(i: &Inst) -> bool {
-    [optypes::BRA::ID, optypes::UBRA::ID, optypes::CALL::ID, optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&i.def().optype)
+    [optypes::BRA::ID, optypes::UBRA::ID, optypes::CALL::ID, optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID]
+        .contains(&i.def().optype)
 }
 
 impl Loc {

@@ -102,12 +102,15 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
             Callee::Indirect => address_taken.clone(),
         }
     };
-    let callees: Vec<Vec<usize>> = sites.iter().map(|ss| {
-        let mut v: Vec<usize> = ss.iter().flat_map(|s| targets(&s.callee)).collect();
-        v.sort();
-        v.dedup();
-        v
-    }).collect();
+    let callees: Vec<Vec<usize>> = sites
+        .iter()
+        .map(|ss| {
+            let mut v: Vec<usize> = ss.iter().flat_map(|s| targets(&s.callee)).collect();
+            v.sort();
+            v.dedup();
+            v
+        })
+        .collect();
     // Functions each function may run (itself included).
     let below: Vec<Vec<bool>> = (0..n)
         .map(|f| {
@@ -129,7 +132,8 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
         .enumerate()
         .map(|(i, f)| {
             let direct = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|inst| {
-                f.dfg.insts[inst].opcode().is_call() && crate::divergence::intrinsic_of(f, inst) == Some(ursa_isel::intrinsics::Intrinsic::Barrier)
+                f.dfg.insts[inst].opcode().is_call()
+                    && crate::divergence::intrinsic_of(f, inst) == Some(ursa_isel::intrinsics::Intrinsic::Barrier)
             });
             direct.then(|| vec![syms[i].clone()])
         })
@@ -141,7 +145,9 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
             if chain[f].is_some() {
                 continue;
             }
-            if let Some(g) = callees[f].iter().copied().filter(|&g| chain[g].is_some()).min_by_key(|&g| chain[g].as_ref().map_or(0, |c| c.len())) {
+            if let Some(g) =
+                callees[f].iter().copied().filter(|&g| chain[g].is_some()).min_by_key(|&g| chain[g].as_ref().map_or(0, |c| c.len()))
+            {
                 let mut c = vec![syms[f].clone()];
                 c.extend(chain[g].clone().unwrap_or_default());
                 chain[f] = Some(c);
@@ -175,7 +181,10 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
             for f in 0..n {
                 let runs = |c: &Callee| targets(c).iter().any(|&x| below[x][f]);
                 if !kernels[f] && twice[f].is_none() && runs(&p.calls[s].callee) && runs(&p.calls[t].callee) {
-                    twice[f] = Some(format!("lanes of a warp may run it in two groups at once (calls from divergent control flow in %{})", syms[g]));
+                    twice[f] = Some(format!(
+                        "lanes of a warp may run it in two groups at once (calls from divergent control flow in %{})",
+                        syms[g]
+                    ));
                 }
             }
         }
@@ -262,7 +271,10 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
 /// planning (they add blocks); `None` if they or the plan fail (the
 /// compiler reports that when it compiles the function).
 fn legalized_plan(f: &Function, kernel: bool, facts: &ModuleFacts) -> Option<Plan> {
-    if f.layout.entry_block().is_none() || cranelift_codegen::verifier::verify_function(f, &cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder())).is_err() {
+    if f.layout.entry_block().is_none()
+        || cranelift_codegen::verifier::verify_function(f, &cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder()))
+            .is_err()
+    {
         return None;
     }
     let mut f = f.clone();

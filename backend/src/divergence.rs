@@ -29,8 +29,8 @@
 
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function, InstructionData, Value};
-use ursa_isel::intrinsics::{self, Intrinsic};
 use ursa_emit::mods::SReg;
+use ursa_isel::intrinsics::{self, Intrinsic};
 
 /// The control-flow graph of the reachable blocks.
 pub struct Cfg {
@@ -373,7 +373,12 @@ pub fn analyze(f: &Function, cfg: &Cfg, kernel: bool) -> Divergence {
             for inst in f.layout.block_insts(b) {
                 let op = f.dfg.insts[inst].opcode();
                 let source = if op.is_call() {
-                    !matches!(intrinsic_of(f, inst), Some(Intrinsic::Const0(_)) | Some(Intrinsic::Special(SReg::SR_CTAID_X | SReg::SR_CTAID_Y | SReg::SR_CTAID_Z)) | Some(Intrinsic::Barrier))
+                    !matches!(
+                        intrinsic_of(f, inst),
+                        Some(Intrinsic::Const0(_))
+                            | Some(Intrinsic::Special(SReg::SR_CTAID_X | SReg::SR_CTAID_Y | SReg::SR_CTAID_Z))
+                            | Some(Intrinsic::Barrier)
+                    )
                 } else {
                     op.can_load() || op.other_side_effects() || op.can_store()
                 };

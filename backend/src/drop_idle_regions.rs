@@ -18,7 +18,8 @@ use ursa_emit::{fields, forms, optypes as o};
 fn is_control(it: &Item) -> bool {
     it.target.is_some()
         || it.call.is_some()
-        || [o::BRA::ID, o::UBRA::ID, o::EXIT::ID, o::RET::ID, o::BPT::ID, o::CALL::ID, o::BSSY::ID, o::BSYNC::ID, o::BREAK::ID, o::BMOV::ID].contains(&it.inst.def().optype)
+        || [o::BRA::ID, o::UBRA::ID, o::EXIT::ID, o::RET::ID, o::BPT::ID, o::CALL::ID, o::BSSY::ID, o::BSYNC::ID, o::BREAK::ID, o::BMOV::ID]
+            .contains(&it.inst.def().optype)
 }
 
 /// Deletes the idle regions; returns how many.

@@ -7,15 +7,15 @@
 use regalloc2::{Allocation, Edit, InstOrEdit, RegClass};
 use ursa_emit::elf::Reloc;
 use ursa_emit::model::Kind;
-use ursa_emit::{forms, Inst, FormId, INST_BYTES};
+use ursa_emit::{forms, FormId, Inst, INST_BYTES};
 use ursa_isel::abi;
 use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo};
 
 use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
-use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, UBRA_I, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR};
-use ursa_emit::typed::{P, R, UP};
-use ursa_emit::mods;
 use crate::place_spill_slots::SlotHomes;
+use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR, UBRA_I};
+use ursa_emit::mods;
+use ursa_emit::typed::{P, R, UP};
 
 /// One machine instruction of the final sequence.
 #[derive(Clone, Debug)]
@@ -273,14 +273,22 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 let rest: Vec<Inst> = pieces.drain(k..).collect();
                                 let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
                                 items.extend(pieces.into_iter().map(item));
-                                items.push(Item { inst: enter, target: Some(BlockId(cold_id)), label: None, call: None, implicit: Implicit::default(), predicated: false });
+                                items.push(Item {
+                                    inst: enter,
+                                    target: Some(BlockId(cold_id)),
+                                    label: None,
+                                    call: None,
+                                    implicit: Implicit::default(),
+                                    predicated: false,
+                                });
                                 starts.push((items.len(), join_id));
                                 cold.push((cold_id, rest, join_id));
                                 continue;
                             }
                             for (k, p) in pieces.into_iter().enumerate() {
                                 let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
-                                let implicit = if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
+                                let implicit =
+                                    if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
                                 items.push(Item { inst: p, target: None, label: None, call, implicit, predicated: m.predicated });
                             }
                         }
@@ -330,7 +338,14 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 items.push(Item { inst: b, target: None, label: None, call: None, implicit, predicated: false });
                             } else {
                                 let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
-                                items.push(Item { inst: inst(forms::BRA_I), target: None, label: None, call: Some(sym), implicit, predicated: false });
+                                items.push(Item {
+                                    inst: inst(forms::BRA_I),
+                                    target: None,
+                                    label: None,
+                                    call: Some(sym),
+                                    implicit,
+                                    predicated: false,
+                                });
                             }
                         }
                         Pseudo::Exit => {
@@ -463,7 +478,8 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
         let pc = (k * INST_BYTES) as i64;
         if let Some(t) = it.target.or(it.label) {
             let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
-            let f = target_field(&i).ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form.name()))?;
+            let f =
+                target_field(&i).ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form.name()))?;
             i.set_at(f, (dest - (pc + INST_BYTES as i64)) as u32 as u64);
         }
         if let Some(sym) = &it.call {

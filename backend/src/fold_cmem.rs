@@ -316,7 +316,6 @@ fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Ins
     mapped.then_some((n, imm))
 }
 
-
 /// Reads the register operand of fixup `k` of `m` from `src` (`value`: the
 /// constant-bank address or the UR number; `width`: the bits the source
 /// holds) by switching its piece to the twin form; A is swapped into B for
@@ -376,7 +375,13 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         }
         let mut old = Some(f.field as usize);
         if swap {
-            old = if old == ra { rb } else if old == rb { ra } else { old };
+            old = if old == ra {
+                rb
+            } else if old == rb {
+                ra
+            } else {
+                old
+            };
         }
         if old == from_field {
             return false;

@@ -43,8 +43,16 @@ fn guardable(p: &Inst) -> bool {
     match p.form.group() {
         Group::IALU | Group::XU | Group::DALU | Group::D_ARITH | Group::EXT_FARITH => true,
         Group::EXT_MEM => def.optype != optypes::ATOM::ID,
-        Group::EXT => [optypes::F2F::ID, optypes::F2I::ID, optypes::FMNMX::ID, optypes::FRND::ID, optypes::FSETP::ID, optypes::I2F::ID, optypes::LDC::ID]
-            .contains(&def.optype),
+        Group::EXT => [
+            optypes::F2F::ID,
+            optypes::F2I::ID,
+            optypes::FMNMX::ID,
+            optypes::FRND::ID,
+            optypes::FSETP::ID,
+            optypes::I2F::ID,
+            optypes::LDC::ID,
+        ]
+        .contains(&def.optype),
         _ => false,
     }
 }
@@ -110,12 +118,17 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
                 continue;
             }
             let body = &sb.insts[..sb.insts.len() - 1];
-            if body.is_empty() || body.len() > MAX_PIECES || body.iter().map(|m| m.pieces.len()).sum::<usize>() > MAX_PIECES || !body.iter().all(convertible) {
+            if body.is_empty()
+                || body.len() > MAX_PIECES
+                || body.iter().map(|m| m.pieces.len()).sum::<usize>() > MAX_PIECES
+                || !body.iter().all(convertible)
+            {
                 continue;
             }
             // The values the body defines are read only in the body.
             let defs = def_counts(vcode);
-            let defined: HashSet<VReg> = body.iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg)).collect();
+            let defined: HashSet<VReg> =
+                body.iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg)).collect();
             if defined.iter().any(|&v| !defs.once(v)) || read_outside(vcode, s.0 as usize, &defined) {
                 continue;
             }
@@ -154,7 +167,9 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
 /// Is any of `vals` read outside block `s`?
 fn read_outside(vcode: &VCode, s: usize, vals: &HashSet<VReg>) -> bool {
     vcode.blocks.iter().enumerate().filter(|&(bi, _)| bi != s).any(|(_, b)| {
-        b.insts.iter().any(|m| m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg)) || m.args.iter().flatten().any(|v| vals.contains(v)))
+        b.insts.iter().any(|m| {
+            m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg)) || m.args.iter().flatten().any(|v| vals.contains(v))
+        })
     }) || vcode.blocks[s].insts.iter().any(|m| m.args.iter().flatten().any(|v| vals.contains(v)))
 }
 

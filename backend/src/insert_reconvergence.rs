@@ -236,7 +236,13 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
                     format!("the CTA barrier `{}` ({} in {})", f.dfg.display_inst(call), call, bb)
                 } else {
                     let path: Vec<String> = chain.iter().map(|g| format!("%{}", g)).collect();
-                    format!("the call `{}` ({} in {}) reaches a CTA barrier ({} -> %ursa_barrier) and", f.dfg.display_inst(call), call, bb, path.join(" -> "))
+                    format!(
+                        "the call `{}` ({} in {}) reaches a CTA barrier ({} -> %ursa_barrier) and",
+                        f.dfg.display_inst(call),
+                        call,
+                        bb,
+                        path.join(" -> ")
+                    )
                 };
                 return Err(format!(
                     "{} is inside divergent control flow: the branch ending {} depends on a per-thread value and {} (docs/kernels.md, \"Reconvergence\")",
@@ -259,7 +265,9 @@ fn exit_tails(f: &Function, cfg: &Cfg, kernel: bool) -> Vec<bool> {
         let mut x = b;
         let mut ok = false;
         for _ in 0..n {
-            let calls = f.layout.block_insts(x).any(|i| f.dfg.insts[i].opcode().is_call() && !matches!(divergence::intrinsic_of(f, i), Some(k) if k != Intrinsic::Barrier));
+            let calls = f.layout.block_insts(x).any(|i| {
+                f.dfg.insts[i].opcode().is_call() && !matches!(divergence::intrinsic_of(f, i), Some(k) if k != Intrinsic::Barrier)
+            });
             if calls {
                 break;
             }
@@ -307,7 +315,10 @@ fn covers(cfg: &Cfg, p: Block, joins: &[Block], tails: &[bool]) -> bool {
 fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[bool], early: &[bool]) -> Result<Block, Option<String>> {
     let staying: Vec<Block> = cfg.succs[b.index()].iter().copied().filter(|&s| !early[s.index()] && !only_exits(f, s)).collect();
     if staying.iter().all(|&s| s == staying[0]) {
-        return Err(Some(format!("divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)", b)));
+        return Err(Some(format!(
+            "divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)",
+            b
+        )));
     }
     let reach = cfg.reach_until(b, None);
     let mut best: Option<(usize, Block)> = None;
@@ -334,7 +345,10 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
         return Err(None);
     }
     if cfg.succs[b.index()].iter().all(|&s| s == j || tails[s.index()]) {
-        return Err(Some(format!("divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)", b)));
+        return Err(Some(format!(
+            "divergent branch ending {}: an early exit (the lanes that leave end the kernel straight away, the others stay together)",
+            b
+        )));
     }
     Ok(j)
 }
@@ -350,7 +364,9 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
     let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
     // Only a conditional branch can diverge: without one (and without a
     // barrier to check) the analysis would find nothing.
-    let conditional = cfg.rpo.iter().any(|&b| f.layout.last_inst(b).is_some_and(|i| matches!(f.dfg.insts[i], InstructionData::Brif { .. } | InstructionData::BranchTable { .. })));
+    let conditional = cfg.rpo.iter().any(|&b| {
+        f.layout.last_inst(b).is_some_and(|i| matches!(f.dfg.insts[i], InstructionData::Brif { .. } | InstructionData::BranchTable { .. }))
+    });
     let div = if has_barrier || conditional { divergence::analyze(f, &cfg, kernel) } else { Divergence::without_branches(&cfg) };
     if has_barrier {
         check_barriers(f, &cfg, &div, kernel, facts)?;
@@ -382,7 +398,8 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
     let first_tails = exit_tails(f, cfg, kernel);
     let mut tails = first_tails.clone();
     let mut early = vec![false; cfg.num_blocks()];
-    let returns: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| f.layout.last_inst(b).is_some_and(|i| f.dfg.insts[i].opcode() == Opcode::Return)).collect();
+    let returns: Vec<Block> =
+        cfg.rpo.iter().copied().filter(|&b| f.layout.last_inst(b).is_some_and(|i| f.dfg.insts[i].opcode() == Opcode::Return)).collect();
     let depth = |mut b: Block| {
         let mut d = 0;
         while let Some(p) = idoms[b.index()] {
@@ -457,7 +474,11 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
         };
         let Some(p) = start.and_then(|s| setup_for(s, &joins, &tails)) else {
             let names: Vec<String> = joins.iter().map(|j| j.to_string()).collect();
-            skipped.push(format!("divergent branch ending {}: no block that runs once per entry into the region and whose every path meets {} or ends", b, names.join("/")));
+            skipped.push(format!(
+                "divergent branch ending {}: no block that runs once per entry into the region and whose every path meets {} or ends",
+                b,
+                names.join("/")
+            ));
             continue;
         };
         if kernel {
@@ -490,15 +511,21 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
             return true;
         }
         let stop = cfg.mask_of(&g.joins);
-        let inside = g.branches.iter().flat_map(|&b| cfg.succs[b.index()].iter().map(|&s| cfg.reach_until_any(s, &stop))).fold(vec![false; cfg.num_blocks()], |mut acc, r| {
-            for (a, x) in acc.iter_mut().zip(r) {
-                *a |= x;
-            }
-            acc
-        });
+        let inside = g.branches.iter().flat_map(|&b| cfg.succs[b.index()].iter().map(|&s| cfg.reach_until_any(s, &stop))).fold(
+            vec![false; cfg.num_blocks()],
+            |mut acc, r| {
+                for (a, x) in acc.iter_mut().zip(r) {
+                    *a |= x;
+                }
+                acc
+            },
+        );
         let barrier = cfg.rpo.iter().find(|x| inside[x.index()] && !stop[x.index()] && block_barrier(f, **x, facts).is_some());
         if let Some(x) = barrier {
-            skipped.push(format!("region {} .. {}: a CTA barrier in {} that lanes leaving by an early return would never reach", g.setup, g.joins[0], x));
+            skipped.push(format!(
+                "region {} .. {}: a CTA barrier in {} that lanes leaving by an early return would never reach",
+                g.setup, g.joins[0], x
+            ));
         }
         barrier.is_none()
     });
@@ -513,7 +540,8 @@ fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
 pub fn vcode_block(vcode: &VCode, plan: &Plan, b: Block) -> Option<BlockId> {
     if Some(b) == plan.entry {
         // The block that defines the arguments (the first one).
-        let k = vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
+        let k =
+            vcode.blocks.iter().position(|vb| vb.insts.first().is_some_and(|m| m.pseudo == ursa_isel::vcode::Pseudo::Args)).unwrap_or(0);
         return Some(BlockId(k as u32));
     }
     vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))

@@ -451,7 +451,8 @@ mod tests {
                      }}"
                 );
                 let f = legalized(&src);
-                let n_traps = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == Opcode::Trapz).count();
+                let n_traps =
+                    f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == Opcode::Trapz).count();
                 assert_eq!(n_traps, 2, "{op}.{ty}: one zero check per division\n{}", f.display());
                 assert_eq!(has_op(&f, |o| o == Opcode::Trapnz), op == "sdiv", "{op}.{ty}: overflow check");
                 let left = divs_left(&f);
@@ -463,7 +464,10 @@ mod tests {
                         assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
                     }
                     "i32" => {
-                        assert!(left.len() == 2 && left.iter().all(|&(o, t)| t == types::I32 && o.to_string() == op), "{op}.{ty}: {left:?}");
+                        assert!(
+                            left.len() == 2 && left.iter().all(|&(o, t)| t == types::I32 && o.to_string() == op),
+                            "{op}.{ty}: {left:?}"
+                        );
                         assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
                     }
                     _ => {
@@ -484,7 +488,9 @@ mod tests {
 
     #[test]
     fn a_remainder_reuses_its_quotient() {
-        let count = |f: &Function, op: Opcode| f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == op).count();
+        let count = |f: &Function, op: Opcode| {
+            f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == op).count()
+        };
         for (first, second, paired) in [("udiv", "urem", true), ("urem", "udiv", true), ("sdiv", "srem", true), ("srem", "sdiv", false)] {
             for ty in ["i8", "i32", "i64"] {
                 let src = format!(

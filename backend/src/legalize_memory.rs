@@ -44,7 +44,9 @@
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::immediates::Offset32;
-use cranelift_codegen::ir::{types, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlags, MemFlagsData, Opcode, Type, Value, ValueDef};
+use cranelift_codegen::ir::{
+    types, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlags, MemFlagsData, Opcode, Type, Value, ValueDef,
+};
 
 /// A load or store this pass may rewrite.
 struct Access {
@@ -312,7 +314,9 @@ mod tests {
 
     #[test]
     fn known_misaligned_stack_offset_is_byte_wise_without_a_check() {
-        let f = legalized("function %f(i64) {\n ss0 = explicit_slot 16\nblock0(v0: i64):\n v2 = stack_addr.i64 ss0\n store v0, v2+3\n return\n}");
+        let f = legalized(
+            "function %f(i64) {\n ss0 = explicit_slot 16\nblock0(v0: i64):\n v2 = stack_addr.i64 ss0\n store v0, v2+3\n return\n}",
+        );
         assert_eq!(count(&f, Opcode::Istore8), 8);
         assert_eq!(count(&f, Opcode::Store), 0);
         assert_eq!(count(&f, Opcode::Brif), 0);

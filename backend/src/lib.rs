@@ -91,8 +91,22 @@ pub struct Options {
 }
 
 /// The passes whose output `Options::print_after` can print, in order.
-pub const PASSES: &[&str] =
-    &["lower", "narrow_pairs", "fold_zero", "fold_cmem", "if_convert", "sink_block_args", "opt_uniform", "save_bregs", "encode", "insert_reconvergence", "pack_regs", "opt_branches", "drop_idle_regions", "calc_instr_deps"];
+pub const PASSES: &[&str] = &[
+    "lower",
+    "narrow_pairs",
+    "fold_zero",
+    "fold_cmem",
+    "if_convert",
+    "sink_block_args",
+    "opt_uniform",
+    "save_bregs",
+    "encode",
+    "insert_reconvergence",
+    "pack_regs",
+    "opt_branches",
+    "drop_idle_regions",
+    "calc_instr_deps",
+];
 
 /// A compiled function.
 #[derive(Clone, Debug)]
@@ -154,7 +168,9 @@ fn kernel_params(func: &Function) -> Vec<elf::Param> {
 /// Compiles one function.
 pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     if func.layout.entry_block().is_none() {
-        return Err(Error::Verifier("the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into()));
+        return Err(Error::Verifier(
+            "the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into(),
+        ));
     }
     // Frame introspection (what exception unwinding is built on) is refused
     // before the verifier, which would ask for a target ISA.

@@ -60,7 +60,8 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F32, I128, I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, Signature, TrapCode, Type, Value,
+    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, Signature, TrapCode, Type,
+    Value,
 };
 
 type Pair = (Value, Value);
@@ -128,15 +129,19 @@ fn mentions_i128(f: &Function) -> bool {
 fn inst_mentions_i128(f: &Function, inst: Inst) -> bool {
     let dfg = &f.dfg;
     dfg.inst_args(inst).iter().chain(dfg.inst_results(inst)).any(|&v| dfg.value_type(v) == I128)
-        || dfg.insts[inst].branch_destination(&dfg.jump_tables, &dfg.exception_tables).iter().any(|bc| {
-            bc.args(&dfg.value_lists).any(|a| matches!(a, BlockArg::Value(v) if dfg.value_type(v) == I128))
-        })
+        || dfg.insts[inst]
+            .branch_destination(&dfg.jump_tables, &dfg.exception_tables)
+            .iter()
+            .any(|bc| bc.args(&dfg.value_lists).any(|a| matches!(a, BlockArg::Value(v) if dfg.value_type(v) == I128)))
 }
 
 fn split_signature(s: &mut Signature) {
     for list in [&mut s.params, &mut s.returns] {
         if list.iter().any(|p| p.value_type == I128) {
-            *list = list.iter().flat_map(|p| if p.value_type == I128 { vec![AbiParam::new(I64), AbiParam::new(I64)] } else { vec![*p] }).collect();
+            *list = list
+                .iter()
+                .flat_map(|p| if p.value_type == I128 { vec![AbiParam::new(I64), AbiParam::new(I64)] } else { vec![*p] })
+                .collect();
         }
     }
 }
@@ -302,7 +307,9 @@ impl Narrow {
                 out.push(Ok((m, m)));
             }
             Opcode::Load => {
-                let InstructionData::Load { flags, arg, offset, .. } = data else { return Err(unsupported(pos.func, inst, "this load form with i128")) };
+                let InstructionData::Load { flags, arg, offset, .. } = data else {
+                    return Err(unsupported(pos.func, inst, "this load form with i128"));
+                };
                 let off8 = offset8(pos.func, inst, offset)?;
                 let fd = pos.func.dfg.mem_flags[flags].clone();
                 let big = fd.endianness(Endianness::Little) == Endianness::Big;
@@ -312,7 +319,9 @@ impl Narrow {
                 out.push(Ok((lo, hi)));
             }
             Opcode::Store => {
-                let InstructionData::Store { flags, offset, .. } = data else { return Err(unsupported(pos.func, inst, "this store form with i128")) };
+                let InstructionData::Store { flags, offset, .. } = data else {
+                    return Err(unsupported(pos.func, inst, "this store form with i128"));
+                };
                 let (lo, hi) = self.halves(pos.func, inst, args[0])?;
                 let off8 = offset8(pos.func, inst, offset)?;
                 let fd = pos.func.dfg.mem_flags[flags].clone();
@@ -344,8 +353,16 @@ impl Narrow {
                 let y = self.halves(pos.func, inst, args[1])?;
                 out.push(Err(icmp128(&mut pos, cond, x, y)));
             }
-            Opcode::Iadd | Opcode::Isub | Opcode::Imul | Opcode::Band | Opcode::Bor | Opcode::Bxor
-            | Opcode::Smin | Opcode::Smax | Opcode::Umin | Opcode::Umax => {
+            Opcode::Iadd
+            | Opcode::Isub
+            | Opcode::Imul
+            | Opcode::Band
+            | Opcode::Bor
+            | Opcode::Bxor
+            | Opcode::Smin
+            | Opcode::Smax
+            | Opcode::Umin
+            | Opcode::Umax => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
                 out.push(Ok(binary(&mut pos, op, x, y)));
@@ -536,7 +553,10 @@ impl Narrow {
 
 /// `offset + 8` (the high half's offset), or an error if it overflows.
 fn offset8(f: &Function, inst: Inst, offset: Offset32) -> Result<Offset32, String> {
-    i32::from(offset).checked_add(8).map(Offset32::new).ok_or_else(|| unsupported(f, inst, "an i128 access whose high half's offset overflows 32 bits"))
+    i32::from(offset)
+        .checked_add(8)
+        .map(Offset32::new)
+        .ok_or_else(|| unsupported(f, inst, "an i128 access whose high half's offset overflows 32 bits"))
 }
 
 /// The halves of the constant `k`.

@@ -16,7 +16,6 @@
 //! they are integer-ALU instructions (no memory access, no side effect) and
 //! write nothing else that is read.
 
-
 use ursa_emit::model::Operand;
 use ursa_emit::typed::{Fld, Raw};
 use ursa_emit::{fields, Group, Inst};
@@ -164,7 +163,10 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
                 let hi_of_narrow = f.hi && narrow.contains(&o.vreg);
                 let unread_temp = o.kind == OpKind::Temp
                     && m.fixups.iter().all(|g| {
-                        g.opnd != f.opnd || g.piece as usize == pi || out[g.piece as usize].is_none() || is_output(&m.pieces[g.piece as usize], g.field as usize)
+                        g.opnd != f.opnd
+                            || g.piece as usize == pi
+                            || out[g.piece as usize].is_none()
+                            || is_output(&m.pieces[g.piece as usize], g.field as usize)
                     });
                 hi_of_narrow || unread_temp
             });
@@ -181,7 +183,11 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     // 32 bits only.
     for fx in &m.fixups {
         let o = m.opnds[fx.opnd as usize];
-        if out[fx.piece as usize].is_some() && narrow.contains(&o.vreg) && is_output(&m.pieces[fx.piece as usize], fx.field as usize) && fx.hi {
+        if out[fx.piece as usize].is_some()
+            && narrow.contains(&o.vreg)
+            && is_output(&m.pieces[fx.piece as usize], fx.field as usize)
+            && fx.hi
+        {
             return None;
         }
     }
@@ -210,7 +216,10 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
             // Operands without a field (fixed ABI operands) and everything a
             // pseudo-instruction reads: whole.
             for (k, o) in m.opnds.iter().enumerate() {
-                if vcode.class(o.vreg) == Class::RPair && o.kind == OpKind::Use && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k)) {
+                if vcode.class(o.vreg) == Class::RPair
+                    && o.kind == OpKind::Use
+                    && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k))
+                {
                     wide.insert(o.vreg);
                 }
             }
@@ -221,7 +230,11 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
                 let orig = &m.pieces[f.piece as usize];
                 // Only a candidate not yet known wide can change the outcome
                 // (the bit width below is the costly part).
-                if !narrow.contains(&o.vreg) || wide.contains(&o.vreg) || vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
+                if !narrow.contains(&o.vreg)
+                    || wide.contains(&o.vreg)
+                    || vcode.class(o.vreg) != Class::RPair
+                    || is_output(orig, f.field as usize)
+                {
                     continue;
                 }
                 // The field in the kept piece (through the twin map).
@@ -310,7 +323,9 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
         let fi = field_in(orig, piece, f.field as usize).expect("the twin has every register field");
         let o = m.opnds[f.opnd as usize];
         // A scratch output that no kept piece reads any more.
-        let read_elsewhere = m.fixups.iter().any(|g| g.opnd == f.opnd && new_index[g.piece as usize].is_some() && !is_output(&m.pieces[g.piece as usize], g.field as usize));
+        let read_elsewhere = m.fixups.iter().any(|g| {
+            g.opnd == f.opnd && new_index[g.piece as usize].is_some() && !is_output(&m.pieces[g.piece as usize], g.field as usize)
+        });
         if o.kind == OpKind::Temp && is_output(orig, f.field as usize) && !read_elsewhere {
             let unused = piece.def().fields[fi].unused_value();
             piece.set_at(fi, unused);

@@ -42,7 +42,8 @@ fn set_guard(i: &mut Inst, g: (u64, u64)) {
 /// Ends the block: nothing after it runs (an unguarded BRA, EXIT, RET or trap).
 fn ends_flow(it: &Item) -> bool {
     let op = it.inst.def().optype;
-    (is_bra(it) || crate::encode::is_tail_jump(it) || [optypes::EXIT::ID, optypes::RET::ID, optypes::BPT::ID].contains(&op)) && !it.inst.is_guarded()
+    (is_bra(it) || crate::encode::is_tail_jump(it) || [optypes::EXIT::ID, optypes::RET::ID, optypes::BPT::ID].contains(&op))
+        && !it.inst.is_guarded()
 }
 
 fn is_exit_like(it: &Item) -> bool {

@@ -360,7 +360,8 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 if !m.fixups.iter().any(|f| uniform.contains(&m.opnds[f.opnd as usize].vreg)) {
                     continue;
                 }
-                let mut reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
+                let mut reads: Vec<VReg> =
+                    m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
                 reads.sort();
                 reads.dedup();
                 // A value no form takes in its place (a guard, a predicate
@@ -400,7 +401,8 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
         num.insert(d, *n);
         *n += 1;
     }
-    let mut copies: Vec<VReg> = moved.iter().filter_map(|d| cands.get(d)).flat_map(|c| c.2.iter().copied()).filter(|u| origin.contains_key(u)).collect();
+    let mut copies: Vec<VReg> =
+        moved.iter().filter_map(|d| cands.get(d)).flat_map(|c| c.2.iter().copied()).filter(|u| origin.contains_key(u)).collect();
     copies.sort();
     copies.dedup();
     for &s in &copies {
@@ -443,7 +445,11 @@ fn rewrite(vcode: &mut VCode, sel: Selection) -> usize {
             if m.pseudo != Pseudo::None {
                 continue;
             }
-            while let Some(k) = m.fixups.iter().position(|f| m.opnds[f.opnd as usize].kind == OpKind::Use && uniform.contains(&m.opnds[f.opnd as usize].vreg)) {
+            while let Some(k) = m
+                .fixups
+                .iter()
+                .position(|f| m.opnds[f.opnd as usize].kind == OpKind::Use && uniform.contains(&m.opnds[f.opnd as usize].vreg))
+            {
                 let v = m.opnds[m.fixups[k].opnd as usize].vreg;
                 let done = fold_operand(m, k, Source::Uniform, num[&v], 32);
                 assert!(done, "opt_uniform: a reader checked by the cost rule refused its UR operand");

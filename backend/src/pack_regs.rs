@@ -405,7 +405,9 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
         }
         if let Some(last) = code.items[s..e].last() {
             let op = last.inst.def().optype;
-            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::encode::is_tail_jump(last)) && !last.inst.is_guarded() {
+            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::encode::is_tail_jump(last))
+                && !last.inst.is_guarded()
+            {
                 falls = false;
             }
         }
@@ -580,7 +582,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         return Ok(0);
     }
     // Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
-    let nregs = acc.iter().flat_map(|a| a.reads.iter().chain(a.writes.iter())).map(|r| (r.num + r.count) as usize).max().unwrap_or(0).max(NREGS);
+    let nregs =
+        acc.iter().flat_map(|a| a.reads.iter().chain(a.writes.iter())).map(|r| (r.num + r.count) as usize).max().unwrap_or(0).max(NREGS);
     let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
     // Where the colouring cannot do better than the original registers:
     // keep them, unless they lie above the file.
@@ -785,9 +788,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
 
     // A plain 32-bit copy of the file (`MOV Rd, Rb`, `UMOV URd, URb`).
     let copy_form = if file == RegFile::UR { forms::UMOV_U } else { forms::MOV_R };
-    let is_copy = |i: usize| {
-        code.items[i].inst.form == copy_form && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1
-    };
+    let is_copy =
+        |i: usize| code.items[i].inst.form == copy_form && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1;
 
     // Interference.
     let mut adj = Interference::new(nw, bits);
@@ -893,8 +895,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             first[w] = first[w].min(i);
         }
     }
-    let group_first: Vec<usize> =
-        (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
+    let group_first: Vec<usize> = (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
     order.sort_by_key(|&r| (group_first[r as usize], r));
 
     reset(color, nw, None);
@@ -1062,10 +1063,7 @@ mod tests {
         assert_eq!(s.regs_before, 171);
         // R4 (a result), R[20:21] (the return address) stay; everything else
         // packs below them, the pair on an even register.
-        assert_eq!(
-            text(&c),
-            ["MOV R0, 0x7", "IMAD.WIDE.U32 R[2:3], R0, 0x3, RZ", "IADD R0, R0, R3", "IADD R4, R0, R2", "RET R[20:21]"]
-        );
+        assert_eq!(text(&c), ["MOV R0, 0x7", "IMAD.WIDE.U32 R[2:3], R0, 0x3, RZ", "IADD R0, R0, R3", "IADD R4, R0, R2", "RET R[20:21]"]);
         assert_eq!(s.copies_removed, 1);
         assert_eq!(s.regs_after, 22);
     }
@@ -1097,13 +1095,8 @@ mod tests {
 
     #[test]
     fn a_guarded_write_keeps_the_old_value_s_register() {
-        let mut c = code(&[
-            "MOV R100, 0x1 ;",
-            "ISETP.NE.AND.U32 P0, R30, 0x0, PT ;",
-            "@P0 MOV R100, 0x2 ;",
-            "MOV R4, R100 ;",
-            "RET R[20:21] ;",
-        ]);
+        let mut c =
+            code(&["MOV R100, 0x1 ;", "ISETP.NE.AND.U32 P0, R30, 0x0, PT ;", "@P0 MOV R100, 0x2 ;", "MOV R4, R100 ;", "RET R[20:21] ;"]);
         c.items[4].implicit = Implicit { reads: vec![4, 5, 1], writes: vec![] };
         pack_regs(&mut c).unwrap();
         let t = text(&c);

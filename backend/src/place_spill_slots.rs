@@ -148,7 +148,11 @@ pub fn place_spill_slots<T>(
                 // unit above its slot's first) go to memory.
                 let first = |r: u32| {
                     let u = (r - SLOT_REG_BASE) as usize;
-                    if homes.size[u] == 0 && u > 0 { u - 1 } else { u }
+                    if homes.size[u] == 0 && u > 0 {
+                        u - 1
+                    } else {
+                        u
+                    }
                 };
                 let out: Vec<usize> = regs.into_iter().map(first).collect();
                 homes = homes.with(|s| homes.reg(s).is_some() && !out.contains(&s));

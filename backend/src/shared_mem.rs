@@ -75,7 +75,10 @@ impl SharedLayout {
                     continue;
                 }
                 let v = self.vars.iter().find(|v| v.name == n).ok_or_else(|| {
-                    format!("shared variable %{}{} has no `; ursa.shared %{}{} SIZE [align N]` directive in the file", SHARED_PREFIX, n, SHARED_PREFIX, n)
+                    format!(
+                        "shared variable %{}{} has no `; ursa.shared %{}{} SIZE [align N]` directive in the file",
+                        SHARED_PREFIX, n, SHARED_PREFIX, n
+                    )
                 })?;
                 end = end.max(v.offset + v.size);
             }
@@ -121,7 +124,10 @@ pub fn parse(text: &str) -> Result<SharedLayout, String> {
             return Err(bad(format!("alignment {} is not a power of two up to 256", align)));
         }
         if name == DYNAMIC {
-            return Err(bad(format!("%{}{} is the dynamic shared memory, sized at launch (`ursa run --shared BYTES`), not by a directive", SHARED_PREFIX, DYNAMIC)));
+            return Err(bad(format!(
+                "%{}{} is the dynamic shared memory, sized at launch (`ursa run --shared BYTES`), not by a directive",
+                SHARED_PREFIX, DYNAMIC
+            )));
         }
         if let Some(prev) = layout.vars.iter().find(|v| v.name == name) {
             return Err(bad(format!("%{}{} is declared again (first at line {})", SHARED_PREFIX, name, prev.line)));
@@ -144,7 +150,8 @@ pub fn parse(text: &str) -> Result<SharedLayout, String> {
 /// through other functions of the object.
 pub fn propagate(obj: &mut elf::Object) {
     let own: HashMap<String, u32> = obj.functions.iter().map(|f| (f.name.clone(), f.shared_size)).collect();
-    let calls: HashMap<String, Vec<String>> = obj.functions.iter().map(|f| (f.name.clone(), f.relocs.iter().map(|r| r.symbol.clone()).collect())).collect();
+    let calls: HashMap<String, Vec<String>> =
+        obj.functions.iter().map(|f| (f.name.clone(), f.relocs.iter().map(|r| r.symbol.clone()).collect())).collect();
     for f in obj.functions.iter_mut().filter(|f| f.kernel) {
         let mut seen = HashSet::new();
         let mut stack = vec![f.name.clone()];

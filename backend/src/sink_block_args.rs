@@ -64,7 +64,9 @@ pub fn sink_block_args(vcode: &mut VCode) -> usize {
             }
             // The last instruction of the block before its terminator that
             // reads one of those parameters.
-            let Some(last) = (i + 1..term).rev().find(|&k| b.insts[k].opnds.iter().any(|o| o.kind == OpKind::Use && params.contains(&o.vreg))) else {
+            let Some(last) =
+                (i + 1..term).rev().find(|&k| b.insts[k].opnds.iter().any(|o| o.kind == OpKind::Use && params.contains(&o.vreg)))
+            else {
                 continue;
             };
             let blocked = b.insts[i + 1..=last].iter().any(|n| {

@@ -207,7 +207,8 @@ fn random_constant_divisors() {
     for bits in BITS {
         let m = mask(bits);
         let min = 1u64 << (bits - 1);
-        let mut ks = vec![1, 2, 3, 5, 6, 7, 10, 25, 125, 641, min, min - 1, min + 1, m, m - 1, m - 2, m - 6, 1 << (bits / 2), (1 << (bits / 2)) + 1];
+        let mut ks =
+            vec![1, 2, 3, 5, 6, 7, 10, 25, 125, 641, min, min - 1, min + 1, m, m - 1, m - 2, m - 6, 1 << (bits / 2), (1 << (bits / 2)) + 1];
         ks.extend((1..bits).map(|s| 1u64 << s));
         ks.extend((1..bits).map(|s| (1u64 << s).wrapping_neg() & m));
         ks.extend((0..6).map(|_| (rng.next() & m) | 1));

@@ -159,7 +159,9 @@ fn reference(op: &str, x: u128, y: u128) -> Option<u128> {
 /// Every narrowed family against Rust on random operands.
 #[test]
 fn random_operands_against_rust() {
-    let binary = ["iadd", "isub", "imul", "umulhi", "smulhi", "udiv", "urem", "sdiv", "srem", "smin", "umax", "ishl", "ushr", "sshr", "rotl", "rotr"];
+    let binary = [
+        "iadd", "isub", "imul", "umulhi", "smulhi", "udiv", "urem", "sdiv", "srem", "smin", "umax", "ishl", "ushr", "sshr", "rotl", "rotr",
+    ];
     let compares = ["slt", "ule", "sge", "ugt"];
     let unary = ["clz", "ctz", "cls", "popcnt", "bitrev", "bswap"];
     let mut src: String = binary.iter().map(|op| binary_fn(op)).collect();
@@ -174,7 +176,9 @@ fn random_operands_against_rust() {
             let (x, y) = (rng.operand(), rng.operand());
             let got = call(&mut gpu, &p, name, &[x, y], 1);
             match reference(name, x, y) {
-                Some(want) => assert_eq!(got.unwrap_or_else(|t| panic!("%{name}({x:#x}, {y:#x}) trapped: {t}")), [want], "%{name}({x:#x}, {y:#x})"),
+                Some(want) => {
+                    assert_eq!(got.unwrap_or_else(|t| panic!("%{name}({x:#x}, {y:#x}) trapped: {t}")), [want], "%{name}({x:#x}, {y:#x})")
+                }
                 None => expect_trap(got, &format!("%{name}({x:#x}, {y:#x})")),
             }
         }

@@ -189,7 +189,9 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                                 return Err(err(no, col, "`.param` is only for kernels".into()));
                             }
                             let (name, size) = args.split_once(',').ok_or_else(|| err(no, col, "expected `.param NAME, SIZE`".into()))?;
-                            let size = num(size.trim()).filter(|s| *s > 0).ok_or_else(|| err(no, col, format!("bad parameter size `{}`", size.trim())))?;
+                            let size = num(size.trim())
+                                .filter(|s| *s > 0)
+                                .ok_or_else(|| err(no, col, format!("bad parameter size `{}`", size.trim())))?;
                             let align = size.clamp(1, 8).next_power_of_two().min(8);
                             let offset = f.next_param.next_multiple_of(align);
                             f.next_param = offset + size;
@@ -227,14 +229,23 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                         return Err(err(
                             l.no,
                             l.col,
-                            format!("branch target {} is not on an instruction boundary (offsets are multiples of {} bytes)", hex_addr(t), INST_BYTES),
+                            format!(
+                                "branch target {} is not on an instruction boundary (offsets are multiples of {} bytes)",
+                                hex_addr(t),
+                                INST_BYTES
+                            ),
                         ));
                     }
                     if t < 0 || t >= code_len {
                         return Err(err(
                             l.no,
                             l.col,
-                            format!("branch target {} is outside function `{}` (its code is 0x0..0x{:x})", hex_addr(t), fs.func.name, code_len),
+                            format!(
+                                "branch target {} is outside function `{}` (its code is 0x0..0x{:x})",
+                                hex_addr(t),
+                                fs.func.name,
+                                code_len
+                            ),
                         ));
                     }
                 }
@@ -315,7 +326,10 @@ impl Labels for CallLabel<'_> {
 /// reported with their offset.
 pub fn disassemble_function(f: &Function) -> Result<String, String> {
     if !is_name(&f.name) {
-        return Err(format!("function name `{}` cannot be written in assembly (a letter, `_` or `$`, then letters, digits, `_`, `.`, `$`)", f.name.escape_debug()));
+        return Err(format!(
+            "function name `{}` cannot be written in assembly (a letter, `_` or `$`, then letters, digits, `_`, `.`, `$`)",
+            f.name.escape_debug()
+        ));
     }
     if f.code.is_empty() {
         return Err(format!("{}: the function has no instructions", f.name));
@@ -338,7 +352,12 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
         .iter()
         .enumerate()
         .flat_map(|(i, inst)| {
-            inst.def().fields.iter().filter(|fd| fd.kind == Kind::PCRel32).map(move |fd| (i * INST_BYTES) as u64 + fd.lo as u64 / 8).collect::<Vec<_>>()
+            inst.def()
+                .fields
+                .iter()
+                .filter(|fd| fd.kind == Kind::PCRel32)
+                .map(move |fd| (i * INST_BYTES) as u64 + fd.lo as u64 / 8)
+                .collect::<Vec<_>>()
         })
         .collect();
     for r in &f.relocs {
@@ -346,7 +365,12 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
             return Err(format!("{}: relocation at offset 0x{:x} does not patch a branch or call target", f.name, r.offset));
         }
         if !is_name(&r.symbol) {
-            return Err(format!("{}: relocation at offset 0x{:x} names `{}`, which is not a function name", f.name, r.offset, r.symbol.escape_debug()));
+            return Err(format!(
+                "{}: relocation at offset 0x{:x} names `{}`, which is not a function name",
+                f.name,
+                r.offset,
+                r.symbol.escape_debug()
+            ));
         }
     }
     let code_len = f.code.len() as i64;
@@ -387,12 +411,7 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
             out.push_str(&format!("{}:\n", l));
         }
         // A relocated call holds offset 0 (target pc + 16) and prints its symbol.
-        let reloc = inst
-            .def()
-            .fields
-            .iter()
-            .find(|fd| fd.kind == Kind::PCRel32)
-            .and_then(|fd| reloc_at.get(&(pc + fd.lo as u64 / 8)));
+        let reloc = inst.def().fields.iter().find(|fd| fd.kind == Kind::PCRel32).and_then(|fd| reloc_at.get(&(pc + fd.lo as u64 / 8)));
         let text = match reloc {
             Some(r) => format_inst(inst, Some(pc), &CallLabel { at: pc + INST_BYTES as u64, symbol: &r.symbol }),
             None => format_inst(inst, Some(pc), &labels),
@@ -416,7 +435,10 @@ pub fn disassemble(obj: &Object) -> Result<String, String> {
         }
         for r in &f.relocs {
             if obj.function(&r.symbol).is_none() && is_name(&r.symbol) {
-                return Err(format!("{}: relocation at offset 0x{:x} names `{}`, which the object does not define", f.name, r.offset, r.symbol));
+                return Err(format!(
+                    "{}: relocation at offset 0x{:x} names `{}`, which the object does not define",
+                    f.name, r.offset, r.symbol
+                ));
             }
         }
         if i > 0 {
@@ -457,7 +479,10 @@ fn first_difference(a: &Object, b: &Object) -> Option<String> {
         if rx != ry {
             let bad = rx.iter().find(|r| !ry.contains(r)).or(ry.first());
             return Some(match bad {
-                Some(r) => format!("{}: relocation at offset 0x{:x} to `{}` (addend {}) cannot be expressed in assembly", n, r.offset, r.symbol, r.addend),
+                Some(r) => format!(
+                    "{}: relocation at offset 0x{:x} to `{}` (addend {}) cannot be expressed in assembly",
+                    n, r.offset, r.symbol, r.addend
+                ),
                 None => format!("{}: relocations differ", n),
             });
         }

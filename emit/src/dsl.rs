@@ -376,12 +376,9 @@ pub fn parse_file(file: &str, text: &str) -> Result<SpecFile, DslError> {
 }
 
 fn parse_name_width(s: &str, loc: &Loc) -> Result<(String, u32), DslError> {
-    let (name, rest) = s
-        .split_once('<')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: format!("expected `Name<bits>`, found `{}`", s) })?;
-    let width = rest
-        .strip_suffix('>')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `>` after the width".into() })?;
+    let (name, rest) =
+        s.split_once('<').ok_or_else(|| DslError { loc: loc.clone(), msg: format!("expected `Name<bits>`, found `{}`", s) })?;
+    let width = rest.strip_suffix('>').ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `>` after the width".into() })?;
     let width = parse_int(width.trim(), loc)? as u32;
     let name = name.trim();
     if !is_ident(name) {
@@ -471,23 +468,16 @@ fn parse_def_header(s: &str, loc: &Loc) -> Result<(String, Option<String>), DslE
 
 /// `field<start, width> Type name[.sub] [= default | == fixed];`
 fn parse_field(line: &str, loc: &Loc) -> Result<FieldDecl, DslError> {
-    let body = line
-        .strip_suffix(';')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `;` at the end of the field".into() })?
-        .trim();
+    let body =
+        line.strip_suffix(';').ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `;` at the end of the field".into() })?.trim();
     let rest = body
         .strip_prefix("field")
         .ok_or_else(|| DslError { loc: loc.clone(), msg: format!("expected `field<start, width> Type name;`, found `{}`", line) })?
         .trim_start();
-    let rest = rest
-        .strip_prefix('<')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `<` after `field`".into() })?;
-    let (pos, rest) = rest
-        .split_once('>')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `>` closing the bit range".into() })?;
-    let (start, width) = pos
-        .split_once(',')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `start, width`".into() })?;
+    let rest = rest.strip_prefix('<').ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `<` after `field`".into() })?;
+    let (pos, rest) =
+        rest.split_once('>').ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `>` closing the bit range".into() })?;
+    let (start, width) = pos.split_once(',').ok_or_else(|| DslError { loc: loc.clone(), msg: "expected `start, width`".into() })?;
     let start = parse_int(start.trim(), loc)? as u32;
     let width = parse_int(width.trim(), loc)? as u32;
     if width == 0 || width > 64 || start + width > 128 {
@@ -574,9 +564,7 @@ fn parse_directive(line: &str, loc: &Loc) -> Result<Option<Parsed>, DslError> {
         }
         return Ok(None);
     }
-    let body = line
-        .strip_suffix(';')
-        .ok_or_else(|| DslError { loc: loc.clone(), msg: format!("expected `;` after `{}<…>`", kw) })?;
+    let body = line.strip_suffix(';').ok_or_else(|| DslError { loc: loc.clone(), msg: format!("expected `;` after `{}<…>`", kw) })?;
     let close = matching_angle(body, lt).ok_or_else(|| DslError { loc: loc.clone(), msg: format!("unclosed `<` in `{}`", kw) })?;
     let args = &body[lt + 1..close];
     let rhs = body[close + 1..].trim();
@@ -702,11 +690,7 @@ fn parse_operand_list(s: &str, loc: &Loc) -> Result<Vec<OperandRef>, DslError> {
 
 /// Integer literal: decimal or `0x` hex.
 pub fn parse_int(s: &str, loc: &Loc) -> Result<u64, DslError> {
-    let r = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16)
-    } else {
-        s.parse::<u64>()
-    };
+    let r = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) { u64::from_str_radix(h, 16) } else { s.parse::<u64>() };
     r.map_err(|_| DslError { loc: loc.clone(), msg: format!("expected a number, found `{}`", s) })
 }
 

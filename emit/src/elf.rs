@@ -276,9 +276,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
     if e != Endianness::Little {
         return bad("object is big-endian");
     }
-    let info = file
-        .section_by_name(INFO_SECTION)
-        .ok_or_else(|| ElfError(format!("missing {} section", INFO_SECTION)))?;
+    let info = file.section_by_name(INFO_SECTION).ok_or_else(|| ElfError(format!("missing {} section", INFO_SECTION)))?;
     let info = info.data().map_err(|e| ElfError(format!("{}: {}", INFO_SECTION, e)))?;
     let mut r = Reader { b: info, pos: 0 };
     if info.get(..4) != Some(INFO_MAGIC) {

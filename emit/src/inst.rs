@@ -54,7 +54,9 @@ impl fmt::Display for InstError {
             InstError::UnknownForm { optype, stype } => write!(f, "optype {} has no form with stype {}", optype, stype),
             InstError::NoSuchField { form, field } => write!(f, "{} has no field `{}`", form, field),
             InstError::ValueTooWide { form, field, value } => write!(f, "{}: value 0x{:x} does not fit field `{}`", form, value, field),
-            InstError::UndefinedValue { form, field, value } => write!(f, "{}: {} is not a defined value of field `{}`", form, value, field),
+            InstError::UndefinedValue { form, field, value } => {
+                write!(f, "{}: {} is not a defined value of field `{}`", form, value, field)
+            }
             InstError::FixedField { form, field, value, expected } => {
                 write!(f, "{}: field `{}` must be {} (found {})", form, field, expected, value)
             }

@@ -11,8 +11,8 @@
 //! and a class whose `fixed`/`variable` disagrees with `$wsb` in the syntax
 //! lines of its optypes.
 
-use crate::FormId;
 pub use crate::tables::LatencyClass;
+use crate::FormId;
 
 /// The class of an optype (index into `ISA.optypes`).
 pub fn class_of_optype(optype: u16) -> LatencyClass {

@@ -8,22 +8,22 @@
 //! and the latency table ([`latency`]) shared by the simulator's timing model
 //! and the compiler's scheduler.
 
+pub mod asm;
 pub mod dsl;
+pub mod elf;
+pub mod inst;
+pub mod latency;
 pub mod model;
+pub mod operands;
 pub mod syntax;
 pub mod tables;
-pub mod inst;
 pub mod text;
-pub mod asm;
-pub mod elf;
-pub mod latency;
-pub mod operands;
 pub mod traps;
-pub mod typed;
 pub mod twins;
+pub mod typed;
 
-pub use model::{PT, RZ, URZ};
 pub use inst::{Inst, InstError, INST_BYTES};
+pub use model::{PT, RZ, URZ};
 pub use operands::{RegFile, RegRef, RegSlot};
 pub use tables::{control, fields, forms, mods, optypes, FormId, Group, Suffix, ISA};
 pub use text::{format_inst, parse_inst, Labels, NoLabels, TextError};

@@ -122,7 +122,11 @@ impl Field {
         (if self.width >= 128 { u128::MAX } else { (1u128 << self.width) - 1 }) << self.lo
     }
     pub fn max(&self) -> u64 {
-        if self.width >= 64 { u64::MAX } else { (1u64 << self.width) - 1 }
+        if self.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        }
     }
     /// The value the field takes where the chosen syntax does not mention it.
     pub fn unused_value(&self) -> u64 {
@@ -137,11 +141,21 @@ pub enum Operand {
     /// A fixed operand written literally, such as `PR` (all predicates).
     Pseudo(Str),
     /// `C[cmem, reg]`: constant bank address plus a uniform register offset.
-    CMemIndexed { cmem: u16, reg: u16 },
+    CMemIndexed {
+        cmem: u16,
+        reg: u16,
+    },
     /// `R[ureg, imm]` / `UR[ureg, imm]`: a register selected by index.
-    RegIndexed { file: Str, index: u16, offset: u16 },
+    RegIndexed {
+        file: Str,
+        index: u16,
+        offset: u16,
+    },
     /// `[reg, imm]`: a memory address, register plus signed offset.
-    Address { base: u16, offset: Option<u16> },
+    Address {
+        base: u16,
+        offset: Option<u16>,
+    },
 }
 
 /// Expression in reverse Polish notation over a form's fields.
@@ -188,19 +202,23 @@ fn eval_in(expr: &[ExprOp], vals: &[u64], st: &mut [i64]) -> i64 {
             ExprOp::Bin(b) => {
                 let r = pop(st, &mut sp);
                 let l = pop(st, &mut sp);
-                push(st, &mut sp, match b {
-                    BinOp::Add => l.wrapping_add(r),
-                    BinOp::Sub => l.wrapping_sub(r),
-                    BinOp::Mul => l.wrapping_mul(r),
-                    BinOp::Eq => (l == r) as i64,
-                    BinOp::Ne => (l != r) as i64,
-                    BinOp::Lt => (l < r) as i64,
-                    BinOp::Le => (l <= r) as i64,
-                    BinOp::Gt => (l > r) as i64,
-                    BinOp::Ge => (l >= r) as i64,
-                    BinOp::And => (l != 0 && r != 0) as i64,
-                    BinOp::Or => (l != 0 || r != 0) as i64,
-                })
+                push(
+                    st,
+                    &mut sp,
+                    match b {
+                        BinOp::Add => l.wrapping_add(r),
+                        BinOp::Sub => l.wrapping_sub(r),
+                        BinOp::Mul => l.wrapping_mul(r),
+                        BinOp::Eq => (l == r) as i64,
+                        BinOp::Ne => (l != r) as i64,
+                        BinOp::Lt => (l < r) as i64,
+                        BinOp::Le => (l <= r) as i64,
+                        BinOp::Gt => (l > r) as i64,
+                        BinOp::Ge => (l >= r) as i64,
+                        BinOp::And => (l != 0 && r != 0) as i64,
+                        BinOp::Or => (l != 0 || r != 0) as i64,
+                    },
+                )
             }
         }
     }
@@ -248,11 +266,7 @@ impl Form {
         self.fields.iter().position(|f| f.name == name)
     }
     pub fn bitwidth_of(&self, field: usize, vals: &[u64]) -> u32 {
-        self.bitwidth
-            .iter()
-            .find(|b| b.0 as usize == field)
-            .map(|b| eval(&b.1, vals) as u32)
-            .unwrap_or(32)
+        self.bitwidth.iter().find(|b| b.0 as usize == field).map(|b| eval(&b.1, vals) as u32).unwrap_or(32)
     }
 }
 
@@ -437,7 +451,12 @@ fn check_latency_syntax(files: &[SpecFile], isa: &Isa) -> Result<(), DslError> {
         let o = &isa.optypes[f.optype as usize];
         let class = &isa.latencies[o.latency as usize];
         if let Some(p) = f.patterns.iter().find(|p| p.wsb != class.variable) {
-            let at = files.iter().flat_map(|f| f.latencies.iter()).flat_map(|d| d.optypes.iter()).find(|x| x.0 == o.name.as_ref()).map(|x| x.1.clone());
+            let at = files
+                .iter()
+                .flat_map(|f| f.latencies.iter())
+                .flat_map(|d| d.optypes.iter())
+                .find(|x| x.0 == o.name.as_ref())
+                .map(|x| x.1.clone());
             return e(
                 &at.unwrap_or(Loc { file: f.file.to_string(), line: f.line as usize }),
                 format!(
@@ -629,22 +648,35 @@ fn build_form(ctx: &Ctx, d: &Def, optypes: &[Optype]) -> Result<Form, DslError> 
             return e(&fd.loc, format!("field `{}` is {} bits wide but its type `{}` has {} bits", fd.name, fd.width, fd.ty, width));
         }
         let val = |text: &str| -> Result<u64, DslError> {
-            parse_value(&ctx.types, kind, text)
-                .ok_or_else(|| DslError { loc: fd.loc.clone(), msg: format!("`{}` is not a value of type `{}` (field `{}`)", text, fd.ty, fd.name) })
+            parse_value(&ctx.types, kind, text).ok_or_else(|| DslError {
+                loc: fd.loc.clone(),
+                msg: format!("`{}` is not a value of type `{}` (field `{}`)", text, fd.ty, fd.name),
+            })
         };
         let (default, fixed) = match &fd.init {
             FieldInit::None => (None, None),
             FieldInit::Default(v) => (Some(val(v)?), None),
             FieldInit::Fixed(v) => (None, Some(val(v)?)),
         };
-        fields.push(Field { name: fd.name.clone().into(), lo: fd.start as u8, width: fd.width as u8, kind, default, fixed, control: *control });
+        fields.push(Field {
+            name: fd.name.clone().into(),
+            lo: fd.start as u8,
+            width: fd.width as u8,
+            kind,
+            default,
+            fixed,
+            control: *control,
+        });
     }
     for i in 0..fields.len() {
         for j in i + 1..fields.len() {
             if fields[i].mask() & fields[j].mask() != 0 {
                 return e(
                     &decls[j].0.loc,
-                    format!("in `{}`, field `{}` overlaps field `{}` (declared at {})", d.name, fields[j].name, fields[i].name, decls[i].0.loc),
+                    format!(
+                        "in `{}`, field `{}` overlaps field `{}` (declared at {})",
+                        d.name, fields[j].name, fields[i].name, decls[i].0.loc
+                    ),
                 );
             }
         }
@@ -757,7 +789,14 @@ fn build_form(ctx: &Ctx, d: &Def, optypes: &[Optype]) -> Result<Form, DslError> 
 /// `NAME` in the field's enumerated type.
 fn compile_expr(types: &[EnumType], fields: &[Field], x: &Expr, loc: &Loc) -> Result<Vec<ExprOp>, DslError> {
     let mut out = Vec::new();
-    fn go(types: &[EnumType], fields: &[Field], x: &Expr, loc: &Loc, ctx_field: Option<usize>, out: &mut Vec<ExprOp>) -> Result<(), DslError> {
+    fn go(
+        types: &[EnumType],
+        fields: &[Field],
+        x: &Expr,
+        loc: &Loc,
+        ctx_field: Option<usize>,
+        out: &mut Vec<ExprOp>,
+    ) -> Result<(), DslError> {
         match x {
             Expr::Num(n) => out.push(ExprOp::Num(*n)),
             Expr::Ident(n) => match fields.iter().position(|f| f.name == n.as_str()) {
@@ -928,7 +967,24 @@ impl ToRust for Operand {
 to_rust_struct!(EnumType { name, width, values });
 to_rust_struct!(Field { name, lo, width, kind, default, fixed, control });
 to_rust_struct!(Exception { kind, message, cond });
-to_rust_struct!(Form { name, optype, group, fields, inputs, outputs, order, bitwidth, exceptions, patterns, fixed_mask, fixed_bits, guard, guard_not, file, line });
+to_rust_struct!(Form {
+    name,
+    optype,
+    group,
+    fields,
+    inputs,
+    outputs,
+    order,
+    bitwidth,
+    exceptions,
+    patterns,
+    fixed_mask,
+    fixed_bits,
+    guard,
+    guard_not,
+    file,
+    line
+});
 to_rust_struct!(Optype { name, value, syntax, examples, forms, latency, file, line });
 to_rust_struct!(Latency { name, cycles, variable });
 to_rust_struct!(Isa { types, optypes, forms, latencies });

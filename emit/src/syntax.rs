@@ -32,7 +32,10 @@ pub enum NegStyle {
     Minus,
     /// `AsmFormat<x.neg> = CvtINegX(x.neg, ext)`: shown as `~` while the field
     /// `ext` holds `value` (.X mode).
-    TildeWhen { field: u16, value: u64 },
+    TildeWhen {
+        field: u16,
+        value: u64,
+    },
 }
 
 /// One operand position of a pattern.
@@ -391,12 +394,7 @@ pub fn compile_form(isa: &Isa, fi: usize, od: &Def, fd: &Def) -> Result<Vec<Patt
     let form_loc = Loc { file: form.file.to_string(), line: form.line as usize };
     let find = |n: &str| fields.iter().position(|f| f.name == n).map(|i| i as u16);
     // Operand order without the guard.
-    let order: Vec<Operand> = form
-        .order
-        .iter()
-        .filter(|o| !matches!(o, Operand::Field(i) if Some(*i) == form.guard))
-        .cloned()
-        .collect();
+    let order: Vec<Operand> = form.order.iter().filter(|o| !matches!(o, Operand::Field(i) if Some(*i) == form.guard)).cloned().collect();
     // Lines: the optype's, or one derived from Order when it has none.
     let mut lines: Vec<(String, Loc)> = od.syntax.clone();
     if lines.is_empty() {
@@ -538,7 +536,8 @@ pub fn compile_form(isa: &Isa, fi: usize, od: &Def, fd: &Def) -> Result<Vec<Patt
             }
             let base = decor_base(&operand).map(|b| fields[b as usize].name.to_string());
             let deco = |suffix: &str| base.as_ref().and_then(|b| find(&format!("{}.{}", b, suffix)));
-            let mut slot = Slot { optional: so.optional, operand: operand.clone(), neg: None, bitnot: None, not: None, abs: None, suffix: None };
+            let mut slot =
+                Slot { optional: so.optional, operand: operand.clone(), neg: None, bitnot: None, not: None, abs: None, suffix: None };
             if so.neg || so.tilde {
                 if let Some(n) = deco("neg") {
                     let style = match tilde_when.iter().find(|t| t.0 == n) {
@@ -567,7 +566,12 @@ pub fn compile_form(isa: &Isa, fi: usize, od: &Def, fd: &Def) -> Result<Vec<Patt
         }
         let mut pinned = Vec::new();
         for (i, f) in fields.iter().enumerate() {
-            if used[i] || f.control || f.fixed.is_some() || Some(i as u16) == form.guard || f.name.ends_with(".not") && is_guard_not(form, i) {
+            if used[i]
+                || f.control
+                || f.fixed.is_some()
+                || Some(i as u16) == form.guard
+                || f.name.ends_with(".not") && is_guard_not(form, i)
+            {
                 continue;
             }
             pinned.push((i as u16, f.unused_value()));
@@ -608,7 +612,9 @@ fn describe(fields: &[Field], o: &Operand) -> String {
         Operand::Field(i) => fields[*i as usize].name.to_string(),
         Operand::Pseudo(s) => s.to_string(),
         Operand::CMemIndexed { cmem, reg } => format!("C[{}, {}]", fields[*cmem as usize].name, fields[*reg as usize].name),
-        Operand::RegIndexed { file, index, offset } => format!("{}[{}, {}]", file, fields[*index as usize].name, fields[*offset as usize].name),
+        Operand::RegIndexed { file, index, offset } => {
+            format!("{}[{}, {}]", file, fields[*index as usize].name, fields[*offset as usize].name)
+        }
         Operand::Address { base, offset } => match offset {
             Some(o) => format!("[{}, {}]", fields[*base as usize].name, fields[*o as usize].name),
             None => format!("[{}]", fields[*base as usize].name),

@@ -50,7 +50,11 @@ fn fmt_f32(bits: u32) -> String {
     if x.is_nan() {
         format!("0x{:08x}", bits)
     } else if x.is_infinite() {
-        if x > 0.0 { "+INF".into() } else { "-INF".into() }
+        if x > 0.0 {
+            "+INF".into()
+        } else {
+            "-INF".into()
+        }
     } else {
         format!("{:?}", x)
     }
@@ -61,7 +65,11 @@ fn fmt_f64(bits: u64) -> String {
     if x.is_nan() {
         format!("0x{:08x}", bits >> 32)
     } else if x.is_infinite() {
-        if x > 0.0 { "+INF".into() } else { "-INF".into() }
+        if x > 0.0 {
+            "+INF".into()
+        } else {
+            "-INF".into()
+        }
     } else {
         format!("{:?}", x)
     }
@@ -86,8 +94,20 @@ fn value_text(inst: &Inst, fi: usize, pc: Option<u64>, labels: &dyn Labels) -> S
     match f.kind {
         Kind::Reg => reg_text("R", RZ as u64, "RZ", v, w),
         Kind::UReg => reg_text("UR", URZ as u64, "URZ", v, w),
-        Kind::Pred => if v == PT as u64 { "PT".into() } else { format!("P{}", v) },
-        Kind::UPred => if v == PT as u64 { "UPT".into() } else { format!("UP{}", v) },
+        Kind::Pred => {
+            if v == PT as u64 {
+                "PT".into()
+            } else {
+                format!("P{}", v)
+            }
+        }
+        Kind::UPred => {
+            if v == PT as u64 {
+                "UPT".into()
+            } else {
+                format!("UP{}", v)
+            }
+        }
         Kind::SImm(n) => hex_signed(sign_extend(v, n as u32)),
         Kind::UImm(_) => format!("0x{:x}", v),
         Kind::F32Imm => fmt_f32(v as u32),
@@ -671,11 +691,9 @@ fn match_mods(inst: &mut Inst, mods: &[Mod], words: &[&str]) -> bool {
                 Mod::Lit { text, .. } => (**text == **w).then_some(None),
                 Mod::Fixed { field, value, text, .. } => (**text == **w).then_some(Some((*field, *value))),
                 Mod::Var { field, allowed, .. } => match inst.field_def(*field as usize).kind {
-                    Kind::Enum(t) => ISA.types[t as usize]
-                        .value(w)
-                        .map(|v| v as u64)
-                        .filter(|v| allowed.contains(v))
-                        .map(|v| Some((*field, v))),
+                    Kind::Enum(t) => {
+                        ISA.types[t as usize].value(w).map(|v| v as u64).filter(|v| allowed.contains(v)).map(|v| Some((*field, v)))
+                    }
                     _ => None,
                 },
             };
@@ -882,10 +900,9 @@ fn finish(inst: &mut Inst, guard: Option<(bool, &str, usize)>, controls: &[Piece
             return terr(c.col, format!("unknown control item `{}` (expected one of {})", name, names.join(", ")));
         };
         let f = &def.fields[i];
-        let v = parse_int(val).filter(|v| *v >= 0 && (*v as u128) <= f.max() as u128).ok_or_else(|| TextError {
-            col: c.col,
-            msg: format!("control `{}` takes 0..={}, found `{}`", name, f.max(), val),
-        })?;
+        let v = parse_int(val)
+            .filter(|v| *v >= 0 && (*v as u128) <= f.max() as u128)
+            .ok_or_else(|| TextError { col: c.col, msg: format!("control `{}` takes 0..={}, found `{}`", name, f.max(), val) })?;
         if name == "wsb" && !pat.wsb && v as u64 != f.unused_value() {
             return terr(c.col, "only variable-latency instructions (`$wsb` in their syntax) may set a write scoreboard");
         }

@@ -45,9 +45,6 @@ fn cwmode_c_and_w_aliases() {
 #[test]
 fn uimad_wide_u32_constant_form_is_64_bit() {
     // E26: the UUC form's destination and constant source are 64-bit.
-    assert_eq!(
-        canon("UIMAD.WIDE.U32 UR[20:21], UR8, UR9, c[0x0][0x168]").unwrap(),
-        "UIMAD.WIDE.U32 UR[20:21], UR8, UR9, c[0x0][0x168] ;"
-    );
+    assert_eq!(canon("UIMAD.WIDE.U32 UR[20:21], UR8, UR9, c[0x0][0x168]").unwrap(), "UIMAD.WIDE.U32 UR[20:21], UR8, UR9, c[0x0][0x168] ;");
     assert!(canon("UIMAD.WIDE.U32 UR20, UR8, UR9, c[0x0][0x168]").is_err());
 }

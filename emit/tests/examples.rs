@@ -35,7 +35,10 @@ fn every_example_round_trips() {
             let text = ex.trim_end_matches(';').trim();
             count += 1;
             if INVALID.iter().any(|(o, t)| *o == &*ot.name && *t == text) {
-                if parse_inst(text, 1, None, &NoLabels).and_then(|i| i.encode().map_err(|e| ursa_emit::TextError { col: 0, msg: e.to_string() })).is_ok() {
+                if parse_inst(text, 1, None, &NoLabels)
+                    .and_then(|i| i.encode().map_err(|e| ursa_emit::TextError { col: 0, msg: e.to_string() }))
+                    .is_ok()
+                {
                     failures.push(format!("{}:{}: `{}` is listed invalid but assembles", ot.file, line, text));
                 }
                 continue;

@@ -39,7 +39,10 @@ fn broken_classes_are_errors_naming_the_place() {
         ("__DefLatency Shuffle<12> variable\n", "optype `SHFL` is in no latency class"),
         ("__DefLatency Shuffle<12> variable\n    SHFL;\n    LDC;\n", "optype `LDC` is already in latency class `ConstMem`"),
         ("__DefLatency Shuffle<12> variable\n    SHFL;\n    SHFLX;\n", "lists `SHFLX`, which is not an optype"),
-        ("__DefLatency Shuffle<12> fixed\n    SHFL;\n", "optype `SHFL` is in the fixed latency class `Shuffle`, but a syntax line of form `SHFL_"),
+        (
+            "__DefLatency Shuffle<12> fixed\n    SHFL;\n",
+            "optype `SHFL` is in the fixed latency class `Shuffle`, but a syntax line of form `SHFL_",
+        ),
         ("__DefLatency Shuffle<12> variable\n    SHFL;\n__DefLatency Shuffle<3> fixed\n", "latency class `Shuffle` is already defined"),
     ] {
         let e = build_with(|t| {

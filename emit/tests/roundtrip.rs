@@ -67,7 +67,13 @@ fn random_inst(form: FormId, rng: &mut Rng) -> Option<Inst> {
                 continue;
             }
             let v = match &*f.name {
-                "wsb" => if pat.wsb { [0, 1, 2, 3, 4, 5, 7][rng.below(7) as usize] } else { 7 },
+                "wsb" => {
+                    if pat.wsb {
+                        [0, 1, 2, 3, 4, 5, 7][rng.below(7) as usize]
+                    } else {
+                        7
+                    }
+                }
                 _ => random_value(rng, &inst, i),
             };
             inst.set_at(i, v);

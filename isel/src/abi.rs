@@ -11,7 +11,7 @@
 use crate::lower::Lower;
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms;
-use ursa_emit::forms::{MOV_R};
+use ursa_emit::forms::MOV_R;
 
 /// Parameters and results passed in registers (`R4`–`R19`); the rest go
 /// through local memory (arguments below the stack pointer, results in the

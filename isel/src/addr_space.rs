@@ -23,7 +23,7 @@
 
 use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::ir::{self, types, Function, GlobalValueData, InstructionData, Opcode, Value};
-use ursa_emit::forms::{MOV_I};
+use ursa_emit::forms::MOV_I;
 
 /// What the analysis knows of a value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -69,7 +69,9 @@ impl Lower<'_> {
             InstructionData::UnaryImm { opcode, imm } => InstData::UnaryImm { opcode, imm },
             InstructionData::IntCompare { cond, args, .. } => InstData::IntCompare { cond, a: args[0], b: args[1] },
             InstructionData::Load { opcode, flags, arg, offset } => InstData::Load { opcode, flags, addr: arg, offset },
-            InstructionData::Store { opcode, flags, args, offset } => InstData::Store { opcode, flags, value: args[0], addr: args[1], offset },
+            InstructionData::Store { opcode, flags, args, offset } => {
+                InstData::Store { opcode, flags, value: args[0], addr: args[1], offset }
+            }
             InstructionData::StackAddr { stack_slot, offset, .. } => InstData::StackAddr { slot: stack_slot, offset },
             InstructionData::CondTrap { opcode, arg, code } => InstData::CondTrap { opcode, arg, code },
             InstructionData::IntAddTrap { args, code, .. } => InstData::IntAddTrap { a: args[0], b: args[1], code },

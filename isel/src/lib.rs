@@ -44,7 +44,11 @@ impl std::error::Error for LowerError {}
 /// follow the device-function calling convention.
 /// `shared` gives the offset of each static shared-memory variable
 /// (`%ursa_shared_NAME` → offset of `NAME`).
-pub fn lower(f: &cranelift_codegen::ir::Function, kernel: bool, shared: &std::collections::HashMap<String, u32>) -> Result<vcode::VCode, LowerError> {
+pub fn lower(
+    f: &cranelift_codegen::ir::Function,
+    kernel: bool,
+    shared: &std::collections::HashMap<String, u32>,
+) -> Result<vcode::VCode, LowerError> {
     let mut l = lower::Lower::new(f);
     l.shared_offsets = shared.clone();
     l.kernel = kernel;

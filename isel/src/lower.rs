@@ -251,7 +251,10 @@ impl<'f> Lower<'f> {
             let params: Vec<VReg> = f.dfg.block_params(b).iter().map(|&p| self.value_vreg(p)).collect();
             for &p in f.dfg.block_params(b) {
                 if class_of_type(f.dfg.value_type(p)).is_none() {
-                    return Err(LowerError { inst: None, msg: format!("block parameter of type {} is not supported", f.dfg.value_type(p)) });
+                    return Err(LowerError {
+                        inst: None,
+                        msg: format!("block parameter of type {} is not supported", f.dfg.value_type(p)),
+                    });
                 }
             }
             self.vcode.blocks[id.0 as usize].params = params;
@@ -456,7 +459,8 @@ impl<'f> Lower<'f> {
             InstructionData::Trap { code, .. } => {
                 self.push(MInst::new(Pseudo::Trap { code: code.as_raw().get() as u16 }));
             }
-            InstructionData::Call { opcode: Opcode::ReturnCall, .. } | InstructionData::CallIndirect { opcode: Opcode::ReturnCallIndirect, .. } => {
+            InstructionData::Call { opcode: Opcode::ReturnCall, .. }
+            | InstructionData::CallIndirect { opcode: Opcode::ReturnCallIndirect, .. } => {
                 self.lower_tail_call(inst)?;
             }
             InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. } => {
@@ -477,7 +481,9 @@ impl<'f> Lower<'f> {
         }
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
-                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "tail call of an external (non-user) function is not supported"))?;
+                let name = self
+                    .func_name(func_ref)
+                    .ok_or_else(|| self.err(inst, "tail call of an external (non-user) function is not supported"))?;
                 if intrinsics::is_reserved(&name) {
                     return Err(self.err(inst, "a tail call of a kernel intrinsic is not supported"));
                 }
@@ -544,7 +550,8 @@ impl<'f> Lower<'f> {
         }
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
-                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
+                let name =
+                    self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
                 let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
                 if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|m| self.err(inst, m))? {
                     let args: Vec<Value> = f.dfg.inst_args(inst).to_vec();
@@ -561,7 +568,9 @@ impl<'f> Lower<'f> {
                 return self.shared_address(inst, global_value, &name).map(|r| Some(smallvec![r]));
             }
             InstructionData::FuncAddr { func_ref, .. } => {
-                let name = self.func_name(func_ref).ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
+                let name = self
+                    .func_name(func_ref)
+                    .ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
                 let d = self.temp(Class::RPair);
                 let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def(LEPC_I::RD, d).build();
                 m.sym = Some(SymRef { piece: 0, symbol: name });
@@ -655,11 +664,7 @@ impl<'f> Lower<'f> {
         use ursa_emit::forms;
         let pair = self.vcode.class(r) == Class::RPair;
         let b = if incoming { Bundle::pseudo(Pseudo::FrameRel { offset: ofs }) } else { Bundle::new() };
-        let b = if store {
-            b.inst(forms::STL_RIR).use_(STL_RIR::RB, r)
-        } else {
-            b.inst(forms::LDL_RI).def(LDL_RI::RD, r)
-        };
+        let b = if store { b.inst(forms::STL_RIR).use_(STL_RIR::RB, r) } else { b.inst(forms::LDL_RI).def(LDL_RI::RD, r) };
         let b = b.set([LDL_RI::RA, STL_RIR::RA], R(abi::SP as u8)).set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(ofs as i64));
         let b = if pair { b.set([LDL_RI::DTYPE, STL_RIR::DTYPE], mods::MEMDType::_64) } else { b };
         b.build()
@@ -708,11 +713,32 @@ impl<'f> Lower<'f> {
                     .build();
                 self.push(isetp);
                 match intr {
-                    I::Ballot => Bundle::new().inst(forms::VOTE_X).set(VOTE_X::MODE, mods::VoteMode::ANY).def(VOTE_X::RD, d).set(VOTE_X::PU, P(ursa_emit::PT as u8)).use_(VOTE_X::PP, p).build(),
+                    I::Ballot => Bundle::new()
+                        .inst(forms::VOTE_X)
+                        .set(VOTE_X::MODE, mods::VoteMode::ANY)
+                        .def(VOTE_X::RD, d)
+                        .set(VOTE_X::PU, P(ursa_emit::PT as u8))
+                        .use_(VOTE_X::PP, p)
+                        .build(),
                     I::Vote(mode) => {
                         let q = self.temp(Class::P);
-                        self.push(Bundle::new().inst(forms::VOTE_X).set(VOTE_X::MODE, mode).set(VOTE_X::RD, R(ursa_emit::RZ as u8)).def(VOTE_X::PU, q).use_(VOTE_X::PP, p).build());
-                        Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).set(SEL_RI::RA, R(ursa_emit::RZ as u8)).set(SEL_RI::VB, 1).use_(SEL_RI::PP, q).set(SEL_RI::PP_NOT, true).build()
+                        self.push(
+                            Bundle::new()
+                                .inst(forms::VOTE_X)
+                                .set(VOTE_X::MODE, mode)
+                                .set(VOTE_X::RD, R(ursa_emit::RZ as u8))
+                                .def(VOTE_X::PU, q)
+                                .use_(VOTE_X::PP, p)
+                                .build(),
+                        );
+                        Bundle::new()
+                            .inst(forms::SEL_RI)
+                            .def(SEL_RI::RD, d)
+                            .set(SEL_RI::RA, R(ursa_emit::RZ as u8))
+                            .set(SEL_RI::VB, 1)
+                            .use_(SEL_RI::PP, q)
+                            .set(SEL_RI::PP_NOT, true)
+                            .build()
                     }
                     _ => unreachable!(),
                 }
@@ -909,6 +935,6 @@ impl Bundle {
     }
 }
 
-pub use generated::Context;
 pub use generated::constructor_cond_pred;
 pub use generated::constructor_lower;
+pub use generated::Context;

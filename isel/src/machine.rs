@@ -8,10 +8,9 @@ use ursa_emit::forms;
 use crate::lower::{CmpOp, Lower, Signed};
 use crate::vcode::{Bundle, Class, MInst, VReg};
 use ursa_emit::forms::{IADD_RI, IADD_RR, ISETP_RI, ISETP_RR, LOP3_RIR, MOV_I, MOV_R, SEL_RI, SEL_RR, SGXT_RI, SHF_RIR};
-use ursa_emit::typed::{P, R};
 use ursa_emit::mods;
 use ursa_emit::optypes::ISETP;
-
+use ursa_emit::typed::{P, R};
 
 /// LOP3 truth-table inputs: the tables of `a`, `b` and `c` themselves.
 pub const LUT_A: u8 = 0xF0;
@@ -88,7 +87,15 @@ impl Lower<'_> {
 
     pub fn pair(&mut self, lo: VReg, hi: VReg) -> VReg {
         let d = self.temp(Class::RPair);
-        self.emit_b(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, lo).inst(forms::MOV_R).def_hi(MOV_R::RD, d).use_(MOV_R::RB, hi));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::MOV_R)
+                .def(MOV_R::RD, d)
+                .use_(MOV_R::RB, lo)
+                .inst(forms::MOV_R)
+                .def_hi(MOV_R::RD, d)
+                .use_(MOV_R::RB, hi),
+        );
         d
     }
 
@@ -108,13 +115,17 @@ impl Lower<'_> {
 
     pub fn isub_rr(&mut self, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).set(IADD_RR::RB_NEG, true));
+        self.emit_b(
+            Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).set(IADD_RR::RB_NEG, true),
+        );
         d
     }
 
     pub fn ineg_r(&mut self, a: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).set(IADD_RR::RA, R::Z).use_(IADD_RR::RB, a).set(IADD_RR::RB_NEG, true));
+        self.emit_b(
+            Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).set(IADD_RR::RA, R::Z).use_(IADD_RR::RB, a).set(IADD_RR::RB_NEG, true),
+        );
         d
     }
 
@@ -177,14 +188,18 @@ impl Lower<'_> {
 
     pub fn isetp_rr(&mut self, op: &CmpOp, s: &Signed, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::P);
-        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, s).def(ISETP_RR::PU, d).use_(ISETP_RR::RA, a).use_(ISETP_RR::RB, b);
+        let bu =
+            Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, s).def(ISETP_RR::PU, d).use_(ISETP_RR::RA, a).use_(ISETP_RR::RB, b);
         self.emit_b(bu);
         d
     }
 
     pub fn isetp_ri(&mut self, op: &CmpOp, s: &Signed, a: VReg, k: u32) -> VReg {
         let d = self.temp(Class::P);
-        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, s).def(ISETP_RI::PU, d).use_(ISETP_RI::RA, a).set(ISETP_RI::VB, k as u64);
+        let bu = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, s)
+            .def(ISETP_RI::PU, d)
+            .use_(ISETP_RI::RA, a)
+            .set(ISETP_RI::VB, k as u64);
         self.emit_b(bu);
         d
     }
@@ -194,7 +209,10 @@ impl Lower<'_> {
     pub fn isetp64_rr(&mut self, op: &CmpOp, s: &Signed, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::P);
         let t = self.temp(Class::P);
-        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, &Signed::U32).temp(ISETP_RR::PU, t).use_(ISETP_RR::RA, a).use_(ISETP_RR::RB, b);
+        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RR), op, &Signed::U32)
+            .temp(ISETP_RR::PU, t)
+            .use_(ISETP_RR::RA, a)
+            .use_(ISETP_RR::RB, b);
         let b2 = Self::isetp_base(b1.inst(forms::ISETP_RR), op, s)
             .set(ISETP_RR::EXT, mods::IExt::X)
             .def(ISETP_RR::PU, d)
@@ -209,7 +227,10 @@ impl Lower<'_> {
     pub fn isetp64_ri(&mut self, op: &CmpOp, s: &Signed, a: VReg, k: u64) -> VReg {
         let d = self.temp(Class::P);
         let t = self.temp(Class::P);
-        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, &Signed::U32).temp(ISETP_RI::PU, t).use_(ISETP_RI::RA, a).set(ISETP_RI::VB, k & 0xffff_ffff);
+        let b1 = Self::isetp_base(Bundle::new().inst(forms::ISETP_RI), op, &Signed::U32)
+            .temp(ISETP_RI::PU, t)
+            .use_(ISETP_RI::RA, a)
+            .set(ISETP_RI::VB, k & 0xffff_ffff);
         let b2 = Self::isetp_base(b1.inst(forms::ISETP_RI), op, s)
             .set(ISETP_RI::EXT, mods::IExt::X)
             .def(ISETP_RI::PU, d)
@@ -255,7 +276,14 @@ impl Lower<'_> {
     pub fn lop3_ri(&mut self, a: VReg, k: u32, lut: u8) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(
-            Bundle::new().inst(forms::LOP3_RIR).def(LOP3_RIR::RD, d).use_(LOP3_RIR::RA, a).set(LOP3_RIR::VB, k as u64).set(LOP3_RIR::RC, R::Z).set(LOP3_RIR::LUT, lut as u64).set(LOP3_RIR::PP, P::T),
+            Bundle::new()
+                .inst(forms::LOP3_RIR)
+                .def(LOP3_RIR::RD, d)
+                .use_(LOP3_RIR::RA, a)
+                .set(LOP3_RIR::VB, k as u64)
+                .set(LOP3_RIR::RC, R::Z)
+                .set(LOP3_RIR::LUT, lut as u64)
+                .set(LOP3_RIR::PP, P::T),
         );
         d
     }

@@ -231,7 +231,11 @@ impl VCode {
                     p.form.name(),
                     f.name,
                     f.kind,
-                    if f.kind == Kind::Reg { format!(", {} bits", p.def().bitwidth_of(fx.field as usize, p.values())) } else { String::new() },
+                    if f.kind == Kind::Reg {
+                        format!(", {} bits", p.def().bitwidth_of(fx.field as usize, p.values()))
+                    } else {
+                        String::new()
+                    },
                     v,
                     if fx.hi { ".hi" } else { "" },
                     class
@@ -291,7 +295,9 @@ impl Bundle {
     fn opnd(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
         // A register written earlier in the bundle and read by a later piece
         // is one operand: the value flows inside the bundle.
-        if let Some(k) = self.m.opnds.iter().position(|o| o.vreg == v && o.fixed == fixed && (same_role(o.kind, kind) || kind == OpKind::Use)) {
+        if let Some(k) =
+            self.m.opnds.iter().position(|o| o.vreg == v && o.fixed == fixed && (same_role(o.kind, kind) || kind == OpKind::Use))
+        {
             return k as u8;
         }
         self.m.opnds.push(Opnd { vreg: v, kind, fixed });
@@ -441,9 +447,17 @@ impl std::fmt::Display for VCode {
                                 .fixups
                                 .iter()
                                 .filter(|x| x.piece as usize == pi)
-                                .map(|x| format!("{}={}{}", p.def().fields[x.field as usize].name, opnd(x.opnd as usize), if x.hi { ".hi" } else { "" }))
+                                .map(|x| {
+                                    format!(
+                                        "{}={}{}",
+                                        p.def().fields[x.field as usize].name,
+                                        opnd(x.opnd as usize),
+                                        if x.hi { ".hi" } else { "" }
+                                    )
+                                })
                                 .collect();
-                            let sym = m.sym.as_ref().filter(|s| s.piece as usize == pi).map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
+                            let sym =
+                                m.sym.as_ref().filter(|s| s.piece as usize == pi).map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
                             if binds.is_empty() {
                                 writeln!(f, "    {}{}", text, sym)?;
                             } else {

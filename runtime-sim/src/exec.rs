@@ -160,7 +160,12 @@ impl Ctx<'_> {
                 } else {
                     format!(
                         "warp {} lanes {:08x} wait at BSYNC B{} (0x{:x}; members {:08x} in their view, region closing at 0x{:x})",
-                        w.id, mask, b, pc, w.b[b][mask.trailing_zeros() as usize], w.bssy_target[b]
+                        w.id,
+                        mask,
+                        b,
+                        pc,
+                        w.b[b][mask.trailing_zeros() as usize],
+                        w.bssy_target[b]
                     )
                 });
             }

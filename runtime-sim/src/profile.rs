@@ -173,7 +173,11 @@ impl Profile {
         for (s, m) in &self.memory {
             let _ = writeln!(o, "    {:<10} {} accesses, {} bytes", s, m.accesses, m.bytes);
         }
-        let _ = writeln!(o, "\n{:>8} {:>9} {:>9} {:>9} {:>7} {:>9}  instruction", "issues", "lanes", "sb-stall", "fix-stall", "barrier", "div-idle");
+        let _ = writeln!(
+            o,
+            "\n{:>8} {:>9} {:>9} {:>9} {:>7} {:>9}  instruction",
+            "issues", "lanes", "sb-stall", "fix-stall", "barrier", "div-idle"
+        );
         for f in &prog.functions {
             let first = ((f.address - crate::program::CODE_BASE) / 16) as usize;
             let n = (f.size / 16) as usize;
@@ -211,11 +215,14 @@ impl Profile {
         let mut seen: Option<(u64, u32)> = None;
         for t in &self.timeline {
             if seen.map(|s| s.0) != Some(t.cta) {
-                let (x, y, z) = (t.cta % grid[0] as u64, t.cta / grid[0] as u64 % grid[1] as u64, t.cta / (grid[0] as u64 * grid[1] as u64));
+                let (x, y, z) =
+                    (t.cta % grid[0] as u64, t.cta / grid[0] as u64 % grid[1] as u64, t.cta / (grid[0] as u64 * grid[1] as u64));
                 events.push(json!({"name": "process_name", "ph": "M", "pid": t.cta, "tid": 0, "args": {"name": format!("CTA ({}, {}, {})", x, y, z)}}));
             }
             if seen != Some((t.cta, t.warp)) {
-                events.push(json!({"name": "thread_name", "ph": "M", "pid": t.cta, "tid": t.warp, "args": {"name": format!("warp {}", t.warp)}}));
+                events.push(
+                    json!({"name": "thread_name", "ph": "M", "pid": t.cta, "tid": t.warp, "args": {"name": format!("warp {}", t.warp)}}),
+                );
                 seen = Some((t.cta, t.warp));
             }
             let name = names.entry(t.pc).or_insert_with(|| prog.disassemble_at(t.pc).unwrap_or_else(|| format!("0x{:x}", t.pc)));

@@ -4,7 +4,6 @@ mod common;
 use common::*;
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program, Space, TrapKind};
 
-
 fn trap_of(body: &str, threads: u32) -> ursa_sim::Trap {
     run_kernel(&format!("{}{}", PROLOGUE, body), [threads, 1, 1], [1, 1, 1], 32, &[]).expect_err("expected a trap")
 }

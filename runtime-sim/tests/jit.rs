@@ -98,7 +98,13 @@ fn isetp_family() {
 #[test]
 fn lop3_plop3_family() {
     for lut in [0x00, 0xff, 0xc0, 0xfc, 0x3c, 0x96, 0xfe, 0x80, 0x1a, 0x0f, 0xe8, 0x6a] {
-        agree(&format!("LOP3 R4, R4, R5, R6, {:#x}, !PT ;\n LOP3 P0, R7, R7, R8, R9, {:#x}, P3 ;\n LOP3.PAND P1, R10, R10, 0xff, R11, {:#x}, P4 ;", lut, lut, lut), 40);
+        agree(
+            &format!(
+                "LOP3 R4, R4, R5, R6, {:#x}, !PT ;\n LOP3 P0, R7, R7, R8, R9, {:#x}, P3 ;\n LOP3.PAND P1, R10, R10, 0xff, R11, {:#x}, P4 ;",
+                lut, lut, lut
+            ),
+            40,
+        );
         agree(&format!("PLOP3 P0, P1, !P2, P3, {:#x} ;\n PLOP3 P4, P4, P5, P6, {:#x} ;", lut, lut), 20);
     }
 }
@@ -125,7 +131,10 @@ fn shf_family() {
 #[test]
 fn mov_and_guards() {
     agree("MOV R4, R5 ;\n MOV.64 R[6:7], R[8:9] ;\n MOV.64 R[10:11], RZ ;\n MOV R5, 0x1234 ;", 50);
-    agree("@P0 IADD R4, R4, R5 ;\n @!P1 MOV R6, R7 ;\n @P2 ISETP.LT.AND P3, PT, R8, R9, PT ;\n @!P3 LOP3 R10, R10, R11, RZ, 0x3c, !PT ;", 200);
+    agree(
+        "@P0 IADD R4, R4, R5 ;\n @!P1 MOV R6, R7 ;\n @P2 ISETP.LT.AND P3, PT, R8, R9, PT ;\n @!P3 LOP3 R10, R10, R11, RZ, 0x3c, !PT ;",
+        200,
+    );
 }
 
 #[test]

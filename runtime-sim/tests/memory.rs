@@ -4,7 +4,6 @@ mod common;
 use common::*;
 use ursa_sim::{Arg, Gpu, LaunchConfig};
 
-
 fn run(body: &str, threads: u32, words: usize) -> Vec<u32> {
     run_kernel(&format!("{}{}", PROLOGUE, body), [threads, 1, 1], [1, 1, 1], words, &[]).unwrap_or_else(|t| panic!("trap: {}", t)).0
 }

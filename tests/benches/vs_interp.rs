@@ -74,7 +74,13 @@ enum Engine {
 }
 
 fn sim_cfg(e: Engine) -> LaunchConfig {
-    LaunchConfig { strict: e == Engine::Strict, jit: e == Engine::Jit, step_limit: Some(1 << 40), local_size: 64 * 1024, ..Default::default() }
+    LaunchConfig {
+        strict: e == Engine::Strict,
+        jit: e == Engine::Jit,
+        step_limit: Some(1 << 40),
+        local_size: 64 * 1024,
+        ..Default::default()
+    }
 }
 
 /// Runs on the simulator; returns the low 64 bits of the first result and
@@ -163,10 +169,30 @@ fn ratios() {
         let (_, stats) = run_sim(&s, name, &w, Engine::Jit);
         let first = s.program.jit_stats().time - before;
         let insts = stats.instructions;
-        let t_jit = time(|| { let _ = run_sim(&s, name, &w, Engine::Jit); }, Duration::from_secs(1));
-        let t_sim = time(|| { let _ = run_sim(&s, name, &w, Engine::Interp); }, Duration::from_secs(1));
-        let t_strict = time(|| { let _ = run_sim(&s, name, &w, Engine::Strict); }, Duration::from_secs(1));
-        let t_int = time(|| { let _ = run_interp(&store, name, &args); }, Duration::from_secs(1));
+        let t_jit = time(
+            || {
+                let _ = run_sim(&s, name, &w, Engine::Jit);
+            },
+            Duration::from_secs(1),
+        );
+        let t_sim = time(
+            || {
+                let _ = run_sim(&s, name, &w, Engine::Interp);
+            },
+            Duration::from_secs(1),
+        );
+        let t_strict = time(
+            || {
+                let _ = run_sim(&s, name, &w, Engine::Strict);
+            },
+            Duration::from_secs(1),
+        );
+        let t_int = time(
+            || {
+                let _ = run_interp(&store, name, &args);
+            },
+            Duration::from_secs(1),
+        );
         let r = [t_jit, t_sim, t_strict].map(|t| t_int.as_secs_f64() / t.as_secs_f64());
         for k in 0..3 {
             g[k] += r[k].ln();

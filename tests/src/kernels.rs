@@ -181,7 +181,9 @@ pub fn geometric_mean(xs: &[f64]) -> Option<f64> {
 /// ratio over the `int` kernels, and the ptxas kernels with no example.
 pub fn render_table(rows: &[TableRow], ptxas: &[PtxasRow]) -> String {
     let mut s = String::new();
-    s.push_str("| kernel | Ursa instrs | ptxas instrs | instr ratio | Ursa R | ptxas R | R ratio | ptxas -v regs | Ursa UR | Ursa P | Ursa UP |\n");
+    s.push_str(
+        "| kernel | Ursa instrs | ptxas instrs | instr ratio | Ursa R | ptxas R | R ratio | ptxas -v regs | Ursa UR | Ursa P | Ursa UP |\n",
+    );
     s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     let mut int_ratios = Vec::new();
     for row in rows {
@@ -218,7 +220,12 @@ pub fn render_table(rows: &[TableRow], ptxas: &[PtxasRow]) -> String {
     s.push('\n');
     match geometric_mean(&int_ratios) {
         Some(g) => {
-            let _ = writeln!(s, "Geometric mean of the instruction ratio (Ursa / ptxas) over the {} integer kernels: **{:.2}**", int_ratios.len(), g);
+            let _ = writeln!(
+                s,
+                "Geometric mean of the instruction ratio (Ursa / ptxas) over the {} integer kernels: **{:.2}**",
+                int_ratios.len(),
+                g
+            );
         }
         None => s.push_str("Geometric mean of the instruction ratio: no integer kernel compiled\n"),
     }

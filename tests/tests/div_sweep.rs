@@ -80,7 +80,8 @@ fn check(ty: &str, op: &str, prog: &Program, pairs: &[(u64, u64)]) -> usize {
         gpu.write(pb, &enc(&|p| p.1)).unwrap();
         let block = 256u32;
         let cfg = LaunchConfig { grid: [(n as u32).div_ceil(block), 1, 1], block: [block, 1, 1], strict: true, ..Default::default() };
-        gpu.launch(prog, "k", &cfg, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::I32(n as i32)]).unwrap_or_else(|t| panic!("{op}.{ty}: {t}"));
+        gpu.launch(prog, "k", &cfg, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::I32(n as i32)])
+            .unwrap_or_else(|t| panic!("{op}.{ty}: {t}"));
         let out = gpu.read(pc, (n * size) as u64).unwrap();
         for (i, &(x, d)) in chunk.iter().enumerate() {
             let mut w = [0u8; 8];

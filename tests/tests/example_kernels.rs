@@ -200,10 +200,8 @@ fn bitops_i32() {
     let (pa, po) = (upload(&mut gpu, &a), output::<u32>(&mut gpu, N));
     let args = |n: i32| vec![Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n)];
     gpu.launch(&prog, "bitops_i32", &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
-    let want: Vec<u32> = a
-        .iter()
-        .map(|&x| (x.count_ones().wrapping_add(x.leading_zeros()).wrapping_add(x.reverse_bits())) ^ x.rotate_left(7))
-        .collect();
+    let want: Vec<u32> =
+        a.iter().map(|&x| (x.count_ones().wrapping_add(x.leading_zeros()).wrapping_add(x.reverse_bits())) ^ x.rotate_left(7)).collect();
     check(&mut gpu, po, &want, "out");
     launch_nothing(&mut gpu, &prog, "bitops_i32", args, &[po], 4);
 }
@@ -304,8 +302,32 @@ fn sdiv_i64() {
 
 /// f32 edge values as bits: zeros, denormals, max/min normal, infinities,
 /// NaNs with payloads.
-const EDGES_F32: &[u32] = &[0, 0x8000_0000, 1, 0x807f_ffff, 0x0080_0000, 0x7f7f_ffff, 0xff7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0x3f80_0000];
-const EDGES_F64: &[u64] = &[0, 1 << 63, 1, 0x8010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0001, 0x3ff0_0000_0000_0000];
+const EDGES_F32: &[u32] = &[
+    0,
+    0x8000_0000,
+    1,
+    0x807f_ffff,
+    0x0080_0000,
+    0x7f7f_ffff,
+    0xff7f_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0000,
+    0x7f80_0001,
+    0x3f80_0000,
+];
+const EDGES_F64: &[u64] = &[
+    0,
+    1 << 63,
+    1,
+    0x8010_0000_0000_0000,
+    0x7fef_ffff_ffff_ffff,
+    0x7ff0_0000_0000_0000,
+    0xfff0_0000_0000_0000,
+    0x7ff8_0000_0000_0000,
+    0x7ff0_0000_0000_0001,
+    0x3ff0_0000_0000_0000,
+];
 
 /// A random float of any exponent, as bits.
 fn any_f32(r: &mut TestRng) -> u32 {
@@ -327,7 +349,15 @@ fn same_f64(a: u64, b: u64) -> bool {
 /// `kernel` (saxpy_f32 / daxpy_f64: y[i] = a * x[i] + y[i]) launched once per
 /// scalar `a` of `scalars` on `x`, `y` (element bits), checked with
 /// `want(a, x, y)` and `same`; y is followed by PAD sentinels no thread may write.
-fn axpy<T: Elem, F: Copy + std::fmt::LowerExp>(kernel: &str, x: &[T], y: &[T], scalars: &[F], arg: impl Fn(F) -> Arg, want: impl Fn(F, T, T) -> T, same: impl Fn(T, T) -> bool) {
+fn axpy<T: Elem, F: Copy + std::fmt::LowerExp>(
+    kernel: &str,
+    x: &[T],
+    y: &[T],
+    scalars: &[F],
+    arg: impl Fn(F) -> Arg,
+    want: impl Fn(F, T, T) -> T,
+    same: impl Fn(T, T) -> bool,
+) {
     let prog = program(&format!("{}.clif", kernel));
     let mut gpu = Gpu::new();
     for &a in scalars {
@@ -365,7 +395,8 @@ fn daxpy_f64() {
 fn horner_f64() {
     let prog = program("horner_f64.clif");
     let mut r = rng(11);
-    let x = with_edges(N, EDGES_F64, || if r.random_range(0..2) == 0 { (r.random_range(-20.0..20.0f64)).to_bits() } else { any_f64(&mut r) });
+    let x =
+        with_edges(N, EDGES_F64, || if r.random_range(0..2) == 0 { (r.random_range(-20.0..20.0f64)).to_bits() } else { any_f64(&mut r) });
     let mut gpu = Gpu::new();
     let (px, po) = (upload(&mut gpu, &x), output::<u64>(&mut gpu, N));
     let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(po), Arg::I32(n)];
@@ -454,7 +485,9 @@ fn histogram_i32() {
 fn warp_reduce_i32() {
     // Butterfly shuffles within each warp, one global atomic per warp, over
     // 8 CTAs of 128 threads with 1000 elements (the last CTA partly idle).
-    launch_accumulating("warp_reduce_i32.clif", "warp_reduce_i32", 11, &[1000, 1, 33], 1, |a| vec![a.iter().fold(0i32, |s, &x| s.wrapping_add(x))]);
+    launch_accumulating("warp_reduce_i32.clif", "warp_reduce_i32", 11, &[1000, 1, 33], 1, |a| {
+        vec![a.iter().fold(0i32, |s, &x| s.wrapping_add(x))]
+    });
 }
 
 /// `fdiv_f64`: correctly rounded, canonical NaN (the large sweep is
@@ -471,7 +504,11 @@ fn fdiv_f64() {
     let want: Vec<u64> = (0..N)
         .map(|i| {
             let q = f64::from_bits(a[i]) / f64::from_bits(b[i]);
-            if q.is_nan() { 0x7ff8_0000_0000_0000 } else { q.to_bits() }
+            if q.is_nan() {
+                0x7ff8_0000_0000_0000
+            } else {
+                q.to_bits()
+            }
         })
         .collect();
     check(&mut gpu, po, &want, "out");
@@ -491,7 +528,11 @@ fn sqrt_f64() {
     let want: Vec<u64> = (0..N)
         .map(|i| {
             let q = f64::from_bits(a[i]).sqrt();
-            if q.is_nan() { 0x7ff8_0000_0000_0000 } else { q.to_bits() }
+            if q.is_nan() {
+                0x7ff8_0000_0000_0000
+            } else {
+                q.to_bits()
+            }
         })
         .collect();
     check(&mut gpu, po, &want, "out");
@@ -523,7 +564,25 @@ fn divergent_loop() {
 /// Every example file is covered by a test above.
 #[test]
 fn every_example_kernel_is_tested() {
-    let tested = ["vadd_i32", "uniform_math", "i64_mix", "bitops_i32", "sum_i64_loop", "matmul_i32", "udiv_i32", "sdiv_i64", "saxpy_f32", "daxpy_f64", "horner_f64", "fdiv_f64", "sqrt_f64", "block_reduce_i32", "histogram_i32", "warp_reduce_i32", "divergent_loop"];
+    let tested = [
+        "vadd_i32",
+        "uniform_math",
+        "i64_mix",
+        "bitops_i32",
+        "sum_i64_loop",
+        "matmul_i32",
+        "udiv_i32",
+        "sdiv_i64",
+        "saxpy_f32",
+        "daxpy_f64",
+        "horner_f64",
+        "fdiv_f64",
+        "sqrt_f64",
+        "block_reduce_i32",
+        "histogram_i32",
+        "warp_reduce_i32",
+        "divergent_loop",
+    ];
     for f in example_files(&examples_dir()).unwrap() {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
         assert!(tested.contains(&stem.as_str()), "{} has no test in tests/tests/example_kernels.rs", f.display());
@@ -553,9 +612,18 @@ fn table_lists_every_kernel_and_the_geometric_mean() {
     let vadd = ptxas.iter().find(|p| p.kernel == "vadd_i32").unwrap();
     assert_eq!((vadd.sass_instructions, vadd.registers, vadd.highest_r_plus_1), (16, 12, 10));
     let rows: Vec<TableRow> = vec![
-        TableRow { kernel: "vadd_i32".into(), counts: Ok(ursa_tests::kernels::StaticCounts { instructions: 32, r_regs: 5, ..Default::default() }) },
-        TableRow { kernel: "i64_mix".into(), counts: Ok(ursa_tests::kernels::StaticCounts { instructions: 13, r_regs: 12, ..Default::default() }) },
-        TableRow { kernel: "saxpy_f32".into(), counts: Ok(ursa_tests::kernels::StaticCounts { instructions: 150, r_regs: 8, ..Default::default() }) },
+        TableRow {
+            kernel: "vadd_i32".into(),
+            counts: Ok(ursa_tests::kernels::StaticCounts { instructions: 32, r_regs: 5, ..Default::default() }),
+        },
+        TableRow {
+            kernel: "i64_mix".into(),
+            counts: Ok(ursa_tests::kernels::StaticCounts { instructions: 13, r_regs: 12, ..Default::default() }),
+        },
+        TableRow {
+            kernel: "saxpy_f32".into(),
+            counts: Ok(ursa_tests::kernels::StaticCounts { instructions: 150, r_regs: 8, ..Default::default() }),
+        },
         TableRow { kernel: "mine".into(), counts: Err("unsupported: x".into()) },
     ];
     let t = render_table(&rows, &ptxas);

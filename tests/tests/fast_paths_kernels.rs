@@ -17,18 +17,9 @@ use ursa_tests::kernels::{compile_file, example_files, examples_dir};
 const BUFFER: u64 = 64 << 10;
 
 const MODES: [FastPaths; 3] = [
-    FastPaths {
-        threaded: false,
-        issue_loop: false,
-    },
-    FastPaths {
-        threaded: true,
-        issue_loop: false,
-    },
-    FastPaths {
-        threaded: true,
-        issue_loop: true,
-    },
+    FastPaths { threaded: false, issue_loop: false },
+    FastPaths { threaded: true, issue_loop: false },
+    FastPaths { threaded: true, issue_loop: true },
 ];
 
 /// Launches `kernel`; returns the result and every buffer's final bytes.
@@ -41,9 +32,7 @@ fn launch(prog: &Program, kernel: &str, cfg: &LaunchConfig) -> (Result<Stats, Tr
         args.push(match p.size {
             8 => {
                 let at = gpu.alloc(BUFFER, 16);
-                let bytes: Vec<u8> = (0..BUFFER)
-                    .map(|k| (k as u8).wrapping_mul(29).wrapping_add(i as u8 * 71 + 5))
-                    .collect();
+                let bytes: Vec<u8> = (0..BUFFER).map(|k| (k as u8).wrapping_mul(29).wrapping_add(i as u8 * 71 + 5)).collect();
                 gpu.write(at, &bytes).expect("write");
                 buffers.push(at);
                 Arg::Ptr(at)
@@ -53,13 +42,7 @@ fn launch(prog: &Program, kernel: &str, cfg: &LaunchConfig) -> (Result<Stats, Tr
         });
     }
     let res = gpu.launch(prog, kernel, cfg, &args);
-    (
-        res,
-        buffers
-            .iter()
-            .map(|&b| gpu.read(b, BUFFER).expect("read"))
-            .collect(),
-    )
+    (res, buffers.iter().map(|&b| gpu.read(b, BUFFER).expect("read")).collect())
 }
 
 #[test]
@@ -69,35 +52,14 @@ fn example_kernels_agree_with_and_without_fast_paths() {
     let mut launched = 0;
     for file in files {
         for k in compile_file(&file).expect("compile") {
-            let function = k
-                .result
-                .unwrap_or_else(|e| panic!("{}: %{}: {}", file.display(), k.name, e));
-            let prog = Program::load(&elf::write(&elf::Object {
-                functions: vec![function],
-            }))
-            .expect("load");
+            let function = k.result.unwrap_or_else(|e| panic!("{}: %{}: {}", file.display(), k.name, e));
+            let prog = Program::load(&elf::write(&elf::Object { functions: vec![function] })).expect("load");
             // CTAs of 96 threads (three warps) in a 2 × 2 grid; shared
             // memory for the kernels that take it dynamically.
-            let base = LaunchConfig {
-                grid: [2, 2, 1],
-                block: [48, 2, 1],
-                step_limit: Some(4_000_000),
-                shared_size: 4096,
-                ..Default::default()
-            };
+            let base =
+                LaunchConfig { grid: [2, 2, 1], block: [48, 2, 1], step_limit: Some(4_000_000), shared_size: 4096, ..Default::default() };
             for (strict, profile) in [(false, false), (true, false), (false, true)] {
-                let run = |fast| {
-                    launch(
-                        &prog,
-                        &k.name,
-                        &LaunchConfig {
-                            fast,
-                            strict,
-                            profile,
-                            ..base.clone()
-                        },
-                    )
-                };
+                let run = |fast| launch(&prog, &k.name, &LaunchConfig { fast, strict, profile, ..base.clone() });
                 let reference = run(MODES[0]);
                 // Every kernel runs to completion (a trap in every mode
                 // would compare little).
@@ -106,10 +68,7 @@ fn example_kernels_agree_with_and_without_fast_paths() {
                 }
                 for &mode in &MODES[1..] {
                     let got = run(mode);
-                    let what = format!(
-                        "{} (strict {}, profile {}) with {:?}",
-                        k.name, strict, profile, mode
-                    );
+                    let what = format!("{} (strict {}, profile {}) with {:?}", k.name, strict, profile, mode);
                     assert!(got.1 == reference.1, "{}: memory differs", what);
                     assert_eq!(got.0, reference.0, "{}: result differs", what);
                 }

@@ -45,7 +45,8 @@ fn run(prog: &Program, name: &str, w: usize, a: &[u64], b: &[u64]) -> Vec<u64> {
         p
     };
     let (pa, pb, pc) = (put(&mut gpu, a), put(&mut gpu, b), put(&mut gpu, &vec![0; n]));
-    let cfg = LaunchConfig { grid: [(n as u32).div_ceil(256), 1, 1], block: [256, 1, 1], strict: true, step_limit: None, ..Default::default() };
+    let cfg =
+        LaunchConfig { grid: [(n as u32).div_ceil(256), 1, 1], block: [256, 1, 1], strict: true, step_limit: None, ..Default::default() };
     gpu.launch(prog, name, &cfg, &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::I32(n as i32)]).expect("runs");
     gpu.read(pc, (w * n) as u64)
         .unwrap()
@@ -82,10 +83,18 @@ impl Fmt {
         s * self.sign() | e << self.m | (m & self.mmask())
     }
     fn to_f64(self, x: u64) -> f64 {
-        if self.m == 23 { f32::from_bits(x as u32) as f64 } else { f64::from_bits(x) }
+        if self.m == 23 {
+            f32::from_bits(x as u32) as f64
+        } else {
+            f64::from_bits(x)
+        }
     }
     fn from_f64(self, x: f64) -> u64 {
-        if self.m == 23 { (x as f32).to_bits() as u64 } else { x.to_bits() }
+        if self.m == 23 {
+            (x as f32).to_bits() as u64
+        } else {
+            x.to_bits()
+        }
     }
     /// Values every pair of which is tested.
     fn edges(self) -> Vec<u64> {
@@ -143,7 +152,11 @@ impl Fmt {
 
 fn canonical(f: Fmt, x: f64) -> u64 {
     if x.is_nan() {
-        if f.m == 23 { 0x7fc0_0000 } else { 0x7ff8_0000_0000_0000 }
+        if f.m == 23 {
+            0x7fc0_0000
+        } else {
+            0x7ff8_0000_0000_0000
+        }
     } else {
         f.from_f64(x)
     }
@@ -181,7 +194,11 @@ fn operands(f: Fmt, n: usize, seed: u64, sqrt: bool) -> (Vec<u64>, Vec<u64>) {
                 // Exponent fields: mid-range or near the subnormal boundary of the result;
                 // for sqrt the exponent's parity makes sqrt(a) = M 2^k.
                 let eb = r.random_range(900..1150u64);
-                let mut ea = if r.random_range(0..4u32) == 0 { r.random_range(1..60u64) + eb.saturating_sub(1023) } else { r.random_range(900..1150u64) };
+                let mut ea = if r.random_range(0..4u32) == 0 {
+                    r.random_range(1..60u64) + eb.saturating_sub(1023)
+                } else {
+                    r.random_range(900..1150u64)
+                };
                 if sqrt && (ea + s as u64) % 2 == 0 {
                     ea += 1;
                 }
@@ -195,7 +212,11 @@ fn operands(f: Fmt, n: usize, seed: u64, sqrt: bool) -> (Vec<u64>, Vec<u64>) {
                 let qv = f.to_f64(q);
                 let half = f.to_f64(q + 1) - qv;
                 let mid = qv + half / 2.0;
-                if sqrt { f.from_f64(mid * mid) } else { f.from_f64(mid * f.to_f64(y)) }
+                if sqrt {
+                    f.from_f64(mid * mid)
+                } else {
+                    f.from_f64(mid * f.to_f64(y))
+                }
             }
             // An exact subnormal midpoint quotient: odd multiple of half the
             // smallest subnormal times a power of two.
@@ -231,7 +252,14 @@ fn sweep(prog: &Program, name: &str, f: Fmt, n: usize, sqrt: bool) {
             canonical(f, if sqrt { x.sqrt() } else { x / y })
         };
         if got[i] != want {
-            bad.push(format!("{}({:#x}{}) = {:#x}, expected {:#x}", name, a[i], if sqrt { String::new() } else { format!(", {:#x}", b[i]) }, got[i], want));
+            bad.push(format!(
+                "{}({:#x}{}) = {:#x}, expected {:#x}",
+                name,
+                a[i],
+                if sqrt { String::new() } else { format!(", {:#x}", b[i]) },
+                got[i],
+                want
+            ));
         }
     }
     eprintln!("{}: {} operand pairs, {} mismatches ({:.1?})", name, a.len(), bad.len(), t.elapsed());

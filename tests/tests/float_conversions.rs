@@ -18,7 +18,15 @@ fn around(x: f64, f32_: bool) -> Vec<f64> {
         let down = |v: f32| -up(-v);
         vec![r as f64, up(r) as f64, down(r) as f64, up(up(r)) as f64, down(down(r)) as f64]
     } else {
-        let up = |v: f64| if v == f64::INFINITY { v } else if v == 0.0 { f64::from_bits(1) } else { f64::from_bits(if v > 0.0 { v.to_bits() + 1 } else { v.to_bits() - 1 }) };
+        let up = |v: f64| {
+            if v == f64::INFINITY {
+                v
+            } else if v == 0.0 {
+                f64::from_bits(1)
+            } else {
+                f64::from_bits(if v > 0.0 { v.to_bits() + 1 } else { v.to_bits() - 1 })
+            }
+        };
         let down = |v: f64| -up(-v);
         vec![x, up(x), down(x), up(up(x)), down(down(x))]
     }
@@ -51,7 +59,11 @@ fn trapping_and_saturating_conversions_at_the_bounds() {
                 }
                 for x in inputs {
                     let x = if fty == "f32" { x as f32 as f64 } else { x };
-                    let arg = if fty == "f32" { DataValue::F32(Ieee32::with_bits((x as f32).to_bits())) } else { DataValue::F64(Ieee64::with_bits(x.to_bits())) };
+                    let arg = if fty == "f32" {
+                        DataValue::F32(Ieee32::with_bits((x as f32).to_bits()))
+                    } else {
+                        DataValue::F64(Ieee64::with_bits(x.to_bits()))
+                    };
                     let t = x.trunc();
                     let want: Result<u128, &str> = if x.is_nan() {
                         Err("bad_toint")
@@ -80,7 +92,10 @@ fn trapping_and_saturating_conversions_at_the_bounds() {
                     match (&want, &got) {
                         (Ok(v), Ok(r)) => assert_eq!(r, &vec![as_dv(*v)], "fcvt_to_{s}.{ity} of {fty} {x:e}"),
                         (Err(code), Err(stop)) => {
-                            assert!(stop.explicit && stop.message.contains(&format!("({code})")), "fcvt_to_{s}.{ity} of {fty} {x:e}: {stop}, want {code}")
+                            assert!(
+                                stop.explicit && stop.message.contains(&format!("({code})")),
+                                "fcvt_to_{s}.{ity} of {fty} {x:e}: {stop}, want {code}"
+                            )
                         }
                         _ => panic!("fcvt_to_{s}.{ity} of {fty} {x:e}: got {got:?}, want {want:?}"),
                     }

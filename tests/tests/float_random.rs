@@ -12,8 +12,44 @@ use ursa_cli::filetest::{compile_guarded, link_for_test, simulate};
 
 const RUNS: usize = 300;
 
-const EDGE32: &[u32] = &[0, 0x8000_0000, 1, 0x8000_0001, 0x007f_ffff, 0x0080_0000, 0x7f7f_ffff, 0xff7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0x3f80_0000, 0x3fc0_0000, 0x4b00_0000, 0x4f00_0000, 0xcf00_0000, 0x5f00_0000];
-const EDGE64: &[u64] = &[0, 1 << 63, 1, 0x000f_ffff_ffff_ffff, 0x0010_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0x7ff0_0000_0000_0001, 0x3ff0_0000_0000_0000, 0x3ff8_0000_0000_0000, 0x4330_0000_0000_0000, 0x41e0_0000_0000_0000, 0xc3e0_0000_0000_0000, 0x43f0_0000_0000_0000];
+const EDGE32: &[u32] = &[
+    0,
+    0x8000_0000,
+    1,
+    0x8000_0001,
+    0x007f_ffff,
+    0x0080_0000,
+    0x7f7f_ffff,
+    0xff7f_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0000,
+    0x7f80_0001,
+    0x3f80_0000,
+    0x3fc0_0000,
+    0x4b00_0000,
+    0x4f00_0000,
+    0xcf00_0000,
+    0x5f00_0000,
+];
+const EDGE64: &[u64] = &[
+    0,
+    1 << 63,
+    1,
+    0x000f_ffff_ffff_ffff,
+    0x0010_0000_0000_0000,
+    0x7fef_ffff_ffff_ffff,
+    0x7ff0_0000_0000_0000,
+    0xfff0_0000_0000_0000,
+    0x7ff8_0000_0000_0000,
+    0x7ff0_0000_0000_0001,
+    0x3ff0_0000_0000_0000,
+    0x3ff8_0000_0000_0000,
+    0x4330_0000_0000_0000,
+    0x41e0_0000_0000_0000,
+    0xc3e0_0000_0000_0000,
+    0x43f0_0000_0000_0000,
+];
 
 fn f32_bits(r: &mut TestRng) -> u32 {
     match r.random_range(0..4) {
@@ -102,8 +138,28 @@ fn f32_arithmetic_and_rounding() {
     check(&f2, "f32", "v9 = fmul v0, v1", g, &|a| ((h32(a[0]) * h32(a[1])).to_bits() as u64, false));
     check(&["f32"; 3], "f32", "v9 = fma v0, v1, v2", g, &|a| (h32(a[0]).mul_add(h32(a[1]), h32(a[2])).to_bits() as u64, false));
     let canon = |x: f32, a: f32, b: f32| if a.is_nan() || b.is_nan() { 0x7fc0_0000 } else { x.to_bits() as u64 };
-    let min = |a: f32, b: f32| if a == b { if a.is_sign_negative() { a } else { b } } else { a.min(b) };
-    let max = |a: f32, b: f32| if a == b { if a.is_sign_positive() { a } else { b } } else { a.max(b) };
+    let min = |a: f32, b: f32| {
+        if a == b {
+            if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.min(b)
+        }
+    };
+    let max = |a: f32, b: f32| {
+        if a == b {
+            if a.is_sign_positive() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.max(b)
+        }
+    };
     check(&f2, "f32", "v9 = fmin v0, v1", g, &|a| (canon(min(h32(a[0]), h32(a[1])), h32(a[0]), h32(a[1])), true));
     check(&f2, "f32", "v9 = fmax v0, v1", g, &|a| (canon(max(h32(a[0]), h32(a[1])), h32(a[0]), h32(a[1])), true));
     check(&["f32"], "f32", "v9 = ceil v0", g, &|a| (h32(a[0]).ceil().to_bits() as u64, false));
@@ -124,8 +180,28 @@ fn f64_arithmetic_and_rounding() {
     check(&f2, "f64", "v9 = fmul v0, v1", g, &|a| ((h64(a[0]) * h64(a[1])).to_bits(), false));
     check(&["f64"; 3], "f64", "v9 = fma v0, v1, v2", g, &|a| (h64(a[0]).mul_add(h64(a[1]), h64(a[2])).to_bits(), false));
     let canon = |x: f64, a: f64, b: f64| if a.is_nan() || b.is_nan() { 0x7ff8_0000_0000_0000 } else { x.to_bits() };
-    let min = |a: f64, b: f64| if a == b { if a.is_sign_negative() { a } else { b } } else { a.min(b) };
-    let max = |a: f64, b: f64| if a == b { if a.is_sign_positive() { a } else { b } } else { a.max(b) };
+    let min = |a: f64, b: f64| {
+        if a == b {
+            if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.min(b)
+        }
+    };
+    let max = |a: f64, b: f64| {
+        if a == b {
+            if a.is_sign_positive() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.max(b)
+        }
+    };
     check(&f2, "f64", "v9 = fmin v0, v1", g, &|a| (canon(min(h64(a[0]), h64(a[1])), h64(a[0]), h64(a[1])), true));
     check(&f2, "f64", "v9 = fmax v0, v1", g, &|a| (canon(max(h64(a[0]), h64(a[1])), h64(a[0]), h64(a[1])), true));
     check(&["f64"], "f64", "v9 = ceil v0", g, &|a| (h64(a[0]).ceil().to_bits(), false));

@@ -34,7 +34,12 @@ fn kernel_file(rel: &str) -> Program {
     let path = format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), rel);
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
-    let obj = elf::Object { functions: funcs.iter().map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function).collect() };
+    let obj = elf::Object {
+        functions: funcs
+            .iter()
+            .map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function)
+            .collect(),
+    };
     Program::load(&elf::write(&obj)).unwrap()
 }
 
@@ -129,8 +134,8 @@ fn warp_operations() {
             if t >= 1 { v(t - 1) } else { v(t) },
             if t + 3 <= 31 { v(t + 3) } else { v(t) },
             v(t ^ 5),
-            1,                   // any(t > 7)
-            1,                   // all(t < 40)
+            1,                     // any(t > 7)
+            1,                     // all(t < 40)
             0xAAAA_AAAAu32 as i32, // ballot(t & 1)
         ];
         assert_eq!(row, want, "thread {}", t);
@@ -209,7 +214,11 @@ fn uniform_loop_counters() {
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
     let kernels = funcs.iter().filter(|f| f.signature.returns.is_empty());
-    let obj = elf::Object { functions: kernels.map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function).collect() };
+    let obj = elf::Object {
+        functions: kernels
+            .map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function)
+            .collect(),
+    };
     let prog = Program::load(&elf::write(&obj)).unwrap();
     let threads = 64usize;
     let cfg = LaunchConfig { grid: [1, 1, 1], block: [threads as u32, 1, 1], strict: true, ..Default::default() };

@@ -38,7 +38,8 @@ fn render(path: &std::path::Path) -> String {
 fn precise_output() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("precise");
     let bless = std::env::var_os("URSA_BLESS").is_some();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "clif")).collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "clif")).collect();
     files.sort();
     assert!(!files.is_empty());
     let mut failed = Vec::new();

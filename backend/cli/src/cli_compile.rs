@@ -4,8 +4,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_reader::{parse_functions, parse_test, ParseOptions};
-use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_backend::{compile as compile_fn, symbol_name, Options};
+use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_emit::elf;
 
 /// Compiler panics are caught and reported as internal errors; keep the
@@ -57,7 +57,14 @@ pub fn kernel_selection(input: Option<PathBuf>, mut kernel: Vec<String>) -> Resu
     Ok((input, sel))
 }
 
-pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm: bool, stats: bool, print_after: Vec<String>) -> Result<(), String> {
+pub fn compile(
+    input: &Path,
+    output: Option<PathBuf>,
+    kernels: &Kernels,
+    disasm: bool,
+    stats: bool,
+    print_after: Vec<String>,
+) -> Result<(), String> {
     quiet_panics();
     if let Some(p) = print_after.iter().find(|p| !ursa_backend::PASSES.contains(&p.as_str())) {
         return Err(format!("--print-after {}: no such pass (the passes: {})", p, ursa_backend::PASSES.join(", ")));
@@ -112,7 +119,13 @@ pub fn compile(input: &Path, output: Option<PathBuf>, kernels: &Kernels, disasm:
     let module = Some(std::sync::Arc::new(module));
     for f in &funcs {
         let name = symbol_name(f);
-        let opts = Options { kernel: is_kernel(f), print_after: print_after.clone(), shared: shared.clone(), module: module.clone(), ..Default::default() };
+        let opts = Options {
+            kernel: is_kernel(f),
+            print_after: print_after.clone(),
+            shared: shared.clone(),
+            module: module.clone(),
+            ..Default::default()
+        };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;

@@ -9,7 +9,11 @@ pub fn fuzz(seed: u64, count: u64, jobs: usize, reduce: bool, show: bool) -> Res
         for i in 0..count {
             let s = seed.wrapping_add(i);
             let (p, args) = fuzzgen::case(s, &fuzzgen::gen::Limits::default());
-            let f = fuzzgen::Failure { kind: fuzzgen::FailKind::Mismatch, message: "generated program (not a failure)".into(), args: args.first().cloned() };
+            let f = fuzzgen::Failure {
+                kind: fuzzgen::FailKind::Mismatch,
+                message: "generated program (not a failure)".into(),
+                args: args.first().cloned(),
+            };
             println!("{}", fuzzgen::filetest(&p, &f, &format!("`ursa fuzz --seed {} --count 1 --show`", s)));
         }
         return Ok(());
@@ -21,7 +25,9 @@ pub fn fuzz(seed: u64, count: u64, jobs: usize, reduce: bool, show: bool) -> Res
     let t0 = Instant::now();
     let report = |failure: Option<&str>, sum: &fuzzgen::Summary| match failure {
         Some(f) => println!("{}", f),
-        None => eprintln!("fuzz: {} / {} programs: {} ({:.0} s)", sum.passed + sum.failed + sum.skipped, count, sum, t0.elapsed().as_secs_f64()),
+        None => {
+            eprintln!("fuzz: {} / {} programs: {} ({:.0} s)", sum.passed + sum.failed + sum.skipped, count, sum, t0.elapsed().as_secs_f64())
+        }
     };
     let sum = fuzzgen::run(seed, count, jobs, reduce, &report);
     println!("fuzz: seeds {}..{}: {} ({:.1} s)", seed, seed.wrapping_add(count), sum, t0.elapsed().as_secs_f64());

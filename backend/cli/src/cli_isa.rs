@@ -35,14 +35,19 @@ pub fn run(form: Option<&str>) -> Result<(), String> {
         None => {
             for f in ISA.forms.iter() {
                 let ot = &ISA.optypes[f.optype as usize];
-                let syntax = f.patterns.first().map(|p| ot.syntax.get(p.line as usize).map(|s| s.to_string()).unwrap_or_default()).unwrap_or_default();
+                let syntax = f
+                    .patterns
+                    .first()
+                    .map(|p| ot.syntax.get(p.line as usize).map(|s| s.to_string()).unwrap_or_default())
+                    .unwrap_or_default();
                 println!("{:<16} {:<10} optype=0x{:02x} {}", f.name, ot.name, ot.value, syntax);
             }
             Ok(())
         }
         Some(name) => {
             let Some(fi) = ISA.form_by_name(name) else {
-                let near: Vec<&str> = ISA.forms.iter().filter(|f| f.name.starts_with(name.split('_').next().unwrap_or(name))).map(|f| &*f.name).collect();
+                let near: Vec<&str> =
+                    ISA.forms.iter().filter(|f| f.name.starts_with(name.split('_').next().unwrap_or(name))).map(|f| &*f.name).collect();
                 return Err(if near.is_empty() {
                     format!("no opcode form `{}` (see `ursa isa` for the list)", name)
                 } else {
@@ -54,7 +59,10 @@ pub fn run(form: Option<&str>) -> Result<(), String> {
             println!("{}  (optype {} = 0x{:02x}, group {}, defined at {}:{})", f.name, ot.name, ot.value, f.group, f.file, f.line);
             println!("syntax:");
             for p in f.patterns.iter() {
-                println!("  {}", ot.syntax.get(p.line as usize).map(|s| s.to_string()).unwrap_or_else(|| format!("{} (derived from Order)", p.mnemonic)));
+                println!(
+                    "  {}",
+                    ot.syntax.get(p.line as usize).map(|s| s.to_string()).unwrap_or_else(|| format!("{} (derived from Order)", p.mnemonic))
+                );
             }
             println!("operands: order <{}>  in <{}>  out <{}>", list(f, &f.order), list(f, &f.inputs), list(f, &f.outputs));
             println!("fields:");

@@ -181,7 +181,8 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     for (i, spec) in a.args.iter().enumerate() {
         let bad = |m: &str| format!("argument {} (`{}`): {}", i + 1, spec, m);
         if let Some(b) = spec.strip_prefix("buf:") {
-            let (name, def) = b.split_once('=').ok_or_else(|| bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"))?;
+            let (name, def) =
+                b.split_once('=').ok_or_else(|| bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"))?;
             let (elem, data) = if let Some(path) = def.strip_prefix("file:") {
                 (Elem::U8, read_bounded(path).map_err(|e| bad(&e))?)
             } else if let Some((ty, rest)) = def.split_once('[') {

@@ -104,7 +104,6 @@ const TEST_FUEL: u64 = 100_000_000;
 /// host stack once per CLIF call). Reserved, not committed, until used.
 const INTERP_STACK: usize = 1 << 30;
 
-
 /// Expands directories into the `.clif` files below them, sorted.
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
@@ -575,7 +574,14 @@ pub static JIT_CHECK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 /// With [`JIT_CHECK`] on: runs `function` on copies of `gpu` with the
 /// translation to host code on and off and compares the results, the
 /// statistics, the trap and the global memory at `read` (address, bytes).
-pub(crate) fn jit_check(gpu: &Gpu, program: &Program, function: &str, words: &[u32], nret: usize, read: Option<(u64, u64)>) -> Result<(), String> {
+pub(crate) fn jit_check(
+    gpu: &Gpu,
+    program: &Program,
+    function: &str,
+    words: &[u32],
+    nret: usize,
+    read: Option<(u64, u64)>,
+) -> Result<(), String> {
     if !JIT_CHECK.load(std::sync::atomic::Ordering::Relaxed) {
         return Ok(());
     }
@@ -732,7 +738,14 @@ fn matches_file(ours: &Result<Vec<DataValue>, String>, expect: Option<(&Comparis
 
 /// Runs one `; run:` / `; print:` line (through `wrapper`, the generated
 /// caller, when `f` has stack-passed arguments or results).
-fn run_one(program: &Program, store: &FunctionStore, f: &Function, wrapper: Option<&str>, cmd: &RunCommand, opts: &TestOptions) -> Result<Checked, String> {
+fn run_one(
+    program: &Program,
+    store: &FunctionStore,
+    f: &Function,
+    wrapper: Option<&str>,
+    cmd: &RunCommand,
+    opts: &TestOptions,
+) -> Result<Checked, String> {
     let (inv, expect) = match cmd {
         RunCommand::Run(inv, cmp, vals) => (inv, Some((cmp, vals))),
         RunCommand::Print(inv) => (inv, None),
@@ -748,7 +761,9 @@ fn run_one(program: &Program, store: &FunctionStore, f: &Function, wrapper: Opti
                 Ok(a) if !agrees_with_interpreter(a, &b) && matches_file(&ours, expect) => {
                     unchecked = Checked::InterpreterWrong(format!("cranelift-interpreter gives {}", show(&b)))
                 }
-                Ok(a) if !agrees_with_interpreter(a, &b) => return Err(format!("simulator gives {}, cranelift-interpreter gives {}", show(a), show(&b))),
+                Ok(a) if !agrees_with_interpreter(a, &b) => {
+                    return Err(format!("simulator gives {}, cranelift-interpreter gives {}", show(a), show(&b)))
+                }
                 Err(e) => return Err(format!("{}; cranelift-interpreter gives {}", e, show(&b))),
                 Ok(_) => {}
             },
@@ -804,7 +819,8 @@ fn intrinsic_models() -> Vec<Function> {
         } else if name == "ursa_vote_any" || name == "ursa_vote_all" {
             "(i8) -> i8 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    return v1\n}".to_string()
         } else if name == "ursa_ballot" {
-            "(i8) -> i32 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    v2 = uextend.i32 v1\n    return v2\n}".to_string()
+            "(i8) -> i32 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    v2 = uextend.i32 v1\n    return v2\n}"
+                .to_string()
         } else {
             continue;
         };

@@ -5,8 +5,8 @@
 //! This crate sits above the compiler library (`ursa-backend`), which depends on
 //! neither the simulator, the interpreter, filecheck nor clap.
 
-pub mod clif_limits;
 pub mod cli_run;
+pub mod clif_limits;
 pub mod filetest;
 mod filetest_calls;
 pub mod fuzz_props;

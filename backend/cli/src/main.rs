@@ -163,22 +163,24 @@ fn main() -> ExitCode {
             ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
             cli_compile::test(&paths, !no_differential, verbose)
         }
-        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => cli_run::run(cli_run::RunArgs {
-            input: &input,
-            kernel: &kernel,
-            grid: &grid,
-            block: &block,
-            args: &args,
-            outs: &outs,
-            stats,
-            trace,
-            strict,
-            step_limit,
-            memory_limit,
-            shared,
-            profile,
-            timeline: timeline.as_deref(),
-        }),
+        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => {
+            cli_run::run(cli_run::RunArgs {
+                input: &input,
+                kernel: &kernel,
+                grid: &grid,
+                block: &block,
+                args: &args,
+                outs: &outs,
+                stats,
+                trace,
+                strict,
+                step_limit,
+                memory_limit,
+                shared,
+                profile,
+                timeline: timeline.as_deref(),
+            })
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

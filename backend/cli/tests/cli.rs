@@ -1,12 +1,8 @@
 //! The `ursa` command line: the assemble/disassemble round trip and clear
 //! errors with a non-zero exit on bad input.
 
-
 mod common;
 use common::*;
-
-
-
 
 #[test]
 fn asm_disasm_asm_gives_identical_objects() {
@@ -74,9 +70,25 @@ fn run_vector_add_kernel() {
     let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = ursa(&[
-        "run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "2", "--block", "4",
-        "--arg", "buf:a=i32:1,2,3,4,5,6,7", "--arg", "buf:b=i32:10,20,30,40,50,60,-70",
-        "--arg", "buf:out=i32[7]", "--arg", "u32:7", "--out", "out", "--stats",
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "vadd",
+        "--grid",
+        "2",
+        "--block",
+        "4",
+        "--arg",
+        "buf:a=i32:1,2,3,4,5,6,7",
+        "--arg",
+        "buf:b=i32:10,20,30,40,50,60,-70",
+        "--arg",
+        "buf:out=i32[7]",
+        "--arg",
+        "u32:7",
+        "--out",
+        "out",
+        "--stats",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -85,8 +97,20 @@ fn run_vector_add_kernel() {
 
     // An out-of-bounds access is a trap report and a failing exit, not a panic.
     let o = ursa(&[
-        "run", obj.to_str().unwrap(), "--kernel", "vadd", "--block", "8",
-        "--arg", "buf:a=i32[2]", "--arg", "buf:b=i32[2]", "--arg", "buf:out=i32[2]", "--arg", "u32:8",
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "vadd",
+        "--block",
+        "8",
+        "--arg",
+        "buf:a=i32[2]",
+        "--arg",
+        "buf:b=i32[2]",
+        "--arg",
+        "buf:out=i32[2]",
+        "--arg",
+        "u32:8",
     ]);
     assert!(!o.status.success());
     let e = stderr(&o);

@@ -44,13 +44,32 @@ fn named_kernels_call_device_functions() {
     let src = write("dev.clif", DEV);
     let obj = tmp("dev.o");
     let obj = obj.to_str().unwrap();
-    for args in [vec!["compile", "--kernel", "k", "--kernel=%k2", &src, "-o", obj], vec!["compile", &src, "--kernel", "k", "--kernel", "k2", "-o", obj]] {
+    for args in [
+        vec!["compile", "--kernel", "k", "--kernel=%k2", &src, "-o", obj],
+        vec!["compile", &src, "--kernel", "k", "--kernel", "k2", "-o", obj],
+    ] {
         let o = ursa(&args);
         assert!(o.status.success(), "{:?}: {}", args, stderr(&o));
         assert_eq!(kinds(obj), vec![("twice".into(), false), ("k".into(), true), ("k2".into(), true)]);
     }
     // The kernel calls the device function once per thread, over two CTAs.
-    let o = ursa(&["run", obj, "--kernel", "k", "--grid", "2", "--block", "5", "--arg", "buf:o=i32[5]", "--arg", "u32:5", "--out", "o", "--strict"]);
+    let o = ursa(&[
+        "run",
+        obj,
+        "--kernel",
+        "k",
+        "--grid",
+        "2",
+        "--block",
+        "5",
+        "--arg",
+        "buf:o=i32[5]",
+        "--arg",
+        "u32:5",
+        "--out",
+        "o",
+        "--strict",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "o = [0, 2, 4, 6, 8]");
     // A device function cannot be launched.
@@ -61,7 +80,8 @@ fn named_kernels_call_device_functions() {
 
 #[test]
 fn bare_kernel_marks_every_function() {
-    let src = write("all.clif", "function %k2(i64) {\nblock0(v0: i64):\n    return\n}\n\nfunction %k3(i64) {\nblock0(v0: i64):\n    return\n}\n");
+    let src =
+        write("all.clif", "function %k2(i64) {\nblock0(v0: i64):\n    return\n}\n\nfunction %k3(i64) {\nblock0(v0: i64):\n    return\n}\n");
     let obj = tmp("all.o");
     let obj = obj.to_str().unwrap();
     let o = ursa(&["compile", "--kernel", &src, "-o", obj]);
@@ -135,7 +155,23 @@ fn static_and_dynamic_shared_memory() {
     assert!(text.contains(".shared 16"), "{}", text);
     assert!(text.contains("STS [R") && text.contains("LDS R"), "{}", text);
     assert!(stderr(&o).contains("0 bytes stack, 16 bytes shared"), "{}", stderr(&o));
-    let run = |shared: &str| ursa(&["run", obj, "--kernel", "rev", "--block", "6", "--shared", shared, "--arg", "buf:a=i32:1,2,3,4,5,6", "--out", "a", "--strict"]);
+    let run = |shared: &str| {
+        ursa(&[
+            "run",
+            obj,
+            "--kernel",
+            "rev",
+            "--block",
+            "6",
+            "--shared",
+            shared,
+            "--arg",
+            "buf:a=i32:1,2,3,4,5,6",
+            "--out",
+            "a",
+            "--strict",
+        ])
+    };
     let o = run("24");
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "a = [6, 5, 4, 3, 2, 1]");
@@ -146,7 +182,11 @@ fn static_and_dynamic_shared_memory() {
     // More than a CTA can have: refused before running.
     let o = run("1000000");
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("one CTA needs 1000016 bytes of shared memory (16 static + 1000000 dynamic), more than the 163840 bytes"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("one CTA needs 1000016 bytes of shared memory (16 static + 1000000 dynamic), more than the 163840 bytes"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -160,7 +200,13 @@ fn shared_memory_errors() {
     let src = write("big.clif", &DYN.replace("%ursa_shared_flag 4", "%ursa_shared_flag 49153"));
     let o = ursa(&["compile", "--kernel", &src]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("line 2: %ursa_shared_flag ends at byte 49153: the file's static shared memory exceeds the limit of 49152 bytes per CTA"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "line 2: %ursa_shared_flag ends at byte 49153: the file's static shared memory exceeds the limit of 49152 bytes per CTA"
+        ),
+        "{}",
+        stderr(&o)
+    );
     // Malformed directives.
     for (bad, want) in [
         ("%ursa_shared_flag", "is not a shared-memory directive"),
@@ -218,9 +264,7 @@ block0(v0: i32):
 
 #[test]
 fn unsupported_atomics_are_errors_naming_the_instruction() {
-    for (body, want) in [
-        ("v2 = atomic_rmw.i32 add v4, v3", "an atomic needs a 64-bit (generic) address"),
-    ] {
+    for (body, want) in [("v2 = atomic_rmw.i32 add v4, v3", "an atomic needs a 64-bit (generic) address")] {
         let text = format!(
             "function %f(i64, i8) {{\nblock0(v0: i64, v1: i8):\n    v3 = iconst.i32 1\n    v4 = iconst.i32 0\n    {}\n    return\n}}\n",
             body
@@ -288,7 +332,23 @@ fn kernel_stack_holds_the_deepest_call_chain() {
     let obj = obj.to_str().unwrap();
     let o = ursa(&["compile", "--kernel", "k", &src, "-o", obj]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ursa(&["run", obj, "--kernel", "k", "--grid", "1", "--block", "5", "--arg", "buf:o=i32[5]", "--arg", "u32:5", "--out", "o", "--strict"]);
+    let o = ursa(&[
+        "run",
+        obj,
+        "--kernel",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "5",
+        "--arg",
+        "buf:o=i32[5]",
+        "--arg",
+        "u32:5",
+        "--out",
+        "o",
+        "--strict",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "o = [0, 4, 8, 12, 16]");
 }

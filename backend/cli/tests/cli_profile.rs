@@ -6,8 +6,6 @@ use std::path::PathBuf;
 mod common;
 use common::*;
 
-
-
 fn vadd() -> PathBuf {
     let obj = tmp("vadd.o");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
@@ -21,9 +19,27 @@ fn profile_and_timeline() {
     let obj = vadd();
     let json = tmp("t.json");
     let o = ursa(&[
-        "run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "2", "--block", "4",
-        "--arg", "buf:a=i32:1,2,3,4,5,6,7", "--arg", "buf:b=i32:10,20,30,40,50,60,-70",
-        "--arg", "buf:out=i32[7]", "--arg", "u32:7", "--out", "out", "--profile", "--timeline", json.to_str().unwrap(),
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "vadd",
+        "--grid",
+        "2",
+        "--block",
+        "4",
+        "--arg",
+        "buf:a=i32:1,2,3,4,5,6,7",
+        "--arg",
+        "buf:b=i32:10,20,30,40,50,60,-70",
+        "--arg",
+        "buf:out=i32[7]",
+        "--arg",
+        "u32:7",
+        "--out",
+        "out",
+        "--profile",
+        "--timeline",
+        json.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -42,11 +58,41 @@ fn profile_and_timeline() {
 #[test]
 fn limits_are_clear_errors() {
     let obj = vadd();
-    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "65536,65536", "--arg", "buf:a=i32[1]", "--arg", "buf:b=i32[1]", "--arg", "buf:out=i32[1]", "--arg", "u32:0"]);
+    let o = ursa(&[
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "vadd",
+        "--grid",
+        "65536,65536",
+        "--arg",
+        "buf:a=i32[1]",
+        "--arg",
+        "buf:b=i32[1]",
+        "--arg",
+        "buf:out=i32[1]",
+        "--arg",
+        "u32:0",
+    ]);
     assert!(!o.status.success());
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("step limit") && e.contains("vadd"), "{}", e);
     // vadd uses no shared or local memory: a zero memory limit still runs it.
-    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "vadd", "--memory-limit", "0", "--arg", "buf:a=i32[1]", "--arg", "buf:b=i32[1]", "--arg", "buf:out=i32[1]", "--arg", "u32:1"]);
+    let o = ursa(&[
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "vadd",
+        "--memory-limit",
+        "0",
+        "--arg",
+        "buf:a=i32[1]",
+        "--arg",
+        "buf:b=i32[1]",
+        "--arg",
+        "buf:out=i32[1]",
+        "--arg",
+        "u32:1",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }

@@ -7,7 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn ursa_within(args: &[&str], limit: Duration) -> (bool, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run ursa");
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_ursa")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run ursa");
     let t0 = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("wait for ursa") {

@@ -35,7 +35,12 @@ fn programs_use_i128() {
     assert!(n > 20, "only {} of 200 programs have an i128 variable", n);
 }
 
-fn func(params: Vec<cranelift_codegen::ir::Type>, locals: Vec<(cranelift_codegen::ir::Type, u64)>, body: Vec<Stmt>, rets: Vec<Var>) -> Func {
+fn func(
+    params: Vec<cranelift_codegen::ir::Type>,
+    locals: Vec<(cranelift_codegen::ir::Type, u64)>,
+    body: Vec<Stmt>,
+    rets: Vec<Var>,
+) -> Func {
     let nparams = params.len();
     let mut vars = params;
     vars.extend(locals.iter().map(|l| l.0));
@@ -71,7 +76,11 @@ fn check_trap_terminator() {
     let f = func(
         vec![types::I8, types::I32],
         vec![],
-        vec![Stmt::If { c: 0, then: vec![Stmt::Trap, Stmt::Bin { op: BinOp::Iadd, dst: 1, a: 1, b: 1 }], els: vec![Stmt::Imm { op: ImmOp::IaddImm, dst: 1, a: 1, imm: 5 }] }],
+        vec![Stmt::If {
+            c: 0,
+            then: vec![Stmt::Trap, Stmt::Bin { op: BinOp::Iadd, dst: 1, a: 1, b: 1 }],
+            els: vec![Stmt::Imm { op: ImmOp::IaddImm, dst: 1, a: 1, imm: 5 }],
+        }],
         vec![1],
     );
     let p = Program { funcs: vec![f] };

@@ -8,7 +8,12 @@ fn ursa(args: &[&str]) -> String {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let out = Command::new(env!("CARGO_BIN_EXE_ursa")).current_dir(root).args(args).output().expect("run ursa");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "ursa {:?} failed:\n{}", args, text.lines().filter(|l| !l.starts_with("PASS")).collect::<Vec<_>>().join("\n"));
+    assert!(
+        out.status.success(),
+        "ursa {:?} failed:\n{}",
+        args,
+        text.lines().filter(|l| !l.starts_with("PASS")).collect::<Vec<_>>().join("\n")
+    );
     text
 }
 

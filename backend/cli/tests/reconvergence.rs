@@ -37,7 +37,8 @@ fn profile_rows(out: &str) -> Vec<(u64, u64, String)> {
 /// Asserts that every row after `rows[from]` up to the first one starting
 /// with `end` (included) issued `want` times.
 fn assert_issues_after(rows: &[(u64, u64, String)], from: usize, end: &str, want: u64, text: &str) {
-    let last = rows[from..].iter().position(|r| r.2.starts_with(end)).unwrap_or_else(|| panic!("no {} after row {}:\n{}", end, from, text)) + from;
+    let last =
+        rows[from..].iter().position(|r| r.2.starts_with(end)).unwrap_or_else(|| panic!("no {} after row {}:\n{}", end, from, text)) + from;
     for r in &rows[from + 1..=last] {
         assert_eq!(r.0, want, "instruction `{}` after `{}`:\n{}", r.2, rows[from].2, text);
     }
@@ -48,8 +49,22 @@ fn assert_issues_after(rows: &[(u64, u64, String)], from: usize, end: &str, want
 /// output.
 fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> String {
     let o = ursa(&[
-        "run", obj, "--kernel", kernel, "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &format!("i32:{}", n), "--out", "out", "--strict", "--profile",
+        "run",
+        obj,
+        "--kernel",
+        kernel,
+        "--grid",
+        &ctas.to_string(),
+        "--block",
+        &block.to_string(),
+        "--arg",
+        &format!("buf:out=i32[{}]", n + 1),
+        "--arg",
+        &format!("i32:{}", n),
+        "--out",
+        "out",
+        "--strict",
+        "--profile",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -61,8 +76,21 @@ fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> Str
 fn launch_out(obj: &str, kernel: &str, ctas: u32, block: u32) -> String {
     let n = ctas * block;
     let o = ursa(&[
-        "run", obj, "--kernel", kernel, "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile", "--stats",
+        "run",
+        obj,
+        "--kernel",
+        kernel,
+        "--grid",
+        &ctas.to_string(),
+        "--block",
+        &block.to_string(),
+        "--arg",
+        &format!("buf:out=i32[{}]", n),
+        "--out",
+        "out",
+        "--strict",
+        "--profile",
+        "--stats",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -105,7 +133,22 @@ fn divergent_if_else_tail_runs_once_per_warp() {
 #[test]
 fn divergent_br_table_tail_runs_once_per_warp() {
     let obj = kernel("switch_tail");
-    let o = ursa(&["run", &obj, "--kernel", "switch_tail", "--grid", "1", "--block", "96", "--arg", "buf:out=i32[96]", "--out", "out", "--strict", "--profile"]);
+    let o = ursa(&[
+        "run",
+        &obj,
+        "--kernel",
+        "switch_tail",
+        "--grid",
+        "1",
+        "--block",
+        "96",
+        "--arg",
+        "buf:out=i32[96]",
+        "--out",
+        "out",
+        "--strict",
+        "--profile",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     let got = out_values(&text, "out");
@@ -134,9 +177,24 @@ fn divergent_loop_matches_host_and_reconverges() {
     let a: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 20).collect();
     let a_arg = format!("buf:a=i32:{}", a.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","));
     let o = ursa(&[
-        "run", &obj, "--kernel", "divergent_loop", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n + 1), "--arg", &a_arg, "--arg", &format!("i32:{}", n),
-        "--out", "out", "--strict", "--profile",
+        "run",
+        &obj,
+        "--kernel",
+        "divergent_loop",
+        "--grid",
+        &ctas.to_string(),
+        "--block",
+        &block.to_string(),
+        "--arg",
+        &format!("buf:out=i32[{}]", n + 1),
+        "--arg",
+        &a_arg,
+        "--arg",
+        &format!("i32:{}", n),
+        "--out",
+        "out",
+        "--strict",
+        "--profile",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -208,9 +266,23 @@ fn run_stats_hand_counted() {
     let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = ursa(&[
-        "run", obj.to_str().unwrap(), "--kernel", "vadd", "--grid", "2", "--block", "4",
-        "--arg", "buf:a=i32:1,2,3,4,5,6,7", "--arg", "buf:b=i32:10,20,30,40,50,60,-70",
-        "--arg", "buf:out=i32[7]", "--arg", "u32:7", "--stats",
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "vadd",
+        "--grid",
+        "2",
+        "--block",
+        "4",
+        "--arg",
+        "buf:a=i32:1,2,3,4,5,6,7",
+        "--arg",
+        "buf:b=i32:10,20,30,40,50,60,-70",
+        "--arg",
+        "buf:out=i32[7]",
+        "--arg",
+        "u32:7",
+        "--stats",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -293,8 +365,20 @@ fn more_regions_than_barrier_registers() {
     let (ctas, block) = (3u32, 64u32);
     let n = (ctas * block) as usize;
     let o = ursa(&[
-        "run", &obj, "--kernel", "many_regions", "--grid", &ctas.to_string(), "--block", &block.to_string(),
-        "--arg", &format!("buf:out=i32[{}]", n), "--out", "out", "--strict", "--profile",
+        "run",
+        &obj,
+        "--kernel",
+        "many_regions",
+        "--grid",
+        &ctas.to_string(),
+        "--block",
+        &block.to_string(),
+        "--arg",
+        &format!("buf:out=i32[{}]", n),
+        "--out",
+        "out",
+        "--strict",
+        "--profile",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -415,7 +499,21 @@ fn device_function_run_twice_at_once_saves_its_barrier() {
     let obj = tmp("twice.o");
     let o = ursa(&["compile", "--kernel", "twice", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "twice", "--grid", "1", "--block", "64", "--arg", "buf:out=i32[64]", "--out", "out", "--strict"]);
+    let o = ursa(&[
+        "run",
+        obj.to_str().unwrap(),
+        "--kernel",
+        "twice",
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "buf:out=i32[64]",
+        "--out",
+        "out",
+        "--strict",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = out_values(&String::from_utf8_lossy(&o.stdout), "out");
     for t in 0..64i32 {
@@ -444,7 +542,11 @@ fn barrier_through_calls_in_divergent_flow() {
     assert!(!o.status.success(), "a barrier reached through calls from divergent flow compiled");
     let e = stderr(&o);
     assert!(e.contains("function %k") && e.contains("the call `call fn1(v8, v2)`") && e.contains("block1"), "{}", e);
-    assert!(e.contains("reaches a CTA barrier (%outer -> %inner -> %ursa_barrier)") && e.contains("inside divergent control flow"), "{}", e);
+    assert!(
+        e.contains("reaches a CTA barrier (%outer -> %inner -> %ursa_barrier)") && e.contains("inside divergent control flow"),
+        "{}",
+        e
+    );
     // A device function that calls %outer from divergent flow is rejected
     // the same way (its lanes that skip it return to the caller).
     let dev = write(
@@ -498,7 +600,15 @@ fn more_than_sixteen_nested_regions_borrow_a_register() {
     let text = launch_out(&obj, "deep_nest", ctas, block);
     let got = out_values(&text, "out");
     fn level(r: i32, m: i32, x: i32) -> i32 {
-        let x = if m > r { if r == 17 { x.wrapping_add(1000) } else { level(r + 1, m, x) } } else { x };
+        let x = if m > r {
+            if r == 17 {
+                x.wrapping_add(1000)
+            } else {
+                level(r + 1, m, x)
+            }
+        } else {
+            x
+        };
         x.wrapping_mul(3).wrapping_add(r)
     }
     for i in 0..n {
@@ -524,7 +634,9 @@ fn more_than_sixteen_nested_regions_borrow_a_register() {
 fn recursive_device_function_reconverges() {
     let src = reconv_src("recursive");
     let listing = reconv_listing(&src, &["--kernel", "call_rec"]);
-    let rec = &listing[..listing.find("; after insert_reconvergence\n; no convergence barrier: divergent branch ending block0: an early exit").unwrap_or(listing.len())];
+    let rec = &listing[..listing
+        .find("; after insert_reconvergence\n; no convergence barrier: divergent branch ending block0: an early exit")
+        .unwrap_or(listing.len())];
     assert!(!rec.contains("no convergence barrier"), "{}", listing);
     assert_eq!(rec.matches("BSSY B0").count(), 2, "{}", listing);
     assert!(rec.contains("BMOV.CLEAR R") && rec.contains("BMOV B0, R"), "{}", listing);
@@ -537,7 +649,11 @@ fn recursive_device_function_reconverges() {
     fn host(x: i32, t: i32, d: i32) -> i32 {
         let acc = (0..(t & 7)).fold(0i32, |a, k| a.wrapping_add(k.wrapping_mul(x)));
         let r = (acc.wrapping_mul(3).wrapping_add(x)) ^ t;
-        if d > 0 { r.wrapping_add(host(r, t, d - 1)) } else { r }
+        if d > 0 {
+            r.wrapping_add(host(r, t, d - 1))
+        } else {
+            r
+        }
     }
     for i in 0..n {
         let t = (i as u32 % block) as i32;
@@ -577,7 +693,11 @@ fn device_function_compiled_alone_gets_regions() {
         obj.functions.push(c.function);
     }
     assert!(!listing.contains("no convergence barrier"), "{}", listing);
-    assert!(listing.contains("BMOV.CLEAR R") && listing.contains("BSSY B0") && listing.contains("BSYNC B0") && listing.contains("BMOV B0, R"), "{}", listing);
+    assert!(
+        listing.contains("BMOV.CLEAR R") && listing.contains("BSSY B0") && listing.contains("BSYNC B0") && listing.contains("BMOV B0, R"),
+        "{}",
+        listing
+    );
     let path = tmp("device_alone.o");
     std::fs::write(&path, ursa_emit::elf::write(&obj)).unwrap();
     launch_device_loop(path.to_str().unwrap());

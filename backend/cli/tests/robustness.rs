@@ -2,13 +2,8 @@
 //! never a hang, an abort or a silent wrong answer. Each test here failed
 //! before its fix (the comment says how).
 
-
 mod common;
 use common::*;
-
-
-
-
 
 const KERNEL: &str = "function %k(i64, i32, i32) {
 block0(v0: i64, v1: i32, v2: i32):
@@ -34,7 +29,8 @@ fn buffer_arguments_are_bounded() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("buffer limit"), "{}", stderr(&o));
     // Before: wrapped to an 8-byte buffer and "succeeded".
-    let o = ursa(&["run", &obj, "--kernel", "k", "--arg", "buf:x=i32[4611686018427387906]", "--arg", "i32:1", "--arg", "i32:2", "--out", "x"]);
+    let o =
+        ursa(&["run", &obj, "--kernel", "k", "--arg", "buf:x=i32[4611686018427387906]", "--arg", "i32:1", "--arg", "i32:2", "--out", "x"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("buffer limit"), "{}", stderr(&o));
     // Before: aborted allocating 400 GB.
@@ -178,7 +174,11 @@ block0:
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains("lines.clif:7: run: %one() == 2"), "{}", out);
     assert!(out.contains("lines.clif:9: run: %one() == 2"), "{}", out);
-    assert!(out.contains("PASS ") && out.contains("lines.clif:22") && out.contains("(not checked against the interpreter: it panicked"), "{}", out);
+    assert!(
+        out.contains("PASS ") && out.contains("lines.clif:22") && out.contains("(not checked against the interpreter: it panicked"),
+        "{}",
+        out
+    );
     let last = out.lines().last().unwrap();
     assert_eq!(last, "2 passed, 2 failed, 0 skipped (1 of the passed not checked against the interpreter)");
     // The counts stay readable as `N passed, N failed` (shared/conformance/run).

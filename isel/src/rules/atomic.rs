@@ -28,9 +28,9 @@ use crate::lower::{InstOutput, Lower};
 use crate::vcode::{Bundle, Class, VReg};
 use crate::LowerError;
 use ursa_emit::forms::{ATOM_RIR, LD_RI, MEMBAR_X, ST_RIR};
-use ursa_emit::typed::{R};
 use ursa_emit::mods;
 use ursa_emit::mods::{AtomOp, IntType, MEMDType};
+use ursa_emit::typed::R;
 
 impl Lower<'_> {
     /// The machine code of an atomic or a fence; `None` for other instructions.
@@ -68,9 +68,18 @@ impl Lower<'_> {
                 }
                 let d = self.temp(class(ty));
                 self.membar();
-                let b = Bundle::new().inst(forms::ATOM_RIR).set(ATOM_RIR::OP, mode).set(ATOM_RIR::ITYPE, itype).use_(ATOM_RIR::RA, addr).use_(ATOM_RIR::RB, x);
+                let b = Bundle::new()
+                    .inst(forms::ATOM_RIR)
+                    .set(ATOM_RIR::OP, mode)
+                    .set(ATOM_RIR::ITYPE, itype)
+                    .use_(ATOM_RIR::RA, addr)
+                    .use_(ATOM_RIR::RB, x);
                 // An old value nobody reads goes to RZ (ATOM RZ, [Ra], Rb).
-                let b = if self.is_used(f.dfg.first_result(inst)) { b.def(ATOM_RIR::RD, d) } else { b.set(ATOM_RIR::RD, R(ursa_emit::RZ as u8)) };
+                let b = if self.is_used(f.dfg.first_result(inst)) {
+                    b.def(ATOM_RIR::RD, d)
+                } else {
+                    b.set(ATOM_RIR::RD, R(ursa_emit::RZ as u8))
+                };
                 self.emit_b(b);
                 self.membar();
                 Ok(Some(smallvec![d]))
@@ -83,7 +92,14 @@ impl Lower<'_> {
                 let d = self.temp(class(ty));
                 self.membar();
                 self.emit_b(
-                    Bundle::new().inst(forms::ATOM_RIR).set(ATOM_RIR::OP, mods::AtomOp::CAS).set(ATOM_RIR::ITYPE, itype).def(ATOM_RIR::RD, d).use_(ATOM_RIR::RA, addr).use_(ATOM_RIR::RB, e).use_(ATOM_RIR::RC, n),
+                    Bundle::new()
+                        .inst(forms::ATOM_RIR)
+                        .set(ATOM_RIR::OP, mods::AtomOp::CAS)
+                        .set(ATOM_RIR::ITYPE, itype)
+                        .def(ATOM_RIR::RD, d)
+                        .use_(ATOM_RIR::RA, addr)
+                        .use_(ATOM_RIR::RB, e)
+                        .use_(ATOM_RIR::RC, n),
                 );
                 self.membar();
                 Ok(Some(smallvec![d]))
@@ -94,7 +110,9 @@ impl Lower<'_> {
                 let addr = self.atomic_addr(arg).ok_or_else(|| err(addr_msg()))?;
                 let d = self.temp(class(ty));
                 self.membar();
-                self.emit_b(Bundle::new().inst(forms::LD_RI).set(LD_RI::DTYPE, dtype).def(LD_RI::RD, d).use_(LD_RI::RA, addr).set(LD_RI::OFS, 0));
+                self.emit_b(
+                    Bundle::new().inst(forms::LD_RI).set(LD_RI::DTYPE, dtype).def(LD_RI::RD, d).use_(LD_RI::RA, addr).set(LD_RI::OFS, 0),
+                );
                 self.membar();
                 Ok(Some(smallvec![d]))
             }
@@ -104,7 +122,14 @@ impl Lower<'_> {
                 let addr = self.atomic_addr(args[1]).ok_or_else(|| err(addr_msg()))?;
                 let v = self.use_value(args[0]);
                 self.membar();
-                self.emit_b(Bundle::new().inst(forms::ST_RIR).set(ST_RIR::DTYPE, dtype).use_(ST_RIR::RA, addr).set(ST_RIR::OFS, 0).use_(ST_RIR::RB, v));
+                self.emit_b(
+                    Bundle::new()
+                        .inst(forms::ST_RIR)
+                        .set(ST_RIR::DTYPE, dtype)
+                        .use_(ST_RIR::RA, addr)
+                        .set(ST_RIR::OFS, 0)
+                        .use_(ST_RIR::RB, v),
+                );
                 self.membar();
                 Ok(Some(smallvec![]))
             }

@@ -28,7 +28,7 @@ use crate::lower::{Lower, Pred};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{hi_of, Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::forms::{LOP3_RIR};
+use ursa_emit::forms::LOP3_RIR;
 use ursa_emit::typed::{P, R};
 
 /// Operations considered for one tree at most (the search over which to

@@ -9,12 +9,12 @@
 
 use crate::lower::Lower;
 use crate::machine::{LUT_A, LUT_B, LUT_C};
+use crate::rules::ops::Xu1;
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::optypes::{IADD, ISETP};
 use ursa_emit::mods::CompOp;
 use ursa_emit::mods::SHFDType;
-use crate::rules::ops::Xu1;
+use ursa_emit::optypes::{IADD, ISETP};
 
 impl Lower<'_> {
     /// `n - 1 - FLO.U32(x)` for a zero-extended `x` of `n` bits.

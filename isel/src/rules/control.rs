@@ -4,7 +4,7 @@ use ursa_emit::forms;
 
 use crate::lower::{InstOutput, Lower, Pred};
 use crate::vcode::Bundle;
-use ursa_emit::forms::{BPT_I};
+use ursa_emit::forms::BPT_I;
 use ursa_emit::mods;
 
 impl Lower<'_> {
@@ -14,7 +14,14 @@ impl Lower<'_> {
     /// trap report can name it (`docs/abi.md`, "Traps").
     pub fn trap_if(&mut self, p: Pred, negate: bool) -> InstOutput {
         let code = self.cur_inst.and_then(|i| self.f.dfg.insts[i].trap_code()).map_or(0, |c| c.as_raw().get() as u64);
-        self.emit_b(Bundle::new().inst(forms::BPT_I).set(BPT_I::MODE, mods::BptMode::TRAP).set(BPT_I::CODE, code).use_(BPT_I::PG, p).set(BPT_I::PG_NOT, negate));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::BPT_I)
+                .set(BPT_I::MODE, mods::BptMode::TRAP)
+                .set(BPT_I::CODE, code)
+                .use_(BPT_I::PG, p)
+                .set(BPT_I::PG_NOT, negate),
+        );
         InstOutput::new()
     }
 }

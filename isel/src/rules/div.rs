@@ -40,8 +40,8 @@ use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms::{F2I_R, I2F_R, MUFU_R};
 use ursa_emit::mods;
-use ursa_emit::optypes::{IADD, ISETP};
 use ursa_emit::mods::CompOp;
+use ursa_emit::optypes::{IADD, ISETP};
 
 impl Lower<'_> {
     /// The reciprocal estimate `trunc(2^N / d · (1 - ε))` with `N` = 32
@@ -53,10 +53,33 @@ impl Lower<'_> {
         let r = self.temp(Class::R);
         let y = self.temp(if wide { Class::RPair } else { Class::R });
         let it = if wide { mods::IntType::U64 } else { mods::IntType::U32 };
-        self.emit_b(Bundle::new().inst(forms::I2F_R).set(I2F_R::RND, mods::FPRound::RP).set(I2F_R::FTYPE, mods::FType::F32).set(I2F_R::ITYPE, it).def(I2F_R::RD, f).use_(I2F_R::RB, d));
-        self.emit_b(Bundle::new().inst(forms::MUFU_R).set(MUFU_R::MUFUOP, mods::MUFUOp::RCP).set(MUFU_R::DTYPE, mods::MUFUDType::F32).def(MUFU_R::RD, r).use_(MUFU_R::RB, f));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::I2F_R)
+                .set(I2F_R::RND, mods::FPRound::RP)
+                .set(I2F_R::FTYPE, mods::FType::F32)
+                .set(I2F_R::ITYPE, it)
+                .def(I2F_R::RD, f)
+                .use_(I2F_R::RB, d),
+        );
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::MUFU_R)
+                .set(MUFU_R::MUFUOP, mods::MUFUOp::RCP)
+                .set(MUFU_R::DTYPE, mods::MUFUDType::F32)
+                .def(MUFU_R::RD, r)
+                .use_(MUFU_R::RB, f),
+        );
         let s = self.iadd_ri(r, if wide { 0x1fff_fffe } else { 0x0fff_fffe });
-        self.emit_b(Bundle::new().inst(forms::F2I_R).set(F2I_R::RND, mods::FPRound::RZ).set(F2I_R::FTYPE, mods::FType::F32).set(F2I_R::ITYPE, it).def(F2I_R::RD, y).use_(F2I_R::RB, s));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::F2I_R)
+                .set(F2I_R::RND, mods::FPRound::RZ)
+                .set(F2I_R::FTYPE, mods::FType::F32)
+                .set(F2I_R::ITYPE, it)
+                .def(F2I_R::RD, y)
+                .use_(F2I_R::RB, s),
+        );
         y
     }
 

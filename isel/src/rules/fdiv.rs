@@ -55,7 +55,14 @@ impl Template {
     /// result with their classes; every other register the text names is a
     /// scratch register (a pair if `pairs` lists its even number).
     fn new(text: &str, inputs: &[(u32, Class)], output: (u32, Class), pairs: &[u32]) -> Template {
-        let mut t = Template { pieces: Vec::new(), fields: Vec::new(), regs: HashMap::default(), preds: HashMap::default(), temps: Vec::new(), cold_from: None };
+        let mut t = Template {
+            pieces: Vec::new(),
+            fields: Vec::new(),
+            regs: HashMap::default(),
+            preds: HashMap::default(),
+            temps: Vec::new(),
+            cold_from: None,
+        };
         for (k, &(r, c)) in inputs.iter().enumerate() {
             t.regs.insert(r, (Role::In(k), c));
         }
@@ -88,12 +95,18 @@ impl Template {
                 match r.file {
                     RegFile::R => {
                         let base = r.num & !1;
-                        let key = if t.regs.get(&base).is_some_and(|x| x.1 == Class::RPair) || pairs.contains(&base) { base } else { r.num };
+                        let key =
+                            if t.regs.get(&base).is_some_and(|x| x.1 == Class::RPair) || pairs.contains(&base) { base } else { r.num };
                         let hi = key != r.num;
                         if write && !first_written.contains(&r.num) {
                             first_written.push(r.num);
                             let scratch = !matches!(t.regs.get(&key).map(|x| x.0), Some(Role::In(_)) | Some(Role::Out));
-                            assert!(!scratch || !inst.is_guarded(), "fdiv template line {}: the first write of scratch R{} is guarded", n + 1, r.num);
+                            assert!(
+                                !scratch || !inst.is_guarded(),
+                                "fdiv template line {}: the first write of scratch R{} is guarded",
+                                n + 1,
+                                r.num
+                            );
                         }
                         if !t.regs.contains_key(&key) {
                             assert!(write, "fdiv template line {}: scratch R{} read before it is written", n + 1, r.num);
@@ -106,7 +119,13 @@ impl Template {
                         }
                         fields.push((field, RegFile::R, key, hi));
                         if r.count == 2 {
-                            assert!(!hi && t.regs[&key].1 == Class::RPair, "fdiv template line {}: R[{}:{}] is not a declared pair", n + 1, r.num, r.num + 1);
+                            assert!(
+                                !hi && t.regs[&key].1 == Class::RPair,
+                                "fdiv template line {}: R[{}:{}] is not a declared pair",
+                                n + 1,
+                                r.num,
+                                r.num + 1
+                            );
                         }
                     }
                     RegFile::P => {
@@ -418,7 +437,9 @@ fn sqrt_f32() -> &'static Template {
 
 fn div_f64() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
-    T.get_or_init(|| Template::new(&expand(DIV_F64), &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28]))
+    T.get_or_init(|| {
+        Template::new(&expand(DIV_F64), &[(8, Class::RPair), (10, Class::RPair)], (12, Class::RPair), &[14, 16, 18, 20, 22, 26, 28])
+    })
 }
 
 fn sqrt_f64() -> &'static Template {
@@ -460,7 +481,11 @@ mod tests {
     fn div_f64_core_expansion() {
         let t = expand(DIV_F64);
         assert!(t.contains("    MUFU.RCP.F64 R15, R11 ;\n    MOV R14, 0x1 ;"), "{}", t);
-        assert!(t.contains("    @P2 DFMA R[18:19], -R[22:23], R[16:17], R[20:21] ;\n    DFMA R[26:27], R[14:15], R[18:19], R[16:17] ;"), "{}", t);
+        assert!(
+            t.contains("    @P2 DFMA R[18:19], -R[22:23], R[16:17], R[20:21] ;\n    DFMA R[26:27], R[14:15], R[18:19], R[16:17] ;"),
+            "{}",
+            t
+        );
         assert!(t.contains("    DMUL R[16:17], R[8:9], R[14:15] ;"), "{}", t);
         assert!(!t.contains('{') && !t.contains('$') && !t.contains("@PT"), "{}", t);
         assert_eq!(expand(SQRT_F64).matches("DFMA R[16:17], -R[14:15], R[12:13], 0.5 ;").count(), 2);

@@ -16,18 +16,28 @@ use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms::{BPT_I, F2F_R, F2I_R, FRND_R, I2F_R, LOP3_RIR, MOV_R, SEL_RI};
 use ursa_emit::forms::{DADD_RI, DADD_RR, DFMA_RIR, DFMA_RRI, DFMA_RRR, DMNMX_RI, DMNMX_RR, DMUL_RI, DMUL_RR, DSETP_RI, DSETP_RR};
 use ursa_emit::forms::{FADD_RI, FADD_RR, FFMA_RIR, FFMA_RRI, FFMA_RRR, FMNMX_RI, FMNMX_RR, FMUL_RI, FMUL_RR, FSETP_RI, FSETP_RR};
+use ursa_emit::mods;
 use ursa_emit::mods::{FCMPOp, FPRound, FType, IntType, LOPOp};
 use ursa_emit::optypes::{DADD, DFMA, DMNMX, DMUL, DSETP, FADD, FFMA, FMNMX, FMUL, FSETP};
 use ursa_emit::typed::{Dst, Flag, Fld, Imm, Mod, Src};
 use ursa_emit::typed::{P, R};
-use ursa_emit::mods;
 
 /// The fields of the two-source float forms these constructors choose
 /// between (F* for f32, D* for f64).
 const RD: [Fld<Dst<R>>; 8] = [FADD::RD, DADD::RD, FMUL::RD, DMUL::RD, FFMA::RD, DFMA::RD, FMNMX::RD, DMNMX::RD];
 const RA: [Fld<Src<R>>; 8] = [FADD::RA, DADD::RA, FMUL::RA, DMUL::RA, FFMA::RA, DFMA::RA, FMNMX::RA, DMNMX::RA];
-const RB: [Fld<Src<R>>; 10] =
-    [FADD_RR::RB, DADD_RR::RB, FMUL_RR::RB, DMUL_RR::RB, FFMA_RRR::RB, DFMA_RRR::RB, FFMA_RRI::RB, DFMA_RRI::RB, FMNMX_RR::RB, DMNMX_RR::RB];
+const RB: [Fld<Src<R>>; 10] = [
+    FADD_RR::RB,
+    DADD_RR::RB,
+    FMUL_RR::RB,
+    DMUL_RR::RB,
+    FFMA_RRR::RB,
+    DFMA_RRR::RB,
+    FFMA_RRI::RB,
+    DFMA_RRI::RB,
+    FMNMX_RR::RB,
+    DMNMX_RR::RB,
+];
 const RB_NEG: [Fld<Flag>; 4] = [FADD_RR::RB_NEG, DADD_RR::RB_NEG, FMUL_RR::RB_NEG, DMUL_RR::RB_NEG];
 const RC: [Fld<Src<R>>; 4] = [FFMA_RRR::RC, DFMA_RRR::RC, FFMA_RIR::RC, DFMA_RIR::RC];
 const VB: [Fld<Imm>; 8] = [FADD_RI::VB, DADD_RI::VB, FMUL_RI::VB, DMUL_RI::VB, FFMA_RIR::VB, DFMA_RIR::VB, FMNMX_RI::VB, DMNMX_RI::VB];
@@ -196,7 +206,13 @@ impl Lower<'_> {
     fn sign_op(&mut self, ty: Type, a: VReg, c: Option<VReg>, lut: u8) -> VReg {
         let d = self.temp(class(ty));
         let b = if is64(ty) {
-            let b = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, a).inst(forms::LOP3_RIR).def_hi(LOP3_RIR::RD, d).use_hi(LOP3_RIR::RA, a);
+            let b = Bundle::new()
+                .inst(forms::MOV_R)
+                .def(MOV_R::RD, d)
+                .use_(MOV_R::RB, a)
+                .inst(forms::LOP3_RIR)
+                .def_hi(LOP3_RIR::RD, d)
+                .use_hi(LOP3_RIR::RA, a);
             match c {
                 Some(c) => b.use_hi(LOP3_RIR::RC, c),
                 None => b.set(LOP3_RIR::RC, R::Z),
@@ -268,7 +284,16 @@ impl Lower<'_> {
         self.float_ok(ty);
         let p = self.temp(Class::P);
         let form = if is64(ty) { forms::DSETP_RI } else { forms::FSETP_RI };
-        self.emit_b(Bundle::new().inst(form).set(SETP_CMP, fcmp_op(*cc)).set(SETP_LOP, LOPOp::AND).set(SETP_PP, P::T).def(SETP_PU, p).use_(SETP_RA, a).set(SETP_VB, k as u64));
+        self.emit_b(
+            Bundle::new()
+                .inst(form)
+                .set(SETP_CMP, fcmp_op(*cc))
+                .set(SETP_LOP, LOPOp::AND)
+                .set(SETP_PP, P::T)
+                .def(SETP_PU, p)
+                .use_(SETP_RA, a)
+                .set(SETP_VB, k as u64),
+        );
         p
     }
 
@@ -314,7 +339,13 @@ impl Lower<'_> {
                 .use_(SEL_RI::PP, nan)
                 .set(SEL_RI::PP_NOT, true)
         } else {
-            Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).use_(SEL_RI::RA, m).set(SEL_RI::VB, CANON_NAN32).use_(SEL_RI::PP, nan).set(SEL_RI::PP_NOT, true)
+            Bundle::new()
+                .inst(forms::SEL_RI)
+                .def(SEL_RI::RD, d)
+                .use_(SEL_RI::RA, m)
+                .set(SEL_RI::VB, CANON_NAN32)
+                .use_(SEL_RI::PP, nan)
+                .set(SEL_RI::PP_NOT, true)
         };
         self.emit_b(b);
         d
@@ -322,21 +353,44 @@ impl Lower<'_> {
 
     pub fn frnd_r(&mut self, ty: Type, rnd: &Rnd, a: VReg) -> VReg {
         let d = self.temp(class(ty));
-        self.emit_b(Bundle::new().inst(forms::FRND_R).set(FRND_R::FTYPE, ftype(ty)).set(FRND_R::RND, rnd_mode(rnd)).def(FRND_R::RD, d).use_(FRND_R::RB, a));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::FRND_R)
+                .set(FRND_R::FTYPE, ftype(ty))
+                .set(FRND_R::RND, rnd_mode(rnd))
+                .def(FRND_R::RD, d)
+                .use_(FRND_R::RB, a),
+        );
         d
     }
 
     pub fn f2f(&mut self, to: Type, from: Type, a: VReg) -> VReg {
         self.float_ok(from);
         let d = self.temp(class(to));
-        self.emit_b(Bundle::new().inst(forms::F2F_R).set(F2F_R::RND, mods::FPRound::RN).set(F2F_R::DTYPE, ftype(to)).set(F2F_R::SRCTYPE, ftype(from)).def(F2F_R::RD, d).use_(F2F_R::RB, a));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::F2F_R)
+                .set(F2F_R::RND, mods::FPRound::RN)
+                .set(F2F_R::DTYPE, ftype(to))
+                .set(F2F_R::SRCTYPE, ftype(from))
+                .def(F2F_R::RD, d)
+                .use_(F2F_R::RB, a),
+        );
         d
     }
 
     pub fn i2f(&mut self, to: Type, from: Type, s: &Signed, a: VReg) -> VReg {
         let d = self.temp(class(to));
         let itype = int_type(from, s);
-        self.emit_b(Bundle::new().inst(forms::I2F_R).set(I2F_R::RND, mods::FPRound::RN).set(I2F_R::FTYPE, ftype(to)).set(I2F_R::ITYPE, itype).def(I2F_R::RD, d).use_(I2F_R::RB, a));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::I2F_R)
+                .set(I2F_R::RND, mods::FPRound::RN)
+                .set(I2F_R::FTYPE, ftype(to))
+                .set(I2F_R::ITYPE, itype)
+                .def(I2F_R::RD, d)
+                .use_(I2F_R::RB, a),
+        );
         d
     }
 
@@ -345,7 +399,15 @@ impl Lower<'_> {
         self.float_ok(from);
         let d = self.temp(class(to));
         let itype = int_type(to, s);
-        self.emit_b(Bundle::new().inst(forms::F2I_R).set(F2I_R::RND, mods::FPRound::RZ).set(F2I_R::ITYPE, itype).set(F2I_R::FTYPE, ftype(from)).def(F2I_R::RD, d).use_(F2I_R::RB, a));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::F2I_R)
+                .set(F2I_R::RND, mods::FPRound::RZ)
+                .set(F2I_R::ITYPE, itype)
+                .set(F2I_R::FTYPE, ftype(from))
+                .def(F2I_R::RD, d)
+                .use_(F2I_R::RB, a),
+        );
         d
     }
 
@@ -367,7 +429,13 @@ impl Lower<'_> {
 
     /// `@p BPT.TRAP code`.
     fn trap_on(&mut self, p: Pred, code: TrapCode) {
-        self.emit_b(Bundle::new().inst(forms::BPT_I).set(BPT_I::MODE, mods::BptMode::TRAP).set(BPT_I::CODE, code.as_raw().get() as u64).use_(BPT_I::PG, p));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::BPT_I)
+                .set(BPT_I::MODE, mods::BptMode::TRAP)
+                .set(BPT_I::CODE, code.as_raw().get() as u64)
+                .use_(BPT_I::PG, p),
+        );
     }
 
     pub fn f2i_trap(&mut self, to: Type, s: &Signed, from: Type, a: VReg) -> VReg {
@@ -388,7 +456,11 @@ impl Lower<'_> {
         };
         let lo_excl = min - 1;
         let exact = if is64(from) { (lo_excl as f64) as i128 == lo_excl } else { (lo_excl as f32) as i128 == lo_excl };
-        let low = if exact { self.fsetp(from, FCMPOp::LE, a, FSrc::Const(lo_excl as f64), None) } else { self.fsetp(from, FCMPOp::LT, a, FSrc::Const(min as f64), None) };
+        let low = if exact {
+            self.fsetp(from, FCMPOp::LE, a, FSrc::Const(lo_excl as f64), None)
+        } else {
+            self.fsetp(from, FCMPOp::LT, a, FSrc::Const(min as f64), None)
+        };
         let ovf = self.fsetp(from, FCMPOp::GE, a, FSrc::Const(hi_excl as f64), Some((LOPOp::OR, low)));
         self.trap_on(ovf, TrapCode::INTEGER_OVERFLOW);
         self.f2i(to, s, from, a)

@@ -9,9 +9,9 @@ use crate::addr_space::Space;
 use crate::lower::{InstOutput, Lower};
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms::{IADD_RI, MOV_I};
-use ursa_emit::typed::{R};
 use ursa_emit::forms::{LDG_RI, LDL_RI, LDS_RI, LD_RI, STG_RIR, STL_RIR, STS_RIR, ST_RIR};
 use ursa_emit::mods::MEMDType;
+use ursa_emit::typed::R;
 use ursa_emit::typed::{Dst, Fld, Imm, Mod, Src};
 
 /// High word of a generic address in the local-memory window.
@@ -90,7 +90,13 @@ impl Lower<'_> {
             Base::Local(a) => (Base::Local(self.iadd_ri(a, off as u32)), 0),
             Base::Stack => {
                 let sp = self.temp(Class::R);
-                self.emit_b(Bundle::new().inst(forms::IADD_RI).def(IADD_RI::RD, sp).set(IADD_RI::RA, R(abi::SP as u8)).set(IADD_RI::VB, off as u32 as u64));
+                self.emit_b(
+                    Bundle::new()
+                        .inst(forms::IADD_RI)
+                        .def(IADD_RI::RD, sp)
+                        .set(IADD_RI::RA, R(abi::SP as u8))
+                        .set(IADD_RI::VB, off as u32 as u64),
+                );
                 (Base::Local(sp), 0)
             }
         }
@@ -168,7 +174,14 @@ impl Lower<'_> {
         let big = self.f.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big;
         let mut r = self.use_value(v);
         if big {
-            r = if bits == 64 { self.bswap64(r) } else if ty == types::I64 { let lo = self.lo32(r); self.bswap_bits(lo, bits, false) } else { self.bswap_bits(r, bits, false) };
+            r = if bits == 64 {
+                self.bswap64(r)
+            } else if ty == types::I64 {
+                let lo = self.lo32(r);
+                self.bswap_bits(lo, bits, false)
+            } else {
+                self.bswap_bits(r, bits, false)
+            };
         } else if ty == types::I64 && bits < 64 {
             r = self.lo32(r);
         }
@@ -218,7 +231,13 @@ impl Lower<'_> {
     fn bswap_bits(&mut self, a: VReg, bits: u32, signed: bool) -> VReg {
         let sel = match bits {
             8 => return a,
-            16 => if signed { 0x8801 } else { 0x4401 },
+            16 => {
+                if signed {
+                    0x8801
+                } else {
+                    0x4401
+                }
+            }
             _ => 0x0123,
         };
         // PRMT d, a, RZ, sel: byte i of d = byte (nibble i of sel) of {RZ, a};

@@ -6,10 +6,10 @@ use cranelift_codegen::ir::{types, InstructionData, Opcode, Type, Value};
 use crate::lower::{InstOutput, Lower, Signed};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::optypes::{IADD, IMAD, LOP3};
-use ursa_emit::mods::SHFDType;
 use ursa_emit::forms::{self, IABS_R, LEA_RRR};
 use ursa_emit::mods;
+use ursa_emit::mods::SHFDType;
+use ursa_emit::optypes::{IADD, IMAD, LOP3};
 
 impl Lower<'_> {
     /// `IMAD d, a, b, RZ`: the low 32 bits of the product (any signedness).
@@ -147,13 +147,15 @@ impl Lower<'_> {
         let (l, h) = self.mul128(a, b, true);
         let p = self.temp(Class::P);
         let f = self.temp(Class::R);
-        self.emit_b(Bundle::new().lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C).temp(LOP3::PU, p).sel(
-            D::Lo(f),
-            S::Z,
-            S::Imm(1),
-            p,
-            true,
-        ));
+        self.emit_b(
+            Bundle::new().lop3(D::Z, S::Lo(h), S::Z, S::Hi(h), crate::machine::LUT_A | crate::machine::LUT_C).temp(LOP3::PU, p).sel(
+                D::Lo(f),
+                S::Z,
+                S::Imm(1),
+                p,
+                true,
+            ),
+        );
         smallvec::smallvec![l, f]
     }
 
@@ -218,7 +220,14 @@ impl Lower<'_> {
     /// `LEA d, x, a, k`: `(x << k) + a`.
     pub fn lea32(&mut self, x: VReg, k: u32, a: VReg) -> VReg {
         let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().inst(forms::LEA_RRR).def(LEA_RRR::RD, d).use_(LEA_RRR::RA, x).use_(LEA_RRR::RB, a).set(LEA_RRR::SHIFTAMT, k as u64));
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::LEA_RRR)
+                .def(LEA_RRR::RD, d)
+                .use_(LEA_RRR::RA, x)
+                .use_(LEA_RRR::RB, a)
+                .set(LEA_RRR::SHIFTAMT, k as u64),
+        );
         d
     }
 

@@ -4,7 +4,9 @@
 //! destination, so that multi-piece sequences (64-bit pairs, carry chains)
 //! read like the assembly they produce.
 
-use ursa_emit::forms::{self, BREV_R, FLO_R, IADD_RI, IADD_RR, IMAD_RIR, IMAD_RRI, IMAD_RRR, IMAD_WIDE_RIR, IMAD_WIDE_RRR, IMUL_RI, IMUL_RR, ISETP_RI, ISETP_RR};
+use ursa_emit::forms::{
+    self, BREV_R, FLO_R, IADD_RI, IADD_RR, IMAD_RIR, IMAD_RRI, IMAD_RRR, IMAD_WIDE_RIR, IMAD_WIDE_RRR, IMUL_RI, IMUL_RR, ISETP_RI, ISETP_RR,
+};
 use ursa_emit::forms::{LOP3_RIR, LOP3_RRR, MOV_I, MOV_R, POPC_R, PRMT_RRI, SEL_RI, SEL_RR, SHF_RIR, SHF_RRI, SHF_RRR};
 use ursa_emit::mods::{BoolOp, CWMode, CompOp, IExt, IType, PRMTMode, SHFDType, SHFDir, LOHI};
 use ursa_emit::optypes::{IADD, IMAD, IMAD_WIDE, IMUL, ISETP, LOP3, MOV, SEL, SHF};
@@ -182,7 +184,11 @@ impl Pieces for Bundle {
         if hi {
             bu = bu.set(IMAD::LOHI, LOHI::HI).set(IMAD::EXT, IExt::X);
         }
-        bu.dst(IMAD::RD, d).src(IMAD::RA, a).src_or([IMAD_RRR::RB, IMAD_RRI::RB], IMAD_RIR::VB, b).src_or([IMAD_RRR::RC, IMAD_RIR::RC], IMAD_RRI::VC, c)
+        bu.dst(IMAD::RD, d).src(IMAD::RA, a).src_or([IMAD_RRR::RB, IMAD_RRI::RB], IMAD_RIR::VB, b).src_or(
+            [IMAD_RRR::RC, IMAD_RIR::RC],
+            IMAD_RRI::VC,
+            c,
+        )
     }
 
     fn imad_wide(self, signed: bool, d: D, a: S, b: S, c: S) -> Bundle {
@@ -250,7 +256,12 @@ impl Pieces for Bundle {
     }
 
     fn prmt(self, d: D, a: S, b: S, sel: u32) -> Bundle {
-        self.inst(forms::PRMT_RRI).set(PRMT_RRI::MODE, PRMTMode::IDX).dst(PRMT_RRI::RD, d).src(PRMT_RRI::RA, a).src(PRMT_RRI::RB, b).set(PRMT_RRI::VC, sel as u64)
+        self.inst(forms::PRMT_RRI)
+            .set(PRMT_RRI::MODE, PRMTMode::IDX)
+            .dst(PRMT_RRI::RD, d)
+            .src(PRMT_RRI::RA, a)
+            .src(PRMT_RRI::RB, b)
+            .set(PRMT_RRI::VC, sel as u64)
     }
 }
 

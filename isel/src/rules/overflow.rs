@@ -21,10 +21,10 @@ use crate::lower::{CmpOp, InstOutput, Lower, Pred, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::optypes::{IADD, ISETP, LOP3};
 use ursa_emit::mods;
 use ursa_emit::mods::CompOp;
 use ursa_emit::mods::SHFDType;
+use ursa_emit::optypes::{IADD, ISETP, LOP3};
 
 /// Signed overflow of a sum `r = a + b`: the sign bit of this LOP3.
 const ADD_OVF: u8 = (LUT_A ^ LUT_C) & (LUT_B ^ LUT_C);
@@ -54,7 +54,9 @@ impl Lower<'_> {
     pub fn isetp_ri_or(&mut self, op: &CmpOp, s: &Signed, a: VReg, k: u32, q: Pred) -> Pred {
         let p = self.temp(Class::P);
         let (cmp, signed) = (crate::machine::compop(op), matches!(s, Signed::S32));
-        self.emit_b(Bundle::new().isetp(cmp, signed, S::Lo(a), S::Imm(k)).set(ISETP::BOOLOP, mods::BoolOp::OR).use_(ISETP::PP, q).def(ISETP::PU, p));
+        self.emit_b(
+            Bundle::new().isetp(cmp, signed, S::Lo(a), S::Imm(k)).set(ISETP::BOOLOP, mods::BoolOp::OR).use_(ISETP::PP, q).def(ISETP::PU, p),
+        );
         p
     }
 
@@ -159,7 +161,8 @@ impl Lower<'_> {
         let f = self.f;
         let c = f.dfg.resolve_aliases(c);
         let ValueDef::Result(def, 1) = f.dfg.value_def(c) else { return None };
-        let ops: [Opcode; 2] = if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
+        let ops: [Opcode; 2] =
+            if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
         if !ops.contains(&f.dfg.insts[def].opcode()) || f.dfg.value_type(f.dfg.inst_results(def)[0]) != types::I64 {
             return None;
         }

@@ -15,8 +15,8 @@ use cranelift_codegen::ir::{types, Type};
 use crate::lower::Lower;
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::optypes::{LOP3};
 use ursa_emit::mods::SHFDType;
+use ursa_emit::optypes::LOP3;
 
 /// How the 32-bit shifts of this file use SHF: (left, hi, itype, a, c) for
 /// a value `x`.

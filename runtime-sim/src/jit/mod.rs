@@ -322,7 +322,10 @@ extern "C" fn run_one(state: *mut State, idx: u64, t: u64) -> u32 {
     match r {
         Ok(Flow::Next) => 0,
         Ok(_) => {
-            env.fault = Some(Fault::from(TrapKind::Launch(format!("internal error: the translator ran a control instruction at {:#x} in place", pc))));
+            env.fault = Some(Fault::from(TrapKind::Launch(format!(
+                "internal error: the translator ran a control instruction at {:#x} in place",
+                pc
+            ))));
             1
         }
         Err(f) => {

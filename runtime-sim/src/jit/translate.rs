@@ -268,7 +268,6 @@ impl Tx<'_, '_> {
         }
     }
 
-
     // ---- the register file ----
 
     fn key_addr(&mut self, k: Key) -> (Value, i32, types::Type) {

@@ -122,7 +122,8 @@ pub enum UnOp {
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 9] = [UnOp::Ineg, UnOp::Iabs, UnOp::Bnot, UnOp::Clz, UnOp::Ctz, UnOp::Cls, UnOp::Popcnt, UnOp::Bitrev, UnOp::Bswap];
+    pub const ALL: [UnOp; 9] =
+        [UnOp::Ineg, UnOp::Iabs, UnOp::Bnot, UnOp::Clz, UnOp::Ctz, UnOp::Cls, UnOp::Popcnt, UnOp::Bitrev, UnOp::Bswap];
 }
 
 /// Conversions: the destination type is the destination variable's.
@@ -149,7 +150,8 @@ pub enum OvfOp {
 }
 
 impl OvfOp {
-    pub const ALL: [OvfOp; 6] = [OvfOp::UaddOverflow, OvfOp::SaddOverflow, OvfOp::UsubOverflow, OvfOp::SsubOverflow, OvfOp::UmulOverflow, OvfOp::SmulOverflow];
+    pub const ALL: [OvfOp; 6] =
+        [OvfOp::UaddOverflow, OvfOp::SaddOverflow, OvfOp::UsubOverflow, OvfOp::SsubOverflow, OvfOp::UmulOverflow, OvfOp::SmulOverflow];
 }
 
 /// `(value, i8 flag)` forms with an i8 carry/borrow in.
@@ -185,34 +187,122 @@ pub struct Addr {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stmt {
-    Const { dst: Var, val: u128 },
-    Un { op: UnOp, dst: Var, a: Var },
-    Bin { op: BinOp, dst: Var, a: Var, b: Var },
-    Imm { op: ImmOp, dst: Var, a: Var, imm: i64 },
-    Icmp { cc: IntCC, dst: Var, a: Var, b: Var },
-    IcmpImm { cc: IntCC, dst: Var, a: Var, imm: i64 },
-    Select { spectre: bool, dst: Var, c: Var, a: Var, b: Var },
-    Bitselect { dst: Var, c: Var, a: Var, b: Var },
-    Conv { op: ConvOp, dst: Var, a: Var },
-    Ovf { op: OvfOp, dst: Var, flag: Var, a: Var, b: Var },
-    Carry { op: CarryOp, dst: Var, flag: Var, a: Var, b: Var, cin: Var },
+    Const {
+        dst: Var,
+        val: u128,
+    },
+    Un {
+        op: UnOp,
+        dst: Var,
+        a: Var,
+    },
+    Bin {
+        op: BinOp,
+        dst: Var,
+        a: Var,
+        b: Var,
+    },
+    Imm {
+        op: ImmOp,
+        dst: Var,
+        a: Var,
+        imm: i64,
+    },
+    Icmp {
+        cc: IntCC,
+        dst: Var,
+        a: Var,
+        b: Var,
+    },
+    IcmpImm {
+        cc: IntCC,
+        dst: Var,
+        a: Var,
+        imm: i64,
+    },
+    Select {
+        spectre: bool,
+        dst: Var,
+        c: Var,
+        a: Var,
+        b: Var,
+    },
+    Bitselect {
+        dst: Var,
+        c: Var,
+        a: Var,
+        b: Var,
+    },
+    Conv {
+        op: ConvOp,
+        dst: Var,
+        a: Var,
+    },
+    Ovf {
+        op: OvfOp,
+        dst: Var,
+        flag: Var,
+        a: Var,
+        b: Var,
+    },
+    Carry {
+        op: CarryOp,
+        dst: Var,
+        flag: Var,
+        a: Var,
+        b: Var,
+        cin: Var,
+    },
     /// `uadd_overflow_trap` (i32 and i64).
-    AddTrap { dst: Var, a: Var, b: Var },
+    AddTrap {
+        dst: Var,
+        a: Var,
+        b: Var,
+    },
     /// `trapz` (`nz` false) or `trapnz`.
-    TrapIf { nz: bool, c: Var },
+    TrapIf {
+        nz: bool,
+        c: Var,
+    },
     /// `trap` (a block terminator; what follows it is unreachable code).
     Trap,
-    Store { src: Var, addr: Addr, kind: MemKind, big: bool },
-    Load { dst: Var, addr: Addr, kind: MemKind, big: bool },
+    Store {
+        src: Var,
+        addr: Addr,
+        kind: MemKind,
+        big: bool,
+    },
+    Load {
+        dst: Var,
+        addr: Addr,
+        kind: MemKind,
+        big: bool,
+    },
     /// A call of a later function of the program (no recursion); `indirect`:
     /// `call_indirect` through its `func_addr`.
-    Call { callee: usize, args: Vec<Var>, rets: Vec<Var>, indirect: bool },
+    Call {
+        callee: usize,
+        args: Vec<Var>,
+        rets: Vec<Var>,
+        indirect: bool,
+    },
     /// A diamond.
-    If { c: Var, then: Vec<Stmt>, els: Vec<Stmt> },
+    If {
+        c: Var,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
     /// A do-while loop run `trips` times (a hidden counter).
-    Loop { trips: u32, body: Vec<Stmt> },
+    Loop {
+        trips: u32,
+        body: Vec<Stmt>,
+    },
     /// `br_table` on an i32 variable; out-of-range indices take `default`.
-    Switch { idx: Var, cases: Vec<Vec<Stmt>>, default: Vec<Stmt> },
+    Switch {
+        idx: Var,
+        cases: Vec<Vec<Stmt>>,
+        default: Vec<Stmt>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,12 +2,12 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, AbiParam, Endianness, ExtFuncData, ExternalName, FuncRef, Function, SigRef, InstBuilder, JumpTableData, MemFlagsData, Signature, StackSlot, StackSlotData, StackSlotKind, TrapCode, Type, UserFuncName,
-    Value,
+    types, AbiParam, Endianness, ExtFuncData, ExternalName, FuncRef, Function, InstBuilder, JumpTableData, MemFlagsData, SigRef, Signature,
+    StackSlot, StackSlotData, StackSlotKind, TrapCode, Type, UserFuncName, Value,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
-use target_lexicon::PointerWidth;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use target_lexicon::PointerWidth;
 
 use super::ast::*;
 
@@ -361,10 +361,19 @@ fn build_with(p: &Program, reference: bool) -> Vec<Function> {
         for (j, u) in used.iter().enumerate() {
             if *u {
                 let sr = b.import_signature(sigs[j].clone());
-                refs[j] = Some((b.import_function(ExtFuncData { name: ExternalName::testcase(func_name(j)), signature: sr, colocated: true, patchable: false }), sr));
+                refs[j] = Some((
+                    b.import_function(ExtFuncData {
+                        name: ExternalName::testcase(func_name(j)),
+                        signature: sr,
+                        colocated: true,
+                        patchable: false,
+                    }),
+                    sr,
+                ));
             }
         }
-        let slot = if f.slot { Some(b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, SLOT_SIZE, 3))) } else { None };
+        let slot =
+            if f.slot { Some(b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, SLOT_SIZE, 3))) } else { None };
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);

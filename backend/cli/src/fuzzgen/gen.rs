@@ -55,9 +55,9 @@ pub fn edge_value(r: &mut SmallRng, ty: Type) -> u128 {
     let v = match r.random_range(0..10u32) {
         0 => 0,
         1 => 1,
-        2 => m,                         // -1
-        3 => (1u128 << (b - 1)) - 1,    // signed max
-        4 => 1u128 << (b - 1),          // signed min
+        2 => m,                      // -1
+        3 => (1u128 << (b - 1)) - 1, // signed max
+        4 => 1u128 << (b - 1),       // signed min
         5 => 1u128 << r.random_range(0..b),
         6 => (1u128 << r.random_range(0..b)).wrapping_sub(1),
         7 => r.random_range(0..16u128),
@@ -153,7 +153,9 @@ impl FuncGen<'_> {
             38..=47 => {
                 let ty = self.any_type();
                 let op = ImmOp::ALL[self.r.random_range(0..ImmOp::ALL.len())];
-                let imm = if matches!(op, ImmOp::IshlImm | ImmOp::UshrImm | ImmOp::SshrImm | ImmOp::RotlImm | ImmOp::RotrImm) && self.r.random_bool(0.8) {
+                let imm = if matches!(op, ImmOp::IshlImm | ImmOp::UshrImm | ImmOp::SshrImm | ImmOp::RotlImm | ImmOp::RotrImm)
+                    && self.r.random_bool(0.8)
+                {
                     self.r.random_range(0..bits(ty) as i64 + 2)
                 } else {
                     self.imm(ty)
@@ -187,7 +189,11 @@ impl FuncGen<'_> {
                 let op = if self.r.random_bool(0.25) {
                     ConvOp::Bmask
                 } else if to.bits() > from.bits() {
-                    if self.r.random_bool(0.5) { ConvOp::Uextend } else { ConvOp::Sextend }
+                    if self.r.random_bool(0.5) {
+                        ConvOp::Uextend
+                    } else {
+                        ConvOp::Sextend
+                    }
                 } else if to.bits() < from.bits() {
                     ConvOp::Ireduce
                 } else {
@@ -201,7 +207,8 @@ impl FuncGen<'_> {
                 if self.r.random_bool(0.6) {
                     let op = OvfOp::ALL[self.r.random_range(0..OvfOp::ALL.len())];
                     // umul/smul_overflow have no i128 form in CLIF.
-                    let op = if ty == types::I128 && matches!(op, OvfOp::UmulOverflow | OvfOp::SmulOverflow) { OvfOp::UaddOverflow } else { op };
+                    let op =
+                        if ty == types::I128 && matches!(op, OvfOp::UmulOverflow | OvfOp::SmulOverflow) { OvfOp::UaddOverflow } else { op };
                     Stmt::Ovf { op, dst: self.var_of(ty), flag, a: self.var_of(ty), b: self.var_of(ty) }
                 } else {
                     let op = CarryOp::ALL[self.r.random_range(0..CarryOp::ALL.len())];

@@ -58,7 +58,10 @@ pub struct Failure {
 pub enum Outcome {
     /// Both agree on every argument vector: how many of the runs returned
     /// values (the others trapped on both sides).
-    Pass { returned: usize, trapped: usize },
+    Pass {
+        returned: usize,
+        trapped: usize,
+    },
     /// The reference could not run it (why).
     Skip(String),
     Fail(Failure),
@@ -93,13 +96,19 @@ fn check_inner(p: &ast::Program, argsets: &[Vec<u64>]) -> Outcome {
                     Error::Verifier(_) => "verifier",
                     Error::Internal(_) => "internal",
                 };
-                return Outcome::Fail(Failure { kind: FailKind::Compile(kind), message: format!("%{}: {}", symbol_name(f), e), args: None });
+                return Outcome::Fail(Failure {
+                    kind: FailKind::Compile(kind),
+                    message: format!("%{}: {}", symbol_name(f), e),
+                    args: None,
+                });
             }
         }
     }
     let program = match link_for_test(compiled) {
         Ok(pr) => pr,
-        Err(e) => return Outcome::Fail(Failure { kind: FailKind::Link, message: format!("compiled object does not load: {}", e), args: None }),
+        Err(e) => {
+            return Outcome::Fail(Failure { kind: FailKind::Link, message: format!("compiled object does not load: {}", e), args: None })
+        }
     };
     let reference = build::build_reference(p);
     let mut store = FunctionStore::default();
@@ -214,7 +223,11 @@ pub struct Summary {
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} passed, {} failed, {} skipped (runs: {} returned, {} trapped on both sides)", self.passed, self.failed, self.skipped, self.returned, self.trapped)
+        write!(
+            f,
+            "{} passed, {} failed, {} skipped (runs: {} returned, {} trapped on both sides)",
+            self.passed, self.failed, self.skipped, self.returned, self.trapped
+        )
     }
 }
 

@@ -317,7 +317,19 @@ pub fn reduce_with(p: Program, fail: Failure, check: &dyn Fn(&Program, &[Vec<u64
             let mut t = count_stmts(&r.best.funcs[k].body);
             while t > 0 {
                 t -= 1;
-                for e in [Edit::Delete, Edit::Inline(0), Edit::Inline(1), Edit::Inline(2), Edit::Inline(3), Edit::Inline(4), Edit::LoopOnce, Edit::ConstTo(0), Edit::ConstTo(1), Edit::ImmTo(0), Edit::ImmTo(1)] {
+                for e in [
+                    Edit::Delete,
+                    Edit::Inline(0),
+                    Edit::Inline(1),
+                    Edit::Inline(2),
+                    Edit::Inline(3),
+                    Edit::Inline(4),
+                    Edit::LoopOnce,
+                    Edit::ConstTo(0),
+                    Edit::ConstTo(1),
+                    Edit::ImmTo(0),
+                    Edit::ImmTo(1),
+                ] {
                     if k >= r.best.funcs.len() {
                         break;
                     }
