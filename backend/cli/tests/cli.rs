@@ -65,31 +65,8 @@ fn isa_lists_every_form() {
 
 #[test]
 fn run_vector_add_kernel() {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
-    let obj = tmp("vadd.o");
-    let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = ursa(&[
-        "run",
-        obj.to_str().unwrap(),
-        "--kernel",
-        "vadd",
-        "--grid",
-        "2",
-        "--block",
-        "4",
-        "--arg",
-        "buf:a=i32:1,2,3,4,5,6,7",
-        "--arg",
-        "buf:b=i32:10,20,30,40,50,60,-70",
-        "--arg",
-        "buf:out=i32[7]",
-        "--arg",
-        "u32:7",
-        "--out",
-        "out",
-        "--stats",
-    ]);
+    let obj = vadd_object("vadd.o");
+    let o = run_vadd(&obj, &["--out", "out", "--stats"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("out = [11, 22, 33, 44, 55, 66, -63]"), "{}", out);

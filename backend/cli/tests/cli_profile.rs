@@ -1,46 +1,14 @@
 //! `ursa run --profile` and `--timeline FILE.json` on the vector-add example,
 //! and the launch limits as the command line reports them.
 
-use std::path::PathBuf;
-
 mod common;
 use common::*;
 
-fn vadd() -> PathBuf {
-    let obj = tmp("vadd.o");
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
-    let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    obj
-}
-
 #[test]
 fn profile_and_timeline() {
-    let obj = vadd();
+    let obj = vadd_object("vadd.o");
     let json = tmp("t.json");
-    let o = ursa(&[
-        "run",
-        obj.to_str().unwrap(),
-        "--kernel",
-        "vadd",
-        "--grid",
-        "2",
-        "--block",
-        "4",
-        "--arg",
-        "buf:a=i32:1,2,3,4,5,6,7",
-        "--arg",
-        "buf:b=i32:10,20,30,40,50,60,-70",
-        "--arg",
-        "buf:out=i32[7]",
-        "--arg",
-        "u32:7",
-        "--out",
-        "out",
-        "--profile",
-        "--timeline",
-        json.to_str().unwrap(),
-    ]);
+    let o = run_vadd(&obj, &["--out", "out", "--profile", "--timeline", json.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("out = [11, 22, 33, 44, 55, 66, -63]"), "{}", out);
@@ -57,7 +25,7 @@ fn profile_and_timeline() {
 
 #[test]
 fn limits_are_clear_errors() {
-    let obj = vadd();
+    let obj = vadd_object("vadd.o");
     let o = ursa(&[
         "run",
         obj.to_str().unwrap(),

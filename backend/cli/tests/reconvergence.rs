@@ -261,29 +261,8 @@ fn nested_regions_with_join_on_a_loop() {
 /// = 110 lane instructions, 110 / (32 * 32) = 10.7% SIMT efficiency.
 #[test]
 fn run_stats_hand_counted() {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
-    let obj = tmp("vadd_stats.o");
-    let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = ursa(&[
-        "run",
-        obj.to_str().unwrap(),
-        "--kernel",
-        "vadd",
-        "--grid",
-        "2",
-        "--block",
-        "4",
-        "--arg",
-        "buf:a=i32:1,2,3,4,5,6,7",
-        "--arg",
-        "buf:b=i32:10,20,30,40,50,60,-70",
-        "--arg",
-        "buf:out=i32[7]",
-        "--arg",
-        "u32:7",
-        "--stats",
-    ]);
+    let obj = vadd_object("vadd_stats.o");
+    let o = run_vadd(&obj, &["--stats"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("launch:              2 CTAs, 2 warps"), "{}", text);

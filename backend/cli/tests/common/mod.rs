@@ -1,7 +1,7 @@
 //! Helpers shared by the command-line tests (`mod common;` in each).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `ursa` binary under test.
@@ -26,4 +26,40 @@ pub fn write(name: &str, text: &str) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `examples/vadd.s` assembled into the scratch object `name`; its path.
+pub fn vadd_object(name: &str) -> PathBuf {
+    let obj = tmp(name);
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
+    let o = ursa(&["asm", src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    obj
+}
+
+/// The launch of `vadd` the tests count by hand: 2 CTAs of 4 threads over 7
+/// elements (`out[i] = a[i] + b[i]`, the last lane idle).
+pub const VADD_LAUNCH: &[&str] = &[
+    "--kernel",
+    "vadd",
+    "--grid",
+    "2",
+    "--block",
+    "4",
+    "--arg",
+    "buf:a=i32:1,2,3,4,5,6,7",
+    "--arg",
+    "buf:b=i32:10,20,30,40,50,60,-70",
+    "--arg",
+    "buf:out=i32[7]",
+    "--arg",
+    "u32:7",
+];
+
+/// `ursa run OBJ` with [`VADD_LAUNCH`] and then `extra`.
+pub fn run_vadd(obj: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["run", obj.to_str().unwrap()];
+    args.extend_from_slice(VADD_LAUNCH);
+    args.extend_from_slice(extra);
+    ursa(&args)
 }
