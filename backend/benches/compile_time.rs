@@ -26,6 +26,10 @@
 //! comes from the same criterion samples, accumulated with `iter_custom`.
 //!
 //!     cargo bench -p ursa-backend --bench compile_time
+//!
+//! With `URSA_PER_FUNCTION=1` it instead times each function alone (200
+//! compiles on each side, alternating per function) and prints one line per
+//! function, largest Ursa excess first: where compile time goes.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -170,6 +174,10 @@ fn record(cat: &str, ursa: bool, d: Duration, iters: u64) {
 fn bench(c: &mut Criterion) {
     let isa = x64();
     let cats = load(&isa);
+    if std::env::var_os("URSA_PER_FUNCTION").is_some() {
+        per_function(&isa, &cats);
+        return;
+    }
     for (cat, funcs) in &cats {
         let mut g = c.benchmark_group(format!("compile/{}", cat));
         g.bench_function("ursa", |b| {
@@ -220,6 +228,38 @@ fn bench(c: &mut Criterion) {
         sc * 1e3,
         su / sc
     );
+}
+
+/// One line per function: Ursa's and Cranelift's time per compile, their
+/// ratio, category, name and CLIF instruction count; sorted by Ursa's excess.
+fn per_function(isa: &OwnedTargetIsa, cats: &[(String, Vec<Function>)]) {
+    const N: u32 = 200;
+    let time = |f: &dyn Fn()| {
+        let t0 = Instant::now();
+        for _ in 0..N {
+            f();
+        }
+        t0.elapsed().as_secs_f64() / N as f64
+    };
+    let mut rows = Vec::new();
+    for (cat, funcs) in cats {
+        for f in funcs {
+            let u = time(&|| {
+                std::hint::black_box(compile(f, &Options::default()).is_ok());
+            });
+            let c = time(&|| {
+                std::hint::black_box(cranelift_compile(isa, f));
+            });
+            rows.push((u, c, format!("{} {} ({} CLIF instructions)", cat, f.name, f.dfg.num_insts())));
+        }
+    }
+    rows.sort_by(|a, b| (b.0 - b.1).total_cmp(&(a.0 - a.1)));
+    let (tu, tc) = rows.iter().fold((0.0, 0.0), |(u, c), r| (u + r.0, c + r.1));
+    println!("{:>10} {:>10} {:>7}  function", "ursa", "cranelift", "ratio");
+    for (u, c, what) in &rows {
+        println!("{:>8.1}us {:>8.1}us {:>6.2}x  {}", u * 1e6, c * 1e6, u / c, what);
+    }
+    println!("{:>8.3}ms {:>8.3}ms {:>6.2}x  total of {} functions", tu * 1e3, tc * 1e3, tu / tc, rows.len());
 }
 
 criterion_group!(benches, bench);
