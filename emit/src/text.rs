@@ -18,6 +18,12 @@ pub trait Labels {
     fn address(&self, name: &str) -> Option<u64>;
     /// A name for an address, if one should be printed.
     fn name(&self, addr: u64) -> Option<String>;
+    /// Text to print for register field `field` in place of its value:
+    /// the compiler names the virtual register an operand is bound to
+    /// (`v12`) before registers are allocated. None prints the register.
+    fn register(&self, _field: usize) -> Option<String> {
+        None
+    }
 }
 
 /// No labels: branch targets print and parse as numeric offsets.
@@ -89,6 +95,11 @@ fn reg_text(prefix: &str, zero: u64, zname: &str, v: u64, width: u32) -> String 
 /// Prints one field value as an operand.
 fn value_text(inst: &Inst, fi: usize, pc: Option<u64>, labels: &dyn Labels) -> String {
     let f = inst.field_def(fi);
+    if f.kind.is_register() {
+        if let Some(name) = labels.register(fi) {
+            return name;
+        }
+    }
     let v = inst.get_at(fi);
     let w = inst.def().bitwidth_of(fi, inst.values());
     match f.kind {

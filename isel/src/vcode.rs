@@ -395,7 +395,49 @@ impl std::fmt::Display for VReg {
     }
 }
 
+/// Register names for one piece of an instruction: its bound fields print
+/// as their virtual registers.
+struct VRegNames(Vec<(usize, String)>);
+
+impl ursa_emit::Labels for VRegNames {
+    fn address(&self, _: &str) -> Option<u64> {
+        None
+    }
+    fn name(&self, _: u64) -> Option<String> {
+        None
+    }
+    fn register(&self, field: usize) -> Option<String> {
+        self.0.iter().find(|(f, _)| *f == field).map(|(_, n)| n.clone())
+    }
+}
+
 impl VCode {
+    /// Piece `pi` of `m` in assembly syntax, its bound register fields
+    /// printed as virtual registers. Bound fields hold RZ/PT until
+    /// allocation, which the printer would leave out where an operand is
+    /// optional; they are given distinct stand-in registers first, so every
+    /// bound operand is printed.
+    fn piece_text(&self, m: &MInst, pi: usize, p: &Inst) -> String {
+        let mut shown = p.clone();
+        let mut names = Vec::new();
+        for (k, x) in m.fixups.iter().filter(|x| x.piece as usize == pi).enumerate() {
+            let field = x.field as usize;
+            let kind = p.def().fields[field].kind;
+            shown.set_at(field, if matches!(kind, Kind::Pred | Kind::UPred) { k as u64 % 7 } else { 4 * (k as u64 + 1) });
+            let v = m.opnds[x.opnd as usize].vreg;
+            let name = match self.class(v) {
+                Class::RPair if x.hi => format!("{}.hi", v),
+                Class::RPair if p.def().bitwidth_of(field, p.values()) <= 32 => format!("{}.lo", v),
+                _ => self.vreg_text(v),
+            };
+            names.push((field, name));
+        }
+        let text = ursa_emit::format_inst(&shown, None, &VRegNames(names))
+            .or_else(|_| ursa_emit::format_inst(p, None, &ursa_emit::NoLabels))
+            .unwrap_or_else(|e| format!("<{}: {}>", p.form.name(), e));
+        text.trim_end_matches(" ;").to_string()
+    }
+
     fn vreg_text(&self, v: VReg) -> String {
         match self.class(v) {
             Class::R => format!("{}", v),
@@ -407,9 +449,12 @@ impl VCode {
 
 /// The virtual-register code as text (`ursa compile --print-after`): per block
 /// its parameters, then each instruction — a machine instruction in assembly
-/// syntax with its register fields listed after `;` as `field=vreg` (`.hi`
-/// for the high half of a pair; `!` early, `~` scratch; `@Rn` fixed), or a
-/// pseudo-instruction.
+/// syntax with its virtual registers in place of registers (`v7` a 32-bit
+/// register, `v8:pair` a pair as a 64-bit operand, `v8.lo`/`v8.hi` one half
+/// of it, `v9:p` a predicate; the further pieces of a bundle on lines of their
+/// own starting with `+`, then `; v8 written early, v9 scratch` where a bundle
+/// says so), or a pseudo-instruction (its operands as `!` early, `~` scratch,
+/// `@Rn` fixed).
 impl std::fmt::Display for VCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "function %{}:", self.name.trim_start_matches('%'))?;
@@ -440,35 +485,32 @@ impl std::fmt::Display for VCode {
                 match &m.pseudo {
                     Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
                         for (pi, p) in m.pieces.iter().enumerate() {
-                            let text = ursa_emit::format_inst(p, None, &ursa_emit::NoLabels)
-                                .map(|t| t.trim_end_matches(" ;").to_string())
-                                .unwrap_or_else(|e| format!("<{}: {}>", p.form.name(), e));
-                            let binds: Vec<String> = m
-                                .fixups
-                                .iter()
-                                .filter(|x| x.piece as usize == pi)
-                                .map(|x| {
-                                    format!(
-                                        "{}={}{}",
-                                        p.def().fields[x.field as usize].name,
-                                        opnd(x.opnd as usize),
-                                        if x.hi { ".hi" } else { "" }
-                                    )
-                                })
-                                .collect();
+                            let text = self.piece_text(m, pi, p);
                             let sym =
                                 m.sym.as_ref().filter(|s| s.piece as usize == pi).map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
-                            if binds.is_empty() {
-                                writeln!(f, "    {}{}", text, sym)?;
-                            } else {
-                                writeln!(f, "    {}{}    ; {}", text, sym, binds.join(" "))?;
-                            }
+                            let lead = if pi == 0 { "    " } else { "    + " };
+                            writeln!(f, "{}{}{}", lead, text, sym)?;
+                        }
+                        let notes: Vec<String> = m
+                            .opnds
+                            .iter()
+                            .filter_map(|o| {
+                                let what = match o.kind {
+                                    OpKind::EarlyDef => "written early",
+                                    OpKind::Temp => "scratch",
+                                    OpKind::Use | OpKind::Def => return None,
+                                };
+                                Some(format!("{} {}", o.vreg, what))
+                            })
+                            .collect();
+                        if !notes.is_empty() && m.pseudo == Pseudo::None {
+                            writeln!(f, "    ; {}", notes.join(", "))?;
                         }
                         if m.pseudo != Pseudo::None {
                             writeln!(f, "    ; {:?} uses/defs {}", m.pseudo, all.join(", "))?;
                         }
                     }
-                    Pseudo::Args => writeln!(f, "    args {}", all.join(", "))?,
+                    Pseudo::Args => writeln!(f, "    args{}", all.iter().map(|a| format!(" {}", a)).collect::<Vec<_>>().join(","))?,
                     Pseudo::Ret => writeln!(f, "    ret {}", all.join(", "))?,
                     Pseudo::TailCall { stack, .. } => {
                         let sym = m.sym.as_ref().map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
