@@ -8,8 +8,11 @@
 //! * `sdiv INT_MIN, -1` traps with `int_ovf`; `srem INT_MIN, -1` is 0;
 //! * quotients truncate toward zero; a remainder has the dividend's sign.
 //!
-//! Then, by divisor and type:
+//! Then, by operands, divisor and type:
 //!
+//! * two constant operands become the constant result (not `sdiv INT_MIN,
+//!   -1`, which keeps its trap), and a constant zero dividend becomes 0
+//!   after the divisor's zero check;
 //! * a constant divisor becomes straight-line CLIF (see "Constant divisors"
 //!   below: shifts, `umulhi`/`smulhi` by a magic number);
 //! * i32 with the divisor in a register stays as it is: `isel/isle/lower/div.isle`
@@ -165,19 +168,28 @@ fn expand_div(f: &mut Function, inst: Inst) -> Result<(), String> {
 
     let mut pos = FuncCursor::new(f).at_inst(inst);
     pos.use_srcloc(inst);
-    let value = match const_value(pos.func, d) {
-        Some(0) => {
+    let value = match (const_value(pos.func, x), const_value(pos.func, d)) {
+        // Both operands known (and no trap): the result itself.
+        (Some(a), Some(k)) if k != 0 && !(op == Opcode::Sdiv && a == 1u64 << (ty.bits() - 1) && k == mask(ty)) => {
+            iconst(&mut pos, ty, fold(ty, a, k, signed, rem))
+        }
+        // `0 / d` and `0 % d` are 0 for every divisor that does not trap.
+        (Some(0), None) => {
+            pos.ins().trapz(d, TrapCode::INTEGER_DIVISION_BY_ZERO);
+            iconst(&mut pos, ty, 0)
+        }
+        (_, Some(0)) => {
             // Always traps; the value is never produced.
             pos.ins().trapz(d, TrapCode::INTEGER_DIVISION_BY_ZERO);
             iconst(&mut pos, ty, 0)
         }
-        Some(k) => {
+        (_, Some(k)) => {
             if op == Opcode::Sdiv && k == mask(ty) {
                 overflow_check(&mut pos, ty, x, d);
             }
             by_constant(&mut pos, ty, x, k, signed, rem)
         }
-        None => {
+        (_, None) => {
             pos.ins().trapz(d, TrapCode::INTEGER_DIVISION_BY_ZERO);
             if op == Opcode::Sdiv {
                 overflow_check(&mut pos, ty, x, d);
@@ -203,6 +215,22 @@ fn expand_div(f: &mut Function, inst: Inst) -> Result<(), String> {
     };
     finish(pos.func, inst, result, value);
     Ok(())
+}
+
+/// `a / k` or `a % k` of two `ty` constants (their bits, zero-extended),
+/// as CLIF defines them: truncating, the remainder with the dividend's sign.
+/// `k` is not zero, and not `-1` with `a = INT_MIN` for a signed quotient.
+fn fold(ty: Type, a: u64, k: u64, signed: bool, rem: bool) -> u64 {
+    let r = if signed {
+        let shift = 64 - ty.bits();
+        let (a, k) = (((a << shift) as i64) >> shift, ((k << shift) as i64) >> shift);
+        (if rem { a.wrapping_rem(k) } else { a.wrapping_div(k) }) as u64
+    } else if rem {
+        a % k
+    } else {
+        a / k
+    };
+    r & mask(ty)
 }
 
 /// `op.ty a, b` at the cursor; its result.
@@ -577,6 +605,74 @@ mod tests {
              }",
         );
         assert!(has_op(&f, |o| o == Opcode::Trapz) && !has_op(&f, is_div), "{}", f.display());
+    }
+
+    /// The constant the function returns, if its entry block returns one.
+    fn returned_const(f: &Function) -> Option<u64> {
+        let b = f.layout.entry_block()?;
+        let ret = f.layout.last_inst(b)?;
+        const_value(f, *f.dfg.inst_args(ret).first()?)
+    }
+
+    #[test]
+    fn constant_operands_fold() {
+        // Edge values of each width against i128 arithmetic.
+        for (ty, bits) in [(types::I8, 8u32), (types::I16, 16), (types::I32, 32), (types::I64, 64)] {
+            let m = mask_bits(bits);
+            let min = 1u64 << (bits - 1);
+            let edges = [0, 1, 2, 3, 7, min - 1, min, min + 1, m - 1, m];
+            for &a in &edges {
+                for &k in edges.iter().filter(|&&k| k != 0) {
+                    let sx = |v: u64| ((v << (64 - bits)) as i64 >> (64 - bits)) as i128;
+                    let (ua, uk) = (a as i128, k as i128);
+                    assert_eq!(fold(ty, a, k, false, false) as i128, ua / uk);
+                    assert_eq!(fold(ty, a, k, false, true) as i128, ua % uk);
+                    assert_eq!(fold(ty, a, k, true, true), (sx(a) % sx(k)) as u64 & m, "srem {} {} at {}", a, k, bits);
+                    if !(a == min && k == m) {
+                        assert_eq!(fold(ty, a, k, true, false), (sx(a) / sx(k)) as u64 & m, "sdiv {} {} at {}", a, k, bits);
+                    }
+                }
+            }
+        }
+        // Whole functions: the constant comes out, with no check left.
+        for (op, a, k, want) in [("srem", "17", "5", 2u64), ("sdiv", "-17", "5", (-3i64) as u64), ("urem", "-1", "10", 5), ("srem", "-9223372036854775808", "-1", 0)] {
+            let f = legalized(&format!(
+                "function %f() -> i64 {{
+                 block0:
+                     v0 = iconst.i64 {a}
+                     v1 = iconst.i64 {k}
+                     v2 = {op} v0, v1
+                     return v2
+                 }}"
+            ));
+            assert!(!has_op(&f, |o| is_div(o) || o == Opcode::Trapz || o == Opcode::Trapnz), "{}", f.display());
+            assert_eq!(returned_const(&f), Some(want), "{}", f.display());
+        }
+        // `sdiv INT_MIN, -1` keeps its overflow trap.
+        let f = legalized(
+            "function %f() -> i32 {
+             block0:
+                 v0 = iconst.i32 0x80000000
+                 v1 = iconst.i32 -1
+                 v2 = sdiv v0, v1
+                 return v2
+             }",
+        );
+        assert!(has_op(&f, |o| o == Opcode::Trapnz), "{}", f.display());
+        // A zero dividend: the divisor's zero check, then 0.
+        for op in ["udiv", "sdiv", "urem", "srem"] {
+            let f = legalized(&format!(
+                "function %f(i64) -> i64 {{
+                 block0(v1: i64):
+                     v0 = iconst.i64 0
+                     v2 = {op} v0, v1
+                     return v2
+                 }}"
+            ));
+            assert!(has_op(&f, |o| o == Opcode::Trapz) && !has_op(&f, |o| is_div(o) || o == Opcode::Trapnz), "{}", f.display());
+            assert_eq!(returned_const(&f), Some(0), "{}", f.display());
+            assert_eq!(f.layout.blocks().count(), 1, "{}", f.display());
+        }
     }
 
     /// The constant-divisor quotient sequence of `by_constant`, evaluated in
