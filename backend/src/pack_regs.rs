@@ -423,24 +423,6 @@ fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
-/// [`highest_reg`] of the R and the UR file, without keeping the references.
-fn highest_r_ur(code: &Code) -> (u32, u32) {
-    let (mut buf, mut r, mut u) = (Vec::new(), 0, 0);
-    for it in &code.items {
-        buf.clear();
-        it.inst.reg_reads_into(&mut buf);
-        it.inst.reg_writes_into(&mut buf);
-        for x in &buf {
-            match x.file {
-                RegFile::R => r = r.max(x.num + x.count),
-                RegFile::UR => u = u.max(x.num + x.count),
-                _ => {}
-            }
-        }
-    }
-    (r, u)
-}
-
 fn all_refs(code: &Code) -> Refs {
     let n = code.items.len();
     let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
@@ -516,12 +498,22 @@ fn pack_regs_with(code: &mut Code, s: &mut Scratch) -> Result<PackStats, PackErr
     }
     // The UR and UP passes first; `refs` is taken again for the R pass if
     // the UR pass deleted copies.
-    let ucopies = pack_file(code, RegFile::UR, &refs, s)?;
+    let ur = pack_file(code, RegFile::UR, &refs, s)?;
     pack_file(code, RegFile::UP, &refs, s)?;
-    let refs = if ucopies > 0 { all_refs(code) } else { refs };
-    stats.copies_removed = ucopies + pack_file(code, RegFile::R, &refs, s)?;
-    (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
+    let refs = if ur.copies > 0 { all_refs(code) } else { refs };
+    let r = pack_file(code, RegFile::R, &refs, s)?;
+    // The R pass deletes only `MOV` copies, which name no UR: the UR
+    // pass's count stands.
+    (stats.copies_removed, stats.regs_after, stats.uregs_after) = (ur.copies + r.copies, r.high, ur.high);
     Ok(stats)
+}
+
+/// What [`pack_file`] did to one register file.
+struct Packed {
+    /// Copies deleted.
+    copies: usize,
+    /// Highest register of the file the code names afterwards + 1.
+    high: u32,
 }
 
 /// The destination and source fields of the copy form of `file`.
@@ -533,8 +525,8 @@ fn copy_fields(file: RegFile) -> (usize, usize) {
     }
 }
 
-/// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<usize, PackError> {
+/// Renames the registers of one file.
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<Packed, PackError> {
     let Scratch {
         acc,
         gen,
@@ -571,15 +563,17 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         RegFile::UR => ursa_emit::URZ as u32,
         _ => ursa_emit::PT as u32,
     };
+    // Nothing renamed: the registers as they are.
+    let unchanged = Packed { copies: 0, high: highest_reg(refs, file) };
     // No reference of the file at all (implicit ABI operands are R only).
-    if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
-        return Ok(0);
+    if file != RegFile::R && unchanged.high == 0 {
+        return Ok(unchanged);
     }
     acc.clear();
     acc.extend((0..code.items.len()).map(|i| access(code, i, file, refs)));
     let acc: &[Access] = acc;
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
-        return Ok(0);
+        return Ok(unchanged);
     }
     // Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
     let nregs =
@@ -587,7 +581,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
     // Where the colouring cannot do better than the original registers:
     // keep them, unless they lie above the file.
-    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(0) };
+    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(unchanged) };
     let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
@@ -1033,13 +1027,29 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         for s in code.block_start.iter_mut() {
             *s = new_index[*s];
         }
+    }
+    // The highest register named by the instructions that stay (implicit
+    // ABI registers are not counted, as `highest_reg` does not count them).
+    let mut high = 0;
+    for (i, a) in acc.iter().enumerate().filter(|&(i, _)| keep[i]) {
+        let it = &code.items[i];
+        let (nr, nw) = match file {
+            RegFile::R => (a.reads.len() - it.implicit.reads.len(), a.writes.len() - it.implicit.writes.len()),
+            _ => (a.reads.len(), a.writes.len()),
+        };
+        for r in a.reads[..nr].iter().chain(a.writes[..nw].iter()) {
+            let num = r.field.map_or(r.num, |f| it.inst.get_at(f as usize) as u32);
+            high = high.max(num + r.count);
+        }
+    }
+    if copies_removed > 0 {
         let mut idx = 0;
         code.items.retain(|_| {
             idx += 1;
             keep[idx - 1]
         });
     }
-    Ok(copies_removed)
+    Ok(Packed { copies: copies_removed, high })
 }
 
 #[cfg(test)]
