@@ -127,17 +127,18 @@ pub fn calc_instr_deps(code: &mut Code) {
     for &s in &code.block_start {
         is_start[s] = true;
     }
-    let mut out: Vec<Item> = Vec::with_capacity(code.items.len());
-    let mut new_start = vec![0usize; code.items.len() + 1];
+    // NOPs to insert before item k, as (k, NOP), in order; the items are
+    // edited in place.
+    let mut nops: Vec<(usize, Inst)> = Vec::new();
     let mut pending = PendingMap::new();
     let mut next_board: u8 = 0;
     // Cycle at which the next instruction issues (relative).
     let mut t: u64 = 0;
-    let items = std::mem::take(&mut code.items);
     // Per instruction: registers read and written (`touched`), written (`outs`).
     let (mut refs, mut touched, mut outs): (Vec<ursa_emit::RegRef>, Vec<Loc>, Vec<Loc>) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, mut it) in items.into_iter().enumerate() {
-        new_start[k] = out.len();
+    for k in 0..n {
+        let (done, rest) = code.items.split_at_mut(k);
+        let it = &mut rest[0];
         let mut req: u8 = 0;
         if is_start[k] && k > 0 {
             // A branch target: whatever is outstanding from any predecessor
@@ -175,7 +176,7 @@ pub fn calc_instr_deps(code: &mut Code) {
         // Delay issue by raising the previous instruction's stall (or NOPs).
         if need > t {
             let mut extra = need - t;
-            if let Some(prev) = out.last_mut() {
+            if let Some(prev) = done.last_mut() {
                 let s = prev.inst.get(control::STALL).max(1);
                 let add = extra.min(MAX_STALL - s);
                 prev.inst.set(control::STALL, s + add);
@@ -185,7 +186,7 @@ pub fn calc_instr_deps(code: &mut Code) {
                 let mut nop = Inst::new(forms::NOP_X);
                 let s = extra.min(MAX_STALL);
                 nop.set(control::STALL, s);
-                out.push(item(nop));
+                nops.push((k, nop));
                 extra -= s;
             }
             t = need;
@@ -230,14 +231,35 @@ pub fn calc_instr_deps(code: &mut Code) {
         }
         it.inst.set(control::STALL, stall);
         t = issue + stall;
-        out.push(it);
     }
-    new_start[n] = out.len();
-    code.block_start = code.block_start.iter().map(|&s| new_start[s]).collect();
-    code.items = out;
+    if !nops.is_empty() {
+        insert_nops(code, nops);
+    }
     // A stall on the instruction before a block start counts for the
     // fall-through path only; branches into the block have drained already
     // (they are control instructions).
+}
+
+/// Inserts each NOP before its item; a block starting at that item starts
+/// at its NOPs.
+fn insert_nops(code: &mut Code, nops: Vec<(usize, Inst)>) {
+    let n = code.items.len();
+    // Per item: its index once the NOPs before it are in.
+    let mut new_index = Vec::with_capacity(n + 1);
+    let mut out: Vec<Item> = Vec::with_capacity(n + nops.len());
+    let mut nops = nops.into_iter().peekable();
+    for (k, it) in std::mem::take(&mut code.items).into_iter().enumerate() {
+        new_index.push(out.len());
+        while let Some((_, nop)) = nops.next_if(|&(at, _)| at == k) {
+            out.push(item(nop));
+        }
+        out.push(it);
+    }
+    new_index.push(out.len());
+    for s in code.block_start.iter_mut() {
+        *s = new_index[*s];
+    }
+    code.items = out;
 }
 
 fn latency(c: LatencyClass) -> u64 {
@@ -297,6 +319,24 @@ mod tests {
             assert!(l.ends_with(&format!("&wsb={}", k)), "{}", l);
         }
         assert_eq!(t[6], "LDL R16, [R1+0x18] &stall=1 &wsb=0 &req=1");
+    }
+
+    #[test]
+    fn nops_go_before_their_item_and_start_its_block() {
+        // No wait of the current latency classes is long enough to need a
+        // NOP (a stall field holds 15 cycles): the insertion is tested alone.
+        let mut c = code(&["IADD R0, R1, R2 ;", "IADD R3, R0, R0 ;", ">IADD R4, R0, R3 ;"]);
+        let nop = |s: u64| {
+            let mut n = Inst::new(forms::NOP_X);
+            n.set(control::STALL, s);
+            n
+        };
+        insert_nops(&mut c, vec![(1, nop(15)), (2, nop(3)), (2, nop(2))]);
+        assert_eq!(
+            text(&c),
+            ["IADD R0, R1, R2", "NOP &stall=15", "IADD R3, R0, R0", "NOP &stall=3", "NOP &stall=2", "IADD R4, R0, R3"]
+        );
+        assert_eq!(c.block_start, [0, 3]);
     }
 
     #[test]
