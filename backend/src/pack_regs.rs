@@ -279,29 +279,40 @@ impl Iterator for Neighbours<'_> {
 }
 
 /// Lists by index in one flat vector (no vector per list), built from
-/// (index, value) pairs; each list keeps its pairs' order.
+/// (index, value) pairs; each list keeps its pairs' order. Kept in
+/// [`Scratch`] and refilled (its storage reused).
 struct Lists<T> {
     start: Vec<u32>,
     items: Vec<T>,
 }
 
+impl<T> Default for Lists<T> {
+    fn default() -> Self {
+        Lists { start: Vec::new(), items: Vec::new() }
+    }
+}
+
 impl<T: Copy> Lists<T> {
-    fn new(n: usize, pairs: &[(u32, T)]) -> Self {
-        let mut start = vec![0u32; n + 1];
+    /// The lists of `n` indices from `pairs`, replacing the contents.
+    fn fill(&mut self, n: usize, pairs: &[(u32, T)]) {
+        let (start, items) = (&mut self.start, &mut self.items);
+        // Counts, then each list's end: start[k] is where list k ends once
+        // filled backwards, and where it begins after.
+        reset(start, n + 1, 0);
         for &(k, _) in pairs {
-            start[k as usize + 1] += 1;
+            start[k as usize] += 1;
         }
-        for k in 0..n {
-            start[k + 1] += start[k];
+        for k in 1..=n {
+            start[k] += start[k - 1];
         }
-        let Some(&(_, any)) = pairs.first() else { return Lists { start, items: Vec::new() } };
-        let mut items = vec![any; pairs.len()];
-        let mut next = start.clone();
-        for &(k, v) in pairs {
-            items[next[k as usize] as usize] = v;
-            next[k as usize] += 1;
+        items.clear();
+        let Some(&(_, any)) = pairs.first() else { return };
+        items.resize(pairs.len(), any);
+        for &(k, v) in pairs.iter().rev() {
+            start[k as usize] -= 1;
+            items[start[k as usize] as usize] = v;
         }
-        Lists { start, items }
+        start[n] = pairs.len() as u32;
     }
 }
 
@@ -339,14 +350,14 @@ impl Webs<'_> {
 }
 
 /// Union-find with offsets: `off(x)` is x's register minus its group root's.
-struct Groups {
-    parent: Vec<u32>,
-    off: Vec<i32>,
+struct Groups<'a> {
+    parent: &'a mut Vec<u32>,
+    off: &'a mut Vec<i32>,
     /// The group cannot be placed consistently: it keeps its registers.
-    broken: Vec<bool>,
+    broken: &'a mut Vec<bool>,
 }
 
-impl Groups {
+impl Groups<'_> {
     fn find(&mut self, x: u32) -> (u32, i32) {
         let mut root = x;
         let mut off = 0;
@@ -385,13 +396,14 @@ impl Groups {
     }
 }
 
-/// The blocks of `code` as item ranges, with successors.
-fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
+/// The blocks of `code` as item ranges, with successors (into `ranges` and
+/// `succs`, replacing their contents).
+fn blocks(code: &Code, ranges: &mut Vec<(usize, usize)>, succs: &mut Vec<SmallVec<[usize; 2]>>) {
     let n = code.items.len();
     let nb = code.block_start.len();
-    let ranges: Vec<(usize, usize)> =
-        (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
-    let mut succs = vec![SmallVec::new(); nb];
+    ranges.clear();
+    ranges.extend((0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })));
+    reset(succs, nb, SmallVec::new());
     for b in 0..nb {
         let (s, e) = ranges[b];
         let mut falls = true;
@@ -415,7 +427,6 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
             succs[b].push(b + 1);
         }
     }
-    (ranges, succs)
 }
 
 /// Highest register of `file` touched + 1.
@@ -476,6 +487,16 @@ struct Scratch {
     align_of: Vec<u32>,
     residue: Vec<(u32, u32)>,
     keep: Vec<bool>,
+    ranges: Vec<(usize, usize)>,
+    succs: Vec<SmallVec<[usize; 2]>>,
+    group_parent: Vec<u32>,
+    group_off: Vec<i32>,
+    broken: Vec<bool>,
+    affine: Lists<u32>,
+    by_root: Vec<(u32, (u32, i32))>,
+    members: Lists<(u32, i32)>,
+    order: Vec<u32>,
+    group_first: Vec<usize>,
 }
 
 thread_local! {
@@ -556,6 +577,16 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         align_of,
         residue,
         keep,
+        ranges,
+        succs,
+        group_parent,
+        group_off,
+        broken,
+        affine,
+        by_root,
+        members,
+        order,
+        group_first,
     } = s;
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63), UP0–UP6 (UPT is 7).
     let limit: u32 = match file {
@@ -588,7 +619,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
         && !(0..code.items.len()).any(is_call);
     let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
-    let (ranges, succs) = blocks(code);
+    blocks(code, ranges, succs);
+    let (ranges, succs): (&[(usize, usize)], &[SmallVec<[usize; 2]>]) = (ranges, succs);
     let nb = ranges.len();
 
     // Liveness per block.
@@ -764,7 +796,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     }
 
     // Groups of tuple halves, with alignments.
-    let mut groups = Groups { parent: (0..nwebs).collect(), off: vec![0; nw], broken: vec![false; nw] };
+    group_parent.clear();
+    group_parent.extend(0..nwebs);
+    reset(group_off, nw, 0);
+    reset(broken, nw, false);
+    let mut groups = Groups { parent: group_parent, off: group_off, broken };
     // (web, alignment): the web's register must be a multiple of `alignment`.
     aligned.clear();
     for i in 0..acc.len() {
@@ -870,17 +906,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             pairs.push((s, d));
         }
     }
-    let affine = Lists::new(nw, pairs);
+    affine.fill(nw, pairs);
+    let affine: &Lists<u32> = affine;
 
     // Groups: members with offsets from the lowest, fixed or not.
-    let by_root: Vec<(u32, (u32, i32))> = (0..nwebs)
-        .map(|w| {
-            let (root, off) = groups.find(w);
-            (root, (w, off))
-        })
-        .collect();
-    let members = Lists::new(nw, &by_root);
-    let mut order: Vec<u32> = (0..nwebs).filter(|&r| !members[r as usize].is_empty()).collect();
+    by_root.clear();
+    by_root.extend((0..nwebs).map(|w| {
+        let (root, off) = groups.find(w);
+        (root, (w, off))
+    }));
+    members.fill(nw, by_root);
+    let members: &Lists<(u32, i32)> = members;
+    order.clear();
+    order.extend((0..nwebs).filter(|&r| !members[r as usize].is_empty()));
     // First appearance of each web in program order.
     reset(first, nw, usize::MAX);
     for i in 0..acc.len() {
@@ -889,7 +927,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             first[w] = first[w].min(i);
         }
     }
-    let group_first: Vec<usize> = (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
+    group_first.clear();
+    group_first.extend((0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)));
     order.sort_by_key(|&r| (group_first[r as usize], r));
 
     reset(color, nw, None);
@@ -910,7 +949,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         }
     }
     // Fixed and broken groups keep their registers.
-    for root in &order {
+    for root in order.iter() {
         let ms = &members[*root as usize];
         if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
             for &(w, _) in ms {
@@ -918,7 +957,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             }
         }
     }
-    for root in &order {
+    for root in order.iter() {
         let ms = &members[*root as usize];
         if color[ms[0].0 as usize].is_some() {
             continue;
