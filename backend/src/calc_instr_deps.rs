@@ -73,15 +73,18 @@ impl Loc {
 /// The outstanding results by register: a dense table plus the list of
 /// occupied slots (what a hash map did, without hashing; the order of the
 /// entries never matters here).
+#[derive(Default)]
 struct PendingMap {
     slot: Vec<Option<Pending>>,
     keys: Vec<usize>,
 }
 
 impl PendingMap {
-    fn new() -> Self {
-        // Grown on demand: after `pack_regs` the registers are few and low.
-        PendingMap { slot: Vec::new(), keys: Vec::new() }
+    /// Emptied, keeping the storage; the table is grown on demand (after
+    /// `pack_regs` the registers are few and low).
+    fn clear(&mut self) {
+        self.slot.clear();
+        self.keys.clear();
     }
     fn get(&self, l: &Loc) -> Option<&Pending> {
         self.slot.get(l.index()).and_then(|p| p.as_ref())
@@ -119,23 +122,44 @@ enum Pending {
     Board(u8),
 }
 
+/// The tables of [`calc_instr_deps`], kept per thread and reused from one
+/// function to the next (cleared, never shrunk), as `pack_regs` keeps its own.
+#[derive(Default)]
+struct Scratch {
+    is_start: Vec<bool>,
+    pending: PendingMap,
+    /// Per instruction: its register references (from the model), the
+    /// registers it reads or writes (`touched`), those it writes (`outs`).
+    refs: Vec<ursa_emit::RegRef>,
+    touched: Vec<Loc>,
+    outs: Vec<Loc>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
 /// Sets the control bits of every instruction of `code` (inserting NOPs
 /// where a wait is longer than one stall field can hold).
 pub fn calc_instr_deps(code: &mut Code) {
+    SCRATCH.with(|s| calc_with(code, &mut s.borrow_mut()))
+}
+
+fn calc_with(code: &mut Code, s: &mut Scratch) {
+    let Scratch { is_start, pending, refs, touched, outs } = s;
     let n = code.items.len();
-    let mut is_start = vec![false; n + 1];
+    is_start.clear();
+    is_start.resize(n + 1, false);
     for &s in &code.block_start {
         is_start[s] = true;
     }
     // NOPs to insert before item k, as (k, NOP), in order; the items are
     // edited in place.
     let mut nops: Vec<(usize, Inst)> = Vec::new();
-    let mut pending = PendingMap::new();
+    pending.clear();
     let mut next_board: u8 = 0;
     // Cycle at which the next instruction issues (relative).
     let mut t: u64 = 0;
-    // Per instruction: registers read and written (`touched`), written (`outs`).
-    let (mut refs, mut touched, mut outs): (Vec<ursa_emit::RegRef>, Vec<Loc>, Vec<Loc>) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..n {
         let (done, rest) = code.items.split_at_mut(k);
         let it = &mut rest[0];
@@ -145,9 +169,9 @@ pub fn calc_instr_deps(code: &mut Code) {
             // has been waited for by that predecessor; fall-through waits here.
             req = (1 << SCOREBOARDS) - 1;
         }
-        locs(&it.inst, true, &mut refs, &mut outs);
-        locs(&it.inst, false, &mut refs, &mut touched);
-        touched.extend_from_slice(&outs);
+        locs(&it.inst, true, refs, outs);
+        locs(&it.inst, false, refs, touched);
+        touched.extend_from_slice(outs);
         let control = is_control(&it.inst);
         let mut need = t;
         if control {
@@ -158,7 +182,7 @@ pub fn calc_instr_deps(code: &mut Code) {
                 }
             }
         } else {
-            for l in &touched {
+            for l in touched.iter() {
                 match pending.get(l) {
                     Some(Pending::Fixed(r)) => need = need.max(*r),
                     Some(Pending::Board(b)) => req |= 1 << b,
@@ -213,12 +237,12 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
             it.inst.set(control::WSB, b as u64);
-            for &l in &outs {
+            for &l in outs.iter() {
                 pending.insert(l, Pending::Board(b));
             }
         } else {
             let ready = issue + latency(class);
-            for &l in &outs {
+            for &l in outs.iter() {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
