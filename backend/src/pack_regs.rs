@@ -139,6 +139,7 @@ struct Access {
 
 /// Every item's register references (`Inst::reg_reads`, `reg_writes`) in one
 /// vector: item i reads `all[at[i]..at[i] + nr[i]]`, writes the rest up to `at[i + 1]`.
+#[derive(Default)]
 struct Refs {
     all: Vec<ursa_emit::RegRef>,
     at: Vec<usize>,
@@ -434,9 +435,11 @@ fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
-fn all_refs(code: &Code) -> Refs {
-    let n = code.items.len();
-    let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
+/// The references of every item of `code` into `refs` (its storage reused).
+fn all_refs(code: &Code, refs: &mut Refs) {
+    refs.all.clear();
+    refs.at.clear();
+    refs.nr.clear();
     for it in &code.items {
         refs.at.push(refs.all.len());
         it.inst.reg_reads_into(&mut refs.all);
@@ -444,7 +447,6 @@ fn all_refs(code: &Code) -> Refs {
         it.inst.reg_writes_into(&mut refs.all);
     }
     refs.at.push(refs.all.len());
-    refs
 }
 
 /// `v` emptied, then `n` times `x` (keeping its storage).
@@ -487,6 +489,7 @@ struct Scratch {
     align_of: Vec<u32>,
     residue: Vec<(u32, u32)>,
     keep: Vec<bool>,
+    refs: Refs,
     ranges: Vec<(usize, usize)>,
     succs: Vec<SmallVec<[usize; 2]>>,
     group_parent: Vec<u32>,
@@ -511,18 +514,29 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
 }
 
 fn pack_regs_with(code: &mut Code, s: &mut Scratch) -> Result<PackStats, PackError> {
-    let refs = all_refs(code);
-    let regs_before = highest_reg(&refs, RegFile::R);
-    let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(&refs, RegFile::UR) };
+    // The references live in the scratch too, taken out while the passes
+    // borrow the rest of it.
+    let mut refs = std::mem::take(&mut s.refs);
+    let stats = pack_with_refs(code, s, &mut refs);
+    s.refs = refs;
+    stats
+}
+
+fn pack_with_refs(code: &mut Code, s: &mut Scratch, refs: &mut Refs) -> Result<PackStats, PackError> {
+    all_refs(code, refs);
+    let regs_before = highest_reg(refs, RegFile::R);
+    let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(refs, RegFile::UR) };
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
         return if regs_before > ABOVE_FILE { Err(PackError::NoRenaming) } else { Ok(stats) };
     }
     // The UR and UP passes first; `refs` is taken again for the R pass if
     // the UR pass deleted copies.
-    let ur = pack_file(code, RegFile::UR, &refs, s)?;
-    pack_file(code, RegFile::UP, &refs, s)?;
-    let refs = if ur.copies > 0 { all_refs(code) } else { refs };
-    let r = pack_file(code, RegFile::R, &refs, s)?;
+    let ur = pack_file(code, RegFile::UR, refs, s)?;
+    pack_file(code, RegFile::UP, refs, s)?;
+    if ur.copies > 0 {
+        all_refs(code, refs);
+    }
+    let r = pack_file(code, RegFile::R, refs, s)?;
     // The R pass deletes only `MOV` copies, which name no UR: the UR
     // pass's count stands.
     (stats.copies_removed, stats.regs_after, stats.uregs_after) = (ur.copies + r.copies, r.high, ur.high);
@@ -577,6 +591,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         align_of,
         residue,
         keep,
+        refs: _,
         ranges,
         succs,
         group_parent,
