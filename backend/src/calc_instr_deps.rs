@@ -73,15 +73,18 @@ impl Loc {
 /// The outstanding results by register: a dense table plus the list of
 /// occupied slots (what a hash map did, without hashing; the order of the
 /// entries never matters here).
+#[derive(Default)]
 struct PendingMap {
     slot: Vec<Option<Pending>>,
     keys: Vec<usize>,
 }
 
 impl PendingMap {
-    fn new() -> Self {
-        // Grown on demand: after `pack_regs` the registers are few and low.
-        PendingMap { slot: Vec::new(), keys: Vec::new() }
+    /// Emptied, keeping the storage; the table is grown on demand (after
+    /// `pack_regs` the registers are few and low).
+    fn clear(&mut self) {
+        self.slot.clear();
+        self.keys.clear();
     }
     fn get(&self, l: &Loc) -> Option<&Pending> {
         self.slot.get(l.index()).and_then(|p| p.as_ref())
@@ -119,34 +122,56 @@ enum Pending {
     Board(u8),
 }
 
+/// The tables of [`calc_instr_deps`], kept per thread and reused from one
+/// function to the next (cleared, never shrunk), as `pack_regs` keeps its own.
+#[derive(Default)]
+struct Scratch {
+    is_start: Vec<bool>,
+    pending: PendingMap,
+    /// Per instruction: its register references (from the model), the
+    /// registers it reads or writes (`touched`), those it writes (`outs`).
+    refs: Vec<ursa_emit::RegRef>,
+    touched: Vec<Loc>,
+    outs: Vec<Loc>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
 /// Sets the control bits of every instruction of `code` (inserting NOPs
 /// where a wait is longer than one stall field can hold).
 pub fn calc_instr_deps(code: &mut Code) {
+    SCRATCH.with(|s| calc_with(code, &mut s.borrow_mut()))
+}
+
+fn calc_with(code: &mut Code, s: &mut Scratch) {
+    let Scratch { is_start, pending, refs, touched, outs } = s;
     let n = code.items.len();
-    let mut is_start = vec![false; n + 1];
+    is_start.clear();
+    is_start.resize(n + 1, false);
     for &s in &code.block_start {
         is_start[s] = true;
     }
-    let mut out: Vec<Item> = Vec::with_capacity(code.items.len());
-    let mut new_start = vec![0usize; code.items.len() + 1];
-    let mut pending = PendingMap::new();
+    // NOPs to insert before item k, as (k, NOP), in order; the items are
+    // edited in place.
+    let mut nops: Vec<(usize, Inst)> = Vec::new();
+    pending.clear();
     let mut next_board: u8 = 0;
     // Cycle at which the next instruction issues (relative).
     let mut t: u64 = 0;
-    let items = std::mem::take(&mut code.items);
-    // Per instruction: registers read and written (`touched`), written (`outs`).
-    let (mut refs, mut touched, mut outs): (Vec<ursa_emit::RegRef>, Vec<Loc>, Vec<Loc>) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, mut it) in items.into_iter().enumerate() {
-        new_start[k] = out.len();
+    for k in 0..n {
+        let (done, rest) = code.items.split_at_mut(k);
+        let it = &mut rest[0];
         let mut req: u8 = 0;
         if is_start[k] && k > 0 {
             // A branch target: whatever is outstanding from any predecessor
             // has been waited for by that predecessor; fall-through waits here.
             req = (1 << SCOREBOARDS) - 1;
         }
-        locs(&it.inst, true, &mut refs, &mut outs);
-        locs(&it.inst, false, &mut refs, &mut touched);
-        touched.extend_from_slice(&outs);
+        locs(&it.inst, true, refs, outs);
+        locs(&it.inst, false, refs, touched);
+        touched.extend_from_slice(outs);
         let control = is_control(&it.inst);
         let mut need = t;
         if control {
@@ -157,7 +182,7 @@ pub fn calc_instr_deps(code: &mut Code) {
                 }
             }
         } else {
-            for l in &touched {
+            for l in touched.iter() {
                 match pending.get(l) {
                     Some(Pending::Fixed(r)) => need = need.max(*r),
                     Some(Pending::Board(b)) => req |= 1 << b,
@@ -175,7 +200,7 @@ pub fn calc_instr_deps(code: &mut Code) {
         // Delay issue by raising the previous instruction's stall (or NOPs).
         if need > t {
             let mut extra = need - t;
-            if let Some(prev) = out.last_mut() {
+            if let Some(prev) = done.last_mut() {
                 let s = prev.inst.get(control::STALL).max(1);
                 let add = extra.min(MAX_STALL - s);
                 prev.inst.set(control::STALL, s + add);
@@ -185,7 +210,7 @@ pub fn calc_instr_deps(code: &mut Code) {
                 let mut nop = Inst::new(forms::NOP_X);
                 let s = extra.min(MAX_STALL);
                 nop.set(control::STALL, s);
-                out.push(item(nop));
+                nops.push((k, nop));
                 extra -= s;
             }
             t = need;
@@ -212,12 +237,12 @@ pub fn calc_instr_deps(code: &mut Code) {
                 pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
             it.inst.set(control::WSB, b as u64);
-            for &l in &outs {
+            for &l in outs.iter() {
                 pending.insert(l, Pending::Board(b));
             }
         } else {
             let ready = issue + latency(class);
-            for &l in &outs {
+            for &l in outs.iter() {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
@@ -230,14 +255,35 @@ pub fn calc_instr_deps(code: &mut Code) {
         }
         it.inst.set(control::STALL, stall);
         t = issue + stall;
-        out.push(it);
     }
-    new_start[n] = out.len();
-    code.block_start = code.block_start.iter().map(|&s| new_start[s]).collect();
-    code.items = out;
+    if !nops.is_empty() {
+        insert_nops(code, nops);
+    }
     // A stall on the instruction before a block start counts for the
     // fall-through path only; branches into the block have drained already
     // (they are control instructions).
+}
+
+/// Inserts each NOP before its item; a block starting at that item starts
+/// at its NOPs.
+fn insert_nops(code: &mut Code, nops: Vec<(usize, Inst)>) {
+    let n = code.items.len();
+    // Per item: its index once the NOPs before it are in.
+    let mut new_index = Vec::with_capacity(n + 1);
+    let mut out: Vec<Item> = Vec::with_capacity(n + nops.len());
+    let mut nops = nops.into_iter().peekable();
+    for (k, it) in std::mem::take(&mut code.items).into_iter().enumerate() {
+        new_index.push(out.len());
+        while let Some((_, nop)) = nops.next_if(|&(at, _)| at == k) {
+            out.push(item(nop));
+        }
+        out.push(it);
+    }
+    new_index.push(out.len());
+    for s in code.block_start.iter_mut() {
+        *s = new_index[*s];
+    }
+    code.items = out;
 }
 
 fn latency(c: LatencyClass) -> u64 {
@@ -297,6 +343,24 @@ mod tests {
             assert!(l.ends_with(&format!("&wsb={}", k)), "{}", l);
         }
         assert_eq!(t[6], "LDL R16, [R1+0x18] &stall=1 &wsb=0 &req=1");
+    }
+
+    #[test]
+    fn nops_go_before_their_item_and_start_its_block() {
+        // No wait of the current latency classes is long enough to need a
+        // NOP (a stall field holds 15 cycles): the insertion is tested alone.
+        let mut c = code(&["IADD R0, R1, R2 ;", "IADD R3, R0, R0 ;", ">IADD R4, R0, R3 ;"]);
+        let nop = |s: u64| {
+            let mut n = Inst::new(forms::NOP_X);
+            n.set(control::STALL, s);
+            n
+        };
+        insert_nops(&mut c, vec![(1, nop(15)), (2, nop(3)), (2, nop(2))]);
+        assert_eq!(
+            text(&c),
+            ["IADD R0, R1, R2", "NOP &stall=15", "IADD R3, R0, R0", "NOP &stall=3", "NOP &stall=2", "IADD R4, R0, R3"]
+        );
+        assert_eq!(c.block_start, [0, 3]);
     }
 
     #[test]

@@ -255,41 +255,42 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                     };
                     match &m.pseudo {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
-                            let mut pieces = m.pieces.clone();
+                            // The pieces go straight into `items` and are
+                            // patched there (operand registers, frame offset).
+                            let base = items.len();
+                            let last = m.pieces.len().saturating_sub(1);
+                            for (k, p) in m.pieces.iter().enumerate() {
+                                let mut it = item(p.clone());
+                                if m.cold_from.is_none() {
+                                    it.call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
+                                    if m.pseudo == Pseudo::Call && k == last {
+                                        it.implicit = fixed_regs(vcode, m);
+                                    }
+                                    it.predicated = m.predicated;
+                                }
+                                items.push(it);
+                            }
+                            let placed = &mut items[base..];
                             if let Pseudo::FrameRel { offset } = m.pseudo {
-                                pieces[0].set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(frame_size as i64 + offset as i64));
+                                placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(frame_size as i64 + offset as i64));
                             }
                             for fx in m.fixups.iter() {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
-                                pieces[fx.piece as usize].set_at(fx.field as usize, r as u64);
+                                placed[fx.piece as usize].inst.set_at(fx.field as usize, r as u64);
                             }
-                            let last = pieces.len().saturating_sub(1);
                             if let Some(k) = m.cold_from {
                                 // Inline part, then the guarded branch to the cold
                                 // block; the join point starts a new block.
-                                let k = k as usize;
+                                let k = base + k as usize;
                                 let (cold_id, join_id) = (next_label, next_label + 1);
                                 next_label += 2;
-                                let rest: Vec<Inst> = pieces.drain(k..).collect();
-                                let enter = pieces.pop().ok_or("out-of-line part without its branch")?;
-                                items.extend(pieces.into_iter().map(item));
-                                items.push(Item {
-                                    inst: enter,
-                                    target: Some(BlockId(cold_id)),
-                                    label: None,
-                                    call: None,
-                                    implicit: Implicit::default(),
-                                    predicated: false,
-                                });
+                                let rest: Vec<Inst> = items.drain(k..).map(|it| it.inst).collect();
+                                if items.len() == base {
+                                    return Err("out-of-line part without its branch".into());
+                                }
+                                items.last_mut().unwrap().target = Some(BlockId(cold_id));
                                 starts.push((items.len(), join_id));
                                 cold.push((cold_id, rest, join_id));
-                                continue;
-                            }
-                            for (k, p) in pieces.into_iter().enumerate() {
-                                let call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
-                                let implicit =
-                                    if m.pseudo == Pseudo::Call && k == last { fixed_regs(vcode, m) } else { Implicit::default() };
-                                items.push(Item { inst: p, target: None, label: None, call, implicit, predicated: m.predicated });
                             }
                         }
                         Pseudo::Args => {
@@ -474,16 +475,23 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
     let mut bytes = Vec::with_capacity(code.items.len() * INST_BYTES);
     let mut relocs = Vec::new();
     for (k, it) in code.items.iter().enumerate() {
-        let mut i = it.inst.clone();
         let pc = (k * INST_BYTES) as i64;
-        if let Some(t) = it.target.or(it.label) {
-            let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
-            let f =
-                target_field(&i).ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form.name()))?;
-            i.set_at(f, (dest - (pc + INST_BYTES as i64)) as u32 as u64);
-        }
+        // Only an instruction with a block address is copied (to fill in its
+        // offset); the others encode as they are.
+        let patched = match it.target.or(it.label) {
+            Some(t) => {
+                let mut i = it.inst.clone();
+                let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
+                let f = target_field(&i)
+                    .ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form.name()))?;
+                i.set_at(f, (dest - (pc + INST_BYTES as i64)) as u32 as u64);
+                Some(i)
+            }
+            None => None,
+        };
+        let i = patched.as_ref().unwrap_or(&it.inst);
         if let Some(sym) = &it.call {
-            let fi = target_field(&i).ok_or("call without target field")?;
+            let fi = target_field(i).ok_or("call without target field")?;
             let fo = (i.field_def(fi).lo / 8) as u64;
             relocs.push(Reloc { offset: pc as u64 + fo, symbol: sym.clone(), addend: fo as i64 - INST_BYTES as i64 });
         }

@@ -52,7 +52,7 @@ fn is_exit_like(it: &Item) -> bool {
 
 /// The block execution really continues in when it enters `b`: through empty
 /// blocks and blocks that are a single unguarded jump.
-fn resolve(blocks: &[Vec<Item>], mut b: usize) -> usize {
+fn resolve(blocks: &Blocks, mut b: usize) -> usize {
     for _ in 0..blocks.len() {
         match blocks[b].first() {
             None if b + 1 < blocks.len() => b += 1,
@@ -70,14 +70,14 @@ fn resolve(blocks: &[Vec<Item>], mut b: usize) -> usize {
 }
 
 /// The first non-empty block at or after `b` (where falling into `b` lands).
-fn landing(blocks: &[Vec<Item>], mut b: usize) -> usize {
+fn landing(blocks: &Blocks, mut b: usize) -> usize {
     while b + 1 < blocks.len() && blocks[b].is_empty() {
         b += 1;
     }
     b
 }
 
-fn reachable(blocks: &[Vec<Item>]) -> Vec<bool> {
+fn reachable(blocks: &Blocks) -> Vec<bool> {
     let mut seen = vec![false; blocks.len()];
     let mut stack = vec![0usize];
     while let Some(b) = stack.pop() {
@@ -104,14 +104,14 @@ fn reachable(blocks: &[Vec<Item>]) -> Vec<bool> {
 
 /// Number of ways into each block (branches and falling through), counting
 /// only reachable blocks.
-fn entries(blocks: &[Vec<Item>], live: &[bool]) -> Vec<usize> {
+fn entries(blocks: &Blocks, live: &[bool]) -> Vec<usize> {
     let mut n = vec![0usize; blocks.len() + 1];
-    for (b, items) in blocks.iter().enumerate() {
+    for b in 0..blocks.len() {
         if !live[b] {
             continue;
         }
         let mut falls = true;
-        for it in items {
+        for it in &blocks[b] {
             if let Some(t) = it.target {
                 n[t.0 as usize] += 1;
             }
@@ -127,15 +127,46 @@ fn entries(blocks: &[Vec<Item>], live: &[bool]) -> Vec<usize> {
     n
 }
 
+/// The items of the code by block, edited in place. The passes below delete
+/// only at the end of a block (a branch popped, a block emptied), so each
+/// block is the live front of its original range; the items are compacted
+/// once at the end.
+struct Blocks<'a> {
+    items: &'a mut [Item],
+    /// Per block: its first item and the end of its live items.
+    at: Vec<(usize, usize)>,
+}
+
+impl Blocks<'_> {
+    fn len(&self) -> usize {
+        self.at.len()
+    }
+    fn pop(&mut self, b: usize) {
+        self.at[b].1 -= 1;
+    }
+    fn clear(&mut self, b: usize) {
+        self.at[b].1 = self.at[b].0;
+    }
+}
+
+impl std::ops::Index<usize> for Blocks<'_> {
+    type Output = [Item];
+    fn index(&self, b: usize) -> &[Item] {
+        &self.items[self.at[b].0..self.at[b].1]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Blocks<'_> {
+    fn index_mut(&mut self, b: usize) -> &mut [Item] {
+        &mut self.items[self.at[b].0..self.at[b].1]
+    }
+}
+
 pub fn opt_branches(code: &mut Code) {
     let nb = code.block_start.len();
     let n = code.items.len();
-    let mut blocks: Vec<Vec<Item>> = Vec::with_capacity(nb);
-    let mut items = std::mem::take(&mut code.items).into_iter();
-    for b in 0..nb {
-        let end = if b + 1 < nb { code.block_start[b + 1] } else { n };
-        blocks.push(items.by_ref().take(end - code.block_start[b]).collect());
-    }
+    let at = (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
+    let mut blocks = Blocks { items: &mut code.items, at };
 
     for _round in 0..4 {
         let mut changed = false;
@@ -169,7 +200,7 @@ pub fn opt_branches(code: &mut Code) {
             let Some((p, neg)) = guard(&bra.inst) else { continue };
             set_guard(&mut bra.inst, (p, neg ^ 1));
             bra.target = y;
-            blocks[j].clear();
+            blocks.clear(j);
             changed = true;
         }
         // Early exit: a branch to EXIT / RET is that instruction, guarded.
@@ -199,7 +230,7 @@ pub fn opt_branches(code: &mut Code) {
             let Some(last) = blocks[b].last() else { continue };
             let Some(t) = last.target else { continue };
             if b + 1 < nb && landing(&blocks, b + 1) == landing(&blocks, t.0 as usize) {
-                blocks[b].pop();
+                blocks.pop(b);
                 changed = true;
             }
         }
@@ -207,7 +238,7 @@ pub fn opt_branches(code: &mut Code) {
         let live = reachable(&blocks);
         for b in 0..nb {
             if !live[b] && !blocks[b].is_empty() {
-                blocks[b].clear();
+                blocks.clear(b);
                 changed = true;
             }
         }
@@ -216,12 +247,19 @@ pub fn opt_branches(code: &mut Code) {
         }
     }
 
-    let mut block_start = Vec::with_capacity(nb);
-    let mut out = Vec::with_capacity(n);
-    for b in blocks {
-        block_start.push(out.len());
-        out.extend(b);
+    let at = blocks.at;
+    let mut keep = vec![false; n];
+    let mut kept = 0;
+    for (b, &(s, e)) in at.iter().enumerate() {
+        code.block_start[b] = kept;
+        keep[s..e].fill(true);
+        kept += e - s;
     }
-    code.items = out;
-    code.block_start = block_start;
+    if kept < n {
+        let mut k = 0;
+        code.items.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+    }
 }

@@ -139,6 +139,7 @@ struct Access {
 
 /// Every item's register references (`Inst::reg_reads`, `reg_writes`) in one
 /// vector: item i reads `all[at[i]..at[i] + nr[i]]`, writes the rest up to `at[i + 1]`.
+#[derive(Default)]
 struct Refs {
     all: Vec<ursa_emit::RegRef>,
     at: Vec<usize>,
@@ -279,29 +280,40 @@ impl Iterator for Neighbours<'_> {
 }
 
 /// Lists by index in one flat vector (no vector per list), built from
-/// (index, value) pairs; each list keeps its pairs' order.
+/// (index, value) pairs; each list keeps its pairs' order. Kept in
+/// [`Scratch`] and refilled (its storage reused).
 struct Lists<T> {
     start: Vec<u32>,
     items: Vec<T>,
 }
 
+impl<T> Default for Lists<T> {
+    fn default() -> Self {
+        Lists { start: Vec::new(), items: Vec::new() }
+    }
+}
+
 impl<T: Copy> Lists<T> {
-    fn new(n: usize, pairs: &[(u32, T)]) -> Self {
-        let mut start = vec![0u32; n + 1];
+    /// The lists of `n` indices from `pairs`, replacing the contents.
+    fn fill(&mut self, n: usize, pairs: &[(u32, T)]) {
+        let (start, items) = (&mut self.start, &mut self.items);
+        // Counts, then each list's end: start[k] is where list k ends once
+        // filled backwards, and where it begins after.
+        reset(start, n + 1, 0);
         for &(k, _) in pairs {
-            start[k as usize + 1] += 1;
+            start[k as usize] += 1;
         }
-        for k in 0..n {
-            start[k + 1] += start[k];
+        for k in 1..=n {
+            start[k] += start[k - 1];
         }
-        let Some(&(_, any)) = pairs.first() else { return Lists { start, items: Vec::new() } };
-        let mut items = vec![any; pairs.len()];
-        let mut next = start.clone();
-        for &(k, v) in pairs {
-            items[next[k as usize] as usize] = v;
-            next[k as usize] += 1;
+        items.clear();
+        let Some(&(_, any)) = pairs.first() else { return };
+        items.resize(pairs.len(), any);
+        for &(k, v) in pairs.iter().rev() {
+            start[k as usize] -= 1;
+            items[start[k as usize] as usize] = v;
         }
-        Lists { start, items }
+        start[n] = pairs.len() as u32;
     }
 }
 
@@ -339,14 +351,14 @@ impl Webs<'_> {
 }
 
 /// Union-find with offsets: `off(x)` is x's register minus its group root's.
-struct Groups {
-    parent: Vec<u32>,
-    off: Vec<i32>,
+struct Groups<'a> {
+    parent: &'a mut Vec<u32>,
+    off: &'a mut Vec<i32>,
     /// The group cannot be placed consistently: it keeps its registers.
-    broken: Vec<bool>,
+    broken: &'a mut Vec<bool>,
 }
 
-impl Groups {
+impl Groups<'_> {
     fn find(&mut self, x: u32) -> (u32, i32) {
         let mut root = x;
         let mut off = 0;
@@ -385,13 +397,14 @@ impl Groups {
     }
 }
 
-/// The blocks of `code` as item ranges, with successors.
-fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
+/// The blocks of `code` as item ranges, with successors (into `ranges` and
+/// `succs`, replacing their contents).
+fn blocks(code: &Code, ranges: &mut Vec<(usize, usize)>, succs: &mut Vec<SmallVec<[usize; 2]>>) {
     let n = code.items.len();
     let nb = code.block_start.len();
-    let ranges: Vec<(usize, usize)> =
-        (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
-    let mut succs = vec![SmallVec::new(); nb];
+    ranges.clear();
+    ranges.extend((0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })));
+    reset(succs, nb, SmallVec::new());
     for b in 0..nb {
         let (s, e) = ranges[b];
         let mut falls = true;
@@ -415,7 +428,6 @@ fn blocks(code: &Code) -> (Vec<(usize, usize)>, Vec<SmallVec<[usize; 2]>>) {
             succs[b].push(b + 1);
         }
     }
-    (ranges, succs)
 }
 
 /// Highest register of `file` touched + 1.
@@ -423,27 +435,11 @@ fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
 }
 
-/// [`highest_reg`] of the R and the UR file, without keeping the references.
-fn highest_r_ur(code: &Code) -> (u32, u32) {
-    let (mut buf, mut r, mut u) = (Vec::new(), 0, 0);
-    for it in &code.items {
-        buf.clear();
-        it.inst.reg_reads_into(&mut buf);
-        it.inst.reg_writes_into(&mut buf);
-        for x in &buf {
-            match x.file {
-                RegFile::R => r = r.max(x.num + x.count),
-                RegFile::UR => u = u.max(x.num + x.count),
-                _ => {}
-            }
-        }
-    }
-    (r, u)
-}
-
-fn all_refs(code: &Code) -> Refs {
-    let n = code.items.len();
-    let mut refs = Refs { all: Vec::with_capacity(3 * n), at: Vec::with_capacity(n + 1), nr: Vec::with_capacity(n) };
+/// The references of every item of `code` into `refs` (its storage reused).
+fn all_refs(code: &Code, refs: &mut Refs) {
+    refs.all.clear();
+    refs.at.clear();
+    refs.nr.clear();
     for it in &code.items {
         refs.at.push(refs.all.len());
         it.inst.reg_reads_into(&mut refs.all);
@@ -451,7 +447,6 @@ fn all_refs(code: &Code) -> Refs {
         it.inst.reg_writes_into(&mut refs.all);
     }
     refs.at.push(refs.all.len());
-    refs
 }
 
 /// `v` emptied, then `n` times `x` (keeping its storage).
@@ -494,6 +489,17 @@ struct Scratch {
     align_of: Vec<u32>,
     residue: Vec<(u32, u32)>,
     keep: Vec<bool>,
+    refs: Refs,
+    ranges: Vec<(usize, usize)>,
+    succs: Vec<SmallVec<[usize; 2]>>,
+    group_parent: Vec<u32>,
+    group_off: Vec<i32>,
+    broken: Vec<bool>,
+    affine: Lists<u32>,
+    by_root: Vec<(u32, (u32, i32))>,
+    members: Lists<(u32, i32)>,
+    order: Vec<u32>,
+    group_first: Vec<usize>,
 }
 
 thread_local! {
@@ -508,20 +514,41 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
 }
 
 fn pack_regs_with(code: &mut Code, s: &mut Scratch) -> Result<PackStats, PackError> {
-    let refs = all_refs(code);
-    let regs_before = highest_reg(&refs, RegFile::R);
-    let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(&refs, RegFile::UR) };
+    // The references live in the scratch too, taken out while the passes
+    // borrow the rest of it.
+    let mut refs = std::mem::take(&mut s.refs);
+    let stats = pack_with_refs(code, s, &mut refs);
+    s.refs = refs;
+    stats
+}
+
+fn pack_with_refs(code: &mut Code, s: &mut Scratch, refs: &mut Refs) -> Result<PackStats, PackError> {
+    all_refs(code, refs);
+    let regs_before = highest_reg(refs, RegFile::R);
+    let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(refs, RegFile::UR) };
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
         return if regs_before > ABOVE_FILE { Err(PackError::NoRenaming) } else { Ok(stats) };
     }
     // The UR and UP passes first; `refs` is taken again for the R pass if
     // the UR pass deleted copies.
-    let ucopies = pack_file(code, RegFile::UR, &refs, s)?;
-    pack_file(code, RegFile::UP, &refs, s)?;
-    let refs = if ucopies > 0 { all_refs(code) } else { refs };
-    stats.copies_removed = ucopies + pack_file(code, RegFile::R, &refs, s)?;
-    (stats.regs_after, stats.uregs_after) = highest_r_ur(code);
+    let ur = pack_file(code, RegFile::UR, refs, s)?;
+    pack_file(code, RegFile::UP, refs, s)?;
+    if ur.copies > 0 {
+        all_refs(code, refs);
+    }
+    let r = pack_file(code, RegFile::R, refs, s)?;
+    // The R pass deletes only `MOV` copies, which name no UR: the UR
+    // pass's count stands.
+    (stats.copies_removed, stats.regs_after, stats.uregs_after) = (ur.copies + r.copies, r.high, ur.high);
     Ok(stats)
+}
+
+/// What [`pack_file`] did to one register file.
+struct Packed {
+    /// Copies deleted.
+    copies: usize,
+    /// Highest register of the file the code names afterwards + 1.
+    high: u32,
 }
 
 /// The destination and source fields of the copy form of `file`.
@@ -533,8 +560,8 @@ fn copy_fields(file: RegFile) -> (usize, usize) {
     }
 }
 
-/// Renames the registers of one file; returns the copies deleted.
-fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<usize, PackError> {
+/// Renames the registers of one file.
+fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<Packed, PackError> {
     let Scratch {
         acc,
         gen,
@@ -564,6 +591,17 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         align_of,
         residue,
         keep,
+        refs: _,
+        ranges,
+        succs,
+        group_parent,
+        group_off,
+        broken,
+        affine,
+        by_root,
+        members,
+        order,
+        group_first,
     } = s;
     // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63), UP0–UP6 (UPT is 7).
     let limit: u32 = match file {
@@ -571,15 +609,17 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         RegFile::UR => ursa_emit::URZ as u32,
         _ => ursa_emit::PT as u32,
     };
+    // Nothing renamed: the registers as they are.
+    let unchanged = Packed { copies: 0, high: highest_reg(refs, file) };
     // No reference of the file at all (implicit ABI operands are R only).
-    if file != RegFile::R && !refs.all.iter().any(|x| x.file == file) {
-        return Ok(0);
+    if file != RegFile::R && unchanged.high == 0 {
+        return Ok(unchanged);
     }
     acc.clear();
     acc.extend((0..code.items.len()).map(|i| access(code, i, file, refs)));
     let acc: &[Access] = acc;
     if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
-        return Ok(0);
+        return Ok(unchanged);
     }
     // Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
     let nregs =
@@ -587,14 +627,15 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
     // Where the colouring cannot do better than the original registers:
     // keep them, unless they lie above the file.
-    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(0) };
+    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(unchanged) };
     let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
     // A function that never touches the stack pointer and calls nobody (a
     // kernel without a frame) may use R1 like any other register.
     let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
         && !(0..code.items.len()).any(is_call);
     let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
-    let (ranges, succs) = blocks(code);
+    blocks(code, ranges, succs);
+    let (ranges, succs): (&[(usize, usize)], &[SmallVec<[usize; 2]>]) = (ranges, succs);
     let nb = ranges.len();
 
     // Liveness per block.
@@ -770,7 +811,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     }
 
     // Groups of tuple halves, with alignments.
-    let mut groups = Groups { parent: (0..nwebs).collect(), off: vec![0; nw], broken: vec![false; nw] };
+    group_parent.clear();
+    group_parent.extend(0..nwebs);
+    reset(group_off, nw, 0);
+    reset(broken, nw, false);
+    let mut groups = Groups { parent: group_parent, off: group_off, broken };
     // (web, alignment): the web's register must be a multiple of `alignment`.
     aligned.clear();
     for i in 0..acc.len() {
@@ -876,17 +921,19 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             pairs.push((s, d));
         }
     }
-    let affine = Lists::new(nw, pairs);
+    affine.fill(nw, pairs);
+    let affine: &Lists<u32> = affine;
 
     // Groups: members with offsets from the lowest, fixed or not.
-    let by_root: Vec<(u32, (u32, i32))> = (0..nwebs)
-        .map(|w| {
-            let (root, off) = groups.find(w);
-            (root, (w, off))
-        })
-        .collect();
-    let members = Lists::new(nw, &by_root);
-    let mut order: Vec<u32> = (0..nwebs).filter(|&r| !members[r as usize].is_empty()).collect();
+    by_root.clear();
+    by_root.extend((0..nwebs).map(|w| {
+        let (root, off) = groups.find(w);
+        (root, (w, off))
+    }));
+    members.fill(nw, by_root);
+    let members: &Lists<(u32, i32)> = members;
+    order.clear();
+    order.extend((0..nwebs).filter(|&r| !members[r as usize].is_empty()));
     // First appearance of each web in program order.
     reset(first, nw, usize::MAX);
     for i in 0..acc.len() {
@@ -895,7 +942,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             first[w] = first[w].min(i);
         }
     }
-    let group_first: Vec<usize> = (0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)).collect();
+    group_first.clear();
+    group_first.extend((0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)));
     order.sort_by_key(|&r| (group_first[r as usize], r));
 
     reset(color, nw, None);
@@ -916,7 +964,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         }
     }
     // Fixed and broken groups keep their registers.
-    for root in &order {
+    for root in order.iter() {
         let ms = &members[*root as usize];
         if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
             for &(w, _) in ms {
@@ -924,7 +972,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
             }
         }
     }
-    for root in &order {
+    for root in order.iter() {
         let ms = &members[*root as usize];
         if color[ms[0].0 as usize].is_some() {
             continue;
@@ -1033,13 +1081,29 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         for s in code.block_start.iter_mut() {
             *s = new_index[*s];
         }
+    }
+    // The highest register named by the instructions that stay (implicit
+    // ABI registers are not counted, as `highest_reg` does not count them).
+    let mut high = 0;
+    for (i, a) in acc.iter().enumerate().filter(|&(i, _)| keep[i]) {
+        let it = &code.items[i];
+        let (nr, nw) = match file {
+            RegFile::R => (a.reads.len() - it.implicit.reads.len(), a.writes.len() - it.implicit.writes.len()),
+            _ => (a.reads.len(), a.writes.len()),
+        };
+        for r in a.reads[..nr].iter().chain(a.writes[..nw].iter()) {
+            let num = r.field.map_or(r.num, |f| it.inst.get_at(f as usize) as u32);
+            high = high.max(num + r.count);
+        }
+    }
+    if copies_removed > 0 {
         let mut idx = 0;
         code.items.retain(|_| {
             idx += 1;
             keep[idx - 1]
         });
     }
-    Ok(copies_removed)
+    Ok(Packed { copies: copies_removed, high })
 }
 
 #[cfg(test)]
