@@ -133,11 +133,24 @@ impl<'f> Lower<'f> {
     }
 
     pub fn push(&mut self, mut m: MInst) {
-        if let Err(e) = self.vcode.check_operands(&m) {
+        self.check_and_tag(&mut m);
+        self.cur.push(m);
+    }
+
+    /// [`Lower::push`] of a boxed instruction (a finished [`Bundle`]),
+    /// moved once, from the box into the list.
+    pub fn push_boxed(&mut self, mut m: Box<MInst>) {
+        self.check_and_tag(&mut m);
+        self.cur.push(*m);
+    }
+
+    /// Checks the operands of an instruction about to be pushed and records
+    /// the CLIF instruction it comes from.
+    fn check_and_tag(&self, m: &mut MInst) {
+        if let Err(e) = self.vcode.check_operands(m) {
             panic!("lowering built a bad instruction: {}", e);
         }
         m.origin = self.cur_inst.map(|i| i.as_u32());
-        self.cur.push(m);
     }
 
     /// A fresh register of `class`.
@@ -262,6 +275,7 @@ impl<'f> Lower<'f> {
         }
 
         // Lower, last block first.
+        let mut starts: Vec<usize> = Vec::new();
         for li in (0..layout.len()).rev() {
             let (b, e) = &layout[li];
             if let Some(e) = e {
@@ -275,13 +289,16 @@ impl<'f> Lower<'f> {
                 continue;
             }
             let b = b.unwrap();
-            // Each CLIF instruction's machine instructions, appended in
-            // reverse (instructions are lowered last first) and turned
-            // around at the end.
-            let mut list: Vec<MInst> = Vec::new();
-            let insts: Vec<ir::Inst> = f.layout.block_insts(b).collect();
-            for &inst in insts.iter().rev() {
-                self.cur.clear();
+            // The machine instructions of the whole block go into `cur`, one
+            // group per CLIF instruction in the order they are lowered (last
+            // first); `starts` keeps where each group begins, and the groups
+            // are then moved into the block once, first group last.
+            self.cur.clear();
+            starts.clear();
+            let mut next = f.layout.last_inst(b);
+            while let Some(inst) = next {
+                next = f.layout.prev_inst(inst);
+                starts.push(self.cur.len());
                 self.cur_inst = Some(inst);
                 let data = &f.dfg.insts[inst];
                 if data.opcode().is_terminator() {
@@ -321,15 +338,16 @@ impl<'f> Lower<'f> {
                         }
                     }
                 }
-                list.extend(self.cur.drain(..).rev());
             }
             if b == f.layout.entry_block().unwrap() {
-                self.cur.clear();
+                starts.push(self.cur.len());
                 self.cur_inst = None;
                 self.lower_args(b);
-                list.extend(self.cur.drain(..).rev());
             }
-            list.reverse();
+            let mut list: Vec<MInst> = Vec::with_capacity(self.cur.len());
+            for &s in starts.iter().rev() {
+                list.extend(self.cur.drain(s..));
+            }
             self.vcode.blocks[li].insts = list;
         }
 

@@ -363,7 +363,12 @@ impl Bundle {
 
     /// Finishes: in a bundle of several pieces, defs become early defs, so
     /// no piece can overwrite an input a later piece still reads.
-    pub fn build(mut self) -> MInst {
+    pub fn build(self) -> MInst {
+        *self.build_boxed()
+    }
+
+    /// [`Bundle::build`], the instruction left in its box.
+    pub fn build_boxed(mut self) -> Box<MInst> {
         if self.m.pieces.len() > 1 {
             for o in self.m.opnds.iter_mut() {
                 if o.kind == OpKind::Def && o.fixed.is_none() {
@@ -371,7 +376,7 @@ impl Bundle {
                 }
             }
         }
-        *self.m
+        self.m
     }
 }
 
