@@ -109,36 +109,10 @@ pub struct RaFunc<'a> {
     branch_args: Vec<ra::VReg>,
     arg_at: Vec<u32>,
     args_of: Vec<u32>,
-    /// The virtual registers the code names, numbered densely in the order of
-    /// their VCode numbers: lowering leaves many unnamed (a value's register
-    /// aliased to the one its rule produced, pieces later passes deleted),
-    /// and regalloc2 sets up tables for every number below `num_vregs`.
-    num_vregs: usize,
 }
 
-/// Dense numbers for the virtual registers `vcode` names (`u32::MAX` for
-/// none), in increasing VCode order, and how many there are.
-fn dense_vregs(vcode: &VCode) -> (Vec<u32>, usize) {
-    let mut num = vec![u32::MAX; vcode.classes.len()];
-    for b in &vcode.blocks {
-        for &p in &b.params {
-            num[p.0 as usize] = 0;
-        }
-        for m in &b.insts {
-            for o in &m.opnds {
-                num[o.vreg.0 as usize] = 0;
-            }
-            for &a in m.args.iter().flatten() {
-                num[a.0 as usize] = 0;
-            }
-        }
-    }
-    let mut n = 0u32;
-    for x in num.iter_mut().filter(|x| **x == 0) {
-        *x = n;
-        n += 1;
-    }
-    (num, n as usize)
+fn vreg(vcode: &VCode, v: ursa_isel::vcode::VReg) -> ra::VReg {
+    ra::VReg::new(v.0 as usize, rc(vcode.class(v)))
 }
 
 impl<'a> RaFunc<'a> {
@@ -146,8 +120,6 @@ impl<'a> RaFunc<'a> {
         let clobber_all = all_allocatable();
         let n: usize = vcode.blocks.iter().map(|b| b.insts.len()).sum();
         let nb = vcode.blocks.len();
-        let (dense, num_vregs) = dense_vregs(vcode);
-        let vreg = |v: ursa_isel::vcode::VReg| ra::VReg::new(dense[v.0 as usize] as usize, rc(vcode.class(v)));
         let mut f = RaFunc {
             vcode,
             insts: Vec::with_capacity(n),
@@ -161,7 +133,6 @@ impl<'a> RaFunc<'a> {
             branch_args: Vec::new(),
             arg_at: vec![0],
             args_of: Vec::with_capacity(n),
-            num_vregs,
         };
         for (bi, b) in vcode.blocks.iter().enumerate() {
             let start = f.insts.len();
@@ -171,7 +142,7 @@ impl<'a> RaFunc<'a> {
                 let ops = &mut f.operands;
                 let mut fixed_defs = PRegSet::empty();
                 for o in m.opnds.iter() {
-                    let v = vreg(o.vreg);
+                    let v = vreg(vcode, o.vreg);
                     let class = vcode.class(o.vreg);
                     let op = match (o.kind, o.fixed) {
                         (OpKind::Use, None) => Operand::reg_use(v),
@@ -197,14 +168,14 @@ impl<'a> RaFunc<'a> {
                 f.clobbers.push(cl);
                 f.args_of.push(f.arg_at.len() as u32 - 1);
                 for a in m.args.iter() {
-                    f.branch_args.extend(a.iter().map(|&v| vreg(v)));
+                    f.branch_args.extend(a.iter().map(|&v| vreg(vcode, v)));
                     f.arg_at.push(f.branch_args.len() as u32);
                 }
             }
             f.ranges.push(InstRange::new(ra::Inst::new(start), ra::Inst::new(f.insts.len())));
             f.succs.push(b.succs.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
             f.preds.push(b.preds.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
-            f.params.push(b.params.iter().map(|&v| vreg(v)).collect());
+            f.params.push(b.params.iter().map(|&v| vreg(vcode, v)).collect());
         }
         f.op_at.push(f.operands.len() as u32);
         f
@@ -262,7 +233,7 @@ impl ra::Function for RaFunc<'_> {
         self.clobbers[insn.index()]
     }
     fn num_vregs(&self) -> usize {
-        self.num_vregs
+        self.vcode.classes.len()
     }
     fn spillslot_size(&self, regclass: RegClass) -> usize {
         match regclass {
