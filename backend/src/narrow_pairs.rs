@@ -19,52 +19,9 @@
 use ursa_emit::model::Operand;
 use ursa_emit::typed::{Fld, Raw};
 use ursa_emit::{fields, Group, Inst};
-use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet as VSet};
 
 use crate::fold_cmem::{convert, def_counts};
-
-/// A set of virtual registers, by number.
-#[derive(Clone)]
-struct VSet {
-    has: Vec<bool>,
-    len: usize,
-}
-
-impl VSet {
-    fn new(n: usize) -> VSet {
-        VSet { has: vec![false; n], len: 0 }
-    }
-    fn contains(&self, v: &VReg) -> bool {
-        self.has.get(v.0 as usize).copied().unwrap_or(false)
-    }
-    fn insert(&mut self, v: VReg) {
-        let i = v.0 as usize;
-        if i >= self.has.len() {
-            self.has.resize(i + 1, false);
-        }
-        if !self.has[i] {
-            self.has[i] = true;
-            self.len += 1;
-        }
-    }
-    fn remove(&mut self, v: VReg) {
-        if self.contains(&v) {
-            self.has[v.0 as usize] = false;
-            self.len -= 1;
-        }
-    }
-    fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
-        self.has.iter().enumerate().filter(|x| *x.1).map(|(i, _)| VReg(i as u32))
-    }
-}
-
-impl Extend<VReg> for VSet {
-    fn extend<I: IntoIterator<Item = VReg>>(&mut self, it: I) {
-        for v in it {
-            self.insert(v);
-        }
-    }
-}
 
 /// What becomes of one instruction when the pairs in `narrow` lose their
 /// high word: per piece, `None` if deleted, else the piece (its 32-bit twin
@@ -271,18 +228,18 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     }
     let mut narrow = VSet::new(nv);
     narrow.extend((0..nv as u32).map(VReg).filter(|&v| vcode.class(v) == Class::RPair && defs.once(v) && !params.contains(&v)));
-    while narrow.len > 0 {
+    while !narrow.is_empty() {
         let mut wide = VSet::new(nv);
         high_reads(vcode, &narrow, &mut wide);
-        let before = narrow.len;
+        let before = narrow.len();
         for v in wide.iter() {
             narrow.remove(v);
         }
-        if narrow.len == before {
+        if narrow.len() == before {
             break;
         }
     }
-    if narrow.len == 0 {
+    if narrow.is_empty() {
         return 0;
     }
     for bi in 0..vcode.blocks.len() {
@@ -299,7 +256,7 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     for v in narrow.iter() {
         vcode.classes[v.0 as usize] = Class::R;
     }
-    narrow.len
+    narrow.len()
 }
 
 /// `m` with the plan applied: deleted pieces and their fixups gone, fields
