@@ -304,7 +304,10 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // the copies of one edge ordered (a parallel copy): it stays per-lane.
     params.retain(|p, &mut (bi, _)| incoming.get(p).is_some_and(|ins| ins.iter().all(|a| a == p || !vcode.blocks[bi].params.contains(a))));
 
-    if cands.is_empty() && params.is_empty() {
+    // A candidate needs every input uniform: without a source and without a
+    // parameter, that would take candidates reading each other in a cycle,
+    // which values defined once (outside block parameters) cannot form.
+    if (cands.is_empty() || origin.is_empty()) && params.is_empty() {
         return Plan::Nothing;
     }
     // Values read where no UR operand can go (pseudo-instructions other than
@@ -329,6 +332,8 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // Whether a reader takes one value as a UR operand does not depend on
     // the others: asked once per (block, instruction, value).
     let mut alone_ok: HashMap<(u32, u32, VReg), bool> = HashMap::default();
+    // And whether it takes all it reads at once, for the last set asked.
+    let mut together_ok: HashMap<(u32, u32), (Vec<VReg>, bool)> = HashMap::default();
     // Optimistic start (a loop counter and its next value depend on each
     // other), then the rules drop values until nothing changes.
     let mut uniform = VRegSet::new(nv);
@@ -388,8 +393,13 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                         drop.push(v);
                     }
                 }
-                if drop.len() == before && reads.len() > 1 && !takes_as_ur(m, |x| uniform.contains(&x)) {
-                    drop.extend(reads);
+                if drop.len() == before && reads.len() > 1 {
+                    let known = together_ok.get(&(bi as u32, ii as u32)).filter(|(set, _)| *set == reads).map(|x| x.1);
+                    let ok = known.unwrap_or_else(|| takes_as_ur(m, |x| reads.contains(&x)));
+                    if !ok {
+                        drop.extend(reads.iter().copied());
+                    }
+                    together_ok.insert((bi as u32, ii as u32), (reads, ok));
                 }
             }
         }
