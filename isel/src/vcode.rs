@@ -213,15 +213,15 @@ impl VCode {
             let f = &p.def().fields[fx.field as usize];
             let v = m.opnds[fx.opnd as usize].vreg;
             let class = self.class(v);
+            // The field's width (an evaluation of the model) only where
+            // the class does not settle it.
+            let pair = || p.def().bitwidth_of(fx.field as usize, p.values()) > 32;
             let ok = match f.kind {
-                Kind::Reg => {
-                    let pair = p.def().bitwidth_of(fx.field as usize, p.values()) > 32;
-                    match class {
-                        Class::R => !fx.hi && !pair,
-                        Class::RPair => !(fx.hi && pair),
-                        Class::P => false,
-                    }
-                }
+                Kind::Reg => match class {
+                    Class::R => !fx.hi && !pair(),
+                    Class::RPair => !fx.hi || !pair(),
+                    Class::P => false,
+                },
                 Kind::Pred => class == Class::P && !fx.hi,
                 _ => false,
             };
