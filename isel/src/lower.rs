@@ -50,8 +50,10 @@ pub struct Lower<'f> {
     value_reg: SecondaryMap<Value, Option<VReg>>,
     /// Values whose register some lowered instruction reads.
     used: SecondaryMap<Value, bool>,
-    /// `alias[v] = w`: vreg `v` is the same register as `w`.
-    alias: HashMap<VReg, VReg>,
+    /// `alias[v] = w`: vreg `v` is the same register as `w` (`u32::MAX`:
+    /// none; a dense table by register number, as every operand is looked
+    /// up at the end).
+    alias: Vec<u32>,
     /// Machine instructions of the CLIF instruction being lowered, in order.
     pub cur: Vec<MInst>,
     pub cur_inst: Option<ir::Inst>,
@@ -86,7 +88,7 @@ impl<'f> Lower<'f> {
             vcode: VCode { name: f.name.to_string(), ..Default::default() },
             value_reg: SecondaryMap::new(),
             used: SecondaryMap::new(),
-            alias: HashMap::default(),
+            alias: Vec::new(),
             cur: Vec::new(),
             cur_inst: None,
             block_map: SecondaryMap::new(),
@@ -158,11 +160,8 @@ impl<'f> Lower<'f> {
         self.vcode.new_vreg(class)
     }
 
-    fn resolve(&self, mut r: VReg) -> VReg {
-        while let Some(&n) = self.alias.get(&r) {
-            r = n;
-        }
-        r
+    fn resolve(&self, r: VReg) -> VReg {
+        resolve_alias(&self.alias, r)
     }
 
     /// An operand of a type no register class holds (an `i128` the
@@ -334,7 +333,11 @@ impl<'f> Lower<'f> {
                         let want = self.value_vreg(r);
                         let got = self.resolve(out[i]);
                         if want != got {
-                            self.alias.insert(want, got);
+                            let i = want.0 as usize;
+                            if i >= self.alias.len() {
+                                self.alias.resize(i + 1, u32::MAX);
+                            }
+                            self.alias[i] = got.0;
                         }
                     }
                 }
@@ -361,12 +364,7 @@ impl<'f> Lower<'f> {
         }
         // Resolve aliases everywhere.
         let alias = std::mem::take(&mut self.alias);
-        let res = |mut r: VReg| {
-            while let Some(&n) = alias.get(&r) {
-                r = n;
-            }
-            r
-        };
+        let res = |r: VReg| resolve_alias(&alias, r);
         for b in self.vcode.blocks.iter_mut() {
             for p in b.params.iter_mut() {
                 *p = res(*p);
@@ -883,6 +881,14 @@ pub fn object_symbol(clif_name: &str) -> String {
 enum Callee {
     Direct(String),
     Indirect(Value),
+}
+
+/// The register `r` is an alias of, following the chain (`Lower::alias`).
+fn resolve_alias(alias: &[u32], mut r: VReg) -> VReg {
+    while let Some(&n) = alias.get(r.0 as usize).filter(|&&n| n != u32::MAX) {
+        r = VReg(n);
+    }
+    r
 }
 
 /// Does the instruction have effects beyond its results (so it must be
