@@ -44,8 +44,7 @@ fn main() {
         eprintln!("COUNT must be a number, not `{}`", args[2]);
         std::process::exit(2);
     };
-    let funcs: Vec<_> =
-        all.into_iter().filter(|f| args.get(3).is_none_or(|n| f.name.to_string().contains(n.as_str()))).collect();
+    let funcs: Vec<_> = all.into_iter().filter(|f| args.get(3).is_none_or(|n| f.name.to_string().contains(n.as_str()))).collect();
     let t0 = std::time::Instant::now();
     for _ in 0..count {
         for f in &funcs {

@@ -279,9 +279,9 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
     n.pieces.clear();
     n.fixups.clear();
     let mut new_index = vec![None; m.pieces.len()];
-    for pi in 0..pl.len() {
+    for (pi, slot) in new_index.iter_mut().enumerate() {
         if let Some(p) = kept(pl, m, pi) {
-            new_index[pi] = Some(n.pieces.len() as u8);
+            *slot = Some(n.pieces.len() as u8);
             n.pieces.push(p.clone());
         }
     }
