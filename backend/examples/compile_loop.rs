@@ -1,41 +1,50 @@
-//! Compiles the functions of one CLIF file many times, for profiling the
-//! compiler (`perf record target/release/examples/compile_loop FILE N [NAME]`).
+//! Compiles the functions of one CLIF file (or of every `.clif` file under a
+//! directory) many times, for profiling the compiler
+//! (`perf record target/release/examples/compile_loop FILE N [NAME]`).
 //!
 //!     cargo build --release -p ursa-backend --example compile_loop
 //!     target/release/examples/compile_loop FILE.clif 2000 [NAME-SUBSTRING]
 //!
 //! Prints the mean time per compile of the set. `target` lines are ignored,
-//! as the compile-time benchmark does.
+//! as the compile-time benchmark does; a file that does not parse is skipped
+//! (and named) when a directory is given. With a directory and a count of 1,
+//! `valgrind --tool=callgrind --toggle-collect='ursa_backend::compile'` gives
+//! instruction counts that do not depend on the machine's load.
 
 use cranelift_reader::{parse_test, ParseOptions};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: compile_loop FILE.clif COUNT [NAME-SUBSTRING]");
+        eprintln!("usage: compile_loop FILE.clif|DIR COUNT [NAME-SUBSTRING]");
         std::process::exit(2);
     }
-    let text = match std::fs::read_to_string(&args[1]) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{}: {}", args[1], e);
-            std::process::exit(1);
+    let path = std::path::Path::new(&args[1]);
+    let files = if path.is_dir() { clif_files(path) } else { vec![path.to_path_buf()] };
+    let mut all = Vec::new();
+    for file in &files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{}: {}", file.display(), e);
+                std::process::exit(1);
+            }
+        };
+        let text: String = text.lines().map(|l| if l.trim_start().starts_with("target") { "" } else { l }).collect::<Vec<_>>().join("\n");
+        match parse_test(&text, ParseOptions::default()) {
+            Ok(tf) => all.extend(tf.functions.into_iter().map(|(f, _)| f)),
+            Err(e) if path.is_dir() => eprintln!("skipped {}: {}", file.display(), e),
+            Err(e) => {
+                eprintln!("{}: {}", file.display(), e);
+                std::process::exit(1);
+            }
         }
-    };
-    let text: String = text.lines().map(|l| if l.trim_start().starts_with("target") { "" } else { l }).collect::<Vec<_>>().join("\n");
-    let tf = match parse_test(&text, ParseOptions::default()) {
-        Ok(tf) => tf,
-        Err(e) => {
-            eprintln!("{}: {}", args[1], e);
-            std::process::exit(1);
-        }
-    };
+    }
     let Ok(count) = args[2].parse::<u32>() else {
         eprintln!("COUNT must be a number, not `{}`", args[2]);
         std::process::exit(2);
     };
-    let funcs: Vec<_> =
-        tf.functions.into_iter().map(|(f, _)| f).filter(|f| args.get(3).is_none_or(|n| f.name.to_string().contains(n.as_str()))).collect();
+    let funcs: Vec<_> = all.into_iter().filter(|f| args.get(3).is_none_or(|n| f.name.to_string().contains(n.as_str()))).collect();
     let t0 = std::time::Instant::now();
     for _ in 0..count {
         for f in &funcs {
@@ -43,4 +52,23 @@ fn main() {
         }
     }
     eprintln!("{} functions, {:.1} us per compile of the set", funcs.len(), t0.elapsed().as_secs_f64() * 1e6 / count.max(1) as f64);
+}
+
+/// The `.clif` files under `dir`, sorted.
+fn clif_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "clif") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }

@@ -162,6 +162,12 @@ pub fn allocate(
     facts: Option<&ModuleFacts>,
     out: &mut Plan,
 ) {
+    // No region to give a register and no call to mark: nothing to plan
+    // (and the post-dominators `splits` asks for are not needed).
+    if groups.is_empty() && out.calls.is_empty() {
+        out.saved = 0;
+        return;
+    }
     let pos = |b: Block| cfg.rpo.iter().position(|&x| x == b).unwrap_or(usize::MAX);
     groups.sort_by_key(|g| (pos(g.setup), std::cmp::Reverse(pos(g.joins[0]))));
     loop {

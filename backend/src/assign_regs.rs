@@ -101,9 +101,15 @@ pub struct RaFunc<'a> {
     operands: Vec<Operand>,
     op_at: Vec<u32>,
     clobbers: Vec<PRegSet>,
-    succs: Vec<Vec<ra::Block>>,
-    preds: Vec<Vec<ra::Block>>,
-    params: Vec<Vec<ra::VReg>>,
+    /// Block b's successors are `succs[succ_at[b]..succ_at[b + 1]]`, and
+    /// likewise its predecessors and parameters (flat tables, not a vector
+    /// per block).
+    succs: Vec<ra::Block>,
+    succ_at: Vec<u32>,
+    preds: Vec<ra::Block>,
+    pred_at: Vec<u32>,
+    params: Vec<ra::VReg>,
+    param_at: Vec<u32>,
     /// The arguments instruction i passes to its successor k are
     /// `branch_args[arg_at[j]..arg_at[j + 1]]` with j = `args_of[i] + k`.
     branch_args: Vec<ra::VReg>,
@@ -127,9 +133,12 @@ impl<'a> RaFunc<'a> {
             operands: Vec::with_capacity(3 * n),
             op_at: Vec::with_capacity(n + 1),
             clobbers: Vec::with_capacity(n),
-            succs: Vec::with_capacity(nb),
-            preds: Vec::with_capacity(nb),
-            params: Vec::with_capacity(nb),
+            succs: Vec::with_capacity(2 * nb),
+            succ_at: Vec::with_capacity(nb + 1),
+            preds: Vec::with_capacity(2 * nb),
+            pred_at: Vec::with_capacity(nb + 1),
+            params: Vec::new(),
+            param_at: Vec::with_capacity(nb + 1),
             branch_args: Vec::new(),
             arg_at: vec![0],
             args_of: Vec::with_capacity(n),
@@ -173,11 +182,17 @@ impl<'a> RaFunc<'a> {
                 }
             }
             f.ranges.push(InstRange::new(ra::Inst::new(start), ra::Inst::new(f.insts.len())));
-            f.succs.push(b.succs.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
-            f.preds.push(b.preds.iter().map(|s| ra::Block::new(s.0 as usize)).collect());
-            f.params.push(b.params.iter().map(|&v| vreg(vcode, v)).collect());
+            f.succ_at.push(f.succs.len() as u32);
+            f.succs.extend(b.succs.iter().map(|s| ra::Block::new(s.0 as usize)));
+            f.pred_at.push(f.preds.len() as u32);
+            f.preds.extend(b.preds.iter().map(|s| ra::Block::new(s.0 as usize)));
+            f.param_at.push(f.params.len() as u32);
+            f.params.extend(b.params.iter().map(|&v| vreg(vcode, v)));
         }
         f.op_at.push(f.operands.len() as u32);
+        f.succ_at.push(f.succs.len() as u32);
+        f.pred_at.push(f.preds.len() as u32);
+        f.param_at.push(f.params.len() as u32);
         f
     }
 
@@ -201,13 +216,16 @@ impl ra::Function for RaFunc<'_> {
         self.ranges[block.index()]
     }
     fn block_succs(&self, block: ra::Block) -> &[ra::Block] {
-        &self.succs[block.index()]
+        let b = block.index();
+        &self.succs[self.succ_at[b] as usize..self.succ_at[b + 1] as usize]
     }
     fn block_preds(&self, block: ra::Block) -> &[ra::Block] {
-        &self.preds[block.index()]
+        let b = block.index();
+        &self.preds[self.pred_at[b] as usize..self.pred_at[b + 1] as usize]
     }
     fn block_params(&self, block: ra::Block) -> &[ra::VReg] {
-        &self.params[block.index()]
+        let b = block.index();
+        &self.params[self.param_at[b] as usize..self.param_at[b + 1] as usize]
     }
     fn is_ret(&self, insn: ra::Inst) -> bool {
         matches!(self.minst(insn).pseudo, Pseudo::Ret | Pseudo::Exit | Pseudo::Trap { .. } | Pseudo::TailCall { .. })

@@ -13,11 +13,11 @@
 //! (`ursa_emit::twins`), and the result must pass the encoder's validation
 //! or the instruction is left as it was.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use ursa_emit::twins::{OperandTwin, Twin};
 use ursa_emit::{fields, forms, optypes, FormId, Inst};
-use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg, VRegSet};
 
 /// What an operand is read from instead of a per-lane register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +122,7 @@ pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item =
 /// Deletes the instructions whose only operand defines a value `is_copy`
 /// names (a copy defined once) that nothing reads any more.
 pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> bool) {
-    let mut used: HashSet<VReg> = HashSet::default();
+    let mut used = VRegSet::new(vcode.classes.len());
     for b in &vcode.blocks {
         for m in &b.insts {
             used.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg));

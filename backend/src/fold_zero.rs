@@ -6,20 +6,18 @@
 //! from `narrow_pairs` (the low word of a 64-bit constant whose high word
 //! was dropped, such as a shared-memory base at offset 0).
 
-use rustc_hash::FxHashSet as HashSet;
-
 use ursa_emit::model::{Kind, Operand};
 use ursa_emit::{fields, forms, RZ};
-use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VRegSet};
 
 use crate::fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
 
 /// Reads copies of zero as `RZ`; returns how many operands were folded.
 pub fn fold_zero(vcode: &mut VCode) -> usize {
-    let zeros: HashSet<VReg> = single_copies(vcode, forms::MOV_I)
-        .filter(|&(v, p)| p.get_opt(fields::VB) == Some(0) && vcode.class(v) == Class::R)
-        .map(|(v, _)| v)
-        .collect();
+    let mut zeros = VRegSet::new(vcode.classes.len());
+    zeros.extend(
+        single_copies(vcode, forms::MOV_I).filter(|&(v, p)| p.get_opt(fields::VB) == Some(0) && vcode.class(v) == Class::R).map(|(v, _)| v),
+    );
     if zeros.is_empty() {
         return 0;
     }
@@ -35,12 +33,14 @@ pub fn fold_zero(vcode: &mut VCode) -> usize {
                 let o = m.opnds[f.opnd as usize];
                 let p = &mut m.pieces[f.piece as usize];
                 let fi = f.field as usize;
-                let input = p.def().inputs.iter().any(|x| matches!(x, Operand::Field(i) if *i as usize == fi))
-                    || p.def().inputs.iter().any(|x| matches!(x, Operand::Address { base, .. } if *base as usize == fi));
+                let input = || {
+                    p.def().inputs.iter().any(|x| matches!(x, Operand::Field(i) if *i as usize == fi))
+                        || p.def().inputs.iter().any(|x| matches!(x, Operand::Address { base, .. } if *base as usize == fi))
+                };
                 let fold = o.kind == OpKind::Use
                     && zeros.contains(&o.vreg)
                     && !f.hi
-                    && input
+                    && input()
                     && p.def().fields[fi].kind == Kind::Reg
                     && p.def().bitwidth_of(fi, p.values()) == 32;
                 let before = p.get_at(fi);

@@ -61,11 +61,16 @@ use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, Instru
 
 /// Legalizes `f` in place.
 pub fn legalize(f: &mut Function) -> Result<(), String> {
+    let is_div = |op: Opcode| matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem);
+    // Nothing to do (and nothing allocated) without a division.
+    if !f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|i| is_div(f.dfg.insts[i].opcode())) {
+        return Ok(());
+    }
     pair_remainders(f);
     let mut divs = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {
-            if matches!(f.dfg.insts[i].opcode(), Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem) {
+            if is_div(f.dfg.insts[i].opcode()) {
                 divs.push(i);
             }
         }

@@ -16,60 +16,34 @@
 //! they are integer-ALU instructions (no memory access, no side effect) and
 //! write nothing else that is read.
 
+use smallvec::SmallVec;
 use ursa_emit::model::Operand;
 use ursa_emit::typed::{Fld, Raw};
 use ursa_emit::{fields, Group, Inst};
-use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet as VSet};
 
 use crate::fold_cmem::{convert, def_counts};
 
-/// A set of virtual registers, by number.
-#[derive(Clone)]
-struct VSet {
-    has: Vec<bool>,
-    len: usize,
+/// What becomes of one piece when the pairs in `narrow` lose their high
+/// word.
+enum Fate {
+    Keep,
+    Delete,
+    /// Its 32-bit twin (it wrote a narrowed pair whole).
+    Twin(Box<Inst>),
 }
 
-impl VSet {
-    fn new(n: usize) -> VSet {
-        VSet { has: vec![false; n], len: 0 }
-    }
-    fn contains(&self, v: &VReg) -> bool {
-        self.has.get(v.0 as usize).copied().unwrap_or(false)
-    }
-    fn insert(&mut self, v: VReg) {
-        let i = v.0 as usize;
-        if i >= self.has.len() {
-            self.has.resize(i + 1, false);
-        }
-        if !self.has[i] {
-            self.has[i] = true;
-            self.len += 1;
-        }
-    }
-    fn remove(&mut self, v: VReg) {
-        if self.contains(&v) {
-            self.has[v.0 as usize] = false;
-            self.len -= 1;
-        }
-    }
-    fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
-        self.has.iter().enumerate().filter(|x| *x.1).map(|(i, _)| VReg(i as u32))
+/// The fate of each piece of one instruction (no piece is copied to plan).
+type Plan = SmallVec<[Fate; 4]>;
+
+/// Piece `pi` of `m` as `pl` keeps it (None if deleted).
+fn kept<'a>(pl: &'a Plan, m: &'a MInst, pi: usize) -> Option<&'a Inst> {
+    match &pl[pi] {
+        Fate::Keep => Some(&m.pieces[pi]),
+        Fate::Delete => None,
+        Fate::Twin(n) => Some(n),
     }
 }
-
-impl Extend<VReg> for VSet {
-    fn extend<I: IntoIterator<Item = VReg>>(&mut self, it: I) {
-        for v in it {
-            self.insert(v);
-        }
-    }
-}
-
-/// What becomes of one instruction when the pairs in `narrow` lose their
-/// high word: per piece, `None` if deleted, else the piece (its 32-bit twin
-/// where it wrote a narrowed pair whole).
-type Plan = Vec<Option<Inst>>;
 
 /// Is field `f` of `p` written by it?
 fn is_output(p: &Inst, f: usize) -> bool {
@@ -125,53 +99,52 @@ fn field_in(orig: &Inst, p: &Inst, f: usize) -> Option<usize> {
 /// if `m` writes one of them in a way that cannot be narrowed.
 fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
-    let mut out: Plan = m.pieces.iter().cloned().map(Some).collect();
+    let mut out: Plan = m.pieces.iter().map(|_| Fate::Keep).collect();
     if !writes_narrow {
         return Some(out);
     }
     if m.pseudo != Pseudo::None || m.cold_from.is_some() || m.clobbers_all || m.sym.is_some() {
         return None;
     }
+    // Whether each fixup names a field its piece writes.
+    let outs: SmallVec<[bool; 8]> = m.fixups.iter().map(|f| is_output(&m.pieces[f.piece as usize], f.field as usize)).collect();
     // Twins for the pieces that write a narrowed pair whole.
-    for fx in &m.fixups {
+    for (k, fx) in m.fixups.iter().enumerate() {
         let p = &m.pieces[fx.piece as usize];
         let o = m.opnds[fx.opnd as usize];
-        if !is_output(p, fx.field as usize) || !narrow.contains(&o.vreg) || fx.hi {
+        if !outs[k] || !narrow.contains(&o.vreg) || fx.hi {
             continue;
         }
         if p.def().bitwidth_of(fx.field as usize, p.values()) == 64 {
-            let twin = narrow_twin(out[fx.piece as usize].as_ref()?)?;
-            out[fx.piece as usize] = Some(twin);
+            let twin = narrow_twin(kept(&out, m, fx.piece as usize)?)?;
+            out[fx.piece as usize] = Fate::Twin(Box::new(twin));
         }
     }
     // Delete the pieces whose every output is the high word of a narrowed
     // pair or a scratch register that only deleted pieces read, until none
     // changes.
+    let pure: SmallVec<[bool; 4]> = (0..m.pieces.len()).map(|pi| kept(&out, m, pi).is_some_and(pure_alu)).collect();
     loop {
         let mut changed = false;
         for pi in 0..m.pieces.len() {
-            let Some(p) = out[pi].as_ref() else { continue };
-            if !pure_alu(p) {
+            if !pure[pi] || matches!(out[pi], Fate::Delete) {
                 continue;
             }
-            let mut outs = m.fixups.iter().filter(|f| f.piece as usize == pi && is_output(&m.pieces[pi], f.field as usize)).peekable();
-            if outs.peek().is_none() {
+            let mut written = m.fixups.iter().enumerate().filter(|&(k, f)| f.piece as usize == pi && outs[k]).peekable();
+            if written.peek().is_none() {
                 continue;
             }
-            let dead = outs.all(|f| {
+            let dead = written.all(|(_, f)| {
                 let o = m.opnds[f.opnd as usize];
                 let hi_of_narrow = f.hi && narrow.contains(&o.vreg);
                 let unread_temp = o.kind == OpKind::Temp
-                    && m.fixups.iter().all(|g| {
-                        g.opnd != f.opnd
-                            || g.piece as usize == pi
-                            || out[g.piece as usize].is_none()
-                            || is_output(&m.pieces[g.piece as usize], g.field as usize)
+                    && m.fixups.iter().enumerate().all(|(j, g)| {
+                        g.opnd != f.opnd || g.piece as usize == pi || matches!(out[g.piece as usize], Fate::Delete) || outs[j]
                     });
                 hi_of_narrow || unread_temp
             });
             if dead {
-                out[pi] = None;
+                out[pi] = Fate::Delete;
                 changed = true;
             }
         }
@@ -181,13 +154,9 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     }
     // Every narrowed pair this instruction writes must now be written in
     // 32 bits only.
-    for fx in &m.fixups {
+    for (k, fx) in m.fixups.iter().enumerate() {
         let o = m.opnds[fx.opnd as usize];
-        if out[fx.piece as usize].is_some()
-            && narrow.contains(&o.vreg)
-            && is_output(&m.pieces[fx.piece as usize], fx.field as usize)
-            && fx.hi
-        {
+        if !matches!(out[fx.piece as usize], Fate::Delete) && narrow.contains(&o.vreg) && outs[k] && fx.hi {
             return None;
         }
     }
@@ -239,7 +208,7 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
                 }
                 // The field in the kept piece (through the twin map).
                 let (p, fi) = match pl {
-                    Some(pl) => match pl[f.piece as usize].as_ref() {
+                    Some(pl) => match kept(pl, m, f.piece as usize) {
                         Some(p) => match field_in(orig, p, f.field as usize) {
                             Some(fi) => (p, fi),
                             None => continue,
@@ -271,18 +240,18 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     }
     let mut narrow = VSet::new(nv);
     narrow.extend((0..nv as u32).map(VReg).filter(|&v| vcode.class(v) == Class::RPair && defs.once(v) && !params.contains(&v)));
-    while narrow.len > 0 {
+    while !narrow.is_empty() {
         let mut wide = VSet::new(nv);
         high_reads(vcode, &narrow, &mut wide);
-        let before = narrow.len;
+        let before = narrow.len();
         for v in wide.iter() {
             narrow.remove(v);
         }
-        if narrow.len == before {
+        if narrow.len() == before {
             break;
         }
     }
-    if narrow.len == 0 {
+    if narrow.is_empty() {
         return 0;
     }
     for bi in 0..vcode.blocks.len() {
@@ -299,7 +268,7 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     for v in narrow.iter() {
         vcode.classes[v.0 as usize] = Class::R;
     }
-    narrow.len
+    narrow.len()
 }
 
 /// `m` with the plan applied: deleted pieces and their fixups gone, fields
@@ -310,9 +279,9 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
     n.pieces.clear();
     n.fixups.clear();
     let mut new_index = vec![None; m.pieces.len()];
-    for (pi, p) in pl.iter().enumerate() {
-        if let Some(p) = p {
-            new_index[pi] = Some(n.pieces.len() as u8);
+    for (pi, slot) in new_index.iter_mut().enumerate() {
+        if let Some(p) = kept(pl, m, pi) {
+            *slot = Some(n.pieces.len() as u8);
             n.pieces.push(p.clone());
         }
     }

@@ -36,7 +36,7 @@ use ursa_emit::model::Kind;
 use ursa_emit::mods::SReg;
 use ursa_emit::typed::UR;
 use ursa_emit::{forms, Inst, PT, RZ, URZ};
-use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet};
 
 use crate::divergence::{self, Cfg};
 use crate::fold_cmem::{convert, def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
@@ -236,7 +236,7 @@ struct Selection {
     cands: HashMap<VReg, (usize, usize, Vec<VReg>)>,
     /// Uniform block parameters: (block, index).
     params: HashMap<VReg, (usize, usize)>,
-    uniform: HashSet<VReg>,
+    uniform: VRegSet,
     /// UR or UP number of each uniform value and each source copy read.
     num: HashMap<VReg, u64>,
     /// Sources read by moved instructions (they get a uniform copy).
@@ -304,12 +304,16 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // the copies of one edge ordered (a parallel copy): it stays per-lane.
     params.retain(|p, &mut (bi, _)| incoming.get(p).is_some_and(|ins| ins.iter().all(|a| a == p || !vcode.blocks[bi].params.contains(a))));
 
-    if cands.is_empty() && params.is_empty() {
+    // A candidate needs every input uniform: without a source and without a
+    // parameter, that would take candidates reading each other in a cycle,
+    // which values defined once (outside block parameters) cannot form.
+    if (cands.is_empty() || origin.is_empty()) && params.is_empty() {
         return Plan::Nothing;
     }
     // Values read where no UR operand can go (pseudo-instructions other than
     // a branch on its predicate, ABI registers).
-    let mut escapes: HashSet<VReg> = HashSet::default();
+    let nv = vcode.classes.len();
+    let mut escapes = VRegSet::new(nv);
     for b in vcode.blocks.iter() {
         for m in b.insts.iter() {
             let branch = matches!(m.pseudo, Pseudo::Brif { uniform: None, .. });
@@ -320,20 +324,30 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
             }
         }
     }
-    let input_ok = |u: &VReg, uniform: &HashSet<VReg>| origin.contains_key(u) || uniform.contains(u);
-    let at: HashMap<(usize, usize), VReg> = cands.iter().map(|(&d, &(bi, ii, _))| ((bi, ii), d)).collect();
+    let mut sources = VRegSet::new(nv);
+    sources.extend(origin.keys().copied());
+    let input_ok = |u: &VReg, uniform: &VRegSet| sources.contains(u) || uniform.contains(u);
+    // Whether instruction (bi, ii) is the candidate defining `d`.
+    let is_cand_at = |d: VReg, bi: usize, ii: usize| cands.get(&d).is_some_and(|c| c.0 == bi && c.1 == ii);
+    // Whether a reader takes one value as a UR operand does not depend on
+    // the others: asked once per (block, instruction, value).
+    let mut alone_ok: HashMap<(u32, u32, VReg), bool> = HashMap::default();
+    // And whether it takes all it reads at once, for the last set asked.
+    let mut together_ok: HashMap<(u32, u32), (Vec<VReg>, bool)> = HashMap::default();
     // Optimistic start (a loop counter and its next value depend on each
     // other), then the rules drop values until nothing changes.
-    let mut uniform: HashSet<VReg> = cands.keys().chain(params.keys()).copied().collect();
+    let mut uniform = VRegSet::new(nv);
+    uniform.extend(cands.keys().chain(params.keys()).copied());
+    let mut drop: Vec<VReg> = Vec::new();
     loop {
-        let mut drop: HashSet<VReg> = HashSet::default();
-        for &d in uniform.iter() {
+        drop.clear();
+        for d in uniform.iter() {
             let inputs_ok = match cands.get(&d) {
                 Some((_, _, uses)) => uses.iter().all(|u| input_ok(u, &uniform)),
                 None => incoming[&d].iter().all(|a| input_ok(a, &uniform)),
             };
             if escapes.contains(&d) || !inputs_ok {
-                drop.insert(d);
+                drop.push(d);
             }
         }
         for b in vcode.blocks.iter() {
@@ -343,7 +357,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                     let tb = &vcode.blocks[t.0 as usize];
                     for (k, a) in args.iter().enumerate() {
                         if uniform.contains(a) && !tb.params.get(k).is_some_and(|p| uniform.contains(p)) {
-                            drop.insert(*a);
+                            drop.push(*a);
                         }
                     }
                 }
@@ -353,11 +367,15 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
         // UR operands at once (a form has at most one).
         for (bi, b) in vcode.blocks.iter().enumerate() {
             for (ii, m) in b.insts.iter().enumerate() {
-                if m.pseudo != Pseudo::None || at.get(&(bi, ii)).is_some_and(|d| uniform.contains(d)) {
+                if m.pseudo != Pseudo::None {
                     continue;
                 }
                 // Reading no uniform value through a field, it takes them all.
                 if !m.fixups.iter().any(|f| uniform.contains(&m.opnds[f.opnd as usize].vreg)) {
+                    continue;
+                }
+                // A moved candidate reads its inputs from URs anyway.
+                if m.opnds.iter().any(|o| o.kind == OpKind::Def && uniform.contains(&o.vreg) && is_cand_at(o.vreg, bi, ii)) {
                     continue;
                 }
                 let mut reads: Vec<VReg> =
@@ -368,19 +386,28 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 // operand) goes alone; values that fit one at a time but not
                 // together all go (the fields name no uniform value but
                 // `reads`: one that fits alone fits).
-                let alone: Vec<VReg> = reads.iter().copied().filter(|&v| !takes_as_ur(m, |x| x == v)).collect();
-                if !alone.is_empty() {
-                    drop.extend(alone);
-                } else if reads.len() > 1 && !takes_as_ur(m, |x| uniform.contains(&x)) {
-                    drop.extend(reads);
+                let before = drop.len();
+                for &v in &reads {
+                    let ok = *alone_ok.entry((bi as u32, ii as u32, v)).or_insert_with(|| takes_as_ur(m, |x| x == v));
+                    if !ok {
+                        drop.push(v);
+                    }
+                }
+                if drop.len() == before && reads.len() > 1 {
+                    let known = together_ok.get(&(bi as u32, ii as u32)).filter(|(set, _)| *set == reads).map(|x| x.1);
+                    let ok = known.unwrap_or_else(|| takes_as_ur(m, |x| reads.contains(&x)));
+                    if !ok {
+                        drop.extend(reads.iter().copied());
+                    }
+                    together_ok.insert((bi as u32, ii as u32), (reads, ok));
                 }
             }
         }
         if drop.is_empty() {
             break;
         }
-        for d in drop {
-            uniform.remove(&d);
+        for &d in &drop {
+            uniform.remove(d);
         }
     }
     if uniform.is_empty() {
@@ -388,8 +415,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     }
     // Numbers: uniform values, then the sources they read (a source passed
     // to a uniform parameter is put straight into the parameter's register).
-    let mut moved: Vec<VReg> = uniform.iter().copied().collect();
-    moved.sort();
+    let moved: Vec<VReg> = uniform.iter().collect();
     let preds: Vec<VReg> = moved.iter().copied().filter(|&v| vcode.class(v) == Class::P).collect();
     if preds.len() > UPREGS {
         return Plan::TooManyPredicates(preds);

@@ -53,7 +53,9 @@ pub fn sink_block_args(vcode: &mut VCode) -> usize {
         while i > 0 {
             i -= 1;
             let m = &b.insts[i];
-            if !movable(m) {
+            // Only an instruction that writes a block argument (cheap to
+            // ask first), and one that may move.
+            if !m.opnds.iter().any(|o| o.kind != OpKind::Use && params_of.contains_key(&o.vreg)) || !movable(m) {
                 continue;
             }
             let writes: Vec<VReg> = m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg).collect();

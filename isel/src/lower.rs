@@ -50,8 +50,10 @@ pub struct Lower<'f> {
     value_reg: SecondaryMap<Value, Option<VReg>>,
     /// Values whose register some lowered instruction reads.
     used: SecondaryMap<Value, bool>,
-    /// `alias[v] = w`: vreg `v` is the same register as `w`.
-    alias: HashMap<VReg, VReg>,
+    /// `alias[v] = w`: vreg `v` is the same register as `w` (`u32::MAX`:
+    /// none; a dense table by register number, as every operand is looked
+    /// up at the end).
+    alias: Vec<u32>,
     /// Machine instructions of the CLIF instruction being lowered, in order.
     pub cur: Vec<MInst>,
     pub cur_inst: Option<ir::Inst>,
@@ -86,7 +88,7 @@ impl<'f> Lower<'f> {
             vcode: VCode { name: f.name.to_string(), ..Default::default() },
             value_reg: SecondaryMap::new(),
             used: SecondaryMap::new(),
-            alias: HashMap::default(),
+            alias: Vec::new(),
             cur: Vec::new(),
             cur_inst: None,
             block_map: SecondaryMap::new(),
@@ -133,11 +135,24 @@ impl<'f> Lower<'f> {
     }
 
     pub fn push(&mut self, mut m: MInst) {
-        if let Err(e) = self.vcode.check_operands(&m) {
+        self.check_and_tag(&mut m);
+        self.cur.push(m);
+    }
+
+    /// [`Lower::push`] of a boxed instruction (a finished [`Bundle`]),
+    /// moved once, from the box into the list.
+    pub fn push_boxed(&mut self, mut m: Box<MInst>) {
+        self.check_and_tag(&mut m);
+        self.cur.push(*m);
+    }
+
+    /// Checks the operands of an instruction about to be pushed and records
+    /// the CLIF instruction it comes from.
+    fn check_and_tag(&self, m: &mut MInst) {
+        if let Err(e) = self.vcode.check_operands(m) {
             panic!("lowering built a bad instruction: {}", e);
         }
         m.origin = self.cur_inst.map(|i| i.as_u32());
-        self.cur.push(m);
     }
 
     /// A fresh register of `class`.
@@ -145,11 +160,8 @@ impl<'f> Lower<'f> {
         self.vcode.new_vreg(class)
     }
 
-    fn resolve(&self, mut r: VReg) -> VReg {
-        while let Some(&n) = self.alias.get(&r) {
-            r = n;
-        }
-        r
+    fn resolve(&self, r: VReg) -> VReg {
+        resolve_alias(&self.alias, r)
     }
 
     /// An operand of a type no register class holds (an `i128` the
@@ -262,6 +274,7 @@ impl<'f> Lower<'f> {
         }
 
         // Lower, last block first.
+        let mut starts: Vec<usize> = Vec::new();
         for li in (0..layout.len()).rev() {
             let (b, e) = &layout[li];
             if let Some(e) = e {
@@ -275,13 +288,16 @@ impl<'f> Lower<'f> {
                 continue;
             }
             let b = b.unwrap();
-            // Each CLIF instruction's machine instructions, appended in
-            // reverse (instructions are lowered last first) and turned
-            // around at the end.
-            let mut list: Vec<MInst> = Vec::new();
-            let insts: Vec<ir::Inst> = f.layout.block_insts(b).collect();
-            for &inst in insts.iter().rev() {
-                self.cur.clear();
+            // The machine instructions of the whole block go into `cur`, one
+            // group per CLIF instruction in the order they are lowered (last
+            // first); `starts` keeps where each group begins, and the groups
+            // are then moved into the block once, first group last.
+            self.cur.clear();
+            starts.clear();
+            let mut next = f.layout.last_inst(b);
+            while let Some(inst) = next {
+                next = f.layout.prev_inst(inst);
+                starts.push(self.cur.len());
                 self.cur_inst = Some(inst);
                 let data = &f.dfg.insts[inst];
                 if data.opcode().is_terminator() {
@@ -317,19 +333,24 @@ impl<'f> Lower<'f> {
                         let want = self.value_vreg(r);
                         let got = self.resolve(out[i]);
                         if want != got {
-                            self.alias.insert(want, got);
+                            let i = want.0 as usize;
+                            if i >= self.alias.len() {
+                                self.alias.resize(i + 1, u32::MAX);
+                            }
+                            self.alias[i] = got.0;
                         }
                     }
                 }
-                list.extend(self.cur.drain(..).rev());
             }
             if b == f.layout.entry_block().unwrap() {
-                self.cur.clear();
+                starts.push(self.cur.len());
                 self.cur_inst = None;
                 self.lower_args(b);
-                list.extend(self.cur.drain(..).rev());
             }
-            list.reverse();
+            let mut list: Vec<MInst> = Vec::with_capacity(self.cur.len());
+            for &s in starts.iter().rev() {
+                list.extend(self.cur.drain(s..));
+            }
             self.vcode.blocks[li].insts = list;
         }
 
@@ -343,12 +364,7 @@ impl<'f> Lower<'f> {
         }
         // Resolve aliases everywhere.
         let alias = std::mem::take(&mut self.alias);
-        let res = |mut r: VReg| {
-            while let Some(&n) = alias.get(&r) {
-                r = n;
-            }
-            r
-        };
+        let res = |r: VReg| resolve_alias(&alias, r);
         for b in self.vcode.blocks.iter_mut() {
             for p in b.params.iter_mut() {
                 *p = res(*p);
@@ -865,6 +881,14 @@ pub fn object_symbol(clif_name: &str) -> String {
 enum Callee {
     Direct(String),
     Indirect(Value),
+}
+
+/// The register `r` is an alias of, following the chain (`Lower::alias`).
+fn resolve_alias(alias: &[u32], mut r: VReg) -> VReg {
+    while let Some(&n) = alias.get(r.0 as usize).filter(|&&n| n != u32::MAX) {
+        r = VReg(n);
+    }
+    r
 }
 
 /// Does the instruction have effects beyond its results (so it must be

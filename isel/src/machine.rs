@@ -20,7 +20,7 @@ pub const LUT_C: u8 = 0xAA;
 impl Lower<'_> {
     /// Pushes a finished bundle onto the current lowering.
     pub fn emit_b(&mut self, b: Bundle) {
-        self.push(b.build());
+        self.push_boxed(b.build_boxed());
     }
 }
 

@@ -213,15 +213,15 @@ impl VCode {
             let f = &p.def().fields[fx.field as usize];
             let v = m.opnds[fx.opnd as usize].vreg;
             let class = self.class(v);
+            // The field's width (an evaluation of the model) only where
+            // the class does not settle it.
+            let pair = || p.def().bitwidth_of(fx.field as usize, p.values()) > 32;
             let ok = match f.kind {
-                Kind::Reg => {
-                    let pair = p.def().bitwidth_of(fx.field as usize, p.values()) > 32;
-                    match class {
-                        Class::R => !fx.hi && !pair,
-                        Class::RPair => !(fx.hi && pair),
-                        Class::P => false,
-                    }
-                }
+                Kind::Reg => match class {
+                    Class::R => !fx.hi && !pair(),
+                    Class::RPair => !fx.hi || !pair(),
+                    Class::P => false,
+                },
                 Kind::Pred => class == Class::P && !fx.hi,
                 _ => false,
             };
@@ -252,6 +252,61 @@ impl VCode {
 
     pub fn class(&self, v: VReg) -> Class {
         self.classes[v.0 as usize]
+    }
+}
+
+/// A set of virtual registers, by number (a dense table: the passes over
+/// [`VCode`] test membership far more often than they add).
+#[derive(Clone, Debug, Default)]
+pub struct VRegSet {
+    has: Vec<bool>,
+    len: usize,
+}
+
+impl VRegSet {
+    /// An empty set with room for registers below `n` (others grow it).
+    pub fn new(n: usize) -> VRegSet {
+        VRegSet { has: vec![false; n], len: 0 }
+    }
+    pub fn contains(&self, v: &VReg) -> bool {
+        self.has.get(v.0 as usize).copied().unwrap_or(false)
+    }
+    /// Adds `v`; whether it was new.
+    pub fn insert(&mut self, v: VReg) -> bool {
+        let i = v.0 as usize;
+        if i >= self.has.len() {
+            self.has.resize(i + 1, false);
+        }
+        let new = !self.has[i];
+        if new {
+            self.has[i] = true;
+            self.len += 1;
+        }
+        new
+    }
+    pub fn remove(&mut self, v: VReg) {
+        if self.contains(&v) {
+            self.has[v.0 as usize] = false;
+            self.len -= 1;
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
+        self.has.iter().enumerate().filter(|x| *x.1).map(|(i, _)| VReg(i as u32))
+    }
+}
+
+impl Extend<VReg> for VRegSet {
+    fn extend<I: IntoIterator<Item = VReg>>(&mut self, it: I) {
+        for v in it {
+            self.insert(v);
+        }
     }
 }
 
@@ -363,7 +418,12 @@ impl Bundle {
 
     /// Finishes: in a bundle of several pieces, defs become early defs, so
     /// no piece can overwrite an input a later piece still reads.
-    pub fn build(mut self) -> MInst {
+    pub fn build(self) -> MInst {
+        *self.build_boxed()
+    }
+
+    /// [`Bundle::build`], the instruction left in its box.
+    pub fn build_boxed(mut self) -> Box<MInst> {
         if self.m.pieces.len() > 1 {
             for o in self.m.opnds.iter_mut() {
                 if o.kind == OpKind::Def && o.fixed.is_none() {
@@ -371,7 +431,7 @@ impl Bundle {
                 }
             }
         }
-        *self.m
+        self.m
     }
 }
 
