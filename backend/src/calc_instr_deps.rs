@@ -356,10 +356,7 @@ mod tests {
             n
         };
         insert_nops(&mut c, vec![(1, nop(15)), (2, nop(3)), (2, nop(2))]);
-        assert_eq!(
-            text(&c),
-            ["IADD R0, R1, R2", "NOP &stall=15", "IADD R3, R0, R0", "NOP &stall=3", "NOP &stall=2", "IADD R4, R0, R3"]
-        );
+        assert_eq!(text(&c), ["IADD R0, R1, R2", "NOP &stall=15", "IADD R3, R0, R0", "NOP &stall=3", "NOP &stall=2", "IADD R4, R0, R3"]);
         assert_eq!(c.block_start, [0, 3]);
     }
 

@@ -640,7 +640,12 @@ mod tests {
             }
         }
         // Whole functions: the constant comes out, with no check left.
-        for (op, a, k, want) in [("srem", "17", "5", 2u64), ("sdiv", "-17", "5", (-3i64) as u64), ("urem", "-1", "10", 5), ("srem", "-9223372036854775808", "-1", 0)] {
+        for (op, a, k, want) in [
+            ("srem", "17", "5", 2u64),
+            ("sdiv", "-17", "5", (-3i64) as u64),
+            ("urem", "-1", "10", 5),
+            ("srem", "-9223372036854775808", "-1", 0),
+        ] {
             let f = legalized(&format!(
                 "function %f() -> i64 {{
                  block0:
