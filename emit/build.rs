@@ -57,6 +57,7 @@ fn main() {
     twin_tables(&isa, &mut out);
     named_fields(&isa, &mut out);
     form_facts(&isa, &mut out);
+    packed_facts(&isa, max_fields, &mut out);
     latency_classes(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
@@ -438,6 +439,92 @@ fn form_facts(isa: &model::Isa, out: &mut String) {
     }
     out.push_str("}\n\n/// Per form, its group.\npub static GROUPS: &[Group] = &[");
     let v: Vec<String> = isa.forms.iter().map(|f| format!("Group::{}", f.group)).collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n");
+}
+
+/// Per-form facts of the packed instruction word (emit/src/inst.rs): where
+/// each field sits, the word of a new instruction, the bits every fixed field
+/// pins, and which fields hold enumerated values (with, per enumerated type
+/// of at most 8 bits, the set of defined values as a bit set).
+fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
+    out.push_str(&format!(
+        "\n/// Per form, per field: its lowest bit and width in the 128-bit word.\npub(crate) static FIELD_POS: &[[(u8, u8); {}]] = &[\n",
+        max_fields
+    ));
+    for f in isa.forms.iter() {
+        let mut row: Vec<String> = f.fields.iter().map(|x| format!("({}, {})", x.lo, x.width)).collect();
+        row.resize(max_fields, "(0, 0)".into());
+        out.push_str(&format!("    [{}],\n", row.join(", ")));
+    }
+    out.push_str("];\n\n/// Per form: the word of `Inst::new` (every field at its unused value).\npub(crate) static TEMPLATES: &[u128] = &[");
+    let mut v = Vec::new();
+    for f in isa.forms.iter() {
+        let mut w = 0u128;
+        for x in f.fields.iter() {
+            let u = x.unused_value();
+            if u > x.max() {
+                panic!("{}: the unused value {} of field `{}` does not fit its {} bits", f.name, u, x.name, x.width);
+            }
+            w |= (u as u128) << x.lo;
+        }
+        v.push(format!("0x{:x}", w));
+    }
+    out.push_str(&v.join(", "));
+    out.push_str("];\n\n/// Per form: the mask and value of the bits its fixed fields pin.\npub(crate) static FIXED_BITS: &[(u128, u128)] = &[");
+    let v: Vec<String> = isa
+        .forms
+        .iter()
+        .map(|f| {
+            let (mut m, mut b) = (0u128, 0u128);
+            for x in f.fields.iter() {
+                if let Some(val) = x.fixed {
+                    m |= x.mask();
+                    b |= ((val & x.max()) as u128) << x.lo;
+                }
+            }
+            format!("(0x{:x}, 0x{:x})", m, b)
+        })
+        .collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n\n/// Per form: the bits that belong to one of its fields.\npub(crate) static USED_BITS: &[u128] = &[");
+    let v: Vec<String> = isa.forms.iter().map(|f| format!("0x{:x}", f.fields.iter().fold(0u128, |m, x| m | x.mask()))).collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n\n/// Per form: its fields of an enumerated type (field index, type index).\npub(crate) static ENUM_FIELDS: &[&[(u8, u16)]] = &[");
+    let v: Vec<String> = isa
+        .forms
+        .iter()
+        .map(|f| {
+            let ix: Vec<String> = f
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, x)| match x.kind {
+                    model::Kind::Enum(t) => Some(format!("({}, {})", i, t)),
+                    _ => None,
+                })
+                .collect();
+            format!("&[{}]", ix.join(", "))
+        })
+        .collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n\n/// Per enumerated type of at most 8 bits: its defined values as a bit set (bit v of word v / 64).\npub(crate) static ENUM_DEFINED: &[Option<[u64; 4]>] = &[");
+    let v: Vec<String> = isa
+        .types
+        .iter()
+        .map(|t| {
+            if t.width > 8 || t.values.iter().any(|x| x.1 >= 256) {
+                return "None".to_string();
+            }
+            let mut set = [0u64; 4];
+            for (_, x) in t.values.iter() {
+                if *x < 256 {
+                    set[(*x / 64) as usize] |= 1 << (*x % 64);
+                }
+            }
+            format!("Some([0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}])", set[0], set[1], set[2], set[3])
+        })
+        .collect();
     out.push_str(&v.join(", "));
     out.push_str("];\n");
 }

@@ -12,9 +12,9 @@
 
 use std::fmt;
 
-use crate::model::{Field, Form, Kind, Operand};
+use crate::model::{Field, FieldValues, Form, Kind, Operand};
 use crate::syntax::Pattern;
-use crate::tables::{FormId, ISA};
+use crate::tables::{FormId, ENUM_DEFINED, ENUM_FIELDS, FIELD_POS, FIXED_BITS, ISA, TEMPLATES, USED_BITS};
 
 /// Size of one instruction in bytes.
 pub const INST_BYTES: usize = 16;
@@ -24,10 +24,47 @@ pub use crate::tables::MAX_FIELDS;
 
 /// An instruction: a form and the value of each of its fields, in the order of
 /// the form's field table.
+///
+/// The values live packed in the instruction's own 128-bit word: every field
+/// of a form is a contiguous `<lo, width>` range and no two overlap (checked
+/// when the description is built), so reading or writing one is a shift and
+/// a mask, and encoding is the word itself. A value wider than its field (the
+/// assembler stores what it parsed and lets [`Inst::validate`] reject it; the
+/// compiler names spill slots kept in registers `R256` up until `pack_regs`
+/// renames them) keeps its low bits in the word and its whole value in a
+/// small side list, so [`Inst::get_at`] returns it unchanged and validation
+/// reports it as before.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Inst {
+    word: u128,
     pub form: FormId,
-    vals: [u64; MAX_FIELDS],
+    wide: Option<Box<Wide>>,
+}
+
+/// Values wider than their field, by field index (sorted; none that fits).
+#[derive(Clone, PartialEq, Eq)]
+struct Wide(Vec<(u8, u64)>);
+
+/// The field values of an instruction, for [`crate::model::eval`] and
+/// [`Pattern::accepts`].
+#[derive(Clone, Copy)]
+pub struct Values<'a>(&'a Inst);
+
+impl FieldValues for Values<'_> {
+    #[inline]
+    fn value(self, field: usize) -> u64 {
+        self.0.get_at(field)
+    }
+}
+
+/// The low `width` bits.
+#[inline]
+fn low_mask(width: u8) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
 }
 
 /// What is wrong with an instruction or with bytes that should hold one.
@@ -80,7 +117,7 @@ impl fmt::Debug for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {{", self.form.name())?;
         for (i, fd) in self.def().fields.iter().enumerate() {
-            write!(f, " {}={}", fd.name, self.vals[i])?;
+            write!(f, " {}={}", fd.name, self.get_at(i))?;
         }
         write!(f, " }}")
     }
@@ -88,30 +125,61 @@ impl fmt::Debug for Inst {
 
 impl Inst {
     /// A new instruction of `form` with every field at its default (fixed
-    /// fields at their value, registers without default at RZ/PT, others 0).
+    /// fields at their value, registers without default at RZ/PT, others 0):
+    /// the form's template word, generated at build time.
+    #[inline]
     pub fn new(form: FormId) -> Inst {
-        let mut vals = [0u64; MAX_FIELDS];
-        for (i, f) in form.def().fields.iter().enumerate() {
-            vals[i] = f.unused_value();
-        }
-        Inst { form, vals }
+        Inst { word: TEMPLATES[form.0 as usize], form, wide: None }
     }
 
     pub fn def(&self) -> &'static Form {
         self.form.def()
     }
 
-    /// Field values, in the order of the form's field table.
-    pub fn values(&self) -> &[u64] {
-        &self.vals[..self.def().fields.len()]
+    /// Field values, by index in the form's field table.
+    #[inline]
+    pub fn values(&self) -> Values<'_> {
+        Values(self)
     }
 
+    #[inline]
     pub fn get_at(&self, i: usize) -> u64 {
-        self.vals[i]
+        if let Some(w) = &self.wide {
+            if let Ok(k) = w.0.binary_search_by_key(&(i as u8), |e| e.0) {
+                return w.0[k].1;
+            }
+        }
+        let (lo, width) = FIELD_POS[self.form.0 as usize][i];
+        ((self.word >> lo) as u64) & low_mask(width)
     }
 
+    /// Sets field `i`. A value wider than the field is kept as it is (and
+    /// reported by [`Inst::validate`]).
+    #[inline]
     pub fn set_at(&mut self, i: usize, v: u64) {
-        self.vals[i] = v;
+        let (lo, width) = FIELD_POS[self.form.0 as usize][i];
+        let m = low_mask(width);
+        self.word = (self.word & !((m as u128) << lo)) | (((v & m) as u128) << lo);
+        if v > m || self.wide.is_some() {
+            self.set_wide(i, v, v > m);
+        }
+    }
+
+    /// Records (or forgets) the whole value of field `i` in the side list.
+    #[cold]
+    fn set_wide(&mut self, i: usize, v: u64, wide: bool) {
+        let list = &mut self.wide.get_or_insert_with(|| Box::new(Wide(Vec::new()))).0;
+        match (list.binary_search_by_key(&(i as u8), |e| e.0), wide) {
+            (Ok(k), true) => list[k].1 = v,
+            (Err(k), true) => list.insert(k, (i as u8, v)),
+            (Ok(k), false) => {
+                list.remove(k);
+            }
+            (Err(_), false) => {}
+        }
+        if list.is_empty() {
+            self.wide = None;
+        }
     }
 
     /// The first syntax pattern that can express this instruction.
@@ -124,8 +192,50 @@ impl Inst {
     pub fn validate(&self) -> Result<&'static Pattern, InstError> {
         let def = self.def();
         let form = self.form.name();
-        for (i, f) in def.fields.iter().enumerate() {
-            let v = self.vals[i];
+        // Every value fits (no side list), every fixed field holds its value
+        // and every enumerated field a defined one: checked on the word at
+        // once; otherwise field by field, reporting the first in field order.
+        if !self.fields_plainly_valid() {
+            self.check_fields()?;
+        }
+        self.check_registers()?;
+        let pat = self.pattern().ok_or(InstError::NoSyntax { form })?;
+        for x in def.exceptions.iter() {
+            if crate::model::eval(&x.cond, self.values()) != 0 {
+                return Err(InstError::Exception { form, message: &x.message });
+            }
+        }
+        if !pat.wsb {
+            let w = crate::control::WSB.index as usize;
+            if self.get_at(w) != def.fields[w].default.unwrap_or(7) {
+                return Err(InstError::WsbNotAllowed { form });
+            }
+        }
+        Ok(pat)
+    }
+
+    /// Whether no field value is too wide, undefined or off its fixed value
+    /// (the fast test of the word; [`Inst::check_fields`] names the fault).
+    #[inline]
+    fn fields_plainly_valid(&self) -> bool {
+        let fi = self.form.0 as usize;
+        let (mask, bits) = FIXED_BITS[fi];
+        if self.wide.is_some() || self.word & mask != bits {
+            return false;
+        }
+        ENUM_FIELDS[fi].iter().all(|&(i, t)| {
+            let v = self.get_at(i as usize);
+            match &ENUM_DEFINED[t as usize] {
+                Some(set) => v < 256 && set[(v / 64) as usize] >> (v % 64) & 1 != 0,
+                None => ISA.types[t as usize].name_of(v).is_some(),
+            }
+        })
+    }
+
+    fn check_fields(&self) -> Result<(), InstError> {
+        let form = self.form.name();
+        for (i, f) in self.def().fields.iter().enumerate() {
+            let v = self.get_at(i);
             if v > f.max() {
                 return Err(InstError::ValueTooWide { form, field: &f.name, value: v });
             }
@@ -140,20 +250,7 @@ impl Inst {
                 }
             }
         }
-        self.check_registers()?;
-        let pat = self.pattern().ok_or(InstError::NoSyntax { form })?;
-        for x in def.exceptions.iter() {
-            if crate::model::eval(&x.cond, self.values()) != 0 {
-                return Err(InstError::Exception { form, message: &x.message });
-            }
-        }
-        if !pat.wsb {
-            let w = crate::control::WSB.index as usize;
-            if self.vals[w] != def.fields[w].default.unwrap_or(7) {
-                return Err(InstError::WsbNotAllowed { form });
-            }
-        }
-        Ok(pat)
+        Ok(())
     }
 
     fn check_registers(&self) -> Result<(), InstError> {
@@ -163,7 +260,7 @@ impl Inst {
                 continue;
             }
             let w = def.bitwidth_of(i, self.values());
-            let v = self.vals[i];
+            let v = self.get_at(i);
             let zero = f.kind.zero_register().unwrap();
             if w <= 32 || v == zero {
                 continue;
@@ -185,29 +282,21 @@ impl Inst {
         Ok(self.encode_unchecked().to_le_bytes())
     }
 
-    /// Places the fields without checking them (values are masked).
+    /// Places the fields without checking them (values are masked): the word.
+    #[inline]
     pub fn encode_unchecked(&self) -> u128 {
-        let mut w = 0u128;
-        for (i, f) in self.def().fields.iter().enumerate() {
-            w |= ((self.vals[i] & f.max()) as u128) << f.lo;
-        }
-        w
+        self.word
     }
 
     /// Decodes 16 bytes; rejects anything [`Inst::encode`] would not produce.
     pub fn decode(bytes: &[u8; INST_BYTES]) -> Result<Inst, InstError> {
         let w = u128::from_le_bytes(*bytes);
         let form = find_form(w)?;
-        let def = form.def();
-        let mut vals = [0u64; MAX_FIELDS];
-        for (i, f) in def.fields.iter().enumerate() {
-            vals[i] = ((w & f.mask()) >> f.lo) as u64;
+        let stray = w & !USED_BITS[form.0 as usize];
+        if stray != 0 {
+            return Err(InstError::StrayBits { form: form.name(), bit: stray.trailing_zeros() });
         }
-        let used: u128 = def.fields.iter().fold(0, |m, f| m | f.mask());
-        let inst = Inst { form, vals };
-        if w & !used != 0 {
-            return Err(InstError::StrayBits { form: form.name(), bit: (w & !used).trailing_zeros() });
-        }
+        let inst = Inst { word: w, form, wide: None };
         inst.validate()?;
         Ok(inst)
     }
