@@ -58,6 +58,7 @@ fn main() {
     named_fields(&isa, &mut out);
     form_facts(&isa, &mut out);
     packed_facts(&isa, max_fields, &mut out);
+    register_operands(&isa, &mut out);
     latency_classes(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
@@ -524,6 +525,93 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
             }
             format!("Some([0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}])", set[0], set[1], set[2], set[3])
         })
+        .collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n");
+}
+
+/// Per form, the register fields of its `InList` and `OutList` in list order
+/// (emit/src/operands.rs): field index, register file (0 R, 1 UR, 2 P, 3 UP)
+/// and the number of registers it names when the form's `Bitwidth` of it is a
+/// constant (0: it depends on other fields, evaluated per instruction); and
+/// whether the form has operands that name registers chosen at run time.
+fn register_operands(isa: &model::Isa, out: &mut String) {
+    use model::{ExprOp, Kind, Operand};
+    let refs = |f: &model::Form, list: &[Operand]| -> String {
+        let mut v = Vec::new();
+        let mut push = |i: u16| {
+            let file = match f.fields[i as usize].kind {
+                Kind::Reg => 0,
+                Kind::UReg => 1,
+                Kind::Pred => 2,
+                Kind::UPred => 3,
+                _ => return,
+            };
+            let count = if file >= 2 {
+                1
+            } else {
+                match f.bitwidth.iter().find(|b| b.0 == i) {
+                    None => 1,
+                    Some((_, e)) if e.iter().any(|op| matches!(op, ExprOp::Field(_))) => 0,
+                    Some((_, e)) => {
+                        let bits = model::eval(e, &[][..]) as u32;
+                        let n = bits.div_ceil(32).max(1);
+                        assert!(n < 256, "{}: bit width {} of field {}", f.name, bits, i);
+                        n
+                    }
+                }
+            };
+            v.push(format!("({}, {}, {})", i, file, count));
+        };
+        for o in list {
+            match o {
+                Operand::Field(i) => push(*i),
+                Operand::CMemIndexed { reg, .. } => push(*reg),
+                Operand::RegIndexed { index, offset, .. } => {
+                    push(*index);
+                    push(*offset);
+                }
+                Operand::Address { base, offset } => {
+                    push(*base);
+                    if let Some(o) = offset {
+                        push(*o);
+                    }
+                }
+                Operand::Pseudo(_) => {}
+            }
+        }
+        format!("&[{}]", v.join(", "))
+    };
+    out.push_str("\n/// Per form: the register fields of its inputs and of its outputs, in list order (field, file, registers named; 0: by its bit width).\npub(crate) static REG_OPERANDS: &[[&[(u16, u8, u8)]; 2]] = &[\n");
+    for f in isa.forms.iter() {
+        out.push_str(&format!("    [{}, {}],\n", refs(f, &f.inputs), refs(f, &f.outputs)));
+    }
+    out.push_str("];\n\n/// Per form: its general and uniform register fields that may name more than one register (field, bit width; 0: by its `Bitwidth` expression).\npub(crate) static WIDE_REG_FIELDS: &[&[(u16, u16)]] = &[\n");
+    for f in isa.forms.iter() {
+        let mut v = Vec::new();
+        for (i, x) in f.fields.iter().enumerate() {
+            if !matches!(x.kind, Kind::Reg | Kind::UReg) {
+                continue;
+            }
+            match f.bitwidth.iter().find(|b| b.0 as usize == i) {
+                None => {}
+                Some((_, e)) if e.iter().any(|op| matches!(op, ExprOp::Field(_))) => v.push(format!("({}, 0)", i)),
+                Some((_, e)) => {
+                    let bits = model::eval(e, &[][..]) as u32;
+                    assert!(bits < 65536, "{}: bit width {} of field {}", f.name, bits, i);
+                    if bits > 32 {
+                        v.push(format!("({}, {})", i, bits));
+                    }
+                }
+            }
+        }
+        out.push_str(&format!("    &[{}],\n", v.join(", ")));
+    }
+    out.push_str("];\n\n/// Per form: whether an operand names a register chosen at run time (`R[UR, imm]`).\npub(crate) static DYNAMIC_REGS: &[bool] = &[");
+    let v: Vec<String> = isa
+        .forms
+        .iter()
+        .map(|f| f.inputs.iter().chain(f.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. })).to_string())
         .collect();
     out.push_str(&v.join(", "));
     out.push_str("];\n");

@@ -14,7 +14,7 @@ use std::fmt;
 
 use crate::model::{Field, FieldValues, Form, Kind, Operand};
 use crate::syntax::Pattern;
-use crate::tables::{FormId, ENUM_DEFINED, ENUM_FIELDS, FIELD_POS, FIXED_BITS, ISA, TEMPLATES, USED_BITS};
+use crate::tables::{FormId, ENUM_DEFINED, ENUM_FIELDS, FIELD_POS, FIXED_BITS, ISA, TEMPLATES, USED_BITS, WIDE_REG_FIELDS};
 
 /// Size of one instruction in bytes.
 pub const INST_BYTES: usize = 16;
@@ -255,11 +255,14 @@ impl Inst {
 
     fn check_registers(&self) -> Result<(), InstError> {
         let def = self.def();
-        for (i, f) in def.fields.iter().enumerate() {
-            if !matches!(f.kind, Kind::Reg | Kind::UReg) {
-                continue;
-            }
-            let w = def.bitwidth_of(i, self.values());
+        // Only the fields whose bit width can exceed 32 (generated).
+        for &(i, bits) in WIDE_REG_FIELDS[self.form.0 as usize] {
+            let i = i as usize;
+            let f = &def.fields[i];
+            let w = match bits {
+                0 => def.bitwidth_of(i, self.values()),
+                b => b as u32,
+            };
             let v = self.get_at(i);
             let zero = f.kind.zero_register().unwrap();
             if w <= 32 || v == zero {
@@ -414,6 +417,45 @@ mod tests {
                 let ok = i.check_fields().is_ok();
                 assert_eq!(i.fields_plainly_valid(), ok, "{:?}", i);
                 seen[ok as usize] += 1;
+            }
+        }
+        assert!(seen[0] > 0 && seen[1] > 0, "{:?}", seen);
+    }
+
+    /// The register check over every field, as the description states it.
+    fn check_every_register(i: &Inst) -> Result<(), (usize, u32)> {
+        for (k, f) in i.def().fields.iter().enumerate() {
+            if let Some(zero) = f.kind.zero_register().filter(|_| matches!(f.kind, Kind::Reg | Kind::UReg)) {
+                let (w, v) = (i.def().bitwidth_of(k, i.values()), i.get_at(k));
+                if w > 32 && v != zero && (v % (w / 32) as u64 != 0 || v + (w / 32) as u64 > zero) {
+                    return Err((k, w));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_register_check_of_generated_wide_fields_agrees_with_every_field() {
+        let mut seen = [0usize; 2];
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            for seed in 0..8 {
+                let mut i = Inst::new(form);
+                for (k, v) in fitting_values(form, seed * 104_729 + fi as u64).into_iter().enumerate() {
+                    if form.def().fields[k].fixed.is_none() {
+                        i.set_at(k, v);
+                    }
+                }
+                let want = check_every_register(&i);
+                let got = i.check_registers().map_err(|e| match e {
+                    InstError::Misaligned { field, width, .. } | InstError::RegisterRange { field, width, .. } => {
+                        (form.def().field_index(field).unwrap(), width)
+                    }
+                    e => panic!("{}", e),
+                });
+                assert_eq!(got, want, "{:?}", i);
+                seen[want.is_ok() as usize] += 1;
             }
         }
         assert!(seen[0] > 0 && seen[1] > 0, "{:?}", seen);
