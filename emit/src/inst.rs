@@ -153,6 +153,12 @@ impl Inst {
         ((self.word >> lo) as u64) & low_mask(width)
     }
 
+    /// The largest value field `i` holds.
+    #[inline]
+    pub(crate) fn field_max(&self, i: usize) -> u64 {
+        low_mask(FIELD_POS[self.form.0 as usize][i].1)
+    }
+
     /// Sets field `i`. A value wider than the field is kept as it is (and
     /// reported by [`Inst::validate`]).
     #[inline]
