@@ -571,11 +571,12 @@ fn register_operands(isa: &model::Isa, out: &mut String) {
         }
         format!("&[{}]", v.join(", "))
     };
+    out.push_str("\n/// Register fields of an operand list: (field, file, registers named; 0: by its bit width).\npub(crate) type RegOperands = &'static [(u16, u8, u8)];\n");
     per_form(
         isa,
         out,
         "the register fields of its inputs and of its outputs, in list order (field, file, registers named; 0: by its bit width)",
-        "REG_OPERANDS: &[[&[(u16, u8, u8)]; 2]]",
+        "REG_OPERANDS: &[[RegOperands; 2]]",
         |f| format!("[{}, {}]", refs(f, &f.inputs), refs(f, &f.outputs)),
     );
     per_form(

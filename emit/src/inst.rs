@@ -430,11 +430,15 @@ mod tests {
     fn the_word_test_of_fields_agrees_with_the_field_by_field_check() {
         // Random values in about a third of the fields, fixed and enumerated
         // ones included.
-        on_random_insts(7919, |_, v| (v >> 3) % 3 == 0, |i| {
-            let ok = i.check_fields().is_ok();
-            assert_eq!(i.fields_plainly_valid(), ok, "{:?}", i);
-            ok
-        });
+        on_random_insts(
+            7919,
+            |_, v| (v >> 3) % 3 == 0,
+            |i| {
+                let ok = i.check_fields().is_ok();
+                assert_eq!(i.fields_plainly_valid(), ok, "{:?}", i);
+                ok
+            },
+        );
     }
 
     /// The register check over every field, as the description states it.
@@ -452,17 +456,21 @@ mod tests {
 
     #[test]
     fn the_register_check_of_generated_wide_fields_agrees_with_every_field() {
-        on_random_insts(104_729, |f, _| f.fixed.is_none(), |i| {
-            let want = check_every_register(i);
-            let got = i.check_registers().map_err(|e| match e {
-                InstError::Misaligned { field, width, .. } | InstError::RegisterRange { field, width, .. } => {
-                    (i.def().field_index(field).unwrap(), width)
-                }
-                e => panic!("{}", e),
-            });
-            assert_eq!(got, want, "{:?}", i);
-            want.is_ok()
-        });
+        on_random_insts(
+            104_729,
+            |f, _| f.fixed.is_none(),
+            |i| {
+                let want = check_every_register(i);
+                let got = i.check_registers().map_err(|e| match e {
+                    InstError::Misaligned { field, width, .. } | InstError::RegisterRange { field, width, .. } => {
+                        (i.def().field_index(field).unwrap(), width)
+                    }
+                    e => panic!("{}", e),
+                });
+                assert_eq!(got, want, "{:?}", i);
+                want.is_ok()
+            },
+        );
     }
 
     #[test]

@@ -211,7 +211,12 @@ mod tests {
                 let mut reads = from_description(&i, &i.def().inputs);
                 if let Some(g) = i.def().guard {
                     if i.get_at(g as usize) != PT as u64 {
-                        reads.push(RegRef { file: RegFile::of(i.field_def(g as usize).kind).unwrap(), num: i.get_at(g as usize) as u32, count: 1, slot: RegSlot::Guard });
+                        reads.push(RegRef {
+                            file: RegFile::of(i.field_def(g as usize).kind).unwrap(),
+                            num: i.get_at(g as usize) as u32,
+                            count: 1,
+                            slot: RegSlot::Guard,
+                        });
                     }
                 }
                 assert_eq!(i.reg_reads(), reads, "{}", form.name());
