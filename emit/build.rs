@@ -57,6 +57,8 @@ fn main() {
     twin_tables(&isa, &mut out);
     named_fields(&isa, &mut out);
     form_facts(&isa, &mut out);
+    packed_facts(&isa, max_fields, &mut out);
+    register_operands(&isa, &mut out);
     latency_classes(&isa, &mut out);
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("tables.rs");
     std::fs::write(dest, out).unwrap();
@@ -440,6 +442,163 @@ fn form_facts(isa: &model::Isa, out: &mut String) {
     let v: Vec<String> = isa.forms.iter().map(|f| format!("Group::{}", f.group)).collect();
     out.push_str(&v.join(", "));
     out.push_str("];\n");
+}
+
+/// Per-form facts of the packed instruction word (emit/src/inst.rs): where
+/// each field sits, the word of a new instruction, the bits every fixed field
+/// pins, and which fields hold enumerated values (with, per enumerated type
+/// of at most 8 bits, the set of defined values as a bit set).
+fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
+    out.push_str(&format!(
+        "\n/// Per form, per field: its lowest bit and width in the 128-bit word.\npub(crate) static FIELD_POS: &[[(u8, u8); {}]] = &[\n",
+        max_fields
+    ));
+    for f in isa.forms.iter() {
+        let mut row: Vec<String> = f.fields.iter().map(|x| format!("({}, {})", x.lo, x.width)).collect();
+        row.resize(max_fields, "(0, 0)".into());
+        out.push_str(&format!("    [{}],\n", row.join(", ")));
+    }
+    out.push_str("];\n");
+    per_form(isa, out, "the word of `Inst::new` (every field at its unused value)", "TEMPLATES: &[u128]", |f| {
+        let mut w = 0u128;
+        for x in f.fields.iter() {
+            let u = x.unused_value();
+            if u > x.max() {
+                panic!("{}: the unused value {} of field `{}` does not fit its {} bits", f.name, u, x.name, x.width);
+            }
+            w |= (u as u128) << x.lo;
+        }
+        format!("0x{:x}", w)
+    });
+    per_form(isa, out, "the mask and value of the bits its fixed fields pin", "FIXED_BITS: &[(u128, u128)]", |f| {
+        let (mut m, mut b) = (0u128, 0u128);
+        for x in f.fields.iter().filter(|x| x.fixed.is_some()) {
+            m |= x.mask();
+            b |= ((x.fixed.unwrap() & x.max()) as u128) << x.lo;
+        }
+        format!("(0x{:x}, 0x{:x})", m, b)
+    });
+    per_form(isa, out, "the bits that belong to one of its fields", "USED_BITS: &[u128]", |f| {
+        format!("0x{:x}", f.fields.iter().fold(0u128, |m, x| m | x.mask()))
+    });
+    per_form(isa, out, "its fields of an enumerated type (field index, type index)", "ENUM_FIELDS: &[&[(u8, u16)]]", |f| {
+        let ix: Vec<String> = f
+            .fields
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| match x.kind {
+                model::Kind::Enum(t) => Some(format!("({}, {})", i, t)),
+                _ => None,
+            })
+            .collect();
+        format!("&[{}]", ix.join(", "))
+    });
+    out.push_str("\n/// Per enumerated type of at most 8 bits: its defined values as a bit set (bit v of word v / 64).\npub(crate) static ENUM_DEFINED: &[Option<[u64; 4]>] = &[");
+    let v: Vec<String> = isa
+        .types
+        .iter()
+        .map(|t| {
+            if t.width > 8 || t.values.iter().any(|x| x.1 >= 256) {
+                return "None".to_string();
+            }
+            let mut set = [0u64; 4];
+            for (_, x) in t.values.iter() {
+                if *x < 256 {
+                    set[(*x / 64) as usize] |= 1 << (*x % 64);
+                }
+            }
+            format!("Some([0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}])", set[0], set[1], set[2], set[3])
+        })
+        .collect();
+    out.push_str(&v.join(", "));
+    out.push_str("];\n");
+}
+
+/// Writes `pub(crate) static DECL = &[...]` with one entry per form.
+fn per_form(isa: &model::Isa, out: &mut String, doc: &str, decl: &str, entry: impl Fn(&model::Form) -> String) {
+    let v: Vec<String> = isa.forms.iter().map(entry).collect();
+    out.push_str(&format!("\n/// Per form: {}.\npub(crate) static {} = &[{}];\n", doc, decl, v.join(", ")));
+}
+
+/// Per form, the register fields of its `InList` and `OutList` in list order
+/// (emit/src/operands.rs): field index, register file (0 R, 1 UR, 2 P, 3 UP)
+/// and the number of registers it names when the form's `Bitwidth` of it is a
+/// constant (0: it depends on other fields, evaluated per instruction); and
+/// whether the form has operands that name registers chosen at run time.
+fn register_operands(isa: &model::Isa, out: &mut String) {
+    use model::{ExprOp, Kind, Operand};
+    // The bit width of field `i` when the form's `Bitwidth` of it is a
+    // constant (32 without one), None when it depends on other fields.
+    let const_bits = |f: &model::Form, i: u16| -> Option<u32> {
+        match f.bitwidth.iter().find(|b| b.0 == i) {
+            None => Some(32),
+            Some((_, e)) if e.iter().any(|op| matches!(op, ExprOp::Field(_))) => None,
+            Some((_, e)) => {
+                let bits = model::eval(e, &[][..]) as u32;
+                assert!(bits < 8192, "{}: bit width {} of field {}", f.name, bits, i);
+                Some(bits)
+            }
+        }
+    };
+    let refs = |f: &model::Form, list: &[Operand]| -> String {
+        let mut v = Vec::new();
+        let mut push = |i: u16| {
+            let (file, count) = match f.fields[i as usize].kind {
+                Kind::Reg => (0, const_bits(f, i).map_or(0, |b| b.div_ceil(32).max(1))),
+                Kind::UReg => (1, const_bits(f, i).map_or(0, |b| b.div_ceil(32).max(1))),
+                Kind::Pred => (2, 1),
+                Kind::UPred => (3, 1),
+                _ => return,
+            };
+            v.push(format!("({}, {}, {})", i, file, count));
+        };
+        for o in list {
+            match o {
+                Operand::Field(i) => push(*i),
+                Operand::CMemIndexed { reg, .. } => push(*reg),
+                Operand::RegIndexed { index, offset, .. } => {
+                    push(*index);
+                    push(*offset);
+                }
+                Operand::Address { base, offset } => {
+                    push(*base);
+                    if let Some(o) = offset {
+                        push(*o);
+                    }
+                }
+                Operand::Pseudo(_) => {}
+            }
+        }
+        format!("&[{}]", v.join(", "))
+    };
+    out.push_str("\n/// Register fields of an operand list: (field, file, registers named; 0: by its bit width).\npub(crate) type RegOperands = &'static [(u16, u8, u8)];\n");
+    per_form(
+        isa,
+        out,
+        "the register fields of its inputs and of its outputs, in list order (field, file, registers named; 0: by its bit width)",
+        "REG_OPERANDS: &[[RegOperands; 2]]",
+        |f| format!("[{}, {}]", refs(f, &f.inputs), refs(f, &f.outputs)),
+    );
+    per_form(
+        isa,
+        out,
+        "its general and uniform register fields that may name more than one register (field, bit width; 0: by its `Bitwidth` expression)",
+        "WIDE_REG_FIELDS: &[&[(u16, u16)]]",
+        |f| {
+            let v: Vec<String> = (0..f.fields.len() as u16)
+                .filter(|&i| matches!(f.fields[i as usize].kind, Kind::Reg | Kind::UReg))
+                .filter_map(|i| match const_bits(f, i) {
+                    None => Some(format!("({}, 0)", i)),
+                    Some(b) if b > 32 => Some(format!("({}, {})", i, b)),
+                    Some(_) => None,
+                })
+                .collect();
+            format!("&[{}]", v.join(", "))
+        },
+    );
+    per_form(isa, out, "whether an operand names a register chosen at run time (`R[UR, imm]`)", "DYNAMIC_REGS: &[bool]", |f| {
+        f.inputs.iter().chain(f.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. })).to_string()
+    });
 }
 
 /// The latency classes (`__DefLatency` in emit/spec/project.isa) as a Rust

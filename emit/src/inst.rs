@@ -12,9 +12,9 @@
 
 use std::fmt;
 
-use crate::model::{Field, Form, Kind, Operand};
+use crate::model::{Field, FieldValues, Form, Kind, Operand};
 use crate::syntax::Pattern;
-use crate::tables::{FormId, ISA};
+use crate::tables::{FormId, ENUM_DEFINED, ENUM_FIELDS, FIELD_POS, FIXED_BITS, ISA, TEMPLATES, USED_BITS, WIDE_REG_FIELDS};
 
 /// Size of one instruction in bytes.
 pub const INST_BYTES: usize = 16;
@@ -24,10 +24,47 @@ pub use crate::tables::MAX_FIELDS;
 
 /// An instruction: a form and the value of each of its fields, in the order of
 /// the form's field table.
+///
+/// The values live packed in the instruction's own 128-bit word: every field
+/// of a form is a contiguous `<lo, width>` range and no two overlap (checked
+/// when the description is built), so reading or writing one is a shift and
+/// a mask, and encoding is the word itself. A value wider than its field (the
+/// assembler stores what it parsed and lets [`Inst::validate`] reject it; the
+/// compiler names spill slots kept in registers `R256` up until `pack_regs`
+/// renames them) keeps its low bits in the word and its whole value in a
+/// small side list, so [`Inst::get_at`] returns it unchanged and validation
+/// reports it as before.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Inst {
+    word: u128,
     pub form: FormId,
-    vals: [u64; MAX_FIELDS],
+    wide: Option<Box<Wide>>,
+}
+
+/// Values wider than their field, by field index (sorted; none that fits).
+#[derive(Clone, PartialEq, Eq)]
+struct Wide(Vec<(u8, u64)>);
+
+/// The field values of an instruction, for [`crate::model::eval`] and
+/// [`Pattern::accepts`].
+#[derive(Clone, Copy)]
+pub struct Values<'a>(&'a Inst);
+
+impl FieldValues for Values<'_> {
+    #[inline]
+    fn value(self, field: usize) -> u64 {
+        self.0.get_at(field)
+    }
+}
+
+/// The low `width` bits.
+#[inline]
+fn low_mask(width: u8) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
 }
 
 /// What is wrong with an instruction or with bytes that should hold one.
@@ -80,7 +117,7 @@ impl fmt::Debug for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {{", self.form.name())?;
         for (i, fd) in self.def().fields.iter().enumerate() {
-            write!(f, " {}={}", fd.name, self.vals[i])?;
+            write!(f, " {}={}", fd.name, self.get_at(i))?;
         }
         write!(f, " }}")
     }
@@ -88,30 +125,67 @@ impl fmt::Debug for Inst {
 
 impl Inst {
     /// A new instruction of `form` with every field at its default (fixed
-    /// fields at their value, registers without default at RZ/PT, others 0).
+    /// fields at their value, registers without default at RZ/PT, others 0):
+    /// the form's template word, generated at build time.
+    #[inline]
     pub fn new(form: FormId) -> Inst {
-        let mut vals = [0u64; MAX_FIELDS];
-        for (i, f) in form.def().fields.iter().enumerate() {
-            vals[i] = f.unused_value();
-        }
-        Inst { form, vals }
+        Inst { word: TEMPLATES[form.0 as usize], form, wide: None }
     }
 
     pub fn def(&self) -> &'static Form {
         self.form.def()
     }
 
-    /// Field values, in the order of the form's field table.
-    pub fn values(&self) -> &[u64] {
-        &self.vals[..self.def().fields.len()]
+    /// Field values, by index in the form's field table.
+    #[inline]
+    pub fn values(&self) -> Values<'_> {
+        Values(self)
     }
 
+    #[inline]
     pub fn get_at(&self, i: usize) -> u64 {
-        self.vals[i]
+        if let Some(w) = &self.wide {
+            if let Ok(k) = w.0.binary_search_by_key(&(i as u8), |e| e.0) {
+                return w.0[k].1;
+            }
+        }
+        let (lo, width) = FIELD_POS[self.form.0 as usize][i];
+        ((self.word >> lo) as u64) & low_mask(width)
     }
 
+    /// The largest value field `i` holds.
+    #[inline]
+    pub(crate) fn field_max(&self, i: usize) -> u64 {
+        low_mask(FIELD_POS[self.form.0 as usize][i].1)
+    }
+
+    /// Sets field `i`. A value wider than the field is kept as it is (and
+    /// reported by [`Inst::validate`]).
+    #[inline]
     pub fn set_at(&mut self, i: usize, v: u64) {
-        self.vals[i] = v;
+        let (lo, width) = FIELD_POS[self.form.0 as usize][i];
+        let m = low_mask(width);
+        self.word = (self.word & !((m as u128) << lo)) | (((v & m) as u128) << lo);
+        if v > m || self.wide.is_some() {
+            self.set_wide(i, v, v > m);
+        }
+    }
+
+    /// Records (or forgets) the whole value of field `i` in the side list.
+    #[cold]
+    fn set_wide(&mut self, i: usize, v: u64, wide: bool) {
+        let list = &mut self.wide.get_or_insert_with(|| Box::new(Wide(Vec::new()))).0;
+        match (list.binary_search_by_key(&(i as u8), |e| e.0), wide) {
+            (Ok(k), true) => list[k].1 = v,
+            (Err(k), true) => list.insert(k, (i as u8, v)),
+            (Ok(k), false) => {
+                list.remove(k);
+            }
+            (Err(_), false) => {}
+        }
+        if list.is_empty() {
+            self.wide = None;
+        }
     }
 
     /// The first syntax pattern that can express this instruction.
@@ -124,8 +198,50 @@ impl Inst {
     pub fn validate(&self) -> Result<&'static Pattern, InstError> {
         let def = self.def();
         let form = self.form.name();
-        for (i, f) in def.fields.iter().enumerate() {
-            let v = self.vals[i];
+        // Every value fits (no side list), every fixed field holds its value
+        // and every enumerated field a defined one: checked on the word at
+        // once; otherwise field by field, reporting the first in field order.
+        if !self.fields_plainly_valid() {
+            self.check_fields()?;
+        }
+        self.check_registers()?;
+        let pat = self.pattern().ok_or(InstError::NoSyntax { form })?;
+        for x in def.exceptions.iter() {
+            if crate::model::eval(&x.cond, self.values()) != 0 {
+                return Err(InstError::Exception { form, message: &x.message });
+            }
+        }
+        if !pat.wsb {
+            let w = crate::control::WSB.index as usize;
+            if self.get_at(w) != def.fields[w].default.unwrap_or(7) {
+                return Err(InstError::WsbNotAllowed { form });
+            }
+        }
+        Ok(pat)
+    }
+
+    /// Whether no field value is too wide, undefined or off its fixed value
+    /// (the fast test of the word; [`Inst::check_fields`] names the fault).
+    #[inline]
+    fn fields_plainly_valid(&self) -> bool {
+        let fi = self.form.0 as usize;
+        let (mask, bits) = FIXED_BITS[fi];
+        if self.wide.is_some() || self.word & mask != bits {
+            return false;
+        }
+        ENUM_FIELDS[fi].iter().all(|&(i, t)| {
+            let v = self.get_at(i as usize);
+            match &ENUM_DEFINED[t as usize] {
+                Some(set) => v < 256 && set[(v / 64) as usize] >> (v % 64) & 1 != 0,
+                None => ISA.types[t as usize].name_of(v).is_some(),
+            }
+        })
+    }
+
+    fn check_fields(&self) -> Result<(), InstError> {
+        let form = self.form.name();
+        for (i, f) in self.def().fields.iter().enumerate() {
+            let v = self.get_at(i);
             if v > f.max() {
                 return Err(InstError::ValueTooWide { form, field: &f.name, value: v });
             }
@@ -140,30 +256,20 @@ impl Inst {
                 }
             }
         }
-        self.check_registers()?;
-        let pat = self.pattern().ok_or(InstError::NoSyntax { form })?;
-        for x in def.exceptions.iter() {
-            if crate::model::eval(&x.cond, self.values()) != 0 {
-                return Err(InstError::Exception { form, message: &x.message });
-            }
-        }
-        if !pat.wsb {
-            let w = crate::control::WSB.index as usize;
-            if self.vals[w] != def.fields[w].default.unwrap_or(7) {
-                return Err(InstError::WsbNotAllowed { form });
-            }
-        }
-        Ok(pat)
+        Ok(())
     }
 
     fn check_registers(&self) -> Result<(), InstError> {
         let def = self.def();
-        for (i, f) in def.fields.iter().enumerate() {
-            if !matches!(f.kind, Kind::Reg | Kind::UReg) {
-                continue;
-            }
-            let w = def.bitwidth_of(i, self.values());
-            let v = self.vals[i];
+        // Only the fields whose bit width can exceed 32 (generated).
+        for &(i, bits) in WIDE_REG_FIELDS[self.form.0 as usize] {
+            let i = i as usize;
+            let f = &def.fields[i];
+            let w = match bits {
+                0 => def.bitwidth_of(i, self.values()),
+                b => b as u32,
+            };
+            let v = self.get_at(i);
             let zero = f.kind.zero_register().unwrap();
             if w <= 32 || v == zero {
                 continue;
@@ -185,29 +291,21 @@ impl Inst {
         Ok(self.encode_unchecked().to_le_bytes())
     }
 
-    /// Places the fields without checking them (values are masked).
+    /// Places the fields without checking them (values are masked): the word.
+    #[inline]
     pub fn encode_unchecked(&self) -> u128 {
-        let mut w = 0u128;
-        for (i, f) in self.def().fields.iter().enumerate() {
-            w |= ((self.vals[i] & f.max()) as u128) << f.lo;
-        }
-        w
+        self.word
     }
 
     /// Decodes 16 bytes; rejects anything [`Inst::encode`] would not produce.
     pub fn decode(bytes: &[u8; INST_BYTES]) -> Result<Inst, InstError> {
         let w = u128::from_le_bytes(*bytes);
         let form = find_form(w)?;
-        let def = form.def();
-        let mut vals = [0u64; MAX_FIELDS];
-        for (i, f) in def.fields.iter().enumerate() {
-            vals[i] = ((w & f.mask()) >> f.lo) as u64;
+        let stray = w & !USED_BITS[form.0 as usize];
+        if stray != 0 {
+            return Err(InstError::StrayBits { form: form.name(), bit: stray.trailing_zeros() });
         }
-        let used: u128 = def.fields.iter().fold(0, |m, f| m | f.mask());
-        let inst = Inst { form, vals };
-        if w & !used != 0 {
-            return Err(InstError::StrayBits { form: form.name(), bit: (w & !used).trailing_zeros() });
-        }
+        let inst = Inst { word: w, form, wide: None };
         inst.validate()?;
         Ok(inst)
     }
@@ -249,4 +347,150 @@ fn find_form(w: u128) -> Result<FormId, InstError> {
         }
     }
     Err(InstError::UnknownForm { optype: ot.name.to_string(), stype: ((w >> 8) & 0xf) as u64 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value for every field of `form` that fits it, varied by `seed`.
+    fn fitting_values(form: FormId, seed: u64) -> Vec<u64> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        form.def()
+            .fields
+            .iter()
+            .map(|f| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x & f.max()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_instruction_is_small() {
+        assert!(std::mem::size_of::<Inst>() <= 32, "{} bytes", std::mem::size_of::<Inst>());
+    }
+
+    #[test]
+    fn new_holds_every_fields_unused_value() {
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            let i = Inst::new(form);
+            for (k, f) in form.def().fields.iter().enumerate() {
+                assert_eq!(i.get_at(k), f.unused_value(), "{} field {}", form.name(), f.name);
+            }
+        }
+    }
+
+    #[test]
+    fn fields_read_back_and_encode_where_the_description_places_them() {
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            for seed in 1..4 {
+                let vals = fitting_values(form, seed * 1000 + fi as u64);
+                let mut i = Inst::new(form);
+                let mut word = 0u128;
+                for (k, (f, &v)) in form.def().fields.iter().zip(&vals).enumerate() {
+                    i.set_at(k, v);
+                    word |= (v as u128) << f.lo;
+                }
+                for (k, &v) in vals.iter().enumerate() {
+                    assert_eq!(i.get_at(k), v, "{} field {}", form.name(), k);
+                }
+                assert_eq!(i.encode_unchecked(), word, "{}", form.name());
+            }
+        }
+    }
+
+    /// Runs `check` (which tells whether the instruction passed) on new
+    /// instructions of every form and on instructions with random values in
+    /// the fields `pick` chooses; both outcomes must occur.
+    fn on_random_insts(salt: u64, pick: impl Fn(&Field, u64) -> bool, mut check: impl FnMut(&Inst) -> bool) {
+        let mut seen = [0usize; 2];
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            for seed in 0..8 {
+                let mut i = Inst::new(form);
+                if seed > 0 {
+                    for (k, v) in fitting_values(form, seed * salt + fi as u64).into_iter().enumerate() {
+                        if pick(&form.def().fields[k], v) {
+                            i.set_at(k, v);
+                        }
+                    }
+                }
+                seen[check(&i) as usize] += 1;
+            }
+        }
+        assert!(seen[0] > 0 && seen[1] > 0, "{:?}", seen);
+    }
+
+    #[test]
+    fn the_word_test_of_fields_agrees_with_the_field_by_field_check() {
+        // Random values in about a third of the fields, fixed and enumerated
+        // ones included.
+        on_random_insts(
+            7919,
+            |_, v| (v >> 3) % 3 == 0,
+            |i| {
+                let ok = i.check_fields().is_ok();
+                assert_eq!(i.fields_plainly_valid(), ok, "{:?}", i);
+                ok
+            },
+        );
+    }
+
+    /// The register check over every field, as the description states it.
+    fn check_every_register(i: &Inst) -> Result<(), (usize, u32)> {
+        for (k, f) in i.def().fields.iter().enumerate() {
+            if let Some(zero) = f.kind.zero_register().filter(|_| matches!(f.kind, Kind::Reg | Kind::UReg)) {
+                let (w, v) = (i.def().bitwidth_of(k, i.values()), i.get_at(k));
+                if w > 32 && v != zero && (v % (w / 32) as u64 != 0 || v + (w / 32) as u64 > zero) {
+                    return Err((k, w));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_register_check_of_generated_wide_fields_agrees_with_every_field() {
+        on_random_insts(
+            104_729,
+            |f, _| f.fixed.is_none(),
+            |i| {
+                let want = check_every_register(i);
+                let got = i.check_registers().map_err(|e| match e {
+                    InstError::Misaligned { field, width, .. } | InstError::RegisterRange { field, width, .. } => {
+                        (i.def().field_index(field).unwrap(), width)
+                    }
+                    e => panic!("{}", e),
+                });
+                assert_eq!(got, want, "{:?}", i);
+                want.is_ok()
+            },
+        );
+    }
+
+    #[test]
+    fn a_value_wider_than_its_field_is_kept_and_rejected() {
+        let mut i = Inst::new(crate::forms::MOV_R);
+        let rd = crate::forms::MOV_R::RD.index as usize;
+        let fresh = i.clone();
+        i.set_at(rd, 256 + 7);
+        assert_eq!(i.get_at(rd), 263);
+        assert_ne!(i, fresh);
+        match i.validate() {
+            Err(InstError::ValueTooWide { field, value: 263, .. }) => assert_eq!(field, "rd"),
+            other => panic!("{:?}", other.map(|p| p.line)),
+        }
+        // Renamed into the file: the side list goes, and the instruction is
+        // the same as one built with that register from the start.
+        i.set_at(rd, 3);
+        let mut j = fresh.clone();
+        j.set_at(rd, 3);
+        assert_eq!(i, j);
+        assert!(i.validate().is_ok());
+    }
 }

@@ -167,7 +167,20 @@ pub enum ExprOp {
     Bin(BinOp),
 }
 
-pub fn eval(expr: &[ExprOp], vals: &[u64]) -> i64 {
+/// The field values an expression or a syntax pattern reads, by field index:
+/// a slice of values, or an instruction's packed word (`Inst::values`).
+pub trait FieldValues: Copy {
+    fn value(self, field: usize) -> u64;
+}
+
+impl FieldValues for &[u64] {
+    #[inline]
+    fn value(self, field: usize) -> u64 {
+        self[field]
+    }
+}
+
+pub fn eval(expr: &[ExprOp], vals: impl FieldValues) -> i64 {
     // This runs for every register operand of every instruction
     // (`bitwidth_of`): the stack lives on the stack unless the expression is
     // long (its depth never exceeds its length).
@@ -178,7 +191,7 @@ pub fn eval(expr: &[ExprOp], vals: &[u64]) -> i64 {
     }
 }
 
-fn eval_in(expr: &[ExprOp], vals: &[u64], st: &mut [i64]) -> i64 {
+fn eval_in(expr: &[ExprOp], vals: impl FieldValues, st: &mut [i64]) -> i64 {
     fn push(st: &mut [i64], n: &mut usize, v: i64) {
         st[*n] = v;
         *n += 1;
@@ -194,7 +207,7 @@ fn eval_in(expr: &[ExprOp], vals: &[u64], st: &mut [i64]) -> i64 {
     for op in expr {
         match *op {
             ExprOp::Num(v) => push(st, &mut sp, v),
-            ExprOp::Field(i) => push(st, &mut sp, vals[i as usize] as i64),
+            ExprOp::Field(i) => push(st, &mut sp, vals.value(i as usize) as i64),
             ExprOp::Not => {
                 let a = pop(st, &mut sp);
                 push(st, &mut sp, (a == 0) as i64)
@@ -265,7 +278,7 @@ impl Form {
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
-    pub fn bitwidth_of(&self, field: usize, vals: &[u64]) -> u32 {
+    pub fn bitwidth_of(&self, field: usize, vals: impl FieldValues) -> u32 {
         self.bitwidth.iter().find(|b| b.0 as usize == field).map(|b| eval(&b.1, vals) as u32).unwrap_or(32)
     }
 }

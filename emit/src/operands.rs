@@ -8,7 +8,8 @@
 //! PT, UPT) are never reported.
 
 use crate::inst::Inst;
-use crate::model::{Kind, Operand};
+use crate::model::Kind;
+use crate::tables::{DYNAMIC_REGS, REG_OPERANDS};
 use crate::{PT, RZ, URZ};
 
 /// A register file.
@@ -84,38 +85,24 @@ impl RegRef {
     }
 }
 
+/// The files in the order of the generated operand tables.
+const FILES: [RegFile; 4] = [RegFile::R, RegFile::UR, RegFile::P, RegFile::UP];
+
 impl Inst {
-    fn reg_refs(&self, list: &[Operand], out: &mut Vec<RegRef>) {
-        let def = self.def();
-        let mut push = |f: usize| {
-            let fd = &def.fields[f];
-            let Some(file) = RegFile::of(fd.kind) else { return };
-            let num = self.get_at(f) as u32;
+    /// The register references of the fields of `list` (0: inputs, 1:
+    /// outputs), in the order of the description's operand list.
+    fn reg_refs(&self, list: usize, out: &mut Vec<RegRef>) {
+        for &(f, file, count) in REG_OPERANDS[self.form.0 as usize][list] {
+            let file = FILES[file as usize];
+            let num = self.get_at(f as usize) as u32;
             if num == file.zero() {
-                return;
+                continue;
             }
-            let count = match file {
-                RegFile::R | RegFile::UR => def.bitwidth_of(f, self.values()).div_ceil(32).max(1),
-                RegFile::P | RegFile::UP => 1,
+            let count = match count {
+                0 => self.def().bitwidth_of(f as usize, self.values()).div_ceil(32).max(1),
+                n => n as u32,
             };
-            out.push(RegRef { file, num, count, slot: RegSlot::Field(f as u16) });
-        };
-        for o in list {
-            match o {
-                Operand::Field(i) => push(*i as usize),
-                Operand::CMemIndexed { reg, .. } => push(*reg as usize),
-                Operand::RegIndexed { index, offset, .. } => {
-                    push(*index as usize);
-                    push(*offset as usize);
-                }
-                Operand::Address { base, offset } => {
-                    push(*base as usize);
-                    if let Some(o) = offset {
-                        push(*o as usize);
-                    }
-                }
-                Operand::Pseudo(_) => {}
-            }
+            out.push(RegRef { file, num, count, slot: RegSlot::Field(f) });
         }
     }
 
@@ -128,7 +115,7 @@ impl Inst {
 
     /// [`Inst::reg_reads`], appended to `out` (no allocation when `out` has room).
     pub fn reg_reads_into(&self, out: &mut Vec<RegRef>) {
-        self.reg_refs(&self.def().inputs, out);
+        self.reg_refs(0, out);
         if let Some(g) = self.def().guard {
             let g = g as usize;
             if let Some(file) = RegFile::of(self.def().fields[g].kind) {
@@ -149,7 +136,7 @@ impl Inst {
 
     /// [`Inst::reg_writes`], appended to `out`.
     pub fn reg_writes_into(&self, out: &mut Vec<RegRef>) {
-        self.reg_refs(&self.def().outputs, out);
+        self.reg_refs(1, out);
     }
 
     /// Whether the instruction is conditional: a guard other than `@PT`
@@ -163,7 +150,80 @@ impl Inst {
     /// Whether the instruction reads or writes a register chosen at run
     /// time (`R[UR, imm]` operands), which [`Inst::reg_reads`] cannot name.
     pub fn has_dynamic_regs(&self) -> bool {
-        let def = self.def();
-        def.inputs.iter().chain(def.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. }))
+        DYNAMIC_REGS[self.form.0 as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Operand;
+    use crate::tables::ISA;
+    use crate::FormId;
+
+    /// The references read from the description's operand lists directly,
+    /// as the generated tables should give them.
+    fn from_description(inst: &Inst, list: &[Operand]) -> Vec<RegRef> {
+        let def = inst.def();
+        let mut out = Vec::new();
+        let mut push = |f: usize| {
+            let Some(file) = RegFile::of(def.fields[f].kind) else { return };
+            let num = inst.get_at(f) as u32;
+            if num != file.zero() {
+                let count = match file {
+                    RegFile::R | RegFile::UR => def.bitwidth_of(f, inst.values()).div_ceil(32).max(1),
+                    _ => 1,
+                };
+                out.push(RegRef { file, num, count, slot: RegSlot::Field(f as u16) });
+            }
+        };
+        for o in list {
+            match o {
+                Operand::Field(i) => push(*i as usize),
+                Operand::CMemIndexed { reg, .. } => push(*reg as usize),
+                Operand::RegIndexed { index, offset, .. } => {
+                    push(*index as usize);
+                    push(*offset as usize);
+                }
+                Operand::Address { base, offset } => {
+                    push(*base as usize);
+                    offset.map(|o| push(o as usize));
+                }
+                Operand::Pseudo(_) => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn generated_operand_tables_match_the_description() {
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            let mut inst = Inst::new(form);
+            // Registers 4, 8, ... in every register field, every other field
+            // at 1 where it fits (so modifiers that widen operands are on).
+            for (k, f) in form.def().fields.iter().enumerate() {
+                if f.fixed.is_none() {
+                    inst.set_at(k, if RegFile::of(f.kind).is_some() { 4 * (k as u64 % 5) } else { 1 & f.max() });
+                }
+            }
+            for i in [Inst::new(form), inst] {
+                let mut reads = from_description(&i, &i.def().inputs);
+                if let Some(g) = i.def().guard {
+                    if i.get_at(g as usize) != PT as u64 {
+                        reads.push(RegRef {
+                            file: RegFile::of(i.field_def(g as usize).kind).unwrap(),
+                            num: i.get_at(g as usize) as u32,
+                            count: 1,
+                            slot: RegSlot::Guard,
+                        });
+                    }
+                }
+                assert_eq!(i.reg_reads(), reads, "{}", form.name());
+                assert_eq!(i.reg_writes(), from_description(&i, &i.def().outputs), "{}", form.name());
+                let dynamic = i.def().inputs.iter().chain(i.def().outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. }));
+                assert_eq!(i.has_dynamic_regs(), dynamic, "{}", form.name());
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@
 //! (or to RZ/PT/0) in that line's mode.
 
 use crate::dsl::{Def, DslError, Loc};
-use crate::model::{Field, Isa, Kind, List, Operand, Str, ToRust};
+use crate::model::{Field, FieldValues, Isa, Kind, List, Operand, Str, ToRust};
 
 /// A modifier item after the mnemonic.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,25 +67,25 @@ pub struct Pattern {
 
 impl Pattern {
     /// Whether `vals` is expressible by this pattern.
-    pub fn accepts(&self, fields: &[Field], vals: &[u64]) -> bool {
+    pub fn accepts(&self, fields: &[Field], vals: impl FieldValues) -> bool {
         for m in self.mods.iter() {
             match m {
                 Mod::Lit { .. } => {}
                 Mod::Fixed { field, value, optional, .. } => {
-                    let v = vals[*field as usize];
+                    let v = vals.value(*field as usize);
                     let f = &fields[*field as usize];
                     if v != *value && !(*optional && Some(v) == f.default.or(f.fixed)) {
                         return false;
                     }
                 }
                 Mod::Var { field, allowed, .. } => {
-                    if !allowed.contains(&vals[*field as usize]) {
+                    if !allowed.contains(&vals.value(*field as usize)) {
                         return false;
                     }
                 }
             }
         }
-        self.pinned.iter().all(|(f, v)| vals[*f as usize] == *v)
+        self.pinned.iter().all(|(f, v)| vals.value(*f as usize) == *v)
     }
 }
 

@@ -310,10 +310,9 @@ impl Inst {
     /// Sets a field; a value wider than the field is an error.
     pub fn try_set<K: Role>(&mut self, h: impl Handle<K>, v: K::Value) -> Result<&mut Self, InstError> {
         let i = h.resolve(self.form).index_in(self.form);
-        let f = &self.def().fields[i];
         let bits = K::bits(v);
-        if bits > f.max() {
-            return Err(InstError::ValueTooWide { form: self.form.name(), field: &f.name, value: bits });
+        if bits > self.field_max(i) {
+            return Err(InstError::ValueTooWide { form: self.form.name(), field: &self.def().fields[i].name, value: bits });
         }
         self.set_at(i, bits);
         Ok(self)
