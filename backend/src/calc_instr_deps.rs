@@ -224,7 +224,7 @@ fn calc_with(code: &mut Code, s: &mut Scratch) {
         }
         it.inst.set(control::REQ, req as u64);
         // Record this instruction's results.
-        let class = class_of_form(it.inst.form);
+        let class = class_of_form(it.inst.form());
         let issue = t;
         if class.variable() {
             let b = next_board;

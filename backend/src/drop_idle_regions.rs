@@ -31,7 +31,7 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
     let mut dropped = 0;
     for i in 0..n {
         let it = &code.items[i];
-        let (true, Some(j)) = (it.inst.form == forms::BSSY_I, it.label) else { continue };
+        let (true, Some(j)) = (it.inst.form() == forms::BSSY_I, it.label) else { continue };
         let Some(k) = it.inst.get_opt(fields::BD) else { continue };
         let js = code.block_start[j.0 as usize];
         if js <= i || code.items[i + 1..js].iter().any(is_control) || landings.iter().any(|&t| t > i && t <= js) {
@@ -41,11 +41,11 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
         let mut sync = None;
         let mut brk = None;
         for (y, x) in code.items.iter().enumerate().skip(js) {
-            if x.inst.form == forms::BSYNC_X {
+            if x.inst.form() == forms::BSYNC_X {
                 if x.inst.get_opt(fields::BB) == Some(k) {
                     sync = Some(y);
                 }
-            } else if x.inst.form == forms::BREAK_X {
+            } else if x.inst.form() == forms::BREAK_X {
                 if x.inst.get_opt(fields::BD) == Some(k) {
                     brk = Some(y);
                 }
@@ -69,12 +69,12 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
     // dead).
     let mut set = 0u32;
     for (it, d) in code.items.iter().zip(&dead) {
-        if it.inst.form == forms::BSSY_I && !d {
+        if it.inst.form() == forms::BSSY_I && !d {
             set |= it.inst.get_opt(fields::BD).map_or(u32::MAX, |k| 1 << k);
         }
     }
     for (it, d) in code.items.iter().zip(dead.iter_mut()) {
-        let k = match it.inst.form {
+        let k = match it.inst.form() {
             f if f == forms::BMOV_X => it.inst.get_opt(fields::BB),
             f if f == forms::BMOV_R => it.inst.get_opt(fields::BD),
             _ => continue,

@@ -447,8 +447,8 @@ impl std::fmt::Display for Code {
                 .unwrap_or_else(|e| match above_file(&it.inst) {
                     // A spill slot still named above the file (before
                     // pack_regs): the form and its general registers.
-                    Some(regs) => format!("{} {}", it.inst.form.name(), regs),
-                    None => format!("<{}: {}>", it.inst.form.name(), e),
+                    Some(regs) => format!("{} {}", it.inst.form().name(), regs),
+                    None => format!("<{}: {}>", it.inst.form().name(), e),
                 });
             let target = it.target.or(it.label).map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
             let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
@@ -483,7 +483,7 @@ pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), String> {
                 let mut i = it.inst.clone();
                 let dest = (code.block_start[t.0 as usize] * INST_BYTES) as i64;
                 let f = target_field(&i)
-                    .ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form.name()))?;
+                    .ok_or_else(|| format!("instruction {} ({}) has a branch target but no offset field", k, i.form().name()))?;
                 i.set_at(f, (dest - (pc + INST_BYTES as i64)) as u32 as u64);
                 Some(i)
             }
@@ -573,7 +573,7 @@ mod tests {
         assert_eq!(text(&lower_move(reg(1, RegClass::Float), reg(0, RegClass::Float), &none)), ["MOV R4, R6", "MOV R5, R7"]);
         let p = lower_move(reg(2, RegClass::Vector), reg(5, RegClass::Vector), &none);
         assert_eq!(p.items.len(), 1);
-        assert_eq!(p.items[0].inst.form, forms::PLOP3_X);
+        assert_eq!(p.items[0].inst.form(), forms::PLOP3_X);
         assert_eq!((field(&p, 0, "pu"), field(&p, 0, "pa"), field(&p, 0, "lut")), (5, 2, 0xF0));
     }
 
@@ -600,15 +600,15 @@ mod tests {
         assert_eq!(homes.memory_bytes(), 0);
         let regs = |c: &Code, k: usize, a: &str, b: &str| (field(c, k, a), field(c, k, b));
         let c = lower_move(reg(0, RegClass::Int), slot(0), &homes);
-        assert_eq!((c.items[0].inst.form, regs(&c, 0, "rd", "rb")), (forms::MOV_R, (256, 132)));
+        assert_eq!((c.items[0].inst.form(), regs(&c, 0, "rd", "rb")), (forms::MOV_R, (256, 132)));
         let c = lower_move(slot(0), reg(1, RegClass::Int), &homes);
-        assert_eq!((c.items[0].inst.form, regs(&c, 0, "rd", "rb")), (forms::MOV_R, (133, 256)));
+        assert_eq!((c.items[0].inst.form(), regs(&c, 0, "rd", "rb")), (forms::MOV_R, (133, 256)));
         let c = lower_move(reg(1, RegClass::Float), slot(2), &homes);
         assert_eq!((regs(&c, 0, "rd", "rb"), regs(&c, 1, "rd", "rb")), ((258, 6), (259, 7)));
         let c = lower_move(reg(3, RegClass::Vector), slot(4), &homes);
-        assert_eq!((c.items.len(), c.items[0].inst.form, regs(&c, 0, "rd", "pp")), (1, forms::SEL_RI, (260, 3)));
+        assert_eq!((c.items.len(), c.items[0].inst.form(), regs(&c, 0, "rd", "pp")), (1, forms::SEL_RI, (260, 3)));
         let c = lower_move(slot(4), reg(1, RegClass::Vector), &homes);
-        assert_eq!((c.items.len(), c.items[0].inst.form, regs(&c, 0, "pu", "ra")), (1, forms::ISETP_RI, (1, 260)));
+        assert_eq!((c.items.len(), c.items[0].inst.form(), regs(&c, 0, "pu", "ra")), (1, forms::ISETP_RI, (1, 260)));
         // Only the slot kept in memory takes frame bytes, packed densely.
         let homes = SlotHomes::new(vec![1, 0, 2, 0, 1], |s| s != 4);
         assert_eq!(homes.memory_bytes(), 4);
@@ -646,7 +646,7 @@ mod tests {
         // The ABI operands: the return reads R4-R5 (its result) and the
         // return address, implicitly; nothing is written for `Args`.
         let ret = code.items.last().unwrap();
-        assert_eq!(ret.inst.form, forms::RET_R);
+        assert_eq!(ret.inst.form(), forms::RET_R);
         assert_eq!(ret.implicit.reads, [4, 5, 20, 21, 1]);
         // Packing coalesces every copy into the ABI registers.
         crate::pack_regs::pack_regs(&mut code).unwrap();

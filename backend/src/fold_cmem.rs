@@ -41,7 +41,7 @@ fn twin(form: FormId, pos: usize, src: Source) -> Option<&'static OperandTwin> {
 
 /// Whether A and B of `i` may be exchanged.
 fn commutes(i: &Inst) -> bool {
-    let t = i.form.twins();
+    let t = i.form().twins();
     let unmodified = || t.modifiers[..2].iter().flat_map(|m| m.iter()).all(|&k| i.get_at(k as usize) == 0);
     match i.def().optype {
         o if o == optypes::IADD::ID => unmodified(),
@@ -114,7 +114,7 @@ pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item =
     vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter_map(move |m| {
         let single = m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1;
         let (p, o) = (m.pieces.first()?, *m.opnds.first()?);
-        let copy = single && p.form == form && o.kind == OpKind::Def && o.fixed.is_none() && !m.fixups[0].hi && !p.is_guarded();
+        let copy = single && p.form() == form && o.kind == OpKind::Def && o.fixed.is_none() && !m.fixups[0].hi && !p.is_guarded();
         (copy && defs.once(o.vreg)).then_some((o.vreg, p))
     })
 }
@@ -149,7 +149,7 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
     // (`MOV.64`, a 64-bit kernel parameter), defined nowhere else: the
     // bank address and the width.
     let cmem: HashMap<VReg, (u64, u32)> = single_copies(vcode, forms::MOV_C)
-        .map(|(v, p)| (v, (p.get(forms::MOV_C::VB), p.def().bitwidth_of(forms::MOV_C::RD.index_in(p.form), p.values()))))
+        .map(|(v, p)| (v, (p.get(forms::MOV_C::VB), p.def().bitwidth_of(forms::MOV_C::RD.index_in(p.form()), p.values()))))
         .collect();
     if cmem.is_empty() {
         return 0;
@@ -255,13 +255,13 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
         let old = m.pieces[fx.piece as usize].clone();
         // The piece's other fixups, through the twin's field map; the
         // folded one becomes the scale register's.
-        let tw = old.form.twins().cmem_beside_imm.as_ref().expect("checked by immediate_to_register");
+        let tw = old.form().twins().cmem_beside_imm.as_ref().expect("checked by immediate_to_register");
         m.fixups.remove(k);
         for f in m.fixups.iter_mut().filter(|f| f.piece == fx.piece) {
             f.field = tw.twin.fields[f.field as usize].expect("checked by immediate_to_register");
         }
         m.opnds.push(Opnd { vreg: regs[&(bi, imm)], kind: OpKind::Use, fixed: None });
-        let rb = n.form.twins().sources[1].expect("checked by immediate_to_register");
+        let rb = n.form().twins().sources[1].expect("checked by immediate_to_register");
         m.fixups.push(Fixup { piece: fx.piece, field: rb, opnd: m.opnds.len() as u8 - 1, hi: false });
         m.pieces[fx.piece as usize] = n.clone();
         drop_unnamed_uses(m, |v| cmem.contains_key(&v));
@@ -294,19 +294,19 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
 fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Inst, u32)> {
     let fx = m.fixups[k];
     let p = &m.pieces[fx.piece as usize];
-    let t = p.form.twins();
+    let t = p.form().twins();
     if fx.hi || t.sources[2] != Some(fx.field) || p.def().bitwidth_of(fx.field as usize, p.values()) != width {
         return None;
     }
     let tw = t.cmem_beside_imm.as_ref()?;
     let mut from = p.clone();
-    let vb = fields::VB.place(p.form)?;
+    let vb = fields::VB.place(p.form())?;
     let imm = u32::try_from(from.get_at(vb)).ok()?;
     from.set_at(vb, from.def().fields[vb].unused_value());
     let mut n = convert(&from, &tw.twin, Some(fx.field as usize))?;
     let vc = tw.operand as usize;
     n.set_at(vc, c);
-    let rb = n.form.twins().sources[1]? as usize;
+    let rb = n.form().twins().sources[1]? as usize;
     if n.def().bitwidth_of(vc, n.values()) != width || n.def().bitwidth_of(rb, n.values()) != 32 {
         return None;
     }
@@ -340,7 +340,7 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         _ => return false,
     };
     // Operand position, swapping A into B where allowed.
-    let [ra, rb, rc] = piece.form.twins().sources.map(|s| s.map(usize::from));
+    let [ra, rb, rc] = piece.form().twins().sources.map(|s| s.map(usize::from));
     let field = Some(fx.field as usize);
     let (mut inst, pos, swap) = if field == rb {
         (piece.clone(), 1, false)
@@ -351,7 +351,7 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
     } else {
         return false;
     };
-    let Some(tw) = twin(inst.form, pos, src) else { return false };
+    let Some(tw) = twin(inst.form(), pos, src) else { return false };
     let from_field = if pos == 1 { rb } else { rc };
     if let (true, Some(a), Some(b)) = (swap, ra, rb) {
         // Only when neither operand is modified (`commutes`).

@@ -40,7 +40,7 @@ fn guardable(p: &Inst) -> bool {
     if def.guard.is_none() || p.is_guarded() || def.optype == optypes::R2UR::ID {
         return false;
     }
-    match p.form.group() {
+    match p.form().group() {
         Group::IALU | Group::XU | Group::DALU | Group::D_ARITH | Group::EXT_FARITH => true,
         Group::EXT_MEM => def.optype != optypes::ATOM::ID,
         Group::EXT => [

@@ -578,7 +578,7 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
         setups[p.0 as usize].push(it);
     }
     let n = code.items.len();
-    let is_bmov = |it: &Item| it.inst.form == forms::BMOV_X || it.inst.form == forms::BMOV_R;
+    let is_bmov = |it: &Item| it.inst.form() == forms::BMOV_X || it.inst.form() == forms::BMOV_R;
     let mut items = std::mem::take(&mut code.items).into_iter();
     let mut out = Vec::with_capacity(n + 3 * plan.regions.len());
     for (b, (pre, set)) in prefix.into_iter().zip(setups).enumerate() {

@@ -54,7 +54,7 @@ fn is_output(p: &Inst, f: usize) -> bool {
 /// changes nothing but its results.
 pub(crate) fn pure_alu(p: &Inst) -> bool {
     let def = p.def();
-    p.form.group() == Group::IALU
+    p.form().group() == Group::IALU
         && !def.inputs.iter().chain(def.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. } | Operand::Pseudo(_)))
 }
 
@@ -68,30 +68,30 @@ fn narrow_twin(p: &Inst) -> Option<Inst> {
         return None;
     }
     let def = p.def();
-    let rd = fields::RD.place(p.form)?;
-    if let Some(w) = fields::WIDTH.place(p.form) {
+    let rd = fields::RD.place(p.form())?;
+    if let Some(w) = fields::WIDTH.place(p.form()) {
         // `MOV{.32}`: the width field's default.
         let mut n = p.clone();
         n.set_at(w, def.fields[w].unused_value());
         return (n.def().bitwidth_of(rd, n.values()) == 32 && n.validate().is_ok()).then_some(n);
     }
-    let tw = p.form.twins().narrow.as_ref()?;
+    let tw = p.form().twins().narrow.as_ref()?;
     // No carry in (`.X`) and no carry out.
-    let at_default = |h: Fld<Raw>| h.place(p.form).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
+    let at_default = |h: Fld<Raw>| h.place(p.form()).is_none_or(|k| p.get_at(k) == def.fields[k].unused_value());
     if !at_default(fields::EXT.raw()) || !at_default(fields::PU) {
         return None;
     }
     let n = convert(p, tw, None)?;
-    (n.def().bitwidth_of(fields::RD.place(n.form)?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
+    (n.def().bitwidth_of(fields::RD.place(n.form())?, n.values()) == 32 && n.validate().is_ok()).then_some(n)
 }
 
 /// The index in `p` (`orig` itself or its 32-bit twin) of field `f` of
 /// `orig`.
 fn field_in(orig: &Inst, p: &Inst, f: usize) -> Option<usize> {
-    if p.form == orig.form {
+    if p.form() == orig.form() {
         return Some(f);
     }
-    let t = orig.form.twins().narrow.as_ref().filter(|t| t.form == p.form)?;
+    let t = orig.form().twins().narrow.as_ref().filter(|t| t.form == p.form())?;
     t.fields[f].map(usize::from)
 }
 

@@ -34,7 +34,7 @@ fn guard_kind(i: &Inst) -> Option<ursa_emit::model::Kind> {
 
 fn set_guard(i: &mut Inst, g: (u64, u64)) {
     let def = i.def();
-    let (Some(p), Some(n)) = (def.guard, def.guard_not) else { panic!("{} has no negatable guard", i.form.name()) };
+    let (Some(p), Some(n)) = (def.guard, def.guard_not) else { panic!("{} has no negatable guard", i.form().name()) };
     i.set_at(p as usize, g.0);
     i.set_at(n as usize, g.1);
 }
@@ -47,7 +47,7 @@ fn ends_flow(it: &Item) -> bool {
 }
 
 fn is_exit_like(it: &Item) -> bool {
-    (it.inst.form == forms::EXIT_X || it.inst.form == forms::RET_R) && !it.inst.is_guarded()
+    (it.inst.form() == forms::EXIT_X || it.inst.form() == forms::RET_R) && !it.inst.is_guarded()
 }
 
 /// The block execution really continues in when it enters `b`: through empty

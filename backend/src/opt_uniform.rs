@@ -80,7 +80,7 @@ fn cta_uniform(sr: u64) -> bool {
 /// and UPT are both 7); `None` if there is no twin or a field that matters
 /// has no counterpart.
 fn to_uniform(i: &Inst) -> Option<Inst> {
-    let tw = i.form.twins().uniform.as_ref()?;
+    let tw = i.form().twins().uniform.as_ref()?;
     let mut n = convert(i, tw, None)?;
     for (k, f) in i.def().fields.iter().enumerate() {
         if let (Kind::Reg, Some(j)) = (f.kind, tw.fields[k]) {
@@ -94,7 +94,7 @@ fn to_uniform(i: &Inst) -> Option<Inst> {
 
 /// Whether [`to_uniform`] succeeds on `i`, without building the twin.
 fn has_uniform_twin(i: &Inst) -> bool {
-    let Some(tw) = i.form.twins().uniform.as_ref() else { return false };
+    let Some(tw) = i.form().twins().uniform.as_ref() else { return false };
     i.def().fields.iter().enumerate().all(|(k, f)| f.fixed.is_some() || tw.fields[k].is_some() || i.get_at(k) == f.unused_value())
 }
 
@@ -109,7 +109,7 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
     let p = &m.pieces[0];
     // A guard set by `if_convert` is a fixup (the field still reads PT).
     let guard_fixup = p.def().guard.is_some_and(|g| m.fixups.iter().any(|f| f.field as usize == g as usize));
-    if p.is_guarded() || m.predicated || guard_fixup || p.form == forms::MOV_C || p.form == forms::MOV_I {
+    if p.is_guarded() || m.predicated || guard_fixup || p.form() == forms::MOV_C || p.form() == forms::MOV_I {
         return None;
     }
     let mut def = None;
@@ -261,11 +261,11 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
                 let (p, o) = (&m.pieces[0], m.opnds[0]);
                 if o.kind == OpKind::Def && o.fixed.is_none() && vcode.class(o.vreg) == Class::R && single(&o.vreg) && !m.fixups[0].hi {
-                    if p.form == forms::MOV_C && p.def().bitwidth_of(forms::MOV_C::RD.index as usize, p.values()) == 32 {
+                    if p.form() == forms::MOV_C && p.def().bitwidth_of(forms::MOV_C::RD.index as usize, p.values()) == 32 {
                         origin.insert(o.vreg, (Origin::Const(p.get(forms::MOV_C::VB)), bi, ii));
-                    } else if p.form == forms::MOV_I {
+                    } else if p.form() == forms::MOV_I {
                         origin.insert(o.vreg, (Origin::Imm(p.get(forms::MOV_I::VB)), bi, ii));
-                    } else if p.form == forms::S2R_X && cta_uniform(p.get_at(forms::S2R_X::SR.index as usize)) {
+                    } else if p.form() == forms::S2R_X && cta_uniform(p.get_at(forms::S2R_X::SR.index as usize)) {
                         origin.insert(o.vreg, (Origin::Special(p.get_at(forms::S2R_X::SR.index as usize)), bi, ii));
                     }
                 }
@@ -449,7 +449,7 @@ fn rewrite(vcode: &mut VCode, sel: Selection) -> usize {
     for &(bi, ii, _) in cands.values() {
         let m = &mut vcode.blocks[bi].insts[ii];
         let mut n = to_uniform(&m.pieces[0]).expect("checked by convertible");
-        let map = m.pieces[0].form.twins().uniform.as_ref().expect("checked by convertible").fields;
+        let map = m.pieces[0].form().twins().uniform.as_ref().expect("checked by convertible").fields;
         for fx in m.fixups.iter() {
             let v = m.opnds[fx.opnd as usize].vreg;
             let j = map[fx.field as usize].expect("twin has the register field");

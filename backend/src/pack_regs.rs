@@ -834,7 +834,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     // A plain 32-bit copy of the file (`MOV Rd, Rb`, `UMOV URd, URb`).
     let copy_form = if file == RegFile::UR { forms::UMOV_U } else { forms::MOV_R };
     let is_copy =
-        |i: usize| code.items[i].inst.form == copy_form && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1;
+        |i: usize| code.items[i].inst.form() == copy_form && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1;
 
     // Interference.
     let mut adj = Interference::new(nw, bits);
@@ -1060,7 +1060,7 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     let mut copies_removed = 0;
     reset(keep, code.items.len(), true);
     for (i, it) in code.items.iter().enumerate() {
-        if matches!(file, RegFile::R | RegFile::UR) && it.inst.form == copy_form && !it.inst.is_guarded() {
+        if matches!(file, RegFile::R | RegFile::UR) && it.inst.form() == copy_form && !it.inst.is_guarded() {
             let (d, s) = (it.inst.get_at(copy_fields(file).0), it.inst.get_at(copy_fields(file).1));
             if d == s {
                 keep[i] = false;

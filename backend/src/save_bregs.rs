@@ -31,7 +31,7 @@ fn restore(k: u8, v: VReg) -> MInst {
 }
 
 fn has_form(m: &MInst, form: ursa_emit::FormId) -> bool {
-    m.pieces.first().is_some_and(|p| p.form == form)
+    m.pieces.first().is_some_and(|p| p.form() == form)
 }
 
 /// Index in `insts` after the `Args` pseudo and the leading instructions of

@@ -37,7 +37,9 @@ pub use crate::tables::MAX_FIELDS;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Inst {
     word: u128,
-    pub form: FormId,
+    /// Not public: the word is laid out for this form, so changing it alone
+    /// would misplace every field (a new form is a new `Inst`).
+    pub(crate) form: FormId,
     wide: Option<Box<Wide>>,
 }
 
@@ -124,6 +126,12 @@ impl fmt::Debug for Inst {
 }
 
 impl Inst {
+    /// The instruction's form.
+    #[inline]
+    pub fn form(&self) -> FormId {
+        self.form
+    }
+
     /// A new instruction of `form` with every field at its default (fixed
     /// fields at their value, registers without default at RZ/PT, others 0):
     /// the form's template word, generated at build time.

@@ -291,7 +291,7 @@ pub trait ModValue: Copy {
 impl Inst {
     /// The raw value of a field.
     pub fn get<K: Role>(&self, h: impl Handle<K>) -> u64 {
-        self.get_at(h.resolve(self.form).index_in(self.form))
+        self.get_at(h.resolve(self.form).index_in(self.form()))
     }
 
     /// The raw value of a field, or None if the instruction's form has no
@@ -309,7 +309,7 @@ impl Inst {
 
     /// Sets a field; a value wider than the field is an error.
     pub fn try_set<K: Role>(&mut self, h: impl Handle<K>, v: K::Value) -> Result<&mut Self, InstError> {
-        let i = h.resolve(self.form).index_in(self.form);
+        let i = h.resolve(self.form).index_in(self.form());
         let bits = K::bits(v);
         if bits > self.field_max(i) {
             return Err(InstError::ValueTooWide { form: self.form.name(), field: &self.def().fields[i].name, value: bits });
@@ -331,7 +331,7 @@ impl Inst {
     /// check: before `pack_regs` renames them, spill slots kept in registers
     /// are named above the file (`R256` up).
     pub fn set_reg_unchecked<K: RegRole>(&mut self, h: impl Handle<K>, r: u32) -> &mut Self {
-        let i = h.resolve(self.form).index_in(self.form);
+        let i = h.resolve(self.form).index_in(self.form());
         self.set_at(i, r as u64);
         self
     }

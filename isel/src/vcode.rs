@@ -228,7 +228,7 @@ impl VCode {
             if !ok {
                 return Err(format!(
                     "{} field `{}` ({:?}{}) given {}{} of class {:?}",
-                    p.form.name(),
+                    p.form().name(),
                     f.name,
                     f.kind,
                     if f.kind == Kind::Reg {
@@ -361,7 +361,7 @@ impl Bundle {
 
     fn reg<K: RegRole>(mut self, h: impl Handle<K>, v: VReg, kind: OpKind, hi: bool) -> Self {
         let (piece, i) = self.last();
-        let field = h.resolve(i.form).index_in(i.form) as u8;
+        let field = h.resolve(i.form()).index_in(i.form()) as u8;
         let opnd = self.opnd(v, kind, None);
         self.m.fixups.push(Fixup { piece, field, opnd, hi });
         self
@@ -403,7 +403,7 @@ impl Bundle {
         let reads = i.operand_fields(false).contains(&field) || i.def().guard == Some(field as u16);
         let f = &i.def().fields[field];
         if !f.kind.is_register() || (kind == OpKind::Use && !reads) || (kind != OpKind::Use && !writes) {
-            panic!("{}: field `{}` is not a register it {}", i.form.name(), f.name, if kind == OpKind::Use { "reads" } else { "writes" });
+            panic!("{}: field `{}` is not a register it {}", i.form().name(), f.name, if kind == OpKind::Use { "reads" } else { "writes" });
         }
         let opnd = self.opnd(v, kind, None);
         self.m.fixups.push(Fixup { piece, field: field as u8, opnd, hi });
@@ -494,7 +494,7 @@ impl VCode {
         }
         let text = ursa_emit::format_inst(&shown, None, &VRegNames(names))
             .or_else(|_| ursa_emit::format_inst(p, None, &ursa_emit::NoLabels))
-            .unwrap_or_else(|e| format!("<{}: {}>", p.form.name(), e));
+            .unwrap_or_else(|e| format!("<{}: {}>", p.form().name(), e));
         text.trim_end_matches(" ;").to_string()
     }
 

@@ -53,7 +53,7 @@ impl<'a> Fields<'a> {
 
     #[inline]
     fn index<K>(&self, h: Fld<K>) -> Option<usize> {
-        h.place(self.inst.form)
+        h.place(self.inst.form())
     }
 
     fn missing<K>(&self, h: Fld<K>) -> String {

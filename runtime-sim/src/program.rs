@@ -208,7 +208,7 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         wsb: inst.get(control::WSB) as u8,
         req: inst.get(control::REQ) as u8,
     };
-    let uniform = inst.form.uniform();
+    let uniform = inst.form().uniform();
     let guard = if let Some(g) = def.guard {
         let gf = &def.fields[g as usize];
         let not = def.guard_not.is_some_and(|n| inst.get_at(n as usize) != 0);
@@ -225,13 +225,13 @@ fn predecode(inst: &Inst, pc: u64) -> (Exec, Option<String>, RegUse) {
         Ok(op) => (op, None),
         Err(e) => (Op::Invalid, Some(e)),
     };
-    let class = class_of_form(inst.form);
+    let class = class_of_form(inst.form());
     // MEMBAR holds the warp until its earlier memory operations, load
     // write-backs included, have completed: it waits on every scoreboard.
     let ctrl = if matches!(op, Op::Membar) { Ctrl { req: (1 << SCOREBOARDS) - 1, ..ctrl } } else { ctrl };
     let mut uses = reg_use(inst);
     uses.dynamic = dynamic_reg(&op);
-    let exec = Exec { op, guard, uniform, ctrl, lat: class.latency(), variable: class.variable(), form: inst.form.0 };
+    let exec = Exec { op, guard, uniform, ctrl, lat: class.latency(), variable: class.variable(), form: inst.form().0 };
     (exec, err, uses)
 }
 
