@@ -32,7 +32,7 @@
 //! function, largest Ursa excess first: where compile time goes.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::control::ControlPlane;
@@ -40,9 +40,12 @@ use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::Configurable;
 use cranelift_codegen::{settings, Context};
-use cranelift_reader::{parse_test, ParseOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
 use ursa_backend::{compile, Options};
+
+#[path = "support/clif_corpus.rs"]
+mod clif_corpus;
+use clif_corpus::{clif_files, parse_clif};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -57,29 +60,6 @@ fn corpus() -> (PathBuf, &'static str) {
         return (shared, "the conformance runtests (shared/conformance/runtests)");
     }
     (root().join("tests/filetests"), "tests/filetests (no conformance folder found)")
-}
-
-fn clif_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            clif_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "clif") {
-            out.push(p);
-        }
-    }
-}
-
-fn parse(path: &Path) -> Vec<Function> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    // `target` lines name machines this build may not have: blank them.
-    let text: String = text.lines().map(|l| if l.trim_start().starts_with("target") { "" } else { l }).collect::<Vec<_>>().join("\n");
-    match parse_test(&text, ParseOptions::default()) {
-        Ok(tf) => tf.functions.into_iter().map(|(f, _)| f).collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 fn x64() -> OwnedTargetIsa {
@@ -116,8 +96,7 @@ fn cranelift_compile(isa: &OwnedTargetIsa, f: &Function) -> bool {
 /// compilers compile.
 fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
     let (dir, what) = corpus();
-    let mut files = Vec::new();
-    clif_files(&dir, &mut files);
+    let files = clif_files(&dir);
     let mut cats: Vec<(String, Vec<Function>)> = Vec::new();
     let (mut total, mut kept) = (0, 0);
     let hook = std::panic::take_hook();
@@ -130,7 +109,7 @@ fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .unwrap_or_default();
         let cat = if cat.ends_with(".clif") { "(top)".to_string() } else { cat };
-        for f in parse(p) {
+        for f in parse_clif(p).unwrap_or_default() {
             total += 1;
             if ursa_compile(&f) && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cranelift_compile(isa, &f))).unwrap_or(false) {
                 kept += 1;

@@ -11,7 +11,9 @@
 //! `valgrind --tool=callgrind --toggle-collect='ursa_backend::compile'` gives
 //! instruction counts that do not depend on the machine's load.
 
-use cranelift_reader::{parse_test, ParseOptions};
+#[path = "../benches/support/clif_corpus.rs"]
+mod clif_corpus;
+use clif_corpus::{clif_files, parse_clif};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -23,19 +25,11 @@ fn main() {
     let files = if path.is_dir() { clif_files(path) } else { vec![path.to_path_buf()] };
     let mut all = Vec::new();
     for file in &files {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
+        match parse_clif(file) {
+            Ok(funcs) => all.extend(funcs),
+            Err(e) if path.is_dir() => eprintln!("skipped {}", e),
             Err(e) => {
-                eprintln!("{}: {}", file.display(), e);
-                std::process::exit(1);
-            }
-        };
-        let text: String = text.lines().map(|l| if l.trim_start().starts_with("target") { "" } else { l }).collect::<Vec<_>>().join("\n");
-        match parse_test(&text, ParseOptions::default()) {
-            Ok(tf) => all.extend(tf.functions.into_iter().map(|(f, _)| f)),
-            Err(e) if path.is_dir() => eprintln!("skipped {}: {}", file.display(), e),
-            Err(e) => {
-                eprintln!("{}: {}", file.display(), e);
+                eprintln!("{}", e);
                 std::process::exit(1);
             }
         }
@@ -52,23 +46,4 @@ fn main() {
         }
     }
     eprintln!("{} functions, {:.1} us per compile of the set", funcs.len(), t0.elapsed().as_secs_f64() * 1e6 / count.max(1) as f64);
-}
-
-/// The `.clif` files under `dir`, sorted.
-fn clif_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.extension().is_some_and(|x| x == "clif") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
