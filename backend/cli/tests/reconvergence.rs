@@ -44,56 +44,35 @@ fn assert_issues_after(rows: &[(u64, u64, String)], from: usize, end: &str, want
     }
 }
 
+/// Runs `kernel` of object `obj` over `ctas` CTAs of `block` threads with
+/// the launch arguments `args` (each after `--arg`), strict, printing buffer
+/// `out`, with the further flags `flags` (`--profile`, `--stats`); asserts
+/// that it succeeds and returns the output.
+fn launch(obj: &str, kernel: &str, ctas: u32, block: u32, args: &[&str], flags: &[&str]) -> String {
+    let (ctas, block) = (ctas.to_string(), block.to_string());
+    let mut cmd = vec!["run", obj, "--kernel", kernel, "--grid", &ctas, "--block", &block];
+    for a in args {
+        cmd.extend(["--arg", a]);
+    }
+    cmd.extend(["--out", "out", "--strict"]);
+    cmd.extend(flags);
+    let o = ursa(&cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// Launches `kernel` of object `obj` over `ctas` CTAs of `block` threads
 /// with arguments (`out`: i32[n + 1], `n`: i32), strict and profiled; the
 /// output.
 fn launch_out_n(obj: &str, kernel: &str, ctas: u32, block: u32, n: usize) -> String {
-    let o = ursa(&[
-        "run",
-        obj,
-        "--kernel",
-        kernel,
-        "--grid",
-        &ctas.to_string(),
-        "--block",
-        &block.to_string(),
-        "--arg",
-        &format!("buf:out=i32[{}]", n + 1),
-        "--arg",
-        &format!("i32:{}", n),
-        "--out",
-        "out",
-        "--strict",
-        "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    launch(obj, kernel, ctas, block, &[&format!("buf:out=i32[{}]", n + 1), &format!("i32:{}", n)], &["--profile"])
 }
 
 /// Launches `kernel` of object `obj` over `ctas` CTAs of `block` threads
 /// with one argument, `out`: i32[ctas * block], strict, profiled, with
 /// statistics; the output.
 fn launch_out(obj: &str, kernel: &str, ctas: u32, block: u32) -> String {
-    let n = ctas * block;
-    let o = ursa(&[
-        "run",
-        obj,
-        "--kernel",
-        kernel,
-        "--grid",
-        &ctas.to_string(),
-        "--block",
-        &block.to_string(),
-        "--arg",
-        &format!("buf:out=i32[{}]", n),
-        "--out",
-        "out",
-        "--strict",
-        "--profile",
-        "--stats",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    launch(obj, kernel, ctas, block, &[&format!("buf:out=i32[{}]", ctas * block)], &["--profile", "--stats"])
 }
 
 fn out_values(out: &str, name: &str) -> Vec<i64> {
@@ -133,24 +112,7 @@ fn divergent_if_else_tail_runs_once_per_warp() {
 #[test]
 fn divergent_br_table_tail_runs_once_per_warp() {
     let obj = kernel("switch_tail");
-    let o = ursa(&[
-        "run",
-        &obj,
-        "--kernel",
-        "switch_tail",
-        "--grid",
-        "1",
-        "--block",
-        "96",
-        "--arg",
-        "buf:out=i32[96]",
-        "--out",
-        "out",
-        "--strict",
-        "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch(&obj, "switch_tail", 1, 96, &["buf:out=i32[96]"], &["--profile"]);
     let got = out_values(&text, "out");
     for t in 0..96i64 {
         let case = [t * t, 20, 30, 40][(t & 3) as usize];
@@ -176,28 +138,8 @@ fn divergent_loop_matches_host_and_reconverges() {
     let (ctas, block, n) = (5u32, 64u32, 300usize);
     let a: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 20).collect();
     let a_arg = format!("buf:a=i32:{}", a.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(","));
-    let o = ursa(&[
-        "run",
-        &obj,
-        "--kernel",
-        "divergent_loop",
-        "--grid",
-        &ctas.to_string(),
-        "--block",
-        &block.to_string(),
-        "--arg",
-        &format!("buf:out=i32[{}]", n + 1),
-        "--arg",
-        &a_arg,
-        "--arg",
-        &format!("i32:{}", n),
-        "--out",
-        "out",
-        "--strict",
-        "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let (out_arg, n_arg) = (format!("buf:out=i32[{}]", n + 1), format!("i32:{}", n));
+    let text = launch(&obj, "divergent_loop", ctas, block, &[&out_arg, &a_arg, &n_arg], &["--profile"]);
     let got = out_values(&text, "out");
     for i in 0..n {
         let tid = (i as u32 % block) as i32;
@@ -343,24 +285,7 @@ fn more_regions_than_barrier_registers() {
     let obj = kernel("many_regions");
     let (ctas, block) = (3u32, 64u32);
     let n = (ctas * block) as usize;
-    let o = ursa(&[
-        "run",
-        &obj,
-        "--kernel",
-        "many_regions",
-        "--grid",
-        &ctas.to_string(),
-        "--block",
-        &block.to_string(),
-        "--arg",
-        &format!("buf:out=i32[{}]", n),
-        "--out",
-        "out",
-        "--strict",
-        "--profile",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = launch(&obj, "many_regions", ctas, block, &[&format!("buf:out=i32[{}]", n)], &["--profile"]);
     let got = out_values(&text, "out");
     for i in 0..n {
         let tid = (i as u32 % block) as i32;
@@ -478,23 +403,7 @@ fn device_function_run_twice_at_once_saves_its_barrier() {
     let obj = tmp("twice.o");
     let o = ursa(&["compile", "--kernel", "twice", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ursa(&[
-        "run",
-        obj.to_str().unwrap(),
-        "--kernel",
-        "twice",
-        "--grid",
-        "1",
-        "--block",
-        "64",
-        "--arg",
-        "buf:out=i32[64]",
-        "--out",
-        "out",
-        "--strict",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let got = out_values(&String::from_utf8_lossy(&o.stdout), "out");
+    let got = out_values(&launch(obj.to_str().unwrap(), "twice", 1, 64, &["buf:out=i32[64]"], &[]), "out");
     for t in 0..64i32 {
         let x = if t & 1 != 0 { t } else { 5 };
         let acc = (0..(t & 7)).fold(0i32, |a, k| a.wrapping_add(k.wrapping_mul(x)));
