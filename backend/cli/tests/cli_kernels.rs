@@ -39,6 +39,18 @@ fn kinds(obj: &str) -> Vec<(String, bool)> {
     o.functions.iter().map(|f| (f.name.clone(), f.kernel)).collect()
 }
 
+/// Runs kernel `k` of object `obj` (arguments: buffer `o` of 5 i32, the u32 5) over
+/// `grid` CTAs of 5 threads, strict; asserts success and returns the printed
+/// buffer `o`.
+fn run_k(obj: &str, grid: u32) -> String {
+    let grid = grid.to_string();
+    let args =
+        ["run", obj, "--kernel", "k", "--grid", &grid, "--block", "5", "--arg", "buf:o=i32[5]", "--arg", "u32:5", "--out", "o", "--strict"];
+    let o = ursa(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
 #[test]
 fn named_kernels_call_device_functions() {
     let src = write("dev.clif", DEV);
@@ -53,25 +65,7 @@ fn named_kernels_call_device_functions() {
         assert_eq!(kinds(obj), vec![("twice".into(), false), ("k".into(), true), ("k2".into(), true)]);
     }
     // The kernel calls the device function once per thread, over two CTAs.
-    let o = ursa(&[
-        "run",
-        obj,
-        "--kernel",
-        "k",
-        "--grid",
-        "2",
-        "--block",
-        "5",
-        "--arg",
-        "buf:o=i32[5]",
-        "--arg",
-        "u32:5",
-        "--out",
-        "o",
-        "--strict",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "o = [0, 2, 4, 6, 8]");
+    assert_eq!(run_k(obj, 2), "o = [0, 2, 4, 6, 8]");
     // A device function cannot be launched.
     let o = ursa(&["run", obj, "--kernel", "twice"]);
     assert!(!o.status.success());
@@ -332,23 +326,5 @@ fn kernel_stack_holds_the_deepest_call_chain() {
     let obj = obj.to_str().unwrap();
     let o = ursa(&["compile", "--kernel", "k", &src, "-o", obj]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = ursa(&[
-        "run",
-        obj,
-        "--kernel",
-        "k",
-        "--grid",
-        "1",
-        "--block",
-        "5",
-        "--arg",
-        "buf:o=i32[5]",
-        "--arg",
-        "u32:5",
-        "--out",
-        "o",
-        "--strict",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "o = [0, 4, 8, 12, 16]");
+    assert_eq!(run_k(obj, 1), "o = [0, 4, 8, 12, 16]");
 }
