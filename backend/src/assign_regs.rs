@@ -164,6 +164,8 @@ impl<'a> RaFunc<'a> {
                         (OpKind::EarlyDef, None) => Operand::reg_def_at_start(v),
                         (OpKind::Temp, None) => Operand::reg_temp(v),
                         (OpKind::Temp, Some(n)) => Operand::reg_fixed_def_at_start(v, preg_of(class, n)),
+                        (OpKind::Reuse(k), None) => Operand::reg_reuse_def(v, k as usize),
+                        (OpKind::Reuse(_), Some(n)) => Operand::reg_fixed_def(v, preg_of(class, n)),
                     };
                     ops.push(op);
                 }

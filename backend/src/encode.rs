@@ -82,7 +82,7 @@ fn fixed_regs(vcode: &ursa_isel::vcode::VCode, m: &ursa_isel::vcode::MInst) -> I
         };
         match o.kind {
             OpKind::Use => imp.reads.extend_from_slice(regs),
-            OpKind::Def | OpKind::EarlyDef | OpKind::Temp => imp.writes.extend_from_slice(regs),
+            OpKind::Def | OpKind::EarlyDef | OpKind::Temp | OpKind::Reuse(_) => imp.writes.extend_from_slice(regs),
         }
     }
     imp

@@ -22,7 +22,8 @@
 //!    branches, loop counters of kernels) where every reader takes them;
 //!    [`save_bregs`] — the convergence-barrier registers a device function
 //!    or a region saves and restores (`BMOV`, planned with the regions);
-//! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//! 6. [`split_bundles`] — the multi-piece instructions of selection split into
+//!    one machine instruction each; [`assign_regs`] — regalloc2 over R / R-pairs / P;
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
 //!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
@@ -62,6 +63,7 @@ pub mod place_spill_slots;
 pub mod save_bregs;
 pub mod shared_mem;
 pub mod sink_block_args;
+pub mod split_bundles;
 
 use std::fmt;
 
@@ -100,6 +102,7 @@ pub const PASSES: &[&str] = &[
     "sink_block_args",
     "opt_uniform",
     "save_bregs",
+    "split_bundles",
     "encode",
     "insert_reconvergence",
     "pack_regs",
@@ -227,6 +230,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("opt_uniform", &vcode);
     save_bregs::save_bregs(&mut vcode, &reconv);
     print("save_bregs", &vcode);
+    split_bundles::split_bundles(&mut vcode);
+    print("split_bundles", &vcode);
     let ra_func = assign_regs::RaFunc::new(&vcode);
     let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
     // Layout and packing, once per choice of spill-slot homes; the text of

@@ -22,7 +22,9 @@
 //! 5. **Colouring.** Groups are placed in order of their first appearance at
 //!    the lowest base that fits (pairs on an even register, quads on a multiple
 //!    of four), preferring the register of a web the value is copied from or
-//!    to; a copy whose two sides end up in one register is deleted.
+//!    to, else that of such a web's own copy partner (a value copied into a
+//!    copy that is copied into an ABI register); a copy whose two sides end
+//!    up in one register is deleted.
 //!
 //! The uniform registers (`UR`) and uniform predicates (`UP`, guards
 //! included) that `opt_uniform` numbered are packed the same way, each file
@@ -1007,6 +1009,22 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
                     if c >= rel && fits(c - rel) {
                         choice = Some(c - rel);
                         break 'pref;
+                    }
+                }
+            }
+        }
+        // Else the register of a partner's partner (a value copied into a
+        // copy that is then copied into an ABI register), so both copies
+        // can vanish.
+        'pref2: for &(w, off) in ms.iter().filter(|_| choice.is_none()) {
+            for &p in affine[w as usize].iter().filter(|&&p| color[p as usize].is_none()) {
+                for &q in &affine[p as usize] {
+                    if let Some(c) = color[q as usize] {
+                        let rel = (off - lo) as u32;
+                        if c >= rel && fits(c - rel) {
+                            choice = Some(c - rel);
+                            break 'pref2;
+                        }
                     }
                 }
             }

@@ -3,8 +3,10 @@
 //!
 //! A [`MInst`] is one unit for the register allocator. Most are one machine
 //! instruction (an `emit` [`Inst`] whose register fields are filled in after
-//! allocation); some are short fixed sequences ("bundles", e.g. a 64-bit
-//! add is `IADD` + `IADD.X`) whose pieces share one operand list. Control
+//! allocation); instruction selection builds some as short fixed sequences
+//! ("bundles", e.g. a 64-bit add is `IADD` + `IADD.X`) whose pieces share one
+//! operand list, and `split_bundles` (backend) splits them into one `MInst`
+//! per piece before allocation (`docs/architecture.md`). Control
 //! flow (branches, returns, calls) and the function's argument definition are
 //! pseudo-instructions, expanded by `encode` once the layout is known.
 
@@ -40,6 +42,11 @@ pub enum OpKind {
     EarlyDef,
     /// Scratch for the instruction only: conflicts with every use and def.
     Temp,
+    /// Written at the end into the register of use operand `k` of the same
+    /// instruction, which dies there: the next version of a pair whose other
+    /// half an earlier instruction wrote (`split_bundles`), or of a field an
+    /// instruction reads and writes.
+    Reuse(u8),
 }
 
 /// A register operand of an [`MInst`].
@@ -525,7 +532,7 @@ impl std::fmt::Display for VCode {
                 let opnd = |k: usize| {
                     let o = m.opnds[k];
                     let mark = match o.kind {
-                        OpKind::Use | OpKind::Def => "",
+                        OpKind::Use | OpKind::Def | OpKind::Reuse(_) => "",
                         OpKind::EarlyDef => "!",
                         OpKind::Temp => "~",
                     };
@@ -556,8 +563,9 @@ impl std::fmt::Display for VCode {
                             .iter()
                             .filter_map(|o| {
                                 let what = match o.kind {
-                                    OpKind::EarlyDef => "written early",
-                                    OpKind::Temp => "scratch",
+                                    OpKind::EarlyDef => "written early".to_string(),
+                                    OpKind::Temp => "scratch".to_string(),
+                                    OpKind::Reuse(k) => format!("in the register of {}", m.opnds[k as usize].vreg),
                                     OpKind::Use | OpKind::Def => return None,
                                 };
                                 Some(format!("{} {}", o.vreg, what))

@@ -1,8 +1,8 @@
 //! Precise-output tests of the compiler's middle layer, in the spirit of
 //! Cranelift's `precise-output` filetests: every function of
 //! `tests/precise/*.clif` is compiled (kernels: files whose functions take no
-//! results, with `--kernel`) and its code printed after `opt_uniform` (virtual
-//! registers, before allocation) and after `calc_instr_deps` (final); the text
+//! results, with `--kernel`) and its code printed after `split_bundles` (virtual
+//! registers, what the allocator sees) and after `calc_instr_deps` (final); the text
 //! must equal `tests/precise/NAME.out`. Each file is compiled as one module
 //! (device functions get convergence barriers, as with `ursa compile`). `URSA_BLESS=1` rewrites the `.out`
 //! files instead (review the diff before committing).
@@ -23,7 +23,7 @@ fn render(path: &std::path::Path) -> String {
         let opts = Options {
             kernel,
             check_regalloc: true,
-            print_after: vec!["opt_uniform".into(), "calc_instr_deps".into()],
+            print_after: vec!["split_bundles".into(), "calc_instr_deps".into()],
             shared: ursa_backend::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
             module: module.clone(),
             ..Default::default()
