@@ -1000,35 +1000,18 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
                 r != reserved && !f.contains(r) && r % align_of[w as usize] == 0
             })
         };
-        // Prefer a copy partner's register.
-        let mut choice = None;
-        'pref: for &(w, off) in ms {
-            for &p in &affine[w as usize] {
-                if let Some(c) = color[p as usize] {
-                    let rel = (off - lo) as u32;
-                    if c >= rel && fits(c - rel) {
-                        choice = Some(c - rel);
-                        break 'pref;
-                    }
-                }
-            }
-        }
-        // Else the register of a partner's partner (a value copied into a
-        // copy that is then copied into an ABI register), so both copies
-        // can vanish.
-        'pref2: for &(w, off) in ms.iter().filter(|_| choice.is_none()) {
-            for &p in affine[w as usize].iter().filter(|&&p| color[p as usize].is_none()) {
-                for &q in &affine[p as usize] {
-                    if let Some(c) = color[q as usize] {
-                        let rel = (off - lo) as u32;
-                        if c >= rel && fits(c - rel) {
-                            choice = Some(c - rel);
-                            break 'pref2;
-                        }
-                    }
-                }
-            }
-        }
+        // Prefer a copy partner's register, else that of a partner's partner
+        // (a value copied into a copy that is then copied into an ABI
+        // register), so both copies can vanish.
+        let at = |c: u32, off: i32| {
+            let rel = (off - lo) as u32;
+            (c >= rel && fits(c - rel)).then(|| c - rel)
+        };
+        let partner = |w: u32, off: i32| affine[w as usize].iter().find_map(|&p| color[p as usize].and_then(|c| at(c, off)));
+        let mut choice = ms.iter().find_map(|&(w, off)| partner(w, off)).or_else(|| {
+            ms.iter()
+                .find_map(|&(w, off)| affine[w as usize].iter().filter(|&&p| color[p as usize].is_none()).find_map(|&p| partner(p, off)))
+        });
         if choice.is_none() {
             // Prefer a base where every still-unplaced copy partner that is
             // part of an aligned pair or quad could later take this register.
