@@ -22,6 +22,7 @@
 //! defines the result's own virtual register, so later code is unchanged.
 
 use smallvec::SmallVec;
+use ursa_emit::model::Operand;
 use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
 /// Splits every splittable bundle of `vcode`; returns how many were split.
@@ -63,12 +64,22 @@ fn splittable(m: &MInst) -> bool {
         && (0..m.opnds.len()).all(|k| m.fixups.iter().any(|f| f.opnd as usize == k))
 }
 
-/// Field `field` of piece `p`: (read, written).
-fn roles(p: &ursa_emit::Inst, field: usize) -> (bool, bool) {
+/// Field `field` of piece `p`: (read, written). A bound register field is
+/// one or the other or both (the description's input and output lists).
+fn roles(p: &ursa_emit::Inst, field: u8) -> (bool, bool) {
     let def = p.def();
-    let reads = p.operand_fields(false).contains(&field) || def.guard == Some(field as u16);
-    let writes = p.operand_fields(true).contains(&field);
-    (reads, writes)
+    let named = |list: &[Operand]| list.iter().any(|o| operand_names(o, field as u16));
+    (named(&def.inputs) || def.guard == Some(field as u16), named(&def.outputs))
+}
+
+fn operand_names(o: &Operand, f: u16) -> bool {
+    match *o {
+        Operand::Field(i) => i == f,
+        Operand::CMemIndexed { cmem, reg } => cmem == f || reg == f,
+        Operand::RegIndexed { index, offset, .. } => index == f || offset == f,
+        Operand::Address { base, offset } => base == f || offset == Some(f),
+        Operand::Pseudo(_) => false,
+    }
 }
 
 /// The pieces of `m` as instructions of their own, or `None` when the bundle
@@ -79,7 +90,7 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
     // The last piece writing each operand.
     let mut last_write: SmallVec<[Option<usize>; 8]> = smallvec::smallvec![None; n];
     for f in &m.fixups {
-        if roles(&m.pieces[f.piece as usize], f.field as usize).1 {
+        if roles(&m.pieces[f.piece as usize], f.field).1 {
             let lw = &mut last_write[f.opnd as usize];
             *lw = Some(lw.map_or(f.piece as usize, |l: usize| l.max(f.piece as usize)));
         }
@@ -103,7 +114,7 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
             .iter()
             .filter(|f| f.piece as usize == j)
             .map(|&f| {
-                let (r, w) = roles(p, f.field as usize);
+                let (r, w) = roles(p, f.field);
                 (f, r, w)
             })
             .collect();
