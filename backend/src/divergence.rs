@@ -27,6 +27,8 @@
 //!
 //! A branch (`brif`, `br_table`) is divergent when its condition or index is.
 
+use std::cell::OnceCell;
+
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function, InstructionData, Value};
 use ursa_emit::mods::SReg;
@@ -41,6 +43,11 @@ pub struct Cfg {
     pub succs: Vec<Vec<Block>>,
     pub preds: Vec<Vec<Block>>,
     pub reachable: Vec<bool>,
+    /// [`Cfg::idoms`] and [`Cfg::ipdoms`], computed on first use: the
+    /// divergence analysis, the region planning and the barrier allocation
+    /// all ask for them.
+    idoms: OnceCell<Vec<Option<Block>>>,
+    ipdoms: OnceCell<Vec<Option<Option<Block>>>>,
 }
 
 impl Cfg {
@@ -71,7 +78,7 @@ impl Cfg {
                 }
             }
         }
-        Cfg { rpo: post, succs, preds, reachable }
+        Cfg { rpo: post, succs, preds, reachable, idoms: OnceCell::new(), ipdoms: OnceCell::new() }
     }
 
     pub fn num_blocks(&self) -> usize {
@@ -123,7 +130,11 @@ impl Cfg {
     }
 
     /// Immediate dominators (`None` for the entry and unreachable blocks).
-    pub fn idoms(&self) -> Vec<Option<Block>> {
+    pub fn idoms(&self) -> &[Option<Block>] {
+        self.idoms.get_or_init(|| self.compute_idoms())
+    }
+
+    fn compute_idoms(&self) -> Vec<Option<Block>> {
         let n = self.num_blocks();
         let mut order = vec![usize::MAX; n];
         for (k, b) in self.rpo.iter().enumerate() {
@@ -140,7 +151,11 @@ impl Cfg {
     /// after every block that ends the function (return, trap, tail call):
     /// `Some(Some(j))` a block, `Some(None)` the virtual exit, `None` for a
     /// block that cannot reach an exit (an endless loop) or is unreachable.
-    pub fn ipdoms(&self) -> Vec<Option<Option<Block>>> {
+    pub fn ipdoms(&self) -> &[Option<Option<Block>>] {
+        self.ipdoms.get_or_init(|| self.compute_ipdoms())
+    }
+
+    fn compute_ipdoms(&self) -> Vec<Option<Option<Block>>> {
         let n = self.num_blocks();
         let exit = n;
         // The reverse graph: node x's "preds" are its successors; the exit's
