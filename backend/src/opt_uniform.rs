@@ -307,7 +307,9 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // A candidate needs every input uniform: without a source and without a
     // parameter, that would take candidates reading each other in a cycle,
     // which values defined once (outside block parameters) cannot form.
-    if (cands.is_empty() || origin.is_empty()) && params.is_empty() {
+    // Following the inputs back from any moved candidate thus ends at one
+    // whose inputs are all sources: without such a candidate nothing moves.
+    if params.is_empty() && !cands.values().any(|(_, _, uses)| uses.iter().all(|u| origin.contains_key(u))) {
         return Plan::Nothing;
     }
     // Values read where no UR operand can go (pseudo-instructions other than
