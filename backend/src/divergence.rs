@@ -64,8 +64,7 @@ impl Cfg {
         let mut reachable = vec![false; n];
         let mut post = Vec::new();
         if let Some(entry) = f.layout.entry_block() {
-            let idx: Vec<Vec<usize>> = succs.iter().map(|v: &Vec<Block>| v.iter().map(|b| b.index()).collect()).collect();
-            post = reverse_postorder(entry.index(), &idx).into_iter().map(Block::new).collect();
+            post = reverse_postorder(entry.index(), n, |x, i| succs[x].get(i).map(|b: &Block| b.index())).into_iter().map(Block::new).collect();
             for b in &post {
                 reachable[b.index()] = true;
             }
@@ -176,7 +175,7 @@ impl Cfg {
             }
         }
         // Reverse postorder of the reverse graph from the exit.
-        let post = reverse_postorder(exit, &rsuccs);
+        let post = reverse_postorder(exit, n + 1, |x, i| rsuccs[x].get(i).copied());
         let mut order = vec![usize::MAX; n + 1];
         for (k, &x) in post.iter().enumerate() {
             order[x] = k;
@@ -227,7 +226,7 @@ impl Cfg {
                 }
             }
         }
-        let post = reverse_postorder(target.index(), &rsuccs);
+        let post = reverse_postorder(target.index(), n, |x, i| rsuccs[x].get(i).copied());
         let mut order = vec![usize::MAX; n];
         for (k, &x) in post.iter().enumerate() {
             order[x] = k;
@@ -271,17 +270,16 @@ impl Cfg {
     }
 }
 
-/// The nodes reachable from `root` in reverse postorder (depth first,
-/// successors in order).
-fn reverse_postorder(root: usize, succs: &[Vec<usize>]) -> Vec<usize> {
-    let mut seen = vec![false; succs.len()];
+/// The nodes (below `n`) reachable from `root` in reverse postorder (depth
+/// first, successors in order; `succ(x, i)` is the `i`th successor of `x`).
+fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Option<usize>) -> Vec<usize> {
+    let mut seen = vec![false; n];
     let mut post = Vec::new();
     let mut stack = vec![(root, 0usize)];
     seen[root] = true;
     while let Some((x, i)) = stack.pop() {
-        if i < succs[x].len() {
+        if let Some(s) = succ(x, i) {
             stack.push((x, i + 1));
-            let s = succs[x][i];
             if !seen[s] {
                 seen[s] = true;
                 stack.push((s, 0));
