@@ -38,7 +38,7 @@ use ursa_emit::typed::UR;
 use ursa_emit::{forms, Inst, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet};
 
-use crate::divergence::{self, Cfg};
+use crate::divergence::{self, Cfg, Divergence};
 use crate::fold_cmem::{convert, def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).
@@ -142,13 +142,21 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
 /// the block must reconverge (its immediate post-dominator) on that cycle.
 /// Then the lanes that run the block run it together, and a lane group that
 /// waits elsewhere never reads the register while it changes.
-pub fn uniform_params(f: &Function, kernel: bool, barriers_complete: bool) -> StdHashSet<(u32, usize)> {
+/// `cfg` is the control-flow graph of `f`; `div` its divergence analysis
+/// when already run (else it is run here).
+pub fn uniform_params(f: &Function, cfg: &Cfg, div: Option<&Divergence>, kernel: bool, barriers_complete: bool) -> StdHashSet<(u32, usize)> {
     let mut out = StdHashSet::new();
     if !kernel || !barriers_complete {
         return out;
     }
-    let cfg = Cfg::new(f);
-    let div = divergence::analyze(f, &cfg, kernel);
+    let analyzed;
+    let div = match div {
+        Some(d) => d,
+        None => {
+            analyzed = divergence::analyze(f, cfg, kernel);
+            &analyzed
+        }
+    };
     let ipdoms = cfg.ipdoms();
     let divergent: Vec<Block> = cfg.rpo.iter().copied().filter(|b| div.branches[b.index()]).collect();
     for &h in &cfg.rpo {
