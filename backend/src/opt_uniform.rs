@@ -107,6 +107,10 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
         return None;
     }
     let p = &m.pieces[0];
+    // Most forms have no uniform twin: the cheapest test first.
+    if p.form().twins().uniform.is_none() {
+        return None;
+    }
     // A guard set by `if_convert` is a fixup (the field still reads PT).
     let guard_fixup = p.def().guard.is_some_and(|g| m.fixups.iter().any(|f| f.field as usize == g as usize));
     if p.is_guarded() || m.predicated || guard_fixup || p.form() == forms::MOV_C || p.form() == forms::MOV_I {
@@ -296,7 +300,8 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
             }
         }
     }
-    for b in vcode.blocks.iter() {
+    // (Only the parameters' incoming values are ever looked up.)
+    for b in vcode.blocks.iter().filter(|_| !params.is_empty()) {
         for m in b.insts.iter() {
             for (t, args) in m.targets.iter().zip(m.args.iter()) {
                 let tb = &vcode.blocks[t.0 as usize];
