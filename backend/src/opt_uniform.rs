@@ -31,6 +31,7 @@ use std::collections::HashSet as StdHashSet;
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use smallvec::SmallVec;
 
 use ursa_emit::model::Kind;
 use ursa_emit::mods::SReg;
@@ -98,11 +99,15 @@ fn has_uniform_twin(i: &Inst) -> bool {
     i.def().fields.iter().enumerate().all(|(k, f)| f.fixed.is_some() || tw.fields[k].is_some() || i.get_at(k) == f.unused_value())
 }
 
+/// The register inputs of a candidate (an ALU instruction has at most three
+/// or four: no allocation).
+type Uses = SmallVec<[VReg; 4]>;
+
 /// An instruction that could run on the uniform datapath if its inputs are
 /// uniform: one plain piece, one 32-bit or predicate result, register inputs
 /// only through fixups (32-bit values and predicates), no guard (also none
 /// from `if_convert`).
-fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
+fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Uses)> {
     if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym.is_some() {
         return None;
     }
@@ -117,7 +122,7 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
         return None;
     }
     let mut def = None;
-    let mut uses = Vec::new();
+    let mut uses = Uses::new();
     for o in &m.opnds {
         if o.fixed.is_some() || !matches!(vcode.class(o.vreg), Class::R | Class::P) {
             return None;
@@ -245,7 +250,7 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usiz
 /// What the analysis found.
 struct Selection {
     origin: HashMap<VReg, (Origin, usize, usize)>,
-    cands: HashMap<VReg, (usize, usize, Vec<VReg>)>,
+    cands: HashMap<VReg, (usize, usize, Uses)>,
     /// Uniform block parameters: (block, index).
     params: HashMap<VReg, (usize, usize)>,
     uniform: VRegSet,
@@ -267,7 +272,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.once(*v);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
-    let mut cands: HashMap<VReg, (usize, usize, Vec<VReg>)> = HashMap::default();
+    let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
     for (bi, b) in vcode.blocks.iter().enumerate() {
         for (ii, m) in b.insts.iter().enumerate() {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
