@@ -64,7 +64,10 @@ impl Cfg {
         let mut reachable = vec![false; n];
         let mut post = Vec::new();
         if let Some(entry) = f.layout.entry_block() {
-            post = reverse_postorder(entry.index(), n, |x, i| succs[x].get(i).map(|b: &Block| b.index())).into_iter().map(Block::new).collect();
+            post = reverse_postorder(entry.index(), n, |x, i| succs[x].get(i).map(|b: &Block| b.index()))
+                .into_iter()
+                .map(Block::new)
+                .collect();
             for b in &post {
                 reachable[b.index()] = true;
             }

@@ -153,7 +153,13 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Uses)> {
 /// waits elsewhere never reads the register while it changes.
 /// `cfg` is the control-flow graph of `f`; `div` its divergence analysis
 /// when already run (else it is run here).
-pub fn uniform_params(f: &Function, cfg: &Cfg, div: Option<&Divergence>, kernel: bool, barriers_complete: bool) -> StdHashSet<(u32, usize)> {
+pub fn uniform_params(
+    f: &Function,
+    cfg: &Cfg,
+    div: Option<&Divergence>,
+    kernel: bool,
+    barriers_complete: bool,
+) -> StdHashSet<(u32, usize)> {
     let mut out = StdHashSet::new();
     if !kernel || !barriers_complete {
         return out;
