@@ -22,6 +22,12 @@ use crate::encode::{item, Code, Item};
 const SCOREBOARDS: u8 = 6;
 const MAX_STALL: u64 = 15;
 
+/// The control fields (group `ALL`) sit at the same index in every form:
+/// read and written by index, without resolving a handle each time.
+const STALL: usize = control::STALL.index as usize;
+const WSB: usize = control::WSB.index as usize;
+const REQ: usize = control::REQ.index as usize;
+
 /// A register a dependence can be carried by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Loc {
@@ -201,9 +207,9 @@ fn calc_with(code: &mut Code, s: &mut Scratch) {
         if need > t {
             let mut extra = need - t;
             if let Some(prev) = done.last_mut() {
-                let s = prev.inst.get(control::STALL).max(1);
+                let s = prev.inst.get_at(STALL).max(1);
                 let add = extra.min(MAX_STALL - s);
-                prev.inst.set(control::STALL, s + add);
+                prev.inst.set_at(STALL, s + add);
                 extra -= add;
             }
             while extra > 0 {
@@ -222,7 +228,6 @@ fn calc_with(code: &mut Code, s: &mut Scratch) {
         if control || (is_start[k] && k > 0) {
             pending.retain(|p| !matches!(p, Pending::Fixed(r) if *r <= t));
         }
-        it.inst.set(control::REQ, req as u64);
         // Record this instruction's results.
         let class = class_of_form(it.inst.form());
         let issue = t;
@@ -232,11 +237,10 @@ fn calc_with(code: &mut Code, s: &mut Scratch) {
             // Anything still on this board must be waited for first.
             let stale = pending.values().any(|p| matches!(p, Pending::Board(x) if *x == b));
             if stale {
-                let r = it.inst.get(control::REQ) as u8 | (1 << b);
-                it.inst.set(control::REQ, r as u64);
+                req |= 1 << b;
                 pending.retain(|p| !matches!(p, Pending::Board(x) if *x == b));
             }
-            it.inst.set(control::WSB, b as u64);
+            it.inst.set_at(WSB, b as u64);
             for &l in outs.iter() {
                 pending.insert(l, Pending::Board(b));
             }
@@ -246,14 +250,15 @@ fn calc_with(code: &mut Code, s: &mut Scratch) {
                 pending.insert(l, Pending::Fixed(ready));
             }
         }
-        let mut stall = it.inst.get(control::STALL).max(1);
+        it.inst.set_at(REQ, req as u64);
+        let mut stall = it.inst.get_at(STALL).max(1);
         if control && !class.variable() && !outs.is_empty() {
             // A control instruction's own results (CALL's return address)
             // are read on the other side of the transfer, where nothing is
             // tracked: be done before the next instruction issues.
             stall = stall.max(latency(class));
         }
-        it.inst.set(control::STALL, stall);
+        it.inst.set_at(STALL, stall);
         t = issue + stall;
     }
     if !nops.is_empty() {

@@ -27,6 +27,8 @@
 //!
 //! A branch (`brif`, `br_table`) is divergent when its condition or index is.
 
+use std::cell::OnceCell;
+
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function, InstructionData, Value};
 use ursa_emit::mods::SReg;
@@ -41,6 +43,11 @@ pub struct Cfg {
     pub succs: Vec<Vec<Block>>,
     pub preds: Vec<Vec<Block>>,
     pub reachable: Vec<bool>,
+    /// [`Cfg::idoms`] and [`Cfg::ipdoms`], computed on first use: the
+    /// divergence analysis, the region planning and the barrier allocation
+    /// all ask for them.
+    idoms: OnceCell<Vec<Option<Block>>>,
+    ipdoms: OnceCell<Vec<Option<Option<Block>>>>,
 }
 
 impl Cfg {
@@ -57,8 +64,10 @@ impl Cfg {
         let mut reachable = vec![false; n];
         let mut post = Vec::new();
         if let Some(entry) = f.layout.entry_block() {
-            let idx: Vec<Vec<usize>> = succs.iter().map(|v: &Vec<Block>| v.iter().map(|b| b.index()).collect()).collect();
-            post = reverse_postorder(entry.index(), &idx).into_iter().map(Block::new).collect();
+            post = reverse_postorder(entry.index(), n, |x, i| succs[x].get(i).map(|b: &Block| b.index()))
+                .into_iter()
+                .map(Block::new)
+                .collect();
             for b in &post {
                 reachable[b.index()] = true;
             }
@@ -71,7 +80,7 @@ impl Cfg {
                 }
             }
         }
-        Cfg { rpo: post, succs, preds, reachable }
+        Cfg { rpo: post, succs, preds, reachable, idoms: OnceCell::new(), ipdoms: OnceCell::new() }
     }
 
     pub fn num_blocks(&self) -> usize {
@@ -123,7 +132,11 @@ impl Cfg {
     }
 
     /// Immediate dominators (`None` for the entry and unreachable blocks).
-    pub fn idoms(&self) -> Vec<Option<Block>> {
+    pub fn idoms(&self) -> &[Option<Block>] {
+        self.idoms.get_or_init(|| self.compute_idoms())
+    }
+
+    fn compute_idoms(&self) -> Vec<Option<Block>> {
         let n = self.num_blocks();
         let mut order = vec![usize::MAX; n];
         for (k, b) in self.rpo.iter().enumerate() {
@@ -140,7 +153,11 @@ impl Cfg {
     /// after every block that ends the function (return, trap, tail call):
     /// `Some(Some(j))` a block, `Some(None)` the virtual exit, `None` for a
     /// block that cannot reach an exit (an endless loop) or is unreachable.
-    pub fn ipdoms(&self) -> Vec<Option<Option<Block>>> {
+    pub fn ipdoms(&self) -> &[Option<Option<Block>>] {
+        self.ipdoms.get_or_init(|| self.compute_ipdoms())
+    }
+
+    fn compute_ipdoms(&self) -> Vec<Option<Option<Block>>> {
         let n = self.num_blocks();
         let exit = n;
         // The reverse graph: node x's "preds" are its successors; the exit's
@@ -161,7 +178,7 @@ impl Cfg {
             }
         }
         // Reverse postorder of the reverse graph from the exit.
-        let post = reverse_postorder(exit, &rsuccs);
+        let post = reverse_postorder(exit, n + 1, |x, i| rsuccs[x].get(i).copied());
         let mut order = vec![usize::MAX; n + 1];
         for (k, &x) in post.iter().enumerate() {
             order[x] = k;
@@ -212,7 +229,7 @@ impl Cfg {
                 }
             }
         }
-        let post = reverse_postorder(target.index(), &rsuccs);
+        let post = reverse_postorder(target.index(), n, |x, i| rsuccs[x].get(i).copied());
         let mut order = vec![usize::MAX; n];
         for (k, &x) in post.iter().enumerate() {
             order[x] = k;
@@ -256,17 +273,16 @@ impl Cfg {
     }
 }
 
-/// The nodes reachable from `root` in reverse postorder (depth first,
-/// successors in order).
-fn reverse_postorder(root: usize, succs: &[Vec<usize>]) -> Vec<usize> {
-    let mut seen = vec![false; succs.len()];
+/// The nodes (below `n`) reachable from `root` in reverse postorder (depth
+/// first, successors in order; `succ(x, i)` is the `i`th successor of `x`).
+fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Option<usize>) -> Vec<usize> {
+    let mut seen = vec![false; n];
     let mut post = Vec::new();
     let mut stack = vec![(root, 0usize)];
     seen[root] = true;
     while let Some((x, i)) = stack.pop() {
-        if i < succs[x].len() {
+        if let Some(s) = succ(x, i) {
             stack.push((x, i + 1));
-            let s = succs[x][i];
             if !seen[s] {
                 seen[s] = true;
                 stack.push((s, 0));

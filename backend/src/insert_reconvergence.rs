@@ -358,7 +358,13 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
 /// callees); without them a device function saves every barrier register
 /// its regions use (any caller may hold it).
 pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, String> {
-    let cfg = Cfg::new(f);
+    plan_on(f, &Cfg::new(f), kernel, facts).map(|(p, _)| p)
+}
+
+/// [`plan`] on the control-flow graph `cfg` of `f`, which the caller shares
+/// with later passes; also returns the divergence analysis when it was run
+/// (the function has a conditional branch or a barrier).
+pub fn plan_on(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(Plan, Option<Divergence>), String> {
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
     // Without a barrier there is nothing to check.
     let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
@@ -367,9 +373,17 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
     let conditional = cfg.rpo.iter().any(|&b| {
         f.layout.last_inst(b).is_some_and(|i| matches!(f.dfg.insts[i], InstructionData::Brif { .. } | InstructionData::BranchTable { .. }))
     });
-    let div = if has_barrier || conditional { divergence::analyze(f, &cfg, kernel) } else { Divergence::without_branches(&cfg) };
+    let analyzed = (has_barrier || conditional).then(|| divergence::analyze(f, cfg, kernel));
+    let without;
+    let div = match &analyzed {
+        Some(d) => d,
+        None => {
+            without = Divergence::without_branches(cfg);
+            &without
+        }
+    };
     if has_barrier {
-        check_barriers(f, &cfg, &div, kernel, facts)?;
+        check_barriers(f, cfg, div, kernel, facts)?;
     }
     // The registers callers may hold while a device function runs: all of
     // them when it is compiled alone or may run twice at once (then those
@@ -383,9 +397,9 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
         }
     };
     // Regions start only at divergent branches.
-    let groups = if div.branches.contains(&true) { groups(f, &cfg, &div, kernel, facts, &mut out.skipped) } else { Vec::new() };
-    alloc_bregs::allocate(f, &cfg, &div, kernel, groups, avoid, facts, &mut out);
-    Ok(out)
+    let groups = if div.branches.contains(&true) { groups(f, cfg, div, kernel, facts, &mut out.skipped) } else { Vec::new() };
+    alloc_bregs::allocate(f, cfg, div, kernel, groups, avoid, facts, &mut out);
+    Ok((out, analyzed))
 }
 
 /// The regions before register allocation: divergent branches grouped by

@@ -212,7 +212,11 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             printed.push_str(&format!("; after {}\n{}\n", pass, text));
         }
     };
-    let reconv = insert_reconvergence::plan(&func, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
+    // One control-flow graph of the CLIF function (with its dominator trees,
+    // computed on demand) and one divergence analysis for the region
+    // planning and the uniform block parameters.
+    let cfg = divergence::Cfg::new(&func);
+    let (reconv, div) = insert_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
     let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     narrow_pairs::narrow_pairs(&mut vcode);
@@ -225,7 +229,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("if_convert", &vcode);
     sink_block_args::sink_block_args(&mut vcode);
     print("sink_block_args", &vcode);
-    let uniform_params = opt_uniform::uniform_params(&func, opts.kernel, reconv.skipped.is_empty());
+    let uniform_params = opt_uniform::uniform_params(&func, &cfg, div.as_ref(), opts.kernel, reconv.skipped.is_empty());
     opt_uniform::opt_uniform(&mut vcode, &uniform_params);
     print("opt_uniform", &vcode);
     save_bregs::save_bregs(&mut vcode, &reconv);

@@ -165,6 +165,10 @@ impl std::ops::IndexMut<usize> for Blocks<'_> {
 pub fn opt_branches(code: &mut Code) {
     let nb = code.block_start.len();
     let n = code.items.len();
+    // One block without a branch: nothing to thread, turn or delete.
+    if nb == 1 && code.items.iter().all(|it| it.target.is_none()) {
+        return;
+    }
     let at = (0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })).collect();
     let mut blocks = Blocks { items: &mut code.items, at };
 

@@ -31,6 +31,7 @@ use std::collections::HashSet as StdHashSet;
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use smallvec::SmallVec;
 
 use ursa_emit::model::Kind;
 use ursa_emit::mods::SReg;
@@ -38,7 +39,7 @@ use ursa_emit::typed::UR;
 use ursa_emit::{forms, Inst, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet};
 
-use crate::divergence::{self, Cfg};
+use crate::divergence::{self, Cfg, Divergence};
 use crate::fold_cmem::{convert, def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).
@@ -98,22 +99,30 @@ fn has_uniform_twin(i: &Inst) -> bool {
     i.def().fields.iter().enumerate().all(|(k, f)| f.fixed.is_some() || tw.fields[k].is_some() || i.get_at(k) == f.unused_value())
 }
 
+/// The register inputs of a candidate (an ALU instruction has at most three
+/// or four: no allocation).
+type Uses = SmallVec<[VReg; 4]>;
+
 /// An instruction that could run on the uniform datapath if its inputs are
 /// uniform: one plain piece, one 32-bit or predicate result, register inputs
 /// only through fixups (32-bit values and predicates), no guard (also none
 /// from `if_convert`).
-fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
+fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Uses)> {
     if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym.is_some() {
         return None;
     }
     let p = &m.pieces[0];
+    // Most forms have no uniform twin: the cheapest test first.
+    if p.form().twins().uniform.is_none() {
+        return None;
+    }
     // A guard set by `if_convert` is a fixup (the field still reads PT).
     let guard_fixup = p.def().guard.is_some_and(|g| m.fixups.iter().any(|f| f.field as usize == g as usize));
     if p.is_guarded() || m.predicated || guard_fixup || p.form() == forms::MOV_C || p.form() == forms::MOV_I {
         return None;
     }
     let mut def = None;
-    let mut uses = Vec::new();
+    let mut uses = Uses::new();
     for o in &m.opnds {
         if o.fixed.is_some() || !matches!(vcode.class(o.vreg), Class::R | Class::P) {
             return None;
@@ -142,13 +151,27 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Vec<VReg>)> {
 /// the block must reconverge (its immediate post-dominator) on that cycle.
 /// Then the lanes that run the block run it together, and a lane group that
 /// waits elsewhere never reads the register while it changes.
-pub fn uniform_params(f: &Function, kernel: bool, barriers_complete: bool) -> StdHashSet<(u32, usize)> {
+/// `cfg` is the control-flow graph of `f`; `div` its divergence analysis
+/// when already run (else it is run here).
+pub fn uniform_params(
+    f: &Function,
+    cfg: &Cfg,
+    div: Option<&Divergence>,
+    kernel: bool,
+    barriers_complete: bool,
+) -> StdHashSet<(u32, usize)> {
     let mut out = StdHashSet::new();
     if !kernel || !barriers_complete {
         return out;
     }
-    let cfg = Cfg::new(f);
-    let div = divergence::analyze(f, &cfg, kernel);
+    let analyzed;
+    let div = match div {
+        Some(d) => d,
+        None => {
+            analyzed = divergence::analyze(f, cfg, kernel);
+            &analyzed
+        }
+    };
     let ipdoms = cfg.ipdoms();
     let divergent: Vec<Block> = cfg.rpo.iter().copied().filter(|b| div.branches[b.index()]).collect();
     for &h in &cfg.rpo {
@@ -233,7 +256,7 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usiz
 /// What the analysis found.
 struct Selection {
     origin: HashMap<VReg, (Origin, usize, usize)>,
-    cands: HashMap<VReg, (usize, usize, Vec<VReg>)>,
+    cands: HashMap<VReg, (usize, usize, Uses)>,
     /// Uniform block parameters: (block, index).
     params: HashMap<VReg, (usize, usize)>,
     uniform: VRegSet,
@@ -255,7 +278,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.once(*v);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
-    let mut cands: HashMap<VReg, (usize, usize, Vec<VReg>)> = HashMap::default();
+    let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
     for (bi, b) in vcode.blocks.iter().enumerate() {
         for (ii, m) in b.insts.iter().enumerate() {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
@@ -288,7 +311,8 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
             }
         }
     }
-    for b in vcode.blocks.iter() {
+    // (Only the parameters' incoming values are ever looked up.)
+    for b in vcode.blocks.iter().filter(|_| !params.is_empty()) {
         for m in b.insts.iter() {
             for (t, args) in m.targets.iter().zip(m.args.iter()) {
                 let tb = &vcode.blocks[t.0 as usize];
@@ -307,7 +331,9 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // A candidate needs every input uniform: without a source and without a
     // parameter, that would take candidates reading each other in a cycle,
     // which values defined once (outside block parameters) cannot form.
-    if (cands.is_empty() || origin.is_empty()) && params.is_empty() {
+    // Following the inputs back from any moved candidate thus ends at one
+    // whose inputs are all sources: without such a candidate nothing moves.
+    if params.is_empty() && !cands.values().any(|(_, _, uses)| uses.iter().all(|u| origin.contains_key(u))) {
         return Plan::Nothing;
     }
     // Values read where no UR operand can go (pseudo-instructions other than

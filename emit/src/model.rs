@@ -182,8 +182,15 @@ impl FieldValues for &[u64] {
 
 pub fn eval(expr: &[ExprOp], vals: impl FieldValues) -> i64 {
     // This runs for every register operand of every instruction
-    // (`bitwidth_of`): the stack lives on the stack unless the expression is
-    // long (its depth never exceeds its length).
+    // (`bitwidth_of`), where most expressions are a constant: those and a
+    // lone field are read without the stack machine. Otherwise the stack
+    // lives on the stack unless the expression is long (its depth never
+    // exceeds its length).
+    match expr {
+        [ExprOp::Num(v)] => return *v,
+        [ExprOp::Field(i)] => return vals.value(*i as usize) as i64,
+        _ => {}
+    }
     if expr.len() <= 32 {
         eval_in(expr, vals, &mut [0; 32])
     } else {
