@@ -342,7 +342,13 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         (_, 32, 32, false) => value,
         (Source::Const, 64, 64, false) => value,
         (Source::Const, 64, 32, hi) => value + if hi { 4 } else { 0 },
-        (Source::Imm, 64, 32, hi) => if hi { value >> 32 } else { value & 0xffff_ffff },
+        (Source::Imm, 64, 32, hi) => {
+            if hi {
+                value >> 32
+            } else {
+                value & 0xffff_ffff
+            }
+        }
         _ => return false,
     };
     // Operand position, swapping A into B where allowed.

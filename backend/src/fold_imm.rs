@@ -34,7 +34,12 @@ fn constants(vcode: &VCode) -> Vec<Option<(u64, u32)>> {
     for m in vcode.blocks.iter().flat_map(|b| b.insts.iter()) {
         let [o] = m.opnds.as_slice() else { continue };
         let moves = m.pieces.iter().all(|p| p.form() == forms::MOV_I && !p.is_guarded());
-        if m.pseudo != Pseudo::None || !matches!(o.kind, OpKind::Def | OpKind::EarlyDef) || o.fixed.is_some() || !moves || !defs.once(o.vreg) {
+        if m.pseudo != Pseudo::None
+            || !matches!(o.kind, OpKind::Def | OpKind::EarlyDef)
+            || o.fixed.is_some()
+            || !moves
+            || !defs.once(o.vreg)
+        {
             continue;
         }
         let k = |piece: u8| m.pieces[piece as usize].get(forms::MOV_I::VB);
@@ -143,8 +148,13 @@ mod tests {
         let (x, k, s, t) = (VReg(0), VReg(1), VReg(2), VReg(3));
         let add = Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, s).use_(IADD_RR::RA, x).use_(IADD_RR::RB, k).build();
         // k * x + s: k in A, swapped into B.
-        let mad =
-            Bundle::new().inst(forms::IMAD_RRR).def(IMAD_RRR::RD, t).use_(IMAD_RRR::RA, k).use_(IMAD_RRR::RB, x).use_(IMAD_RRR::RC, s).build();
+        let mad = Bundle::new()
+            .inst(forms::IMAD_RRR)
+            .def(IMAD_RRR::RD, t)
+            .use_(IMAD_RRR::RA, k)
+            .use_(IMAD_RRR::RB, x)
+            .use_(IMAD_RRR::RC, s)
+            .build();
         let mut v = vcode(vec![mov(k, 40), add, mad], vec![C, C, C, C]);
         assert_eq!(fold_imm(&mut v), 2);
         let text = v.to_string();
