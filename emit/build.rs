@@ -224,7 +224,8 @@ fn uniform_field(name: &str) -> String {
 }
 
 /// The twin-form tables of emit/src/twins.rs: twins are the forms whose
-/// operand letters differ in one source (`IADD_RR` / `IADD_RC` / `IADD_RU`)
+/// operand letters differ in one source (`IADD_RR` / `IADD_RC` / `IADD_RU` /
+/// `IADD_RI`)
 /// or the `U` form with every `R` a `U` (`UIADD_UU`); fields correspond by
 /// name (the operand's modifiers follow it: `rb.neg` -> `vb.neg`).
 fn twin_tables(isa: &model::Isa, out: &mut String) {
@@ -252,7 +253,7 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
                 format!("&[{}]", idx.join(", "))
             })
             .collect();
-        let operand_twin = |pos: usize, letter: char, to_field: &str, kind: Kind| -> String {
+        let operand_twin = |pos: usize, letter: char, to_field: &str, kind: fn(Kind) -> bool| -> String {
             let Some((op, stype)) = split_stype(&form.name) else { return "None".into() };
             let mut letters: Vec<char> = stype.chars().collect();
             if letters.get(pos) != Some(&'R') {
@@ -262,7 +263,7 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
             let Some(t) = isa.form_by_name(&format!("{}_{}", op, letters.iter().collect::<String>())) else { return "None".into() };
             let to = &isa.forms[t];
             let Some(k) = to.field_index(to_field) else { return "None".into() };
-            if to.fields[k].kind != kind {
+            if !kind(to.fields[k].kind) {
                 return "None".into();
             }
             let from_field = SOURCES[pos];
@@ -280,8 +281,12 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
                 t, map, k
             )
         };
-        let cmem = [operand_twin(1, 'C', "vb", Kind::CMem), operand_twin(2, 'C', "vc", Kind::CMem)];
-        let ureg = [operand_twin(1, 'U', "urb", Kind::UReg), operand_twin(2, 'U', "urc", Kind::UReg)];
+        let cmem = [operand_twin(1, 'C', "vb", |k| k == Kind::CMem), operand_twin(2, 'C', "vc", |k| k == Kind::CMem)];
+        let ureg = [operand_twin(1, 'U', "urb", |k| k == Kind::UReg), operand_twin(2, 'U', "urc", |k| k == Kind::UReg)];
+        // The immediate twins: any immediate kind (signed, unsigned, float
+        // bits); whether a value fits is the encoder's `validate`'s call.
+        let is_imm = |k| matches!(k, Kind::SImm(_) | Kind::UImm(_) | Kind::F32Imm | Kind::F64Imm);
+        let imm = [operand_twin(1, 'I', "vb", is_imm), operand_twin(2, 'I', "vc", is_imm)];
         // `X_RIR` -> `X_RRC`: C read from a constant bank beside an
         // immediate B (the immediate's field has no counterpart: B becomes
         // a register the caller sets).
@@ -328,11 +333,12 @@ fn twin_tables(isa: &model::Isa, out: &mut String) {
             })
             .unwrap_or_else(|| "None".into());
         out.push_str(&format!(
-            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], cmem_beside_imm: {}, uniform: {}, narrow: {} }},\n",
+            "    crate::twins::FormTwins {{ sources: [{}], modifiers: [{}], cmem: [{}], ureg: [{}], imm: [{}], cmem_beside_imm: {}, uniform: {}, narrow: {} }},\n",
             src.join(", "),
             mods.join(", "),
             cmem.join(", "),
             ureg.join(", "),
+            imm.join(", "),
             cmem_beside_imm,
             uniform,
             narrow

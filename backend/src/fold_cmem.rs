@@ -26,6 +26,8 @@ pub(crate) enum Source {
     Const,
     /// A uniform register `URn`.
     Uniform,
+    /// An immediate (`fold_imm`): the value itself.
+    Imm,
 }
 
 /// The form like `form` with operand `pos` (1 = B, 2 = C) read from `src`
@@ -35,6 +37,7 @@ fn twin(form: FormId, pos: usize, src: Source) -> Option<&'static OperandTwin> {
     let twins = match src {
         Source::Const => &t.cmem,
         Source::Uniform => &t.ureg,
+        Source::Imm => &t.imm,
     };
     twins.get(pos.checked_sub(1)?)?.as_ref()
 }
@@ -120,7 +123,8 @@ pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item =
 }
 
 /// Deletes the instructions whose only operand defines a value `is_copy`
-/// names (a copy defined once) that nothing reads any more.
+/// names (a copy defined once; a pair's two `MOV`s write it early) that
+/// nothing reads any more.
 pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> bool) {
     let mut used = VRegSet::new(vcode.classes.len());
     for b in &vcode.blocks {
@@ -136,7 +140,7 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
             let o = m.opnds.first();
             let dead = m.pseudo == Pseudo::None
                 && m.opnds.len() == 1
-                && o.is_some_and(|o| o.kind == OpKind::Def && is_copy(o.vreg) && !used.contains(&o.vreg));
+                && o.is_some_and(|o| matches!(o.kind, OpKind::Def | OpKind::EarlyDef) && is_copy(o.vreg) && !used.contains(&o.vreg));
             !dead
         });
     }
@@ -317,11 +321,12 @@ fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Ins
 }
 
 /// Reads the register operand of fixup `k` of `m` from `src` (`value`: the
-/// constant-bank address or the UR number; `width`: the bits the source
-/// holds) by switching its piece to the twin form; A is swapped into B for
-/// commutative instructions. A 64-bit constant (two consecutive words) is
-/// read whole by a 64-bit operand, or by halves by 32-bit operands (the high
-/// half of the pair: the word at `value + 4`). The fixup is removed (the
+/// constant-bank address, the UR number or the immediate; `width`: the bits
+/// the source holds) by switching its piece to the twin form; A is swapped
+/// into B for commutative instructions. A 64-bit constant-bank value (two
+/// consecutive words) is read whole by a 64-bit operand, or by halves by
+/// 32-bit operands (the high half of the pair: the word at `value + 4`); a
+/// 64-bit immediate only by halves (`value >> 32` for the high one). The fixup is removed (the
 /// operand stays in `m.opnds` until [`drop_unnamed_uses`]). `false`, with
 /// `m` unchanged, where no twin form takes it.
 pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, width: u32) -> bool {
@@ -337,6 +342,13 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         (_, 32, 32, false) => value,
         (Source::Const, 64, 64, false) => value,
         (Source::Const, 64, 32, hi) => value + if hi { 4 } else { 0 },
+        (Source::Imm, 64, 32, hi) => {
+            if hi {
+                value >> 32
+            } else {
+                value & 0xffff_ffff
+            }
+        }
         _ => return false,
     };
     // Operand position, swapping A into B where allowed.

@@ -11,7 +11,8 @@
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`narrow_pairs`] — 64-bit values of which only the low word is read
 //!    (shared-memory addresses) computed in 32 bits; [`fold_zero`] — copies
-//!    of zero read as `RZ`; [`fold_cmem`] — kernel parameters and launch
+//!    of zero read as `RZ`; [`fold_imm`] — copies of other constants read
+//!    as immediates (the `_RI`/`_RIR`/`_RRI` forms); [`fold_cmem`] — kernel parameters and launch
 //!    dimensions read from the constant bank by the instructions that use
 //!    them;
 //! 5. [`if_convert`] — short conditional blocks guarded instead of branched
@@ -48,6 +49,7 @@ pub mod divergence;
 pub mod drop_idle_regions;
 pub mod encode;
 pub mod fold_cmem;
+pub mod fold_imm;
 pub mod fold_zero;
 pub mod if_convert;
 pub mod insert_reconvergence;
@@ -97,6 +99,7 @@ pub const PASSES: &[&str] = &[
     "lower",
     "narrow_pairs",
     "fold_zero",
+    "fold_imm",
     "fold_cmem",
     "if_convert",
     "sink_block_args",
@@ -223,6 +226,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("narrow_pairs", &vcode);
     fold_zero::fold_zero(&mut vcode);
     print("fold_zero", &vcode);
+    fold_imm::fold_imm(&mut vcode);
+    print("fold_imm", &vcode);
     fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
     if_convert::if_convert(&mut vcode);

@@ -10,8 +10,9 @@
 //!   and of their modifiers (`rb.neg`, `ra.abs`, …);
 //! * for B and C, the form that reads that operand from a constant bank
 //!   (`IADD_RR` → `IADD_RC`, operand `vb`) or from a uniform register
-//!   (`IADD_RR` → `IADD_RU`, operand `urb`), with a map from each field of the
-//!   form to the twin field that takes its value (`rb.neg` → `vb.neg`);
+//!   (`IADD_RR` → `IADD_RU`, operand `urb`) or as an immediate (`IADD_RR` →
+//!   `IADD_RI`, operand `vb`), with a map from each field of the form to the
+//!   twin field that takes its value (`rb.neg` → `vb.neg`);
 //! * for `X_RIR`, the form `X_RRC` reading C from a constant bank while B,
 //!   the immediate, becomes a register;
 //! * for `X_WIDE_…` (a 64-bit result), the 32-bit operation `X_…`;
@@ -52,6 +53,12 @@ pub struct FormTwins {
     pub cmem: [Option<OperandTwin>; 2],
     /// The forms reading B (index 0) or C (index 1) from a uniform register.
     pub ureg: [Option<OperandTwin>; 2],
+    /// The forms taking B (index 0) or C (index 1) as an immediate
+    /// (`IADD_RR` -> `IADD_RI`, `LOP3_RRR` -> `LOP3_RIR`, `SHF_RRR` ->
+    /// `SHF_RRI`), of any immediate kind of the description (signed,
+    /// unsigned, float bits: `model::Kind`); whether a value fits is
+    /// `Inst::validate`'s call.
+    pub imm: [Option<OperandTwin>; 2],
     /// For an `X_RIR` form, `X_RRC`: C read from a constant bank beside an
     /// immediate B, which becomes a register (the immediate's field maps to
     /// nothing).

@@ -54,3 +54,56 @@ fn a_constant_beside_an_immediate_and_the_narrow_twin() {
     assert_eq!(n.form, forms::IMAD_RRR);
     assert!(forms::IMAD_RRR.twins().narrow.is_none());
 }
+
+/// The immediate twins (`fold_imm`): for every form with a register B or C
+/// (operand letter `R` at that place of `X_RRR`), the form whose letter
+/// there is `I` and whose `vb`/`vc` is an immediate, fields mapped by name
+/// (`rb` itself and its modifiers to nothing where the twin has no such
+/// field), and no twin where the description has no such form.
+#[test]
+fn immediate_twins_follow_the_description() {
+    use ursa_emit::model::Kind;
+    let mut found = 0;
+    for (i, form) in ISA.forms.iter().enumerate() {
+        let twins = FormId(i as u16).twins();
+        for pos in 1..3 {
+            let got = twins.imm[pos - 1].as_ref();
+            let expected = form.name.rsplit_once('_').and_then(|(op, stype)| {
+                let mut letters: Vec<char> = stype.chars().collect();
+                (letters.get(pos) == Some(&'R')).then_some(())?;
+                letters[pos] = 'I';
+                let t = ISA.forms.iter().position(|f| *f.name == *format!("{}_{}", op, letters.iter().collect::<String>()))?;
+                let k = ISA.forms[t].field_index(["vb", "vc"][pos - 1])?;
+                matches!(ISA.forms[t].fields[k].kind, Kind::SImm(_) | Kind::UImm(_) | Kind::F32Imm | Kind::F64Imm).then_some((t, k))
+            });
+            let Some((t, k)) = expected else {
+                assert!(got.is_none(), "{} has an immediate twin for operand {}", form.name, pos);
+                continue;
+            };
+            let got = got.unwrap_or_else(|| panic!("{}: no immediate twin for operand {}", form.name, pos));
+            found += 1;
+            let to = &ISA.forms[t];
+            assert_eq!(got.twin.form, FormId(t as u16), "{}", form.name);
+            assert_eq!(got.operand as usize, k, "{}", form.name);
+            let from = ["rb", "rc"][pos - 1];
+            for (j, f) in form.fields.iter().enumerate() {
+                let want = if *f.name == *from {
+                    None
+                } else {
+                    let name = match f.name.strip_prefix(from) {
+                        Some(rest) => format!("{}{}", ["vb", "vc"][pos - 1], rest),
+                        None => f.name.to_string(),
+                    };
+                    to.field_index(&name).filter(|&x| to.fields[x].fixed.is_none())
+                };
+                assert_eq!(got.twin.fields[j].map(usize::from), want, "{} field {} in {}", form.name, f.name, to.name);
+            }
+        }
+    }
+    assert!(found > 20, "only {} immediate twins", found);
+    use ursa_emit::forms;
+    assert_eq!(forms::IADD_RR.twins().imm[0].as_ref().map(|t| t.twin.form), Some(forms::IADD_RI));
+    assert_eq!(forms::SHF_RRR.twins().imm[0].as_ref().map(|t| t.twin.form), Some(forms::SHF_RIR));
+    assert_eq!(forms::SHF_RRR.twins().imm[1].as_ref().map(|t| t.twin.form), Some(forms::SHF_RRI));
+    assert!(forms::IADD_RI.twins().imm[0].is_none());
+}

@@ -129,7 +129,4 @@ impl Lower<'_> {
     pub fn u32_sub(&mut self, a: u32, b: u32) -> u32 {
         a.wrapping_sub(b)
     }
-    pub fn u32_neg(&mut self, a: u32) -> u32 {
-        a.wrapping_neg()
-    }
 }

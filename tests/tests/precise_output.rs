@@ -4,8 +4,11 @@
 //! results, with `--kernel`) and its code printed after `split_bundles` (virtual
 //! registers, what the allocator sees) and after `calc_instr_deps` (final); the text
 //! must equal `tests/precise/NAME.out`. Each file is compiled as one module
-//! (device functions get convergence barriers, as with `ursa compile`). `URSA_BLESS=1` rewrites the `.out`
-//! files instead (review the diff before committing).
+//! (device functions get convergence barriers, as with `ursa compile`). A line
+//! `; print-after: PASS…` in the file names other passes to print instead (to
+//! show one pass at work: the pass before it and the pass itself).
+//! `URSA_BLESS=1` rewrites the `.out` files instead (review the diff before
+//! committing).
 
 use std::path::PathBuf;
 
@@ -15,6 +18,10 @@ fn render(path: &std::path::Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
     let mut out = String::new();
+    let passes: Vec<String> = match text.lines().find_map(|l| l.strip_prefix("; print-after:")) {
+        Some(list) => list.split_whitespace().map(String::from).collect(),
+        None => vec!["split_bundles".into(), "calc_instr_deps".into()],
+    };
     // The whole file is one module, as `ursa compile` sees it.
     let kernels: Vec<bool> = funcs.iter().map(|f| f.signature.returns.is_empty()).collect();
     let module = Some(std::sync::Arc::new(ursa_backend::call_graph::module_facts(&funcs, &kernels)));
@@ -23,7 +30,7 @@ fn render(path: &std::path::Path) -> String {
         let opts = Options {
             kernel,
             check_regalloc: true,
-            print_after: vec!["split_bundles".into(), "calc_instr_deps".into()],
+            print_after: passes.clone(),
             shared: ursa_backend::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
             module: module.clone(),
             ..Default::default()

@@ -52,9 +52,10 @@ enum Cmd {
         #[arg(long)]
         stats: bool,
         /// Print each function's code after PASS (repeatable): lower,
-        /// narrow_pairs, fold_zero, fold_cmem, if_convert, sink_block_args,
-        /// opt_uniform, encode, insert_reconvergence, pack_regs,
-        /// opt_branches, drop_idle_regions, calc_instr_deps.
+        /// narrow_pairs, fold_zero, fold_imm, fold_cmem, if_convert,
+        /// sink_block_args, opt_uniform, save_bregs, encode,
+        /// insert_reconvergence, pack_regs, opt_branches, drop_idle_regions,
+        /// calc_instr_deps.
         #[arg(long, value_name = "PASS")]
         print_after: Vec<String>,
     },

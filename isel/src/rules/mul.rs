@@ -19,12 +19,6 @@ impl Lower<'_> {
         d
     }
 
-    pub fn imul32_imm(&mut self, a: VReg, k: u32) -> VReg {
-        let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Imm(k), S::Z));
-        d
-    }
-
     /// `IMUL.HI.S32/U32 d, a, b`: the high 32 bits of the 64-bit product.
     pub fn mulhi32(&mut self, signed: bool, a: VReg, b: VReg) -> VReg {
         let d = self.temp(Class::R);
@@ -299,13 +293,6 @@ impl Lower<'_> {
     pub fn imad32(&mut self, a: VReg, b: VReg, c: VReg) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Lo(b), S::Lo(c)));
-        d
-    }
-
-    /// `IMAD d, a, k, c`.
-    pub fn imad32_imm(&mut self, a: VReg, k: u32, c: VReg) -> VReg {
-        let d = self.temp(Class::R);
-        self.emit_b(Bundle::new().imad(false, true, D::Lo(d), S::Lo(a), S::Imm(k), S::Lo(c)));
         d
     }
 }
