@@ -40,7 +40,10 @@
 
 pub mod alloc_bregs;
 pub mod assign_regs;
+pub mod assign_ssa_regs;
+pub mod assignment;
 pub mod calc_instr_deps;
+pub mod check_assignment;
 pub mod call_graph;
 pub mod call_stack;
 pub mod divergence;
@@ -78,6 +81,10 @@ pub struct Options {
     /// execution of the allocated code against the virtual-register code); an
     /// error is an internal compiler error. The test runner turns it on.
     pub check_regalloc: bool,
+    /// Allocate with regalloc2 even where `assign_ssa_regs` could assign the
+    /// registers on the SSA code (the environment variable `URSA_REGALLOC2=1`
+    /// does the same for every compilation), to compare the two paths.
+    pub regalloc2: bool,
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
@@ -112,7 +119,7 @@ pub const PASSES: &[&str] = &[
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub function: elf::Function,
-    pub stats: assign_regs::RegallocStats,
+    pub stats: assignment::RegallocStats,
     pub pack: pack_regs::PackStats,
     /// The code after each pass named in `Options::print_after`.
     pub printed: String,
@@ -140,6 +147,13 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// `URSA_REGALLOC2` is set (to anything but `0`): every function goes
+/// through regalloc2 ([`Options::regalloc2`]). Read once.
+fn regalloc2_forced() -> bool {
+    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var_os("URSA_REGALLOC2").is_some_and(|v| v != "0"))
+}
 
 /// The symbol name of a CLIF function in the object file (`%name` → `name`;
 /// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
@@ -227,18 +241,32 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("opt_uniform", &vcode);
     save_bregs::save_bregs(&mut vcode, &reconv);
     print("save_bregs", &vcode);
-    let ra_func = assign_regs::RaFunc::new(&vcode);
-    let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
+    // Registers chosen on the SSA code when the values fit, else regalloc2
+    // (`docs/regalloc.md`).
+    let ssa = if opts.regalloc2 || regalloc2_forced() { None } else { assign_ssa_regs::assign_ssa_regs(&vcode) };
+    let asg = match ssa {
+        Some(asg) => {
+            if opts.check_regalloc {
+                check_assignment::check_assignment(&vcode, &asg).map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
+            }
+            asg
+        }
+        None => assign_regs::assign_regs(&assign_regs::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?,
+    };
     // Layout and packing, once per choice of spill-slot homes; the text of
     // the code before packing is kept only when asked for.
     let want = |pass: &str| opts.print_after.iter().any(|p| p == pass);
     let (want_encode, want_reconv) = (want("encode"), want("insert_reconvergence"));
     let ((mut code, pack, before), homes) = place_spill_slots::place_spill_slots(&asg, |homes| {
-        let mut code = encode::lay_out(&ra_func, &asg, homes).map_err(Error::Internal)?;
+        let mut code = encode::lay_out(&vcode, &asg, homes).map_err(Error::Internal)?;
         let encoded = if want_encode { code.to_string() } else { String::new() };
-        insert_reconvergence::insert(&mut code, ra_func.vcode, &reconv);
+        insert_reconvergence::insert(&mut code, &vcode, &reconv);
         let reconverged = if want_reconv { code.to_string() } else { String::new() };
-        Ok(pack_regs::pack_regs(&mut code).map(|pack| (code, pack, (encoded, reconverged))))
+        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code) } else { pack_regs::pack_regs(&mut code) };
+        Ok(packed.map(|mut pack| {
+            pack.copies_removed += code.dropped_copies;
+            (code, pack, (encoded, reconverged))
+        }))
     })?;
     print("encode", &before.0);
     let notes: String = reconv.skipped.iter().map(|s| format!("; no convergence barrier: {}\n", s)).collect();
