@@ -30,7 +30,7 @@
 //!   block parameter a value is passed to, the argument's register for a
 //!   block parameter; then the lowest free register, as `pack_regs` would.
 //!
-//! It gives up ("not handled": `None`, and regalloc2 runs) when the values do
+//! It gives up ("not handled": `Err` with the reason, and regalloc2 runs) when the values do
 //! not fit, a value is live across a call (it would need spilling), a fixed
 //! register is in the way, the code names registers chosen at run time or
 //! hard-coded registers other than the stack pointer, or the shape is unusual
@@ -38,7 +38,7 @@
 
 use smallvec::SmallVec;
 use ursa_emit::forms::{self, MOV_R};
-use ursa_emit::{RegFile, RegRef};
+use ursa_emit::{RegFile, RegRef, RegSlot};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
 
 use crate::assign_regs::P_SCRATCH;
@@ -156,7 +156,10 @@ fn sequentialize(copies: &mut Vec<(u32, u32)>, temp: impl FnOnce() -> Option<u32
             continue;
         }
         // Only cycles are left: save one destination in the scratch register.
-        let t = *t.get_or_insert(temp.take().and_then(|f| f())?);
+        if t.is_none() {
+            t = temp.take().and_then(|f| f());
+        }
+        let t = t?;
         if copies.iter().any(|&(_, s)| s == t) {
             return None;
         }
@@ -319,13 +322,13 @@ pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, pair: bool, p_fil
     reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
 }
 
-/// Assigns the registers (see the module docs); None when this function is
-/// left to regalloc2.
-pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
+/// Assigns the registers (see the module docs); the reason when the function
+/// is left to regalloc2.
+pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
     if nb == 0 {
-        return None;
+        return Err("no blocks");
     }
     let class = |v: u32| vcode.classes[v as usize];
 
@@ -343,25 +346,34 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
             if matches!(m.pseudo, Pseudo::Ret | Pseudo::TailCall { .. } | Pseudo::Call | Pseudo::FrameRel { .. }) {
                 uses_sp = true;
             }
-            for p in &m.pieces {
+            for (pi, p) in m.pieces.iter().enumerate() {
                 if p.has_dynamic_regs() {
-                    return None;
+                    return Err("registers chosen at run time");
                 }
                 refs.clear();
                 p.reg_reads_into(&mut refs);
                 p.reg_writes_into(&mut refs);
-                // Operand fields hold the zero register until `encode`: any
-                // other register is named by the instruction itself.
+                // A register in a field no operand fills is named by the
+                // instruction itself: the stack pointer, or the return
+                // address a call writes (a call clobbers every register).
                 for r in &refs {
+                    let field = match r.slot {
+                        RegSlot::Field(f) => f,
+                        RegSlot::Guard => p.def().guard.unwrap_or(u16::MAX),
+                    };
+                    if m.fixups.iter().any(|fx| fx.piece as usize == pi && fx.field as u16 == field) {
+                        continue;
+                    }
                     match r.file {
-                        RegFile::R if r.num <= SP && SP < r.num + r.count && r.num + r.count <= SP + 1 => uses_sp = true,
-                        RegFile::R | RegFile::P => return None,
+                        RegFile::R if r.num == SP && r.count == 1 => uses_sp = true,
+                        RegFile::R if m.clobbers_all => {}
+                        RegFile::R | RegFile::P => return Err("a register named by the instruction"),
                         _ => {}
                     }
                 }
             }
             if m.opnds.iter().any(|o| o.fixed.is_some() && vcode.class(o.vreg) == Class::P) {
-                return None;
+                return Err("a fixed predicate");
             }
         }
     }
@@ -393,7 +405,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
             }
         }
         if rpo.len() != nb {
-            return None;
+            return Err("an unreachable block");
         }
         rpo.reverse();
     }
@@ -454,7 +466,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
         }
     }
     if live_in.row(0).iter().any(|&w| w != 0) {
-        return None;
+        return Err("values live into the function");
     }
 
     // Preferred registers: the ABI register a value is used in, carried back
@@ -532,7 +544,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                 }
             }
             if m.clobbers_all && live.iter().any(|&w| w != 0) {
-                return None;
+                return Err("a value live across a call");
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind == OpKind::Use {
@@ -548,7 +560,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
         state.reset();
         for v in members(live_in.row(b)) {
             if reg[v as usize] == NONE {
-                return None;
+                return Err("a value used before its definition");
             }
             state.take(class(v), reg[v as usize], v);
         }
@@ -575,7 +587,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                 }
             }
             let h = hint[p.0 as usize];
-            let r = choice.or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h)).or_else(|| state.lowest(c, &none))?;
+            let r = choice.or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h)).or_else(|| state.lowest(c, &none)).ok_or("the registers are full")?;
             reg[p.0 as usize] = r;
             state.take(c, r, p.0);
         }
@@ -594,7 +606,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                 if o.kind == OpKind::Use {
                     let r = reg[v as usize];
                     if r == NONE {
-                        return None;
+                        return Err("an ABI register in the way");
                     }
                     regs[ob + k] = r;
                 }
@@ -607,7 +619,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                 for x in 0..size(c) {
                     let d = f + x;
                     if d >= NREGS || state.reserved.has(d) || busy.r.has(d) {
-                        return None;
+                        return Err("an ABI register in the way");
                     }
                     busy.r.set(d);
                     // A value in the way must die here and be read only
@@ -617,7 +629,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                         let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| o2.vreg.0 == w && o2.kind == OpKind::Use);
                         let w_dies = uses_of_w().any(|(k2, _)| dies[ob + k2]);
                         if !w_dies || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
-                            return None;
+                            return Err("an ABI register in the way");
                         }
                     }
                     copies.push((d, r + x));
@@ -633,7 +645,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                     }
                     state.lowest(Class::R, &avoid)
                 };
-                sequentialize(&mut copies, temp, &mut seq)?;
+                sequentialize(&mut copies, temp, &mut seq).ok_or("no register for a cycle")?;
                 moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 1, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
             }
             // Early defs and scratch registers away from the uses. In a
@@ -665,8 +677,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                     let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
                     let ok = |r: u32| !multi || (0..size(c)).all(|h| early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads));
                     let r = match o.fixed {
-                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f))?,
-                        None => pick(&state, c, v, &hint, &param_of, &reg, None, avoid, ok)?,
+                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
+                        None => pick(&state, c, v, &hint, &param_of, &reg, None, avoid, ok).ok_or("the registers are full")?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -685,8 +697,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                     }
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
                     let r = match o.fixed {
-                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none))?,
-                        None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true)?,
+                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
+                        None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -712,7 +724,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
             let params = &vcode.blocks[s].params;
             let args: &[_] = t.args.get(ti).map_or(&[], |a| &a[..]);
             if args.len() != params.len() {
-                return None;
+                return Err("branch arguments and parameters differ");
             }
             copies.clear();
             pcopies.clear();
@@ -723,7 +735,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
                 }
                 let c = class(p.0);
                 if ra == NONE || class(a.0) != c {
-                    return None;
+                    return Err("branch arguments and parameters differ");
                 }
                 let list = if c == Class::P { &mut pcopies } else { &mut copies };
                 for x in 0..size(c) {
@@ -738,7 +750,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
             } else if vcode.blocks[s].preds.len() == 1 {
                 2 * first[s] as u32
             } else {
-                return None;
+                return Err("a critical edge with arguments");
             };
             // A free register for a cycle: none of the values live there.
             let temp = || {
@@ -759,10 +771,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
             };
             seq.clear();
             let mut rc = copies.clone();
-            sequentialize(&mut rc, temp, &mut seq)?;
+            sequentialize(&mut rc, temp, &mut seq).ok_or("no register for a cycle")?;
             moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
             seq.clear();
-            sequentialize(&mut pcopies, || Some(P_SCRATCH), &mut seq)?;
+            sequentialize(&mut pcopies, || Some(P_SCRATCH), &mut seq).ok_or("no register for a cycle")?;
             moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
         }
     }
@@ -778,7 +790,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Option<Assignment> {
         }
         move_at.push(k as u32);
     }
-    Some(Assignment { regs, op_at, moves: moves.into_iter().map(|m| m.2).collect(), move_at, num_spillslots: 0, ssa: true })
+    Ok(Assignment { regs, op_at, moves: moves.into_iter().map(|m| m.2).collect(), move_at, num_spillslots: 0, ssa: true })
 }
 
 /// The register for a new value `v` of class `c`, avoiding `avoid` and

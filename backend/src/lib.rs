@@ -155,6 +155,13 @@ fn regalloc2_forced() -> bool {
     *FORCED.get_or_init(|| std::env::var_os("URSA_REGALLOC2").is_some_and(|v| v != "0"))
 }
 
+/// `URSA_TRACE_ALLOCATOR` is set: each function left to regalloc2 is named
+/// on stderr with the reason. Read once.
+fn trace_allocator() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("URSA_TRACE_ALLOCATOR").is_some())
+}
+
 /// The symbol name of a CLIF function in the object file (`%name` → `name`;
 /// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
 pub fn symbol_name(f: &Function) -> String {
@@ -243,15 +250,18 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("save_bregs", &vcode);
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa = if opts.regalloc2 || regalloc2_forced() { None } else { assign_ssa_regs::assign_ssa_regs(&vcode) };
+    let ssa = if opts.regalloc2 || regalloc2_forced() { Err("regalloc2 asked for") } else { assign_ssa_regs::assign_ssa_regs(&vcode) };
+    if let (Err(why), true) = (&ssa, trace_allocator()) {
+        eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
+    }
     let asg = match ssa {
-        Some(asg) => {
+        Ok(asg) => {
             if opts.check_regalloc {
                 check_assignment::check_assignment(&vcode, &asg).map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
             }
             asg
         }
-        None => assign_regs::assign_regs(&assign_regs::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?,
+        Err(_) => assign_regs::assign_regs(&assign_regs::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?,
     };
     // Layout and packing, once per choice of spill-slot homes; the text of
     // the code before packing is kept only when asked for.
