@@ -133,7 +133,7 @@ fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
 }
 
 /// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
-fn copy_source(m: &MInst) -> Option<(usize, bool)> {
+pub(crate) fn copy_source(m: &MInst) -> Option<(usize, bool)> {
     if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.pieces[0].form() != forms::MOV_R || m.pieces[0].is_guarded() {
         return None;
     }
@@ -179,13 +179,24 @@ struct Regs {
     r_bits: RegBits,
     p: [u32; 8],
     p_bits: RegBits,
+    /// Live values holding each register (values of one group share).
+    r_count: Vec<u32>,
+    p_count: [u32; 8],
     /// Registers never given to a value (`R1` when the stack pointer is used).
     reserved: RegBits,
 }
 
 impl Regs {
     fn new(reserved: RegBits) -> Regs {
-        let mut regs = Regs { r: vec![NONE; 256], r_bits: RegBits::default(), p: [NONE; 8], p_bits: RegBits::default(), reserved };
+        let mut regs = Regs {
+            r: vec![NONE; 256],
+            r_bits: RegBits::default(),
+            p: [NONE; 8],
+            p_bits: RegBits::default(),
+            r_count: vec![0; 256],
+            p_count: [0; 8],
+            reserved,
+        };
         regs.reset();
         regs
     }
@@ -194,45 +205,65 @@ impl Regs {
         self.r.fill(NONE);
         self.r_bits = RegBits::default();
         self.p = [NONE; 8];
+        self.r_count.fill(0);
+        self.p_count = [0; 8];
         // Only P0-P5 are ever free.
         self.p_bits = RegBits([!0x3f, !0, !0, !0]);
     }
+    /// The group of values (see `same`) holding `r`, or NONE.
     fn holder(&self, c: Class, r: u32) -> u32 {
         match c {
             Class::P => self.p.get(r as usize).copied().unwrap_or(NONE),
             _ => self.r.get(r as usize).copied().unwrap_or(NONE),
         }
     }
-    fn take(&mut self, c: Class, r: u32, v: u32) {
+    /// One more live value of group `g` holds `r`.
+    fn take(&mut self, c: Class, r: u32, g: u32) {
         match c {
             Class::P => {
-                self.p[r as usize] = v;
+                self.p[r as usize] = g;
                 self.p_bits.set(r);
+                self.p_count[r as usize] += 1;
             }
             _ => {
                 for x in r..r + size(c) {
-                    self.r[x as usize] = v;
+                    self.r[x as usize] = g;
                     self.r_bits.set(x);
+                    self.r_count[x as usize] += 1;
                 }
             }
         }
     }
-    /// Frees `v`'s register `r` (if `v` still holds it).
-    fn free(&mut self, c: Class, r: u32, v: u32) {
-        if self.holder(c, r) != v {
+    /// A value of group `g` holding `r` dies: the register is free once no
+    /// value of the group holds it.
+    fn free(&mut self, c: Class, r: u32, g: u32) {
+        if self.holder(c, r) != g {
             return;
         }
         match c {
             Class::P => {
-                self.p[r as usize] = NONE;
-                self.p_bits.clear(r);
+                self.p_count[r as usize] -= 1;
+                if self.p_count[r as usize] == 0 {
+                    self.p[r as usize] = NONE;
+                    self.p_bits.clear(r);
+                }
             }
             _ => {
                 for x in r..r + size(c) {
-                    self.r[x as usize] = NONE;
-                    self.r_bits.clear(x);
+                    self.r_count[x as usize] -= 1;
+                    if self.r_count[x as usize] == 0 {
+                        self.r[x as usize] = NONE;
+                        self.r_bits.clear(x);
+                    }
                 }
             }
+        }
+    }
+    /// Live values holding `r`.
+    fn count(&self, c: Class, r: u32) -> u32 {
+        match c {
+            Class::P => self.p_count[r as usize],
+            _ => self.r_count[r as usize],
         }
     }
     /// Whether a value of class `c` may take `r`, besides the registers in `avoid`.
@@ -301,10 +332,11 @@ pub(crate) fn piece_span(m: &MInst, k: usize, h: u32, pair: bool) -> Option<(u8,
         let covers = if fx.hi {
             h == 1
         } else {
-            h == 0 || (pair && {
-                let p = &m.pieces[fx.piece as usize];
-                p.def().bitwidth_of(fx.field as usize, p.values()) > 32
-            })
+            h == 0
+                || (pair && {
+                    let p = &m.pieces[fx.piece as usize];
+                    p.def().bitwidth_of(fx.field as usize, p.values()) > 32
+                })
         };
         if covers {
             span = Some(span.map_or((fx.piece, fx.piece), |(a, b)| (a.min(fx.piece), b.max(fx.piece))));
@@ -509,6 +541,67 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
     }
 
+    // Values that hold one value (`same[v]`, the group's first value): a
+    // 32-bit copy's result and its source; a block parameter and the one
+    // value (or copies of it) every edge passes. In SSA code two such values
+    // hold the same bits wherever both are live, so they may share a
+    // register although both are live (the copy, or the edge's copy, then
+    // vanishes).
+    let mut same: Vec<u32> = (0..nv as u32).collect();
+    let find = |same: &[u32], mut v: u32| {
+        while same[v as usize] != v {
+            v = same[v as usize];
+        }
+        v
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &rpo {
+            let blk = &vcode.blocks[b];
+            for (k, p) in blk.params.iter().enumerate() {
+                let gp = find(&same, p.0);
+                let mut g = NONE;
+                let mut one = true;
+                for pred in &blk.preds {
+                    let Some(t) = vcode.blocks[pred.0 as usize].insts.last() else { continue };
+                    for (tb, args) in t.targets.iter().zip(t.args.iter()) {
+                        if tb.0 as usize != b {
+                            continue;
+                        }
+                        let Some(a) = args.get(k) else { continue };
+                        let ga = find(&same, a.0);
+                        if ga == gp {
+                            continue;
+                        }
+                        if class(a.0) != class(p.0) || (g != NONE && g != ga) {
+                            one = false;
+                        }
+                        g = ga;
+                    }
+                }
+                if one && g != NONE && g != gp {
+                    same[gp as usize] = g;
+                    changed = true;
+                }
+            }
+            for m in &blk.insts {
+                if let (Some((k, false)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+                    let (gs, gd) = (find(&same, m.opnds[k].vreg.0), find(&same, d.vreg.0));
+                    if gs != gd && class(m.opnds[k].vreg.0) == Class::R && class(d.vreg.0) == Class::R && gd == d.vreg.0 {
+                        same[gd as usize] = gs;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    for v in 0..nv as u32 {
+        same[v as usize] = find(&same, v);
+    }
+    // The register the live values of each group hold.
+    let mut group_reg = vec![NONE; nv];
+
     // The walk.
     let mut reg = vec![NONE; nv];
     let mut regs = vec![NONE; nops as usize];
@@ -562,7 +655,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             if reg[v as usize] == NONE {
                 return Err("a value used before its definition");
             }
-            state.take(class(v), reg[v as usize], v);
+            state.take(class(v), reg[v as usize], same[v as usize]);
         }
         let none = Avoid::default();
         for (k, p) in blk.params.iter().enumerate() {
@@ -586,10 +679,19 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     }
                 }
             }
+            // A parameter holding a live value's bits shares its register.
+            let g = same[p.0 as usize];
+            if g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g {
+                choice = Some(group_reg[g as usize]);
+            }
             let h = hint[p.0 as usize];
-            let r = choice.or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h)).or_else(|| state.lowest(c, &none)).ok_or("the registers are full")?;
+            let r = choice
+                .or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h))
+                .or_else(|| state.lowest(c, &none))
+                .ok_or("the registers are full")?;
             reg[p.0 as usize] = r;
-            state.take(c, r, p.0);
+            state.take(c, r, g);
+            group_reg[g as usize] = r;
         }
 
         for (j, m) in blk.insts.iter().enumerate() {
@@ -625,10 +727,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     // A value in the way must die here and be read only
                     // through fixed uses (copied out before the writes).
                     let w = state.holder(c, d);
-                    if w != NONE {
-                        let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| o2.vreg.0 == w && o2.kind == OpKind::Use);
-                        let w_dies = uses_of_w().any(|(k2, _)| dies[ob + k2]);
-                        if !w_dies || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
+                    if w != NONE && w != same[v as usize] {
+                        let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
+                        let dying = uses_of_w().filter(|&(k2, _)| dies[ob + k2]).count() as u32;
+                        if dying < state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
                             return Err("an ABI register in the way");
                         }
                     }
@@ -657,11 +759,12 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
                     let c = class(o.vreg.0);
                     for h in 0..size(c) {
-                        let last = if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h, c == Class::RPair).map_or(u8::MAX, |s| s.1) };
+                        let last =
+                            if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h, c == Class::RPair).map_or(u8::MAX, |s| s.1) };
                         reads.push((c == Class::P, regs[ob + k] + h, last));
                     }
                 }
-                free_dying_uses(&mut state, m, ob, &dies, &reg, vcode);
+                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
             }
             let mut uses = busy;
             for &(isp, r, _) in reads.iter() {
@@ -675,18 +778,21 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
                     // Scratch registers keep away from every use.
                     let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
-                    let ok = |r: u32| !multi || (0..size(c)).all(|h| early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads));
+                    let ok = |r: u32| {
+                        !multi || (0..size(c)).all(|h| early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads))
+                    };
                     let r = match o.fixed {
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
                         None => pick(&state, c, v, &hint, &param_of, &reg, None, avoid, ok).ok_or("the registers are full")?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
-                    state.take(c, r, v);
+                    state.take(c, r, same[v as usize]);
+                    group_reg[same[v as usize] as usize] = r;
                 }
             }
             if !multi {
-                free_dying_uses(&mut state, m, ob, &dies, &reg, vcode);
+                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
             }
             // Defs, the fixed ones first.
             let copy = copy_source(m).map(|(k, hi)| regs[ob + k] + hi as u32);
@@ -696,20 +802,26 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         continue;
                     }
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
+                    let g = same[v as usize];
                     let r = match o.fixed {
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
+                        // A copy of a value still live: its register.
+                        None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
+                            group_reg[g as usize]
+                        }
                         None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
-                    state.take(c, r, v);
+                    state.take(c, r, g);
+                    group_reg[g as usize] = r;
                 }
             }
             // Scratch registers and values nobody reads are free again.
             for (k, o) in ops.iter().enumerate() {
                 if o.kind != OpKind::Use && (o.kind == OpKind::Temp || dies[ob + k]) {
                     let v = o.vreg.0;
-                    state.free(class(v), reg[v as usize], v);
+                    state.free(class(v), reg[v as usize], same[v as usize]);
                 }
             }
         }
@@ -815,11 +927,162 @@ fn pick(
 }
 
 /// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
-fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], vcode: &VCode) {
+fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], same: &[u32], vcode: &VCode) {
     for (k, o) in m.opnds.iter().enumerate() {
         if o.kind == OpKind::Use && dies[ob + k] {
             let v = o.vreg.0;
-            state.free(vcode.class(o.vreg), reg[v as usize], v);
+            state.free(vcode.class(o.vreg), reg[v as usize], same[v as usize]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check_assignment::check_assignment;
+    use crate::encode::testing::text;
+    use crate::place_spill_slots::SlotHomes;
+    use ursa_emit::forms::{IADD_RR, ISETP_RI};
+    use ursa_emit::mods;
+    use ursa_isel::vcode::{BlockId, Bundle, MInst, VBlock, VReg};
+
+    fn mov(d: VReg, s: VReg) -> MInst {
+        Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, s).build()
+    }
+    fn add(d: VReg, a: VReg, b: VReg) -> MInst {
+        Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build()
+    }
+    fn is_nonzero(p: VReg, a: VReg) -> MInst {
+        Bundle::new()
+            .inst(forms::ISETP_RI)
+            .set(ISETP_RI::COMPOP, mods::CompOp::NE)
+            .set(ISETP_RI::BOOLOP, mods::BoolOp::AND)
+            .set(ISETP_RI::ITYPE, mods::IType::U32)
+            .def(ISETP_RI::PU, p)
+            .use_(ISETP_RI::RA, a)
+            .build()
+    }
+    fn jump(to: u32, args: &[VReg]) -> MInst {
+        let mut m = MInst::new(Pseudo::Jump);
+        m.targets.push(BlockId(to));
+        m.args.push(args.iter().copied().collect());
+        m
+    }
+    fn block(params: &[VReg], insts: Vec<MInst>, succs: &[u32], preds: &[u32]) -> VBlock {
+        VBlock {
+            params: params.to_vec(),
+            insts,
+            succs: succs.iter().map(|&b| BlockId(b)).collect(),
+            preds: preds.iter().map(|&b| BlockId(b)).collect(),
+            clif: None,
+        }
+    }
+
+    /// `f(a: i32, b: i32) -> i32`: a loop that adds `b` to `a` until the sum
+    /// is zero, the two block parameters swapped on every turn.
+    fn swapping_loop() -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, px, py, s, p, r) = (
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::P),
+            v.new_vreg(Class::RPair),
+        );
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), jump(1, &[x, y])], &[1], &[]));
+        let mut brif = MInst::new(Pseudo::Brif { negate: false, uniform: None });
+        brif.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
+        brif.targets.extend([BlockId(2), BlockId(3)]);
+        v.blocks.push(block(&[px, py], vec![add(s, px, py), is_nonzero(p, s), brif], &[2, 3], &[0, 2]));
+        // The back edge swaps: px takes py's value, py the sum.
+        v.blocks.push(block(&[], vec![jump(1, &[py, s])], &[1], &[1]));
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![mov(r, s), ret], &[], &[1]));
+        v
+    }
+
+    #[test]
+    fn a_straight_function_needs_no_copies() {
+        // The arguments arrive in R[4:5] and R[6:7]; the sum leaves in R4.
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, s, r) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), add(s, x, y), mov(r, s), ret], &[], &[]));
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        assert!(asg.moves.is_empty());
+        let code = crate::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
+        assert_eq!(code.dropped_copies, 3);
+    }
+
+    #[test]
+    fn swapped_block_arguments_go_through_a_free_register() {
+        let v = swapping_loop();
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // The back edge's swap is a cycle of three 32-bit moves (or the sum
+        // already sits in a parameter's register: two).
+        let back = 2 * 7;
+        assert!((2..=3).contains(&asg.moves_at(back).len()), "{:?}", asg.moves);
+        // No value sits in the stack pointer, no pair on an odd register.
+        assert!(asg.regs.iter().all(|&r| r != SP));
+    }
+
+    #[test]
+    fn the_checker_rejects_a_wrong_assignment() {
+        let v = swapping_loop();
+        let good = assign_ssa_regs(&v).unwrap();
+        // The add (flat instruction 4) reads its first operand from another register.
+        let mut bad = good.clone();
+        let k = bad.op_at[4] as usize + 1;
+        bad.regs[k] += 2;
+        assert!(check_assignment(&v, &bad).is_err());
+        // The back edge's moves left out: the parameters hold stale values.
+        let mut bad = good.clone();
+        let (from, to) = (bad.move_at[14] as usize, bad.move_at[15] as usize);
+        assert!(to > from);
+        bad.moves.drain(from..to);
+        for p in bad.move_at.iter_mut().skip(15) {
+            *p -= (to - from) as u32;
+        }
+        assert!(check_assignment(&v, &bad).is_err());
+        // A result in the register of a value still live.
+        let mut bad = good;
+        let (kd, ku) = (bad.op_at[4] as usize, bad.op_at[4] as usize + 2);
+        bad.regs[kd] = bad.regs[ku];
+        assert!(check_assignment(&v, &bad).is_err());
+    }
+
+    #[test]
+    fn a_value_live_across_a_call_is_left_to_regalloc2() {
+        let mut v = VCode::default();
+        let (a, link, x, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::R));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
+        let mut call = MInst::new(Pseudo::Call);
+        call.clobbers_all = true;
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(a, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), call, add(s, x, x), ret], &[], &[]));
+        assert_eq!(assign_ssa_regs(&v).err(), Some("a value live across a call"));
+    }
+
+    #[test]
+    fn parallel_copies_break_cycles() {
+        let mut out = Vec::new();
+        let mut copies = vec![(1, 2), (2, 1), (3, 1)];
+        sequentialize(&mut copies, || Some(9), &mut out).unwrap();
+        // R3 takes R1 first; then the swap through R9.
+        let mut regs = [0, 10, 20, 30, 0, 0, 0, 0, 0, 0];
+        for &(d, s) in &out {
+            regs[d as usize] = regs[s as usize];
+        }
+        assert_eq!((regs[1], regs[2], regs[3]), (20, 10, 10));
+        assert!(sequentialize(&mut vec![(1, 2), (2, 1)], || None, &mut Vec::new()).is_none());
     }
 }

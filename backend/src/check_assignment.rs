@@ -20,7 +20,7 @@ use ursa_emit::RegFile;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
 use crate::assign_regs::P_SCRATCH;
-use crate::assign_ssa_regs::{early_def_may_share, piece_span};
+use crate::assign_ssa_regs::{copy_source, early_def_may_share, piece_span};
 use crate::assignment::{Assignment, Loc, Move, NO_REG};
 
 /// Locations: R0–R254, then P0–P7, then the spill slot units.
@@ -110,7 +110,10 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 for h in 0..halves(c) {
                     let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
                     if !st[l].contains(&(2 * o.vreg.0 + h)) {
-                        return Err(at(j, format!("{} (half {}) is not in register {} (location {}) where it is read", o.vreg, h, regs[k], l)));
+                        return Err(at(
+                            j,
+                            format!("{} (half {}) is not in register {} (location {}) where it is read", o.vreg, h, regs[k], l),
+                        ));
                     }
                 }
             }
@@ -147,7 +150,11 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                         for (k2, u) in m.opnds.iter().enumerate().filter(|(_, u)| u.kind == OpKind::Use) {
                             let cu = vcode.class(u.vreg);
                             for hu in 0..halves(cu) {
-                                let last = if u.fixed.is_some() { u8::MAX } else { piece_span(m, k2, hu, cu == Class::RPair).map_or(u8::MAX, |s| s.1) };
+                                let last = if u.fixed.is_some() {
+                                    u8::MAX
+                                } else {
+                                    piece_span(m, k2, hu, cu == Class::RPair).map_or(u8::MAX, |s| s.1)
+                                };
                                 if loc(cu, Loc::Reg(regs[k2]), hu).ok() == Some(l) && !shares(&[(cu == Class::P, regs[k2] + hu, last)]) {
                                     return Err(at(j, format!("{} is written early into a register {} reads", o.vreg, u.vreg)));
                                 }
@@ -163,6 +170,13 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                     }
                 }
             }
+            // A 32-bit copy's result holds whatever its source register held.
+            let copied = match copy_source(m) {
+                Some((ks, false)) if vcode.class(m.opnds[ks].vreg) == Class::R => {
+                    Some(st[loc(Class::R, Loc::Reg(regs[ks]), 0).map_err(|e| at(j, e))?].clone())
+                }
+                _ => None,
+            };
             for (k, o) in m.opnds.iter().enumerate().filter(|(_, o)| o.kind != OpKind::Use) {
                 let c = vcode.class(o.vreg);
                 for h in 0..halves(c) {
@@ -173,7 +187,10 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 }
                 for h in 0..halves(c) {
                     let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
-                    st[l] = smallvec::smallvec![2 * o.vreg.0 + h];
+                    st[l] = match (&copied, c) {
+                        (Some(src), Class::R) => src.iter().copied().filter(|&x| x / 2 != o.vreg.0).chain([2 * o.vreg.0]).collect(),
+                        _ => smallvec::smallvec![2 * o.vreg.0 + h],
+                    };
                 }
             }
             if m.pseudo == Pseudo::Table {

@@ -43,9 +43,9 @@ pub mod assign_regs;
 pub mod assign_ssa_regs;
 pub mod assignment;
 pub mod calc_instr_deps;
-pub mod check_assignment;
 pub mod call_graph;
 pub mod call_stack;
+pub mod check_assignment;
 pub mod divergence;
 pub mod drop_idle_regions;
 pub mod encode;
@@ -257,7 +257,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {
-                check_assignment::check_assignment(&vcode, &asg).map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
+                check_assignment::check_assignment(&vcode, &asg)
+                    .map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
             }
             asg
         }
