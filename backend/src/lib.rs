@@ -22,11 +22,14 @@
 //!    branches, loop counters of kernels) where every reader takes them;
 //!    [`save_bregs`] — the convergence-barrier registers a device function
 //!    or a region saves and restores (`BMOV`, planned with the regions);
-//! 6. [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//! 6. [`assign_ssa_regs`] — one final register per value, on the SSA code,
+//!    when the values fit; else [`assign_regs`] — regalloc2 over R / R-pairs
+//!    / P; both give an [`assignment::Assignment`] (checked by
+//!    [`check_assignment`] or regalloc2's checker);
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
 //!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
-//! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
+//! 8. [`pack_regs`] — after regalloc2, the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs; the UR and UP files likewise), copies that became no-ops deleted;
 //!    [`place_spill_slots`] repeats layout and packing to keep as many of
 //!    regalloc2's spill slots as fit in registers;
@@ -77,9 +80,10 @@ use ursa_emit::elf;
 pub struct Options {
     /// Mark the function as a kernel (launchable) in the object file.
     pub kernel: bool,
-    /// Check the register allocation with regalloc2's checker (symbolic
-    /// execution of the allocated code against the virtual-register code); an
-    /// error is an internal compiler error. The test runner turns it on.
+    /// Check the register allocation (symbolic execution of the allocated code
+    /// against the virtual-register code: [`check_assignment`] for the SSA
+    /// assignment, regalloc2's checker for regalloc2's); an error is an
+    /// internal compiler error. The test runner turns it on.
     pub check_regalloc: bool,
     /// Allocate with regalloc2 even where `assign_ssa_regs` could assign the
     /// registers on the SSA code (the environment variable `URSA_REGALLOC2=1`

@@ -1,5 +1,9 @@
 //! Packs the allocated general registers into one dense file from `R0` up.
 //!
+//! Only after regalloc2 (`assign_regs`): where `assign_ssa_regs` assigned the
+//! registers they are dense already, and only the uniform files are packed
+//! ([`pack_uniform_regs`]).
+//!
 //! `assign_regs` gives each regalloc2 class its own region of the register
 //! file (`docs/regalloc.md`), so a function that needs eight registers may
 //! touch `R132`–`R140` and `R[4:5]`. On a GPU the highest register a thread
