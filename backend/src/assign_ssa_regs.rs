@@ -118,7 +118,8 @@ fn set(bits: &mut [u64], v: u32) {
 fn clear(bits: &mut [u64], v: u32) {
     bits[(v / 64) as usize] &= !(1 << (v % 64));
 }
-fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
+/// The members of a bit set, in increasing order.
+pub(crate) fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
     bits.iter().enumerate().flat_map(|(k, &w)| {
         let mut w = w;
         std::iter::from_fn(move || {

@@ -110,17 +110,7 @@ impl RegSet {
         (below + (self.0[k] & ((1u64 << (r % 64)) - 1)).count_ones()) as usize
     }
     fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().enumerate().flat_map(|(k, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros();
-                w &= w - 1;
-                Some(64 * k as u32 + b)
-            })
-        })
+        crate::assign_ssa_regs::members(&self.0)
     }
 }
 
