@@ -346,6 +346,14 @@ pub(crate) fn piece_span(m: &MInst, k: usize, h: u32, pair: bool) -> Option<(u8,
     span
 }
 
+/// The pieces of bundle `m` that half `h` of result operand `k` spans: from
+/// the first that names it to the last (a scratch register), or to the end
+/// and past it (an early def, live after).
+pub(crate) fn result_span(m: &MInst, k: usize, h: u32, c: Class, kind: OpKind) -> (u8, u8) {
+    let (f, l) = piece_span(m, k, h, c == Class::RPair).unwrap_or((0, u8::MAX));
+    (f, if kind == OpKind::Temp { l } else { u8::MAX })
+}
+
 /// In a bundle of several pieces, whether half `h` of result operand `d`
 /// (an early def) may share register `x` with the uses `reads`: (file is P,
 /// register, last piece reading it) — when each reads it no later than the
@@ -615,6 +623,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     let mut copies: Vec<(u32, u32)> = Vec::new();
     let mut seq: Vec<(u32, u32)> = Vec::new();
     let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
+    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
     for &b in &rpo {
         let blk = &vcode.blocks[b];
         // Backwards: which operands see their value die, and no value may
@@ -767,9 +776,16 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 }
                 free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
             }
+            // In a bundle, the pieces each result of this instruction spans
+            // (an early def's to the end): two may share a register when
+            // their spans do not meet; a scratch register holds no register
+            // past the instruction.
+            placed.clear();
             let mut uses = busy;
-            for &(isp, r, _) in reads.iter() {
-                uses.add(if isp { Class::P } else { Class::R }, r);
+            if !multi {
+                for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
+                    uses.add(class(o.vreg.0), regs[ob + k]);
+                }
             }
             for fixed_pass in [true, false] {
                 for (k, o) in ops.iter().enumerate() {
@@ -777,10 +793,17 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         continue;
                     }
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
-                    // Scratch registers keep away from every use.
+                    let span = |h: u32| result_span(m, k, h, c, o.kind);
+                    // Scratch registers keep away from every use (in a
+                    // bundle: from the uses still to be read).
                     let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
                     let ok = |r: u32| {
-                        !multi || (0..size(c)).all(|h| early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads))
+                        !multi
+                            || (0..size(c)).all(|h| {
+                                let (f, l) = span(h);
+                                early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads)
+                                    && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
+                            })
                     };
                     let r = match o.fixed {
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
@@ -788,8 +811,16 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
-                    state.take(c, r, same[v as usize]);
-                    group_reg[same[v as usize] as usize] = r;
+                    if multi {
+                        for h in 0..size(c) {
+                            let (f, l) = span(h);
+                            placed.push((c == Class::P, r + h, f, l));
+                        }
+                    }
+                    if !multi || o.kind == OpKind::EarlyDef {
+                        state.take(c, r, same[v as usize]);
+                        group_reg[same[v as usize] as usize] = r;
+                    }
                 }
             }
             if !multi {

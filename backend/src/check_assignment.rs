@@ -20,7 +20,7 @@ use ursa_emit::RegFile;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
 use crate::assign_regs::P_SCRATCH;
-use crate::assign_ssa_regs::{copy_source, early_def_may_share, piece_span};
+use crate::assign_ssa_regs::{copy_source, early_def_may_share, piece_span, result_span};
 use crate::assignment::{Assignment, Loc, Move, NO_REG};
 
 /// Locations: R0–R254, then P0–P7, then the spill slot units.
@@ -118,7 +118,10 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 }
             }
             // Results: their registers valid, distinct, early ones away from the uses.
-            let mut written: SmallVec<[usize; 8]> = SmallVec::new();
+            // (location, first and last piece it is held: results of a bundle
+            // share when their pieces do not meet).
+            let multi = m.pieces.len() > 1;
+            let mut written: SmallVec<[(usize, u8, u8); 8]> = SmallVec::new();
             for (k, o) in m.opnds.iter().enumerate().filter(|(_, o)| o.kind != OpKind::Use) {
                 let c = vcode.class(o.vreg);
                 if o.fixed.is_some_and(|f| f as u32 != regs[k]) {
@@ -135,17 +138,15 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                     if sp && l == SP as usize && o.fixed.is_none() {
                         return Err(at(j, format!("{} in the stack pointer R1", o.vreg)));
                     }
-                    if written.contains(&l) {
+                    let (f, last) = if multi { result_span(m, k, h, c, o.kind) } else { (0, u8::MAX) };
+                    if written.iter().any(|&(l2, f2, last2)| l2 == l && !(last2 < f || last < f2)) {
                         return Err(at(j, format!("two results in location {}", l)));
                     }
-                    written.push(l);
+                    written.push((l, f, last));
                     // In a bundle of several pieces, an early def may share
                     // with a use no later piece reads.
-                    let shares = |r: &[(bool, u32, u8)]| {
-                        o.kind == OpKind::EarlyDef
-                            && m.pieces.len() > 1
-                            && early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, regs[k] + h, r)
-                    };
+                    let shares =
+                        |r: &[(bool, u32, u8)]| multi && early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, regs[k] + h, r);
                     if matches!(o.kind, OpKind::EarlyDef | OpKind::Temp) {
                         for (k2, u) in m.opnds.iter().enumerate().filter(|(_, u)| u.kind == OpKind::Use) {
                             let cu = vcode.class(u.vreg);
@@ -177,7 +178,10 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 }
                 _ => None,
             };
-            for (k, o) in m.opnds.iter().enumerate().filter(|(_, o)| o.kind != OpKind::Use) {
+            // Scratch registers first: a result sharing one writes it later.
+            let mut results: SmallVec<[usize; 8]> = (0..m.opnds.len()).filter(|&k| m.opnds[k].kind == OpKind::Temp).collect();
+            results.extend((0..m.opnds.len()).filter(|&k| matches!(m.opnds[k].kind, OpKind::Def | OpKind::EarlyDef)));
+            for (k, o) in results.into_iter().map(|k| (k, &m.opnds[k])) {
                 let c = vcode.class(o.vreg);
                 for h in 0..halves(c) {
                     let val = 2 * o.vreg.0 + h;
