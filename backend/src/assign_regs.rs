@@ -17,7 +17,7 @@ use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegCla
 use regalloc2 as ra;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
-use crate::place_spill_slots::SlotHomes;
+use crate::assignment::{Assignment, Loc, Move, NO_REG};
 
 /// First register of the 32-bit region.
 pub const R_BASE: u32 = 132;
@@ -263,61 +263,69 @@ impl ra::Function for RaFunc<'_> {
     }
 }
 
-/// The result of allocation.
-pub struct Assignment {
-    pub output: ra::Output,
-}
-
-/// Counts of what the allocator added, for `docs/regalloc.md` measurements.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RegallocStats {
-    pub moves: usize,
-    pub spills: usize,
-    pub reloads: usize,
-    pub spill_slots: usize,
-}
-
 /// Allocates; with `check`, regalloc2's checker verifies the result.
 pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, String> {
     let env = machine_env();
     let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm: ra::Algorithm::Ion };
     // regalloc2's working tables are kept per thread and reused, as
-    // Cranelift keeps them in its `Context` (only the output is taken).
+    // Cranelift keeps them in its `Context` (the output is read there).
     thread_local! {
         static CTX: std::cell::RefCell<ra::Ctx> = std::cell::RefCell::new(ra::Ctx::default());
     }
-    let output: Result<ra::Output, ra::RegAllocError> = CTX.with(|ctx| {
+    CTX.with(|ctx| {
         let mut ctx = ctx.borrow_mut();
-        ra::run_with_ctx(func, &env, &opts, &mut ctx)?;
-        Ok(std::mem::take(&mut ctx.output))
-    });
-    let output = output.map_err(|e| format!("register allocation failed: {:?}", e))?;
-    if check {
-        let mut checker = ra::checker::Checker::new(func, &env);
-        checker.prepare(&output);
-        checker.run().map_err(|e| format!("regalloc2's checker rejects the allocation: {:?}", e))?;
-    }
-    Ok(Assignment { output })
+        ra::run_with_ctx(func, &env, &opts, &mut ctx).map_err(|e| format!("register allocation failed: {:?}", e))?;
+        if check {
+            let mut checker = ra::checker::Checker::new(func, &env);
+            checker.prepare(&ctx.output);
+            checker.run().map_err(|e| format!("regalloc2's checker rejects the allocation: {:?}", e))?;
+        }
+        Ok(assignment(func, &ctx.output))
+    })
 }
 
-impl Assignment {
-    /// What the allocator added, with the spill slots where `homes` put them:
-    /// a spill or reload of a slot kept in a register is a move.
-    pub fn stats(&self, homes: &SlotHomes) -> RegallocStats {
-        let mut s = RegallocStats { spill_slots: self.output.num_spillslots - homes.in_registers(), ..Default::default() };
-        let in_memory = |a: Allocation| a.as_stack().is_some_and(|k| homes.reg(k.index()).is_none());
-        for (_, e) in self.output.edits.iter() {
-            let Edit::Move { from, to } = e;
-            match (in_memory(*from), in_memory(*to)) {
-                (false, true) => s.spills += 1,
-                (true, false) => s.reloads += 1,
-                _ => s.moves += 1,
-            }
+/// regalloc2's result as an [`Assignment`]: operand registers by machine
+/// number, each edit a move at its program point.
+fn assignment(func: &RaFunc, output: &ra::Output) -> Assignment {
+    let n = func.insts.len();
+    let mut a = Assignment {
+        regs: Vec::with_capacity(output.allocs.len()),
+        op_at: Vec::with_capacity(n + 1),
+        moves: Vec::with_capacity(output.edits.len()),
+        move_at: Vec::with_capacity(2 * n + 1),
+        num_spillslots: output.num_spillslots,
+        ssa: false,
+    };
+    for i in 0..n {
+        a.op_at.push(a.regs.len() as u32);
+        a.regs.extend(output.inst_allocs(ra::Inst::new(i)).iter().map(|al| al.as_reg().map_or(NO_REG, preg_number)));
+    }
+    a.op_at.push(a.regs.len() as u32);
+    let loc = |al: Allocation| match (al.as_reg(), al.as_stack()) {
+        (Some(r), _) => Loc::Reg(preg_number(r)),
+        (None, Some(s)) => Loc::Slot(s.index() as u32),
+        (None, None) => Loc::Reg(NO_REG),
+    };
+    let class = |al: Allocation| match al.as_reg()?.class() {
+        RegClass::Int => Some(Class::R),
+        RegClass::Float => Some(Class::RPair),
+        RegClass::Vector => Some(Class::P),
+    };
+    // The edits are sorted by program point.
+    let mut edits = output.edits.iter().peekable();
+    a.move_at.push(0);
+    for p in 0..2 * n {
+        while let Some((pp, Edit::Move { from, to })) = edits.next_if(|(pp, _)| point(*pp) == p) {
+            let _ = pp;
+            let c = class(*from).or(class(*to)).unwrap_or(Class::R);
+            a.moves.push(Move { class: c, from: loc(*from), to: loc(*to) });
         }
-        s
+        a.move_at.push(a.moves.len() as u32);
     }
+    a
+}
 
-    pub fn allocs(&self, i: usize) -> &[Allocation] {
-        self.output.inst_allocs(ra::Inst::new(i))
-    }
+/// The number of a program point: 2i before instruction i, 2i + 1 after it.
+fn point(p: ra::ProgPoint) -> usize {
+    2 * p.inst().index() + (p.pos() == ra::InstPosition::After) as usize
 }

@@ -4,14 +4,14 @@
 //! tables, traps), and finally branch offsets resolved and every instruction
 //! encoded with the one encoder (`ursa_emit::Inst::encode`).
 
-use regalloc2::{Allocation, Edit, InstOrEdit, RegClass};
 use ursa_emit::elf::Reloc;
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, FormId, Inst, INST_BYTES};
 use ursa_isel::abi;
-use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo};
+use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo, VCode};
 
-use crate::assign_regs::{preg_number, Assignment, RaFunc, P_SCRATCH, SPILL_SCRATCH};
+use crate::assign_regs::{P_SCRATCH, SPILL_SCRATCH};
+use crate::assignment::{Assignment, Loc, Move, NO_REG};
 use crate::place_spill_slots::SlotHomes;
 use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR, UBRA_I};
 use ursa_emit::mods;
@@ -55,6 +55,8 @@ pub struct Code {
     /// the same numbers.
     pub vblocks: Vec<usize>,
     pub frame_size: u32,
+    /// Copies `lay_out` dropped because their two sides got one register.
+    pub dropped_copies: usize,
 }
 
 fn inst(form: FormId) -> Inst {
@@ -159,21 +161,24 @@ fn pred_to_reg(rd: u32, p: u32) -> Inst {
 
 /// The instructions of one allocator move. A spill slot is a register
 /// (`SlotHomes`: a move) or local memory (a store or a load).
-fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: u32, homes: &SlotHomes) -> Result<(), String> {
-    let class = from.as_reg().map(|r| r.class()).or(to.as_reg().map(|r| r.class())).ok_or("stack-to-stack move")?;
+fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes) -> Result<(), String> {
+    let Move { class, from, to } = *mv;
     // A slot's register, or the register itself.
-    let reg = |a: Allocation| a.as_reg().map(preg_number).or_else(|| a.as_stack().and_then(|s| homes.reg(s.index())));
+    let reg = |a: Loc| match a {
+        Loc::Reg(n) => Some(n),
+        Loc::Slot(s) => homes.reg(s as usize),
+    };
     if let (Some(f), Some(t)) = (reg(from), reg(to)) {
         match class {
-            RegClass::Int => out.push(item(mov(t, f))),
-            RegClass::Float => {
+            Class::R => out.push(item(mov(t, f))),
+            Class::RPair => {
                 out.push(item(mov(t, f)));
                 out.push(item(mov(t + 1, f + 1)));
             }
             // A predicate kept in a general register is 0 or 1.
-            RegClass::Vector if to.is_stack() => out.push(item(pred_to_reg(t, f))),
-            RegClass::Vector if from.is_stack() => out.push(item(isetp_u32_imm(mods::CompOp::NE, t, f, 0))),
-            RegClass::Vector => {
+            Class::P if to.slot().is_some() => out.push(item(pred_to_reg(t, f))),
+            Class::P if from.slot().is_some() => out.push(item(isetp_u32_imm(mods::CompOp::NE, t, f, 0))),
+            Class::P => {
                 let mut i = inst(forms::PLOP3_X);
                 i.set(PLOP3_X::PU, P(t as u8));
                 i.set(PLOP3_X::PA, P(f as u8));
@@ -185,11 +190,10 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
         }
         return Ok(());
     }
-    match (from.as_reg(), to.as_reg()) {
-        (Some(f), None) => {
-            let off = spill_offset(slots_size, to.as_stack().unwrap().index(), homes);
-            let f = preg_number(f);
-            let src = if class == RegClass::Vector {
+    match (from, to) {
+        (Loc::Reg(f), Loc::Slot(slot)) => {
+            let off = spill_offset(slots_size, slot as usize, homes);
+            let src = if class == Class::P {
                 out.push(item(pred_to_reg(SPILL_SCRATCH, f)));
                 SPILL_SCRATCH
             } else {
@@ -199,23 +203,22 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
             i.set(STL_RIR::RA, R(abi::SP as u8));
             i.set(STL_RIR::OFS, off as u64);
             i.set(STL_RIR::RB, R(src as u8));
-            if class == RegClass::Float {
+            if class == Class::RPair {
                 i.set(STL_RIR::DTYPE, mods::MEMDType::_64);
             }
             out.push(item(i));
         }
-        (None, Some(t)) => {
-            let off = spill_offset(slots_size, from.as_stack().unwrap().index(), homes);
-            let t = preg_number(t);
+        (Loc::Slot(slot), Loc::Reg(t)) => {
+            let off = spill_offset(slots_size, slot as usize, homes);
             let mut i = inst(forms::LDL_RI);
-            i.set(LDL_RI::RD, R(if class == RegClass::Vector { SPILL_SCRATCH } else { t } as u8));
+            i.set(LDL_RI::RD, R(if class == Class::P { SPILL_SCRATCH } else { t } as u8));
             i.set(LDL_RI::RA, R(abi::SP as u8));
             i.set(LDL_RI::OFS, off as u64);
-            if class == RegClass::Float {
+            if class == Class::RPair {
                 i.set(LDL_RI::DTYPE, mods::MEMDType::_64);
             }
             out.push(item(i));
-            if class == RegClass::Vector {
+            if class == Class::P {
                 out.push(item(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
             }
         }
@@ -224,16 +227,21 @@ fn emit_move(out: &mut Vec<Item>, from: Allocation, to: Allocation, slots_size: 
     Ok(())
 }
 
+/// A plain copy `MOV Rd, Rb` whose two registers are one (after an
+/// allocation on SSA code gave a copy's two sides one register).
+fn is_self_copy(i: &Inst) -> bool {
+    i.form() == forms::MOV_R && !i.is_guarded() && i.get_at(MOV_R::RD.index as usize) == i.get_at(MOV_R::RB.index as usize)
+}
+
 /// Lays out the allocated function as machine instructions, each spill slot
 /// where `homes` puts it.
-pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Code, String> {
-    let vcode = func.vcode;
+pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, String> {
     let spill_bytes = homes.memory_bytes();
     // The incoming stack arguments sit at the top of the frame, just below
     // the stack pointer at entry (`docs/abi.md`).
     let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
     let slots_size = vcode.slots_size;
-    let mut items: Vec<Item> = Vec::with_capacity(func.insts.len() + asg.output.edits.len());
+    let mut items: Vec<Item> = Vec::with_capacity(asg.num_insts() + asg.moves.len());
     let nblocks = vcode.blocks.len();
     // Block starts as (item index, label): labels below `nblocks` are the
     // VCode blocks, the others join points and cold blocks of out-of-line
@@ -241,17 +249,22 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
     let mut starts: Vec<(usize, u32)> = Vec::new();
     let mut next_label = nblocks as u32;
     let mut cold: Vec<(u32, Vec<Inst>, u32)> = Vec::new();
+    let mut dropped_copies = 0;
+    let mut flat = 0usize;
     for b in 0..nblocks {
         starts.push((items.len(), b as u32));
         let next = BlockId(b as u32 + 1);
-        for ioe in asg.output.block_insts_and_edits(func, regalloc2::Block::new(b)) {
-            match ioe {
-                InstOrEdit::Edit(Edit::Move { from, to }) => emit_move(&mut items, *from, *to, slots_size, homes)?,
-                InstOrEdit::Inst(i) => {
-                    let m = func.minst(i);
-                    let allocs = asg.allocs(i.index());
+        for m in vcode.blocks[b].insts.iter() {
+            let i = flat;
+            flat += 1;
+            for mv in asg.moves_at(2 * i) {
+                emit_move(&mut items, mv, slots_size, homes)?;
+            }
+            {
+                {
+                    let allocs = asg.operand_regs(i);
                     let reg_of = |k: usize| -> Result<u32, String> {
-                        allocs[k].as_reg().map(preg_number).ok_or_else(|| "operand not in a register".to_string())
+                        allocs.get(k).copied().filter(|&r| r != NO_REG).ok_or_else(|| "operand not in a register".to_string())
                     };
                     match &m.pseudo {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
@@ -277,6 +290,10 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                             for fx in m.fixups.iter() {
                                 let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
                                 placed[fx.piece as usize].inst.set_at(fx.field as usize, r as u64);
+                            }
+                            if asg.ssa && placed.len() == 1 && m.pseudo == Pseudo::None && is_self_copy(&placed[0].inst) {
+                                items.pop();
+                                dropped_copies += 1;
                             }
                             if let Some(k) = m.cold_from {
                                 // Inline part, then the guarded branch to the cold
@@ -402,6 +419,9 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                     }
                 }
             }
+            for mv in asg.moves_at(2 * i + 1) {
+                emit_move(&mut items, mv, slots_size, homes)?;
+            }
         }
     }
     // The cold blocks after the last block, each ending with its branch back.
@@ -412,7 +432,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
     }
     if next_label as usize == nblocks {
         let block_start = starts.into_iter().map(|(s, _)| s).collect();
-        return Ok(Code { items, block_start, vblocks: Vec::new(), frame_size });
+        return Ok(Code { items, block_start, vblocks: Vec::new(), frame_size, dropped_copies });
     }
     starts.sort_by_key(|&(s, _)| s);
     let mut new_id = vec![0u32; next_label as usize];
@@ -426,7 +446,7 @@ pub fn lay_out(func: &RaFunc, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
     }
     let block_start = starts.into_iter().map(|(s, _)| s).collect();
     let vblocks = (0..nblocks).map(|b| new_id[b] as usize).collect();
-    Ok(Code { items, block_start, vblocks, frame_size })
+    Ok(Code { items, block_start, vblocks, frame_size, dropped_copies })
 }
 
 /// The laid-out code as assembly text, blocks as labels `.LB<n>:` (register
@@ -530,7 +550,7 @@ pub(crate) mod testing {
             it.target = target;
             items.push(it);
         }
-        Code { items, block_start, vblocks: Vec::new(), frame_size: 0 }
+        Code { items, block_start, vblocks: Vec::new(), frame_size: 0, dropped_copies: 0 }
     }
 
     /// The instructions as assembly, without the final ` ;`.
@@ -543,21 +563,33 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::text;
     use super::*;
-    use crate::assign_regs::assign_regs;
-    use regalloc2::{PReg, SpillSlot};
-    use ursa_isel::vcode::{Bundle, VBlock, VCode};
+    use crate::assign_regs::{assign_regs, RaFunc};
+    use ursa_isel::vcode::{Bundle, VBlock};
 
-    fn reg(k: usize, c: RegClass) -> Allocation {
-        Allocation::reg(PReg::new(k, c))
+    /// regalloc2's register k of a class, by machine number (Int: R(132 + k),
+    /// Float: R(4 + 2k), Vector: Pk).
+    #[derive(Clone, Copy)]
+    enum RegClass {
+        Int,
+        Float,
+        Vector,
     }
-    fn slot(s: usize) -> Allocation {
-        Allocation::stack(SpillSlot::new(s))
+    fn reg(k: usize, c: RegClass) -> (Option<Class>, Loc) {
+        match c {
+            RegClass::Int => (Some(Class::R), Loc::Reg(132 + k as u32)),
+            RegClass::Float => (Some(Class::RPair), Loc::Reg(4 + 2 * k as u32)),
+            RegClass::Vector => (Some(Class::P), Loc::Reg(k as u32)),
+        }
+    }
+    fn slot(s: usize) -> (Option<Class>, Loc) {
+        (None, Loc::Slot(s as u32))
     }
     /// The code of one allocator move, the function's own slots taking 16 bytes.
-    fn lower_move(from: Allocation, to: Allocation, homes: &SlotHomes) -> Code {
+    fn lower_move(from: (Option<Class>, Loc), to: (Option<Class>, Loc), homes: &SlotHomes) -> Code {
         let mut items = Vec::new();
-        emit_move(&mut items, from, to, 16, homes).unwrap();
-        Code { items, block_start: vec![0], vblocks: Vec::new(), frame_size: 0 }
+        let class = from.0.or(to.0).unwrap();
+        emit_move(&mut items, &Move { class, from: from.1, to: to.1 }, 16, homes).unwrap();
+        Code { items, block_start: vec![0], vblocks: Vec::new(), frame_size: 0, dropped_copies: 0 }
     }
     /// A register field of the only instruction of `c`.
     fn field(c: &Code, k: usize, name: &str) -> u64 {
@@ -640,9 +672,9 @@ mod tests {
         let f = RaFunc::new(&v);
         // regalloc2's checker verifies the allocation.
         let asg = assign_regs(&f, true).unwrap();
-        assert_eq!(asg.output.num_spillslots, 0);
+        assert_eq!(asg.num_spillslots, 0);
         let homes = SlotHomes::memory(&asg);
-        let mut code = lay_out(&f, &asg, &homes).unwrap();
+        let mut code = lay_out(&v, &asg, &homes).unwrap();
         // The ABI operands: the return reads R4-R5 (its result) and the
         // return address, implicitly; nothing is written for `Args`.
         let ret = code.items.last().unwrap();

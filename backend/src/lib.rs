@@ -24,11 +24,14 @@
 //!    [`save_bregs`] — the convergence-barrier registers a device function
 //!    or a region saves and restores (`BMOV`, planned with the regions);
 //! 6. [`split_bundles`] — the multi-piece instructions of selection split into
-//!    one machine instruction each; [`assign_regs`] — regalloc2 over R / R-pairs / P;
+//!    one machine instruction each; [`assign_ssa_regs`] — one final register per value, on the SSA code,
+//!    when the values fit; else [`assign_regs`] — regalloc2 over R / R-pairs
+//!    / P; both give an [`assignment::Assignment`] (checked by
+//!    [`check_assignment`] or regalloc2's checker);
 //! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
 //!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
 //!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
-//! 8. [`pack_regs`] — the allocated registers renamed densely from `R0` up
+//! 8. [`pack_regs`] — after regalloc2, the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs; the UR and UP files likewise), copies that became no-ops deleted;
 //!    [`place_spill_slots`] repeats layout and packing to keep as many of
 //!    regalloc2's spill slots as fit in registers;
@@ -42,9 +45,12 @@
 
 pub mod alloc_bregs;
 pub mod assign_regs;
+pub mod assign_ssa_regs;
+pub mod assignment;
 pub mod calc_instr_deps;
 pub mod call_graph;
 pub mod call_stack;
+pub mod check_assignment;
 pub mod divergence;
 pub mod drop_idle_regions;
 pub mod encode;
@@ -78,10 +84,15 @@ use ursa_emit::elf;
 pub struct Options {
     /// Mark the function as a kernel (launchable) in the object file.
     pub kernel: bool,
-    /// Check the register allocation with regalloc2's checker (symbolic
-    /// execution of the allocated code against the virtual-register code); an
-    /// error is an internal compiler error. The test runner turns it on.
+    /// Check the register allocation (symbolic execution of the allocated code
+    /// against the virtual-register code: [`check_assignment`] for the SSA
+    /// assignment, regalloc2's checker for regalloc2's); an error is an
+    /// internal compiler error. The test runner turns it on.
     pub check_regalloc: bool,
+    /// Allocate with regalloc2 even where `assign_ssa_regs` could assign the
+    /// registers on the SSA code (the environment variable `URSA_REGALLOC2=1`
+    /// does the same for every compilation), to compare the two paths.
+    pub regalloc2: bool,
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
@@ -118,7 +129,7 @@ pub const PASSES: &[&str] = &[
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub function: elf::Function,
-    pub stats: assign_regs::RegallocStats,
+    pub stats: assignment::RegallocStats,
     pub pack: pack_regs::PackStats,
     /// The code after each pass named in `Options::print_after`.
     pub printed: String,
@@ -146,6 +157,20 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// `URSA_REGALLOC2` is set (to anything but `0`): every function goes
+/// through regalloc2 ([`Options::regalloc2`]). Read once.
+fn regalloc2_forced() -> bool {
+    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var_os("URSA_REGALLOC2").is_some_and(|v| v != "0"))
+}
+
+/// `URSA_TRACE_ALLOCATOR` is set: each function left to regalloc2 is named
+/// on stderr with the reason. Read once.
+fn trace_allocator() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("URSA_TRACE_ALLOCATOR").is_some())
+}
 
 /// The symbol name of a CLIF function in the object file (`%name` → `name`;
 /// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
@@ -241,18 +266,36 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     print("save_bregs", &vcode);
     split_bundles::split_bundles(&mut vcode);
     print("split_bundles", &vcode);
-    let ra_func = assign_regs::RaFunc::new(&vcode);
-    let asg = assign_regs::assign_regs(&ra_func, opts.check_regalloc).map_err(Error::Internal)?;
+    // Registers chosen on the SSA code when the values fit, else regalloc2
+    // (`docs/regalloc.md`).
+    let ssa = if opts.regalloc2 || regalloc2_forced() { Err("regalloc2 asked for") } else { assign_ssa_regs::assign_ssa_regs(&vcode) };
+    if let (Err(why), true) = (&ssa, trace_allocator()) {
+        eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
+    }
+    let asg = match ssa {
+        Ok(asg) => {
+            if opts.check_regalloc {
+                check_assignment::check_assignment(&vcode, &asg)
+                    .map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
+            }
+            asg
+        }
+        Err(_) => assign_regs::assign_regs(&assign_regs::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?,
+    };
     // Layout and packing, once per choice of spill-slot homes; the text of
     // the code before packing is kept only when asked for.
     let want = |pass: &str| opts.print_after.iter().any(|p| p == pass);
     let (want_encode, want_reconv) = (want("encode"), want("insert_reconvergence"));
     let ((mut code, pack, before), homes) = place_spill_slots::place_spill_slots(&asg, |homes| {
-        let mut code = encode::lay_out(&ra_func, &asg, homes).map_err(Error::Internal)?;
+        let mut code = encode::lay_out(&vcode, &asg, homes).map_err(Error::Internal)?;
         let encoded = if want_encode { code.to_string() } else { String::new() };
-        insert_reconvergence::insert(&mut code, ra_func.vcode, &reconv);
+        insert_reconvergence::insert(&mut code, &vcode, &reconv);
         let reconverged = if want_reconv { code.to_string() } else { String::new() };
-        Ok(pack_regs::pack_regs(&mut code).map(|pack| (code, pack, (encoded, reconverged))))
+        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code) } else { pack_regs::pack_regs(&mut code) };
+        Ok(packed.map(|mut pack| {
+            pack.copies_removed += code.dropped_copies;
+            (code, pack, (encoded, reconverged))
+        }))
     })?;
     print("encode", &before.0);
     let notes: String = reconv.skipped.iter().map(|s| format!("; no convergence barrier: {}\n", s)).collect();

@@ -1,5 +1,9 @@
 //! Packs the allocated general registers into one dense file from `R0` up.
 //!
+//! Only after regalloc2 (`assign_regs`): where `assign_ssa_regs` assigned the
+//! registers they are dense already, and only the uniform files are packed
+//! ([`pack_uniform_regs`]).
+//!
 //! `assign_regs` gives each regalloc2 class its own region of the register
 //! file (`docs/regalloc.md`), so a function that needs eight registers may
 //! touch `R132`–`R140` and `R[4:5]`. On a GPU the highest register a thread
@@ -108,17 +112,7 @@ impl RegSet {
         (below + (self.0[k] & ((1u64 << (r % 64)) - 1)).count_ones()) as usize
     }
     fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.0.iter().enumerate().flat_map(|(k, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros();
-                w &= w - 1;
-                Some(64 * k as u32 + b)
-            })
-        })
+        crate::assign_ssa_regs::members(&self.0)
     }
 }
 
@@ -512,19 +506,25 @@ thread_local! {
 /// module docs). Fails only for code that names registers above the file
 /// (spill slots in registers), which is then left in an unusable state.
 pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
-    SCRATCH.with(|s| pack_regs_with(code, &mut s.borrow_mut()))
+    SCRATCH.with(|s| pack_regs_with(code, &mut s.borrow_mut(), true))
 }
 
-fn pack_regs_with(code: &mut Code, s: &mut Scratch) -> Result<PackStats, PackError> {
+/// Packs the uniform files only: the general registers were chosen densely
+/// already (`assign_ssa_regs`) and stay as they are.
+pub fn pack_uniform_regs(code: &mut Code) -> Result<PackStats, PackError> {
+    SCRATCH.with(|s| pack_regs_with(code, &mut s.borrow_mut(), false))
+}
+
+fn pack_regs_with(code: &mut Code, s: &mut Scratch, general: bool) -> Result<PackStats, PackError> {
     // The references live in the scratch too, taken out while the passes
     // borrow the rest of it.
     let mut refs = std::mem::take(&mut s.refs);
-    let stats = pack_with_refs(code, s, &mut refs);
+    let stats = pack_with_refs(code, s, &mut refs, general);
     s.refs = refs;
     stats
 }
 
-fn pack_with_refs(code: &mut Code, s: &mut Scratch, refs: &mut Refs) -> Result<PackStats, PackError> {
+fn pack_with_refs(code: &mut Code, s: &mut Scratch, refs: &mut Refs, general: bool) -> Result<PackStats, PackError> {
     all_refs(code, refs);
     let regs_before = highest_reg(refs, RegFile::R);
     let mut stats = PackStats { regs_before, regs_after: regs_before, copies_removed: 0, uregs_after: highest_reg(refs, RegFile::UR) };
@@ -535,6 +535,10 @@ fn pack_with_refs(code: &mut Code, s: &mut Scratch, refs: &mut Refs) -> Result<P
     // the UR pass deleted copies.
     let ur = pack_file(code, RegFile::UR, refs, s)?;
     pack_file(code, RegFile::UP, refs, s)?;
+    if !general {
+        (stats.copies_removed, stats.uregs_after) = (ur.copies, ur.high);
+        return Ok(stats);
+    }
     if ur.copies > 0 {
         all_refs(code, refs);
     }

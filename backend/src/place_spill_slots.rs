@@ -20,9 +20,9 @@
 //! slot in a register always packs (pack_regs keeps the original registers if
 //! it cannot do better), so the search ends with valid code.
 
-use regalloc2::{Edit, RegClass};
+use ursa_isel::vcode::Class;
 
-use crate::assign_regs::Assignment;
+use crate::assignment::Assignment;
 use crate::pack_regs::PackError;
 use crate::Error;
 
@@ -47,11 +47,10 @@ pub struct SlotHomes {
 impl SlotHomes {
     /// Every slot of `asg` in local memory.
     pub fn memory(asg: &Assignment) -> SlotHomes {
-        let mut size = vec![0u8; asg.output.num_spillslots];
-        for (_, e) in asg.output.edits.iter() {
-            let Edit::Move { from, to } = e;
-            if let (Some(s), Some(r)) = (from.as_stack().or(to.as_stack()), from.as_reg().or(to.as_reg())) {
-                size[s.index()] = if r.class() == RegClass::Float { 2 } else { 1 };
+        let mut size = vec![0u8; asg.num_spillslots];
+        for m in asg.moves.iter() {
+            if let Some(s) = m.from.slot().or(m.to.slot()) {
+                size[s as usize] = if m.class == Class::RPair { 2 } else { 1 };
             }
         }
         SlotHomes::new(size, |_| false)
@@ -118,11 +117,10 @@ impl SlotHomes {
 
 /// The spill slots of `asg` (first units), most often moved first.
 fn slots_by_use(asg: &Assignment) -> Vec<usize> {
-    let mut uses = vec![0usize; asg.output.num_spillslots];
-    for (_, e) in asg.output.edits.iter() {
-        let Edit::Move { from, to } = e;
-        if let Some(s) = from.as_stack().or(to.as_stack()) {
-            uses[s.index()] += 1;
+    let mut uses = vec![0usize; asg.num_spillslots];
+    for m in asg.moves.iter() {
+        if let Some(s) = m.from.slot().or(m.to.slot()) {
+            uses[s as usize] += 1;
         }
     }
     let mut slots: Vec<usize> = (0..uses.len()).filter(|&s| uses[s] > 0).collect();

@@ -1,0 +1,1144 @@
+//! Registers assigned directly on the SSA code, without regalloc2, when the
+//! values fit (`docs/regalloc.md`, *Two allocators*).
+//!
+//! Every virtual register gets one machine register for its whole life, in
+//! the dense file: `R0`–`R254` for 32-bit values and even-aligned pairs alike
+//! (never `R1` when the function touches the stack pointer), `P0`–`P5` for
+//! predicates (`P6` is the scratch predicate). The code is SSA, so its
+//! interference graph is chordal: walking the blocks in reverse postorder
+//! (every block after its dominators) and giving each value, where it is
+//! defined, a register no live value holds uses no more registers than are
+//! live at once, with no interference graph and no iteration. Liveness is a
+//! dense bit set per block (a backward fixed point over the blocks).
+//!
+//! What the walk handles:
+//! - operand kinds: a use is read at the start, a def written at the end (it
+//!   may take the register of a use that dies there), an early def and a
+//!   scratch before the uses are read (never sharing with a use);
+//! - ABI registers: a fixed def gets its register (it must be free there); a
+//!   fixed use whose value lives elsewhere is copied there just before the
+//!   instruction (a parallel copy: the instruction's other operands and the
+//!   values live past it must not be in the way);
+//! - block parameters: each gets a register at the block's entry; the branch
+//!   arguments are copied into them on each edge (a parallel copy, cycles
+//!   broken through a free register, `P6` for predicates) at the end of a
+//!   predecessor that ends with a jump, else at the start of a successor with
+//!   one predecessor (the lowering splits critical edges);
+//! - preferences, so copies vanish: the register of a value a copy (`MOV`)
+//!   reads when it dies there, the ABI register a value is later used in
+//!   (carried back through copies and block arguments), the register of the
+//!   block parameter a value is passed to, the argument's register for a
+//!   block parameter; then the lowest free register, as `pack_regs` would.
+//!
+//! It gives up ("not handled": `Err` with the reason, and regalloc2 runs) when the values do
+//! not fit, a value is live across a call (it would need spilling), a fixed
+//! register is in the way, the code names registers chosen at run time or
+//! hard-coded registers other than the stack pointer, or the shape is unusual
+//! (an unreachable block, a critical edge with arguments, …).
+
+use smallvec::SmallVec;
+use ursa_emit::forms::{self, MOV_R};
+use ursa_emit::{RegFile, RegRef, RegSlot};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
+
+use crate::assign_regs::P_SCRATCH;
+use crate::assignment::{Assignment, Loc, Move};
+
+/// `R0`–`R254`.
+const NREGS: u32 = 255;
+/// `P0`–`P5` hold values (`P6` is scratch).
+const NPREDS: u32 = P_SCRATCH;
+/// The stack pointer.
+const SP: u32 = 1;
+const NONE: u32 = u32::MAX;
+
+/// A set of registers of one file (256 bits).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct RegBits([u64; 4]);
+
+impl RegBits {
+    fn has(&self, r: u32) -> bool {
+        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
+    }
+    fn set(&mut self, r: u32) {
+        self.0[(r / 64) as usize] |= 1 << (r % 64);
+    }
+    fn clear(&mut self, r: u32) {
+        self.0[(r / 64) as usize] &= !(1 << (r % 64));
+    }
+    /// The lowest register below `limit` not in `self` (with its odd
+    /// neighbour for a pair, on an even register).
+    fn lowest_free(&self, limit: u32, pair: bool) -> Option<u32> {
+        for (k, &w) in self.0.iter().enumerate() {
+            let mut free = !w;
+            if pair {
+                // r even with r and r + 1 free (never across a word: 64 is even).
+                free &= free >> 1;
+                free &= 0x5555_5555_5555_5555;
+            }
+            if free != 0 {
+                let r = 64 * k as u32 + free.trailing_zeros();
+                return (r + (pair as u32) < limit).then_some(r);
+            }
+        }
+        None
+    }
+}
+
+/// Registers of a class a value takes: 1, or 2 for a pair.
+fn size(c: Class) -> u32 {
+    (c == Class::RPair) as u32 + 1
+}
+
+/// Dense bit sets over virtual registers, one row per block.
+struct Rows {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Rows {
+    fn new(rows: usize, n: usize) -> Rows {
+        let words = n.div_ceil(64);
+        Rows { words, bits: vec![0; rows * words] }
+    }
+    fn row(&self, b: usize) -> &[u64] {
+        &self.bits[b * self.words..(b + 1) * self.words]
+    }
+    fn row_mut(&mut self, b: usize) -> &mut [u64] {
+        &mut self.bits[b * self.words..(b + 1) * self.words]
+    }
+}
+
+fn has(bits: &[u64], v: u32) -> bool {
+    bits[(v / 64) as usize] >> (v % 64) & 1 != 0
+}
+fn set(bits: &mut [u64], v: u32) {
+    bits[(v / 64) as usize] |= 1 << (v % 64);
+}
+fn clear(bits: &mut [u64], v: u32) {
+    bits[(v / 64) as usize] &= !(1 << (v % 64));
+}
+/// The members of a bit set, in increasing order.
+pub(crate) fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    bits.iter().enumerate().flat_map(|(k, &w)| {
+        let mut w = w;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros();
+            w &= w - 1;
+            Some(64 * k as u32 + b)
+        })
+    })
+}
+
+/// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
+pub(crate) fn copy_source(m: &MInst) -> Option<(usize, bool)> {
+    if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.pieces[0].form() != forms::MOV_R || m.pieces[0].is_guarded() {
+        return None;
+    }
+    let rb = MOV_R::RB.index as u8;
+    m.fixups.iter().find(|f| f.field == rb).map(|f| (f.opnd as usize, f.hi))
+}
+
+/// The moves of a parallel copy of 32-bit registers (or predicates):
+/// `copies` (destination, source) with distinct destinations, made one at a
+/// time; a cycle goes through `temp()`, a register no copy reads or writes
+/// and no live value holds. None when a cycle finds no such register.
+fn sequentialize(copies: &mut Vec<(u32, u32)>, temp: impl FnOnce() -> Option<u32>, out: &mut Vec<(u32, u32)>) -> Option<()> {
+    copies.retain(|&(d, s)| d != s);
+    let mut temp = Some(temp);
+    let mut t = None;
+    while !copies.is_empty() {
+        // A copy whose destination no other copy still reads goes now.
+        if let Some(k) = copies.iter().position(|&(d, _)| !copies.iter().any(|&(_, s)| s == d)) {
+            out.push(copies.remove(k));
+            continue;
+        }
+        // Only cycles are left: save one destination in the scratch register.
+        if t.is_none() {
+            t = temp.take().and_then(|f| f());
+        }
+        let t = t?;
+        if copies.iter().any(|&(_, s)| s == t) {
+            return None;
+        }
+        let d = copies[0].0;
+        out.push((t, d));
+        for c in copies.iter_mut().filter(|c| c.1 == d) {
+            c.1 = t;
+        }
+    }
+    Some(())
+}
+
+/// The register state of the walk: which value holds each register.
+struct Regs {
+    /// Value in each general register (NONE: free).
+    r: Vec<u32>,
+    r_bits: RegBits,
+    p: [u32; 8],
+    p_bits: RegBits,
+    /// Live values holding each register (values of one group share).
+    r_count: Vec<u32>,
+    p_count: [u32; 8],
+    /// Registers never given to a value (`R1` when the stack pointer is used).
+    reserved: RegBits,
+}
+
+impl Regs {
+    fn new(reserved: RegBits) -> Regs {
+        let mut regs = Regs {
+            r: vec![NONE; 256],
+            r_bits: RegBits::default(),
+            p: [NONE; 8],
+            p_bits: RegBits::default(),
+            r_count: vec![0; 256],
+            p_count: [0; 8],
+            reserved,
+        };
+        regs.reset();
+        regs
+    }
+    /// Every register free.
+    fn reset(&mut self) {
+        self.r.fill(NONE);
+        self.r_bits = RegBits::default();
+        self.p = [NONE; 8];
+        self.r_count.fill(0);
+        self.p_count = [0; 8];
+        // Only P0-P5 are ever free.
+        self.p_bits = RegBits([!0x3f, !0, !0, !0]);
+    }
+    /// The group of values (see `same`) holding `r`, or NONE.
+    fn holder(&self, c: Class, r: u32) -> u32 {
+        match c {
+            Class::P => self.p.get(r as usize).copied().unwrap_or(NONE),
+            _ => self.r.get(r as usize).copied().unwrap_or(NONE),
+        }
+    }
+    /// One more live value of group `g` holds `r`.
+    fn take(&mut self, c: Class, r: u32, g: u32) {
+        match c {
+            Class::P => {
+                self.p[r as usize] = g;
+                self.p_bits.set(r);
+                self.p_count[r as usize] += 1;
+            }
+            _ => {
+                for x in r..r + size(c) {
+                    self.r[x as usize] = g;
+                    self.r_bits.set(x);
+                    self.r_count[x as usize] += 1;
+                }
+            }
+        }
+    }
+    /// A value of group `g` holding `r` dies: the register is free once no
+    /// value of the group holds it.
+    fn free(&mut self, c: Class, r: u32, g: u32) {
+        if self.holder(c, r) != g {
+            return;
+        }
+        match c {
+            Class::P => {
+                self.p_count[r as usize] -= 1;
+                if self.p_count[r as usize] == 0 {
+                    self.p[r as usize] = NONE;
+                    self.p_bits.clear(r);
+                }
+            }
+            _ => {
+                for x in r..r + size(c) {
+                    self.r_count[x as usize] -= 1;
+                    if self.r_count[x as usize] == 0 {
+                        self.r[x as usize] = NONE;
+                        self.r_bits.clear(x);
+                    }
+                }
+            }
+        }
+    }
+    /// Live values holding `r`.
+    fn count(&self, c: Class, r: u32) -> u32 {
+        match c {
+            Class::P => self.p_count[r as usize],
+            _ => self.r_count[r as usize],
+        }
+    }
+    /// Whether a value of class `c` may take `r`, besides the registers in `avoid`.
+    fn fits(&self, c: Class, r: u32, avoid: &Avoid) -> bool {
+        match c {
+            Class::P => r < NPREDS && !self.p_bits.has(r) && !avoid.p.has(r),
+            _ => {
+                let n = size(c);
+                (c != Class::RPair || r % 2 == 0)
+                    && r + n <= NREGS
+                    && (r..r + n).all(|x| !self.r_bits.has(x) && !self.reserved.has(x) && !avoid.r.has(x))
+            }
+        }
+    }
+    /// The lowest register a value of class `c` may take.
+    fn lowest(&self, c: Class, avoid: &Avoid) -> Option<u32> {
+        match c {
+            Class::P => {
+                let mut busy = self.p_bits;
+                busy.0[0] |= avoid.p.0[0];
+                busy.lowest_free(NPREDS, false)
+            }
+            _ => {
+                let mut busy = self.r_bits;
+                for k in 0..4 {
+                    busy.0[k] |= self.reserved.0[k] | avoid.r.0[k];
+                }
+                busy.lowest_free(NREGS, c == Class::RPair)
+            }
+        }
+    }
+    /// The lowest register a value of class `c` may take where `ok` agrees.
+    fn lowest_where(&self, c: Class, avoid: &Avoid, ok: impl Fn(u32) -> bool) -> Option<u32> {
+        let mut avoid = *avoid;
+        loop {
+            let r = self.lowest(c, &avoid)?;
+            if ok(r) {
+                return Some(r);
+            }
+            avoid.add(c, r);
+        }
+    }
+}
+
+/// Registers a choice must avoid besides the occupied ones, per file.
+#[derive(Clone, Copy, Default)]
+struct Avoid {
+    r: RegBits,
+    p: RegBits,
+}
+
+impl Avoid {
+    fn add(&mut self, c: Class, r: u32) {
+        match c {
+            Class::P => self.p.set(r),
+            _ => self.r.set(r),
+        }
+    }
+}
+
+/// The first and last pieces of bundle `m` that name half `h` of operand
+/// `k` (a pair's low half is named by a 64-bit field too), or None.
+pub(crate) fn piece_span(m: &MInst, k: usize, h: u32, pair: bool) -> Option<(u8, u8)> {
+    let mut span: Option<(u8, u8)> = None;
+    for fx in m.fixups.iter().filter(|f| f.opnd as usize == k) {
+        let covers = if fx.hi {
+            h == 1
+        } else {
+            h == 0
+                || (pair && {
+                    let p = &m.pieces[fx.piece as usize];
+                    p.def().bitwidth_of(fx.field as usize, p.values()) > 32
+                })
+        };
+        if covers {
+            span = Some(span.map_or((fx.piece, fx.piece), |(a, b)| (a.min(fx.piece), b.max(fx.piece))));
+        }
+    }
+    span
+}
+
+/// The pieces of bundle `m` that half `h` of result operand `k` spans: from
+/// the first that names it to the last (a scratch register), or to the end
+/// and past it (an early def, live after).
+pub(crate) fn result_span(m: &MInst, k: usize, h: u32, c: Class, kind: OpKind) -> (u8, u8) {
+    let (f, l) = piece_span(m, k, h, c == Class::RPair).unwrap_or((0, u8::MAX));
+    (f, if kind == OpKind::Temp { l } else { u8::MAX })
+}
+
+/// In a bundle of several pieces, whether half `h` of result operand `d`
+/// (an early def) may share register `x` with the uses `reads`: (file is P,
+/// register, last piece reading it) — when each reads it no later than the
+/// piece that first writes the half (a piece reads before it writes).
+pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, pair: bool, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
+    let write = piece_span(m, d, h, pair).map_or(0, |s| s.0);
+    reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
+}
+
+/// Assigns the registers (see the module docs); the reason when the function
+/// is left to regalloc2.
+pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
+    let nb = vcode.blocks.len();
+    let nv = vcode.classes.len();
+    if nb == 0 {
+        return Err("no blocks");
+    }
+    let class = |v: u32| vcode.classes[v as usize];
+
+    // Flat numbering, and what the code needs of the register file.
+    let mut first = Vec::with_capacity(nb + 1);
+    let mut op_at = Vec::new();
+    let mut nops = 0u32;
+    let mut uses_sp = vcode.slots_size > 0 || vcode.incoming_bytes > 0 || vcode.makes_calls;
+    let mut refs: Vec<RegRef> = Vec::new();
+    for b in &vcode.blocks {
+        first.push(op_at.len());
+        for m in &b.insts {
+            op_at.push(nops);
+            nops += m.opnds.len() as u32;
+            if matches!(m.pseudo, Pseudo::Ret | Pseudo::TailCall { .. } | Pseudo::Call | Pseudo::FrameRel { .. }) {
+                uses_sp = true;
+            }
+            for (pi, p) in m.pieces.iter().enumerate() {
+                if p.has_dynamic_regs() {
+                    return Err("registers chosen at run time");
+                }
+                refs.clear();
+                p.reg_reads_into(&mut refs);
+                p.reg_writes_into(&mut refs);
+                // A register in a field no operand fills is named by the
+                // instruction itself: the stack pointer, or the return
+                // address a call writes (a call clobbers every register).
+                for r in &refs {
+                    let field = match r.slot {
+                        RegSlot::Field(f) => f,
+                        RegSlot::Guard => p.def().guard.unwrap_or(u16::MAX),
+                    };
+                    if m.fixups.iter().any(|fx| fx.piece as usize == pi && fx.field as u16 == field) {
+                        continue;
+                    }
+                    match r.file {
+                        RegFile::R if r.num == SP && r.count == 1 => uses_sp = true,
+                        RegFile::R if m.clobbers_all => {}
+                        RegFile::R | RegFile::P => return Err("a register named by the instruction"),
+                        _ => {}
+                    }
+                }
+            }
+            if m.opnds.iter().any(|o| o.fixed.is_some() && vcode.class(o.vreg) == Class::P) {
+                return Err("a fixed predicate");
+            }
+        }
+    }
+    let n = op_at.len();
+    op_at.push(nops);
+    first.push(n);
+    let mut reserved = RegBits::default();
+    if uses_sp {
+        reserved.set(SP);
+    }
+
+    // Reverse postorder from the entry.
+    let mut rpo = Vec::with_capacity(nb);
+    {
+        let mut seen = vec![false; nb];
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        seen[0] = true;
+        while let Some(&mut (b, ref mut k)) = stack.last_mut() {
+            if let Some(s) = vcode.blocks[b].succs.get(*k) {
+                *k += 1;
+                let s = s.0 as usize;
+                if s < nb && !seen[s] {
+                    seen[s] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                rpo.push(b);
+                stack.pop();
+            }
+        }
+        if rpo.len() != nb {
+            return Err("an unreachable block");
+        }
+        rpo.reverse();
+    }
+    let mut rpo_at = vec![0usize; nb];
+    for (k, &b) in rpo.iter().enumerate() {
+        rpo_at[b] = k;
+    }
+
+    // Liveness: upward-exposed uses and definitions per block, then the
+    // fixed point (blocks in postorder).
+    let mut gen = Rows::new(nb, nv);
+    let mut kill = Rows::new(nb, nv);
+    for (b, blk) in vcode.blocks.iter().enumerate() {
+        let (g, k) = (gen.row_mut(b), kill.row_mut(b));
+        for &p in &blk.params {
+            set(k, p.0);
+        }
+        for m in &blk.insts {
+            for o in &m.opnds {
+                if o.kind == OpKind::Use && !has(k, o.vreg.0) {
+                    set(g, o.vreg.0);
+                }
+            }
+            for a in m.args.iter().flatten() {
+                if !has(k, a.0) {
+                    set(g, a.0);
+                }
+            }
+            for o in &m.opnds {
+                if o.kind != OpKind::Use {
+                    set(k, o.vreg.0);
+                }
+            }
+        }
+    }
+    let mut live_in = Rows::new(nb, nv);
+    let words = live_in.words;
+    let mut out = vec![0u64; words];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().rev() {
+            out.fill(0);
+            for s in &vcode.blocks[b].succs {
+                for (o, x) in out.iter_mut().zip(live_in.row(s.0 as usize)) {
+                    *o |= x;
+                }
+            }
+            let (g, k) = (gen.row(b), kill.row(b));
+            let row = &mut live_in.bits[b * words..(b + 1) * words];
+            for w in 0..words {
+                let new = g[w] | (out[w] & !k[w]);
+                if new != row[w] {
+                    row[w] = new;
+                    changed = true;
+                }
+            }
+        }
+    }
+    if live_in.row(0).iter().any(|&w| w != 0) {
+        return Err("values live into the function");
+    }
+
+    // Preferred registers: the ABI register a value is used in, carried back
+    // through copies and block arguments; the block parameter a value is
+    // passed to.
+    let mut hint = vec![NONE; nv];
+    let mut param_of = vec![NONE; nv];
+    for b in &vcode.blocks {
+        for m in &b.insts {
+            for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
+                if let (Some(r), NONE) = (o.fixed, hint[o.vreg.0 as usize]) {
+                    hint[o.vreg.0 as usize] = r as u32;
+                }
+            }
+            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
+                    if param_of[a.0 as usize] == NONE {
+                        param_of[a.0 as usize] = p.0;
+                    }
+                }
+            }
+        }
+    }
+    for b in vcode.blocks.iter().rev() {
+        for m in b.insts.iter().rev() {
+            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
+                    if hint[a.0 as usize] == NONE && class(a.0) == class(p.0) {
+                        hint[a.0 as usize] = hint[p.0 as usize];
+                    }
+                }
+            }
+            // A pair continued by a half write is that value's register.
+            for o in m.opnds.iter() {
+                if let OpKind::Reuse(u) = o.kind {
+                    let s = m.opnds[u as usize].vreg.0;
+                    if hint[s as usize] == NONE {
+                        hint[s as usize] = hint[o.vreg.0 as usize];
+                    }
+                }
+            }
+            if let (Some((k, hi)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+                let s = m.opnds[k].vreg.0;
+                let h = hint[d.vreg.0 as usize];
+                if hint[s as usize] == NONE && h != NONE && !hi && (class(s) != Class::RPair || h % 2 == 0) {
+                    hint[s as usize] = h;
+                }
+            }
+        }
+    }
+
+    // Values that hold one value (`same[v]`, the group's first value): a
+    // 32-bit copy's result and its source; a block parameter and the one
+    // value (or copies of it) every edge passes. In SSA code two such values
+    // hold the same bits wherever both are live, so they may share a
+    // register although both are live (the copy, or the edge's copy, then
+    // vanishes).
+    let mut same: Vec<u32> = (0..nv as u32).collect();
+    let find = |same: &[u32], mut v: u32| {
+        while same[v as usize] != v {
+            v = same[v as usize];
+        }
+        v
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &rpo {
+            let blk = &vcode.blocks[b];
+            for (k, p) in blk.params.iter().enumerate() {
+                let gp = find(&same, p.0);
+                let mut g = NONE;
+                let mut one = true;
+                for pred in &blk.preds {
+                    let Some(t) = vcode.blocks[pred.0 as usize].insts.last() else { continue };
+                    for (tb, args) in t.targets.iter().zip(t.args.iter()) {
+                        if tb.0 as usize != b {
+                            continue;
+                        }
+                        let Some(a) = args.get(k) else { continue };
+                        let ga = find(&same, a.0);
+                        if ga == gp {
+                            continue;
+                        }
+                        if class(a.0) != class(p.0) || (g != NONE && g != ga) {
+                            one = false;
+                        }
+                        g = ga;
+                    }
+                }
+                if one && g != NONE && g != gp {
+                    same[gp as usize] = g;
+                    changed = true;
+                }
+            }
+            for m in &blk.insts {
+                if let (Some((k, false)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+                    let (gs, gd) = (find(&same, m.opnds[k].vreg.0), find(&same, d.vreg.0));
+                    if gs != gd && class(m.opnds[k].vreg.0) == Class::R && class(d.vreg.0) == Class::R && gd == d.vreg.0 {
+                        same[gd as usize] = gs;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    for v in 0..nv as u32 {
+        same[v as usize] = find(&same, v);
+    }
+    // The register the live values of each group hold.
+    let mut group_reg = vec![NONE; nv];
+
+    // The walk.
+    let mut reg = vec![NONE; nv];
+    let mut regs = vec![NONE; nops as usize];
+    // (program point, phase: 0 edge copies before 1 operand copies, move).
+    let mut moves: Vec<(u32, u8, Move)> = Vec::new();
+    let mut state = Regs::new(reserved);
+    let mut live = vec![0u64; words];
+    let mut dies = vec![false; nops as usize];
+    let mut param_live: Vec<bool> = Vec::new();
+    let mut copies: Vec<(u32, u32)> = Vec::new();
+    let mut seq: Vec<(u32, u32)> = Vec::new();
+    let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
+    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
+    for &b in &rpo {
+        let blk = &vcode.blocks[b];
+        // Backwards: which operands see their value die, and no value may
+        // live across a call.
+        live.fill(0);
+        for s in &blk.succs {
+            for (o, x) in live.iter_mut().zip(live_in.row(s.0 as usize)) {
+                *o |= x;
+            }
+        }
+        for (j, m) in blk.insts.iter().enumerate().rev() {
+            let i = first[b] + j;
+            let ob = op_at[i] as usize;
+            for a in m.args.iter().flatten() {
+                set(&mut live, a.0);
+            }
+            for (k, o) in m.opnds.iter().enumerate() {
+                if o.kind != OpKind::Use {
+                    dies[ob + k] = !has(&live, o.vreg.0);
+                    clear(&mut live, o.vreg.0);
+                }
+            }
+            if m.clobbers_all && live.iter().any(|&w| w != 0) {
+                return Err("a value live across a call");
+            }
+            for (k, o) in m.opnds.iter().enumerate() {
+                if o.kind == OpKind::Use {
+                    dies[ob + k] = !has(&live, o.vreg.0);
+                    set(&mut live, o.vreg.0);
+                }
+            }
+        }
+        param_live.clear();
+        param_live.extend(blk.params.iter().map(|p| has(&live, p.0)));
+
+        // Forwards: the values live into the block hold their registers.
+        state.reset();
+        for v in members(live_in.row(b)) {
+            if reg[v as usize] == NONE {
+                return Err("a value used before its definition");
+            }
+            state.take(class(v), reg[v as usize], same[v as usize]);
+        }
+        let none = Avoid::default();
+        for (k, p) in blk.params.iter().enumerate() {
+            if !param_live[k] {
+                continue;
+            }
+            let c = class(p.0);
+            // The register of an argument already placed, else the hint.
+            let mut choice = None;
+            for pred in &blk.preds {
+                let pred = &vcode.blocks[pred.0 as usize];
+                let Some(t) = pred.insts.last() else { continue };
+                for (tb, args) in t.targets.iter().zip(t.args.iter()) {
+                    if tb.0 as usize == b {
+                        if let Some(a) = args.get(k) {
+                            let r = reg[a.0 as usize];
+                            if r != NONE && class(a.0) == c && state.fits(c, r, &none) && choice.is_none() {
+                                choice = Some(r);
+                            }
+                        }
+                    }
+                }
+            }
+            // A parameter holding a live value's bits shares its register.
+            let g = same[p.0 as usize];
+            if g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g {
+                choice = Some(group_reg[g as usize]);
+            }
+            let h = hint[p.0 as usize];
+            let r = choice
+                .or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h))
+                .or_else(|| state.lowest(c, &none))
+                .ok_or("the registers are full")?;
+            reg[p.0 as usize] = r;
+            state.take(c, r, g);
+            group_reg[g as usize] = r;
+        }
+
+        for (j, m) in blk.insts.iter().enumerate() {
+            let i = first[b] + j;
+            let ob = op_at[i] as usize;
+            let ops = &m.opnds;
+            // Fixed uses whose value lives elsewhere: a parallel copy into
+            // the ABI registers just before the instruction.
+            let mut busy = Avoid::default();
+            copies.clear();
+            for (k, o) in ops.iter().enumerate() {
+                let v = o.vreg.0;
+                let c = class(v);
+                if o.kind == OpKind::Use {
+                    let r = reg[v as usize];
+                    if r == NONE {
+                        return Err("an ABI register in the way");
+                    }
+                    regs[ob + k] = r;
+                }
+                let (OpKind::Use, Some(f)) = (o.kind, o.fixed) else { continue };
+                let (f, r) = (f as u32, reg[v as usize]);
+                regs[ob + k] = f;
+                if f == r {
+                    continue;
+                }
+                for x in 0..size(c) {
+                    let d = f + x;
+                    if d >= NREGS || state.reserved.has(d) || busy.r.has(d) {
+                        return Err("an ABI register in the way");
+                    }
+                    busy.r.set(d);
+                    // A value in the way must die here and be read only
+                    // through fixed uses (copied out before the writes).
+                    let w = state.holder(c, d);
+                    if w != NONE && w != same[v as usize] {
+                        let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
+                        let dying = uses_of_w().filter(|&(k2, _)| dies[ob + k2]).count() as u32;
+                        if dying < state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
+                            return Err("an ABI register in the way");
+                        }
+                    }
+                    copies.push((d, r + x));
+                }
+            }
+            if !copies.is_empty() {
+                seq.clear();
+                let srcs: Vec<u32> = copies.iter().map(|c| c.1).collect();
+                let temp = || {
+                    let mut avoid = busy;
+                    for &s in &srcs {
+                        avoid.r.set(s);
+                    }
+                    state.lowest(Class::R, &avoid)
+                };
+                sequentialize(&mut copies, temp, &mut seq).ok_or("no register for a cycle")?;
+                moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 1, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+            }
+            // Early defs and scratch registers away from the uses. In a
+            // bundle of several pieces, an early def may take the register
+            // of a use that dies here once no later piece reads it.
+            let multi = m.pieces.len() > 1;
+            reads.clear();
+            if multi {
+                for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
+                    let c = class(o.vreg.0);
+                    for h in 0..size(c) {
+                        let last =
+                            if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h, c == Class::RPair).map_or(u8::MAX, |s| s.1) };
+                        reads.push((c == Class::P, regs[ob + k] + h, last));
+                    }
+                }
+                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
+            }
+            // In a bundle, the pieces each result of this instruction spans
+            // (an early def's to the end): two may share a register when
+            // their spans do not meet; a scratch register holds no register
+            // past the instruction.
+            placed.clear();
+            let mut uses = busy;
+            if !multi {
+                for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
+                    uses.add(class(o.vreg.0), regs[ob + k]);
+                }
+            }
+            for fixed_pass in [true, false] {
+                for (k, o) in ops.iter().enumerate() {
+                    if !matches!(o.kind, OpKind::EarlyDef | OpKind::Temp) || o.fixed.is_some() != fixed_pass {
+                        continue;
+                    }
+                    let (v, c) = (o.vreg.0, class(o.vreg.0));
+                    let span = |h: u32| result_span(m, k, h, c, o.kind);
+                    // Scratch registers keep away from every use (in a
+                    // bundle: from the uses still to be read).
+                    let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
+                    let ok = |r: u32| {
+                        !multi
+                            || (0..size(c)).all(|h| {
+                                let (f, l) = span(h);
+                                early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads)
+                                    && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
+                            })
+                    };
+                    let r = match o.fixed {
+                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
+                        None => pick(&state, c, v, &hint, &param_of, &reg, None, avoid, ok).ok_or("the registers are full")?,
+                    };
+                    reg[v as usize] = r;
+                    regs[ob + k] = r;
+                    if multi {
+                        for h in 0..size(c) {
+                            let (f, l) = span(h);
+                            placed.push((c == Class::P, r + h, f, l));
+                        }
+                    }
+                    if !multi || o.kind == OpKind::EarlyDef {
+                        state.take(c, r, same[v as usize]);
+                        group_reg[same[v as usize] as usize] = r;
+                    }
+                }
+            }
+            if !multi {
+                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
+            }
+            // Defs, the fixed ones first.
+            let copy = copy_source(m).map(|(k, hi)| regs[ob + k] + hi as u32);
+            for fixed_pass in [true, false] {
+                for (k, o) in ops.iter().enumerate() {
+                    // The next version of a pair takes the register of the
+                    // version it continues, which dies here (with the fixed
+                    // defs: before a free def could take the register).
+                    if let (OpKind::Reuse(u), true) = (o.kind, fixed_pass) {
+                        let (v, c, u) = (o.vreg.0, class(o.vreg.0), ob + u as usize);
+                        let r = regs[u];
+                        if o.fixed.is_some() || !dies[u] || !state.fits(c, r, &none) {
+                            return Err("a register to continue still in use");
+                        }
+                        reg[v as usize] = r;
+                        regs[ob + k] = r;
+                        state.take(c, r, same[v as usize]);
+                        group_reg[same[v as usize] as usize] = r;
+                        continue;
+                    }
+                    if o.kind != OpKind::Def || o.fixed.is_some() != fixed_pass {
+                        continue;
+                    }
+                    let (v, c) = (o.vreg.0, class(o.vreg.0));
+                    let g = same[v as usize];
+                    let r = match o.fixed {
+                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
+                        // A copy of a value still live: its register.
+                        None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
+                            group_reg[g as usize]
+                        }
+                        None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
+                    };
+                    reg[v as usize] = r;
+                    regs[ob + k] = r;
+                    state.take(c, r, g);
+                    group_reg[g as usize] = r;
+                }
+            }
+            // Scratch registers and values nobody reads are free again.
+            for (k, o) in ops.iter().enumerate() {
+                if o.kind != OpKind::Use && (o.kind == OpKind::Temp || dies[ob + k]) {
+                    let v = o.vreg.0;
+                    state.free(class(v), reg[v as usize], same[v as usize]);
+                }
+            }
+        }
+    }
+
+    // The block arguments: a parallel copy per edge.
+    let mut pcopies: Vec<(u32, u32)> = Vec::new();
+    for (b, blk) in vcode.blocks.iter().enumerate() {
+        let Some(t) = blk.insts.last() else { continue };
+        for (ti, tb) in t.targets.iter().enumerate() {
+            let s = tb.0 as usize;
+            let params = &vcode.blocks[s].params;
+            let args: &[_] = t.args.get(ti).map_or(&[], |a| &a[..]);
+            if args.len() != params.len() {
+                return Err("branch arguments and parameters differ");
+            }
+            copies.clear();
+            pcopies.clear();
+            for (a, p) in args.iter().zip(params.iter()) {
+                let (ra, rp) = (reg[a.0 as usize], reg[p.0 as usize]);
+                if rp == NONE {
+                    continue;
+                }
+                let c = class(p.0);
+                if ra == NONE || class(a.0) != c {
+                    return Err("branch arguments and parameters differ");
+                }
+                let list = if c == Class::P { &mut pcopies } else { &mut copies };
+                for x in 0..size(c) {
+                    list.push((rp + x, ra + x));
+                }
+            }
+            if copies.iter().chain(pcopies.iter()).all(|&(d, s)| d == s) {
+                continue;
+            }
+            let at = if t.pseudo == Pseudo::Jump && t.targets.len() == 1 {
+                2 * (first[b + 1] - 1) as u32
+            } else if vcode.blocks[s].preds.len() == 1 {
+                2 * first[s] as u32
+            } else {
+                return Err("a critical edge with arguments");
+            };
+            // A free register for a cycle: none of the values live there.
+            let temp = || {
+                let mut avoid = reserved;
+                for v in members(live_in.row(s)) {
+                    let c = class(v);
+                    if c != Class::P {
+                        for x in 0..size(c) {
+                            avoid.set(reg[v as usize] + x);
+                        }
+                    }
+                }
+                for &(d, s) in copies.iter() {
+                    avoid.set(d);
+                    avoid.set(s);
+                }
+                avoid.lowest_free(NREGS, false)
+            };
+            seq.clear();
+            let mut rc = copies.clone();
+            sequentialize(&mut rc, temp, &mut seq).ok_or("no register for a cycle")?;
+            moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+            seq.clear();
+            sequentialize(&mut pcopies, || Some(P_SCRATCH), &mut seq).ok_or("no register for a cycle")?;
+            moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
+        }
+    }
+
+    // The moves by program point.
+    moves.sort_by_key(|&(p, phase, _)| (p, phase));
+    let mut move_at = Vec::with_capacity(2 * n + 1);
+    move_at.push(0u32);
+    let mut k = 0;
+    for p in 0..2 * n as u32 {
+        while k < moves.len() && moves[k].0 == p {
+            k += 1;
+        }
+        move_at.push(k as u32);
+    }
+    Ok(Assignment { regs, op_at, moves: moves.into_iter().map(|m| m.2).collect(), move_at, num_spillslots: 0, ssa: true })
+}
+
+/// The register for a new value `v` of class `c`, avoiding `avoid` and
+/// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
+/// died), the hint, the register of the block parameter it is passed to,
+/// else the lowest free.
+#[allow(clippy::too_many_arguments)]
+fn pick(
+    state: &Regs,
+    c: Class,
+    v: u32,
+    hint: &[u32],
+    param_of: &[u32],
+    reg: &[u32],
+    copy: Option<u32>,
+    avoid: &Avoid,
+    ok: impl Fn(u32) -> bool,
+) -> Option<u32> {
+    let p = param_of[v as usize];
+    let cands = [copy.unwrap_or(NONE), hint[v as usize], if p != NONE { reg[p as usize] } else { NONE }];
+    cands.into_iter().find(|&r| r != NONE && state.fits(c, r, avoid) && ok(r)).or_else(|| state.lowest_where(c, avoid, ok))
+}
+
+/// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
+fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], same: &[u32], vcode: &VCode) {
+    for (k, o) in m.opnds.iter().enumerate() {
+        if o.kind == OpKind::Use && dies[ob + k] {
+            let v = o.vreg.0;
+            state.free(vcode.class(o.vreg), reg[v as usize], same[v as usize]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check_assignment::check_assignment;
+    use crate::encode::testing::text;
+    use crate::place_spill_slots::SlotHomes;
+    use ursa_emit::forms::{IADD_RR, ISETP_RI};
+    use ursa_emit::mods;
+    use ursa_isel::vcode::{BlockId, Bundle, MInst, VBlock, VReg};
+
+    fn mov(d: VReg, s: VReg) -> MInst {
+        Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, s).build()
+    }
+    fn add(d: VReg, a: VReg, b: VReg) -> MInst {
+        Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build()
+    }
+    fn is_nonzero(p: VReg, a: VReg) -> MInst {
+        Bundle::new()
+            .inst(forms::ISETP_RI)
+            .set(ISETP_RI::COMPOP, mods::CompOp::NE)
+            .set(ISETP_RI::BOOLOP, mods::BoolOp::AND)
+            .set(ISETP_RI::ITYPE, mods::IType::U32)
+            .def(ISETP_RI::PU, p)
+            .use_(ISETP_RI::RA, a)
+            .build()
+    }
+    fn jump(to: u32, args: &[VReg]) -> MInst {
+        let mut m = MInst::new(Pseudo::Jump);
+        m.targets.push(BlockId(to));
+        m.args.push(args.iter().copied().collect());
+        m
+    }
+    fn block(params: &[VReg], insts: Vec<MInst>, succs: &[u32], preds: &[u32]) -> VBlock {
+        VBlock {
+            params: params.to_vec(),
+            insts,
+            succs: succs.iter().map(|&b| BlockId(b)).collect(),
+            preds: preds.iter().map(|&b| BlockId(b)).collect(),
+            clif: None,
+        }
+    }
+
+    /// `f(a: i32, b: i32) -> i32`: a loop that adds `b` to `a` until the sum
+    /// is zero, the two block parameters swapped on every turn.
+    fn swapping_loop() -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, px, py, s, p, r) = (
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::R),
+            v.new_vreg(Class::P),
+            v.new_vreg(Class::RPair),
+        );
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), jump(1, &[x, y])], &[1], &[]));
+        let mut brif = MInst::new(Pseudo::Brif { negate: false, uniform: None });
+        brif.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
+        brif.targets.extend([BlockId(2), BlockId(3)]);
+        v.blocks.push(block(&[px, py], vec![add(s, px, py), is_nonzero(p, s), brif], &[2, 3], &[0, 2]));
+        // The back edge swaps: px takes py's value, py the sum.
+        v.blocks.push(block(&[], vec![jump(1, &[py, s])], &[1], &[1]));
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![mov(r, s), ret], &[], &[1]));
+        v
+    }
+
+    #[test]
+    fn a_straight_function_needs_no_copies() {
+        // The arguments arrive in R[4:5] and R[6:7]; the sum leaves in R4.
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, s, r) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), add(s, x, y), mov(r, s), ret], &[], &[]));
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        assert!(asg.moves.is_empty());
+        let code = crate::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
+        assert_eq!(code.dropped_copies, 3);
+    }
+
+    #[test]
+    fn swapped_block_arguments_go_through_a_free_register() {
+        let v = swapping_loop();
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // The back edge's swap is a cycle of three 32-bit moves (or the sum
+        // already sits in a parameter's register: two).
+        let back = 2 * 7;
+        assert!((2..=3).contains(&asg.moves_at(back).len()), "{:?}", asg.moves);
+        // No value sits in the stack pointer, no pair on an odd register.
+        assert!(asg.regs.iter().all(|&r| r != SP));
+    }
+
+    #[test]
+    fn the_checker_rejects_a_wrong_assignment() {
+        let v = swapping_loop();
+        let good = assign_ssa_regs(&v).unwrap();
+        // The add (flat instruction 4) reads its first operand from another register.
+        let mut bad = good.clone();
+        let k = bad.op_at[4] as usize + 1;
+        bad.regs[k] += 2;
+        assert!(check_assignment(&v, &bad).is_err());
+        // The back edge's moves left out: the parameters hold stale values.
+        let mut bad = good.clone();
+        let (from, to) = (bad.move_at[14] as usize, bad.move_at[15] as usize);
+        assert!(to > from);
+        bad.moves.drain(from..to);
+        for p in bad.move_at.iter_mut().skip(15) {
+            *p -= (to - from) as u32;
+        }
+        assert!(check_assignment(&v, &bad).is_err());
+        // A result in the register of a value still live.
+        let mut bad = good;
+        let (kd, ku) = (bad.op_at[4] as usize, bad.op_at[4] as usize + 2);
+        bad.regs[kd] = bad.regs[ku];
+        assert!(check_assignment(&v, &bad).is_err());
+    }
+
+    #[test]
+    fn a_value_live_across_a_call_is_left_to_regalloc2() {
+        let mut v = VCode::default();
+        let (a, link, x, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::R));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
+        let mut call = MInst::new(Pseudo::Call);
+        call.clobbers_all = true;
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(a, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), call, add(s, x, x), ret], &[], &[]));
+        assert_eq!(assign_ssa_regs(&v).err(), Some("a value live across a call"));
+    }
+
+    #[test]
+    fn parallel_copies_break_cycles() {
+        let mut out = Vec::new();
+        let mut copies = vec![(1, 2), (2, 1), (3, 1)];
+        sequentialize(&mut copies, || Some(9), &mut out).unwrap();
+        // R3 takes R1 first; then the swap through R9.
+        let mut regs = [0, 10, 20, 30, 0, 0, 0, 0, 0, 0];
+        for &(d, s) in &out {
+            regs[d as usize] = regs[s as usize];
+        }
+        assert_eq!((regs[1], regs[2], regs[3]), (20, 10, 10));
+        assert!(sequentialize(&mut vec![(1, 2), (2, 1)], || None, &mut Vec::new()).is_none());
+    }
+}

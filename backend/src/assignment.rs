@@ -1,0 +1,102 @@
+//! What a register allocator hands to `encode::lay_out`: a machine register
+//! for every operand and the moves to make at each program point.
+//!
+//! Both allocators produce it: `assign_regs` (regalloc2, converted from its
+//! `Output`) and `assign_ssa_regs` (registers chosen directly on the SSA
+//! code). Registers are machine numbers: `Rn` (the low register of a pair)
+//! or `Pn`, by the operand's class; a spill slot is a 4-byte unit of the
+//! spill area (`place_spill_slots` decides where it lives).
+
+use ursa_isel::vcode::Class;
+
+/// Where a move reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// Machine register `Rn` / the pair `R[n:n+1]` / `Pn`, by the move's class.
+    Reg(u32),
+    /// Spill slot (first 4-byte unit).
+    Slot(u32),
+}
+
+impl Loc {
+    pub fn slot(self) -> Option<u32> {
+        match self {
+            Loc::Slot(s) => Some(s),
+            Loc::Reg(_) => None,
+        }
+    }
+}
+
+/// One move the allocator adds: a value of class `class` copied from `from` to `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    pub class: Class,
+    pub from: Loc,
+    pub to: Loc,
+}
+
+/// An operand with no register (regalloc2 left it on the stack: never asked for).
+pub const NO_REG: u32 = u32::MAX;
+
+/// The allocation of one function. Instructions are numbered in the order of
+/// the `VCode`'s blocks and of the instructions in each block ("flat" numbers).
+#[derive(Clone, Debug, Default)]
+pub struct Assignment {
+    /// Operand k of flat instruction i is in `regs[op_at[i] + k]`.
+    pub regs: Vec<u32>,
+    pub op_at: Vec<u32>,
+    /// The moves at program point p (2i: before flat instruction i, 2i + 1:
+    /// after it) are `moves[move_at[p]..move_at[p + 1]]`, made one after the
+    /// other in that order.
+    pub moves: Vec<Move>,
+    pub move_at: Vec<u32>,
+    /// Spill slot units used (slots are named `Loc::Slot(0..num_spillslots)`).
+    pub num_spillslots: usize,
+    /// Registers were chosen on the SSA code (`assign_ssa_regs`): they are
+    /// final, so `lay_out` drops a copy whose two sides got one register and
+    /// `pack_regs` leaves the general registers alone.
+    pub ssa: bool,
+}
+
+impl Assignment {
+    /// The registers of the operands of flat instruction `i`.
+    pub fn operand_regs(&self, i: usize) -> &[u32] {
+        &self.regs[self.op_at[i] as usize..self.op_at[i + 1] as usize]
+    }
+
+    /// The moves at program point `p` (see [`Assignment::moves`]).
+    pub fn moves_at(&self, p: usize) -> &[Move] {
+        &self.moves[self.move_at[p] as usize..self.move_at[p + 1] as usize]
+    }
+
+    /// Flat instructions.
+    pub fn num_insts(&self) -> usize {
+        self.op_at.len().saturating_sub(1)
+    }
+}
+
+/// Counts of what the allocator added, for `--stats` and `docs/regalloc.md`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RegallocStats {
+    pub moves: usize,
+    pub spills: usize,
+    pub reloads: usize,
+    pub spill_slots: usize,
+}
+
+impl Assignment {
+    /// What the allocator added, with the spill slots where `homes` put them:
+    /// a spill or reload of a slot kept in a register is a move.
+    pub fn stats(&self, homes: &crate::place_spill_slots::SlotHomes) -> RegallocStats {
+        let mut s = RegallocStats { spill_slots: self.num_spillslots - homes.in_registers(), ..Default::default() };
+        let in_memory = |a: Loc| a.slot().is_some_and(|k| homes.reg(k as usize).is_none());
+        for m in &self.moves {
+            match (in_memory(m.from), in_memory(m.to)) {
+                (false, true) => s.spills += 1,
+                (true, false) => s.reloads += 1,
+                _ => s.moves += 1,
+            }
+        }
+        s
+    }
+}
