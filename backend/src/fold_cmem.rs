@@ -49,6 +49,8 @@ fn commutes(i: &Inst) -> bool {
     match i.def().optype {
         o if o == optypes::IADD::ID => unmodified(),
         o if o == optypes::IMAD::ID || o == optypes::IMAD_WIDE::ID => true,
+        // min(a, b), max(a, b): exchanging A and B changes nothing.
+        o if o == optypes::IMNMX::ID => true,
         // a + b, a * b, a * b + c: exchanging A and B can only change which
         // of two NaN inputs is passed on, which CLIF leaves unspecified
         // (docs/float.md). Modifiers stay with their field, so none may be set.
