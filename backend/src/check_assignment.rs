@@ -204,6 +204,29 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                     };
                 }
             }
+            // The next version of a pair: the halves the instruction writes
+            // hold it; a half it leaves holds it where that half held the
+            // version it continues (the same register, checked above).
+            for (k, o) in m.opnds.iter().enumerate() {
+                let OpKind::Reuse(u) = o.kind else { continue };
+                let (c, old) = (vcode.class(o.vreg), m.opnds[u as usize].vreg.0);
+                for h in 0..halves(c) {
+                    let val = 2 * o.vreg.0 + h;
+                    for s in st.iter_mut() {
+                        s.retain(|x| *x != val);
+                    }
+                    let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
+                    let written = m.fixups.iter().any(|f| {
+                        let p = &m.pieces[f.piece as usize];
+                        f.opnd as usize == k && (f.hi as u32 == h || p.def().bitwidth_of(f.field as usize, p.values()) > 32)
+                    });
+                    if written || st[l].contains(&(2 * old + h)) {
+                        st[l] = smallvec::smallvec![val];
+                    } else {
+                        st[l].clear();
+                    }
+                }
+            }
             if m.pseudo == Pseudo::Table {
                 st[P_BASE + P_SCRATCH as usize].clear();
             }
