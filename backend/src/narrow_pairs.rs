@@ -95,6 +95,12 @@ fn field_in(orig: &Inst, p: &Inst, f: usize) -> Option<usize> {
     t.fields[f].map(usize::from)
 }
 
+/// An instruction that keeps every piece (and so the high word of every
+/// pair it writes) whatever is narrowed.
+fn unplannable(m: &MInst) -> bool {
+    m.pseudo != Pseudo::None || m.cold_from.is_some() || m.clobbers_all || m.sym.is_some()
+}
+
 /// The plan for `m` when the pairs in `narrow` lose their high word; None
 /// if `m` writes one of them in a way that cannot be narrowed.
 fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
@@ -103,7 +109,7 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     if !writes_narrow {
         return Some(out);
     }
-    if m.pseudo != Pseudo::None || m.cold_from.is_some() || m.clobbers_all || m.sym.is_some() {
+    if unplannable(m) {
         return None;
     }
     // Whether each fixup names a field its piece writes.
@@ -225,6 +231,82 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
     }
 }
 
+/// A superset of the candidates the fixed point of [`narrow_pairs`] keeps
+/// narrow, found without planning any instruction.
+///
+/// At the fixed point `N` (no member of `N` is in `high_reads(N)`), a
+/// candidate `v` in `N` is not read by a branch argument, a
+/// pseudo-instruction or a fixed operand (those are wide whatever `N` is),
+/// is not written by an instruction that cannot be planned (its plan fails
+/// as soon as it writes a member of `N`, which makes that member wide), and every instruction whose original pieces read `v` in 64 bits (or its
+/// high word) writes some member of `N` — an instruction writing none keeps
+/// its pieces as they are, and such a read makes `v` wide. The set returned
+/// is the largest subset of `cand` with these two properties (a greatest
+/// fixed point of a monotone condition), so it contains `N`; where it is
+/// empty, so is `N`. It is only a bound: the pass itself still runs the
+/// exact (not monotone) fixed point from every candidate.
+fn survivors_bound(vcode: &VCode, cand: &VSet) -> VSet {
+    let mut s = cand.clone();
+    // (candidate read wide, the candidates its reader writes).
+    let mut edges: Vec<(VReg, SmallVec<[VReg; 2]>)> = Vec::new();
+    for b in &vcode.blocks {
+        for m in &b.insts {
+            for a in m.args.iter().flatten() {
+                s.remove(*a);
+            }
+            // Most instructions name no candidate.
+            if !m.opnds.iter().any(|o| s.contains(&o.vreg)) {
+                continue;
+            }
+            for (k, o) in m.opnds.iter().enumerate() {
+                if o.kind == OpKind::Use
+                    && s.contains(&o.vreg)
+                    && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k))
+                {
+                    s.remove(o.vreg);
+                }
+            }
+            let writes: SmallVec<[VReg; 2]> =
+                m.opnds.iter().filter(|o| o.kind != OpKind::Use && cand.contains(&o.vreg)).map(|o| o.vreg).collect();
+            if unplannable(m) {
+                for w in &writes {
+                    s.remove(*w);
+                }
+            }
+            for f in &m.fixups {
+                let v = m.opnds[f.opnd as usize].vreg;
+                let p = &m.pieces[f.piece as usize];
+                if !s.contains(&v) || is_output(p, f.field as usize) {
+                    continue;
+                }
+                if f.hi || p.def().bitwidth_of(f.field as usize, p.values()) == 64 {
+                    if writes.is_empty() {
+                        s.remove(v);
+                    } else {
+                        edges.push((v, writes.clone()));
+                    }
+                }
+            }
+        }
+    }
+    loop {
+        let before = s.len();
+        edges.retain(|(v, ws)| {
+            if !s.contains(v) {
+                return false;
+            }
+            if ws.iter().any(|w| s.contains(w)) {
+                return true;
+            }
+            s.remove(*v);
+            false
+        });
+        if s.is_empty() || s.len() == before {
+            return s;
+        }
+    }
+}
+
 /// Narrows the pairs of `vcode` whose high word is never read; returns how
 /// many.
 pub fn narrow_pairs(vcode: &mut VCode) -> usize {
@@ -240,6 +322,11 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     }
     let mut narrow = VSet::new(nv);
     narrow.extend((0..nv as u32).map(VReg).filter(|&v| vcode.class(v) == Class::RPair && defs.once(v) && !params.contains(&v)));
+    // Most functions have nothing to narrow: skip the fixed point (and its
+    // plans) when even the cheap bound says so.
+    if narrow.is_empty() || survivors_bound(vcode, &narrow).is_empty() {
+        return 0;
+    }
     while !narrow.is_empty() {
         let mut wide = VSet::new(nv);
         high_reads(vcode, &narrow, &mut wide);
