@@ -39,7 +39,7 @@
 use smallvec::SmallVec;
 use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{RegFile, RegRef, RegSlot};
-use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::assign_regs::P_SCRATCH;
 use crate::assignment::{Assignment, Loc, Move};
@@ -619,6 +619,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     }
     // The register the live values of each group hold.
     let mut group_reg = vec![NONE; nv];
+    // Pairs that hold one of their two registers for an instruction
+    // ([`half_claim`]): `LOW` the first half of a pair the next instruction
+    // continues, `HIGH` a pair whose low half is read no more.
+    let mut partial = vec![BOTH; nv];
 
     // The walk.
     let mut reg = vec![NONE; nv];
@@ -783,7 +787,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         reads.push((c == Class::P, regs[ob + k] + h, last));
                     }
                 }
-                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
+                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, &partial, vcode);
             }
             // In a bundle, the pieces each result of this instruction spans
             // (an early def's to the end): two may share a register when
@@ -833,7 +837,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 }
             }
             if !multi {
-                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, vcode);
+                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, &partial, vcode);
             }
             // Defs, the fixed ones first.
             let copy = copy_source(m).map(|(k, hi)| regs[ob + k] + hi as u32);
@@ -865,7 +869,22 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
                             group_reg[g as usize]
                         }
-                        None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
+                        None => match half_claim(&state, vcode, blk, j, k, &hint, &dies, &op_at[first[b]..], &same, &reg) {
+                            Some((r, x)) => {
+                                if let Some(x) = x {
+                                    // The low register passes from x's pair to v.
+                                    state.free(Class::R, r, same[x as usize]);
+                                    partial[x as usize] = HIGH;
+                                }
+                                partial[v as usize] = LOW;
+                                reg[v as usize] = r;
+                                regs[ob + k] = r;
+                                state.take(Class::R, r, g);
+                                group_reg[g as usize] = r;
+                                continue;
+                            }
+                            None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
+                        },
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -983,11 +1002,91 @@ fn pick(
 }
 
 /// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
-fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], same: &[u32], vcode: &VCode) {
+/// How much of its register(s) a value holds (see `partial` in the walk).
+const BOTH: u8 = 0;
+const LOW: u8 = 1;
+const HIGH: u8 = 2;
+
+/// The preferred register of the pair result `k` of instruction `j` of
+/// `blk`, taken by its low half alone, when the instruction writes only that
+/// half and the next instruction continues the pair (`OpKind::Reuse`) by
+/// writing the other, while the high register still holds a value the next
+/// instruction reads for the last time — a single register, or the high half
+/// of a pair whose low half is read no more (returned: its low register
+/// passes to the result now). The two share the high register for one
+/// instruction, as the pieces of the bundle did; the continued pair then
+/// finds both registers free. `ops_at[j]` is instruction `j`'s first operand
+/// in `dies`.
+#[allow(clippy::too_many_arguments)]
+fn half_claim(
+    state: &Regs,
+    vcode: &VCode,
+    blk: &ursa_isel::vcode::VBlock,
+    j: usize,
+    k: usize,
+    hint: &[u32],
+    dies: &[bool],
+    ops_at: &[u32],
+    same: &[u32],
+    reg: &[u32],
+) -> Option<(u32, Option<u32>)> {
+    let (m, next) = (&blk.insts[j], blk.insts.get(j + 1)?);
+    let v = m.opnds[k].vreg;
+    if vcode.class(v) != Class::RPair || m.pieces.len() != 1 || next.pieces.len() != 1 {
+        return None;
+    }
+    let wide = |m: &MInst, f: &ursa_isel::vcode::Fixup| {
+        let p = &m.pieces[f.piece as usize];
+        p.def().bitwidth_of(f.field as usize, p.values()) > 32
+    };
+    let low_only = m.fixups.iter().filter(|f| f.opnd as usize == k).all(|f| !f.hi && !wide(m, f));
+    let continued = next.opnds.iter().any(|o| matches!(o.kind, OpKind::Reuse(u) if next.opnds[u as usize].vreg == v));
+    let r = hint[v.0 as usize];
+    if !low_only || !continued || r == NONE || r % 2 != 0 || r + 1 >= NREGS || state.reserved.has(r) {
+        return None;
+    }
+    let x = state.holder(Class::R, r + 1);
+    if x == NONE || state.r_count[r as usize + 1] != 1 {
+        return None;
+    }
+    // The value in the high register: read by the next instruction for the
+    // last time (and, if it is the pair at r, only through its high half).
+    let ob = ops_at[j + 1] as usize;
+    let mut last: Option<u32> = None;
+    for (k2, o) in next.opnds.iter().enumerate() {
+        let w = o.vreg.0;
+        if same[w as usize] != x || o.kind != OpKind::Use {
+            continue;
+        }
+        let single = vcode.class(o.vreg) == Class::R && reg[w as usize] == r + 1;
+        let pair_hi = vcode.class(o.vreg) == Class::RPair
+            && reg[w as usize] == r
+            && next.fixups.iter().filter(|f| f.opnd as usize == k2).all(|f| f.hi && !wide(next, f));
+        if !dies[ob + k2] || !(single || pair_hi) {
+            return None;
+        }
+        last = Some(w);
+    }
+    let w = last?;
+    match state.holder(Class::R, r) {
+        NONE if vcode.class(VReg(w)) == Class::R => Some((r, None)),
+        h if h == x && vcode.class(VReg(w)) == Class::RPair && state.r_count[r as usize] == 1 && same[w as usize] == w => {
+            Some((r, Some(w)))
+        }
+        _ => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], same: &[u32], partial: &[u8], vcode: &VCode) {
     for (k, o) in m.opnds.iter().enumerate() {
         if o.kind == OpKind::Use && dies[ob + k] {
             let v = o.vreg.0;
-            state.free(vcode.class(o.vreg), reg[v as usize], same[v as usize]);
+            match partial[v as usize] {
+                LOW => state.free(Class::R, reg[v as usize], same[v as usize]),
+                HIGH => state.free(Class::R, reg[v as usize] + 1, same[v as usize]),
+                _ => state.free(vcode.class(o.vreg), reg[v as usize], same[v as usize]),
+            }
         }
     }
 }

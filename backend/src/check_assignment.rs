@@ -17,7 +17,7 @@
 
 use smallvec::SmallVec;
 use ursa_emit::RegFile;
-use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
 
 use crate::assign_regs::P_SCRATCH;
 use crate::assign_ssa_regs::{copy_source, early_def_may_share, piece_span, result_span};
@@ -107,7 +107,7 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 if o.fixed.is_some_and(|f| f as u32 != regs[k]) {
                     return Err(at(j, format!("{} is read in {:?}, not its ABI register {:?}", o.vreg, regs[k], o.fixed)));
                 }
-                for h in 0..halves(c) {
+                for h in (0..halves(c)).filter(|&h| reads_half(m, k, h)) {
                     let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
                     if !st[l].contains(&(2 * o.vreg.0 + h)) {
                         return Err(at(
@@ -198,6 +198,12 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 }
                 for h in 0..halves(c) {
                     let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
+                    // A half of a pair no field writes keeps what its register
+                    // held (the value's half there is undefined: anything).
+                    if c == Class::RPair && m.pseudo == Pseudo::None && !writes_half(m, k, h) {
+                        st[l].push(2 * o.vreg.0 + h);
+                        continue;
+                    }
                     st[l] = match (&copied, c) {
                         (Some(src), Class::R) => src.iter().copied().filter(|&x| x / 2 != o.vreg.0).chain([2 * o.vreg.0]).collect(),
                         _ => smallvec::smallvec![2 * o.vreg.0 + h],
@@ -216,11 +222,7 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                         s.retain(|x| *x != val);
                     }
                     let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
-                    let written = m.fixups.iter().any(|f| {
-                        let p = &m.pieces[f.piece as usize];
-                        f.opnd as usize == k && (f.hi as u32 == h || p.def().bitwidth_of(f.field as usize, p.values()) > 32)
-                    });
-                    if written || st[l].contains(&(2 * old + h)) {
+                    if writes_half(m, k, h) || st[l].contains(&(2 * old + h)) {
                         st[l] = smallvec::smallvec![val];
                     } else {
                         st[l].clear();
@@ -290,4 +292,26 @@ fn do_move(st: &mut State, mv: &Move, sp: bool) -> Result<(), String> {
         st[t] = st[f].clone();
     }
     Ok(())
+}
+
+/// Whether `m` reads half `h` of use `k`: through its fields where it has
+/// any (a 64-bit field reads both halves); the input of a `Reuse` def, the
+/// halves the def does not write (they carry over); otherwise every half.
+fn reads_half(m: &MInst, k: usize, h: u32) -> bool {
+    if m.pseudo == Pseudo::None && m.fixups.iter().any(|f| f.opnd as usize == k) {
+        return writes_half(m, k, h);
+    }
+    match m.opnds.iter().position(|o| o.kind == OpKind::Reuse(k as u8)) {
+        Some(d) => !writes_half(m, d, h),
+        None => true,
+    }
+}
+
+/// Whether a field of `m` names half `h` of pair operand `k` (read or
+/// written, by the operand's kind).
+fn writes_half(m: &MInst, k: usize, h: u32) -> bool {
+    m.fixups.iter().any(|f| {
+        let p = &m.pieces[f.piece as usize];
+        f.opnd as usize == k && (f.hi as u32 == h || p.def().bitwidth_of(f.field as usize, p.values()) > 32)
+    })
 }
