@@ -1160,6 +1160,61 @@ mod tests {
         v
     }
 
+    /// `f(a: i64, b: i64) -> i64 { a + b }` as `split_bundles` leaves it:
+    /// `IADD t.lo, c, a.lo, b.lo` then `IADD.X s.hi, a.hi, b.hi, c`
+    /// continuing t (`Reuse`).
+    fn split_add64() -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (t, c, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::P), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        let lo =
+            Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, t).def(IADD_RR::PU, c).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build();
+        let mut hi = Bundle::new()
+            .inst(forms::IADD_RR)
+            .set(IADD_RR::EXT, mods::IExt::X)
+            .use_hi(IADD_RR::RA, a)
+            .use_hi(IADD_RR::RB, b)
+            .use_(IADD_RR::PP, c)
+            .set(IADD_RR::PP_NOT, false)
+            .def_hi(IADD_RR::RD, s)
+            .build();
+        // The pair so far, read by no field; s continues it.
+        hi.opnds.push(ursa_isel::vcode::Opnd { vreg: t, kind: OpKind::Use, fixed: None });
+        let u = hi.opnds.len() as u8 - 1;
+        let d = hi.opnds.iter().position(|o| o.vreg == s).unwrap();
+        hi.opnds[d].kind = OpKind::Reuse(u);
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(s, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, lo, hi, ret], &[], &[]));
+        v
+    }
+
+    #[test]
+    fn a_pair_written_half_by_half_takes_its_inputs_registers() {
+        // t.lo may take R4 although a.hi, read by the next instruction, is
+        // still in R5: the sum is made in place, with no copy.
+        let v = split_add64();
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        assert!(asg.moves.is_empty());
+        let code = crate::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        assert_eq!(text(&code), ["IADD R4, P0, R4, R6", "IADD.X R5, R5, R7, P0", "RET R[20:21]"]);
+    }
+
+    #[test]
+    fn the_checker_rejects_a_continued_pair_in_another_register() {
+        let v = split_add64();
+        let mut asg = assign_ssa_regs(&v).unwrap();
+        // The continuing instruction (flat index 2) writes s to R[8:9]
+        // instead of t's R[4:5]: its low half would be garbage.
+        let ops = v.blocks[0].insts[2].opnds.len();
+        let d = v.blocks[0].insts[2].opnds.iter().position(|o| matches!(o.kind, OpKind::Reuse(_))).unwrap();
+        assert_eq!(asg.operand_regs(2).len(), ops);
+        let at = asg.op_at[2] as usize;
+        asg.regs[at + d] = 8;
+        assert!(check_assignment(&v, &asg).unwrap_err().contains("not the register of the value it continues"));
+    }
+
     #[test]
     fn a_straight_function_needs_no_copies() {
         // The arguments arrive in R[4:5] and R[6:7]; the sum leaves in R4.
