@@ -547,6 +547,9 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     if hint[s as usize] == NONE {
                         hint[s as usize] = hint[o.vreg.0 as usize];
                     }
+                    if param_of[s as usize] == NONE {
+                        param_of[s as usize] = param_of[o.vreg.0 as usize];
+                    }
                 }
             }
             if let (Some((k, hi)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
@@ -869,7 +872,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
                             group_reg[g as usize]
                         }
-                        None => match half_claim(&state, vcode, blk, j, k, &hint, &dies, &op_at[first[b]..], &same, &reg) {
+                        None => match half_claim(&state, vcode, blk, j, k, &hint, &param_of, &dies, &op_at[first[b]..], &same, &reg) {
                             Some((r, x)) => {
                                 if let Some(x) = x {
                                     // The low register passes from x's pair to v.
@@ -1001,7 +1004,6 @@ fn pick(
     cands.into_iter().find(|&r| r != NONE && state.fits(c, r, avoid) && ok(r)).or_else(|| state.lowest_where(c, avoid, ok))
 }
 
-/// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
 /// How much of its register(s) a value holds (see `partial` in the walk).
 const BOTH: u8 = 0;
 const LOW: u8 = 1;
@@ -1025,6 +1027,7 @@ fn half_claim(
     j: usize,
     k: usize,
     hint: &[u32],
+    param_of: &[u32],
     dies: &[bool],
     ops_at: &[u32],
     same: &[u32],
@@ -1041,7 +1044,13 @@ fn half_claim(
     };
     let low_only = m.fixups.iter().filter(|f| f.opnd as usize == k).all(|f| !f.hi && !wide(m, f));
     let continued = next.opnds.iter().any(|o| matches!(o.kind, OpKind::Reuse(u) if next.opnds[u as usize].vreg == v));
-    let r = hint[v.0 as usize];
+    // The ABI register it goes to, else that of the block parameter it is
+    // passed to.
+    let p = param_of[v.0 as usize];
+    let r = match hint[v.0 as usize] {
+        NONE if p != NONE => reg[p as usize],
+        h => h,
+    };
     if !low_only || !continued || r == NONE || r % 2 != 0 || r + 1 >= NREGS || state.reserved.has(r) {
         return None;
     }
@@ -1077,6 +1086,7 @@ fn half_claim(
     }
 }
 
+/// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
 #[allow(clippy::too_many_arguments)]
 fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], same: &[u32], partial: &[u8], vcode: &VCode) {
     for (k, o) in m.opnds.iter().enumerate() {
