@@ -87,12 +87,22 @@ fn operand_names(o: &Operand, f: u16) -> bool {
 /// piece writes it, a result no piece writes).
 fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
     let n = m.opnds.len();
+    // The fixups with their roles (read, written), in piece order (stable:
+    // a piece's own fixups keep their order).
+    let mut by_piece: Vec<(Fixup, bool, bool)> = m
+        .fixups
+        .iter()
+        .map(|&f| {
+            let (r, w) = roles(&m.pieces[f.piece as usize], f.field);
+            (f, r, w)
+        })
+        .collect();
+    by_piece.sort_by_key(|x| x.0.piece);
     // The last piece writing each operand.
     let mut last_write: SmallVec<[Option<usize>; 8]> = smallvec::smallvec![None; n];
-    for f in &m.fixups {
-        if roles(&m.pieces[f.piece as usize], f.field).1 {
-            let lw = &mut last_write[f.opnd as usize];
-            *lw = Some(lw.map_or(f.piece as usize, |l: usize| l.max(f.piece as usize)));
+    for &(f, _, w) in &by_piece {
+        if w {
+            last_write[f.opnd as usize] = Some(f.piece as usize);
         }
     }
     // The version of each operand's value so far (a use reads the value
@@ -104,20 +114,15 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
         }
     }
     let mut out = Vec::with_capacity(m.pieces.len());
+    let mut rest = &by_piece[..];
     for (j, p) in m.pieces.iter().enumerate() {
         let mut part = MInst::new(Pseudo::None);
         part.pieces.push(p.clone());
         part.origin = m.origin;
         part.predicated = m.predicated;
-        let mine: SmallVec<[(Fixup, bool, bool); 6]> = m
-            .fixups
-            .iter()
-            .filter(|f| f.piece as usize == j)
-            .map(|&f| {
-                let (r, w) = roles(p, f.field);
-                (f, r, w)
-            })
-            .collect();
+        let here = rest.iter().take_while(|x| x.0.piece as usize == j).count();
+        let (mine, after) = rest.split_at(here);
+        rest = after;
         // The use of `v` in `part`, added once.
         let use_of = |part: &mut MInst, v: VReg| -> u8 {
             match part.opnds.iter().position(|o| o.kind == OpKind::Use && o.vreg == v) {
