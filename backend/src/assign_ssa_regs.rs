@@ -327,19 +327,10 @@ impl Avoid {
 
 /// The first and last pieces of bundle `m` that name half `h` of operand
 /// `k` (a pair's low half is named by a 64-bit field too), or None.
-pub(crate) fn piece_span(m: &MInst, k: usize, h: u32, pair: bool) -> Option<(u8, u8)> {
+pub(crate) fn piece_span(m: &MInst, k: usize, h: u32) -> Option<(u8, u8)> {
     let mut span: Option<(u8, u8)> = None;
     for fx in m.fixups.iter().filter(|f| f.opnd as usize == k) {
-        let covers = if fx.hi {
-            h == 1
-        } else {
-            h == 0
-                || (pair && {
-                    let p = &m.pieces[fx.piece as usize];
-                    p.def().bitwidth_of(fx.field as usize, p.values()) > 32
-                })
-        };
-        if covers {
+        if m.names_half(fx, h) {
             span = Some(span.map_or((fx.piece, fx.piece), |(a, b)| (a.min(fx.piece), b.max(fx.piece))));
         }
     }
@@ -349,8 +340,8 @@ pub(crate) fn piece_span(m: &MInst, k: usize, h: u32, pair: bool) -> Option<(u8,
 /// The pieces of bundle `m` that half `h` of result operand `k` spans: from
 /// the first that names it to the last (a scratch register), or to the end
 /// and past it (an early def, live after).
-pub(crate) fn result_span(m: &MInst, k: usize, h: u32, c: Class, kind: OpKind) -> (u8, u8) {
-    let (f, l) = piece_span(m, k, h, c == Class::RPair).unwrap_or((0, u8::MAX));
+pub(crate) fn result_span(m: &MInst, k: usize, h: u32, kind: OpKind) -> (u8, u8) {
+    let (f, l) = piece_span(m, k, h).unwrap_or((0, u8::MAX));
     (f, if kind == OpKind::Temp { l } else { u8::MAX })
 }
 
@@ -358,8 +349,8 @@ pub(crate) fn result_span(m: &MInst, k: usize, h: u32, c: Class, kind: OpKind) -
 /// (an early def) may share register `x` with the uses `reads`: (file is P,
 /// register, last piece reading it) — when each reads it no later than the
 /// piece that first writes the half (a piece reads before it writes).
-pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, pair: bool, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
-    let write = piece_span(m, d, h, pair).map_or(0, |s| s.0);
+pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
+    let write = piece_span(m, d, h).map_or(0, |s| s.0);
     reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
 }
 
@@ -785,8 +776,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
                     let c = class(o.vreg.0);
                     for h in 0..size(c) {
-                        let last =
-                            if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h, c == Class::RPair).map_or(u8::MAX, |s| s.1) };
+                        let last = if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h).map_or(u8::MAX, |s| s.1) };
                         reads.push((c == Class::P, regs[ob + k] + h, last));
                     }
                 }
@@ -809,7 +799,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         continue;
                     }
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
-                    let span = |h: u32| result_span(m, k, h, c, o.kind);
+                    let span = |h: u32| result_span(m, k, h, o.kind);
                     // Scratch registers keep away from every use (in a
                     // bundle: from the uses still to be read).
                     let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
@@ -817,7 +807,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         !multi
                             || (0..size(c)).all(|h| {
                                 let (f, l) = span(h);
-                                early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, r + h, &reads)
+                                early_def_may_share(m, k, h, c == Class::P, r + h, &reads)
                                     && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
                             })
                     };
@@ -1038,11 +1028,7 @@ fn half_claim(
     if vcode.class(v) != Class::RPair || m.pieces.len() != 1 || next.pieces.len() != 1 {
         return None;
     }
-    let wide = |m: &MInst, f: &ursa_isel::vcode::Fixup| {
-        let p = &m.pieces[f.piece as usize];
-        p.def().bitwidth_of(f.field as usize, p.values()) > 32
-    };
-    let low_only = m.fixups.iter().filter(|f| f.opnd as usize == k).all(|f| !f.hi && !wide(m, f));
+    let low_only = m.fixups.iter().filter(|f| f.opnd as usize == k).all(|f| !m.names_half(f, 1));
     let continued = next.opnds.iter().any(|o| matches!(o.kind, OpKind::Reuse(u) if next.opnds[u as usize].vreg == v));
     // The ABI register it goes to, else that of the block parameter it is
     // passed to.
@@ -1070,7 +1056,7 @@ fn half_claim(
         let single = vcode.class(o.vreg) == Class::R && reg[w as usize] == r + 1;
         let pair_hi = vcode.class(o.vreg) == Class::RPair
             && reg[w as usize] == r
-            && next.fixups.iter().filter(|f| f.opnd as usize == k2).all(|f| f.hi && !wide(next, f));
+            && next.fixups.iter().filter(|f| f.opnd as usize == k2).all(|f| !next.names_half(f, 0));
         if !dies[ob + k2] || !(single || pair_hi) {
             return None;
         }

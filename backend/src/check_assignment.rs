@@ -145,24 +145,19 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                     if sp && l == SP as usize && o.fixed.is_none() {
                         return Err(at(j, format!("{} in the stack pointer R1", o.vreg)));
                     }
-                    let (f, last) = if multi { result_span(m, k, h, c, o.kind) } else { (0, u8::MAX) };
+                    let (f, last) = if multi { result_span(m, k, h, o.kind) } else { (0, u8::MAX) };
                     if written.iter().any(|&(l2, f2, last2)| l2 == l && !(last2 < f || last < f2)) {
                         return Err(at(j, format!("two results in location {}", l)));
                     }
                     written.push((l, f, last));
                     // In a bundle of several pieces, an early def may share
                     // with a use no later piece reads.
-                    let shares =
-                        |r: &[(bool, u32, u8)]| multi && early_def_may_share(m, k, h, c == Class::RPair, c == Class::P, regs[k] + h, r);
+                    let shares = |r: &[(bool, u32, u8)]| multi && early_def_may_share(m, k, h, c == Class::P, regs[k] + h, r);
                     if matches!(o.kind, OpKind::EarlyDef | OpKind::Temp) {
                         for (k2, u) in m.opnds.iter().enumerate().filter(|(_, u)| u.kind == OpKind::Use) {
                             let cu = vcode.class(u.vreg);
                             for hu in 0..halves(cu) {
-                                let last = if u.fixed.is_some() {
-                                    u8::MAX
-                                } else {
-                                    piece_span(m, k2, hu, cu == Class::RPair).map_or(u8::MAX, |s| s.1)
-                                };
+                                let last = if u.fixed.is_some() { u8::MAX } else { piece_span(m, k2, hu).map_or(u8::MAX, |s| s.1) };
                                 if loc(cu, Loc::Reg(regs[k2]), hu).ok() == Some(l) && !shares(&[(cu == Class::P, regs[k2] + hu, last)]) {
                                     return Err(at(j, format!("{} is written early into a register {} reads", o.vreg, u.vreg)));
                                 }
@@ -188,6 +183,7 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
             // Scratch registers first: a result sharing one writes it later.
             let mut results: SmallVec<[usize; 8]> = (0..m.opnds.len()).filter(|&k| m.opnds[k].kind == OpKind::Temp).collect();
             results.extend((0..m.opnds.len()).filter(|&k| matches!(m.opnds[k].kind, OpKind::Def | OpKind::EarlyDef)));
+            results.extend((0..m.opnds.len()).filter(|&k| matches!(m.opnds[k].kind, OpKind::Reuse(_))));
             for (k, o) in results.into_iter().map(|k| (k, &m.opnds[k])) {
                 let c = vcode.class(o.vreg);
                 for h in 0..halves(c) {
@@ -198,35 +194,25 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 }
                 for h in 0..halves(c) {
                     let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
-                    // A half of a pair no field writes keeps what its register
-                    // held (the value's half there is undefined: anything).
-                    if c == Class::RPair && m.pseudo == Pseudo::None && !writes_half(m, k, h) {
-                        st[l].push(2 * o.vreg.0 + h);
+                    if c == Class::RPair && m.pseudo == Pseudo::None && !names_half(m, k, h) {
+                        let val = 2 * o.vreg.0 + h;
+                        match o.kind {
+                            // The next version of a pair: a half it leaves
+                            // holds it where that half held the version it
+                            // continues (the same register, checked above).
+                            OpKind::Reuse(u) if st[l].contains(&(2 * m.opnds[u as usize].vreg.0 + h)) => st[l] = smallvec::smallvec![val],
+                            OpKind::Reuse(_) => st[l].clear(),
+                            // A half of a pair no field writes keeps what its
+                            // register held (the value's half there is
+                            // undefined: anything).
+                            _ => st[l].push(val),
+                        }
                         continue;
                     }
                     st[l] = match (&copied, c) {
                         (Some(src), Class::R) => src.iter().copied().filter(|&x| x / 2 != o.vreg.0).chain([2 * o.vreg.0]).collect(),
                         _ => smallvec::smallvec![2 * o.vreg.0 + h],
                     };
-                }
-            }
-            // The next version of a pair: the halves the instruction writes
-            // hold it; a half it leaves holds it where that half held the
-            // version it continues (the same register, checked above).
-            for (k, o) in m.opnds.iter().enumerate() {
-                let OpKind::Reuse(u) = o.kind else { continue };
-                let (c, old) = (vcode.class(o.vreg), m.opnds[u as usize].vreg.0);
-                for h in 0..halves(c) {
-                    let val = 2 * o.vreg.0 + h;
-                    for s in st.iter_mut() {
-                        s.retain(|x| *x != val);
-                    }
-                    let l = loc(c, Loc::Reg(regs[k]), h).map_err(|e| at(j, e))?;
-                    if writes_half(m, k, h) || st[l].contains(&(2 * old + h)) {
-                        st[l] = smallvec::smallvec![val];
-                    } else {
-                        st[l].clear();
-                    }
                 }
             }
             if m.pseudo == Pseudo::Table {
@@ -299,19 +285,16 @@ fn do_move(st: &mut State, mv: &Move, sp: bool) -> Result<(), String> {
 /// halves the def does not write (they carry over); otherwise every half.
 fn reads_half(m: &MInst, k: usize, h: u32) -> bool {
     if m.pseudo == Pseudo::None && m.fixups.iter().any(|f| f.opnd as usize == k) {
-        return writes_half(m, k, h);
+        return names_half(m, k, h);
     }
     match m.opnds.iter().position(|o| o.kind == OpKind::Reuse(k as u8)) {
-        Some(d) => !writes_half(m, d, h),
+        Some(d) => !names_half(m, d, h),
         None => true,
     }
 }
 
-/// Whether a field of `m` names half `h` of pair operand `k` (read or
-/// written, by the operand's kind).
-fn writes_half(m: &MInst, k: usize, h: u32) -> bool {
-    m.fixups.iter().any(|f| {
-        let p = &m.pieces[f.piece as usize];
-        f.opnd as usize == k && (f.hi as u32 == h || p.def().bitwidth_of(f.field as usize, p.values()) > 32)
-    })
+/// Whether a field of `m` names half `h` of operand `k` (reads it for a
+/// use, writes it for a def).
+fn names_half(m: &MInst, k: usize, h: u32) -> bool {
+    m.fixups.iter().any(|f| f.opnd as usize == k && m.names_half(f, h))
 }

@@ -22,7 +22,6 @@
 //! defines the result's own virtual register, so later code is unchanged.
 
 use smallvec::SmallVec;
-use ursa_emit::model::Operand;
 use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
 /// Splits every splittable bundle of `vcode`; returns how many were split.
@@ -64,24 +63,6 @@ fn splittable(m: &MInst) -> bool {
         && (0..m.opnds.len()).all(|k| m.fixups.iter().any(|f| f.opnd as usize == k))
 }
 
-/// Field `field` of piece `p`: (read, written). A bound register field is
-/// one or the other or both (the description's input and output lists).
-fn roles(p: &ursa_emit::Inst, field: u8) -> (bool, bool) {
-    let def = p.def();
-    let named = |list: &[Operand]| list.iter().any(|o| operand_names(o, field as u16));
-    (named(&def.inputs) || def.guard == Some(field as u16), named(&def.outputs))
-}
-
-fn operand_names(o: &Operand, f: u16) -> bool {
-    match *o {
-        Operand::Field(i) => i == f,
-        Operand::CMemIndexed { cmem, reg } => cmem == f || reg == f,
-        Operand::RegIndexed { index, offset, .. } => index == f || offset == f,
-        Operand::Address { base, offset } => base == f || offset == Some(f),
-        Operand::Pseudo(_) => false,
-    }
-}
-
 /// The pieces of `m` as instructions of their own, or `None` when the bundle
 /// does not have the shape this pass relies on (a value read before any
 /// piece writes it, a result no piece writes).
@@ -93,7 +74,7 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
         .fixups
         .iter()
         .map(|&f| {
-            let (r, w) = roles(&m.pieces[f.piece as usize], f.field);
+            let (r, w) = m.pieces[f.piece as usize].field_roles(f.field as usize);
             (f, r, w)
         })
         .collect();
@@ -150,9 +131,7 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
             let class = vcode.class(o.vreg);
             let writes: SmallVec<[(Fixup, bool); 2]> =
                 mine.iter().filter(|x| x.2 && x.0.opnd == f.opnd).map(|&(fx, rd, _)| (fx, rd)).collect();
-            let whole = class != Class::RPair
-                || writes.iter().any(|(fx, _)| p.def().bitwidth_of(fx.field as usize, p.values()) > 32)
-                || (writes.iter().any(|(fx, _)| fx.hi) && writes.iter().any(|(fx, _)| !fx.hi));
+            let whole = class != Class::RPair || (0..2).all(|h| writes.iter().any(|(fx, _)| m.names_half(fx, h)));
             let result = o.kind != OpKind::Temp && last_write[k] == Some(j);
             let v = if result { o.vreg } else { vcode.new_vreg(class) };
             // A half written after the other, or a field that is read and

@@ -321,20 +321,15 @@ impl Inst {
     /// Register operands this instruction reads or writes, for tools.
     pub fn operand_fields(&self, outputs: bool) -> Vec<usize> {
         let list = if outputs { &self.def().outputs } else { &self.def().inputs };
-        let mut out = Vec::new();
-        for o in list.iter() {
-            match o {
-                Operand::Field(i) => out.push(*i as usize),
-                Operand::CMemIndexed { cmem, reg } => out.extend([*cmem as usize, *reg as usize]),
-                Operand::RegIndexed { index, offset, .. } => out.extend([*index as usize, *offset as usize]),
-                Operand::Address { base, offset } => {
-                    out.push(*base as usize);
-                    out.extend(offset.map(|o| o as usize));
-                }
-                Operand::Pseudo(_) => {}
-            }
-        }
-        out
+        list.iter().flat_map(Operand::fields).map(usize::from).collect()
+    }
+
+    /// Whether field `field` is read (an input, or the guard) and whether it
+    /// is written (an output), without building the lists.
+    pub fn field_roles(&self, field: usize) -> (bool, bool) {
+        let def = self.def();
+        let names = |list: &[Operand]| list.iter().any(|o| o.fields().any(|f| usize::from(f) == field));
+        (names(&def.inputs) || def.guard.map(usize::from) == Some(field), names(&def.outputs))
     }
 
     pub fn field_def(&self, i: usize) -> &'static Field {

@@ -158,6 +158,20 @@ pub enum Operand {
     },
 }
 
+impl Operand {
+    /// The fields the operand is made of (none for a literal `Pseudo`).
+    pub fn fields(&self) -> impl Iterator<Item = u16> {
+        let (a, b) = match *self {
+            Operand::Field(i) => (Some(i), None),
+            Operand::Pseudo(_) => (None, None),
+            Operand::CMemIndexed { cmem, reg } => (Some(cmem), Some(reg)),
+            Operand::RegIndexed { index, offset, .. } => (Some(index), Some(offset)),
+            Operand::Address { base, offset } => (Some(base), offset),
+        };
+        a.into_iter().chain(b)
+    }
+}
+
 /// Expression in reverse Polish notation over a form's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExprOp {

@@ -367,16 +367,6 @@ fn align(fields: &[Field], syn: &[SynOperand], order: &[Operand]) -> Option<Vec<
     Some(out)
 }
 
-fn operand_fields(o: &Operand) -> Vec<u16> {
-    match o {
-        Operand::Field(i) => vec![*i],
-        Operand::Pseudo(_) => vec![],
-        Operand::CMemIndexed { cmem, reg } => vec![*cmem, *reg],
-        Operand::RegIndexed { index, offset, .. } => vec![*index, *offset],
-        Operand::Address { base, offset } => std::iter::once(*base).chain(*offset).collect(),
-    }
-}
-
 /// The field whose name carries an operand's decorations (`rb` for `rb.neg`).
 fn decor_base(o: &Operand) -> Option<u16> {
     match o {
@@ -531,7 +521,7 @@ pub fn compile_form(isa: &Isa, fi: usize, od: &Def, fd: &Def) -> Result<Vec<Patt
         let mut slots = Vec::new();
         for (so, oi) in line.operands.iter().zip(map) {
             let operand = order[oi].clone();
-            for f in operand_fields(&operand) {
+            for f in operand.fields() {
                 used[f as usize] = true;
             }
             let base = decor_base(&operand).map(|b| fields[b as usize].name.to_string());

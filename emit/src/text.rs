@@ -141,13 +141,7 @@ fn is_default(f: &Field, v: u64) -> bool {
 
 fn slot_is_default(inst: &Inst, s: &Slot) -> bool {
     let def = inst.def();
-    let mut fields: Vec<u16> = match &s.operand {
-        Operand::Field(i) => vec![*i],
-        Operand::Pseudo(_) => vec![],
-        Operand::CMemIndexed { cmem, reg } => vec![*cmem, *reg],
-        Operand::RegIndexed { index, offset, .. } => vec![*index, *offset],
-        Operand::Address { base, offset } => std::iter::once(*base).chain(*offset).collect(),
-    };
+    let mut fields: Vec<u16> = s.operand.fields().collect();
     fields.extend([s.neg.map(|n| n.0), s.bitnot, s.not, s.abs, s.suffix].into_iter().flatten());
     fields.iter().all(|&f| is_default(&def.fields[f as usize], inst.get_at(f as usize)))
 }

@@ -163,6 +163,18 @@ impl MInst {
         }
     }
 
+    /// Whether fixup `f` names half `h` (0 low, 1 high) of its operand's
+    /// register(s): a `.hi` fixup the high half; any other the low half, and
+    /// the high half too where its field is 64 bits wide (a pair read or
+    /// written whole).
+    pub fn names_half(&self, f: &Fixup, h: u32) -> bool {
+        if f.hi {
+            return h == 1;
+        }
+        let p = &self.pieces[f.piece as usize];
+        h == 0 || p.def().bitwidth_of(f.field as usize, p.values()) > 32
+    }
+
     pub fn is_terminator(&self) -> bool {
         matches!(
             self.pseudo,
@@ -406,8 +418,7 @@ impl Bundle {
     /// writes (otherwise).
     pub fn reg_at(mut self, field: usize, v: VReg, kind: OpKind, hi: bool) -> Self {
         let (piece, i) = self.last();
-        let writes = i.operand_fields(true).contains(&field);
-        let reads = i.operand_fields(false).contains(&field) || i.def().guard == Some(field as u16);
+        let (reads, writes) = i.field_roles(field);
         let f = &i.def().fields[field];
         if !f.kind.is_register() || (kind == OpKind::Use && !reads) || (kind != OpKind::Use && !writes) {
             panic!("{}: field `{}` is not a register it {}", i.form().name(), f.name, if kind == OpKind::Use { "reads" } else { "writes" });
