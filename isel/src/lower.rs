@@ -83,11 +83,19 @@ fn class_of_type(ty: Type) -> Option<Class> {
 
 impl<'f> Lower<'f> {
     pub fn new(f: &'f Function) -> Lower<'f> {
+        // The per-value tables at their final size, so that filling them
+        // never reallocates.
+        let nvalues = f.dfg.num_values();
+        let mut value_reg = SecondaryMap::with_capacity(nvalues);
+        value_reg.resize(nvalues);
+        let mut used = SecondaryMap::with_capacity(nvalues);
+        used.resize(nvalues);
+        let classes = Vec::with_capacity(nvalues + nvalues / 2);
         Lower {
             f,
-            vcode: VCode { name: f.name.to_string(), ..Default::default() },
-            value_reg: SecondaryMap::new(),
-            used: SecondaryMap::new(),
+            vcode: VCode { name: f.name.to_string(), classes, ..Default::default() },
+            value_reg,
+            used,
             alias: Vec::new(),
             cur: Vec::new(),
             cur_inst: None,
@@ -188,14 +196,24 @@ impl<'f> Lower<'f> {
         // The area for the stack-passed results of calls at the bottom of
         // the frame (stack-passed arguments go below the stack pointer), then
         // the stack slots. Tail calls return nothing to this frame.
+        // (The same walk finds the longest block, for the room `cur` needs.)
         let mut out_words = 0usize;
-        for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
-            let op = f.dfg.insts[inst].opcode();
-            if op.is_call() && !op.is_terminator() {
-                let r = f.dfg.inst_results(inst).len();
-                out_words = out_words.max(r.saturating_sub(abi::MAX_REG_ARGS));
+        let mut longest = 0usize;
+        for b in f.layout.blocks() {
+            let mut n = 0usize;
+            for inst in f.layout.block_insts(b) {
+                n += 1;
+                let op = f.dfg.insts[inst].opcode();
+                if op.is_call() && !op.is_terminator() {
+                    let r = f.dfg.inst_results(inst).len();
+                    out_words = out_words.max(r.saturating_sub(abi::MAX_REG_ARGS));
+                }
             }
+            longest = longest.max(n);
         }
+        // Most instructions lower to one or two machine instructions; room
+        // for that from the start saves growing (and moving) `cur` in steps.
+        self.cur.reserve(2 * longest + 4);
         if !self.kernel {
             self.vcode.incoming_bytes = f.signature.params.len().saturating_sub(abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES;
         }
