@@ -57,7 +57,7 @@ fn splittable(m: &MInst) -> bool {
     m.pseudo == Pseudo::None
         && m.pieces.len() > 1
         && m.cold_from.is_none()
-        && m.sym.is_none()
+        && m.sym().is_none()
         && !m.clobbers_all
         && m.opnds.iter().all(|o| o.fixed.is_none())
         && (0..m.opnds.len()).all(|k| m.fixups.iter().any(|f| f.opnd as usize == k))

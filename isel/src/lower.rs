@@ -300,8 +300,9 @@ impl<'f> Lower<'f> {
                 let term = f.layout.last_inst(e.from).unwrap();
                 let (target, args) = self.edge(term, e.idx);
                 let mut m = MInst::new(Pseudo::Jump);
-                m.targets.push(target);
-                m.args.push(args);
+                let e = m.extra_mut();
+                e.targets.push(target);
+                e.args.push(args);
                 self.vcode.blocks[li].insts = vec![m];
                 continue;
             }
@@ -374,7 +375,7 @@ impl<'f> Lower<'f> {
 
         // Successors and predecessors.
         for i in 0..self.vcode.blocks.len() {
-            let t: Vec<BlockId> = self.vcode.blocks[i].insts.last().map(|m| m.targets.to_vec()).unwrap_or_default();
+            let t: Vec<BlockId> = self.vcode.blocks[i].insts.last().map(|m| m.targets().to_vec()).unwrap_or_default();
             for s in &t {
                 self.vcode.blocks[s.0 as usize].preds.push(BlockId(i as u32));
             }
@@ -391,7 +392,7 @@ impl<'f> Lower<'f> {
                 for o in m.opnds.iter_mut() {
                     o.vreg = res(o.vreg);
                 }
-                for a in m.args.iter_mut() {
+                for a in m.args_mut() {
                     for v in a.iter_mut() {
                         *v = res(*v);
                     }
@@ -435,15 +436,13 @@ impl<'f> Lower<'f> {
         match data {
             InstructionData::Jump { .. } => {
                 let mut m = MInst::new(Pseudo::Jump);
-                m.targets = targets;
-                m.args = args;
+                *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
             InstructionData::Brif { arg, .. } => {
                 let p = generated::constructor_cond_pred(self, arg);
                 let mut m = Bundle::pseudo(Pseudo::Brif { negate: false, uniform: None }).fixed_none(p).build();
-                m.targets = targets;
-                m.args = args;
+                *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
             InstructionData::BranchTable { arg, .. } => {
@@ -459,8 +458,7 @@ impl<'f> Lower<'f> {
                 let t = self.temp(Class::P);
                 let mut m = Bundle::pseudo(Pseudo::Table).fixed_none(idx).build();
                 m.opnds.push(Opnd { vreg: t, kind: OpKind::Temp, fixed: None });
-                m.targets = targets;
-                m.args = args;
+                *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
             InstructionData::MultiAry { opcode: Opcode::Return, .. } if self.kernel => {
@@ -562,7 +560,7 @@ impl<'f> Lower<'f> {
             m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
         }
         match callee {
-            Callee::Direct(name) => m.sym = Some(SymRef { piece: 0, symbol: name }),
+            Callee::Direct(name) => m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name }),
             Callee::Indirect(a) => {
                 let r = self.use_value(a);
                 if self.vcode.class(r) != Class::RPair {
@@ -607,7 +605,7 @@ impl<'f> Lower<'f> {
                     .ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
                 let d = self.temp(Class::RPair);
                 let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def(LEPC_I::RD, d).build();
-                m.sym = Some(SymRef { piece: 0, symbol: name });
+                m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name });
                 self.push(m);
                 return Ok(Some(smallvec![d]));
             }
@@ -676,7 +674,7 @@ impl<'f> Lower<'f> {
         let mut m = b.build();
         m.clobbers_all = true;
         if let Callee::Direct(name) = callee {
-            m.sym = Some(SymRef { piece: 0, symbol: name });
+            m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name });
         }
         self.vcode.makes_calls = true;
         self.push(m);
