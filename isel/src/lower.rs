@@ -211,9 +211,10 @@ impl<'f> Lower<'f> {
             }
             longest = longest.max(n);
         }
-        // Most instructions lower to one or two machine instructions; room
-        // for that from the start saves growing (and moving) `cur` in steps.
-        self.cur.reserve(2 * longest + 4);
+        // An instruction lowers to about three machine instructions on
+        // average; room for that from the start saves growing (and moving)
+        // `cur` in steps.
+        self.cur.reserve(3 * longest + 8);
         if !self.kernel {
             self.vcode.incoming_bytes = f.signature.params.len().saturating_sub(abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES;
         }
@@ -354,7 +355,8 @@ impl<'f> Lower<'f> {
                         if want != got {
                             let i = want.0 as usize;
                             if i >= self.alias.len() {
-                                self.alias.resize(i + 1, u32::MAX);
+                                // Room for every register so far at once.
+                                self.alias.resize(self.vcode.classes.len(), u32::MAX);
                             }
                             self.alias[i] = got.0;
                         }

@@ -175,26 +175,31 @@ impl MInst {
     }
 
     /// Successor blocks of a terminator (empty for other instructions).
+    #[inline]
     pub fn targets(&self) -> &[BlockId] {
         self.extra.as_ref().map_or(&[], |e| &e.targets[..])
     }
 
     /// [`MInst::targets`], to rewrite in place.
+    #[inline]
     pub fn targets_mut(&mut self) -> &mut [BlockId] {
         self.extra.as_mut().map_or(&mut [], |e| &mut e.targets[..])
     }
 
     /// The block arguments passed to each target (`args()[k]` to `targets()[k]`).
+    #[inline]
     pub fn args(&self) -> &[SmallVec<[VReg; 4]>] {
         self.extra.as_ref().map_or(&[], |e| &e.args[..])
     }
 
     /// [`MInst::args`], to rewrite in place.
+    #[inline]
     pub fn args_mut(&mut self) -> &mut [SmallVec<[VReg; 4]>] {
         self.extra.as_mut().map_or(&mut [], |e| &mut e.args[..])
     }
 
     /// Direct-call target / function-address symbol.
+    #[inline]
     pub fn sym(&self) -> Option<&SymRef> {
         self.extra.as_ref().and_then(|e| e.sym.as_ref())
     }
