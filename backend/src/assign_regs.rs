@@ -178,7 +178,7 @@ impl<'a> RaFunc<'a> {
                 }
                 f.clobbers.push(cl);
                 f.args_of.push(f.arg_at.len() as u32 - 1);
-                for a in m.args.iter() {
+                for a in m.args().iter() {
                     f.branch_args.extend(a.iter().map(|&v| vreg(vcode, v)));
                     f.arg_at.push(f.branch_args.len() as u32);
                 }

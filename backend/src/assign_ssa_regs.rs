@@ -461,7 +461,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     set(g, o.vreg.0);
                 }
             }
-            for a in m.args.iter().flatten() {
+            for a in m.args().iter().flatten() {
                 if !has(k, a.0) {
                     set(g, a.0);
                 }
@@ -513,7 +513,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     hint[o.vreg.0 as usize] = r as u32;
                 }
             }
-            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+            for (t, args) in m.targets().iter().zip(m.args().iter()) {
                 for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
                     if param_of[a.0 as usize] == NONE {
                         param_of[a.0 as usize] = p.0;
@@ -524,7 +524,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     }
     for b in vcode.blocks.iter().rev() {
         for m in b.insts.iter().rev() {
-            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+            for (t, args) in m.targets().iter().zip(m.args().iter()) {
                 for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
                     if hint[a.0 as usize] == NONE && class(a.0) == class(p.0) {
                         hint[a.0 as usize] = hint[p.0 as usize];
@@ -577,7 +577,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 let mut one = true;
                 for pred in &blk.preds {
                     let Some(t) = vcode.blocks[pred.0 as usize].insts.last() else { continue };
-                    for (tb, args) in t.targets.iter().zip(t.args.iter()) {
+                    for (tb, args) in t.targets().iter().zip(t.args().iter()) {
                         if tb.0 as usize != b {
                             continue;
                         }
@@ -644,7 +644,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         for (j, m) in blk.insts.iter().enumerate().rev() {
             let i = first[b] + j;
             let ob = op_at[i] as usize;
-            for a in m.args.iter().flatten() {
+            for a in m.args().iter().flatten() {
                 set(&mut live, a.0);
             }
             for (k, o) in m.opnds.iter().enumerate() {
@@ -685,7 +685,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             for pred in &blk.preds {
                 let pred = &vcode.blocks[pred.0 as usize];
                 let Some(t) = pred.insts.last() else { continue };
-                for (tb, args) in t.targets.iter().zip(t.args.iter()) {
+                for (tb, args) in t.targets().iter().zip(t.args().iter()) {
                     if tb.0 as usize == b {
                         if let Some(a) = args.get(k) {
                             let r = reg[a.0 as usize];
@@ -899,10 +899,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     let mut pcopies: Vec<(u32, u32)> = Vec::new();
     for (b, blk) in vcode.blocks.iter().enumerate() {
         let Some(t) = blk.insts.last() else { continue };
-        for (ti, tb) in t.targets.iter().enumerate() {
+        for (ti, tb) in t.targets().iter().enumerate() {
             let s = tb.0 as usize;
             let params = &vcode.blocks[s].params;
-            let args: &[_] = t.args.get(ti).map_or(&[], |a| &a[..]);
+            let args: &[_] = t.args().get(ti).map_or(&[], |a| &a[..]);
             if args.len() != params.len() {
                 return Err("branch arguments and parameters differ");
             }
@@ -925,7 +925,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             if copies.iter().chain(pcopies.iter()).all(|&(d, s)| d == s) {
                 continue;
             }
-            let at = if t.pseudo == Pseudo::Jump && t.targets.len() == 1 {
+            let at = if t.pseudo == Pseudo::Jump && t.targets().len() == 1 {
                 2 * (first[b + 1] - 1) as u32
             } else if vcode.blocks[s].preds.len() == 1 {
                 2 * first[s] as u32
@@ -1115,8 +1115,8 @@ mod tests {
     }
     fn jump(to: u32, args: &[VReg]) -> MInst {
         let mut m = MInst::new(Pseudo::Jump);
-        m.targets.push(BlockId(to));
-        m.args.push(args.iter().copied().collect());
+        m.extra_mut().targets.push(BlockId(to));
+        m.extra_mut().args.push(args.iter().copied().collect());
         m
     }
     fn block(params: &[VReg], insts: Vec<MInst>, succs: &[u32], preds: &[u32]) -> VBlock {
@@ -1147,7 +1147,7 @@ mod tests {
         v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), jump(1, &[x, y])], &[1], &[]));
         let mut brif = MInst::new(Pseudo::Brif { negate: false, uniform: None });
         brif.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
-        brif.targets.extend([BlockId(2), BlockId(3)]);
+        brif.extra_mut().targets.extend([BlockId(2), BlockId(3)]);
         v.blocks.push(block(&[px, py], vec![add(s, px, py), is_nonzero(p, s), brif], &[2, 3], &[0, 2]));
         // The back edge swaps: px takes py's value, py the sum.
         v.blocks.push(block(&[], vec![jump(1, &[py, s])], &[1], &[1]));

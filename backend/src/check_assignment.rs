@@ -222,10 +222,10 @@ pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
                 do_move(&mut st, mv, sp).map_err(|e| at(j, e))?;
             }
             // Edges: the parameters are where their arguments are.
-            for (ti, t) in m.targets.iter().enumerate() {
+            for (ti, t) in m.targets().iter().enumerate() {
                 let s = t.0 as usize;
                 let params = &vcode.blocks[s].params;
-                let args: &[_] = m.args.get(ti).map_or(&[], |a| &a[..]);
+                let args: &[_] = m.args().get(ti).map_or(&[], |a| &a[..]);
                 if args.len() != params.len() {
                     return Err(at(j, format!("{} arguments for the {} parameters of block{}", args.len(), params.len(), s)));
                 }

@@ -275,7 +275,7 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                             for (k, p) in m.pieces.iter().enumerate() {
                                 let mut it = item(p.clone());
                                 if m.cold_from.is_none() {
-                                    it.call = m.sym.as_ref().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
+                                    it.call = m.sym().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
                                     if m.pseudo == Pseudo::Call && k == last {
                                         it.implicit = fixed_regs(vcode, m);
                                     }
@@ -355,7 +355,7 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 b.set(BRA_R::RA, R(reg_of(n - 1)? as u8));
                                 items.push(Item { inst: b, target: None, label: None, call: None, implicit, predicated: false });
                             } else {
-                                let sym = m.sym.as_ref().ok_or("tail call without a callee")?.symbol.clone();
+                                let sym = m.sym().ok_or("tail call without a callee")?.symbol.clone();
                                 items.push(Item {
                                     inst: inst(forms::BRA_I),
                                     target: None,
@@ -379,8 +379,8 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                             items.push(item(t));
                         }
                         Pseudo::Jump => {
-                            if m.targets[0] != next {
-                                items.push(bra(m.targets[0], None));
+                            if m.targets()[0] != next {
+                                items.push(bra(m.targets()[0], None));
                             }
                         }
                         Pseudo::Brif { negate, uniform } => {
@@ -393,7 +393,7 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 Some(u) => *u as u32,
                                 None => reg_of(0)?,
                             };
-                            let (t, e) = (m.targets[0], m.targets[1]);
+                            let (t, e) = (m.targets()[0], m.targets()[1]);
                             if t == next {
                                 items.push(cond((p, !negate), e));
                             } else {
@@ -407,13 +407,13 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                             // targets[0] is the default, targets[1 + k] entry k
                             // (Cranelift's order of a jump table's branches).
                             let idx = reg_of(0)?;
-                            let n = m.targets.len() - 1;
+                            let n = m.targets().len() - 1;
                             for k in 0..n {
                                 items.push(item(isetp_u32_imm(mods::CompOp::EQ, P_SCRATCH, idx, k as u32)));
-                                items.push(bra(m.targets[1 + k], Some((P_SCRATCH, false))));
+                                items.push(bra(m.targets()[1 + k], Some((P_SCRATCH, false))));
                             }
-                            if m.targets[0] != next {
-                                items.push(bra(m.targets[0], None));
+                            if m.targets()[0] != next {
+                                items.push(bra(m.targets()[0], None));
                             }
                         }
                     }

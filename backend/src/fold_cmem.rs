@@ -132,7 +132,7 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
     for b in &vcode.blocks {
         for m in &b.insts {
             used.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg));
-            for a in m.args.iter() {
+            for a in m.args().iter() {
                 used.extend(a.iter().copied());
             }
         }
@@ -224,7 +224,7 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
                     _ => *entry = None,
                 }
             }
-            for a in m.args.iter().flatten() {
+            for a in m.args().iter().flatten() {
                 if cmem.contains_key(a) {
                     readers.insert(*a, None);
                 }

@@ -61,7 +61,7 @@ fn convertible(m: &MInst) -> bool {
     m.pseudo == Pseudo::None
         && m.cold_from.is_none()
         && !m.clobbers_all
-        && m.sym.is_none()
+        && m.sym().is_none()
         && m.opnds.iter().all(|o| o.fixed.is_none())
         && m.pieces.iter().all(guardable)
 }
@@ -78,8 +78,8 @@ fn only_jumps_to(vcode: &VCode, b: BlockId, j: BlockId) -> bool {
     blk.params.is_empty()
         && blk.insts.len() == 1
         && blk.insts[0].pseudo == Pseudo::Jump
-        && blk.insts[0].targets[0] == j
-        && blk.insts[0].args.iter().all(|a| a.is_empty())
+        && blk.insts[0].targets()[0] == j
+        && blk.insts[0].args().iter().all(|a| a.is_empty())
 }
 
 /// Converts every block that qualifies; returns how many.
@@ -92,11 +92,11 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
         }
         let Some(term) = vcode.blocks[a].insts.last() else { continue };
         let Pseudo::Brif { negate, uniform: None } = term.pseudo else { continue };
-        if term.args.iter().any(|x| !x.is_empty()) || term.targets.len() != 2 {
+        if term.args().iter().any(|x| !x.is_empty()) || term.targets().len() != 2 {
             continue;
         }
         let pred = term.opnds[0].vreg;
-        let targets = [term.targets[0], term.targets[1]];
+        let targets = [term.targets()[0], term.targets()[1]];
         for side in 0..2 {
             let (s, e) = (targets[side], targets[1 - side]);
             let sb = &vcode.blocks[s.0 as usize];
@@ -104,10 +104,10 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
                 continue;
             }
             let Some(last) = sb.insts.last() else { continue };
-            if last.pseudo != Pseudo::Jump || last.args.iter().any(|x| !x.is_empty()) {
+            if last.pseudo != Pseudo::Jump || last.args().iter().any(|x| !x.is_empty()) {
                 continue;
             }
-            let j = last.targets[0];
+            let j = last.targets()[0];
             let edge = e != j;
             // A branch around a block that leads straight to the end stays:
             // it becomes an early `@P EXIT` / `@P RET` (`opt_branches`).
@@ -142,8 +142,8 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
             let t = ab.insts.pop().unwrap();
             ab.insts.extend(moved);
             let mut jump = MInst::new(Pseudo::Jump);
-            jump.targets.push(j);
-            jump.args.push(Default::default());
+            jump.extra_mut().targets.push(j);
+            jump.extra_mut().args.push(Default::default());
             jump.origin = t.origin;
             ab.insts.push(jump);
             ab.succs = vec![j];
@@ -168,9 +168,9 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
 fn read_outside(vcode: &VCode, s: usize, vals: &HashSet<VReg>) -> bool {
     vcode.blocks.iter().enumerate().filter(|&(bi, _)| bi != s).any(|(_, b)| {
         b.insts.iter().any(|m| {
-            m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg)) || m.args.iter().flatten().any(|v| vals.contains(v))
+            m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg)) || m.args().iter().flatten().any(|v| vals.contains(v))
         })
-    }) || vcode.blocks[s].insts.iter().any(|m| m.args.iter().flatten().any(|v| vals.contains(v)))
+    }) || vcode.blocks[s].insts.iter().any(|m| m.args().iter().flatten().any(|v| vals.contains(v)))
 }
 
 /// Guards every piece of `m` with predicate `p` (`@!p` when `not`).
@@ -205,7 +205,7 @@ fn remove_blocks(vcode: &mut VCode, dead: &HashSet<usize>) {
         b.succs = b.succs.iter().map(renum).collect();
         b.preds = b.preds.iter().filter(|p| !dead.contains(&(p.0 as usize))).map(renum).collect();
         for m in b.insts.iter_mut() {
-            for t in m.targets.iter_mut() {
+            for t in m.targets_mut().iter_mut() {
                 *t = renum(t);
             }
         }

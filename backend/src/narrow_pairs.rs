@@ -98,7 +98,7 @@ fn field_in(orig: &Inst, p: &Inst, f: usize) -> Option<usize> {
 /// An instruction that keeps every piece (and so the high word of every
 /// pair it writes) whatever is narrowed.
 fn unplannable(m: &MInst) -> bool {
-    m.pseudo != Pseudo::None || m.cold_from.is_some() || m.clobbers_all || m.sym.is_some()
+    m.pseudo != Pseudo::None || m.cold_from.is_some() || m.clobbers_all || m.sym().is_some()
 }
 
 /// The plan for `m` when the pairs in `narrow` lose their high word; None
@@ -174,7 +174,7 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
 fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
     for b in &vcode.blocks {
         for m in &b.insts {
-            for a in m.args.iter().flatten() {
+            for a in m.args().iter().flatten() {
                 wide.insert(*a);
             }
             // An instruction that writes no candidate keeps every piece.
@@ -251,7 +251,7 @@ fn survivors_bound(vcode: &VCode, cand: &VSet) -> VSet {
     let mut edges: Vec<(VReg, SmallVec<[VReg; 2]>)> = Vec::new();
     for b in &vcode.blocks {
         for m in &b.insts {
-            for a in m.args.iter().flatten() {
+            for a in m.args().iter().flatten() {
                 s.remove(*a);
             }
             // Most instructions name no candidate.

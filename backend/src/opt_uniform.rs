@@ -108,7 +108,7 @@ type Uses = SmallVec<[VReg; 4]>;
 /// only through fixups (32-bit values and predicates), no guard (also none
 /// from `if_convert`).
 fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Uses)> {
-    if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym.is_some() {
+    if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym().is_some() {
         return None;
     }
     let p = &m.pieces[0];
@@ -314,7 +314,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // (Only the parameters' incoming values are ever looked up.)
     for b in vcode.blocks.iter().filter(|_| !params.is_empty()) {
         for m in b.insts.iter() {
-            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+            for (t, args) in m.targets().iter().zip(m.args().iter()) {
                 let tb = &vcode.blocks[t.0 as usize];
                 for (k, &a) in args.iter().enumerate() {
                     if let Some(&p) = tb.params.get(k) {
@@ -379,7 +379,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
         for b in vcode.blocks.iter() {
             for m in b.insts.iter() {
                 // A value passed to a per-lane parameter needs a per-lane register.
-                for (t, args) in m.targets.iter().zip(m.args.iter()) {
+                for (t, args) in m.targets().iter().zip(m.args().iter()) {
                     let tb = &vcode.blocks[t.0 as usize];
                     for (k, a) in args.iter().enumerate() {
                         if uniform.contains(a) && !tb.params.get(k).is_some_and(|p| uniform.contains(p)) {
@@ -519,11 +519,11 @@ fn rewrite(vcode: &mut VCode, sel: Selection) -> usize {
             let Some(last) = vcode.blocks[pb].insts.len().checked_sub(1) else { continue };
             let mut edge_copies = Vec::new();
             let term = &mut vcode.blocks[pb].insts[last];
-            for t in 0..term.targets.len() {
-                if term.targets[t].0 as usize != bi || term.args[t].len() <= k {
+            for t in 0..term.targets().len() {
+                if term.targets()[t].0 as usize != bi || term.args()[t].len() <= k {
                     continue;
                 }
-                let a = term.args[t].remove(k);
+                let a = term.args_mut()[t].remove(k);
                 let i = match origin.get(&a) {
                     Some(&(o, _, _)) => materialize(o, num[&p]),
                     None if a == p => continue,

@@ -27,7 +27,7 @@ pub fn sink_block_args(vcode: &mut VCode) -> usize {
     let mut params_of: HashMap<VReg, Vec<VReg>> = HashMap::default();
     for b in &vcode.blocks {
         for m in b.insts.iter().filter(|m| m.is_terminator()) {
-            for (t, args) in m.targets.iter().zip(m.args.iter()) {
+            for (t, args) in m.targets().iter().zip(m.args().iter()) {
                 for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
                     params_of.entry(*a).or_default().push(*p);
                 }
@@ -42,7 +42,7 @@ pub fn sink_block_args(vcode: &mut VCode) -> usize {
         m.pseudo == Pseudo::None
             && m.cold_from.is_none()
             && !m.clobbers_all
-            && m.sym.is_none()
+            && m.sym().is_none()
             && m.pieces.iter().all(pure_alu)
             && m.opnds.iter().all(|o| o.fixed.is_none())
     };

@@ -28,18 +28,18 @@ use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 pub fn split_bundles(vcode: &mut VCode) -> usize {
     let mut count = 0;
     for bi in 0..vcode.blocks.len() {
-        if !vcode.blocks[bi].insts.iter().any(splittable) {
+        // The instructions splitting adds (at most), so the new list is
+        // allocated once.
+        let added: usize = vcode.blocks[bi].insts.iter().filter(|m| splittable(m)).map(|m| m.pieces.len() - 1).sum();
+        if added == 0 {
             continue;
         }
         let old = std::mem::take(&mut vcode.blocks[bi].insts);
-        let mut insts = Vec::with_capacity(old.len() + 8);
+        let mut insts = Vec::with_capacity(old.len() + added);
         for m in old {
-            if splittable(&m) {
-                if let Some(parts) = split(vcode, &m) {
-                    insts.extend(parts);
-                    count += 1;
-                    continue;
-                }
+            if splittable(&m) && split(vcode, &m, &mut insts) {
+                count += 1;
+                continue;
             }
             insts.push(m);
         }
@@ -57,20 +57,31 @@ fn splittable(m: &MInst) -> bool {
     m.pseudo == Pseudo::None
         && m.pieces.len() > 1
         && m.cold_from.is_none()
-        && m.sym.is_none()
+        && m.sym().is_none()
         && !m.clobbers_all
         && m.opnds.iter().all(|o| o.fixed.is_none())
         && (0..m.opnds.len()).all(|k| m.fixups.iter().any(|f| f.opnd as usize == k))
 }
 
-/// The pieces of `m` as instructions of their own, or `None` when the bundle
-/// does not have the shape this pass relies on (a value read before any
-/// piece writes it, a result no piece writes).
-fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
+/// Appends the pieces of `m` to `out` as instructions of their own; `false`
+/// (and `out` as it was) when the bundle does not have the shape this pass
+/// relies on (a value read before any piece writes it, a result no piece
+/// writes).
+fn split(vcode: &mut VCode, m: &MInst, out: &mut Vec<MInst>) -> bool {
+    let start = out.len();
+    let done = split_into(vcode, m, out).is_some();
+    if !done {
+        out.truncate(start);
+    }
+    done
+}
+
+/// [`split`], stopping at the first shape it does not handle (`None`).
+fn split_into(vcode: &mut VCode, m: &MInst, out: &mut Vec<MInst>) -> Option<()> {
     let n = m.opnds.len();
     // The fixups with their roles (read, written), in piece order (stable:
     // a piece's own fixups keep their order).
-    let mut by_piece: Vec<(Fixup, bool, bool)> = m
+    let mut by_piece: SmallVec<[(Fixup, bool, bool); 8]> = m
         .fixups
         .iter()
         .map(|&f| {
@@ -94,7 +105,6 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
             return None;
         }
     }
-    let mut out = Vec::with_capacity(m.pieces.len());
     let mut rest = &by_piece[..];
     for (j, p) in m.pieces.iter().enumerate() {
         let mut part = MInst::new(Pseudo::None);
@@ -151,7 +161,7 @@ fn split(vcode: &mut VCode, m: &MInst) -> Option<Vec<MInst>> {
         }
         out.push(part);
     }
-    Some(out)
+    Some(())
 }
 
 #[cfg(test)]

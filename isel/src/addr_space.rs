@@ -100,6 +100,17 @@ fn merge(a: Space, b: Space) -> Space {
 pub fn infer(f: &Function, kernel: bool) -> SecondaryMap<Value, Space> {
     let mut s: SecondaryMap<Value, Space> = SecondaryMap::new();
     let Some(entry) = f.layout.entry_block() else { return s };
+    // Only loads and stores ask for a space (`Lower::mem_addr_space`):
+    // without them the (default, `Undef`) empty table is never read.
+    let accesses = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|i| {
+        let op = f.dfg.insts[i].opcode();
+        op.can_load() || op.can_store()
+    });
+    if !accesses {
+        return s;
+    }
+    let nvalues = f.dfg.num_values();
+    s.resize(nvalues);
     for &p in f.dfg.block_params(entry) {
         s[p] = match (kernel, f.dfg.value_type(p)) {
             (true, types::I64) => Space::Global,

@@ -83,11 +83,19 @@ fn class_of_type(ty: Type) -> Option<Class> {
 
 impl<'f> Lower<'f> {
     pub fn new(f: &'f Function) -> Lower<'f> {
+        // The per-value tables at their final size, so that filling them
+        // never reallocates.
+        let nvalues = f.dfg.num_values();
+        let mut value_reg = SecondaryMap::with_capacity(nvalues);
+        value_reg.resize(nvalues);
+        let mut used = SecondaryMap::with_capacity(nvalues);
+        used.resize(nvalues);
+        let classes = Vec::with_capacity(nvalues + nvalues / 2);
         Lower {
             f,
-            vcode: VCode { name: f.name.to_string(), ..Default::default() },
-            value_reg: SecondaryMap::new(),
-            used: SecondaryMap::new(),
+            vcode: VCode { name: f.name.to_string(), classes, ..Default::default() },
+            value_reg,
+            used,
             alias: Vec::new(),
             cur: Vec::new(),
             cur_inst: None,
@@ -188,14 +196,25 @@ impl<'f> Lower<'f> {
         // The area for the stack-passed results of calls at the bottom of
         // the frame (stack-passed arguments go below the stack pointer), then
         // the stack slots. Tail calls return nothing to this frame.
+        // (The same walk finds the longest block, for the room `cur` needs.)
         let mut out_words = 0usize;
-        for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
-            let op = f.dfg.insts[inst].opcode();
-            if op.is_call() && !op.is_terminator() {
-                let r = f.dfg.inst_results(inst).len();
-                out_words = out_words.max(r.saturating_sub(abi::MAX_REG_ARGS));
+        let mut longest = 0usize;
+        for b in f.layout.blocks() {
+            let mut n = 0usize;
+            for inst in f.layout.block_insts(b) {
+                n += 1;
+                let op = f.dfg.insts[inst].opcode();
+                if op.is_call() && !op.is_terminator() {
+                    let r = f.dfg.inst_results(inst).len();
+                    out_words = out_words.max(r.saturating_sub(abi::MAX_REG_ARGS));
+                }
             }
+            longest = longest.max(n);
         }
+        // An instruction lowers to about three machine instructions on
+        // average; room for that from the start saves growing (and moving)
+        // `cur` in steps.
+        self.cur.reserve(3 * longest + 8);
         if !self.kernel {
             self.vcode.incoming_bytes = f.signature.params.len().saturating_sub(abi::MAX_REG_ARGS) as u32 * abi::STACK_ARG_BYTES;
         }
@@ -282,8 +301,9 @@ impl<'f> Lower<'f> {
                 let term = f.layout.last_inst(e.from).unwrap();
                 let (target, args) = self.edge(term, e.idx);
                 let mut m = MInst::new(Pseudo::Jump);
-                m.targets.push(target);
-                m.args.push(args);
+                let e = m.extra_mut();
+                e.targets.push(target);
+                e.args.push(args);
                 self.vcode.blocks[li].insts = vec![m];
                 continue;
             }
@@ -335,7 +355,8 @@ impl<'f> Lower<'f> {
                         if want != got {
                             let i = want.0 as usize;
                             if i >= self.alias.len() {
-                                self.alias.resize(i + 1, u32::MAX);
+                                // Room for every register so far at once.
+                                self.alias.resize(self.vcode.classes.len(), u32::MAX);
                             }
                             self.alias[i] = got.0;
                         }
@@ -356,7 +377,7 @@ impl<'f> Lower<'f> {
 
         // Successors and predecessors.
         for i in 0..self.vcode.blocks.len() {
-            let t: Vec<BlockId> = self.vcode.blocks[i].insts.last().map(|m| m.targets.to_vec()).unwrap_or_default();
+            let t: Vec<BlockId> = self.vcode.blocks[i].insts.last().map(|m| m.targets().to_vec()).unwrap_or_default();
             for s in &t {
                 self.vcode.blocks[s.0 as usize].preds.push(BlockId(i as u32));
             }
@@ -373,7 +394,7 @@ impl<'f> Lower<'f> {
                 for o in m.opnds.iter_mut() {
                     o.vreg = res(o.vreg);
                 }
-                for a in m.args.iter_mut() {
+                for a in m.args_mut() {
                     for v in a.iter_mut() {
                         *v = res(*v);
                     }
@@ -417,15 +438,13 @@ impl<'f> Lower<'f> {
         match data {
             InstructionData::Jump { .. } => {
                 let mut m = MInst::new(Pseudo::Jump);
-                m.targets = targets;
-                m.args = args;
+                *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
             InstructionData::Brif { arg, .. } => {
                 let p = generated::constructor_cond_pred(self, arg);
                 let mut m = Bundle::pseudo(Pseudo::Brif { negate: false, uniform: None }).fixed_none(p).build();
-                m.targets = targets;
-                m.args = args;
+                *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
             InstructionData::BranchTable { arg, .. } => {
@@ -441,8 +460,7 @@ impl<'f> Lower<'f> {
                 let t = self.temp(Class::P);
                 let mut m = Bundle::pseudo(Pseudo::Table).fixed_none(idx).build();
                 m.opnds.push(Opnd { vreg: t, kind: OpKind::Temp, fixed: None });
-                m.targets = targets;
-                m.args = args;
+                *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
             InstructionData::MultiAry { opcode: Opcode::Return, .. } if self.kernel => {
@@ -544,7 +562,7 @@ impl<'f> Lower<'f> {
             m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
         }
         match callee {
-            Callee::Direct(name) => m.sym = Some(SymRef { piece: 0, symbol: name }),
+            Callee::Direct(name) => m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name }),
             Callee::Indirect(a) => {
                 let r = self.use_value(a);
                 if self.vcode.class(r) != Class::RPair {
@@ -589,7 +607,7 @@ impl<'f> Lower<'f> {
                     .ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
                 let d = self.temp(Class::RPair);
                 let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def(LEPC_I::RD, d).build();
-                m.sym = Some(SymRef { piece: 0, symbol: name });
+                m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name });
                 self.push(m);
                 return Ok(Some(smallvec![d]));
             }
@@ -658,7 +676,7 @@ impl<'f> Lower<'f> {
         let mut m = b.build();
         m.clobbers_all = true;
         if let Callee::Direct(name) = callee {
-            m.sym = Some(SymRef { piece: 0, symbol: name });
+            m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name });
         }
         self.vcode.makes_calls = true;
         self.push(m);

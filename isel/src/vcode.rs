@@ -119,17 +119,17 @@ pub enum Pseudo {
 }
 
 /// One allocator-level instruction.
+///
+/// The fields every instruction uses are inline; the successor blocks, their
+/// arguments and the symbol, which only terminators, calls and function
+/// addresses have, are in one boxed [`Extra`], absent otherwise (the passes
+/// move instructions around a lot, and a small `MInst` is cheap to move).
 #[derive(Clone, Debug)]
 pub struct MInst {
     pub pieces: SmallVec<[Inst; 2]>,
     pub opnds: SmallVec<[Opnd; 4]>,
     pub fixups: SmallVec<[Fixup; 6]>,
     pub pseudo: Pseudo,
-    /// Successor blocks of a terminator, with the block arguments passed to each.
-    pub targets: SmallVec<[BlockId; 2]>,
-    pub args: SmallVec<[SmallVec<[VReg; 4]>; 2]>,
-    /// Direct-call target / function-address symbol.
-    pub sym: Option<SymRef>,
     /// Clobbers every allocatable register (calls).
     pub clobbers_all: bool,
     /// The CLIF instruction this came from, for messages.
@@ -144,6 +144,19 @@ pub struct MInst {
     /// value nobody reads, so the register's old value need not survive it
     /// (`pack_regs`).
     pub predicated: bool,
+    /// Targets, block arguments and symbol; `None` while all are empty.
+    extra: Option<Box<Extra>>,
+}
+
+/// The parts of an [`MInst`] few instructions have ([`MInst::targets`],
+/// [`MInst::args`], [`MInst::sym`]; [`MInst::extra_mut`] to add to them).
+#[derive(Clone, Debug, Default)]
+pub struct Extra {
+    /// Successor blocks of a terminator, with the block arguments passed to each.
+    pub targets: SmallVec<[BlockId; 2]>,
+    pub args: SmallVec<[SmallVec<[VReg; 4]>; 2]>,
+    /// Direct-call target / function-address symbol.
+    pub sym: Option<SymRef>,
 }
 
 impl MInst {
@@ -153,14 +166,47 @@ impl MInst {
             opnds: SmallVec::new(),
             fixups: SmallVec::new(),
             pseudo,
-            targets: SmallVec::new(),
-            args: SmallVec::new(),
-            sym: None,
             clobbers_all: false,
             origin: None,
             cold_from: None,
             predicated: false,
+            extra: None,
         }
+    }
+
+    /// Successor blocks of a terminator (empty for other instructions).
+    #[inline]
+    pub fn targets(&self) -> &[BlockId] {
+        self.extra.as_ref().map_or(&[], |e| &e.targets[..])
+    }
+
+    /// [`MInst::targets`], to rewrite in place.
+    #[inline]
+    pub fn targets_mut(&mut self) -> &mut [BlockId] {
+        self.extra.as_mut().map_or(&mut [], |e| &mut e.targets[..])
+    }
+
+    /// The block arguments passed to each target (`args()[k]` to `targets()[k]`).
+    #[inline]
+    pub fn args(&self) -> &[SmallVec<[VReg; 4]>] {
+        self.extra.as_ref().map_or(&[], |e| &e.args[..])
+    }
+
+    /// [`MInst::args`], to rewrite in place.
+    #[inline]
+    pub fn args_mut(&mut self) -> &mut [SmallVec<[VReg; 4]>] {
+        self.extra.as_mut().map_or(&mut [], |e| &mut e.args[..])
+    }
+
+    /// Direct-call target / function-address symbol.
+    #[inline]
+    pub fn sym(&self) -> Option<&SymRef> {
+        self.extra.as_ref().and_then(|e| e.sym.as_ref())
+    }
+
+    /// The targets, arguments and symbol, to add to (created empty when absent).
+    pub fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Default::default)
     }
 
     /// Whether fixup `f` names half `h` (0 low, 1 high) of its operand's
@@ -551,11 +597,11 @@ impl std::fmt::Display for VCode {
                     format!("{}{}{}", mark, self.vreg_text(o.vreg), fixed)
                 };
                 let targets: Vec<String> = m
-                    .targets
+                    .targets()
                     .iter()
                     .enumerate()
                     .map(|(k, t)| {
-                        let args: Vec<String> = m.args.get(k).map(|a| a.iter().map(|&v| format!("{}", v)).collect()).unwrap_or_default();
+                        let args: Vec<String> = m.args().get(k).map(|a| a.iter().map(|&v| format!("{}", v)).collect()).unwrap_or_default();
                         format!("block{}({})", t.0, args.join(", "))
                     })
                     .collect();
@@ -564,8 +610,7 @@ impl std::fmt::Display for VCode {
                     Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
                         for (pi, p) in m.pieces.iter().enumerate() {
                             let text = self.piece_text(m, pi, p);
-                            let sym =
-                                m.sym.as_ref().filter(|s| s.piece as usize == pi).map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
+                            let sym = m.sym().filter(|s| s.piece as usize == pi).map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
                             let lead = if pi == 0 { "    " } else { "    + " };
                             writeln!(f, "{}{}{}", lead, text, sym)?;
                         }
@@ -592,7 +637,7 @@ impl std::fmt::Display for VCode {
                     Pseudo::Args => writeln!(f, "    args{}", all.iter().map(|a| format!(" {}", a)).collect::<Vec<_>>().join(","))?,
                     Pseudo::Ret => writeln!(f, "    ret {}", all.join(", "))?,
                     Pseudo::TailCall { stack, .. } => {
-                        let sym = m.sym.as_ref().map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
+                        let sym = m.sym().map(|s| format!(" %{}", s.symbol)).unwrap_or_default();
                         writeln!(f, "    tail_call{} {} ({} on the stack)", sym, all.join(", "), stack)?
                     }
                     Pseudo::Exit => writeln!(f, "    exit")?,
@@ -608,5 +653,15 @@ impl std::fmt::Display for VCode {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The passes move instructions around a lot: the rare parts stay
+    /// behind the box (288 bytes with them inline, 192 without).
+    #[test]
+    fn minst_stays_small() {
+        assert!(std::mem::size_of::<super::MInst>() <= 192, "MInst is {} bytes", std::mem::size_of::<super::MInst>());
     }
 }
