@@ -270,13 +270,10 @@ impl Inst {
     fn check_registers(&self) -> Result<(), InstError> {
         let def = self.def();
         // Only the fields whose bit width can exceed 32 (generated).
-        for &(i, bits) in WIDE_REG_FIELDS[self.form.0 as usize] {
-            let i = i as usize;
+        for &(field, width) in WIDE_REG_FIELDS[self.form.0 as usize] {
+            let w = self.width_bits(field, width);
+            let i = field as usize;
             let f = &def.fields[i];
-            let w = match bits {
-                0 => def.bitwidth_of(i, self.values()),
-                b => b as u32,
-            };
             let v = self.get_at(i);
             let zero = f.kind.zero_register().unwrap();
             if w <= 32 || v == zero {
