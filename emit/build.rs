@@ -487,18 +487,65 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
     per_form(isa, out, "the bits that belong to one of its fields", "USED_BITS: &[u128]", |f| {
         format!("0x{:x}", f.fields.iter().fold(0u128, |m, x| m | x.mask()))
     });
-    per_form(isa, out, "its fields of an enumerated type (field index, type index)", "ENUM_FIELDS: &[&[(u8, u16)]]", |f| {
-        let ix: Vec<String> = f
-            .fields
-            .iter()
-            .enumerate()
-            .filter_map(|(i, x)| match x.kind {
-                model::Kind::Enum(t) => Some(format!("({}, {})", i, t)),
-                _ => None,
-            })
-            .collect();
-        format!("&[{}]", ix.join(", "))
-    });
+    // A field whose every possible bit pattern is a defined value (a
+    // False/True flag), or a fixed field whose value is defined, needs no
+    // test once the word holds its values without a side list and the
+    // fixed bits match.
+    let always_defined = |x: &model::Field, t: &model::EnumType| match x.fixed {
+        Some(v) => v <= x.max() && t.name_of(v).is_some(),
+        None => x.width <= 8 && (0..=x.max()).all(|v| t.name_of(v).is_some()),
+    };
+    per_form(
+        isa,
+        out,
+        "its fields of an enumerated type that may hold an undefined value (field index, type index)",
+        "ENUM_FIELDS: &[&[(u8, u16)]]",
+        |f| {
+            let ix: Vec<String> = f
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, x)| match x.kind {
+                    model::Kind::Enum(t) if !always_defined(x, &isa.types[t as usize]) => Some(format!("({}, {})", i, t)),
+                    _ => None,
+                })
+                .collect();
+            format!("&[{}]", ix.join(", "))
+        },
+    );
+    per_form(
+        isa,
+        out,
+        "per syntax pattern, the bits its pinned fields and literal modifiers fix (mask, value) and whether that is the whole test (otherwise `Pattern::accepts` decides a word that matches)",
+        "PATTERN_WORDS: &[&[(u128, u128, bool)]]",
+        |f| {
+            let v: Vec<String> = f
+                .patterns
+                .iter()
+                .map(|p| {
+                    let (mut m, mut b, mut whole) = (0u128, 0u128, true);
+                    let pins = p.pinned.iter().copied().chain(p.mods.iter().filter_map(|x| match x {
+                        syntax::Mod::Fixed { field, value, optional: false, .. } => Some((*field, *value)),
+                        _ => None,
+                    }));
+                    for (i, v) in pins {
+                        let x = &f.fields[i as usize];
+                        if v > x.max() {
+                            // Never held in the word: left to `accepts`.
+                            return "(0x0, 0x0, false)".to_string();
+                        }
+                        m |= x.mask();
+                        b |= (v as u128) << x.lo;
+                    }
+                    for x in p.mods.iter() {
+                        whole &= matches!(x, syntax::Mod::Lit { .. } | syntax::Mod::Fixed { optional: false, .. });
+                    }
+                    format!("(0x{:x}, 0x{:x}, {})", m, b, whole)
+                })
+                .collect();
+            format!("&[{}]", v.join(", "))
+        },
+    );
     out.push_str("\n/// Per enumerated type of at most 8 bits: its defined values as a bit set (bit v of word v / 64).\npub(crate) static ENUM_DEFINED: &[Option<[u64; 4]>] = &[");
     let v: Vec<String> = isa
         .types
