@@ -516,14 +516,14 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
     per_form(
         isa,
         out,
-        "per syntax pattern, the bits its pinned fields and literal modifiers fix (mask, value) and whether that is the whole test (otherwise `Pattern::accepts` decides a word that matches)",
-        "PATTERN_WORDS: &[&[(u128, u128, bool)]]",
+        "per syntax pattern, the bits its pinned fields and literal modifiers fix (mask, value) and what remains to test on a word that matches (0: nothing, 1: `Pattern::accepts_mods`, 2: `Pattern::accepts`)",
+        "PATTERN_WORDS: &[&[(u128, u128, u8)]]",
         |f| {
             let v: Vec<String> = f
                 .patterns
                 .iter()
                 .map(|p| {
-                    let (mut m, mut b, mut whole) = (0u128, 0u128, true);
+                    let (mut m, mut b) = (0u128, 0u128);
                     let pins = p.pinned.iter().copied().chain(p.mods.iter().filter_map(|x| match x {
                         syntax::Mod::Fixed { field, value, optional: false, .. } => Some((*field, *value)),
                         _ => None,
@@ -532,15 +532,13 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
                         let x = &f.fields[i as usize];
                         if v > x.max() {
                             // Never held in the word: left to `accepts`.
-                            return "(0x0, 0x0, false)".to_string();
+                            return "(0x0, 0x0, 2)".to_string();
                         }
                         m |= x.mask();
                         b |= (v as u128) << x.lo;
                     }
-                    for x in p.mods.iter() {
-                        whole &= matches!(x, syntax::Mod::Lit { .. } | syntax::Mod::Fixed { optional: false, .. });
-                    }
-                    format!("(0x{:x}, 0x{:x}, {})", m, b, whole)
+                    let whole = p.mods.iter().all(|x| matches!(x, syntax::Mod::Lit { .. } | syntax::Mod::Fixed { optional: false, .. }));
+                    format!("(0x{:x}, 0x{:x}, {})", m, b, if whole { 0 } else { 1 })
                 })
                 .collect();
             format!("&[{}]", v.join(", "))

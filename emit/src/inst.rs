@@ -203,10 +203,16 @@ impl Inst {
             return def.patterns.iter().find(|p| p.accepts(&def.fields, self.values()));
         }
         // The generated bits each pattern fixes, tested on the word at once;
-        // the pattern's own test only where it has more to check.
+        // the pattern's own tests only for what they leave.
         let words = PATTERN_WORDS[self.form.0 as usize];
-        def.patterns.iter().zip(words).find_map(|(p, &(mask, bits, whole))| {
-            (self.word & mask == bits && (whole || p.accepts(&def.fields, self.values()))).then_some(p)
+        def.patterns.iter().zip(words).find_map(|(p, &(mask, bits, rest))| {
+            let ok = self.word & mask == bits
+                && match rest {
+                    0 => true,
+                    1 => p.accepts_mods(&def.fields, self.values()),
+                    _ => p.accepts(&def.fields, self.values()),
+                };
+            ok.then_some(p)
         })
     }
 
