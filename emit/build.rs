@@ -595,7 +595,16 @@ fn register_operands(isa: &model::Isa, out: &mut String) {
                 "R" | "UR" => width_rule(f, i),
                 _ => Width::Bits(32),
             };
-            v.push(format!("RegOperand {{ field: {}, file: RegFile::{}, slot: {}, width: {} }}", i, file, slot, width.rs()));
+            let x = &f.fields[i as usize];
+            v.push(format!(
+                "RegOperand {{ field: {}, lo: {}, bits: {}, file: RegFile::{}, slot: {}, width: {} }}",
+                i,
+                x.lo,
+                x.width,
+                file,
+                slot,
+                width.rs()
+            ));
         };
         for i in list.iter().flat_map(Operand::fields) {
             push(i, format!("RegSlot::Field({})", i));

@@ -161,6 +161,17 @@ impl Inst {
         ((self.word >> lo) as u64) & low_mask(width)
     }
 
+    /// [`Inst::get_at`] for field `i` whose place in the word the caller
+    /// has from a generated table (`lo`, `width`), saving the look-up.
+    #[inline(always)]
+    pub(crate) fn get_placed(&self, i: u8, lo: u8, width: u8) -> u64 {
+        if self.wide.is_some() {
+            return self.get_at(i as usize);
+        }
+        debug_assert_eq!(FIELD_POS[self.form.0 as usize][i as usize], (lo, width));
+        ((self.word >> lo) as u64) & low_mask(width)
+    }
+
     /// The largest value field `i` holds.
     #[inline]
     pub(crate) fn field_max(&self, i: usize) -> u64 {

@@ -106,6 +106,9 @@ pub(crate) enum Width {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RegOperand {
     pub field: u8,
+    /// The field's place in the instruction word (as `FIELD_POS` has it).
+    pub lo: u8,
+    pub bits: u8,
     pub file: RegFile,
     pub slot: RegSlot,
     pub width: Width,
@@ -113,7 +116,7 @@ pub(crate) struct RegOperand {
 
 impl Inst {
     /// The bit width of register field `field` by its generated rule.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn width_bits(&self, field: u8, w: Width) -> u32 {
         match w {
             Width::Bits(b) => b as u32,
@@ -132,7 +135,7 @@ impl Inst {
         let ops = REG_OPERANDS[self.form.0 as usize][list];
         out.reserve(ops.len());
         for op in ops {
-            let num = self.get_at(op.field as usize) as u32;
+            let num = self.get_placed(op.field, op.lo, op.bits) as u32;
             if num != op.file.zero() {
                 let count = self.width_bits(op.field, op.width).div_ceil(32).max(1);
                 out.push(RegRef { file: op.file, num, count, slot: op.slot });
