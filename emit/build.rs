@@ -516,31 +516,10 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
     per_form(
         isa,
         out,
-        "per syntax pattern, the bits its pinned fields and literal modifiers fix (mask, value) and what remains to test on a word that matches (0: nothing, 1: `Pattern::accepts_mods`, 2: `Pattern::accepts`)",
-        "PATTERN_WORDS: &[&[(u128, u128, u8)]]",
+        "per syntax pattern, its test on the instruction word (emit/src/inst.rs)",
+        "PATTERN_WORDS: &[&[PatternWord]]",
         |f| {
-            let v: Vec<String> = f
-                .patterns
-                .iter()
-                .map(|p| {
-                    let (mut m, mut b) = (0u128, 0u128);
-                    let pins = p.pinned.iter().copied().chain(p.mods.iter().filter_map(|x| match x {
-                        syntax::Mod::Fixed { field, value, optional: false, .. } => Some((*field, *value)),
-                        _ => None,
-                    }));
-                    for (i, v) in pins {
-                        let x = &f.fields[i as usize];
-                        if v > x.max() {
-                            // Never held in the word: left to `accepts`.
-                            return "(0x0, 0x0, 2)".to_string();
-                        }
-                        m |= x.mask();
-                        b |= (v as u128) << x.lo;
-                    }
-                    let whole = p.mods.iter().all(|x| matches!(x, syntax::Mod::Lit { .. } | syntax::Mod::Fixed { optional: false, .. }));
-                    format!("(0x{:x}, 0x{:x}, {})", m, b, if whole { 0 } else { 1 })
-                })
-                .collect();
+            let v: Vec<String> = f.patterns.iter().map(|p| pattern_word(f, p)).collect();
             format!("&[{}]", v.join(", "))
         },
     );
@@ -552,17 +531,60 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
             if t.width > 8 || t.values.iter().any(|x| x.1 >= 256) {
                 return "None".to_string();
             }
-            let mut set = [0u64; 4];
-            for (_, x) in t.values.iter() {
-                if *x < 256 {
-                    set[(*x / 64) as usize] |= 1 << (*x % 64);
-                }
-            }
-            format!("Some([0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}])", set[0], set[1], set[2], set[3])
+            format!("Some({})", bit_set(t.values.iter().map(|x| x.1 as u64)))
         })
         .collect();
     out.push_str(&v.join(", "));
     out.push_str("];\n");
+}
+
+/// A syntax pattern's test on the word, as a `PatternWord`: the bits its
+/// pinned fields and literal modifiers fix, and per placeholder or optional
+/// literal the values its field may hold as a bit set (`accepts` in full
+/// where a field is wider than 8 bits or a pinned value cannot be held).
+fn pattern_word(f: &model::Form, p: &syntax::Pattern) -> String {
+    use syntax::Mod;
+    let full = "PatternWord { mask: 0, bits: 0, sets: &[], full: true }".to_string();
+    let (mut mask, mut bits) = (0u128, 0u128);
+    let mut sets = Vec::new();
+    let pins = p.pinned.iter().copied().chain(p.mods.iter().filter_map(|x| match x {
+        Mod::Fixed { field, value, optional: false, .. } => Some((*field, *value)),
+        _ => None,
+    }));
+    for (i, v) in pins {
+        let x = &f.fields[i as usize];
+        if v > x.max() {
+            return full;
+        }
+        mask |= x.mask();
+        bits |= (v as u128) << x.lo;
+    }
+    for m in p.mods.iter() {
+        let (field, values): (u16, Vec<u64>) = match m {
+            Mod::Lit { .. } | Mod::Fixed { optional: false, .. } => continue,
+            Mod::Fixed { field, value, .. } => {
+                let x = &f.fields[*field as usize];
+                (*field, [Some(*value), x.default.or(x.fixed)].into_iter().flatten().collect())
+            }
+            Mod::Var { field, allowed, .. } => (*field, allowed.to_vec()),
+        };
+        let x = &f.fields[field as usize];
+        if x.width > 8 {
+            return full;
+        }
+        // A value wider than the field is never held in the word.
+        sets.push(format!("({}, {}, {})", x.lo, x.width, bit_set(values.into_iter().filter(|&v| v <= x.max()))));
+    }
+    format!("PatternWord {{ mask: 0x{:x}, bits: 0x{:x}, sets: &[{}], full: false }}", mask, bits, sets.join(", "))
+}
+
+/// The values below 256 of `values` as a bit set (bit v of word v / 64).
+fn bit_set(values: impl Iterator<Item = u64>) -> String {
+    let mut set = [0u64; 4];
+    for v in values.filter(|&v| v < 256) {
+        set[(v / 64) as usize] |= 1 << (v % 64);
+    }
+    format!("[0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}]", set[0], set[1], set[2], set[3])
 }
 
 /// Writes `pub(crate) static DECL = &[...]` with one entry per form.

@@ -59,6 +59,26 @@ impl FieldValues for Values<'_> {
     }
 }
 
+/// Whether `v` is in a generated bit set of the values below 256.
+#[inline]
+fn in_set(set: &[u64; 4], v: u64) -> bool {
+    v < 256 && set[(v / 64) as usize] >> (v % 64) & 1 != 0
+}
+
+/// A syntax pattern's test on the word of an instruction that keeps no value
+/// beside it (generated per form and pattern from `Pattern::accepts`).
+#[derive(Debug)]
+pub(crate) struct PatternWord {
+    /// The bits the pattern's pinned fields and literal modifiers fix.
+    pub mask: u128,
+    pub bits: u128,
+    /// Per placeholder and optional literal: the field's place (lo, width,
+    /// at most 8 bits) and the values it may hold, as a bit set.
+    pub sets: &'static [(u8, u8, [u64; 4])],
+    /// The pattern cannot be tested on the word: `Pattern::accepts` decides.
+    pub full: bool,
+}
+
 /// The low `width` bits.
 #[inline]
 fn low_mask(width: u8) -> u64 {
@@ -213,16 +233,15 @@ impl Inst {
         if self.wide.is_some() {
             return def.patterns.iter().find(|p| p.accepts(&def.fields, self.values()));
         }
-        // The generated bits each pattern fixes, tested on the word at once;
-        // the pattern's own tests only for what they leave.
+        // Each pattern's test compiled to the word (generated).
         let words = PATTERN_WORDS[self.form.0 as usize];
-        def.patterns.iter().zip(words).find_map(|(p, &(mask, bits, rest))| {
-            let ok = self.word & mask == bits
-                && match rest {
-                    0 => true,
-                    1 => p.accepts_mods(&def.fields, self.values()),
-                    _ => p.accepts(&def.fields, self.values()),
-                };
+        def.patterns.iter().zip(words).find_map(|(p, w)| {
+            let ok = if w.full {
+                p.accepts(&def.fields, self.values())
+            } else {
+                self.word & w.mask == w.bits
+                    && w.sets.iter().all(|&(lo, width, set)| in_set(&set, ((self.word >> lo) as u64) & low_mask(width)))
+            };
             ok.then_some(p)
         })
     }
@@ -265,7 +284,7 @@ impl Inst {
         ENUM_FIELDS[fi].iter().all(|&(i, t)| {
             let v = self.get_at(i as usize);
             match &ENUM_DEFINED[t as usize] {
-                Some(set) => v < 256 && set[(v / 64) as usize] >> (v % 64) & 1 != 0,
+                Some(set) => in_set(set, v),
                 None => ISA.types[t as usize].name_of(v).is_some(),
             }
         })
@@ -468,6 +487,18 @@ mod tests {
 
     #[test]
     fn the_word_test_of_patterns_agrees_with_the_patterns() {
+        let generic = |i: &Inst| i.def().patterns.iter().find(|p| p.accepts(&i.def().fields, i.values())).map(|p| p.line);
+        // Every value of each field of at most 8 bits, one field at a time.
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            for (k, f) in form.def().fields.iter().enumerate().filter(|(_, f)| f.fixed.is_none() && f.width <= 8) {
+                for v in 0..=f.max() {
+                    let mut i = Inst::new(form);
+                    i.set_at(k, v);
+                    assert_eq!(i.pattern().map(|p| p.line), generic(&i), "{:?}", i);
+                }
+            }
+        }
         // Random values in a quarter of the fields that are not fixed, so
         // that some instructions still have a syntax.
         on_random_insts(

@@ -68,12 +68,6 @@ pub struct Pattern {
 impl Pattern {
     /// Whether `vals` is expressible by this pattern.
     pub fn accepts(&self, fields: &[Field], vals: impl FieldValues) -> bool {
-        self.accepts_mods(fields, vals) && self.pinned.iter().all(|(f, v)| vals.value(*f as usize) == *v)
-    }
-
-    /// Whether the modifiers after the mnemonic accept `vals` (the part of
-    /// [`Pattern::accepts`] without the pinned fields).
-    pub fn accepts_mods(&self, fields: &[Field], vals: impl FieldValues) -> bool {
         for m in self.mods.iter() {
             match m {
                 Mod::Lit { .. } => {}
@@ -91,7 +85,7 @@ impl Pattern {
                 }
             }
         }
-        true
+        self.pinned.iter().all(|(f, v)| vals.value(*f as usize) == *v)
     }
 }
 
