@@ -134,6 +134,12 @@ impl Inst {
     fn reg_refs(&self, list: usize, out: &mut Vec<RegRef>) {
         let ops = REG_OPERANDS[self.form.0 as usize][list];
         out.reserve(ops.len());
+        self.push_refs(ops, out);
+    }
+
+    /// The references of the register operands `ops` of this instruction's form.
+    #[inline(always)]
+    fn push_refs(&self, ops: &[RegOperand], out: &mut Vec<RegRef>) {
         for op in ops {
             let num = self.get_placed(op.field, op.lo, op.bits) as u32;
             if num != op.file.zero() {
@@ -153,6 +159,18 @@ impl Inst {
     /// [`Inst::reg_reads`], appended to `out` (no allocation when `out` has room).
     pub fn reg_reads_into(&self, out: &mut Vec<RegRef>) {
         self.reg_refs(0, out);
+    }
+
+    /// [`Inst::reg_reads_into`] then [`Inst::reg_writes_into`] in one call;
+    /// returns how many of the references appended are reads.
+    pub fn reg_refs_into(&self, out: &mut Vec<RegRef>) -> usize {
+        let start = out.len();
+        let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
+        out.reserve(reads.len() + writes.len());
+        self.push_refs(reads, out);
+        let nr = out.len() - start;
+        self.push_refs(writes, out);
+        nr
     }
 
     /// The registers this instruction writes (when its guard holds).
@@ -275,6 +293,9 @@ mod tests {
                 }
                 assert_eq!(i.reg_reads(), reads, "{}", form.name());
                 assert_eq!(i.reg_writes(), from_description(&i, &i.def().outputs), "{}", form.name());
+                let mut both = vec![RegRef { file: RegFile::R, num: 0, count: 1, slot: RegSlot::Guard }];
+                assert_eq!(i.reg_refs_into(&mut both), reads.len(), "{}", form.name());
+                assert_eq!(both[1..], [reads, i.reg_writes()].concat(), "{}", form.name());
                 let dynamic = i.def().inputs.iter().chain(i.def().outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. }));
                 assert_eq!(i.has_dynamic_regs(), dynamic, "{}", form.name());
             }
