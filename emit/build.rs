@@ -487,18 +487,42 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
     per_form(isa, out, "the bits that belong to one of its fields", "USED_BITS: &[u128]", |f| {
         format!("0x{:x}", f.fields.iter().fold(0u128, |m, x| m | x.mask()))
     });
-    per_form(isa, out, "its fields of an enumerated type (field index, type index)", "ENUM_FIELDS: &[&[(u8, u16)]]", |f| {
-        let ix: Vec<String> = f
-            .fields
-            .iter()
-            .enumerate()
-            .filter_map(|(i, x)| match x.kind {
-                model::Kind::Enum(t) => Some(format!("({}, {})", i, t)),
-                _ => None,
-            })
-            .collect();
-        format!("&[{}]", ix.join(", "))
-    });
+    // A field whose every possible bit pattern is a defined value (a
+    // False/True flag), or a fixed field whose value is defined, needs no
+    // test once the word holds its values without a side list and the
+    // fixed bits match.
+    let always_defined = |x: &model::Field, t: &model::EnumType| match x.fixed {
+        Some(v) => v <= x.max() && t.name_of(v).is_some(),
+        None => x.width <= 8 && (0..=x.max()).all(|v| t.name_of(v).is_some()),
+    };
+    per_form(
+        isa,
+        out,
+        "its fields of an enumerated type that may hold an undefined value (field index, type index)",
+        "ENUM_FIELDS: &[&[(u8, u16)]]",
+        |f| {
+            let ix: Vec<String> = f
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, x)| match x.kind {
+                    model::Kind::Enum(t) if !always_defined(x, &isa.types[t as usize]) => Some(format!("({}, {})", i, t)),
+                    _ => None,
+                })
+                .collect();
+            format!("&[{}]", ix.join(", "))
+        },
+    );
+    per_form(
+        isa,
+        out,
+        "per syntax pattern, its test on the instruction word (emit/src/inst.rs)",
+        "PATTERN_WORDS: &[&[PatternWord]]",
+        |f| {
+            let v: Vec<String> = f.patterns.iter().map(|p| pattern_word(f, p)).collect();
+            format!("&[{}]", v.join(", "))
+        },
+    );
     out.push_str("\n/// Per enumerated type of at most 8 bits: its defined values as a bit set (bit v of word v / 64).\npub(crate) static ENUM_DEFINED: &[Option<[u64; 4]>] = &[");
     let v: Vec<String> = isa
         .types
@@ -507,17 +531,60 @@ fn packed_facts(isa: &model::Isa, max_fields: usize, out: &mut String) {
             if t.width > 8 || t.values.iter().any(|x| x.1 >= 256) {
                 return "None".to_string();
             }
-            let mut set = [0u64; 4];
-            for (_, x) in t.values.iter() {
-                if *x < 256 {
-                    set[(*x / 64) as usize] |= 1 << (*x % 64);
-                }
-            }
-            format!("Some([0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}])", set[0], set[1], set[2], set[3])
+            format!("Some({})", bit_set(t.values.iter().map(|x| x.1 as u64)))
         })
         .collect();
     out.push_str(&v.join(", "));
     out.push_str("];\n");
+}
+
+/// A syntax pattern's test on the word, as a `PatternWord`: the bits its
+/// pinned fields and literal modifiers fix, and per placeholder or optional
+/// literal the values its field may hold as a bit set (`accepts` in full
+/// where a field is wider than 8 bits or a pinned value cannot be held).
+fn pattern_word(f: &model::Form, p: &syntax::Pattern) -> String {
+    use syntax::Mod;
+    let full = "PatternWord { mask: 0, bits: 0, sets: &[], full: true }".to_string();
+    let (mut mask, mut bits) = (0u128, 0u128);
+    let mut sets = Vec::new();
+    let pins = p.pinned.iter().copied().chain(p.mods.iter().filter_map(|x| match x {
+        Mod::Fixed { field, value, optional: false, .. } => Some((*field, *value)),
+        _ => None,
+    }));
+    for (i, v) in pins {
+        let x = &f.fields[i as usize];
+        if v > x.max() {
+            return full;
+        }
+        mask |= x.mask();
+        bits |= (v as u128) << x.lo;
+    }
+    for m in p.mods.iter() {
+        let (field, values): (u16, Vec<u64>) = match m {
+            Mod::Lit { .. } | Mod::Fixed { optional: false, .. } => continue,
+            Mod::Fixed { field, value, .. } => {
+                let x = &f.fields[*field as usize];
+                (*field, [Some(*value), x.default.or(x.fixed)].into_iter().flatten().collect())
+            }
+            Mod::Var { field, allowed, .. } => (*field, allowed.to_vec()),
+        };
+        let x = &f.fields[field as usize];
+        if x.width > 8 {
+            return full;
+        }
+        // A value wider than the field is never held in the word.
+        sets.push(format!("({}, {}, {})", x.lo, x.width, bit_set(values.into_iter().filter(|&v| v <= x.max()))));
+    }
+    format!("PatternWord {{ mask: 0x{:x}, bits: 0x{:x}, sets: &[{}], full: false }}", mask, bits, sets.join(", "))
+}
+
+/// The values below 256 of `values` as a bit set (bit v of word v / 64).
+fn bit_set(values: impl Iterator<Item = u64>) -> String {
+    let mut set = [0u64; 4];
+    for v in values.filter(|&v| v < 256) {
+        set[(v / 64) as usize] |= 1 << (v % 64);
+    }
+    format!("[0x{:x}, 0x{:x}, 0x{:x}, 0x{:x}]", set[0], set[1], set[2], set[3])
 }
 
 /// Writes `pub(crate) static DECL = &[...]` with one entry per form.
@@ -527,76 +594,66 @@ fn per_form(isa: &model::Isa, out: &mut String, doc: &str, decl: &str, entry: im
 }
 
 /// Per form, the register fields of its `InList` and `OutList` in list order
-/// (emit/src/operands.rs): field index, register file (0 R, 1 UR, 2 P, 3 UP)
-/// and the number of registers it names when the form's `Bitwidth` of it is a
-/// constant (0: it depends on other fields, evaluated per instruction); and
-/// whether the form has operands that name registers chosen at run time.
+/// (emit/src/operands.rs), the guard last among the inputs: field index,
+/// register file, where the reference is reported and how its bit width is
+/// found ([`width_rule`]); the general and uniform register fields that may
+/// name more than one register (for the alignment check of emit/src/inst.rs);
+/// and whether the form has operands that name registers chosen at run time.
 fn register_operands(isa: &model::Isa, out: &mut String) {
-    use model::{ExprOp, Kind, Operand};
-    // The bit width of field `i` when the form's `Bitwidth` of it is a
-    // constant (32 without one), None when it depends on other fields.
-    let const_bits = |f: &model::Form, i: u16| -> Option<u32> {
-        match f.bitwidth.iter().find(|b| b.0 == i) {
-            None => Some(32),
-            Some((_, e)) if e.iter().any(|op| matches!(op, ExprOp::Field(_))) => None,
-            Some((_, e)) => {
-                let bits = model::eval(e, &[][..]) as u32;
-                assert!(bits < 8192, "{}: bit width {} of field {}", f.name, bits, i);
-                Some(bits)
-            }
-        }
+    use model::{Kind, Operand};
+    let file_of = |k: Kind| match k {
+        Kind::Reg => Some("R"),
+        Kind::UReg => Some("UR"),
+        Kind::Pred => Some("P"),
+        Kind::UPred => Some("UP"),
+        _ => None,
     };
-    let refs = |f: &model::Form, list: &[Operand]| -> String {
+    let refs = |f: &model::Form, list: &[Operand], guard: Option<u16>| -> String {
         let mut v = Vec::new();
-        let mut push = |i: u16| {
-            let (file, count) = match f.fields[i as usize].kind {
-                Kind::Reg => (0, const_bits(f, i).map_or(0, |b| b.div_ceil(32).max(1))),
-                Kind::UReg => (1, const_bits(f, i).map_or(0, |b| b.div_ceil(32).max(1))),
-                Kind::Pred => (2, 1),
-                Kind::UPred => (3, 1),
-                _ => return,
+        let mut push = |i: u16, slot: String| {
+            let Some(file) = file_of(f.fields[i as usize].kind) else { return };
+            // A predicate names one register whatever its `Bitwidth`.
+            let width = match file {
+                "R" | "UR" => width_rule(f, i),
+                _ => Width::Bits(32),
             };
-            v.push(format!("({}, {}, {})", i, file, count));
+            let x = &f.fields[i as usize];
+            v.push(format!(
+                "RegOperand {{ field: {}, lo: {}, bits: {}, file: RegFile::{}, slot: {}, width: {} }}",
+                i,
+                x.lo,
+                x.width,
+                file,
+                slot,
+                width.rs()
+            ));
         };
-        for o in list {
-            match o {
-                Operand::Field(i) => push(*i),
-                Operand::CMemIndexed { reg, .. } => push(*reg),
-                Operand::RegIndexed { index, offset, .. } => {
-                    push(*index);
-                    push(*offset);
-                }
-                Operand::Address { base, offset } => {
-                    push(*base);
-                    if let Some(o) = offset {
-                        push(*o);
-                    }
-                }
-                Operand::Pseudo(_) => {}
-            }
+        for i in list.iter().flat_map(Operand::fields) {
+            push(i, format!("RegSlot::Field({})", i));
+        }
+        if let Some(g) = guard {
+            push(g, "RegSlot::Guard".to_string());
         }
         format!("&[{}]", v.join(", "))
     };
-    out.push_str("\n/// Register fields of an operand list: (field, file, registers named; 0: by its bit width).\npub(crate) type RegOperands = &'static [(u16, u8, u8)];\n");
     per_form(
         isa,
         out,
-        "the register fields of its inputs and of its outputs, in list order (field, file, registers named; 0: by its bit width)",
-        "REG_OPERANDS: &[[RegOperands; 2]]",
-        |f| format!("[{}, {}]", refs(f, &f.inputs), refs(f, &f.outputs)),
+        "the register fields of its inputs (the guard last) and of its outputs, in list order",
+        "REG_OPERANDS: &[[&[RegOperand]; 2]]",
+        |f| format!("[{}, {}]", refs(f, &f.inputs, f.guard), refs(f, &f.outputs, None)),
     );
     per_form(
         isa,
         out,
-        "its general and uniform register fields that may name more than one register (field, bit width; 0: by its `Bitwidth` expression)",
-        "WIDE_REG_FIELDS: &[&[(u16, u16)]]",
+        "its general and uniform register fields that may name more than one register (field, bit width)",
+        "WIDE_REG_FIELDS: &[&[(u8, Width)]]",
         |f| {
             let v: Vec<String> = (0..f.fields.len() as u16)
                 .filter(|&i| matches!(f.fields[i as usize].kind, Kind::Reg | Kind::UReg))
-                .filter_map(|i| match const_bits(f, i) {
-                    None => Some(format!("({}, 0)", i)),
-                    Some(b) if b > 32 => Some(format!("({}, {})", i, b)),
-                    Some(_) => None,
+                .filter_map(|i| match width_rule(f, i) {
+                    Width::Bits(b) if b <= 32 => None,
+                    w => Some(format!("({}, {})", i, w.rs())),
                 })
                 .collect();
             format!("&[{}]", v.join(", "))
@@ -605,6 +662,55 @@ fn register_operands(isa: &model::Isa, out: &mut String) {
     per_form(isa, out, "whether an operand names a register chosen at run time (`R[UR, imm]`)", "DYNAMIC_REGS: &[bool]", |f| {
         f.inputs.iter().chain(f.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. })).to_string()
     });
+}
+
+/// How the bit width of a register field is found at run time (the
+/// generated `Width` of emit/src/operands.rs).
+enum Width {
+    /// A constant (32 without a `Bitwidth`).
+    Bits(u16),
+    /// The `Bitwidth` expression reads one field of at most 8 bits: the
+    /// width for each of its values.
+    ByField(u16, Vec<u16>),
+    /// Evaluated per instruction.
+    Eval,
+}
+
+impl Width {
+    fn rs(&self) -> String {
+        match self {
+            Width::Bits(b) => format!("Width::Bits({})", b),
+            Width::ByField(k, t) => format!("Width::ByField({}, &{:?})", k, t),
+            Width::Eval => "Width::Eval".to_string(),
+        }
+    }
+}
+
+/// The [`Width`] of register field `i` of `f`.
+fn width_rule(f: &model::Form, i: u16) -> Width {
+    use model::ExprOp;
+    let Some((_, e)) = f.bitwidth.iter().find(|b| b.0 == i) else { return Width::Bits(32) };
+    let bits = |v: i64| u16::try_from(v).ok().filter(|&b| b < 8192);
+    let mut read: Vec<u16> = e.iter().filter_map(|op| if let ExprOp::Field(k) = op { Some(*k) } else { None }).collect();
+    read.sort_unstable();
+    read.dedup();
+    match read[..] {
+        [] => match bits(model::eval(e, &[][..])) {
+            Some(b) => Width::Bits(b),
+            None => panic!("{}: bit width {} of field {}", f.name, model::eval(e, &[][..]), i),
+        },
+        [k] if f.fields[k as usize].width <= 8 => {
+            let mut vals = vec![0u64; f.fields.len()];
+            let table: Option<Vec<u16>> = (0..1u64 << f.fields[k as usize].width)
+                .map(|v| {
+                    vals[k as usize] = v;
+                    bits(model::eval(e, &vals[..]))
+                })
+                .collect();
+            table.map_or(Width::Eval, |t| Width::ByField(k, t))
+        }
+        _ => Width::Eval,
+    }
 }
 
 /// The latency classes (`__DefLatency` in emit/spec/project.isa) as a Rust

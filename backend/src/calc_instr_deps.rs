@@ -37,18 +37,17 @@ enum Loc {
     UP(u32),
 }
 
-/// Registers an instruction reads (inputs, the guard included) or writes
-/// (outputs), one `Loc` per register.
-/// `out` is cleared first; `refs` is scratch (kept to reuse its allocation).
-fn locs(i: &Inst, outputs: bool, refs: &mut Vec<ursa_emit::RegRef>, out: &mut Vec<Loc>) {
+/// Registers an instruction reads (inputs, the guard included) into
+/// `reads` and those it writes (outputs) into `writes`, one `Loc` per
+/// register. Both are cleared first; `refs` is scratch (kept to reuse its
+/// allocation).
+fn locs(i: &Inst, refs: &mut Vec<ursa_emit::RegRef>, reads: &mut Vec<Loc>, writes: &mut Vec<Loc>) {
     refs.clear();
-    out.clear();
-    if outputs {
-        i.reg_writes_into(refs);
-    } else {
-        i.reg_reads_into(refs);
-    }
-    for r in refs.iter() {
+    reads.clear();
+    writes.clear();
+    let nr = i.reg_refs_into(refs);
+    for (k, r) in refs.iter().enumerate() {
+        let out = if k < nr { &mut *reads } else { &mut *writes };
         out.extend(r.regs().map(|n| match r.file {
             RegFile::R => Loc::R(n),
             RegFile::UR => Loc::U(n),
@@ -175,8 +174,7 @@ fn calc_with(code: &mut Code, s: &mut Scratch) {
             // has been waited for by that predecessor; fall-through waits here.
             req = (1 << SCOREBOARDS) - 1;
         }
-        locs(&it.inst, true, refs, outs);
-        locs(&it.inst, false, refs, touched);
+        locs(&it.inst, refs, touched, outs);
         touched.extend_from_slice(outs);
         let control = is_control(&it.inst);
         let mut need = t;

@@ -438,9 +438,8 @@ fn all_refs(code: &Code, refs: &mut Refs) {
     refs.nr.clear();
     for it in &code.items {
         refs.at.push(refs.all.len());
-        it.inst.reg_reads_into(&mut refs.all);
-        refs.nr.push(refs.all.len() - refs.at.last().unwrap());
-        it.inst.reg_writes_into(&mut refs.all);
+        let nr = it.inst.reg_refs_into(&mut refs.all);
+        refs.nr.push(nr);
     }
     refs.at.push(refs.all.len());
 }

@@ -14,7 +14,7 @@ use std::fmt;
 
 use crate::model::{Field, FieldValues, Form, Kind, Operand};
 use crate::syntax::Pattern;
-use crate::tables::{FormId, ENUM_DEFINED, ENUM_FIELDS, FIELD_POS, FIXED_BITS, ISA, TEMPLATES, USED_BITS, WIDE_REG_FIELDS};
+use crate::tables::{FormId, ENUM_DEFINED, ENUM_FIELDS, FIELD_POS, FIXED_BITS, ISA, PATTERN_WORDS, TEMPLATES, USED_BITS, WIDE_REG_FIELDS};
 
 /// Size of one instruction in bytes.
 pub const INST_BYTES: usize = 16;
@@ -57,6 +57,26 @@ impl FieldValues for Values<'_> {
     fn value(self, field: usize) -> u64 {
         self.0.get_at(field)
     }
+}
+
+/// Whether `v` is in a generated bit set of the values below 256.
+#[inline]
+fn in_set(set: &[u64; 4], v: u64) -> bool {
+    v < 256 && set[(v / 64) as usize] >> (v % 64) & 1 != 0
+}
+
+/// A syntax pattern's test on the word of an instruction that keeps no value
+/// beside it (generated per form and pattern from `Pattern::accepts`).
+#[derive(Debug)]
+pub(crate) struct PatternWord {
+    /// The bits the pattern's pinned fields and literal modifiers fix.
+    pub mask: u128,
+    pub bits: u128,
+    /// Per placeholder and optional literal: the field's place (lo, width,
+    /// at most 8 bits) and the values it may hold, as a bit set.
+    pub sets: &'static [(u8, u8, [u64; 4])],
+    /// The pattern cannot be tested on the word: `Pattern::accepts` decides.
+    pub full: bool,
 }
 
 /// The low `width` bits.
@@ -161,6 +181,17 @@ impl Inst {
         ((self.word >> lo) as u64) & low_mask(width)
     }
 
+    /// [`Inst::get_at`] for field `i` whose place in the word the caller
+    /// has from a generated table (`lo`, `width`), saving the look-up.
+    #[inline(always)]
+    pub(crate) fn get_placed(&self, i: u8, lo: u8, width: u8) -> u64 {
+        if self.wide.is_some() {
+            return self.get_at(i as usize);
+        }
+        debug_assert_eq!(FIELD_POS[self.form.0 as usize][i as usize], (lo, width));
+        ((self.word >> lo) as u64) & low_mask(width)
+    }
+
     /// The largest value field `i` holds.
     #[inline]
     pub(crate) fn field_max(&self, i: usize) -> u64 {
@@ -199,7 +230,20 @@ impl Inst {
     /// The first syntax pattern that can express this instruction.
     pub fn pattern(&self) -> Option<&'static Pattern> {
         let def = self.def();
-        def.patterns.iter().find(|p| p.accepts(&def.fields, self.values()))
+        if self.wide.is_some() {
+            return def.patterns.iter().find(|p| p.accepts(&def.fields, self.values()));
+        }
+        // Each pattern's test compiled to the word (generated).
+        let words = PATTERN_WORDS[self.form.0 as usize];
+        def.patterns.iter().zip(words).find_map(|(p, w)| {
+            let ok = if w.full {
+                p.accepts(&def.fields, self.values())
+            } else {
+                self.word & w.mask == w.bits
+                    && w.sets.iter().all(|&(lo, width, set)| in_set(&set, ((self.word >> lo) as u64) & low_mask(width)))
+            };
+            ok.then_some(p)
+        })
     }
 
     /// Checks every rule an encodable instruction obeys.
@@ -240,7 +284,7 @@ impl Inst {
         ENUM_FIELDS[fi].iter().all(|&(i, t)| {
             let v = self.get_at(i as usize);
             match &ENUM_DEFINED[t as usize] {
-                Some(set) => v < 256 && set[(v / 64) as usize] >> (v % 64) & 1 != 0,
+                Some(set) => in_set(set, v),
                 None => ISA.types[t as usize].name_of(v).is_some(),
             }
         })
@@ -270,13 +314,10 @@ impl Inst {
     fn check_registers(&self) -> Result<(), InstError> {
         let def = self.def();
         // Only the fields whose bit width can exceed 32 (generated).
-        for &(i, bits) in WIDE_REG_FIELDS[self.form.0 as usize] {
-            let i = i as usize;
+        for &(field, width) in WIDE_REG_FIELDS[self.form.0 as usize] {
+            let w = self.width_bits(field, width);
+            let i = field as usize;
             let f = &def.fields[i];
-            let w = match bits {
-                0 => def.bitwidth_of(i, self.values()),
-                b => b as u32,
-            };
             let v = self.get_at(i);
             let zero = f.kind.zero_register().unwrap();
             if w <= 32 || v == zero {
@@ -440,6 +481,34 @@ mod tests {
                 let ok = i.check_fields().is_ok();
                 assert_eq!(i.fields_plainly_valid(), ok, "{:?}", i);
                 ok
+            },
+        );
+    }
+
+    #[test]
+    fn the_word_test_of_patterns_agrees_with_the_patterns() {
+        let generic = |i: &Inst| i.def().patterns.iter().find(|p| p.accepts(&i.def().fields, i.values())).map(|p| p.line);
+        // Every value of each field of at most 8 bits, one field at a time.
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            for (k, f) in form.def().fields.iter().enumerate().filter(|(_, f)| f.fixed.is_none() && f.width <= 8) {
+                for v in 0..=f.max() {
+                    let mut i = Inst::new(form);
+                    i.set_at(k, v);
+                    assert_eq!(i.pattern().map(|p| p.line), generic(&i), "{:?}", i);
+                }
+            }
+        }
+        // Random values in a quarter of the fields that are not fixed, so
+        // that some instructions still have a syntax.
+        on_random_insts(
+            3571,
+            |f, v| f.fixed.is_none() && (v >> 5) % 4 == 0,
+            |i| {
+                let def = i.def();
+                let want = def.patterns.iter().find(|p| p.accepts(&def.fields, i.values()));
+                assert_eq!(i.pattern().map(|p| p.line), want.map(|p| p.line), "{:?}", i);
+                want.is_some()
             },
         );
     }

@@ -8,6 +8,7 @@
 //! PT, UPT) are never reported.
 
 use crate::inst::Inst;
+#[cfg(test)]
 use crate::model::Kind;
 use crate::tables::{DYNAMIC_REGS, REG_OPERANDS};
 use crate::{PT, RZ, URZ};
@@ -26,6 +27,7 @@ pub enum RegFile {
 }
 
 impl RegFile {
+    #[cfg(test)]
     fn of(kind: Kind) -> Option<RegFile> {
         match kind {
             Kind::Reg => Some(RegFile::R),
@@ -85,24 +87,65 @@ impl RegRef {
     }
 }
 
-/// The files in the order of the generated operand tables.
-const FILES: [RegFile; 4] = [RegFile::R, RegFile::UR, RegFile::P, RegFile::UP];
+/// How the bit width of a register field is found (generated per operand
+/// from the form's `Bitwidth`, emit/build.rs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Width {
+    /// A constant (32 where the description gives none; predicates).
+    Bits(u16),
+    /// The `Bitwidth` expression reads only field `.0`: the width for each
+    /// of its values (a value past the table is evaluated).
+    ByField(u8, &'static [u16]),
+    /// The expression, evaluated on the instruction's values (no
+    /// `Bitwidth` of the present description needs it).
+    #[allow(dead_code)]
+    Eval,
+}
+
+/// A register field of a form's operand list (generated).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RegOperand {
+    pub field: u8,
+    /// The field's place in the instruction word (as `FIELD_POS` has it).
+    pub lo: u8,
+    pub bits: u8,
+    pub file: RegFile,
+    pub slot: RegSlot,
+    pub width: Width,
+}
 
 impl Inst {
-    /// The register references of the fields of `list` (0: inputs, 1:
-    /// outputs), in the order of the description's operand list.
+    /// The bit width of register field `field` by its generated rule.
+    #[inline(always)]
+    pub(crate) fn width_bits(&self, field: u8, w: Width) -> u32 {
+        match w {
+            Width::Bits(b) => b as u32,
+            Width::ByField(k, table) => match table.get(self.get_at(k as usize) as usize) {
+                Some(&b) => b as u32,
+                None => self.def().bitwidth_of(field as usize, self.values()),
+            },
+            Width::Eval => self.def().bitwidth_of(field as usize, self.values()),
+        }
+    }
+
+    /// The register references of the fields of `list` (0: inputs and the
+    /// guard, 1: outputs), in the order of the description's operand list.
+    #[inline]
     fn reg_refs(&self, list: usize, out: &mut Vec<RegRef>) {
-        for &(f, file, count) in REG_OPERANDS[self.form.0 as usize][list] {
-            let file = FILES[file as usize];
-            let num = self.get_at(f as usize) as u32;
-            if num == file.zero() {
-                continue;
+        let ops = REG_OPERANDS[self.form.0 as usize][list];
+        out.reserve(ops.len());
+        self.push_refs(ops, out);
+    }
+
+    /// The references of the register operands `ops` of this instruction's form.
+    #[inline(always)]
+    fn push_refs(&self, ops: &[RegOperand], out: &mut Vec<RegRef>) {
+        for op in ops {
+            let num = self.get_placed(op.field, op.lo, op.bits) as u32;
+            if num != op.file.zero() {
+                let count = self.width_bits(op.field, op.width).div_ceil(32).max(1);
+                out.push(RegRef { file: op.file, num, count, slot: op.slot });
             }
-            let count = match count {
-                0 => self.def().bitwidth_of(f as usize, self.values()).div_ceil(32).max(1),
-                n => n as u32,
-            };
-            out.push(RegRef { file, num, count, slot: RegSlot::Field(f) });
         }
     }
 
@@ -116,15 +159,18 @@ impl Inst {
     /// [`Inst::reg_reads`], appended to `out` (no allocation when `out` has room).
     pub fn reg_reads_into(&self, out: &mut Vec<RegRef>) {
         self.reg_refs(0, out);
-        if let Some(g) = self.def().guard {
-            let g = g as usize;
-            if let Some(file) = RegFile::of(self.def().fields[g].kind) {
-                let num = self.get_at(g) as u32;
-                if num != file.zero() {
-                    out.push(RegRef { file, num, count: 1, slot: RegSlot::Guard });
-                }
-            }
-        }
+    }
+
+    /// [`Inst::reg_reads_into`] then [`Inst::reg_writes_into`] in one call;
+    /// returns how many of the references appended are reads.
+    pub fn reg_refs_into(&self, out: &mut Vec<RegRef>) -> usize {
+        let start = out.len();
+        let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
+        out.reserve(reads.len() + writes.len());
+        self.push_refs(reads, out);
+        let nr = out.len() - start;
+        self.push_refs(writes, out);
+        nr
     }
 
     /// The registers this instruction writes (when its guard holds).
@@ -196,6 +242,32 @@ mod tests {
     }
 
     #[test]
+    fn generated_width_rules_agree_with_the_bitwidth_expressions() {
+        use crate::tables::WIDE_REG_FIELDS;
+        let mut by_field = 0;
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            let ops = REG_OPERANDS[fi].iter().flat_map(|l| l.iter()).filter(|o| matches!(o.file, RegFile::R | RegFile::UR));
+            for (field, w) in ops.map(|o| (o.field, o.width)).chain(WIDE_REG_FIELDS[fi].iter().copied()) {
+                let Width::ByField(k, table) = w else {
+                    let i = Inst::new(form);
+                    assert_eq!(i.width_bits(field, w), form.def().bitwidth_of(field as usize, i.values()), "{}", form.name());
+                    continue;
+                };
+                by_field += 1;
+                // Every value of the key field, and one past the table
+                // (kept beside the word, evaluated).
+                for v in (0..table.len() as u64).chain([table.len() as u64 + 300]) {
+                    let mut i = Inst::new(form);
+                    i.set_at(k as usize, v);
+                    assert_eq!(i.width_bits(field, w), form.def().bitwidth_of(field as usize, i.values()), "{} value {}", form.name(), v);
+                }
+            }
+        }
+        assert!(by_field > 0);
+    }
+
+    #[test]
     fn generated_operand_tables_match_the_description() {
         for fi in 0..ISA.forms.len() {
             let form = FormId(fi as u16);
@@ -221,6 +293,9 @@ mod tests {
                 }
                 assert_eq!(i.reg_reads(), reads, "{}", form.name());
                 assert_eq!(i.reg_writes(), from_description(&i, &i.def().outputs), "{}", form.name());
+                let mut both = vec![RegRef { file: RegFile::R, num: 0, count: 1, slot: RegSlot::Guard }];
+                assert_eq!(i.reg_refs_into(&mut both), reads.len(), "{}", form.name());
+                assert_eq!(both[1..], [reads, i.reg_writes()].concat(), "{}", form.name());
                 let dynamic = i.def().inputs.iter().chain(i.def().outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. }));
                 assert_eq!(i.has_dynamic_regs(), dynamic, "{}", form.name());
             }

@@ -3,7 +3,11 @@
 use std::borrow::Cow;
 
 pub use crate::dsl::BinOp;
+#[allow(unused_imports)]
+pub(crate) use crate::inst::PatternWord;
 pub use crate::model::{EnumType, Exception, ExprOp, Field, Form, Isa, Kind, Latency, Operand, Optype};
+#[allow(unused_imports)]
+pub(crate) use crate::operands::{RegFile, RegOperand, RegSlot, Width};
 pub use crate::syntax::{Mod, NegStyle, Pattern, Slot};
 
 /// Index of an opcode form in [`ISA`]`.forms`.
