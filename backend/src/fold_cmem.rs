@@ -111,11 +111,31 @@ impl DefCounts {
     }
 }
 
+/// [`def_counts`] of `vcode`, counted the first time a value is asked about
+/// (a pass that finds nothing to ask never walks the function for them).
+pub(crate) struct LazyDefCounts<'a> {
+    vcode: &'a VCode,
+    counts: std::cell::OnceCell<DefCounts>,
+}
+
+impl<'a> LazyDefCounts<'a> {
+    pub(crate) fn new(vcode: &'a VCode) -> Self {
+        LazyDefCounts { vcode, counts: std::cell::OnceCell::new() }
+    }
+
+    /// Is `v` defined exactly once?
+    pub(crate) fn once(&self, v: VReg) -> bool {
+        self.counts.get_or_init(|| def_counts(self.vcode)).once(v)
+    }
+}
+
 /// The values defined once, each by a single unguarded instruction of form
 /// `form` that has no other operand (a copy of a constant), with that
 /// instruction.
+/// The definition counts are taken only once a copy is found (most
+/// functions have none of a given form).
 pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item = (VReg, &Inst)> {
-    let defs = def_counts(vcode);
+    let defs = LazyDefCounts::new(vcode);
     vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter_map(move |m| {
         let single = m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1;
         let (p, o) = (m.pieces.first()?, *m.opnds.first()?);

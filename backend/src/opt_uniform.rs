@@ -243,6 +243,14 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usiz
     if vcode.makes_calls {
         return 0;
     }
+    // Uniform values start at a source (a copy of a constant-bank word or of
+    // an immediate, a read of a special register) or at a uniform block
+    // parameter: without either, `plan` finds nothing to move (most small
+    // functions), so skip its definition counts and candidate tables.
+    let source = |m: &MInst| m.pieces.first().is_some_and(|p| [forms::MOV_C, forms::MOV_I, forms::S2R_X].contains(&p.form()));
+    if params.is_empty() && !vcode.blocks.iter().flat_map(|b| b.insts.iter()).any(source) {
+        return 0;
+    }
     let mut banned: HashSet<VReg> = HashSet::default();
     loop {
         match plan(vcode, params, &banned) {
