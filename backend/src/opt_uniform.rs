@@ -286,7 +286,6 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.once(*v);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
-    let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
     for (bi, b) in vcode.blocks.iter().enumerate() {
         for (ii, m) in b.insts.iter().enumerate() {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
@@ -301,10 +300,30 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                     }
                 }
             }
-            if let Some((d, uses)) = convertible(vcode, m) {
-                if single(&d) && !banned.contains(&d) {
-                    cands.insert(d, (bi, ii, uses));
-                }
+        }
+    }
+    // The candidates, each with its inputs.
+    let candidate = |m: &MInst| convertible(vcode, m).filter(|(d, _)| single(d) && !banned.contains(d));
+    // A candidate needs every input uniform: without a source and without a
+    // parameter, that would take candidates reading each other in a cycle,
+    // which values defined once (outside block parameters) cannot form.
+    // Following the inputs back from any moved candidate thus ends at one
+    // whose inputs are all sources: without such a candidate (or a parameter
+    // that may be uniform) nothing moves. Asked first, reading the operands
+    // alone (a candidate's inputs are its uses), before the tables.
+    let reads_sources = |m: &MInst| {
+        let mut uses = m.opnds.iter().filter(|o| o.kind == OpKind::Use).peekable();
+        uses.peek().is_some() && uses.all(|o| origin.contains_key(&o.vreg))
+    };
+    let may_uniform_param = vcode.blocks.iter().any(|b| b.clif.is_some_and(|c| (0..b.params.len()).any(|k| allowed.contains(&(c, k)))));
+    if !may_uniform_param && !vcode.blocks.iter().flat_map(|b| b.insts.iter()).any(|m| reads_sources(m) && candidate(m).is_some()) {
+        return Plan::Nothing;
+    }
+    let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
+    for (bi, b) in vcode.blocks.iter().enumerate() {
+        for (ii, m) in b.insts.iter().enumerate() {
+            if let Some((d, uses)) = candidate(m) {
+                cands.insert(d, (bi, ii, uses));
             }
         }
     }
@@ -335,15 +354,10 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // A parameter that receives another parameter of its block would need
     // the copies of one edge ordered (a parallel copy): it stays per-lane.
     params.retain(|p, &mut (bi, _)| incoming.get(p).is_some_and(|ins| ins.iter().all(|a| a == p || !vcode.blocks[bi].params.contains(a))));
-
-    // A candidate needs every input uniform: without a source and without a
-    // parameter, that would take candidates reading each other in a cycle,
-    // which values defined once (outside block parameters) cannot form.
-    // Following the inputs back from any moved candidate thus ends at one
-    // whose inputs are all sources: without such a candidate nothing moves.
     if params.is_empty() && !cands.values().any(|(_, _, uses)| uses.iter().all(|u| origin.contains_key(u))) {
         return Plan::Nothing;
     }
+
     // Values read where no UR operand can go (pseudo-instructions other than
     // a branch on its predicate, ABI registers).
     let nv = vcode.classes.len();
