@@ -93,6 +93,9 @@ pub struct Options {
     /// registers on the SSA code (the environment variable `URSA_REGALLOC2=1`
     /// does the same for every compilation), to compare the two paths.
     pub regalloc2: bool,
+    /// Fill in [`Compiled::pack`] (for `--stats`); without it the counts
+    /// may be left at zero where taking them would cost a scan of the code.
+    pub stats: bool,
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
@@ -130,6 +133,7 @@ pub const PASSES: &[&str] = &[
 pub struct Compiled {
     pub function: elf::Function,
     pub stats: assignment::RegallocStats,
+    /// What packing did (complete only with [`Options::stats`]).
     pub pack: pack_regs::PackStats,
     /// The code after each pass named in `Options::print_after`.
     pub printed: String,
@@ -291,7 +295,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         let encoded = if want_encode { code.to_string() } else { String::new() };
         insert_reconvergence::insert(&mut code, &vcode, &reconv);
         let reconverged = if want_reconv { code.to_string() } else { String::new() };
-        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code) } else { pack_regs::pack_regs(&mut code) };
+        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
         Ok(packed.map(|mut pack| {
             pack.copies_removed += code.dropped_copies;
             (code, pack, (encoded, reconverged))
