@@ -314,7 +314,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
         function: elf::Function {
-            name: symbol_name(&func),
+            // `symbol_name(&func)`, from the name the lowering already wrote out.
+            name: ursa_isel::lower::object_symbol(&vcode.name),
             kernel: opts.kernel,
             code: bytes,
             params,
