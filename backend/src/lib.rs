@@ -249,7 +249,16 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // planning and the uniform block parameters.
     let cfg = divergence::Cfg::new(&func);
     let (reconv, div) = insert_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
-    let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
+    // Without static shared variables the offsets are always the same table.
+    static NO_VARS: std::sync::OnceLock<std::collections::HashMap<String, u32>> = std::sync::OnceLock::new();
+    let offsets;
+    let shared = if opts.shared.vars.is_empty() {
+        NO_VARS.get_or_init(|| opts.shared.offsets())
+    } else {
+        offsets = opts.shared.offsets();
+        &offsets
+    };
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     narrow_pairs::narrow_pairs(&mut vcode);
     print("narrow_pairs", &vcode);
