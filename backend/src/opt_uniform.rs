@@ -381,7 +381,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // the others: asked once per (block, instruction, value).
     let mut alone_ok: HashMap<(u32, u32, VReg), bool> = HashMap::default();
     // And whether it takes all it reads at once, for the last set asked.
-    let mut together_ok: HashMap<(u32, u32), (Vec<VReg>, bool)> = HashMap::default();
+    let mut together_ok: HashMap<(u32, u32), (Uses, bool)> = HashMap::default();
     // Optimistic start (a loop counter and its next value depend on each
     // other), then the rules drop values until nothing changes.
     let mut uniform = VRegSet::new(nv);
@@ -426,9 +426,9 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 if m.opnds.iter().any(|o| o.kind == OpKind::Def && uniform.contains(&o.vreg) && is_cand_at(o.vreg, bi, ii)) {
                     continue;
                 }
-                let mut reads: Vec<VReg> =
+                let mut reads: Uses =
                     m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
-                reads.sort();
+                reads.sort_unstable();
                 reads.dedup();
                 // A value no form takes in its place (a guard, a predicate
                 // operand) goes alone; values that fit one at a time but not
