@@ -44,7 +44,7 @@
 
 use smallvec::SmallVec;
 use ursa_emit::model::Kind;
-use ursa_emit::{forms, optypes, Inst, RegFile, RegSlot};
+use ursa_emit::{forms, optypes, FormId, Inst, RegFile, RegSlot};
 
 use crate::encode::Code;
 
@@ -526,11 +526,28 @@ pub fn pack_uniform_regs(code: &mut Code, stats: bool) -> Result<PackStats, Pack
 /// other than `URZ` / `UPT` (whether or not the field is an operand: a
 /// superset of the UR and UP references).
 fn may_name_uniform(i: &Inst) -> bool {
-    i.def().fields.iter().enumerate().any(|(k, f)| match f.kind {
-        Kind::UReg => i.get_at(k) != RegFile::UR.zero() as u64,
-        Kind::UPred => i.get_at(k) != RegFile::UP.zero() as u64,
-        _ => false,
-    })
+    uniform_fields(i.form()).iter().any(|&(k, file)| i.get_at(k as usize) != file.zero() as u64)
+}
+
+/// The fields of uniform register and predicate kinds of each form, with
+/// their file (listed once per process: most forms have none).
+fn uniform_fields(form: FormId) -> &'static [(u16, RegFile)] {
+    static TABLE: std::sync::OnceLock<Vec<Vec<(u16, RegFile)>>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        ursa_emit::ISA
+            .forms
+            .iter()
+            .map(|f| {
+                let file = |k: Kind| match k {
+                    Kind::UReg => Some(RegFile::UR),
+                    Kind::UPred => Some(RegFile::UP),
+                    _ => None,
+                };
+                f.fields.iter().enumerate().filter_map(|(k, fd)| Some((k as u16, file(fd.kind)?))).collect()
+            })
+            .collect()
+    });
+    &table[form.0 as usize]
 }
 
 fn pack_regs_with(code: &mut Code, s: &mut Scratch, general: bool) -> Result<PackStats, PackError> {
