@@ -526,28 +526,30 @@ pub fn pack_uniform_regs(code: &mut Code, stats: bool) -> Result<PackStats, Pack
 /// other than `URZ` / `UPT` (whether or not the field is an operand: a
 /// superset of the UR and UP references).
 fn may_name_uniform(i: &Inst) -> bool {
-    uniform_fields(i.form()).iter().any(|&(k, file)| i.get_at(k as usize) != file.zero() as u64)
+    form_has_uniform_fields(i.form())
+        && i.def().fields.iter().enumerate().any(|(k, f)| match f.kind {
+            Kind::UReg => i.get_at(k) != RegFile::UR.zero() as u64,
+            Kind::UPred => i.get_at(k) != RegFile::UP.zero() as u64,
+            _ => false,
+        })
 }
 
-/// The fields of uniform register and predicate kinds of each form, with
-/// their file (listed once per process: most forms have none).
-fn uniform_fields(form: FormId) -> &'static [(u16, RegFile)] {
-    static TABLE: std::sync::OnceLock<Vec<Vec<(u16, RegFile)>>> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        ursa_emit::ISA
-            .forms
-            .iter()
-            .map(|f| {
-                let file = |k: Kind| match k {
-                    Kind::UReg => Some(RegFile::UR),
-                    Kind::UPred => Some(RegFile::UP),
-                    _ => None,
-                };
-                f.fields.iter().enumerate().filter_map(|(k, fd)| Some((k as u16, file(fd.kind)?))).collect()
-            })
-            .collect()
-    });
-    &table[form.0 as usize]
+/// Whether `form` has a field of a uniform register or predicate kind (most
+/// have none), found out once per form and process: 0 not yet asked, 1 no,
+/// 2 yes.
+fn form_has_uniform_fields(form: FormId) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    static KNOWN: std::sync::OnceLock<Vec<AtomicU8>> = std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(|| (0..ursa_emit::ISA.forms.len()).map(|_| AtomicU8::new(0)).collect());
+    let flag = &known[form.0 as usize];
+    match flag.load(Relaxed) {
+        0 => {
+            let has = form.def().fields.iter().any(|f| matches!(f.kind, Kind::UReg | Kind::UPred));
+            flag.store(1 + has as u8, Relaxed);
+            has
+        }
+        v => v == 2,
+    }
 }
 
 fn pack_regs_with(code: &mut Code, s: &mut Scratch, general: bool) -> Result<PackStats, PackError> {
