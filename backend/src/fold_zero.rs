@@ -26,7 +26,8 @@ pub fn fold_zero(vcode: &mut VCode) -> usize {
     let mut folded = 0;
     for b in vcode.blocks.iter_mut() {
         for m in b.insts.iter_mut() {
-            if m.pseudo != Pseudo::None {
+            // Only a use of a copy of zero is folded or dropped.
+            if m.pseudo != Pseudo::None || !m.opnds.iter().any(|o| o.kind == OpKind::Use && zeros.contains(&o.vreg)) {
                 continue;
             }
             let mut k = 0;
