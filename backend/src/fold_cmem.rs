@@ -111,16 +111,35 @@ impl DefCounts {
     }
 }
 
+/// [`def_counts`] of `vcode`, counted the first time a value is asked about
+/// (a pass that finds nothing to ask never walks the function for them).
+pub(crate) struct LazyDefCounts<'a> {
+    vcode: &'a VCode,
+    counts: std::cell::OnceCell<DefCounts>,
+}
+
+impl<'a> LazyDefCounts<'a> {
+    pub(crate) fn new(vcode: &'a VCode) -> Self {
+        LazyDefCounts { vcode, counts: std::cell::OnceCell::new() }
+    }
+
+    /// Is `v` defined exactly once?
+    pub(crate) fn once(&self, v: VReg) -> bool {
+        self.counts.get_or_init(|| def_counts(self.vcode)).once(v)
+    }
+}
+
 /// The values defined once, each by a single unguarded instruction of form
-/// `form` that has no other operand (a copy of a constant), with that
-/// instruction.
-pub(crate) fn single_copies(vcode: &VCode, form: FormId) -> impl Iterator<Item = (VReg, &Inst)> {
-    let defs = def_counts(vcode);
+/// `form` that has no other operand (a copy of a constant) and that `keep`
+/// accepts, with that instruction. The definition counts are taken only
+/// once such a copy is found (most functions have none of a given kind).
+pub(crate) fn single_copies(vcode: &VCode, form: FormId, keep: impl Fn(&Inst) -> bool) -> impl Iterator<Item = (VReg, &Inst)> {
+    let defs = LazyDefCounts::new(vcode);
     vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter_map(move |m| {
         let single = m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1;
         let (p, o) = (m.pieces.first()?, *m.opnds.first()?);
         let copy = single && p.form() == form && o.kind == OpKind::Def && o.fixed.is_none() && !m.fixups[0].hi && !p.is_guarded();
-        (copy && defs.once(o.vreg)).then_some((o.vreg, p))
+        (copy && keep(p) && defs.once(o.vreg)).then_some((o.vreg, p))
     })
 }
 
@@ -154,7 +173,7 @@ pub fn fold_cmem(vcode: &mut VCode) -> usize {
     // Copies of a constant-bank word (32 bits) or of two consecutive words
     // (`MOV.64`, a 64-bit kernel parameter), defined nowhere else: the
     // bank address and the width.
-    let cmem: HashMap<VReg, (u64, u32)> = single_copies(vcode, forms::MOV_C)
+    let cmem: HashMap<VReg, (u64, u32)> = single_copies(vcode, forms::MOV_C, |_| true)
         .map(|(v, p)| (v, (p.get(forms::MOV_C::VB), p.def().bitwidth_of(forms::MOV_C::RD.index_in(p.form()), p.values()))))
         .collect();
     if cmem.is_empty() {

@@ -22,15 +22,15 @@
 use ursa_emit::{forms, mods, FormId, PT};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
 
-use crate::fold_cmem::{def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
+use crate::fold_cmem::{drop_unnamed_uses, fold_operand, remove_unread_copies, LazyDefCounts, Source};
 
 /// The constants: per virtual register (a dense table), its value and width
 /// (32, or 64 for a pair) where it is defined once, by an unguarded `MOV`
 /// of an immediate (a pair: two, one per half) and nothing else.
 fn constants(vcode: &VCode) -> Vec<Option<(u64, u32)>> {
-    let defs = def_counts(vcode);
-    let mut out = vec![None; vcode.classes.len()];
-    let mut any = false;
+    let defs = LazyDefCounts::new(vcode);
+    // The table is made at the first constant (most functions have none).
+    let mut out = Vec::new();
     for m in vcode.blocks.iter().flat_map(|b| b.insts.iter()) {
         let [o] = m.opnds.as_slice() else { continue };
         let moves = m.pieces.iter().all(|p| p.form() == forms::MOV_I && !p.is_guarded());
@@ -49,11 +49,8 @@ fn constants(vcode: &VCode) -> Vec<Option<(u64, u32)>> {
             (Class::RPair, [b, a]) if !a.hi && b.hi => (k(a.piece) | k(b.piece) << 32, 64),
             _ => continue,
         };
+        out.resize(vcode.classes.len(), None);
         out[o.vreg.0 as usize] = Some(c);
-        any = true;
-    }
-    if !any {
-        out.clear();
     }
     out
 }

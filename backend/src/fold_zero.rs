@@ -16,7 +16,9 @@ use crate::fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
 pub fn fold_zero(vcode: &mut VCode) -> usize {
     let mut zeros = VRegSet::new(vcode.classes.len());
     zeros.extend(
-        single_copies(vcode, forms::MOV_I).filter(|&(v, p)| p.get_opt(fields::VB) == Some(0) && vcode.class(v) == Class::R).map(|(v, _)| v),
+        single_copies(vcode, forms::MOV_I, |p| p.get_opt(fields::VB) == Some(0))
+            .filter(|&(v, _)| vcode.class(v) == Class::R)
+            .map(|(v, _)| v),
     );
     if zeros.is_empty() {
         return 0;
@@ -24,7 +26,8 @@ pub fn fold_zero(vcode: &mut VCode) -> usize {
     let mut folded = 0;
     for b in vcode.blocks.iter_mut() {
         for m in b.insts.iter_mut() {
-            if m.pseudo != Pseudo::None {
+            // Only a use of a copy of zero is folded or dropped.
+            if m.pseudo != Pseudo::None || !m.opnds.iter().any(|o| o.kind == OpKind::Use && zeros.contains(&o.vreg)) {
                 continue;
             }
             let mut k = 0;

@@ -93,6 +93,9 @@ pub struct Options {
     /// registers on the SSA code (the environment variable `URSA_REGALLOC2=1`
     /// does the same for every compilation), to compare the two paths.
     pub regalloc2: bool,
+    /// Fill in [`Compiled::pack`] (for `--stats`); without it the counts
+    /// may be left at zero where taking them would cost a scan of the code.
+    pub stats: bool,
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
@@ -130,6 +133,7 @@ pub const PASSES: &[&str] = &[
 pub struct Compiled {
     pub function: elf::Function,
     pub stats: assignment::RegallocStats,
+    /// What packing did (complete only with [`Options::stats`]).
     pub pack: pack_regs::PackStats,
     /// The code after each pass named in `Options::print_after`.
     pub printed: String,
@@ -245,7 +249,16 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // planning and the uniform block parameters.
     let cfg = divergence::Cfg::new(&func);
     let (reconv, div) = insert_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
-    let mut vcode = ursa_isel::lower(&func, opts.kernel, &opts.shared.offsets()).map_err(|e| Error::Unsupported(e.to_string()))?;
+    // Without static shared variables the offsets are always the same table.
+    static NO_VARS: std::sync::OnceLock<std::collections::HashMap<String, u32>> = std::sync::OnceLock::new();
+    let offsets;
+    let shared = if opts.shared.vars.is_empty() {
+        NO_VARS.get_or_init(|| opts.shared.offsets())
+    } else {
+        offsets = opts.shared.offsets();
+        &offsets
+    };
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
     narrow_pairs::narrow_pairs(&mut vcode);
     print("narrow_pairs", &vcode);
@@ -291,7 +304,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         let encoded = if want_encode { code.to_string() } else { String::new() };
         insert_reconvergence::insert(&mut code, &vcode, &reconv);
         let reconverged = if want_reconv { code.to_string() } else { String::new() };
-        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code) } else { pack_regs::pack_regs(&mut code) };
+        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
         Ok(packed.map(|mut pack| {
             pack.copies_removed += code.dropped_copies;
             (code, pack, (encoded, reconverged))
@@ -310,7 +323,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
     Ok(Compiled {
         function: elf::Function {
-            name: symbol_name(&func),
+            // `symbol_name(&func)`, from the name the lowering already wrote out.
+            name: ursa_isel::lower::object_symbol(&vcode.name),
             kernel: opts.kernel,
             code: bytes,
             params,

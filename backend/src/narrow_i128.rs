@@ -121,7 +121,10 @@ fn sig_mentions_i128(s: &Signature) -> bool {
 fn mentions_i128(f: &Function) -> bool {
     sig_mentions_i128(&f.signature)
         || f.dfg.signatures.values().any(sig_mentions_i128)
-        || f.layout.blocks().any(|b| {
+        // Every value the code names is in the value table: one pass over
+        // the types rules out most functions (the table may also hold
+        // values no instruction names any more, hence the walk).
+        || f.dfg.values().any(|v| f.dfg.value_type(v) == I128) && f.layout.blocks().any(|b| {
             f.dfg.block_params(b).iter().any(|&p| f.dfg.value_type(p) == I128) || f.layout.block_insts(b).any(|i| inst_mentions_i128(f, i))
         })
 }

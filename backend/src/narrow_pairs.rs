@@ -177,6 +177,11 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
             for a in m.args().iter().flatten() {
                 wide.insert(*a);
             }
+            // Only candidates made wide matter to the caller: an instruction
+            // naming none adds nothing else that counts.
+            if !m.opnds.iter().any(|o| narrow.contains(&o.vreg)) {
+                continue;
+            }
             // An instruction that writes no candidate keeps every piece.
             let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
             // `pl`: the plan where it writes one (None: every piece kept).

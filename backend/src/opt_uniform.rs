@@ -243,6 +243,14 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usiz
     if vcode.makes_calls {
         return 0;
     }
+    // Uniform values start at a source (a copy of a constant-bank word or of
+    // an immediate, a read of a special register) or at a uniform block
+    // parameter: without either, `plan` finds nothing to move (most small
+    // functions), so skip its definition counts and candidate tables.
+    let source = |m: &MInst| m.pieces.first().is_some_and(|p| [forms::MOV_C, forms::MOV_I, forms::S2R_X].contains(&p.form()));
+    if params.is_empty() && !vcode.blocks.iter().flat_map(|b| b.insts.iter()).any(source) {
+        return 0;
+    }
     let mut banned: HashSet<VReg> = HashSet::default();
     loop {
         match plan(vcode, params, &banned) {
@@ -278,7 +286,6 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.once(*v);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
-    let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
     for (bi, b) in vcode.blocks.iter().enumerate() {
         for (ii, m) in b.insts.iter().enumerate() {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
@@ -293,10 +300,30 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                     }
                 }
             }
-            if let Some((d, uses)) = convertible(vcode, m) {
-                if single(&d) && !banned.contains(&d) {
-                    cands.insert(d, (bi, ii, uses));
-                }
+        }
+    }
+    // The candidates, each with its inputs.
+    let candidate = |m: &MInst| convertible(vcode, m).filter(|(d, _)| single(d) && !banned.contains(d));
+    // A candidate needs every input uniform: without a source and without a
+    // parameter, that would take candidates reading each other in a cycle,
+    // which values defined once (outside block parameters) cannot form.
+    // Following the inputs back from any moved candidate thus ends at one
+    // whose inputs are all sources: without such a candidate (or a parameter
+    // that may be uniform) nothing moves. Asked first, reading the operands
+    // alone (a candidate's inputs are its uses), before the tables.
+    let reads_sources = |m: &MInst| {
+        let mut uses = m.opnds.iter().filter(|o| o.kind == OpKind::Use).peekable();
+        uses.peek().is_some() && uses.all(|o| origin.contains_key(&o.vreg))
+    };
+    let may_uniform_param = vcode.blocks.iter().any(|b| b.clif.is_some_and(|c| (0..b.params.len()).any(|k| allowed.contains(&(c, k)))));
+    if !may_uniform_param && !vcode.blocks.iter().flat_map(|b| b.insts.iter()).any(|m| reads_sources(m) && candidate(m).is_some()) {
+        return Plan::Nothing;
+    }
+    let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
+    for (bi, b) in vcode.blocks.iter().enumerate() {
+        for (ii, m) in b.insts.iter().enumerate() {
+            if let Some((d, uses)) = candidate(m) {
+                cands.insert(d, (bi, ii, uses));
             }
         }
     }
@@ -327,15 +354,10 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // A parameter that receives another parameter of its block would need
     // the copies of one edge ordered (a parallel copy): it stays per-lane.
     params.retain(|p, &mut (bi, _)| incoming.get(p).is_some_and(|ins| ins.iter().all(|a| a == p || !vcode.blocks[bi].params.contains(a))));
-
-    // A candidate needs every input uniform: without a source and without a
-    // parameter, that would take candidates reading each other in a cycle,
-    // which values defined once (outside block parameters) cannot form.
-    // Following the inputs back from any moved candidate thus ends at one
-    // whose inputs are all sources: without such a candidate nothing moves.
     if params.is_empty() && !cands.values().any(|(_, _, uses)| uses.iter().all(|u| origin.contains_key(u))) {
         return Plan::Nothing;
     }
+
     // Values read where no UR operand can go (pseudo-instructions other than
     // a branch on its predicate, ABI registers).
     let nv = vcode.classes.len();
@@ -359,7 +381,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // the others: asked once per (block, instruction, value).
     let mut alone_ok: HashMap<(u32, u32, VReg), bool> = HashMap::default();
     // And whether it takes all it reads at once, for the last set asked.
-    let mut together_ok: HashMap<(u32, u32), (Vec<VReg>, bool)> = HashMap::default();
+    let mut together_ok: HashMap<(u32, u32), (Uses, bool)> = HashMap::default();
     // Optimistic start (a loop counter and its next value depend on each
     // other), then the rules drop values until nothing changes.
     let mut uniform = VRegSet::new(nv);
@@ -404,9 +426,9 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
                 if m.opnds.iter().any(|o| o.kind == OpKind::Def && uniform.contains(&o.vreg) && is_cand_at(o.vreg, bi, ii)) {
                     continue;
                 }
-                let mut reads: Vec<VReg> =
+                let mut reads: Uses =
                     m.opnds.iter().filter(|o| o.kind == OpKind::Use && uniform.contains(&o.vreg)).map(|o| o.vreg).collect();
-                reads.sort();
+                reads.sort_unstable();
                 reads.dedup();
                 // A value no form takes in its place (a guard, a predicate
                 // operand) goes alone; values that fit one at a time but not

@@ -43,7 +43,8 @@
 //! moves slots to local memory.
 
 use smallvec::SmallVec;
-use ursa_emit::{forms, optypes, Inst, RegFile, RegSlot};
+use ursa_emit::model::Kind;
+use ursa_emit::{forms, optypes, FormId, Inst, RegFile, RegSlot};
 
 use crate::encode::Code;
 
@@ -68,7 +69,8 @@ pub enum PackError {
     Full,
 }
 
-/// What the pass did, for `--stats`.
+/// What the pass did, for `--stats`. After `assign_ssa_regs` the counts are
+/// taken only when asked ([`pack_uniform_regs`]); all zero otherwise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PackStats {
     /// Highest general register touched + 1, before and after.
@@ -509,9 +511,44 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
 }
 
 /// Packs the uniform files only: the general registers were chosen densely
-/// already (`assign_ssa_regs`) and stay as they are.
-pub fn pack_uniform_regs(code: &mut Code) -> Result<PackStats, PackError> {
+/// already (`assign_ssa_regs`) and stay as they are. `stats`: fill in the
+/// [`PackStats`]; without it, code that names no uniform register (most
+/// functions) is left as it is without listing its register references.
+pub fn pack_uniform_regs(code: &mut Code, stats: bool) -> Result<PackStats, PackError> {
+    if !stats && !code.items.iter().any(|it| it.inst.has_dynamic_regs() || may_name_uniform(&it.inst)) {
+        return Ok(PackStats::default());
+    }
     SCRATCH.with(|s| pack_regs_with(code, &mut s.borrow_mut(), false))
+}
+
+/// Whether a field of `i` of a uniform register or predicate kind holds
+/// other than `URZ` / `UPT` (whether or not the field is an operand: a
+/// superset of the UR and UP references).
+fn may_name_uniform(i: &Inst) -> bool {
+    form_has_uniform_fields(i.form())
+        && i.def().fields.iter().enumerate().any(|(k, f)| match f.kind {
+            Kind::UReg => i.get_at(k) != RegFile::UR.zero() as u64,
+            Kind::UPred => i.get_at(k) != RegFile::UP.zero() as u64,
+            _ => false,
+        })
+}
+
+/// Whether `form` has a field of a uniform register or predicate kind (most
+/// have none), found out once per form and process: 0 not yet asked, 1 no,
+/// 2 yes.
+fn form_has_uniform_fields(form: FormId) -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+    static KNOWN: std::sync::OnceLock<Vec<AtomicU8>> = std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(|| (0..ursa_emit::ISA.forms.len()).map(|_| AtomicU8::new(0)).collect());
+    let flag = &known[form.0 as usize];
+    match flag.load(Relaxed) {
+        0 => {
+            let has = form.def().fields.iter().any(|f| matches!(f.kind, Kind::UReg | Kind::UPred));
+            flag.store(1 + has as u8, Relaxed);
+            has
+        }
+        v => v == 2,
+    }
 }
 
 fn pack_regs_with(code: &mut Code, s: &mut Scratch, general: bool) -> Result<PackStats, PackError> {

@@ -124,6 +124,7 @@ pub fn compile(
             print_after: print_after.clone(),
             shared: shared.clone(),
             module: module.clone(),
+            stats,
             ..Default::default()
         };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
