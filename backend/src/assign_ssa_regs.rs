@@ -41,7 +41,7 @@ use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{RegFile, RegRef, RegSlot};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::assign_regs::P_SCRATCH;
+use crate::assign_regs::{P_SCRATCH, SPILL_SCRATCH};
 use crate::assignment::{Assignment, Loc, Move};
 
 /// `R0`–`R254`.
@@ -317,6 +317,15 @@ struct Avoid {
 }
 
 impl Avoid {
+    /// Both sets.
+    fn with(&self, other: &Avoid) -> Avoid {
+        let mut a = *self;
+        for k in 0..4 {
+            a.r.0[k] |= other.r.0[k];
+            a.p.0[k] |= other.p.0[k];
+        }
+        a
+    }
     fn add(&mut self, c: Class, r: u32) {
         match c {
             Class::P => self.p.set(r),
@@ -352,6 +361,61 @@ pub(crate) fn result_span(m: &MInst, k: usize, h: u32, kind: OpKind) -> (u8, u8)
 pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
     let write = piece_span(m, d, h).map_or(0, |s| s.0);
     reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
+}
+
+/// The values live across each call (`MInst::clobbers_all`) that are
+/// reloaded after it: call `k` is flat instruction `at[k]`, its values
+/// `vals[end[k - 1]..end[k]]` (in the order of the walk: `next`).
+#[derive(Default)]
+struct Reloads {
+    at: Vec<u32>,
+    vals: Vec<u32>,
+    end: Vec<u32>,
+    next: usize,
+}
+
+/// The spill slot of the values in register `r` of class `c` (before
+/// [`compact_slots`]): the slot belongs to the register, which no two values
+/// live at once hold, so neither do their slots; units 0–255 for singles,
+/// 256–511 for pairs (even), 512 up for predicates.
+fn slot_key(c: Class, r: u32) -> u32 {
+    match c {
+        Class::R => r,
+        Class::RPair => 256 + r,
+        Class::P => 512 + r,
+    }
+}
+const SLOT_KEYS: usize = 520;
+
+/// The store of register `r` of class `c` into its slot.
+fn spill(c: Class, r: u32) -> Move {
+    Move { class: c, from: Loc::Reg(r), to: Loc::Slot(slot_key(c, r)) }
+}
+
+/// Renumbers the slots of `moves` densely (pairs first: two units each);
+/// the number of units.
+fn compact_slots(moves: &mut [Move]) -> usize {
+    let mut key_unit = vec![NONE; SLOT_KEYS];
+    for m in moves.iter() {
+        if let Some(s) = m.from.slot().or(m.to.slot()) {
+            key_unit[s as usize] = 0;
+        }
+    }
+    let mut n = 0;
+    for key in (256..512).chain(0..256).chain(512..SLOT_KEYS) {
+        if key_unit[key] == 0 {
+            key_unit[key] = n;
+            n += if (256..512).contains(&key) { 2 } else { 1 };
+        }
+    }
+    for m in moves.iter_mut() {
+        for l in [&mut m.from, &mut m.to] {
+            if let Loc::Slot(s) = l {
+                *s = key_unit[*s as usize];
+            }
+        }
+    }
+    n as usize
 }
 
 /// Assigns the registers (see the module docs); the reason when the function
@@ -618,34 +682,34 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     // continues, `HIGH` a pair whose low half is read no more.
     let mut partial = vec![BOTH; nv];
 
-    // The walk.
-    let mut reg = vec![NONE; nv];
-    let mut regs = vec![NONE; nops as usize];
-    // (program point, phase: 0 edge copies before 1 operand copies, move).
-    let mut moves: Vec<(u32, u8, Move)> = Vec::new();
-    let mut state = Regs::new(reserved);
+    // Backwards through each block: which operands see their value die,
+    // which parameters are live, and the values live across each call
+    // (`MInst::clobbers_all`): they are stored to a spill slot after their
+    // definition and reloaded after the call ([`Reloads`]).
     let mut live = vec![0u64; words];
     let mut dies = vec![false; nops as usize];
-    let mut param_live: Vec<bool> = Vec::new();
-    let mut copies: Vec<(u32, u32)> = Vec::new();
-    let mut seq: Vec<(u32, u32)> = Vec::new();
-    let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
-    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
-    for &b in &rpo {
-        let blk = &vcode.blocks[b];
-        // Backwards: which operands see their value die, and no value may
-        // live across a call.
+    let mut param_live = vec![false; nv];
+    let mut crosses = vec![false; nv];
+    let mut reloads = Reloads::default();
+    // Groups read before the next call (or live at the block's end).
+    let mut needed = vec![0u64; words];
+    for (b, blk) in vcode.blocks.iter().enumerate() {
         live.fill(0);
         for s in &blk.succs {
             for (o, x) in live.iter_mut().zip(live_in.row(s.0 as usize)) {
                 *o |= x;
             }
         }
+        needed.fill(0);
+        for v in members(&live) {
+            set(&mut needed, same[v as usize]);
+        }
         for (j, m) in blk.insts.iter().enumerate().rev() {
             let i = first[b] + j;
             let ob = op_at[i] as usize;
             for a in m.args.iter().flatten() {
                 set(&mut live, a.0);
+                set(&mut needed, same[a.0 as usize]);
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind != OpKind::Use {
@@ -653,19 +717,71 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     clear(&mut live, o.vreg.0);
                 }
             }
-            if m.clobbers_all && live.iter().any(|&w| w != 0) {
-                return Err("a value live across a call");
+            if m.clobbers_all {
+                reloads.at.push(i as u32);
+                for v in members(&live) {
+                    crosses[v as usize] = true;
+                    // Reloaded here only when read before the next call:
+                    // else that call's reload serves.
+                    if has(&needed, same[v as usize]) {
+                        reloads.vals.push(v);
+                    }
+                }
+                reloads.end.push(reloads.vals.len() as u32);
+                needed.fill(0);
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind == OpKind::Use {
                     dies[ob + k] = !has(&live, o.vreg.0);
                     set(&mut live, o.vreg.0);
+                    set(&mut needed, same[o.vreg.0 as usize]);
                 }
             }
         }
-        param_live.clear();
-        param_live.extend(blk.params.iter().map(|p| has(&live, p.0)));
+        for p in &blk.params {
+            param_live[p.0 as usize] = has(&live, p.0);
+        }
+    }
+    // Groups with a value live across a call keep away from the registers
+    // a call fixes (its arguments and results), which it would overwrite
+    // while they are live, and the spill code of a predicate needs a
+    // scratch register.
+    let mut cross_g = vec![false; nv];
+    let mut call_fixed = Avoid::default();
+    if !reloads.at.is_empty() {
+        for v in 0..nv {
+            if crosses[v] {
+                cross_g[same[v] as usize] = true;
+                if class(v as u32) == Class::P {
+                    reserved.set(SPILL_SCRATCH);
+                }
+            }
+        }
+        for m in vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter(|m| m.clobbers_all) {
+            for o in m.opnds.iter() {
+                if let Some(f) = o.fixed {
+                    for x in 0..size(class(o.vreg.0)) {
+                        call_fixed.r.set(f as u32 + x);
+                    }
+                }
+            }
+        }
+    }
+    let avoid_for = |v: u32, avoid: &Avoid| if cross_g[same[v as usize] as usize] { avoid.with(&call_fixed) } else { *avoid };
 
+    // The walk.
+    let mut reg = vec![NONE; nv];
+    let mut regs = vec![NONE; nops as usize];
+    // (program point, phase: 0 edge copies, 1 stores of block parameters,
+    // 2 operand copies; move).
+    let mut moves: Vec<(u32, u8, Move)> = Vec::new();
+    let mut state = Regs::new(reserved);
+    let mut copies: Vec<(u32, u32)> = Vec::new();
+    let mut seq: Vec<(u32, u32)> = Vec::new();
+    let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
+    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
+    for &b in &rpo {
+        let blk = &vcode.blocks[b];
         // Forwards: the values live into the block hold their registers.
         state.reset();
         for v in members(live_in.row(b)) {
@@ -676,12 +792,16 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
         let none = Avoid::default();
         for (k, p) in blk.params.iter().enumerate() {
-            if !param_live[k] {
+            if !param_live[p.0 as usize] {
                 continue;
             }
             let c = class(p.0);
+            let pav = avoid_for(p.0, &none);
             // The register of an argument already placed, else the hint.
             let mut choice = None;
+            // Whether every argument is a value of its group stored at its
+            // definition (the slot then holds the parameter already).
+            let mut args_stored = !blk.preds.is_empty();
             for pred in &blk.preds {
                 let pred = &vcode.blocks[pred.0 as usize];
                 let Some(t) = pred.insts.last() else { continue };
@@ -689,9 +809,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     if tb.0 as usize == b {
                         if let Some(a) = args.get(k) {
                             let r = reg[a.0 as usize];
-                            if r != NONE && class(a.0) == c && state.fits(c, r, &none) && choice.is_none() {
+                            if r != NONE && class(a.0) == c && state.fits(c, r, &pav) && choice.is_none() {
                                 choice = Some(r);
                             }
+                            args_stored &= same[a.0 as usize] == same[p.0 as usize] && crosses[a.0 as usize] && !param_live[a.0 as usize];
                         }
                     }
                 }
@@ -703,12 +824,15 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             }
             let h = hint[p.0 as usize];
             let r = choice
-                .or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h))
-                .or_else(|| state.lowest(c, &none))
+                .or_else(|| (h != NONE && state.fits(c, h, &pav)).then_some(h))
+                .or_else(|| state.lowest(c, &pav))
                 .ok_or("the registers are full")?;
             reg[p.0 as usize] = r;
             state.take(c, r, g);
             group_reg[g as usize] = r;
+            if crosses[p.0 as usize] && !args_stored {
+                moves.push((2 * first[b] as u32, 1, spill(c, r)));
+            }
         }
 
         for (j, m) in blk.insts.iter().enumerate() {
@@ -765,7 +889,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     state.lowest(Class::R, &avoid)
                 };
                 sequentialize(&mut copies, temp, &mut seq).ok_or("no register for a cycle")?;
-                moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 1, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+                moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
             }
             // Early defs and scratch registers away from the uses. In a
             // bundle of several pieces, an early def may take the register
@@ -813,7 +937,9 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     };
                     let r = match o.fixed {
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
-                        None => pick(&state, c, v, &hint, &param_of, &reg, None, avoid, ok).ok_or("the registers are full")?,
+                        None => {
+                            pick(&state, c, v, &hint, &param_of, &reg, None, &avoid_for(v, avoid), ok).ok_or("the registers are full")?
+                        }
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -862,6 +988,9 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
                             group_reg[g as usize]
                         }
+                        None if cross_g[g as usize] => {
+                            pick(&state, c, v, &hint, &param_of, &reg, copy, &call_fixed, |_| true).ok_or("the registers are full")?
+                        }
                         None => match half_claim(&state, vcode, blk, j, k, &hint, &param_of, &dies, &op_at[first[b]..], &same, &reg) {
                             Some((r, x)) => {
                                 if let Some(x) = x {
@@ -890,6 +1019,32 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 if o.kind != OpKind::Use && (o.kind == OpKind::Temp || dies[ob + k]) {
                     let v = o.vreg.0;
                     state.free(class(v), reg[v as usize], same[v as usize]);
+                }
+            }
+            // After a call, the values live across it that are read before
+            // the next call come back from their slots; then the results
+            // live across a later call go to theirs.
+            if m.clobbers_all {
+                let r = reloads.next;
+                reloads.next += 1;
+                if reloads.at[r] != i as u32 {
+                    return Err("calls out of order");
+                }
+                let from = if r == 0 { 0 } else { reloads.end[r - 1] as usize };
+                for &v in &reloads.vals[from..reloads.end[r] as usize] {
+                    // (Not in a register of the call's results: those
+                    // found theirs free.) One reload per group.
+                    let (c, rv) = (class(v), reg[v as usize]);
+                    let mv = Move { class: c, from: Loc::Slot(slot_key(c, rv)), to: Loc::Reg(rv) };
+                    if !moves.iter().rev().take_while(|x| x.0 == 2 * i as u32 + 1).any(|x| x.2 == mv) {
+                        moves.push((2 * i as u32 + 1, 0, mv));
+                    }
+                }
+            }
+            for o in ops.iter().filter(|o| matches!(o.kind, OpKind::Def | OpKind::EarlyDef | OpKind::Reuse(_))) {
+                let v = o.vreg.0;
+                if crosses[v as usize] {
+                    moves.push((2 * i as u32 + 1, 1, spill(class(v), reg[v as usize])));
                 }
             }
         }
@@ -970,7 +1125,9 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
         move_at.push(k as u32);
     }
-    Ok(Assignment { regs, op_at, moves: moves.into_iter().map(|m| m.2).collect(), move_at, num_spillslots: 0, ssa: true })
+    let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
+    let num_spillslots = if reloads.at.is_empty() { 0 } else { compact_slots(&mut moves) };
+    Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
 }
 
 /// The register for a new value `v` of class `c`, avoiding `avoid` and
