@@ -364,14 +364,22 @@ pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, p_file: bool, x: 
 }
 
 /// The values live across each call (`MInst::clobbers_all`) that are
-/// reloaded after it: call `k` is flat instruction `at[k]`, its values
-/// `vals[end[k - 1]..end[k]]` (in the order of the walk: `next`).
+/// reloaded after it: per call (flat instruction, first and end index of its
+/// values in `vals`), sorted by instruction once all are found.
 #[derive(Default)]
 struct Reloads {
-    at: Vec<u32>,
+    calls: Vec<(u32, u32, u32)>,
     vals: Vec<u32>,
-    end: Vec<u32>,
-    next: usize,
+}
+
+impl Reloads {
+    /// The values to reload after flat instruction `i`.
+    fn after(&self, i: u32) -> &[u32] {
+        match self.calls.binary_search_by_key(&i, |c| c.0) {
+            Ok(k) => &self.vals[self.calls[k].1 as usize..self.calls[k].2 as usize],
+            Err(_) => &[],
+        }
+    }
 }
 
 /// The spill slot of the values in register `r` of class `c` (before
@@ -718,7 +726,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 }
             }
             if m.clobbers_all {
-                reloads.at.push(i as u32);
+                let from = reloads.vals.len() as u32;
                 for v in members(&live) {
                     crosses[v as usize] = true;
                     // Reloaded here only when read before the next call:
@@ -727,7 +735,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         reloads.vals.push(v);
                     }
                 }
-                reloads.end.push(reloads.vals.len() as u32);
+                reloads.calls.push((i as u32, from, reloads.vals.len() as u32));
                 needed.fill(0);
             }
             for (k, o) in m.opnds.iter().enumerate() {
@@ -748,7 +756,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     // scratch register.
     let mut cross_g = vec![false; nv];
     let mut call_fixed = Avoid::default();
-    if !reloads.at.is_empty() {
+    reloads.calls.sort_unstable();
+    if !reloads.calls.is_empty() {
         for v in 0..nv {
             if crosses[v] {
                 cross_g[same[v] as usize] = true;
@@ -768,6 +777,11 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
     }
     let avoid_for = |v: u32, avoid: &Avoid| if cross_g[same[v as usize] as usize] { avoid.with(&call_fixed) } else { *avoid };
+
+    // In a function that calls, values mostly flow into ABI registers:
+    // their hints come before the registers of copies' sources and of
+    // branch arguments.
+    let hint_first = vcode.makes_calls;
 
     // The walk.
     let mut reg = vec![NONE; nv];
@@ -819,14 +833,16 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             }
             // A parameter holding a live value's bits shares its register.
             let g = same[p.0 as usize];
-            if g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g {
+            let shares = g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g;
+            if shares {
                 choice = Some(group_reg[g as usize]);
             }
             let h = hint[p.0 as usize];
-            let r = choice
-                .or_else(|| (h != NONE && state.fits(c, h, &pav)).then_some(h))
-                .or_else(|| state.lowest(c, &pav))
-                .ok_or("the registers are full")?;
+            let h = (h != NONE && state.fits(c, h, &pav)).then_some(h);
+            if hint_first && !shares {
+                choice = h.or(choice);
+            }
+            let r = choice.or(h).or_else(|| state.lowest(c, &pav)).ok_or("the registers are full")?;
             reg[p.0 as usize] = r;
             state.take(c, r, g);
             group_reg[g as usize] = r;
@@ -937,9 +953,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     };
                     let r = match o.fixed {
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
-                        None => {
-                            pick(&state, c, v, &hint, &param_of, &reg, None, &avoid_for(v, avoid), ok).ok_or("the registers are full")?
-                        }
+                        None => pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &avoid_for(v, avoid), ok)
+                            .ok_or("the registers are full")?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -988,9 +1003,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
                             group_reg[g as usize]
                         }
-                        None if cross_g[g as usize] => {
-                            pick(&state, c, v, &hint, &param_of, &reg, copy, &call_fixed, |_| true).ok_or("the registers are full")?
-                        }
+                        None if cross_g[g as usize] => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &call_fixed, |_| true)
+                            .ok_or("the registers are full")?,
                         None => match half_claim(&state, vcode, blk, j, k, &hint, &param_of, &dies, &op_at[first[b]..], &same, &reg) {
                             Some((r, x)) => {
                                 if let Some(x) = x {
@@ -1005,7 +1019,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                                 group_reg[g as usize] = r;
                                 continue;
                             }
-                            None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
+                            None => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &none, |_| true)
+                                .ok_or("the registers are full")?,
                         },
                     };
                     reg[v as usize] = r;
@@ -1025,13 +1040,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             // the next call come back from their slots; then the results
             // live across a later call go to theirs.
             if m.clobbers_all {
-                let r = reloads.next;
-                reloads.next += 1;
-                if reloads.at[r] != i as u32 {
-                    return Err("calls out of order");
-                }
-                let from = if r == 0 { 0 } else { reloads.end[r - 1] as usize };
-                for &v in &reloads.vals[from..reloads.end[r] as usize] {
+                for &v in reloads.after(i as u32) {
                     // (Not in a register of the call's results: those
                     // found theirs free.) One reload per group.
                     let (c, rv) = (class(v), reg[v as usize]);
@@ -1125,15 +1134,30 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
         move_at.push(k as u32);
     }
+    // Values kept in registers across calls beyond the highest ABI register
+    // the function names (the return address R[20:21] of a device
+    // function) would make it use more registers than regalloc2, which
+    // reloads them anywhere: leave those functions to it.
+    if !reloads.calls.is_empty() {
+        let abi_top = vcode.blocks.iter().flat_map(|b| b.insts.iter()).flat_map(|m| m.opnds.iter()).fold(0, |t, o| match o.fixed {
+            Some(f) => t.max(f as u32 + size(class(o.vreg.0)) - 1),
+            None => t,
+        });
+        if (0..nv as u32).any(|v| crosses[v as usize] && class(v) != Class::P && reg[v as usize] + size(class(v)) - 1 > abi_top) {
+            return Err("too many values live across calls");
+        }
+    }
     let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
-    let num_spillslots = if reloads.at.is_empty() { 0 } else { compact_slots(&mut moves) };
+    let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
     Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
 }
 
 /// The register for a new value `v` of class `c`, avoiding `avoid` and
 /// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
 /// died), the hint, the register of the block parameter it is passed to,
-/// else the lowest free.
+/// else the lowest free. With `hint_first` (in a function that calls, whose
+/// values mostly flow into ABI registers) the hint comes before the copy's
+/// source: the copy is made once, into the register the value goes to.
 #[allow(clippy::too_many_arguments)]
 fn pick(
     state: &Regs,
@@ -1143,11 +1167,14 @@ fn pick(
     param_of: &[u32],
     reg: &[u32],
     copy: Option<u32>,
+    hint_first: bool,
     avoid: &Avoid,
     ok: impl Fn(u32) -> bool,
 ) -> Option<u32> {
     let p = param_of[v as usize];
-    let cands = [copy.unwrap_or(NONE), hint[v as usize], if p != NONE { reg[p as usize] } else { NONE }];
+    let (copy, h) = (copy.unwrap_or(NONE), hint[v as usize]);
+    let (a, b) = if hint_first { (h, copy) } else { (copy, h) };
+    let cands = [a, b, if p != NONE { reg[p as usize] } else { NONE }];
     cands.into_iter().find(|&r| r != NONE && state.fits(c, r, avoid) && ok(r)).or_else(|| state.lowest_where(c, avoid, ok))
 }
 
