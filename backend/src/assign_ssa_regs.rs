@@ -1450,16 +1450,127 @@ mod tests {
         assert!(check_assignment(&v, &bad).is_err());
     }
 
-    #[test]
-    fn a_value_live_across_a_call_is_left_to_regalloc2() {
+    /// `f(a: i32) -> i32 { x = a; r = g(x); x + r }` with a predicate
+    /// `x != 0` live across the call too when `pred`: x is passed in R4, the
+    /// result comes back in R4, the return address R[20:21] and x (and the
+    /// predicate) live across the call.
+    fn across_call(pred: bool) -> VCode {
         let mut v = VCode::default();
-        let (a, link, x, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::R));
+        let (a, link, x, arg) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let (res, y, s, r, p) =
+            (v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair), v.new_vreg(Class::P));
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
-        let mut call = MInst::new(Pseudo::Call);
+        let to_arg = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, arg).use_(MOV_R::RB, x).build();
+        let mut call = Bundle::pseudo(Pseudo::Call).fixed(arg, OpKind::Use, 4).fixed(res, OpKind::Def, 4).build();
         call.clobbers_all = true;
-        let ret = Bundle::pseudo(Pseudo::Ret).fixed(a, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
-        v.blocks.push(block(&[], vec![args, mov(x, a), call, add(s, x, x), ret], &[], &[]));
-        assert_eq!(assign_ssa_regs(&v).err(), Some("a value live across a call"));
+        v.makes_calls = true;
+        let from_res = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, y).use_hi(MOV_R::RB, res).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        let mut insts = vec![args, mov(x, a)];
+        if pred {
+            insts.push(is_nonzero(p, x));
+        }
+        insts.extend([to_arg, call, from_res, add(s, x, y)]);
+        let s = if pred {
+            // A copy that also reads p.
+            let t = v.new_vreg(Class::R);
+            let mut m = mov(t, s);
+            m.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
+            insts.push(m);
+            t
+        } else {
+            s
+        };
+        insts.extend([mov(r, s), ret]);
+        v.blocks.push(block(&[], insts, &[], &[]));
+        v
+    }
+
+    /// The flat index of the call in `v`.
+    fn call_at(v: &VCode) -> usize {
+        v.blocks[0].insts.iter().position(|m| m.clobbers_all).unwrap()
+    }
+
+    /// `asg` with the moves at program point `p` replaced by `new`.
+    fn with_moves_at(asg: &Assignment, p: usize, new: &[Move]) -> Assignment {
+        let mut bad = asg.clone();
+        let (from, to) = (bad.move_at[p] as usize, bad.move_at[p + 1] as usize);
+        bad.moves.splice(from..to, new.iter().copied());
+        let d = new.len() as i64 - (to - from) as i64;
+        for q in bad.move_at.iter_mut().skip(p + 1) {
+            *q = (*q as i64 + d) as u32;
+        }
+        bad
+    }
+
+    #[test]
+    fn a_value_live_across_a_call_is_stored_and_reloaded() {
+        let v = across_call(false);
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        let c = call_at(&v);
+        // x stays away from R4-R5, which the call reads and writes.
+        let x = asg.operand_regs(1)[0];
+        assert!(!(4..6).contains(&x), "x in R{}", x);
+        // Stored after its definition (the return address after the
+        // arguments), reloaded after the call with the return address.
+        assert_eq!(asg.moves_at(1), [Move { class: Class::RPair, from: Loc::Reg(20), to: Loc::Slot(0) }]);
+        assert_eq!(asg.moves_at(3), [Move { class: Class::R, from: Loc::Reg(x), to: Loc::Slot(2) }]);
+        let reloads = asg.moves_at(2 * c + 1);
+        assert_eq!(reloads.len(), 2);
+        assert!(reloads.iter().all(|m| m.to.slot().is_none() && m.from.slot().is_some()));
+        let homes = SlotHomes::memory(&asg);
+        assert_eq!(homes.memory_bytes(), 12);
+        let code = crate::encode::lay_out(&v, &asg, &homes).unwrap();
+        assert_eq!(code.frame_size, 16);
+        let t = text(&code);
+        assert!(t.contains(&"STL.64 [R1], R[20:21]".to_string()), "{:?}", t);
+        assert!(t.contains(&format!("LDL R{}, [R1+0x8]", x)), "{:?}", t);
+
+        // Without the reloads, x and the return address are gone after the call.
+        let bad = with_moves_at(&asg, 2 * c + 1, &[]);
+        assert!(check_assignment(&v, &bad).is_err());
+        // The store made after the call: the slot holds nothing of x.
+        let mut bad = with_moves_at(&asg, 3, &[]);
+        let store = Move { class: Class::R, from: Loc::Reg(x), to: Loc::Slot(2) };
+        let late: Vec<Move> = std::iter::once(store).chain(reloads.iter().copied()).collect();
+        bad = with_moves_at(&bad, 2 * c + 1, &late);
+        assert!(check_assignment(&v, &bad).unwrap_err().contains("is not in register"));
+        // A reload from the wrong slot.
+        let swapped: Vec<Move> = reloads.iter().map(|m| Move { from: Loc::Slot(2 - m.from.slot().unwrap()), ..*m }).collect();
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &swapped)).is_err());
+        // x reloaded into the call's result register R5: the result is lost.
+        let mut clobber: Vec<Move> = reloads.to_vec();
+        clobber.push(Move { class: Class::R, from: Loc::Slot(2), to: Loc::Reg(5) });
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &clobber)).is_err());
+    }
+
+    #[test]
+    fn a_predicate_live_across_a_call_keeps_r0_free() {
+        let v = across_call(true);
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // R0 is the scratch register of the predicate's store and reload.
+        let p = v.blocks[0].insts[2].opnds[0].vreg;
+        assert_eq!(v.class(p), Class::P);
+        for (i, m) in v.blocks[0].insts.iter().enumerate() {
+            for (o, &r) in m.opnds.iter().zip(asg.operand_regs(i)) {
+                assert!(r != 0 || o.vreg == p, "{} in R0", o.vreg);
+            }
+        }
+        let c = call_at(&v);
+        let code = crate::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let t = text(&code);
+        assert!(t.iter().any(|l| l.starts_with("SEL R0, RZ, 0x1, !P")), "{:?}", t);
+        assert!(t.iter().any(|l| l.starts_with("ISETP.NE.AND.U32 P") && l.contains("R0, 0x0")), "{:?}", t);
+        // x moved into R0 just before the predicate's reload: the reload's
+        // scratch register overwrites it.
+        let x = asg.operand_regs(1)[0];
+        let mut moves: Vec<Move> = asg.moves_at(2 * c + 1).iter().filter(|m| m.class != Class::P).copied().collect();
+        moves.push(Move { class: Class::R, from: Loc::Reg(x), to: Loc::Reg(0) });
+        moves.extend(asg.moves_at(2 * c + 1).iter().filter(|m| m.class == Class::P));
+        moves.push(Move { class: Class::R, from: Loc::Reg(0), to: Loc::Reg(x) });
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &moves)).unwrap_err().contains("is not in register"));
     }
 
     #[test]
