@@ -28,11 +28,17 @@
 //!   reads when it dies there, the ABI register a value is later used in
 //!   (carried back through copies and block arguments), the register of the
 //!   block parameter a value is passed to, the argument's register for a
-//!   block parameter; then the lowest free register, as `pack_regs` would.
+//!   block parameter; then the lowest free register, as `pack_regs` would (in
+//!   a function that calls, the ABI hint first);
+//! - values live across a call (which may write every register): each keeps
+//!   its register, away from the registers the calls fix, is stored to the
+//!   spill slot of that register (in local memory) after its definition, and
+//!   is reloaded after a call that is followed by a read of it before the
+//!   next call; a predicate goes through `R0`, which then holds no value.
 //!
 //! It gives up ("not handled": `Err` with the reason, and regalloc2 runs) when the values do
-//! not fit, a value is live across a call (it would need spilling), a fixed
-//! register is in the way, the code names registers chosen at run time or
+//! not fit, values live across calls would go above the ABI registers, a
+//! fixed register is in the way, the code names registers chosen at run time or
 //! hard-coded registers other than the stack pointer, or the shape is unusual
 //! (an unreachable block, a critical edge with arguments, …).
 
@@ -794,6 +800,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     let mut seq: Vec<(u32, u32)> = Vec::new();
     let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
     let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
+    let mut stored_args: SmallVec<[u32; 4]> = SmallVec::new();
+    let mut copied_out: SmallVec<[(Class, u32, u32); 2]> = SmallVec::new();
     for &b in &rpo {
         let blk = &vcode.blocks[b];
         // Forwards: the values live into the block hold their registers.
@@ -813,9 +821,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             let pav = avoid_for(p.0, &none);
             // The register of an argument already placed, else the hint.
             let mut choice = None;
-            // Whether every argument is a value of its group stored at its
-            // definition (the slot then holds the parameter already).
-            let mut args_stored = !blk.preds.is_empty();
+            // The arguments: when every one is a value of its group in the
+            // parameter's register, stored at its definition (not a
+            // parameter), the slot holds the parameter already.
+            stored_args.clear();
             for pred in &blk.preds {
                 let pred = &vcode.blocks[pred.0 as usize];
                 let Some(t) = pred.insts.last() else { continue };
@@ -826,7 +835,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                             if r != NONE && class(a.0) == c && state.fits(c, r, &pav) && choice.is_none() {
                                 choice = Some(r);
                             }
-                            args_stored &= same[a.0 as usize] == same[p.0 as usize] && crosses[a.0 as usize] && !param_live[a.0 as usize];
+                            stored_args.push(a.0);
                         }
                     }
                 }
@@ -846,6 +855,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             reg[p.0 as usize] = r;
             state.take(c, r, g);
             group_reg[g as usize] = r;
+            let args_stored = !stored_args.is_empty()
+                && stored_args
+                    .iter()
+                    .all(|&a| reg[a as usize] == r && same[a as usize] == g && crosses[a as usize] && !param_live[a as usize]);
             if crosses[p.0 as usize] && !args_stored {
                 moves.push((2 * first[b] as u32, 1, spill(c, r)));
             }
@@ -998,6 +1011,23 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
                     let g = same[v as usize];
                     let r = match o.fixed {
+                        // A value live across a call, written where a call
+                        // reads or writes: copied out right after.
+                        Some(f) if cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| call_fixed.r.has(x)) => {
+                            let f = Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?;
+                            state.take(c, f, g);
+                            let r = pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &call_fixed, |_| true)
+                                .ok_or("the registers are full")?;
+                            copied_out.push((c, f, g));
+                            regs[ob + k] = f;
+                            for x in 0..size(c) {
+                                moves.push((2 * i as u32 + 1, 0, Move { class: Class::R, from: Loc::Reg(f + x), to: Loc::Reg(r + x) }));
+                            }
+                            reg[v as usize] = r;
+                            state.take(c, r, g);
+                            group_reg[g as usize] = r;
+                            continue;
+                        }
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
                         // A copy of a value still live: its register.
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
@@ -1029,12 +1059,16 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     group_reg[g as usize] = r;
                 }
             }
-            // Scratch registers and values nobody reads are free again.
+            // Scratch registers, values nobody reads and the ABI registers
+            // of results copied out are free again.
             for (k, o) in ops.iter().enumerate() {
                 if o.kind != OpKind::Use && (o.kind == OpKind::Temp || dies[ob + k]) {
                     let v = o.vreg.0;
                     state.free(class(v), reg[v as usize], same[v as usize]);
                 }
+            }
+            for (c, f, g) in copied_out.drain(..) {
+                state.free(c, f, g);
             }
             // After a call, the values live across it that are read before
             // the next call come back from their slots; then the results

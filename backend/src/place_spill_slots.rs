@@ -19,6 +19,9 @@
 //! Every attempt lays the code out and packs it anew; the layout with no
 //! slot in a register always packs (pack_regs keeps the original registers if
 //! it cannot do better), so the search ends with valid code.
+//!
+//! After `assign_ssa_regs` the registers are final and its slots hold values
+//! live across calls: all of them are in memory, one layout.
 
 use ursa_isel::vcode::Class;
 
