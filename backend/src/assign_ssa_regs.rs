@@ -1580,6 +1580,32 @@ mod tests {
     }
 
     #[test]
+    fn an_argument_live_across_a_call_that_returns_in_its_register_is_copied_out() {
+        // f(a: i64) -> i64 { g(a) + a }: a arrives in R[4:5], is passed in
+        // R[4:5] and the result comes back there.
+        let mut v = VCode::default();
+        let (a, link, res, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
+        let mut call = Bundle::pseudo(Pseudo::Call).fixed(a, OpKind::Use, 4).fixed(res, OpKind::Def, 4).build();
+        call.clobbers_all = true;
+        v.makes_calls = true;
+        let sum = Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, s).use_(IADD_RR::RA, res).use_(IADD_RR::RB, a).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(s, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, call, sum, ret], &[], &[]));
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // Written to R[4:5], copied out into a pair of its own, stored from there.
+        assert_eq!(asg.operand_regs(0)[0], 4);
+        let r = asg.operand_regs(2)[2];
+        assert!(r % 2 == 0 && !(4..8).contains(&r), "a in R{}", r);
+        let out = asg.moves_at(1);
+        assert_eq!(out[..2], [4, 5].map(|x| Move { class: Class::R, from: Loc::Reg(x), to: Loc::Reg(x - 4 + r) }));
+        // Without the copy, a is lost when the call writes R[4:5].
+        let rest: Vec<Move> = out[2..].to_vec();
+        assert!(check_assignment(&v, &with_moves_at(&asg, 1, &rest)).is_err());
+    }
+
+    #[test]
     fn a_predicate_live_across_a_call_keeps_r0_free() {
         let v = across_call(true);
         let asg = assign_ssa_regs(&v).unwrap();
