@@ -28,11 +28,17 @@
 //!   reads when it dies there, the ABI register a value is later used in
 //!   (carried back through copies and block arguments), the register of the
 //!   block parameter a value is passed to, the argument's register for a
-//!   block parameter; then the lowest free register, as `pack_regs` would.
+//!   block parameter; then the lowest free register, as `pack_regs` would (in
+//!   a function that calls, the ABI hint first);
+//! - values live across a call (which may write every register): each keeps
+//!   its register, away from the registers the calls fix, is stored to the
+//!   spill slot of that register (in local memory) after its definition, and
+//!   is reloaded after a call that is followed by a read of it before the
+//!   next call; a predicate goes through `R0`, which then holds no value.
 //!
 //! It gives up ("not handled": `Err` with the reason, and regalloc2 runs) when the values do
-//! not fit, a value is live across a call (it would need spilling), a fixed
-//! register is in the way, the code names registers chosen at run time or
+//! not fit, values live across calls would go above the ABI registers, a
+//! fixed register is in the way, the code names registers chosen at run time or
 //! hard-coded registers other than the stack pointer, or the shape is unusual
 //! (an unreachable block, a critical edge with arguments, …).
 
@@ -41,7 +47,7 @@ use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{RegFile, RegRef, RegSlot};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::assign_regs::P_SCRATCH;
+use crate::assign_regs::{P_SCRATCH, SPILL_SCRATCH};
 use crate::assignment::{Assignment, Loc, Move};
 
 /// `R0`–`R254`.
@@ -317,6 +323,15 @@ struct Avoid {
 }
 
 impl Avoid {
+    /// Both sets.
+    fn with(&self, other: &Avoid) -> Avoid {
+        let mut a = *self;
+        for k in 0..4 {
+            a.r.0[k] |= other.r.0[k];
+            a.p.0[k] |= other.p.0[k];
+        }
+        a
+    }
     fn add(&mut self, c: Class, r: u32) {
         match c {
             Class::P => self.p.set(r),
@@ -352,6 +367,69 @@ pub(crate) fn result_span(m: &MInst, k: usize, h: u32, kind: OpKind) -> (u8, u8)
 pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
     let write = piece_span(m, d, h).map_or(0, |s| s.0);
     reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
+}
+
+/// The values live across each call (`MInst::clobbers_all`) that are
+/// reloaded after it: per call (flat instruction, first and end index of its
+/// values in `vals`), sorted by instruction once all are found.
+#[derive(Default)]
+struct Reloads {
+    calls: Vec<(u32, u32, u32)>,
+    vals: Vec<u32>,
+}
+
+impl Reloads {
+    /// The values to reload after flat instruction `i`.
+    fn after(&self, i: u32) -> &[u32] {
+        match self.calls.binary_search_by_key(&i, |c| c.0) {
+            Ok(k) => &self.vals[self.calls[k].1 as usize..self.calls[k].2 as usize],
+            Err(_) => &[],
+        }
+    }
+}
+
+/// The spill slot of the values in register `r` of class `c` (before
+/// [`compact_slots`]): the slot belongs to the register, which no two values
+/// live at once hold, so neither do their slots; units 0–255 for singles,
+/// 256–511 for pairs (even), 512 up for predicates.
+fn slot_key(c: Class, r: u32) -> u32 {
+    match c {
+        Class::R => r,
+        Class::RPair => 256 + r,
+        Class::P => 512 + r,
+    }
+}
+const SLOT_KEYS: usize = 520;
+
+/// The store of register `r` of class `c` into its slot.
+fn spill(c: Class, r: u32) -> Move {
+    Move { class: c, from: Loc::Reg(r), to: Loc::Slot(slot_key(c, r)) }
+}
+
+/// Renumbers the slots of `moves` densely (pairs first: two units each);
+/// the number of units.
+fn compact_slots(moves: &mut [Move]) -> usize {
+    let mut key_unit = vec![NONE; SLOT_KEYS];
+    for m in moves.iter() {
+        if let Some(s) = m.from.slot().or(m.to.slot()) {
+            key_unit[s as usize] = 0;
+        }
+    }
+    let mut n = 0;
+    for key in (256..512).chain(0..256).chain(512..SLOT_KEYS) {
+        if key_unit[key] == 0 {
+            key_unit[key] = n;
+            n += if (256..512).contains(&key) { 2 } else { 1 };
+        }
+    }
+    for m in moves.iter_mut() {
+        for l in [&mut m.from, &mut m.to] {
+            if let Loc::Slot(s) = l {
+                *s = key_unit[*s as usize];
+            }
+        }
+    }
+    n as usize
 }
 
 /// Assigns the registers (see the module docs); the reason when the function
@@ -618,34 +696,34 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     // continues, `HIGH` a pair whose low half is read no more.
     let mut partial = vec![BOTH; nv];
 
-    // The walk.
-    let mut reg = vec![NONE; nv];
-    let mut regs = vec![NONE; nops as usize];
-    // (program point, phase: 0 edge copies before 1 operand copies, move).
-    let mut moves: Vec<(u32, u8, Move)> = Vec::new();
-    let mut state = Regs::new(reserved);
+    // Backwards through each block: which operands see their value die,
+    // which parameters are live, and the values live across each call
+    // (`MInst::clobbers_all`): they are stored to a spill slot after their
+    // definition and reloaded after the call ([`Reloads`]).
     let mut live = vec![0u64; words];
     let mut dies = vec![false; nops as usize];
-    let mut param_live: Vec<bool> = Vec::new();
-    let mut copies: Vec<(u32, u32)> = Vec::new();
-    let mut seq: Vec<(u32, u32)> = Vec::new();
-    let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
-    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
-    for &b in &rpo {
-        let blk = &vcode.blocks[b];
-        // Backwards: which operands see their value die, and no value may
-        // live across a call.
+    let mut param_live = vec![false; nv];
+    let mut crosses = vec![false; nv];
+    let mut reloads = Reloads::default();
+    // Groups read before the next call (or live at the block's end).
+    let mut needed = vec![0u64; words];
+    for (b, blk) in vcode.blocks.iter().enumerate() {
         live.fill(0);
         for s in &blk.succs {
             for (o, x) in live.iter_mut().zip(live_in.row(s.0 as usize)) {
                 *o |= x;
             }
         }
+        needed.fill(0);
+        for v in members(&live) {
+            set(&mut needed, same[v as usize]);
+        }
         for (j, m) in blk.insts.iter().enumerate().rev() {
             let i = first[b] + j;
             let ob = op_at[i] as usize;
             for a in m.args().iter().flatten() {
                 set(&mut live, a.0);
+                set(&mut needed, same[a.0 as usize]);
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind != OpKind::Use {
@@ -653,19 +731,79 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     clear(&mut live, o.vreg.0);
                 }
             }
-            if m.clobbers_all && live.iter().any(|&w| w != 0) {
-                return Err("a value live across a call");
+            if m.clobbers_all {
+                let from = reloads.vals.len() as u32;
+                for v in members(&live) {
+                    crosses[v as usize] = true;
+                    // Reloaded here only when read before the next call:
+                    // else that call's reload serves.
+                    if has(&needed, same[v as usize]) {
+                        reloads.vals.push(v);
+                    }
+                }
+                reloads.calls.push((i as u32, from, reloads.vals.len() as u32));
+                needed.fill(0);
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind == OpKind::Use {
                     dies[ob + k] = !has(&live, o.vreg.0);
                     set(&mut live, o.vreg.0);
+                    set(&mut needed, same[o.vreg.0 as usize]);
                 }
             }
         }
-        param_live.clear();
-        param_live.extend(blk.params.iter().map(|p| has(&live, p.0)));
+        for p in &blk.params {
+            param_live[p.0 as usize] = has(&live, p.0);
+        }
+    }
+    // Groups with a value live across a call keep away from the registers
+    // a call fixes (its arguments and results), which it would overwrite
+    // while they are live, and the spill code of a predicate needs a
+    // scratch register.
+    let mut cross_g = vec![false; nv];
+    let mut call_fixed = Avoid::default();
+    reloads.calls.sort_unstable();
+    if !reloads.calls.is_empty() {
+        for v in 0..nv {
+            if crosses[v] {
+                cross_g[same[v] as usize] = true;
+                if class(v as u32) == Class::P {
+                    reserved.set(SPILL_SCRATCH);
+                }
+            }
+        }
+        for m in vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter(|m| m.clobbers_all) {
+            for o in m.opnds.iter() {
+                if let Some(f) = o.fixed {
+                    for x in 0..size(class(o.vreg.0)) {
+                        call_fixed.r.set(f as u32 + x);
+                    }
+                }
+            }
+        }
+    }
+    let avoid_for = |v: u32, avoid: &Avoid| if cross_g[same[v as usize] as usize] { avoid.with(&call_fixed) } else { *avoid };
 
+    // In a function that calls, values mostly flow into ABI registers:
+    // their hints come before the registers of copies' sources and of
+    // branch arguments.
+    let hint_first = vcode.makes_calls;
+
+    // The walk.
+    let mut reg = vec![NONE; nv];
+    let mut regs = vec![NONE; nops as usize];
+    // (program point, phase: 0 edge copies, 1 stores of block parameters,
+    // 2 operand copies; move).
+    let mut moves: Vec<(u32, u8, Move)> = Vec::new();
+    let mut state = Regs::new(reserved);
+    let mut copies: Vec<(u32, u32)> = Vec::new();
+    let mut seq: Vec<(u32, u32)> = Vec::new();
+    let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
+    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
+    let mut stored_args: SmallVec<[u32; 4]> = SmallVec::new();
+    let mut copied_out: SmallVec<[(Class, u32, u32); 2]> = SmallVec::new();
+    for &b in &rpo {
+        let blk = &vcode.blocks[b];
         // Forwards: the values live into the block hold their registers.
         state.reset();
         for v in members(live_in.row(b)) {
@@ -676,12 +814,17 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
         let none = Avoid::default();
         for (k, p) in blk.params.iter().enumerate() {
-            if !param_live[k] {
+            if !param_live[p.0 as usize] {
                 continue;
             }
             let c = class(p.0);
+            let pav = avoid_for(p.0, &none);
             // The register of an argument already placed, else the hint.
             let mut choice = None;
+            // The arguments: when every one is a value of its group in the
+            // parameter's register, stored at its definition (not a
+            // parameter), the slot holds the parameter already.
+            stored_args.clear();
             for pred in &blk.preds {
                 let pred = &vcode.blocks[pred.0 as usize];
                 let Some(t) = pred.insts.last() else { continue };
@@ -689,26 +832,36 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     if tb.0 as usize == b {
                         if let Some(a) = args.get(k) {
                             let r = reg[a.0 as usize];
-                            if r != NONE && class(a.0) == c && state.fits(c, r, &none) && choice.is_none() {
+                            if r != NONE && class(a.0) == c && state.fits(c, r, &pav) && choice.is_none() {
                                 choice = Some(r);
                             }
+                            stored_args.push(a.0);
                         }
                     }
                 }
             }
             // A parameter holding a live value's bits shares its register.
             let g = same[p.0 as usize];
-            if g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g {
+            let shares = g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g;
+            if shares {
                 choice = Some(group_reg[g as usize]);
             }
             let h = hint[p.0 as usize];
-            let r = choice
-                .or_else(|| (h != NONE && state.fits(c, h, &none)).then_some(h))
-                .or_else(|| state.lowest(c, &none))
-                .ok_or("the registers are full")?;
+            let h = (h != NONE && state.fits(c, h, &pav)).then_some(h);
+            if hint_first && !shares {
+                choice = h.or(choice);
+            }
+            let r = choice.or(h).or_else(|| state.lowest(c, &pav)).ok_or("the registers are full")?;
             reg[p.0 as usize] = r;
             state.take(c, r, g);
             group_reg[g as usize] = r;
+            let args_stored = !stored_args.is_empty()
+                && stored_args
+                    .iter()
+                    .all(|&a| reg[a as usize] == r && same[a as usize] == g && crosses[a as usize] && !param_live[a as usize]);
+            if crosses[p.0 as usize] && !args_stored {
+                moves.push((2 * first[b] as u32, 1, spill(c, r)));
+            }
         }
 
         for (j, m) in blk.insts.iter().enumerate() {
@@ -765,7 +918,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     state.lowest(Class::R, &avoid)
                 };
                 sequentialize(&mut copies, temp, &mut seq).ok_or("no register for a cycle")?;
-                moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 1, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+                moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
             }
             // Early defs and scratch registers away from the uses. In a
             // bundle of several pieces, an early def may take the register
@@ -813,7 +966,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     };
                     let r = match o.fixed {
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
-                        None => pick(&state, c, v, &hint, &param_of, &reg, None, avoid, ok).ok_or("the registers are full")?,
+                        None => pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &avoid_for(v, avoid), ok)
+                            .ok_or("the registers are full")?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -857,11 +1011,30 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     let (v, c) = (o.vreg.0, class(o.vreg.0));
                     let g = same[v as usize];
                     let r = match o.fixed {
+                        // A value live across a call, written where a call
+                        // reads or writes: copied out right after.
+                        Some(f) if cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| call_fixed.r.has(x)) => {
+                            let f = Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?;
+                            state.take(c, f, g);
+                            let r = pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &call_fixed, |_| true)
+                                .ok_or("the registers are full")?;
+                            copied_out.push((c, f, g));
+                            regs[ob + k] = f;
+                            for x in 0..size(c) {
+                                moves.push((2 * i as u32 + 1, 0, Move { class: Class::R, from: Loc::Reg(f + x), to: Loc::Reg(r + x) }));
+                            }
+                            reg[v as usize] = r;
+                            state.take(c, r, g);
+                            group_reg[g as usize] = r;
+                            continue;
+                        }
                         Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
                         // A copy of a value still live: its register.
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
                             group_reg[g as usize]
                         }
+                        None if cross_g[g as usize] => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &call_fixed, |_| true)
+                            .ok_or("the registers are full")?,
                         None => match half_claim(&state, vcode, blk, j, k, &hint, &param_of, &dies, &op_at[first[b]..], &same, &reg) {
                             Some((r, x)) => {
                                 if let Some(x) = x {
@@ -876,7 +1049,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                                 group_reg[g as usize] = r;
                                 continue;
                             }
-                            None => pick(&state, c, v, &hint, &param_of, &reg, copy, &none, |_| true).ok_or("the registers are full")?,
+                            None => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &none, |_| true)
+                                .ok_or("the registers are full")?,
                         },
                     };
                     reg[v as usize] = r;
@@ -885,11 +1059,35 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     group_reg[g as usize] = r;
                 }
             }
-            // Scratch registers and values nobody reads are free again.
+            // Scratch registers, values nobody reads and the ABI registers
+            // of results copied out are free again.
             for (k, o) in ops.iter().enumerate() {
                 if o.kind != OpKind::Use && (o.kind == OpKind::Temp || dies[ob + k]) {
                     let v = o.vreg.0;
                     state.free(class(v), reg[v as usize], same[v as usize]);
+                }
+            }
+            for (c, f, g) in copied_out.drain(..) {
+                state.free(c, f, g);
+            }
+            // After a call, the values live across it that are read before
+            // the next call come back from their slots; then the results
+            // live across a later call go to theirs.
+            if m.clobbers_all {
+                for &v in reloads.after(i as u32) {
+                    // (Not in a register of the call's results: those
+                    // found theirs free.) One reload per group.
+                    let (c, rv) = (class(v), reg[v as usize]);
+                    let mv = Move { class: c, from: Loc::Slot(slot_key(c, rv)), to: Loc::Reg(rv) };
+                    if !moves.iter().rev().take_while(|x| x.0 == 2 * i as u32 + 1).any(|x| x.2 == mv) {
+                        moves.push((2 * i as u32 + 1, 0, mv));
+                    }
+                }
+            }
+            for o in ops.iter().filter(|o| matches!(o.kind, OpKind::Def | OpKind::EarlyDef | OpKind::Reuse(_))) {
+                let v = o.vreg.0;
+                if crosses[v as usize] {
+                    moves.push((2 * i as u32 + 1, 1, spill(class(v), reg[v as usize])));
                 }
             }
         }
@@ -970,13 +1168,30 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
         move_at.push(k as u32);
     }
-    Ok(Assignment { regs, op_at, moves: moves.into_iter().map(|m| m.2).collect(), move_at, num_spillslots: 0, ssa: true })
+    // Values kept in registers across calls beyond the highest ABI register
+    // the function names (the return address R[20:21] of a device
+    // function) would make it use more registers than regalloc2, which
+    // reloads them anywhere: leave those functions to it.
+    if !reloads.calls.is_empty() {
+        let abi_top = vcode.blocks.iter().flat_map(|b| b.insts.iter()).flat_map(|m| m.opnds.iter()).fold(0, |t, o| match o.fixed {
+            Some(f) => t.max(f as u32 + size(class(o.vreg.0)) - 1),
+            None => t,
+        });
+        if (0..nv as u32).any(|v| crosses[v as usize] && class(v) != Class::P && reg[v as usize] + size(class(v)) - 1 > abi_top) {
+            return Err("too many values live across calls");
+        }
+    }
+    let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
+    let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
+    Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
 }
 
 /// The register for a new value `v` of class `c`, avoiding `avoid` and
 /// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
 /// died), the hint, the register of the block parameter it is passed to,
-/// else the lowest free.
+/// else the lowest free. With `hint_first` (in a function that calls, whose
+/// values mostly flow into ABI registers) the hint comes before the copy's
+/// source: the copy is made once, into the register the value goes to.
 #[allow(clippy::too_many_arguments)]
 fn pick(
     state: &Regs,
@@ -986,11 +1201,14 @@ fn pick(
     param_of: &[u32],
     reg: &[u32],
     copy: Option<u32>,
+    hint_first: bool,
     avoid: &Avoid,
     ok: impl Fn(u32) -> bool,
 ) -> Option<u32> {
     let p = param_of[v as usize];
-    let cands = [copy.unwrap_or(NONE), hint[v as usize], if p != NONE { reg[p as usize] } else { NONE }];
+    let (copy, h) = (copy.unwrap_or(NONE), hint[v as usize]);
+    let (a, b) = if hint_first { (h, copy) } else { (copy, h) };
+    let cands = [a, b, if p != NONE { reg[p as usize] } else { NONE }];
     cands.into_iter().find(|&r| r != NONE && state.fits(c, r, avoid) && ok(r)).or_else(|| state.lowest_where(c, avoid, ok))
 }
 
@@ -1266,16 +1484,153 @@ mod tests {
         assert!(check_assignment(&v, &bad).is_err());
     }
 
-    #[test]
-    fn a_value_live_across_a_call_is_left_to_regalloc2() {
+    /// `f(a: i32) -> i32 { x = a; r = g(x); x + r }` with a predicate
+    /// `x != 0` live across the call too when `pred`: x is passed in R4, the
+    /// result comes back in R4, the return address R[20:21] and x (and the
+    /// predicate) live across the call.
+    fn across_call(pred: bool) -> VCode {
         let mut v = VCode::default();
-        let (a, link, x, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::R));
+        let (a, link, x, arg) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let (res, y, s, r, p) =
+            (v.new_vreg(Class::RPair), v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair), v.new_vreg(Class::P));
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
-        let mut call = MInst::new(Pseudo::Call);
+        let to_arg = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, arg).use_(MOV_R::RB, x).build();
+        let mut call = Bundle::pseudo(Pseudo::Call).fixed(arg, OpKind::Use, 4).fixed(res, OpKind::Def, 4).build();
         call.clobbers_all = true;
-        let ret = Bundle::pseudo(Pseudo::Ret).fixed(a, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
-        v.blocks.push(block(&[], vec![args, mov(x, a), call, add(s, x, x), ret], &[], &[]));
-        assert_eq!(assign_ssa_regs(&v).err(), Some("a value live across a call"));
+        v.makes_calls = true;
+        let from_res = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, y).use_hi(MOV_R::RB, res).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        let mut insts = vec![args, mov(x, a)];
+        if pred {
+            insts.push(is_nonzero(p, x));
+        }
+        insts.extend([to_arg, call, from_res, add(s, x, y)]);
+        let s = if pred {
+            // A copy that also reads p.
+            let t = v.new_vreg(Class::R);
+            let mut m = mov(t, s);
+            m.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
+            insts.push(m);
+            t
+        } else {
+            s
+        };
+        insts.extend([mov(r, s), ret]);
+        v.blocks.push(block(&[], insts, &[], &[]));
+        v
+    }
+
+    /// The flat index of the call in `v`.
+    fn call_at(v: &VCode) -> usize {
+        v.blocks[0].insts.iter().position(|m| m.clobbers_all).unwrap()
+    }
+
+    /// `asg` with the moves at program point `p` replaced by `new`.
+    fn with_moves_at(asg: &Assignment, p: usize, new: &[Move]) -> Assignment {
+        let mut bad = asg.clone();
+        let (from, to) = (bad.move_at[p] as usize, bad.move_at[p + 1] as usize);
+        bad.moves.splice(from..to, new.iter().copied());
+        let d = new.len() as i64 - (to - from) as i64;
+        for q in bad.move_at.iter_mut().skip(p + 1) {
+            *q = (*q as i64 + d) as u32;
+        }
+        bad
+    }
+
+    #[test]
+    fn a_value_live_across_a_call_is_stored_and_reloaded() {
+        let v = across_call(false);
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        let c = call_at(&v);
+        // x stays away from R4-R5, which the call reads and writes.
+        let x = asg.operand_regs(1)[0];
+        assert!(!(4..6).contains(&x), "x in R{}", x);
+        // Stored after its definition (the return address after the
+        // arguments), reloaded after the call with the return address.
+        assert_eq!(asg.moves_at(1), [Move { class: Class::RPair, from: Loc::Reg(20), to: Loc::Slot(0) }]);
+        assert_eq!(asg.moves_at(3), [Move { class: Class::R, from: Loc::Reg(x), to: Loc::Slot(2) }]);
+        let reloads = asg.moves_at(2 * c + 1);
+        assert_eq!(reloads.len(), 2);
+        assert!(reloads.iter().all(|m| m.to.slot().is_none() && m.from.slot().is_some()));
+        let homes = SlotHomes::memory(&asg);
+        assert_eq!(homes.memory_bytes(), 12);
+        let code = crate::encode::lay_out(&v, &asg, &homes).unwrap();
+        assert_eq!(code.frame_size, 16);
+        let t = text(&code);
+        assert!(t.contains(&"STL.64 [R1], R[20:21]".to_string()), "{:?}", t);
+        assert!(t.contains(&format!("LDL R{}, [R1+0x8]", x)), "{:?}", t);
+
+        // Without the reloads, x and the return address are gone after the call.
+        let bad = with_moves_at(&asg, 2 * c + 1, &[]);
+        assert!(check_assignment(&v, &bad).is_err());
+        // The store made after the call: the slot holds nothing of x.
+        let mut bad = with_moves_at(&asg, 3, &[]);
+        let store = Move { class: Class::R, from: Loc::Reg(x), to: Loc::Slot(2) };
+        let late: Vec<Move> = std::iter::once(store).chain(reloads.iter().copied()).collect();
+        bad = with_moves_at(&bad, 2 * c + 1, &late);
+        assert!(check_assignment(&v, &bad).unwrap_err().contains("is not in register"));
+        // A reload from the wrong slot.
+        let swapped: Vec<Move> = reloads.iter().map(|m| Move { from: Loc::Slot(2 - m.from.slot().unwrap()), ..*m }).collect();
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &swapped)).is_err());
+        // x reloaded into the call's result register R5: the result is lost.
+        let mut clobber: Vec<Move> = reloads.to_vec();
+        clobber.push(Move { class: Class::R, from: Loc::Slot(2), to: Loc::Reg(5) });
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &clobber)).is_err());
+    }
+
+    #[test]
+    fn an_argument_live_across_a_call_that_returns_in_its_register_is_copied_out() {
+        // f(a: i64) -> i64 { g(a) + a }: a arrives in R[4:5], is passed in
+        // R[4:5] and the result comes back there.
+        let mut v = VCode::default();
+        let (a, link, res, s) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
+        let mut call = Bundle::pseudo(Pseudo::Call).fixed(a, OpKind::Use, 4).fixed(res, OpKind::Def, 4).build();
+        call.clobbers_all = true;
+        v.makes_calls = true;
+        let sum = Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, s).use_(IADD_RR::RA, res).use_(IADD_RR::RB, a).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(s, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, call, sum, ret], &[], &[]));
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // Written to R[4:5], copied out into a pair of its own, stored from there.
+        assert_eq!(asg.operand_regs(0)[0], 4);
+        let r = asg.operand_regs(2)[2];
+        assert!(r % 2 == 0 && !(4..8).contains(&r), "a in R{}", r);
+        let out = asg.moves_at(1);
+        assert_eq!(out[..2], [4, 5].map(|x| Move { class: Class::R, from: Loc::Reg(x), to: Loc::Reg(x - 4 + r) }));
+        // Without the copy, a is lost when the call writes R[4:5].
+        let rest: Vec<Move> = out[2..].to_vec();
+        assert!(check_assignment(&v, &with_moves_at(&asg, 1, &rest)).is_err());
+    }
+
+    #[test]
+    fn a_predicate_live_across_a_call_keeps_r0_free() {
+        let v = across_call(true);
+        let asg = assign_ssa_regs(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // R0 is the scratch register of the predicate's store and reload.
+        let p = v.blocks[0].insts[2].opnds[0].vreg;
+        assert_eq!(v.class(p), Class::P);
+        for (i, m) in v.blocks[0].insts.iter().enumerate() {
+            for (o, &r) in m.opnds.iter().zip(asg.operand_regs(i)) {
+                assert!(r != 0 || o.vreg == p, "{} in R0", o.vreg);
+            }
+        }
+        let c = call_at(&v);
+        let code = crate::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let t = text(&code);
+        assert!(t.iter().any(|l| l.starts_with("SEL R0, RZ, 0x1, !P")), "{:?}", t);
+        assert!(t.iter().any(|l| l.starts_with("ISETP.NE.AND.U32 P") && l.contains("R0, 0x0")), "{:?}", t);
+        // x moved into R0 just before the predicate's reload: the reload's
+        // scratch register overwrites it.
+        let x = asg.operand_regs(1)[0];
+        let mut moves: Vec<Move> = asg.moves_at(2 * c + 1).iter().filter(|m| m.class != Class::P).copied().collect();
+        moves.push(Move { class: Class::R, from: Loc::Reg(x), to: Loc::Reg(0) });
+        moves.extend(asg.moves_at(2 * c + 1).iter().filter(|m| m.class == Class::P));
+        moves.push(Move { class: Class::R, from: Loc::Reg(0), to: Loc::Reg(x) });
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &moves)).unwrap_err().contains("is not in register"));
     }
 
     #[test]

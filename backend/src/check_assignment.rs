@@ -19,7 +19,7 @@ use smallvec::SmallVec;
 use ursa_emit::RegFile;
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
 
-use crate::assign_regs::P_SCRATCH;
+use crate::assign_regs::{P_SCRATCH, SPILL_SCRATCH};
 use crate::assign_ssa_regs::{copy_source, early_def_may_share, piece_span, result_span};
 use crate::assignment::{Assignment, Loc, Move, NO_REG};
 
@@ -276,6 +276,10 @@ fn do_move(st: &mut State, mv: &Move, sp: bool) -> Result<(), String> {
             return Err("a move writes the stack pointer R1".into());
         }
         st[t] = st[f].clone();
+    }
+    // A predicate goes to and from memory through the scratch register.
+    if mv.class == Class::P && (mv.from.slot().is_some() || mv.to.slot().is_some()) {
+        st[SPILL_SCRATCH as usize].clear();
     }
     Ok(())
 }

@@ -19,6 +19,9 @@
 //! Every attempt lays the code out and packs it anew; the layout with no
 //! slot in a register always packs (pack_regs keeps the original registers if
 //! it cannot do better), so the search ends with valid code.
+//!
+//! After `assign_ssa_regs` the registers are final and its slots hold values
+//! live across calls: all of them are in memory, one layout.
 
 use ursa_isel::vcode::Class;
 
@@ -135,8 +138,16 @@ pub fn place_spill_slots<T>(
     asg: &Assignment,
     mut attempt: impl FnMut(&SlotHomes) -> Result<Result<T, PackError>, Error>,
 ) -> Result<(T, SlotHomes), Error> {
-    let slots = slots_by_use(asg);
     let memory = SlotHomes::memory(asg);
+    // After `assign_ssa_regs` the registers are final: its slots (values
+    // live across calls) are all in memory.
+    if asg.ssa {
+        return match attempt(&memory)? {
+            Ok(t) => Ok((t, memory)),
+            Err(why) => Err(Error::Internal(format!("the SSA assignment does not pack: {:?}", why))),
+        };
+    }
+    let slots = slots_by_use(asg);
     let mut homes = memory.with(|s| memory.size[s] > 0);
     loop {
         match attempt(&homes)? {
