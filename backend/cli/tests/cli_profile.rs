@@ -25,7 +25,7 @@ fn profile_and_timeline() {
 
 #[test]
 fn limits_are_clear_errors() {
-    let obj = vadd_object("vadd.o");
+    let obj = vadd_object("vadd_limits.o");
     let o = ursa(&[
         "run",
         obj.to_str().unwrap(),
