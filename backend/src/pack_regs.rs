@@ -567,16 +567,17 @@ fn pack_with_refs(code: &mut Code, s: &mut Scratch, refs: &mut Refs, general: bo
     if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
         return if regs_before > ABOVE_FILE { Err(PackError::NoRenaming) } else { Ok(stats) };
     }
-    // The UR and UP passes first; `refs` is taken again for the R pass if
-    // the UR pass deleted copies.
+    // The UR pass first. The references are listed per instruction, so when
+    // it deletes copies they are taken again before the UP and R passes.
     let ur = pack_file(code, RegFile::UR, refs, s)?;
+    if ur.copies > 0 {
+        all_refs(code, refs);
+    }
+    // The UP pass deletes nothing.
     pack_file(code, RegFile::UP, refs, s)?;
     if !general {
         (stats.copies_removed, stats.uregs_after) = (ur.copies, ur.high);
         return Ok(stats);
-    }
-    if ur.copies > 0 {
-        all_refs(code, refs);
     }
     let r = pack_file(code, RegFile::R, refs, s)?;
     // The R pass deletes only `MOV` copies, which name no UR: the UR
