@@ -162,6 +162,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// The error with the code printed before it (`--print-after`) appended.
+    fn with_printed(self, printed: &str) -> Error {
+        let add = |m: String| format!("{}\n; the code printed before the error:\n{}", m, printed.trim_end());
+        match self {
+            Error::Verifier(m) => Error::Verifier(add(m)),
+            Error::Unsupported(m) => Error::Unsupported(add(m)),
+            Error::Internal(m) => Error::Internal(add(m)),
+        }
+    }
+}
+
 /// `URSA_REGALLOC2` is set (to anything but `0`): every function goes
 /// through regalloc2 ([`Options::regalloc2`]). Read once.
 fn regalloc2_forced() -> bool {
@@ -238,7 +250,26 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     legalize::legalize(&mut func).map_err(Error::Unsupported)?;
     legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
     legalize_atomics::legalize_atomics(&mut func);
+    // What `--print-after` asks for is kept when a later pass fails, so the
+    // code that led to an internal error can be read.
     let mut printed = String::new();
+    match compile_passes(&func, opts, params, shared_size, &mut printed) {
+        Ok(c) => Ok(Compiled { printed, ..c }),
+        Err(e) if printed.is_empty() => Err(e),
+        Err(e) => Err(e.with_printed(&printed)),
+    }
+}
+
+/// The passes of [`compile`] from instruction selection on (the function
+/// verified and legalized), printing into `printed` after those
+/// `opts.print_after` names.
+fn compile_passes(
+    func: &Function,
+    opts: &Options,
+    params: Vec<elf::Param>,
+    shared_size: u32,
+    printed: &mut String,
+) -> Result<Compiled, Error> {
     let mut print = |pass: &str, text: &dyn fmt::Display| {
         if opts.print_after.iter().any(|p| p == pass) {
             printed.push_str(&format!("; after {}\n{}\n", pass, text));
@@ -334,7 +365,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         },
         stats: asg.stats(&homes),
         pack,
-        printed,
+        printed: String::new(),
     })
 }
 
@@ -376,4 +407,18 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
 pub fn propagate_callee_needs(obj: &mut elf::Object) {
     shared_mem::propagate(obj);
     call_stack::propagate(obj);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn an_error_keeps_the_code_printed_before_it() {
+        let e = Error::Internal("instruction 5 does not encode".into()).with_printed("; after lower\nfunction %f:\n\n");
+        assert_eq!(
+            e.to_string(),
+            "internal compiler error: instruction 5 does not encode\n; the code printed before the error:\n; after lower\nfunction %f:"
+        );
+    }
 }
