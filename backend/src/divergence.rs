@@ -29,10 +29,16 @@
 
 use std::cell::OnceCell;
 
+use smallvec::SmallVec;
+
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function, InstructionData, Value};
 use ursa_emit::mods::SReg;
 use ursa_isel::intrinsics::{self, Intrinsic};
+
+/// The blocks at the ends of one block's edges: most blocks have one or
+/// two, kept inline.
+pub type Edges = SmallVec<[Block; 2]>;
 
 /// The control-flow graph of the reachable blocks.
 pub struct Cfg {
@@ -40,8 +46,8 @@ pub struct Cfg {
     pub rpo: Vec<Block>,
     /// Successor edges of each block, in branch order (a block can appear
     /// twice: `brif v, b(1), b(2)`), indexed by `Block::index()`.
-    pub succs: Vec<Vec<Block>>,
-    pub preds: Vec<Vec<Block>>,
+    pub succs: Vec<Edges>,
+    pub preds: Vec<Edges>,
     pub reachable: Vec<bool>,
     /// [`Cfg::idoms`] and [`Cfg::ipdoms`], computed on first use: the
     /// divergence analysis, the region planning and the barrier allocation
@@ -53,7 +59,7 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function) -> Cfg {
         let n = f.dfg.num_blocks();
-        let mut succs = vec![Vec::new(); n];
+        let mut succs = vec![Edges::new(); n];
         for b in f.layout.blocks() {
             if let Some(t) = f.layout.last_inst(b) {
                 for bc in f.dfg.insts[t].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables) {
@@ -72,7 +78,7 @@ impl Cfg {
                 reachable[b.index()] = true;
             }
         }
-        let mut preds = vec![Vec::new(); n];
+        let mut preds = vec![Edges::new(); n];
         for &b in &post {
             for &s in &succs[b.index()] {
                 if !preds[s.index()].contains(&b) {
@@ -117,7 +123,7 @@ impl Cfg {
     /// not pass through a block marked in `avoid`?
     pub fn cycles_avoiding_any(&self, b: Block, avoid: &[bool]) -> bool {
         let mut seen = vec![false; self.num_blocks()];
-        let mut stack: Vec<Block> = self.succs[b.index()].clone();
+        let mut stack: Vec<Block> = self.succs[b.index()].to_vec();
         while let Some(x) = stack.pop() {
             if x == b {
                 return true;
