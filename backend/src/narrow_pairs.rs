@@ -169,26 +169,32 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     Some(out)
 }
 
-/// The plans made so far, per instruction (numbered in block order): which
-/// of its operands were in the narrow set, and the plan for that set. A plan
-/// reads the set only through its instruction's operands, so it stands for
-/// any set that agrees with it there (the fixed point's later rounds mostly
-/// do).
+/// The plans made so far, by instruction number (in block order, sorted):
+/// which of its operands were in the narrow set, and the plan for that set.
+/// A plan reads the set only through its instruction's operands, so it
+/// stands for any set that agrees with it there (the fixed point's later
+/// rounds mostly do).
 #[derive(Default)]
-struct Plans(Vec<Option<(SmallVec<[bool; 8]>, Option<Plan>)>>);
+struct Plans(Vec<(usize, SmallVec<[bool; 8]>, Option<Plan>)>);
 
 impl Plans {
     /// [`plan`]`(m, narrow)` for instruction number `at`.
     fn plan(&mut self, at: usize, m: &MInst, narrow: &VSet) -> Option<&Plan> {
         let key: SmallVec<[bool; 8]> = m.opnds.iter().map(|o| narrow.contains(&o.vreg)).collect();
-        if self.0.len() <= at {
-            self.0.resize_with(at + 1, || None);
-        }
-        let slot = &mut self.0[at];
-        if !matches!(slot, Some((k, _)) if *k == key) {
-            *slot = Some((key, plan(m, narrow)));
-        }
-        slot.as_ref().and_then(|(_, p)| p.as_ref())
+        let k = match self.0.binary_search_by_key(&at, |e| e.0) {
+            Ok(k) => {
+                if self.0[k].1 != key {
+                    self.0[k] = (at, key, plan(m, narrow));
+                }
+                k
+            }
+            Err(k) => {
+                // The first round numbers them in order: a push.
+                self.0.insert(k, (at, key, plan(m, narrow)));
+                k
+            }
+        };
+        self.0[k].2.as_ref()
     }
 }
 
