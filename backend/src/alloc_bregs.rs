@@ -138,7 +138,7 @@ fn splits(f: &Function, cfg: &Cfg, div: &Divergence, groups: &[Group]) -> Vec<Ve
             None if cfg.succs[d.index()].iter().any(|&s| f.layout.is_cold(s)) => cfg.mask(ipdoms[d.index()].flatten()),
             None => none.clone(),
         };
-        let mut succs: Vec<Block> = cfg.succs[d.index()].clone();
+        let mut succs: Vec<Block> = cfg.succs[d.index()].to_vec();
         succs.dedup();
         succs.sort();
         succs.dedup();

@@ -29,10 +29,16 @@
 
 use std::cell::OnceCell;
 
+use smallvec::SmallVec;
+
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function, InstructionData, Value};
 use ursa_emit::mods::SReg;
 use ursa_isel::intrinsics::{self, Intrinsic};
+
+/// The blocks at the ends of one block's edges: most blocks have one or
+/// two, kept inline.
+pub type Edges = SmallVec<[Block; 2]>;
 
 /// The control-flow graph of the reachable blocks.
 pub struct Cfg {
@@ -40,8 +46,8 @@ pub struct Cfg {
     pub rpo: Vec<Block>,
     /// Successor edges of each block, in branch order (a block can appear
     /// twice: `brif v, b(1), b(2)`), indexed by `Block::index()`.
-    pub succs: Vec<Vec<Block>>,
-    pub preds: Vec<Vec<Block>>,
+    pub succs: Vec<Edges>,
+    pub preds: Vec<Edges>,
     pub reachable: Vec<bool>,
     /// [`Cfg::idoms`] and [`Cfg::ipdoms`], computed on first use: the
     /// divergence analysis, the region planning and the barrier allocation
@@ -53,7 +59,7 @@ pub struct Cfg {
 impl Cfg {
     pub fn new(f: &Function) -> Cfg {
         let n = f.dfg.num_blocks();
-        let mut succs = vec![Vec::new(); n];
+        let mut succs = vec![Edges::new(); n];
         for b in f.layout.blocks() {
             if let Some(t) = f.layout.last_inst(b) {
                 for bc in f.dfg.insts[t].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables) {
@@ -72,7 +78,7 @@ impl Cfg {
                 reachable[b.index()] = true;
             }
         }
-        let mut preds = vec![Vec::new(); n];
+        let mut preds = vec![Edges::new(); n];
         for &b in &post {
             for &s in &succs[b.index()] {
                 if !preds[s.index()].contains(&b) {
@@ -117,7 +123,7 @@ impl Cfg {
     /// not pass through a block marked in `avoid`?
     pub fn cycles_avoiding_any(&self, b: Block, avoid: &[bool]) -> bool {
         let mut seen = vec![false; self.num_blocks()];
-        let mut stack: Vec<Block> = self.succs[b.index()].clone();
+        let mut stack: Vec<Block> = self.succs[b.index()].to_vec();
         while let Some(x) = stack.pop() {
             if x == b {
                 return true;
@@ -143,9 +149,8 @@ impl Cfg {
             order[b.index()] = k;
         }
         let nodes: Vec<usize> = self.rpo.iter().map(|b| b.index()).collect();
-        let preds: Vec<Vec<usize>> = self.preds.iter().map(|p| p.iter().map(|b| b.index()).collect()).collect();
         let Some(&root) = nodes.first() else { return vec![None; n] };
-        let doms = iterate_doms(n, root, &nodes, &preds, &order);
+        let doms = iterate_doms(n, root, &nodes, |x, i| self.preds[x].get(i).map(|b| b.index()), &order);
         (0..n).map(|i| doms[i].filter(|&d| d != i).map(|d| self.rpo[order[d]])).collect()
     }
 
@@ -160,30 +165,25 @@ impl Cfg {
     fn compute_ipdoms(&self) -> Vec<Option<Option<Block>>> {
         let n = self.num_blocks();
         let exit = n;
-        // The reverse graph: node x's "preds" are its successors; the exit's
-        // successors (in the reverse graph) are the exiting blocks.
-        let mut rsuccs: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
-        let mut rpreds: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
-        for &b in &self.rpo {
-            let ss = &self.succs[b.index()];
-            if ss.is_empty() {
-                rsuccs[exit].push(b.index());
-                rpreds[b.index()].push(exit);
-            }
-            for s in ss {
-                if !rsuccs[s.index()].contains(&b.index()) {
-                    rsuccs[s.index()].push(b.index());
-                    rpreds[b.index()].push(s.index());
-                }
-            }
-        }
+        // The reverse graph, without building it: node x's successors there
+        // are its predecessors (each once, in reverse postorder), the exit's
+        // are the blocks without a successor; node x's predecessors there are
+        // its successors (a block named twice by one branch changes no
+        // intersection), the exit's for a block without one.
+        let exits: Vec<usize> = self.rpo.iter().filter(|b| self.succs[b.index()].is_empty()).map(|b| b.index()).collect();
+        let rsucc = |x: usize, i: usize| if x == exit { exits.get(i).copied() } else { self.preds[x].get(i).map(|b| b.index()) };
+        let rpred = |x: usize, i: usize| match self.succs.get(x).map(|ss| &ss[..]) {
+            Some([]) => (i == 0).then_some(exit),
+            Some(ss) => ss.get(i).map(|b| b.index()),
+            None => None,
+        };
         // Reverse postorder of the reverse graph from the exit.
-        let post = reverse_postorder(exit, n + 1, |x, i| rsuccs[x].get(i).copied());
+        let post = reverse_postorder(exit, n + 1, rsucc);
         let mut order = vec![usize::MAX; n + 1];
         for (k, &x) in post.iter().enumerate() {
             order[x] = k;
         }
-        let doms = iterate_doms(n + 1, exit, &post, &rpreds, &order);
+        let doms = iterate_doms(n + 1, exit, &post, rpred, &order);
         (0..n)
             .map(|i| match doms[i] {
                 Some(d) if d == exit => Some(None),
@@ -237,7 +237,7 @@ impl Cfg {
         if order[b.index()] == usize::MAX {
             return None;
         }
-        let doms = iterate_doms(n, target.index(), &post, &rpreds, &order);
+        let doms = iterate_doms(n, target.index(), &post, |x, i| rpreds[x].get(i).copied(), &order);
         doms[b.index()].filter(|&d| d != b.index()).map(Block::new)
     }
 
@@ -296,8 +296,15 @@ fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Optio
 }
 
 /// Cooper, Harvey and Kennedy's iterative dominator algorithm over node
-/// indices: `nodes` in reverse postorder from `root`, `order` their position.
-fn iterate_doms(n: usize, root: usize, nodes: &[usize], preds: &[Vec<usize>], order: &[usize]) -> Vec<Option<usize>> {
+/// indices: `nodes` in reverse postorder from `root`, `order` their position,
+/// `pred(x, i)` the `i`th predecessor of `x`.
+fn iterate_doms(
+    n: usize,
+    root: usize,
+    nodes: &[usize],
+    pred: impl Fn(usize, usize) -> Option<usize>,
+    order: &[usize],
+) -> Vec<Option<usize>> {
     let mut dom: Vec<Option<usize>> = vec![None; n];
     dom[root] = Some(root);
     let intersect = |dom: &[Option<usize>], mut a: usize, mut b: usize| {
@@ -316,7 +323,7 @@ fn iterate_doms(n: usize, root: usize, nodes: &[usize], preds: &[Vec<usize>], or
         changed = false;
         for &x in nodes.iter().skip(1) {
             let mut new: Option<usize> = None;
-            for &p in &preds[x] {
+            for p in (0..).map_while(|i| pred(x, i)) {
                 if order[p] == usize::MAX || dom[p].is_none() {
                     continue;
                 }

@@ -211,7 +211,7 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
             let mut bad = join.is_some() || !kernel;
             if !bad {
                 let mut seen = vec![false; cfg.num_blocks()];
-                let mut stack: Vec<Block> = cfg.succs[b.index()].clone();
+                let mut stack: Vec<Block> = cfg.succs[b.index()].to_vec();
                 while let Some(x) = stack.pop() {
                     if x == bb || seen[x.index()] {
                         continue;

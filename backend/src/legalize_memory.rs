@@ -228,7 +228,9 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
                 let sh = iconst(&mut pos, types::I32, s as i64);
                 pos.ins().ushr(part, sh)
             };
-            pos.ins().istore8(data, xk, addr, offset + k);
+            // The access's own flag set (`istore8` would intern it again).
+            let xt = pos.func.dfg.value_type(xk);
+            pos.ins().Store(Opcode::Istore8, xt, a.flags, Offset32::new(offset + k), xk, addr);
         }
         pos.ins().jump(join, &[]);
         pos.func.layout.remove_inst(inst);
@@ -238,7 +240,9 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
     let w = int_type(a.size.min(4));
     let mut acc: [Option<Value>; 2] = [None, None];
     for k in 0..n {
-        let b = pos.ins().uload8(w, data, addr, offset + k);
+        // The access's own flag set (`uload8` would intern it again).
+        let (bi, dfg) = pos.ins().Load(Opcode::Uload8, w, a.flags, Offset32::new(offset + k), addr);
+        let b = dfg.first_result(bi);
         let s = shift_of(k);
         let (half, s) = ((s / 32) as usize, s % 32);
         let b = if s == 0 {

@@ -169,68 +169,94 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
     Some(out)
 }
 
+/// The plans made so far, by instruction number (in block order, sorted):
+/// which of its operands were in the narrow set, and the plan for that set.
+/// A plan reads the set only through its instruction's operands, so it
+/// stands for any set that agrees with it there (the fixed point's later
+/// rounds mostly do).
+#[derive(Default)]
+struct Plans(Vec<(usize, SmallVec<[bool; 8]>, Option<Plan>)>);
+
+impl Plans {
+    /// [`plan`]`(m, narrow)` for instruction number `at`.
+    fn plan(&mut self, at: usize, m: &MInst, narrow: &VSet) -> Option<&Plan> {
+        let key: SmallVec<[bool; 8]> = m.opnds.iter().map(|o| narrow.contains(&o.vreg)).collect();
+        let k = match self.0.binary_search_by_key(&at, |e| e.0) {
+            Ok(k) => {
+                if self.0[k].1 != key {
+                    self.0[k] = (at, key, plan(m, narrow));
+                }
+                k
+            }
+            Err(k) => {
+                // The first round numbers them in order: a push.
+                self.0.insert(k, (at, key, plan(m, narrow)));
+                k
+            }
+        };
+        self.0[k].2.as_ref()
+    }
+}
+
 /// Adds to `wide` the pairs whose high word the kept code reads, given
 /// `narrow`, and those written by an instruction that cannot be narrowed.
-fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet) {
-    for b in &vcode.blocks {
-        for m in &b.insts {
-            for a in m.args().iter().flatten() {
-                wide.insert(*a);
+fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet, plans: &mut Plans) {
+    for (at, m) in vcode.blocks.iter().flat_map(|b| b.insts.iter()).enumerate() {
+        for a in m.args().iter().flatten() {
+            wide.insert(*a);
+        }
+        // Only candidates made wide matter to the caller: an instruction
+        // naming none adds nothing else that counts.
+        if !m.opnds.iter().any(|o| narrow.contains(&o.vreg)) {
+            continue;
+        }
+        // An instruction that writes no candidate keeps every piece.
+        let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
+        // `pl`: the plan where it writes one (None: every piece kept).
+        let pl: Option<&Plan> = if writes_narrow { plans.plan(at, m, narrow) } else { None };
+        if writes_narrow && pl.is_none() {
+            wide.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
+            // Kept whole: read as it is.
+            wide.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
+            continue;
+        }
+        // Operands without a field (fixed ABI operands) and everything a
+        // pseudo-instruction reads: whole.
+        for (k, o) in m.opnds.iter().enumerate() {
+            if vcode.class(o.vreg) == Class::RPair
+                && o.kind == OpKind::Use
+                && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k))
+            {
+                wide.insert(o.vreg);
             }
-            // Only candidates made wide matter to the caller: an instruction
-            // naming none adds nothing else that counts.
-            if !m.opnds.iter().any(|o| narrow.contains(&o.vreg)) {
+        }
+        // Register fields read by kept pieces (a value written by one
+        // piece of a bundle and read by a later one included).
+        for f in &m.fixups {
+            let o = m.opnds[f.opnd as usize];
+            let orig = &m.pieces[f.piece as usize];
+            // Only a candidate not yet known wide can change the outcome
+            // (the bit width below is the costly part).
+            if !narrow.contains(&o.vreg)
+                || wide.contains(&o.vreg)
+                || vcode.class(o.vreg) != Class::RPair
+                || is_output(orig, f.field as usize)
+            {
                 continue;
             }
-            // An instruction that writes no candidate keeps every piece.
-            let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
-            // `pl`: the plan where it writes one (None: every piece kept).
-            let planned = if writes_narrow { plan(m, narrow) } else { None };
-            let pl: Option<&Plan> = planned.as_ref();
-            if writes_narrow && pl.is_none() {
-                wide.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
-                // Kept whole: read as it is.
-                wide.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
-                continue;
-            }
-            // Operands without a field (fixed ABI operands) and everything a
-            // pseudo-instruction reads: whole.
-            for (k, o) in m.opnds.iter().enumerate() {
-                if vcode.class(o.vreg) == Class::RPair
-                    && o.kind == OpKind::Use
-                    && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k))
-                {
-                    wide.insert(o.vreg);
-                }
-            }
-            // Register fields read by kept pieces (a value written by one
-            // piece of a bundle and read by a later one included).
-            for f in &m.fixups {
-                let o = m.opnds[f.opnd as usize];
-                let orig = &m.pieces[f.piece as usize];
-                // Only a candidate not yet known wide can change the outcome
-                // (the bit width below is the costly part).
-                if !narrow.contains(&o.vreg)
-                    || wide.contains(&o.vreg)
-                    || vcode.class(o.vreg) != Class::RPair
-                    || is_output(orig, f.field as usize)
-                {
-                    continue;
-                }
-                // The field in the kept piece (through the twin map).
-                let (p, fi) = match pl {
-                    Some(pl) => match kept(pl, m, f.piece as usize) {
-                        Some(p) => match field_in(orig, p, f.field as usize) {
-                            Some(fi) => (p, fi),
-                            None => continue,
-                        },
+            // The field in the kept piece (through the twin map).
+            let (p, fi) = match pl {
+                Some(pl) => match kept(pl, m, f.piece as usize) {
+                    Some(p) => match field_in(orig, p, f.field as usize) {
+                        Some(fi) => (p, fi),
                         None => continue,
                     },
-                    None => (orig, f.field as usize),
-                };
-                if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
-                    wide.insert(o.vreg);
-                }
+                    None => continue,
+                },
+                None => (orig, f.field as usize),
+            };
+            if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
+                wide.insert(o.vreg);
             }
         }
     }
@@ -332,9 +358,10 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     if narrow.is_empty() || survivors_bound(vcode, &narrow).is_empty() {
         return 0;
     }
+    let mut plans = Plans::default();
     while !narrow.is_empty() {
         let mut wide = VSet::new(nv);
-        high_reads(vcode, &narrow, &mut wide);
+        high_reads(vcode, &narrow, &mut wide, &mut plans);
         let before = narrow.len();
         for v in wide.iter() {
             narrow.remove(v);
@@ -346,14 +373,16 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     if narrow.is_empty() {
         return 0;
     }
+    let mut at = 0;
     for bi in 0..vcode.blocks.len() {
         for ii in 0..vcode.blocks[bi].insts.len() {
+            at += 1;
             let m = &vcode.blocks[bi].insts[ii];
             if !m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg)) {
                 continue;
             }
-            let pl = plan(m, &narrow).expect("narrowable by the fixed point");
-            let m = rebuild(m, &pl, &narrow);
+            let pl = plans.plan(at - 1, m, &narrow).expect("narrowable by the fixed point");
+            let m = rebuild(m, pl, &narrow);
             vcode.blocks[bi].insts[ii] = m;
         }
     }
