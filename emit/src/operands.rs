@@ -128,6 +128,17 @@ impl Inst {
         }
     }
 
+    /// The bit width of register field `field`, by the generated rule of its
+    /// entry in the form's operand lists (the model evaluated for a field
+    /// in neither list): what [`crate::model::Form::bitwidth_of`] gives.
+    pub fn reg_field_bits(&self, field: usize) -> u32 {
+        let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
+        match reads.iter().chain(writes).find(|op| op.field as usize == field) {
+            Some(op) => self.width_bits(op.field, op.width),
+            None => self.def().bitwidth_of(field, self.values()),
+        }
+    }
+
     /// The register references of the fields of `list` (0: inputs and the
     /// guard, 1: outputs), in the order of the description's operand list.
     #[inline]
@@ -265,6 +276,26 @@ mod tests {
             }
         }
         assert!(by_field > 0);
+    }
+
+    #[test]
+    fn register_field_widths_agree_with_the_model() {
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            let mut ones = Inst::new(form);
+            for (k, f) in form.def().fields.iter().enumerate() {
+                if f.fixed.is_none() && RegFile::of(f.kind).is_none() {
+                    ones.set_at(k, 1 & f.max());
+                }
+            }
+            for i in [Inst::new(form), ones] {
+                for (k, f) in form.def().fields.iter().enumerate() {
+                    if f.kind == Kind::Reg {
+                        assert_eq!(i.reg_field_bits(k), form.def().bitwidth_of(k, i.values()), "{} field {}", form.name(), f.name);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
