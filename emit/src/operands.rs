@@ -278,17 +278,24 @@ mod tests {
         assert!(by_field > 0);
     }
 
+    /// An instruction of `form` with registers 4, 8, ... in its register
+    /// fields and every other field at 1 where it fits (so modifiers that
+    /// widen operands are on).
+    fn sample_inst(form: FormId) -> Inst {
+        let mut inst = Inst::new(form);
+        for (k, f) in form.def().fields.iter().enumerate() {
+            if f.fixed.is_none() {
+                inst.set_at(k, if RegFile::of(f.kind).is_some() { 4 * (k as u64 % 5) } else { 1 & f.max() });
+            }
+        }
+        inst
+    }
+
     #[test]
     fn register_field_widths_agree_with_the_model() {
         for fi in 0..ISA.forms.len() {
             let form = FormId(fi as u16);
-            let mut ones = Inst::new(form);
-            for (k, f) in form.def().fields.iter().enumerate() {
-                if f.fixed.is_none() && RegFile::of(f.kind).is_none() {
-                    ones.set_at(k, 1 & f.max());
-                }
-            }
-            for i in [Inst::new(form), ones] {
+            for i in [Inst::new(form), sample_inst(form)] {
                 for (k, f) in form.def().fields.iter().enumerate() {
                     if f.kind == Kind::Reg {
                         assert_eq!(i.reg_field_bits(k), form.def().bitwidth_of(k, i.values()), "{} field {}", form.name(), f.name);
@@ -302,14 +309,7 @@ mod tests {
     fn generated_operand_tables_match_the_description() {
         for fi in 0..ISA.forms.len() {
             let form = FormId(fi as u16);
-            let mut inst = Inst::new(form);
-            // Registers 4, 8, ... in every register field, every other field
-            // at 1 where it fits (so modifiers that widen operands are on).
-            for (k, f) in form.def().fields.iter().enumerate() {
-                if f.fixed.is_none() {
-                    inst.set_at(k, if RegFile::of(f.kind).is_some() { 4 * (k as u64 % 5) } else { 1 & f.max() });
-                }
-            }
+            let inst = sample_inst(form);
             for i in [Inst::new(form), inst] {
                 let mut reads = from_description(&i, &i.def().inputs);
                 if let Some(g) = i.def().guard {
