@@ -461,8 +461,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     return Err("registers chosen at run time");
                 }
                 refs.clear();
-                p.reg_reads_into(&mut refs);
-                p.reg_writes_into(&mut refs);
+                p.reg_refs_into(&mut refs);
                 // A register in a field no operand fills is named by the
                 // instruction itself: the stack pointer, or the return
                 // address a call writes (a call clobbers every register).

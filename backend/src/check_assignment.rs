@@ -60,8 +60,7 @@ fn uses_sp(vcode: &VCode) -> bool {
         matches!(m.pseudo, Pseudo::Ret | Pseudo::TailCall { .. } | Pseudo::Call | Pseudo::FrameRel { .. })
             || m.pieces.iter().any(|p| {
                 refs.clear();
-                p.reg_reads_into(&mut refs);
-                p.reg_writes_into(&mut refs);
+                p.reg_refs_into(&mut refs);
                 refs.iter().any(|r| r.file == RegFile::R && r.num <= SP && SP < r.num + r.count)
             })
     })

@@ -128,6 +128,17 @@ impl Inst {
         }
     }
 
+    /// The bit width of register field `field`, by the generated rule of its
+    /// entry in the form's operand lists (the model evaluated for a field
+    /// in neither list): what [`crate::model::Form::bitwidth_of`] gives.
+    pub fn reg_field_bits(&self, field: usize) -> u32 {
+        let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
+        match reads.iter().chain(writes).find(|op| op.field as usize == field) {
+            Some(op) => self.width_bits(op.field, op.width),
+            None => self.def().bitwidth_of(field, self.values()),
+        }
+    }
+
     /// The register references of the fields of `list` (0: inputs and the
     /// guard, 1: outputs), in the order of the description's operand list.
     #[inline]
@@ -267,18 +278,38 @@ mod tests {
         assert!(by_field > 0);
     }
 
+    /// An instruction of `form` with registers 4, 8, ... in its register
+    /// fields and every other field at 1 where it fits (so modifiers that
+    /// widen operands are on).
+    fn sample_inst(form: FormId) -> Inst {
+        let mut inst = Inst::new(form);
+        for (k, f) in form.def().fields.iter().enumerate() {
+            if f.fixed.is_none() {
+                inst.set_at(k, if RegFile::of(f.kind).is_some() { 4 * (k as u64 % 5) } else { 1 & f.max() });
+            }
+        }
+        inst
+    }
+
+    #[test]
+    fn register_field_widths_agree_with_the_model() {
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            for i in [Inst::new(form), sample_inst(form)] {
+                for (k, f) in form.def().fields.iter().enumerate() {
+                    if f.kind == Kind::Reg {
+                        assert_eq!(i.reg_field_bits(k), form.def().bitwidth_of(k, i.values()), "{} field {}", form.name(), f.name);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn generated_operand_tables_match_the_description() {
         for fi in 0..ISA.forms.len() {
             let form = FormId(fi as u16);
-            let mut inst = Inst::new(form);
-            // Registers 4, 8, ... in every register field, every other field
-            // at 1 where it fits (so modifiers that widen operands are on).
-            for (k, f) in form.def().fields.iter().enumerate() {
-                if f.fixed.is_none() {
-                    inst.set_at(k, if RegFile::of(f.kind).is_some() { 4 * (k as u64 % 5) } else { 1 & f.max() });
-                }
-            }
+            let inst = sample_inst(form);
             for i in [Inst::new(form), inst] {
                 let mut reads = from_description(&i, &i.def().inputs);
                 if let Some(g) = i.def().guard {

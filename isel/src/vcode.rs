@@ -278,9 +278,9 @@ impl VCode {
             let f = &p.def().fields[fx.field as usize];
             let v = m.opnds[fx.opnd as usize].vreg;
             let class = self.class(v);
-            // The field's width (an evaluation of the model) only where
-            // the class does not settle it.
-            let pair = || p.def().bitwidth_of(fx.field as usize, p.values()) > 32;
+            // The field's width (its generated rule) only where the class
+            // does not settle it.
+            let pair = || p.reg_field_bits(fx.field as usize) > 32;
             let ok = match f.kind {
                 Kind::Reg => match class {
                     Class::R => !fx.hi && !pair(),
