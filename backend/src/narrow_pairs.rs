@@ -373,18 +373,13 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
     if narrow.is_empty() {
         return 0;
     }
-    let mut at = 0;
-    for bi in 0..vcode.blocks.len() {
-        for ii in 0..vcode.blocks[bi].insts.len() {
-            at += 1;
-            let m = &vcode.blocks[bi].insts[ii];
-            if !m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg)) {
-                continue;
-            }
-            let pl = plans.plan(at - 1, m, &narrow).expect("narrowable by the fixed point");
-            let m = rebuild(m, pl, &narrow);
-            vcode.blocks[bi].insts[ii] = m;
+    // Numbered as `high_reads` numbers them, so the plans made there serve.
+    for (at, m) in vcode.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()).enumerate() {
+        if !m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg)) {
+            continue;
         }
+        let pl = plans.plan(at, m, &narrow).expect("narrowable by the fixed point");
+        *m = rebuild(m, pl, &narrow);
     }
     for v in narrow.iter() {
         vcode.classes[v.0 as usize] = Class::R;
