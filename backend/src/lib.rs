@@ -3,77 +3,61 @@
 //! The pipeline, one pass per file:
 //!
 //! 1. verify — Cranelift's verifier ([`compile`]);
-//! 2. [`narrow_i128`] — every `i128` value becomes two `i64` halves;
-//!    [`legalize`] — rewrites CLIF the rules do not handle directly
+//! 2. [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
+//!    [`mid::legalize_div`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
-//!    and [`legalize_memory`] — loads and stores that may be misaligned get
+//!    and [`mid::legalize_memory`] — loads and stores that may be misaligned get
 //!    a run-time alignment check and a byte-wise slow path;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
-//! 4. [`narrow_pairs`] — 64-bit values of which only the low word is read
-//!    (shared-memory addresses) computed in 32 bits; [`fold_zero`] — copies
-//!    of zero read as `RZ`; [`fold_imm`] — copies of other constants read
-//!    as immediates (the `_RI`/`_RIR`/`_RRI` forms); [`fold_cmem`] — kernel parameters and launch
+//! 4. [`opt::opt_narrow_pairs`] — 64-bit values of which only the low word is read
+//!    (shared-memory addresses) computed in 32 bits; [`opt::opt_fold_zero`] — copies
+//!    of zero read as `RZ`; [`opt::opt_fold_imm`] — copies of other constants read
+//!    as immediates (the `_RI`/`_RIR`/`_RRI` forms); [`opt::opt_fold_cmem`] — kernel parameters and launch
 //!    dimensions read from the constant bank by the instructions that use
 //!    them;
-//! 5. [`if_convert`] — short conditional blocks guarded instead of branched
-//!    over; [`sink_block_args`] — values passed only as block arguments
+//! 5. [`opt::opt_if_convert`] — short conditional blocks guarded instead of branched
+//!    over; [`opt::opt_sink_block_args`] — values passed only as block arguments
 //!    computed last in their block (loop updates share the register of the
-//!    value they replace); [`opt_uniform`] — warp-uniform values moved to the
+//!    value they replace); [`opt::opt_uniform`] — warp-uniform values moved to the
 //!    uniform datapath (U* instructions, UR and UP registers, uniform
 //!    branches, loop counters of kernels) where every reader takes them;
-//!    [`save_bregs`] — the convergence-barrier registers a device function
+//!    [`reconv::insert_breg_saves`] — the convergence-barrier registers a device function
 //!    or a region saves and restores (`BMOV`, planned with the regions);
-//! 6. [`split_bundles`] — the multi-piece instructions of selection split into
-//!    one machine instruction each; [`assign_ssa_regs`] — one final register per value, on the SSA code,
-//!    when the values fit; else [`assign_regs`] — regalloc2 over R / R-pairs
-//!    / P; both give an [`assignment::Assignment`] (checked by
-//!    [`check_assignment`] or regalloc2's checker);
-//! 7. [`encode`] — allocated code to machine instructions, pseudo-instructions
-//!    expanded; then [`insert_reconvergence`] — `BSSY`/`BSYNC` around the
-//!    divergent regions of a kernel (planned on CLIF with [`divergence`]);
-//! 8. [`pack_regs`] — after regalloc2, the allocated registers renamed densely from `R0` up
+//! 6. [`regalloc::lower_bundles`] — the multi-piece instructions of selection split into
+//!    one machine instruction each; [`regalloc::assign_regs_ssa`] — one final register per value, on the SSA code,
+//!    when the values fit; else [`regalloc::assign_regs_regalloc2`] — regalloc2 over R / R-pairs
+//!    / P; both give an [`regalloc::assignment::Assignment`] (checked by
+//!    [`regalloc::check_assignment`] or regalloc2's checker);
+//! 7. [`emit::encode`] — allocated code to machine instructions, pseudo-instructions
+//!    expanded; then [`reconv::insert_reconvergence`] — `BSSY`/`BSYNC` around the
+//!    divergent regions of a kernel (planned on CLIF with [`mid::divergence`]);
+//! 8. [`regalloc::pack_regs`] — after regalloc2, the allocated registers renamed densely from `R0` up
 //!    (one file for singles and pairs; the UR and UP files likewise), copies that became no-ops deleted;
-//!    [`place_spill_slots`] repeats layout and packing to keep as many of
+//!    [`regalloc::place_spill_slots`] repeats layout and packing to keep as many of
 //!    regalloc2's spill slots as fit in registers;
-//! 9. [`opt_branches`] — jump threading (through the edge blocks the deleted
+//! 9. [`emit::opt_branches`] — jump threading (through the edge blocks the deleted
 //!    copies left empty), `@P EXIT` / `@P RET` for branches to an exit, no
-//!    branches to the next instruction; [`drop_idle_regions`] — convergence
-//!    regions left without a branch in them (after [`if_convert`]) deleted;
-//! 10. [`calc_instr_deps`] — the scheduling control bits;
-//! 11. [`encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//!    branches to the next instruction; [`reconv::opt_idle_regions`] — convergence
+//!    regions left without a branch in them (after [`opt::opt_if_convert`]) deleted;
+//! 10. [`emit::calc_instr_deps`] — the scheduling control bits;
+//! 11. [`emit::encode::resolve`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
-pub mod alloc_bregs;
-pub mod assign_regs;
-pub mod assign_ssa_regs;
-pub mod assignment;
-pub mod calc_instr_deps;
-pub mod call_graph;
-pub mod call_stack;
-pub mod check_assignment;
-pub mod divergence;
-pub mod drop_idle_regions;
-pub mod encode;
-pub mod fold_cmem;
-pub mod fold_imm;
-pub mod fold_zero;
-pub mod if_convert;
-pub mod insert_reconvergence;
-pub mod legalize;
-pub mod legalize_atomics;
-pub mod legalize_memory;
-pub mod narrow_i128;
-pub mod narrow_pairs;
-pub mod opt_branches;
-pub mod opt_uniform;
-pub mod pack_regs;
-pub mod place_spill_slots;
-pub mod save_bregs;
-pub mod shared_mem;
-pub mod sink_block_args;
-pub mod split_bundles;
+pub mod emit;
+pub mod mid;
+pub mod module;
+pub mod opt;
+pub mod reconv;
+pub mod regalloc;
 
 use std::fmt;
+
+use emit::{calc_instr_deps, encode, opt_branches};
+use mid::{divergence, legalize_atomics, legalize_div, legalize_i128, legalize_memory};
+use module::{call_graph, call_stack, shared_mem};
+use opt::{opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_narrow_pairs, opt_sink_block_args, opt_uniform};
+use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions};
+use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs, place_spill_slots};
 
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::settings;
@@ -85,7 +69,7 @@ pub struct Options {
     /// Mark the function as a kernel (launchable) in the object file.
     pub kernel: bool,
     /// Check the register allocation (symbolic execution of the allocated code
-    /// against the virtual-register code: [`check_assignment`] for the SSA
+    /// against the virtual-register code: [`regalloc::check_assignment`] for the SSA
     /// assignment, regalloc2's checker for regalloc2's); an error is an
     /// internal compiler error. The test runner turns it on.
     pub check_regalloc: bool,
@@ -99,10 +83,10 @@ pub struct Options {
     /// Passes (names from [`PASSES`]) after which the code is printed into
     /// [`Compiled::printed`].
     pub print_after: Vec<String>,
-    /// The file's static shared-memory variables ([`shared_mem::parse`]).
+    /// The file's static shared-memory variables ([`module::shared_mem::parse`]).
     pub shared: shared_mem::SharedLayout,
     /// What the rest of the module tells the reconvergence pass
-    /// ([`call_graph::module_facts`]); without it a device function saves
+    /// ([`module::call_graph::module_facts`]); without it a device function saves
     /// every convergence-barrier register it uses, and calls are not
     /// followed to CTA barriers.
     pub module: Option<std::sync::Arc<call_graph::ModuleFacts>>,
@@ -246,8 +230,8 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // parameter (16 bytes, 8-aligned) has the layout of its two halves.
     let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
     let mut func = func.clone();
-    narrow_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
-    legalize::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
+    legalize_div::legalize(&mut func).map_err(Error::Unsupported)?;
     legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
     legalize_atomics::legalize_atomics(&mut func);
     // What `--print-after` asks for is kept when a later pass fails, so the
@@ -291,28 +275,28 @@ fn compile_passes(
     };
     let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::Unsupported(e.to_string()))?;
     print("lower", &vcode);
-    narrow_pairs::narrow_pairs(&mut vcode);
+    opt_narrow_pairs::narrow_pairs(&mut vcode);
     print("narrow_pairs", &vcode);
-    fold_zero::fold_zero(&mut vcode);
+    opt_fold_zero::fold_zero(&mut vcode);
     print("fold_zero", &vcode);
-    fold_imm::fold_imm(&mut vcode);
+    opt_fold_imm::fold_imm(&mut vcode);
     print("fold_imm", &vcode);
-    fold_cmem::fold_cmem(&mut vcode);
+    opt_fold_cmem::fold_cmem(&mut vcode);
     print("fold_cmem", &vcode);
-    if_convert::if_convert(&mut vcode);
+    opt_if_convert::if_convert(&mut vcode);
     print("if_convert", &vcode);
-    sink_block_args::sink_block_args(&mut vcode);
+    opt_sink_block_args::sink_block_args(&mut vcode);
     print("sink_block_args", &vcode);
     let uniform_params = opt_uniform::uniform_params(&func, &cfg, div.as_ref(), opts.kernel, reconv.skipped.is_empty());
     opt_uniform::opt_uniform(&mut vcode, &uniform_params);
     print("opt_uniform", &vcode);
-    save_bregs::save_bregs(&mut vcode, &reconv);
+    insert_breg_saves::save_bregs(&mut vcode, &reconv);
     print("save_bregs", &vcode);
-    split_bundles::split_bundles(&mut vcode);
+    lower_bundles::split_bundles(&mut vcode);
     print("split_bundles", &vcode);
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa = if opts.regalloc2 || regalloc2_forced() { Err("regalloc2 asked for") } else { assign_ssa_regs::assign_ssa_regs(&vcode) };
+    let ssa = if opts.regalloc2 || regalloc2_forced() { Err("regalloc2 asked for") } else { assign_regs_ssa::assign_ssa_regs(&vcode) };
     if let (Err(why), true) = (&ssa, trace_allocator()) {
         eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
     }
@@ -324,7 +308,9 @@ fn compile_passes(
             }
             asg
         }
-        Err(_) => assign_regs::assign_regs(&assign_regs::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?,
+        Err(_) => {
+            assign_regs_regalloc2::assign_regs(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?
+        }
     };
     // Layout and packing, once per choice of spill-slot homes; the text of
     // the code before packing is kept only when asked for.
@@ -347,7 +333,7 @@ fn compile_passes(
     print("pack_regs", &code);
     opt_branches::opt_branches(&mut code);
     print("opt_branches", &code);
-    drop_idle_regions::drop_idle_regions(&mut code);
+    opt_idle_regions::drop_idle_regions(&mut code);
     print("drop_idle_regions", &code);
     calc_instr_deps::calc_instr_deps(&mut code);
     print("calc_instr_deps", &code);

@@ -50,7 +50,7 @@ pub fn compile_file(path: &Path) -> Result<Vec<CompiledKernel>, String> {
     if funcs.is_empty() {
         return Err(format!("{}: no functions", path.display()));
     }
-    let shared = ursa_backend::shared_mem::parse(&text).map_err(|e| format!("{}: {}", path.display(), e))?;
+    let shared = ursa_backend::module::shared_mem::parse(&text).map_err(|e| format!("{}: {}", path.display(), e))?;
     let mut kernels: Vec<CompiledKernel> = funcs
         .iter()
         .map(|f| CompiledKernel {
@@ -63,7 +63,7 @@ pub fn compile_file(path: &Path) -> Result<Vec<CompiledKernel>, String> {
     // Kernels that call others: their shared memory covers the callees'.
     if kernels.iter().all(|k| k.result.is_ok()) {
         let mut obj = elf::Object { functions: kernels.iter().map(|k| k.result.clone().unwrap()).collect() };
-        ursa_backend::shared_mem::propagate(&mut obj);
+        ursa_backend::module::shared_mem::propagate(&mut obj);
         for (k, f) in kernels.iter_mut().zip(obj.functions) {
             k.result = Ok(f);
         }

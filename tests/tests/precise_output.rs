@@ -24,14 +24,14 @@ fn render(path: &std::path::Path) -> String {
     };
     // The whole file is one module, as `ursa compile` sees it.
     let kernels: Vec<bool> = funcs.iter().map(|f| f.signature.returns.is_empty()).collect();
-    let module = Some(std::sync::Arc::new(ursa_backend::call_graph::module_facts(&funcs, &kernels)));
+    let module = Some(std::sync::Arc::new(ursa_backend::module::call_graph::module_facts(&funcs, &kernels)));
     for f in &funcs {
         let kernel = f.signature.returns.is_empty();
         let opts = Options {
             kernel,
             check_regalloc: true,
             print_after: passes.clone(),
-            shared: ursa_backend::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
+            shared: ursa_backend::module::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
             module: module.clone(),
             ..Default::default()
         };

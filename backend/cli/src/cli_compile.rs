@@ -110,11 +110,11 @@ pub fn compile(
         Kernels::All => true,
         Kernels::Named(names) => names.iter().any(|n| clif_name(f) == *n || symbol_name(f) == *n),
     };
-    let shared = ursa_backend::shared_mem::parse(&text).map_err(|e| format!("{}: {}", shown, e))?;
+    let shared = ursa_backend::module::shared_mem::parse(&text).map_err(|e| format!("{}: {}", shown, e))?;
     let mut obj = elf::Object::default();
     let mut stat_lines = Vec::new();
     let kernel_flags: Vec<bool> = funcs.iter().map(is_kernel).collect();
-    let module = catch_unwind(AssertUnwindSafe(|| ursa_backend::call_graph::module_facts(&funcs, &kernel_flags)))
+    let module = catch_unwind(AssertUnwindSafe(|| ursa_backend::module::call_graph::module_facts(&funcs, &kernel_flags)))
         .map_err(|_| format!("{}: internal compiler error (panic) in the module's reconvergence facts", shown))?;
     let module = Some(std::sync::Arc::new(module));
     for f in &funcs {

@@ -168,12 +168,12 @@ fn strip_targets(text: &str) -> String {
 }
 
 pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
-    compile_guarded_in(f, &ursa_backend::shared_mem::SharedLayout::default())
+    compile_guarded_in(f, &ursa_backend::module::shared_mem::SharedLayout::default())
 }
 
 /// [`compile_guarded`] for a function of a file whose `; ursa.shared`
 /// directives gave `shared`.
-pub fn compile_guarded_in(f: &Function, shared: &ursa_backend::shared_mem::SharedLayout) -> Result<elf::Function, Error> {
+pub fn compile_guarded_in(f: &Function, shared: &ursa_backend::module::shared_mem::SharedLayout) -> Result<elf::Function, Error> {
     match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, shared: shared.clone(), ..Default::default() }))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
@@ -226,7 +226,7 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
         return t;
     }
 
-    let shared = match ursa_backend::shared_mem::parse(&text) {
+    let shared = match ursa_backend::module::shared_mem::parse(&text) {
         Ok(s) => s,
         Err(e) => {
             let _ = writeln!(log, "FAIL {}: {}", shown, e);

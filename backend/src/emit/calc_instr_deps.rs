@@ -16,7 +16,7 @@
 use ursa_emit::latency::{class_of_form, LatencyClass};
 use ursa_emit::{control, forms, optypes, Inst, RegFile};
 
-use crate::encode::{item, Code, Item};
+use crate::emit::encode::{item, Code, Item};
 
 /// Scoreboards the compiler uses.
 const SCOREBOARDS: u8 = 6;
@@ -127,7 +127,7 @@ enum Pending {
     Board(u8),
 }
 
-/// The tables of [`calc_instr_deps`], kept per thread and reused from one
+/// The tables of [`emit::calc_instr_deps`], kept per thread and reused from one
 /// function to the next (cleared, never shrunk), as `pack_regs` keeps its own.
 #[derive(Default)]
 struct Scratch {
@@ -296,7 +296,7 @@ fn latency(c: LatencyClass) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::testing::{code, text};
+    use crate::emit::encode::testing::{code, text};
 
     fn deps(lines: &[&str]) -> Vec<String> {
         let mut c = code(lines);

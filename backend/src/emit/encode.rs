@@ -10,9 +10,9 @@ use ursa_emit::{forms, FormId, Inst, INST_BYTES};
 use ursa_isel::abi;
 use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo, VCode};
 
-use crate::assign_regs::{P_SCRATCH, SPILL_SCRATCH};
-use crate::assignment::{Assignment, Loc, Move, NO_REG};
-use crate::place_spill_slots::SlotHomes;
+use crate::regalloc::assign_regs_regalloc2::{P_SCRATCH, SPILL_SCRATCH};
+use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
+use crate::regalloc::place_spill_slots::SlotHomes;
 use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR, UBRA_I};
 use ursa_emit::mods;
 use ursa_emit::typed::{P, R, UP};
@@ -486,7 +486,8 @@ fn above_file(i: &Inst) -> Option<String> {
     let names = |refs: &[ursa_emit::RegRef]| -> String {
         refs.iter().filter(|x| x.file == ursa_emit::RegFile::R).map(|x| format!("R{}", x.num)).collect::<Vec<_>>().join(", ")
     };
-    let high = ws.iter().chain(rs.iter()).any(|x| x.file == ursa_emit::RegFile::R && x.num >= crate::place_spill_slots::SLOT_REG_BASE);
+    let high =
+        ws.iter().chain(rs.iter()).any(|x| x.file == ursa_emit::RegFile::R && x.num >= crate::regalloc::place_spill_slots::SLOT_REG_BASE);
     high.then(|| format!("writes {} reads {}", names(&ws), names(&rs)))
 }
 
@@ -563,7 +564,7 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::text;
     use super::*;
-    use crate::assign_regs::{assign_regs, RaFunc};
+    use crate::regalloc::assign_regs_regalloc2::{assign_regs, RaFunc};
     use ursa_isel::vcode::{Bundle, VBlock};
 
     /// regalloc2's register k of a class, by machine number (Int: R(132 + k),
@@ -681,7 +682,7 @@ mod tests {
         assert_eq!(ret.inst.form(), forms::RET_R);
         assert_eq!(ret.implicit.reads, [4, 5, 20, 21, 1]);
         // Packing coalesces every copy into the ABI registers.
-        crate::pack_regs::pack_regs(&mut code).unwrap();
+        crate::regalloc::pack_regs::pack_regs(&mut code).unwrap();
         assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
     }
 }

@@ -13,7 +13,7 @@
 //!   of the function's barriers: `docs/isa-extensions.md` 3.4), or one
 //!   lane may be in two activations of it; its callers (itself among them)
 //!   may then hold any barrier register, so it saves every register it uses
-//!   (`BMOV`, [`crate::save_bregs`]). It may run twice at once when it is recursive (directly or
+//!   (`BMOV`, [`crate::reconv::insert_breg_saves`]). It may run twice at once when it is recursive (directly or
 //!   through others), when two calls that reach it (directly or through
 //!   other calls) can run at once in a caller (the calls' points are on
 //!   different sides of a divergent branch that has not reconverged, or one
@@ -34,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{Function, InstructionData};
 
-use crate::insert_reconvergence::{self, Callee, Plan};
+use crate::reconv::insert_reconvergence::{self, Callee, Plan};
 
 /// What the module tells one function's reconvergence planning.
 #[derive(Clone, Debug, Default)]
@@ -133,7 +133,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
         .map(|(i, f)| {
             let direct = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|inst| {
                 f.dfg.insts[inst].opcode().is_call()
-                    && crate::divergence::intrinsic_of(f, inst) == Some(ursa_isel::intrinsics::Intrinsic::Barrier)
+                    && crate::mid::divergence::intrinsic_of(f, inst) == Some(ursa_isel::intrinsics::Intrinsic::Barrier)
             });
             direct.then(|| vec![syms[i].clone()])
         })
@@ -278,9 +278,9 @@ fn legalized_plan(f: &Function, kernel: bool, facts: &ModuleFacts) -> Option<Pla
         return None;
     }
     let mut f = f.clone();
-    crate::narrow_i128::narrow_i128(&mut f).ok()?;
-    crate::legalize::legalize(&mut f).ok()?;
-    crate::legalize_memory::legalize_memory(&mut f).ok()?;
-    crate::legalize_atomics::legalize_atomics(&mut f);
+    crate::mid::legalize_i128::narrow_i128(&mut f).ok()?;
+    crate::mid::legalize_div::legalize(&mut f).ok()?;
+    crate::mid::legalize_memory::legalize_memory(&mut f).ok()?;
+    crate::mid::legalize_atomics::legalize_atomics(&mut f);
     insert_reconvergence::plan(&f, kernel, Some(facts)).ok()
 }

@@ -22,7 +22,7 @@
 use ursa_emit::{forms, mods, FormId, PT};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
 
-use crate::fold_cmem::{drop_unnamed_uses, fold_operand, remove_unread_copies, LazyDefCounts, Source};
+use crate::opt::opt_fold_cmem::{drop_unnamed_uses, fold_operand, remove_unread_copies, LazyDefCounts, Source};
 
 /// The constants: per virtual register (a dense table), its value and width
 /// (32, or 64 for a pair) where it is defined once, by an unguarded `MOV`

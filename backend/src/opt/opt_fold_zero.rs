@@ -10,7 +10,7 @@ use ursa_emit::model::{Kind, Operand};
 use ursa_emit::{fields, forms, RZ};
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VRegSet};
 
-use crate::fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
+use crate::opt::opt_fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
 
 /// Reads copies of zero as `RZ`; returns how many operands were folded.
 pub fn fold_zero(vcode: &mut VCode) -> usize {

@@ -27,7 +27,7 @@ use rustc_hash::FxHashSet as HashSet;
 use ursa_emit::{optypes, Group, Inst};
 use ursa_isel::vcode::{BlockId, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
 
-use crate::fold_cmem::def_counts;
+use crate::opt::opt_fold_cmem::def_counts;
 
 /// Longest block converted, in machine instructions: above this, lanes of a
 /// warp that all skip the block would issue more instructions than the

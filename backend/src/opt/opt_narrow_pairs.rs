@@ -22,7 +22,7 @@ use ursa_emit::typed::{Fld, Raw};
 use ursa_emit::{fields, Group, Inst};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet as VSet};
 
-use crate::fold_cmem::{convert, def_counts};
+use crate::opt::opt_fold_cmem::{convert, def_counts};
 
 /// What becomes of one piece when the pairs in `narrow` lose their high
 /// word.
@@ -262,7 +262,7 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet, plans: &mut Plans) 
     }
 }
 
-/// A superset of the candidates the fixed point of [`narrow_pairs`] keeps
+/// A superset of the candidates the fixed point of [`opt::opt_narrow_pairs`] keeps
 /// narrow, found without planning any instruction.
 ///
 /// At the fixed point `N` (no member of `N` is in `high_reads(N)`), a

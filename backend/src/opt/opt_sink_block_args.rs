@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::narrow_pairs::pure_alu;
+use crate::opt::opt_narrow_pairs::pure_alu;
 
 /// Moves the computations of block arguments down; returns how many.
 pub fn sink_block_args(vcode: &mut VCode) -> usize {

@@ -26,14 +26,14 @@
 //! successor of a divergent branch and the other at a point reachable from
 //! another successor. Registers are then given greedily in layout order of
 //! the setup blocks, lowest first, never one that a caller may hold while
-//! this function runs (device functions: [`crate::call_graph`]). A region
+//! this function runs (device functions: [`crate::module::call_graph`]). A region
 //! left without a free register gets none and is reported.
 //!
 //! **Saved registers.** A device function whose regions need more than the
 //! registers no caller holds (a function compiled alone, or one that lanes
 //! of a warp may run twice at once: its callers may hold any) takes one a
 //! caller may hold and saves it: `BMOV.CLEAR Rn, Bk` at entry, `BMOV Bk,
-//! Rn` before each return ([`crate::save_bregs`]). Each lane saves and
+//! Rn` before each return ([`crate::reconv::insert_breg_saves`]). Each lane saves and
 //! restores its own view of `Bk` (`docs/isa-extensions.md` 3.4), so the
 //! caller's lanes that wait at their own `BSYNC Bk` meanwhile keep waiting
 //! for the caller's instance.
@@ -57,9 +57,9 @@
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function};
 
-use crate::call_graph::ModuleFacts;
-use crate::divergence::{Cfg, Divergence};
-use crate::insert_reconvergence::{Plan, Region, NUM_BREGS};
+use crate::mid::divergence::{Cfg, Divergence};
+use crate::module::call_graph::ModuleFacts;
+use crate::reconv::insert_reconvergence::{Plan, Region, NUM_BREGS};
 
 /// A region before register allocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -324,7 +324,7 @@ fn stale_members(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], a: usize, fa
 
 #[cfg(test)]
 mod tests {
-    use crate::insert_reconvergence::plan;
+    use crate::reconv::insert_reconvergence::plan;
 
     /// (setup, first join, register) of each region of kernel `src`.
     fn regions(src: &str) -> Vec<(String, String, u8)> {

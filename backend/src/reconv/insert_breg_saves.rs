@@ -11,7 +11,7 @@
 //!   the start of its join.
 //!
 //! At a block start the restores come first, then the saves;
-//! [`crate::insert_reconvergence::insert`] then puts the `BSYNC`s (and
+//! [`crate::reconv::insert_reconvergence::insert`] then puts the `BSYNC`s (and
 //! `BREAK`s) before them and the `BSSY`s after them. Each lane saves and
 //! restores its own view of the barrier (`docs/isa-extensions.md` 3.4), so
 //! no convergence is needed at either point.
@@ -20,7 +20,7 @@ use ursa_emit::forms::{self, BMOV_R, BMOV_X};
 use ursa_emit::mods::{BReg, BmovMode};
 use ursa_isel::vcode::{Bundle, Class, MInst, Pseudo, VCode, VReg};
 
-use crate::insert_reconvergence::{vcode_block, Plan};
+use crate::reconv::insert_reconvergence::{vcode_block, Plan};
 
 fn save(k: u8, v: VReg) -> MInst {
     Bundle::new().inst(forms::BMOV_X).def(BMOV_X::RD, v).set(BMOV_X::BB, BReg(k as u32)).set(BMOV_X::MODE, BmovMode::CLEAR).build()

@@ -3,7 +3,7 @@
 //! `docs/isa-extensions.md` 3.4–3.5).
 //!
 //! The regions are planned on CLIF ([`plan`], before instruction selection,
-//! with the divergence analysis of [`crate::divergence`]) and the
+//! with the divergence analysis of [`crate::mid::divergence`]) and the
 //! instructions put into the laid-out code after `encode` ([`insert`]):
 //!
 //! - For a divergent `brif` / `br_table` in block `b`, the join `J` is the
@@ -27,11 +27,11 @@
 //!   region that ends there, before the `BSSY` of one that starts there),
 //!   followed by `BREAK Bk` when a lane could otherwise meet a `BSYNC Bk`
 //!   again as a stale member.
-//! - **Barrier registers** by interference ([`crate::alloc_bregs`]);
+//! - **Barrier registers** by interference ([`crate::reconv::alloc_bregs`]);
 //!   a device function avoids the registers its callers may hold
-//!   ([`crate::call_graph`]) or saves them at entry and restores them at
+//!   ([`crate::module::call_graph`]) or saves them at entry and restores them at
 //!   return; a region nested deeper than the 16 registers borrows one
-//!   (saves and restores around it: [`crate::save_bregs`]).
+//!   (saves and restores around it: [`crate::reconv::insert_breg_saves`]).
 //!
 //! It also rejects a CTA barrier (`%ursa_barrier`, or a call that reaches
 //! one) in divergent control flow ([`check_barriers`]).
@@ -42,10 +42,10 @@ use ursa_emit::{forms, Inst};
 use ursa_isel::intrinsics::{self, Intrinsic};
 use ursa_isel::vcode::{BlockId, VCode};
 
-use crate::alloc_bregs::{self, Group};
-use crate::call_graph::ModuleFacts;
-use crate::divergence::{self, Cfg, Divergence};
-use crate::encode::{item, Code, Item};
+use crate::emit::encode::{item, Code, Item};
+use crate::mid::divergence::{self, Cfg, Divergence};
+use crate::module::call_graph::ModuleFacts;
+use crate::reconv::alloc_bregs::{self, Group};
 use ursa_emit::mods::BReg;
 use ursa_emit::typed::{Fld, Mod};
 
@@ -65,11 +65,11 @@ pub struct Region {
     pub breg: u8,
     /// `BREAK Bk` right after each `BSYNC`: the lanes leave the barrier once
     /// released, because they could meet a `BSYNC Bk` again without passing
-    /// a `BSSY Bk` first ([`crate::alloc_bregs`]).
+    /// a `BSSY Bk` first ([`crate::reconv::alloc_bregs`]).
     pub rearm: bool,
     /// Borrowed register (all 16 clash here): the lanes save their view of
     /// `Bk` at the setup block and restore it after the join's `BSYNC`
-    /// ([`crate::alloc_bregs`], "Borrowing").
+    /// ([`crate::reconv::alloc_bregs`], "Borrowing").
     pub borrow: bool,
 }
 
@@ -564,7 +564,7 @@ pub fn vcode_block(vcode: &VCode, plan: &Plan, b: Block) -> Option<BlockId> {
 /// Puts the planned instructions into the laid-out code: at the start of
 /// each join block its `BSYNC` (and `BREAK`), then in each setup block its
 /// `BSSY Bk, J` (the target resolved like a branch's), at the start or
-/// after the barrier saves and restores of [`crate::save_bregs`] there.
+/// after the barrier saves and restores of [`crate::reconv::insert_breg_saves`] there.
 pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
     if plan.regions.is_empty() {
         return;

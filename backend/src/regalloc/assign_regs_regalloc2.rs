@@ -17,7 +17,7 @@ use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegCla
 use regalloc2 as ra;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
-use crate::assignment::{Assignment, Loc, Move, NO_REG};
+use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
 
 /// First register of the 32-bit region.
 pub const R_BASE: u32 = 132;

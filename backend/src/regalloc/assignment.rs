@@ -87,7 +87,7 @@ pub struct RegallocStats {
 impl Assignment {
     /// What the allocator added, with the spill slots where `homes` put them:
     /// a spill or reload of a slot kept in a register is a move.
-    pub fn stats(&self, homes: &crate::place_spill_slots::SlotHomes) -> RegallocStats {
+    pub fn stats(&self, homes: &crate::regalloc::place_spill_slots::SlotHomes) -> RegallocStats {
         let mut s = RegallocStats { spill_slots: self.num_spillslots - homes.in_registers(), ..Default::default() };
         let in_memory = |a: Loc| a.slot().is_some_and(|k| homes.reg(k as usize).is_none());
         for m in &self.moves {

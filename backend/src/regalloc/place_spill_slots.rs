@@ -25,8 +25,8 @@
 
 use ursa_isel::vcode::Class;
 
-use crate::assignment::Assignment;
-use crate::pack_regs::PackError;
+use crate::regalloc::assignment::Assignment;
+use crate::regalloc::pack_regs::PackError;
 use crate::Error;
 
 /// The register name of spill slot 0 (slot `s` is `SLOT_REG_BASE + s`; a

@@ -1,0 +1,5 @@
+//! From allocated code to bytes: layout, branch clean-up, scheduling control bits, encoding.
+
+pub mod calc_instr_deps;
+pub mod encode;
+pub mod opt_branches;

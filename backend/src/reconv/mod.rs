@@ -1,0 +1,6 @@
+//! Reconvergence: convergence regions planned on CLIF, barrier registers, and their instructions in the code.
+
+pub mod alloc_bregs;
+pub mod insert_breg_saves;
+pub mod insert_reconvergence;
+pub mod opt_idle_regions;
