@@ -44,6 +44,8 @@
 //!    `ursa_emit::Inst::encode`).
 
 pub mod emit;
+mod error;
+pub mod ir;
 pub mod mid;
 pub mod module;
 pub mod opt;
@@ -52,11 +54,13 @@ pub mod regalloc;
 
 use std::fmt;
 
-use emit::{calc_instr_deps, encode, opt_branches};
-use mid::{divergence, legalize_atomics, legalize_div, legalize_i128, legalize_memory};
+pub use error::Error;
+
+use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
+use mid::{legalize_atomics, legalize_div, legalize_i128, legalize_memory};
 use module::{call_graph, call_stack, shared_mem};
 use opt::{opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_narrow_pairs, opt_sink_block_args, opt_uniform};
-use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions};
+use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_reconvergence};
 use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs, place_spill_slots};
 
 use cranelift_codegen::ir::Function;
@@ -89,7 +93,7 @@ pub struct Options {
     /// ([`module::call_graph::module_facts`]); without it a device function saves
     /// every convergence-barrier register it uses, and calls are not
     /// followed to CTA barriers.
-    pub module: Option<std::sync::Arc<call_graph::ModuleFacts>>,
+    pub module: Option<std::sync::Arc<reconv::plan::ModuleFacts>>,
 }
 
 /// The passes whose output `Options::print_after` can print, in order.
@@ -121,41 +125,6 @@ pub struct Compiled {
     pub pack: pack_regs::PackStats,
     /// The code after each pass named in `Options::print_after`.
     pub printed: String,
-}
-
-/// Why a function could not be compiled.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Error {
-    /// The Cranelift verifier rejected the function.
-    Verifier(String),
-    /// Something the compiler does not support (named instruction or type).
-    Unsupported(String),
-    /// An internal failure (a compiler bug): reported, never a panic.
-    Internal(String),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Verifier(m) => write!(f, "verifier errors:\n{}", m),
-            Error::Unsupported(m) => write!(f, "unsupported: {}", m),
-            Error::Internal(m) => write!(f, "internal compiler error: {}", m),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl Error {
-    /// The error with the code printed before it (`--print-after`) appended.
-    fn with_printed(self, printed: &str) -> Error {
-        let add = |m: String| format!("{}\n; the code printed before the error:\n{}", m, printed.trim_end());
-        match self {
-            Error::Verifier(m) => Error::Verifier(add(m)),
-            Error::Unsupported(m) => Error::Unsupported(add(m)),
-            Error::Internal(m) => Error::Internal(add(m)),
-        }
-    }
 }
 
 /// `URSA_REGALLOC2` is set (to anything but `0`): every function goes
@@ -262,8 +231,8 @@ fn compile_passes(
     // One control-flow graph of the CLIF function (with its dominator trees,
     // computed on demand) and one divergence analysis for the region
     // planning and the uniform block parameters.
-    let cfg = divergence::Cfg::new(&func);
-    let (reconv, div) = insert_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
+    let cfg = ir::cfg::Cfg::new(&func);
+    let (reconv, div) = plan_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
     // Without static shared variables the offsets are always the same table.
     static NO_VARS: std::sync::OnceLock<std::collections::HashMap<String, u32>> = std::sync::OnceLock::new();
     let offsets;
@@ -317,7 +286,7 @@ fn compile_passes(
     let want = |pass: &str| opts.print_after.iter().any(|p| p == pass);
     let (want_encode, want_reconv) = (want("encode"), want("insert_reconvergence"));
     let ((mut code, pack, before), homes) = place_spill_slots::place_spill_slots(&asg, |homes| {
-        let mut code = encode::lay_out(&vcode, &asg, homes).map_err(Error::Internal)?;
+        let mut code = lower_vcode::lay_out(&vcode, &asg, homes).map_err(Error::Internal)?;
         let encoded = if want_encode { code.to_string() } else { String::new() };
         insert_reconvergence::insert(&mut code, &vcode, &reconv);
         let reconverged = if want_reconv { code.to_string() } else { String::new() };
@@ -393,18 +362,4 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
 pub fn propagate_callee_needs(obj: &mut elf::Object) {
     shared_mem::propagate(obj);
     call_stack::propagate(obj);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Error;
-
-    #[test]
-    fn an_error_keeps_the_code_printed_before_it() {
-        let e = Error::Internal("instruction 5 does not encode".into()).with_printed("; after lower\nfunction %f:\n\n");
-        assert_eq!(
-            e.to_string(),
-            "internal compiler error: instruction 5 does not encode\n; the code printed before the error:\n; after lower\nfunction %f:"
-        );
-    }
 }

@@ -22,6 +22,14 @@ pub const LINK: u8 = 20;
 /// The stack pointer.
 pub const SP: u8 = 1;
 
+/// Registers the register allocators keep out of allocation.
+///
+/// The predicate kept free for instruction-internal use (`br_table` chains,
+/// regalloc2's cyclic moves between instructions).
+pub const P_SCRATCH: u32 = 6;
+/// The 32-bit register used by spill code of predicates.
+pub const SPILL_SCRATCH: u32 = 0;
+
 /// Bytes of local memory per stack-passed argument or result.
 pub const STACK_ARG_BYTES: u32 = 8;
 

@@ -16,7 +16,7 @@
 use ursa_emit::latency::{class_of_form, LatencyClass};
 use ursa_emit::{control, forms, optypes, Inst, RegFile};
 
-use crate::emit::encode::{item, Code, Item};
+use crate::ir::code::{item, Code, Item};
 
 /// Scoreboards the compiler uses.
 const SCOREBOARDS: u8 = 6;
@@ -296,7 +296,7 @@ fn latency(c: LatencyClass) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emit::encode::testing::{code, text};
+    use crate::ir::code::testing::{code, text};
 
     fn deps(lines: &[&str]) -> Vec<String> {
         let mut c = code(lines);

@@ -2,4 +2,5 @@
 
 pub mod calc_instr_deps;
 pub mod encode;
+pub mod lower_vcode;
 pub mod opt_branches;

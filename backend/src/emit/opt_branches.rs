@@ -14,7 +14,7 @@
 
 use ursa_emit::{forms, optypes, Inst};
 
-use crate::emit::encode::{Code, Item};
+use crate::ir::code::{Code, Item};
 
 fn is_bra(it: &Item) -> bool {
     it.target.is_some()
@@ -42,7 +42,7 @@ fn set_guard(i: &mut Inst, g: (u64, u64)) {
 /// Ends the block: nothing after it runs (an unguarded BRA, EXIT, RET or trap).
 fn ends_flow(it: &Item) -> bool {
     let op = it.inst.def().optype;
-    (is_bra(it) || crate::emit::encode::is_tail_jump(it) || [optypes::EXIT::ID, optypes::RET::ID, optypes::BPT::ID].contains(&op))
+    (is_bra(it) || crate::ir::code::is_tail_jump(it) || [optypes::EXIT::ID, optypes::RET::ID, optypes::BPT::ID].contains(&op))
         && !it.inst.is_guarded()
 }
 

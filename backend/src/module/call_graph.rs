@@ -30,49 +30,12 @@
 //!   may hold, which the function then saves at entry and restores at
 //!   return.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use cranelift_codegen::ir::{Function, InstructionData};
 
-use crate::reconv::insert_reconvergence::{self, Callee, Plan};
-
-/// What the module tells one function's reconvergence planning.
-#[derive(Clone, Debug, Default)]
-pub struct ModuleFacts {
-    /// Functions (object symbols) that reach a CTA barrier: the chain of
-    /// functions from it to the one that calls `%ursa_barrier`.
-    pub barrier_chains: HashMap<String, Vec<String>>,
-    /// The chain of some address-taken function that reaches a barrier.
-    pub indirect_barrier: Option<Vec<String>>,
-    /// Device functions: what their regions may use.
-    pub device: HashMap<String, DeviceFacts>,
-    /// Functions that have regions or call (possibly through others) one
-    /// that has.
-    pub with_regions: HashSet<String>,
-    /// An address-taken function has regions or calls one that has.
-    pub indirect_regions: bool,
-}
-
-/// What a device function's regions may use.
-#[derive(Clone, Debug, Default)]
-pub struct DeviceFacts {
-    /// Barrier registers (bit `k`: `Bk`) that callers may hold while it runs.
-    pub avoid: u16,
-    /// Why lanes of a warp may run it twice at once, if they may: then
-    /// every register it uses is saved at entry and restored at return
-    /// (its callers, itself included, may hold any).
-    pub runs_twice: Option<String>,
-}
-
-impl ModuleFacts {
-    /// Can the callee (or a function it calls) have convergence regions?
-    pub fn reaches_regions(&self, c: &Callee) -> bool {
-        match c {
-            Callee::Direct(s) => self.with_regions.contains(s),
-            Callee::Indirect => self.indirect_regions,
-        }
-    }
-}
+use crate::reconv::plan::{CallSite, Callee, DeviceFacts, ModuleFacts, Plan};
+use crate::reconv::plan_reconvergence;
 
 /// The facts for `funcs` (legalized or not: only calls and branches
 /// matter), `kernels[i]` telling whether `funcs[i]` is a kernel.
@@ -80,7 +43,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     let n = funcs.len();
     let syms: Vec<String> = funcs.iter().map(crate::symbol_name).collect();
     let index: HashMap<&str, usize> = syms.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-    let sites: Vec<Vec<insert_reconvergence::CallSite>> = funcs.iter().map(insert_reconvergence::call_sites).collect();
+    let sites: Vec<Vec<CallSite>> = funcs.iter().map(plan_reconvergence::call_sites).collect();
     let address_taken: Vec<usize> = {
         let mut v = Vec::new();
         for f in funcs {
@@ -282,5 +245,5 @@ fn legalized_plan(f: &Function, kernel: bool, facts: &ModuleFacts) -> Option<Pla
     crate::mid::legalize_div::legalize(&mut f).ok()?;
     crate::mid::legalize_memory::legalize_memory(&mut f).ok()?;
     crate::mid::legalize_atomics::legalize_atomics(&mut f);
-    insert_reconvergence::plan(&f, kernel, Some(facts)).ok()
+    plan_reconvergence::plan(&f, kernel, Some(facts)).ok()
 }

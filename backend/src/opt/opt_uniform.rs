@@ -39,7 +39,8 @@ use ursa_emit::typed::UR;
 use ursa_emit::{forms, Inst, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet};
 
-use crate::mid::divergence::{self, Cfg, Divergence};
+use crate::ir::cfg::Cfg;
+use crate::mid::divergence::{self, Divergence};
 use crate::opt::opt_fold_cmem::{convert, def_counts, drop_unnamed_uses, fold_operand, remove_unread_copies, Source};
 
 /// UR registers numbered by this pass (UR0–UR62; UR63 is URZ).

@@ -57,18 +57,9 @@
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function};
 
-use crate::mid::divergence::{Cfg, Divergence};
-use crate::module::call_graph::ModuleFacts;
-use crate::reconv::insert_reconvergence::{Plan, Region, NUM_BREGS};
-
-/// A region before register allocation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Group {
-    pub setup: Block,
-    pub joins: Vec<Block>,
-    /// The divergent branches (their blocks) the region gathers.
-    pub branches: Vec<Block>,
-}
+use crate::ir::cfg::Cfg;
+use crate::mid::divergence::Divergence;
+use crate::reconv::plan::{Group, ModuleFacts, Plan, Region, NUM_BREGS};
 
 /// A set of points (two per block: head `2b`, body `2b + 1`).
 #[derive(Clone, PartialEq, Eq)]
@@ -324,7 +315,7 @@ fn stale_members(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], a: usize, fa
 
 #[cfg(test)]
 mod tests {
-    use crate::reconv::insert_reconvergence::plan;
+    use crate::reconv::plan_reconvergence::plan;
 
     /// (setup, first join, register) of each region of kernel `src`.
     fn regions(src: &str) -> Vec<(String, String, u8)> {

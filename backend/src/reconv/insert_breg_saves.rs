@@ -20,7 +20,7 @@ use ursa_emit::forms::{self, BMOV_R, BMOV_X};
 use ursa_emit::mods::{BReg, BmovMode};
 use ursa_isel::vcode::{Bundle, Class, MInst, Pseudo, VCode, VReg};
 
-use crate::reconv::insert_reconvergence::{vcode_block, Plan};
+use crate::reconv::plan::{vcode_block, Plan};
 
 fn save(k: u8, v: VReg) -> MInst {
     Bundle::new().inst(forms::BMOV_X).def(BMOV_X::RD, v).set(BMOV_X::BB, BReg(k as u32)).set(BMOV_X::MODE, BmovMode::CLEAR).build()

@@ -4,3 +4,5 @@ pub mod alloc_bregs;
 pub mod insert_breg_saves;
 pub mod insert_reconvergence;
 pub mod opt_idle_regions;
+pub mod plan;
+pub mod plan_reconvergence;

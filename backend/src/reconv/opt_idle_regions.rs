@@ -11,7 +11,7 @@
 //! may follow the `BSYNC`) do nothing and go; so do the saves and restores
 //! of a barrier register that no `BSSY` sets any more.
 
-use crate::emit::encode::{Code, Item};
+use crate::ir::code::{Code, Item};
 use ursa_emit::{fields, forms, optypes as o};
 
 /// Transfers control or touches a convergence barrier.

@@ -18,6 +18,7 @@ use regalloc2 as ra;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
+use ursa_isel::abi::P_SCRATCH;
 
 /// First register of the 32-bit region.
 pub const R_BASE: u32 = 132;
@@ -26,11 +27,6 @@ pub const PAIR_BASE: u32 = 4;
 /// Registers per regalloc2 class that may be allocated (the 64th is scratch).
 pub const ALLOCATABLE: usize = 63;
 pub const P_ALLOCATABLE: usize = 6;
-/// The predicate kept free for instruction-internal use (`br_table` chains,
-/// regalloc2's cyclic moves between instructions).
-pub const P_SCRATCH: u32 = 6;
-/// The 32-bit register used by spill code of predicates.
-pub const SPILL_SCRATCH: u32 = 0;
 
 pub fn rc(c: Class) -> RegClass {
     match c {

@@ -47,8 +47,8 @@ use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{RegFile, RegRef, RegSlot};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::regalloc::assign_regs_regalloc2::{P_SCRATCH, SPILL_SCRATCH};
 use crate::regalloc::assignment::{Assignment, Loc, Move};
+use ursa_isel::abi::{P_SCRATCH, SPILL_SCRATCH};
 
 /// `R0`–`R254`.
 const NREGS: u32 = 255;
@@ -1307,9 +1307,9 @@ fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emit::encode::testing::text;
+    use crate::ir::code::testing::text;
+    use crate::regalloc::assignment::SlotHomes;
     use crate::regalloc::check_assignment::check_assignment;
-    use crate::regalloc::place_spill_slots::SlotHomes;
     use ursa_emit::forms::{IADD_RR, ISETP_RI};
     use ursa_emit::mods;
     use ursa_isel::vcode::{BlockId, Bundle, MInst, VBlock, VReg};
@@ -1410,7 +1410,7 @@ mod tests {
         let asg = assign_ssa_regs(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         assert!(asg.moves.is_empty());
-        let code = crate::emit::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         assert_eq!(text(&code), ["IADD R4, P0, R4, R6", "IADD.X R5, R5, R7, P0", "RET R[20:21]"]);
     }
 
@@ -1440,7 +1440,7 @@ mod tests {
         let asg = assign_ssa_regs(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         assert!(asg.moves.is_empty());
-        let code = crate::emit::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
         assert_eq!(code.dropped_copies, 3);
     }
@@ -1554,7 +1554,7 @@ mod tests {
         assert!(reloads.iter().all(|m| m.to.slot().is_none() && m.from.slot().is_some()));
         let homes = SlotHomes::memory(&asg);
         assert_eq!(homes.memory_bytes(), 12);
-        let code = crate::emit::encode::lay_out(&v, &asg, &homes).unwrap();
+        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &homes).unwrap();
         assert_eq!(code.frame_size, 16);
         let t = text(&code);
         assert!(t.contains(&"STL.64 [R1], R[20:21]".to_string()), "{:?}", t);
@@ -1618,7 +1618,7 @@ mod tests {
             }
         }
         let c = call_at(&v);
-        let code = crate::emit::encode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         let t = text(&code);
         assert!(t.iter().any(|l| l.starts_with("SEL R0, RZ, 0x1, !P")), "{:?}", t);
         assert!(t.iter().any(|l| l.starts_with("ISETP.NE.AND.U32 P") && l.contains("R0, 0x0")), "{:?}", t);

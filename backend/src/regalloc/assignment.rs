@@ -1,8 +1,8 @@
-//! What a register allocator hands to `encode::lay_out`: a machine register
+//! What a register allocator hands to `lower_vcode::lay_out`: a machine register
 //! for every operand and the moves to make at each program point.
 //!
-//! Both allocators produce it: `assign_regs` (regalloc2, converted from its
-//! `Output`) and `assign_ssa_regs` (registers chosen directly on the SSA
+//! Both allocators produce it: `assign_regs_regalloc2` (regalloc2, converted from its
+//! `Output`) and `assign_regs_ssa` (registers chosen directly on the SSA
 //! code). Registers are machine numbers: `Rn` (the low register of a pair)
 //! or `Pn`, by the operand's class; a spill slot is a 4-byte unit of the
 //! spill area (`place_spill_slots` decides where it lives).
@@ -87,7 +87,7 @@ pub struct RegallocStats {
 impl Assignment {
     /// What the allocator added, with the spill slots where `homes` put them:
     /// a spill or reload of a slot kept in a register is a move.
-    pub fn stats(&self, homes: &crate::regalloc::place_spill_slots::SlotHomes) -> RegallocStats {
+    pub fn stats(&self, homes: &SlotHomes) -> RegallocStats {
         let mut s = RegallocStats { spill_slots: self.num_spillslots - homes.in_registers(), ..Default::default() };
         let in_memory = |a: Loc| a.slot().is_some_and(|k| homes.reg(k as usize).is_none());
         for m in &self.moves {
@@ -98,5 +98,94 @@ impl Assignment {
             }
         }
         s
+    }
+}
+
+/// The register name of spill slot 0 (slot `s` is `SLOT_REG_BASE + s`; a
+/// pair's slot is even, so its register pair is aligned).
+pub const SLOT_REG_BASE: u32 = 256;
+
+/// Where each spill slot (4-byte unit of regalloc2's spill area) lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotHomes {
+    /// Per slot unit: in a register.
+    pub(crate) in_reg: Vec<bool>,
+    /// Per slot unit: the units of the slot it starts (1 or 2), 0 for none.
+    pub(crate) size: Vec<u8>,
+    /// Per slot unit: its byte offset in the spill area, for slots in memory
+    /// (packed densely, a pair's slot 8-byte aligned).
+    ofs: Vec<u32>,
+    /// Bytes of the spill area in local memory.
+    bytes: u32,
+}
+
+impl SlotHomes {
+    /// Every slot of `asg` in local memory.
+    pub fn memory(asg: &Assignment) -> SlotHomes {
+        let mut size = vec![0u8; asg.num_spillslots];
+        for m in asg.moves.iter() {
+            if let Some(s) = m.from.slot().or(m.to.slot()) {
+                size[s as usize] = if m.class == Class::RPair { 2 } else { 1 };
+            }
+        }
+        SlotHomes::new(size, |_| false)
+    }
+
+    /// Slots of the given sizes (per 4-byte unit: the units of the slot it
+    /// starts, 0 for none), each in a register where `in_reg` says so.
+    pub fn new(size: Vec<u8>, in_reg: impl Fn(usize) -> bool) -> SlotHomes {
+        let n = size.len();
+        SlotHomes { in_reg: vec![false; n], size, ofs: vec![0; n], bytes: 0 }.with(in_reg)
+    }
+
+    /// The register of slot `s`, if it lives in one.
+    pub fn reg(&self, s: usize) -> Option<u32> {
+        self.in_reg.get(s).copied().unwrap_or(false).then_some(SLOT_REG_BASE + s as u32)
+    }
+
+    /// The byte offset of slot `s` in the spill area (a slot in memory).
+    pub fn offset(&self, s: usize) -> u32 {
+        self.ofs.get(s).copied().unwrap_or(0)
+    }
+
+    /// Bytes of local memory the spill slots need.
+    pub fn memory_bytes(&self) -> u32 {
+        self.bytes
+    }
+
+    /// How many slot units live in registers.
+    pub fn in_registers(&self) -> usize {
+        self.in_reg.iter().filter(|&&r| r).count()
+    }
+
+    fn set(&mut self, slot: usize, in_reg: bool) {
+        let size = (self.size[slot] as usize).max(1);
+        for k in slot..(slot + size).min(self.in_reg.len()) {
+            self.in_reg[k] = in_reg;
+        }
+    }
+
+    fn lay_out_memory(&mut self) {
+        let mut at = 0u32;
+        for s in 0..self.in_reg.len() {
+            let size = self.size[s] as u32;
+            if size > 0 && !self.in_reg[s] {
+                at = at.next_multiple_of(4 * size);
+                self.ofs[s] = at;
+                at += 4 * size;
+            }
+        }
+        self.bytes = at;
+    }
+
+    pub(crate) fn with(&self, in_reg: impl Fn(usize) -> bool) -> SlotHomes {
+        let mut h = self.clone();
+        for s in 0..h.in_reg.len() {
+            if h.size[s] > 0 {
+                h.set(s, in_reg(s));
+            }
+        }
+        h.lay_out_memory();
+        h
     }
 }

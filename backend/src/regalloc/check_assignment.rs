@@ -19,9 +19,9 @@ use smallvec::SmallVec;
 use ursa_emit::RegFile;
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
 
-use crate::regalloc::assign_regs_regalloc2::{P_SCRATCH, SPILL_SCRATCH};
 use crate::regalloc::assign_regs_ssa::{copy_source, early_def_may_share, piece_span, result_span};
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
+use ursa_isel::abi::{P_SCRATCH, SPILL_SCRATCH};
 
 /// Locations: R0–R254, then P0–P7, then the spill slot units.
 const P_BASE: usize = 255;

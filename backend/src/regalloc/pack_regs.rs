@@ -46,7 +46,7 @@ use smallvec::SmallVec;
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, optypes, FormId, Inst, RegFile, RegSlot};
 
-use crate::emit::encode::Code;
+use crate::ir::code::Code;
 
 /// The stack pointer (never renamed; given to other values only in a function
 /// that neither touches it nor calls).
@@ -54,8 +54,8 @@ const SP: u32 = 1;
 /// Registers `R0`–`R254`.
 const NREGS: usize = 255;
 /// Register names from here up are spill slots to be given a register
-/// (`place_spill_slots::SLOT_REG_BASE`).
-const ABOVE_FILE: u32 = crate::regalloc::place_spill_slots::SLOT_REG_BASE;
+/// (`assignment::SLOT_REG_BASE`).
+const ABOVE_FILE: u32 = crate::regalloc::assignment::SLOT_REG_BASE;
 
 /// Why code naming registers above the file could not be packed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -416,7 +416,7 @@ fn blocks(code: &Code, ranges: &mut Vec<(usize, usize)>, succs: &mut Vec<SmallVe
         }
         if let Some(last) = code.items[s..e].last() {
             let op = last.inst.def().optype;
-            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::emit::encode::is_tail_jump(last))
+            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::ir::code::is_tail_jump(last))
                 && !last.inst.is_guarded()
             {
                 falls = false;
@@ -1151,8 +1151,8 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emit::encode::testing::{code, text};
-    use crate::emit::encode::Implicit;
+    use crate::ir::code::testing::{code, text};
+    use crate::ir::code::Implicit;
 
     #[test]
     fn singles_and_pairs_share_one_dense_file() {
