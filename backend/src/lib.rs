@@ -55,6 +55,7 @@ pub mod regalloc;
 use std::fmt;
 
 pub use error::Error;
+pub use module::symbol_name;
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{legalize_atomics, legalize_div, legalize_i128, legalize_memory};
@@ -139,12 +140,6 @@ fn regalloc2_forced() -> bool {
 fn trace_allocator() -> bool {
     static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *TRACE.get_or_init(|| std::env::var_os("URSA_TRACE_ALLOCATOR").is_some())
-}
-
-/// The symbol name of a CLIF function in the object file (`%name` → `name`;
-/// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
-pub fn symbol_name(f: &Function) -> String {
-    ursa_isel::lower::object_symbol(&f.name.to_string())
 }
 
 /// The `.param` table of a kernel compiled from `func`: one parameter per

@@ -41,7 +41,7 @@ use crate::reconv::plan_reconvergence;
 /// matter), `kernels[i]` telling whether `funcs[i]` is a kernel.
 pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     let n = funcs.len();
-    let syms: Vec<String> = funcs.iter().map(crate::symbol_name).collect();
+    let syms: Vec<String> = funcs.iter().map(crate::module::symbol_name).collect();
     let index: HashMap<&str, usize> = syms.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     let sites: Vec<Vec<CallSite>> = funcs.iter().map(plan_reconvergence::call_sites).collect();
     let address_taken: Vec<usize> = {

@@ -322,7 +322,7 @@ pub fn plan_on(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts
     let avoid = if kernel {
         0
     } else {
-        match facts.and_then(|m| m.device.get(&crate::symbol_name(f))) {
+        match facts.and_then(|m| m.device.get(&crate::module::symbol_name(f))) {
             Some(d) if d.runs_twice.is_none() => d.avoid,
             _ => u16::MAX,
         }
