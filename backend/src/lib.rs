@@ -49,23 +49,25 @@ pub mod ir;
 pub mod mid;
 pub mod module;
 pub mod opt;
+pub mod pipeline;
 pub mod reconv;
 pub mod regalloc;
 
-use std::fmt;
-
 pub use error::Error;
 pub use module::symbol_name;
+pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{legalize_atomics, legalize_div, legalize_i128, legalize_memory};
 use module::{call_graph, call_stack, shared_mem};
 use opt::{opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_narrow_pairs, opt_sink_block_args, opt_uniform};
 use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_reconvergence};
-use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs, place_spill_slots};
+use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs};
 
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::settings;
+use pipeline::Run;
+use regalloc::place_spill_slots::{SlotSearch, Verdict};
 use ursa_emit::elf;
 
 /// Compiler options.
@@ -78,16 +80,19 @@ pub struct Options {
     /// assignment, regalloc2's checker for regalloc2's); an error is an
     /// internal compiler error. The test runner turns it on.
     pub check_regalloc: bool,
-    /// Allocate with regalloc2 even where `assign_ssa_regs` could assign the
-    /// registers on the SSA code (the environment variable `URSA_REGALLOC2=1`
-    /// does the same for every compilation), to compare the two paths.
+    /// Allocate with regalloc2 even where `assign_regs_ssa` could assign the
+    /// registers on the SSA code, to compare the two paths (the `ursa`
+    /// command sets it when the environment variable `URSA_REGALLOC2=1` is set).
     pub regalloc2: bool,
+    /// Name each function left to regalloc2 on stderr, with the reason the
+    /// SSA assignment gave up (the `ursa` command sets it for
+    /// `URSA_TRACE_ALLOCATOR`).
+    pub trace_allocator: bool,
     /// Fill in [`Compiled::pack`] (for `--stats`); without it the counts
     /// may be left at zero where taking them would cost a scan of the code.
     pub stats: bool,
-    /// Passes (names from [`PASSES`]) after which the code is printed into
-    /// [`Compiled::printed`].
-    pub print_after: Vec<String>,
+    /// Passes after which their output is printed into [`Compiled::printed`].
+    pub print_after: Vec<Pass>,
     /// The file's static shared-memory variables ([`module::shared_mem::parse`]).
     pub shared: shared_mem::SharedLayout,
     /// What the rest of the module tells the reconvergence pass
@@ -97,26 +102,6 @@ pub struct Options {
     pub module: Option<std::sync::Arc<reconv::plan::ModuleFacts>>,
 }
 
-/// The passes whose output `Options::print_after` can print, in order.
-pub const PASSES: &[&str] = &[
-    "lower",
-    "narrow_pairs",
-    "fold_zero",
-    "fold_imm",
-    "fold_cmem",
-    "if_convert",
-    "sink_block_args",
-    "opt_uniform",
-    "save_bregs",
-    "split_bundles",
-    "encode",
-    "insert_reconvergence",
-    "pack_regs",
-    "opt_branches",
-    "drop_idle_regions",
-    "calc_instr_deps",
-];
-
 /// A compiled function.
 #[derive(Clone, Debug)]
 pub struct Compiled {
@@ -124,22 +109,11 @@ pub struct Compiled {
     pub stats: assignment::RegallocStats,
     /// What packing did (complete only with [`Options::stats`]).
     pub pack: pack_regs::PackStats,
-    /// The code after each pass named in `Options::print_after`.
+    /// The output of each pass named in `Options::print_after`.
     pub printed: String,
-}
-
-/// `URSA_REGALLOC2` is set (to anything but `0`): every function goes
-/// through regalloc2 ([`Options::regalloc2`]). Read once.
-fn regalloc2_forced() -> bool {
-    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FORCED.get_or_init(|| std::env::var_os("URSA_REGALLOC2").is_some_and(|v| v != "0"))
-}
-
-/// `URSA_TRACE_ALLOCATOR` is set: each function left to regalloc2 is named
-/// on stderr with the reason. Read once.
-fn trace_allocator() -> bool {
-    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TRACE.get_or_init(|| std::env::var_os("URSA_TRACE_ALLOCATOR").is_some())
+    /// The passes that ran, in order (those `place_spill_slots` repeats once
+    /// per attempt).
+    pub passes: Vec<Pass>,
 }
 
 /// The `.param` table of a kernel compiled from `func`: one parameter per
@@ -193,41 +167,33 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // The kernel parameter table of the function as written: an i128
     // parameter (16 bytes, 8-aligned) has the layout of its two halves.
     let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
-    let mut func = func.clone();
-    legalize_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
-    legalize_div::legalize(&mut func).map_err(Error::Unsupported)?;
-    legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
-    legalize_atomics::legalize_atomics(&mut func);
+    let mut run = Run::new(&opts.print_after);
     // What `--print-after` asks for is kept when a later pass fails, so the
     // code that led to an internal error can be read.
-    let mut printed = String::new();
-    match compile_passes(&func, opts, params, shared_size, &mut printed) {
-        Ok(c) => Ok(Compiled { printed, ..c }),
-        Err(e) if printed.is_empty() => Err(e),
-        Err(e) => Err(e.with_printed(&printed)),
+    match run_passes(func.clone(), opts, params, shared_size, &mut run) {
+        Ok(c) => Ok(Compiled { printed: run.printed, passes: run.ran, ..c }),
+        Err(e) if run.printed.is_empty() => Err(e),
+        Err(e) => Err(e.with_printed(&run.printed)),
     }
 }
 
-/// The passes of [`compile`] from instruction selection on (the function
-/// verified and legalized), printing into `printed` after those
-/// `opts.print_after` names.
-fn compile_passes(
-    func: &Function,
-    opts: &Options,
-    params: Vec<elf::Param>,
-    shared_size: u32,
-    printed: &mut String,
-) -> Result<Compiled, Error> {
-    let mut print = |pass: &str, text: &dyn fmt::Display| {
-        if opts.print_after.iter().any(|p| p == pass) {
-            printed.push_str(&format!("; after {}\n{}\n", pass, text));
-        }
-    };
+/// The passes of [`compile`] on the verified function, in the order of
+/// [`Pass::ALL`], each recorded in `run` (which prints its output if asked).
+fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, shared_size: u32, run: &mut Run) -> Result<Compiled, Error> {
+    legalize_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
+    run.ran(Pass::legalize_i128, &func.display());
+    legalize_div::legalize(&mut func).map_err(Error::Unsupported)?;
+    run.ran(Pass::legalize_div, &func.display());
+    legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
+    run.ran(Pass::legalize_memory, &func.display());
+    legalize_atomics::legalize_atomics(&mut func);
+    run.ran(Pass::legalize_atomics, &func.display());
     // One control-flow graph of the CLIF function (with its dominator trees,
     // computed on demand) and one divergence analysis for the region
     // planning and the uniform block parameters.
     let cfg = ir::cfg::Cfg::new(&func);
     let (reconv, div) = plan_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
+    run.ran(Pass::plan_reconvergence, &reconv);
     // Without static shared variables the offsets are always the same table.
     static NO_VARS: std::sync::OnceLock<std::collections::HashMap<String, u32>> = std::sync::OnceLock::new();
     let offsets;
@@ -238,70 +204,96 @@ fn compile_passes(
         &offsets
     };
     let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::Unsupported(e.to_string()))?;
-    print("lower", &vcode);
+    run.ran(Pass::lower, &vcode);
     opt_narrow_pairs::narrow_pairs(&mut vcode);
-    print("narrow_pairs", &vcode);
+    run.ran(Pass::opt_narrow_pairs, &vcode);
     opt_fold_zero::fold_zero(&mut vcode);
-    print("fold_zero", &vcode);
+    run.ran(Pass::opt_fold_zero, &vcode);
     opt_fold_imm::fold_imm(&mut vcode);
-    print("fold_imm", &vcode);
+    run.ran(Pass::opt_fold_imm, &vcode);
     opt_fold_cmem::fold_cmem(&mut vcode);
-    print("fold_cmem", &vcode);
+    run.ran(Pass::opt_fold_cmem, &vcode);
     opt_if_convert::if_convert(&mut vcode);
-    print("if_convert", &vcode);
+    run.ran(Pass::opt_if_convert, &vcode);
     opt_sink_block_args::sink_block_args(&mut vcode);
-    print("sink_block_args", &vcode);
+    run.ran(Pass::opt_sink_block_args, &vcode);
     let uniform_params = opt_uniform::uniform_params(&func, &cfg, div.as_ref(), opts.kernel, reconv.skipped.is_empty());
     opt_uniform::opt_uniform(&mut vcode, &uniform_params);
-    print("opt_uniform", &vcode);
+    run.ran(Pass::opt_uniform, &vcode);
     insert_breg_saves::save_bregs(&mut vcode, &reconv);
-    print("save_bregs", &vcode);
+    run.ran(Pass::insert_breg_saves, &vcode);
     lower_bundles::split_bundles(&mut vcode);
-    print("split_bundles", &vcode);
+    run.ran(Pass::lower_bundles, &vcode);
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa = if opts.regalloc2 || regalloc2_forced() { Err("regalloc2 asked for") } else { assign_regs_ssa::assign_ssa_regs(&vcode) };
-    if let (Err(why), true) = (&ssa, trace_allocator()) {
-        eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
-    }
+    let ssa = if opts.regalloc2 { Err("regalloc2 asked for") } else { assign_regs_ssa::assign_ssa_regs(&vcode) };
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {
                 check_assignment::check_assignment(&vcode, &asg)
                     .map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
             }
+            run.ran(Pass::assign_regs_ssa, &asg);
             asg
         }
-        Err(_) => {
-            assign_regs_regalloc2::assign_regs(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc).map_err(Error::Internal)?
+        Err(why) => {
+            if opts.trace_allocator {
+                eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
+            }
+            let asg = assign_regs_regalloc2::assign_regs(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc)
+                .map_err(Error::Internal)?;
+            run.ran(Pass::assign_regs_regalloc2, &asg);
+            asg
         }
     };
-    // Layout and packing, once per choice of spill-slot homes; the text of
-    // the code before packing is kept only when asked for.
-    let want = |pass: &str| opts.print_after.iter().any(|p| p == pass);
-    let (want_encode, want_reconv) = (want("encode"), want("insert_reconvergence"));
-    let ((mut code, pack, before), homes) = place_spill_slots::place_spill_slots(&asg, |homes| {
-        let mut code = lower_vcode::lay_out(&vcode, &asg, homes).map_err(Error::Internal)?;
-        let encoded = if want_encode { code.to_string() } else { String::new() };
-        insert_reconvergence::insert(&mut code, &vcode, &reconv);
-        let reconverged = if want_reconv { code.to_string() } else { String::new() };
-        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
-        Ok(packed.map(|mut pack| {
-            pack.copies_removed += code.dropped_copies;
-            (code, pack, (encoded, reconverged))
-        }))
-    })?;
-    print("encode", &before.0);
+    // Layout, reconvergence and packing, once per choice of spill-slot homes
+    // (`place_spill_slots`); the printed text is that of the attempt taken.
     let notes: String = reconv.skipped.iter().map(|s| format!("; no convergence barrier: {}\n", s)).collect();
-    print("insert_reconvergence", &format_args!("{}{}", notes, before.1));
-    print("pack_regs", &code);
+    let mut search = SlotSearch::new(&asg);
+    let mut kept = None;
+    let (mut code, pack, homes) = loop {
+        let homes = search.homes().clone();
+        let mut attempt = Run::new(&opts.print_after);
+        let mut code = lower_vcode::lay_out(&vcode, &asg, &homes).map_err(Error::Internal)?;
+        attempt.ran(Pass::lower_vcode, &code);
+        insert_reconvergence::insert(&mut code, &vcode, &reconv);
+        attempt.ran(Pass::insert_reconvergence, &format_args!("{}{}", notes, code));
+        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
+        let (pack, verdict) = match packed {
+            Ok(mut pack) => {
+                pack.copies_removed += code.dropped_copies;
+                attempt.ran(Pass::pack_regs, &code);
+                (Some(pack), search.outcome(Ok(()))?)
+            }
+            Err(why) => (None, search.outcome(Err(why))?),
+        };
+        run.ran.extend_from_slice(&attempt.ran);
+        match (verdict, pack) {
+            (Verdict::Accept, Some(pack)) => {
+                run.printed.push_str(&attempt.printed);
+                break (code, pack, homes);
+            }
+            (Verdict::Keep, Some(pack)) => kept = Some((attempt.printed, code, pack, homes)),
+            (Verdict::UseKept, _) => match kept.take() {
+                Some((printed, code, pack, homes)) => {
+                    run.printed.push_str(&printed);
+                    break (code, pack, homes);
+                }
+                None => return Err(Error::Internal("the spill-slot search ended without code that fits".into())),
+            },
+            (Verdict::Discard, _) => {}
+            (verdict, None) => return Err(Error::Internal(format!("the spill-slot search took code that did not pack ({:?})", verdict))),
+        }
+    };
+    run.ran(Pass::place_spill_slots, &homes);
     opt_branches::opt_branches(&mut code);
-    print("opt_branches", &code);
+    run.ran(Pass::opt_branches, &code);
     opt_idle_regions::drop_idle_regions(&mut code);
-    print("drop_idle_regions", &code);
+    run.ran(Pass::opt_idle_regions, &code);
     calc_instr_deps::calc_instr_deps(&mut code);
-    print("calc_instr_deps", &code);
+    run.ran(Pass::calc_instr_deps, &code);
     let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
+    run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
     Ok(Compiled {
         function: elf::Function {
             // `symbol_name(&func)`, from the name the lowering already wrote out.
@@ -316,6 +308,7 @@ fn compile_passes(
         stats: asg.stats(&homes),
         pack,
         printed: String::new(),
+        passes: Vec::new(),
     })
 }
 

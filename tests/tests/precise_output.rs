@@ -12,15 +12,17 @@
 
 use std::path::PathBuf;
 
-use ursa_backend::{compile, Options};
+use ursa_backend::{compile, Options, Pass};
 
 fn render(path: &std::path::Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
     let funcs = cranelift_reader::parse_functions(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e));
     let mut out = String::new();
-    let passes: Vec<String> = match text.lines().find_map(|l| l.strip_prefix("; print-after:")) {
-        Some(list) => list.split_whitespace().map(String::from).collect(),
-        None => vec!["split_bundles".into(), "calc_instr_deps".into()],
+    let passes: Vec<Pass> = match text.lines().find_map(|l| l.strip_prefix("; print-after:")) {
+        Some(list) => {
+            list.split_whitespace().map(|p| Pass::from_name(p).unwrap_or_else(|| panic!("{}: no pass {}", path.display(), p))).collect()
+        }
+        None => vec![Pass::lower_bundles, Pass::calc_instr_deps],
     };
     // The whole file is one module, as `ursa compile` sees it.
     let kernels: Vec<bool> = funcs.iter().map(|f| f.signature.returns.is_empty()).collect();

@@ -66,9 +66,15 @@ pub fn compile(
     print_after: Vec<String>,
 ) -> Result<(), String> {
     quiet_panics();
-    if let Some(p) = print_after.iter().find(|p| !ursa_backend::PASSES.contains(&p.as_str())) {
-        return Err(format!("--print-after {}: no such pass (the passes: {})", p, ursa_backend::PASSES.join(", ")));
-    }
+    let print_after = print_after
+        .iter()
+        .map(|p| {
+            ursa_backend::Pass::from_name(p).ok_or_else(|| {
+                let all: Vec<&str> = ursa_backend::Pass::ALL.iter().map(|p| p.name()).collect();
+                format!("--print-after {}: no such pass (the passes: {})", p, all.join(", "))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let text = std::fs::read_to_string(input).map_err(|e| format!("{}: {}", input.display(), e))?;
     let shown = input.display().to_string();
     ursa_cli::clif_limits::check(&text).map_err(|e| format!("{}: {}", shown, e))?;
@@ -125,7 +131,7 @@ pub fn compile(
             shared: shared.clone(),
             module: module.clone(),
             stats,
-            ..Default::default()
+            ..ursa_cli::env_options()
         };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;

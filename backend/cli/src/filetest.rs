@@ -174,7 +174,7 @@ pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
 /// [`compile_guarded`] for a function of a file whose `; ursa.shared`
 /// directives gave `shared`.
 pub fn compile_guarded_in(f: &Function, shared: &ursa_backend::module::shared_mem::SharedLayout) -> Result<elf::Function, Error> {
-    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, shared: shared.clone(), ..Default::default() }))) {
+    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, shared: shared.clone(), ..crate::env_options() }))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();

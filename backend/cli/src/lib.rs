@@ -11,3 +11,16 @@ pub mod filetest;
 mod filetest_calls;
 pub mod fuzz_props;
 pub mod fuzzgen;
+
+/// The compiler options every compilation of the tool starts from: what the
+/// environment asks for. `URSA_REGALLOC2` (set to anything but `0`) sends every
+/// function through regalloc2 ([`ursa_backend::Options::regalloc2`]);
+/// `URSA_TRACE_ALLOCATOR` names on stderr each function left to regalloc2 and
+/// why. The compiler library itself reads no environment.
+pub fn env_options() -> ursa_backend::Options {
+    ursa_backend::Options {
+        regalloc2: std::env::var_os("URSA_REGALLOC2").is_some_and(|v| v != "0"),
+        trace_allocator: std::env::var_os("URSA_TRACE_ALLOCATOR").is_some(),
+        ..Default::default()
+    }
+}

@@ -51,12 +51,9 @@ enum Cmd {
         /// Print register-allocation statistics (moves, spills, reloads).
         #[arg(long)]
         stats: bool,
-        /// Print each function's code after PASS (repeatable): lower,
-        /// narrow_pairs, fold_zero, fold_imm, fold_cmem, if_convert,
-        /// sink_block_args, opt_uniform, save_bregs, encode,
-        /// insert_reconvergence, pack_regs, opt_branches, drop_idle_regions,
-        /// calc_instr_deps.
-        #[arg(long, value_name = "PASS")]
+        /// Print each function's code (or the pass's other output) after PASS
+        /// (repeatable); the passes in the order they run.
+        #[arg(long, value_name = "PASS", value_parser = clap::builder::PossibleValuesParser::new(ursa_backend::Pass::ALL.iter().map(|p| p.name())))]
         print_after: Vec<String>,
     },
     /// Run Cranelift filetests (`test compile`, `test run`): files or directories.

@@ -572,7 +572,7 @@ fn device_function_compiled_alone_gets_regions() {
     let mut listing = String::new();
     for f in &funcs {
         let kernel = f.name.to_string() == "%call_dev";
-        let opts = ursa_backend::Options { kernel, print_after: vec!["insert_reconvergence".into()], ..Default::default() };
+        let opts = ursa_backend::Options { kernel, print_after: vec![ursa_backend::Pass::insert_reconvergence], ..Default::default() };
         assert!(opts.module.is_none());
         let c = ursa_backend::compile(f, &opts).unwrap();
         if !kernel {

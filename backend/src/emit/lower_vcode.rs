@@ -391,8 +391,8 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
 
 #[cfg(test)]
 mod tests {
-    use super::testing::text;
     use super::*;
+    use crate::ir::code::testing::text;
     use crate::regalloc::assign_regs_regalloc2::{assign_regs, RaFunc};
     use ursa_isel::vcode::{Bundle, VBlock};
 

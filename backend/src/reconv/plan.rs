@@ -132,3 +132,32 @@ pub fn vcode_block(vcode: &VCode, plan: &Plan, b: Block) -> Option<BlockId> {
     }
     vcode.blocks.iter().position(|vb| vb.clif == Some(b.as_u32())).map(|i| BlockId(i as u32))
 }
+
+/// The plan as `--print-after plan_reconvergence` shows it: one line per
+/// region, then the branches left without one.
+impl std::fmt::Display for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for r in &self.regions {
+            let joins: Vec<String> = r.joins.iter().map(|j| j.to_string()).collect();
+            write!(f, "region B{}: BSSY at {}, BSYNC at {}", r.breg, r.setup, joins.join(", "))?;
+            if r.rearm {
+                f.write_str(", BREAK after BSYNC")?;
+            }
+            if r.borrow {
+                f.write_str(", borrowed (saved and restored)")?;
+            }
+            writeln!(f)?;
+        }
+        if self.saved != 0 {
+            let regs: Vec<String> = (0..NUM_BREGS).filter(|k| self.saved & (1 << k) != 0).map(|k| format!("B{}", k)).collect();
+            writeln!(f, "saved at entry, restored at return: {}", regs.join(", "))?;
+        }
+        for s in &self.skipped {
+            writeln!(f, "no convergence barrier: {}", s)?;
+        }
+        if self.regions.is_empty() && self.skipped.is_empty() {
+            writeln!(f, "no regions")?;
+        }
+        Ok(())
+    }
+}

@@ -189,3 +189,55 @@ impl SlotHomes {
         h
     }
 }
+
+/// The assignment as `--print-after assign_regs_*` shows it: per flat
+/// instruction the machine register of each operand (`-` for none), then the
+/// moves before and after it.
+impl std::fmt::Display for Assignment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let loc = |l: Loc| match l {
+            Loc::Reg(r) => format!("{}", r),
+            Loc::Slot(s) => format!("slot{}", s),
+        };
+        let moves = |p: usize| -> String {
+            let ms: Vec<String> = self.moves_at(p).iter().map(|m| format!("{:?} {} -> {}", m.class, loc(m.from), loc(m.to))).collect();
+            ms.join("; ")
+        };
+        writeln!(f, "{} allocator, {} spill slot units", if self.ssa { "SSA" } else { "regalloc2" }, self.num_spillslots)?;
+        for i in 0..self.num_insts() {
+            let before = if self.move_at.len() > 2 * i + 1 { moves(2 * i) } else { String::new() };
+            if !before.is_empty() {
+                writeln!(f, "      before: {}", before)?;
+            }
+            let regs: Vec<String> =
+                self.operand_regs(i).iter().map(|&r| if r == NO_REG { "-".to_string() } else { r.to_string() }).collect();
+            writeln!(f, "  i{}: {}", i, regs.join(" "))?;
+            let after = if self.move_at.len() > 2 * i + 2 { moves(2 * i + 1) } else { String::new() };
+            if !after.is_empty() {
+                writeln!(f, "      after: {}", after)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The homes as `--print-after place_spill_slots` shows them.
+impl std::fmt::Display for SlotHomes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut any = false;
+        for s in 0..self.size.len() {
+            if self.size[s] == 0 {
+                continue;
+            }
+            any = true;
+            match self.reg(s) {
+                Some(r) => writeln!(f, "slot{} ({} bytes): register R{}", s, 4 * self.size[s], r)?,
+                None => writeln!(f, "slot{} ({} bytes): local memory at spill area + {:#x}", s, 4 * self.size[s], self.offset(s))?,
+            }
+        }
+        if !any {
+            writeln!(f, "no spill slots")?;
+        }
+        Ok(())
+    }
+}

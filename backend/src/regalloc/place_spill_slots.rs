@@ -40,71 +40,134 @@ fn slots_by_use(asg: &Assignment) -> Vec<usize> {
     slots
 }
 
-/// Chooses the spill slots' homes. `attempt` lays the code out with the
-/// given homes and packs it: `Ok(Ok(result))` when the registers fit,
-/// `Ok(Err(why))` when they do not, `Err` for a compiler error (returned).
-pub fn place_spill_slots<T>(
-    asg: &Assignment,
-    mut attempt: impl FnMut(&SlotHomes) -> Result<Result<T, PackError>, Error>,
-) -> Result<(T, SlotHomes), Error> {
-    let memory = SlotHomes::memory(asg);
-    // After `assign_ssa_regs` the registers are final: its slots (values
-    // live across calls) are all in memory.
-    if asg.ssa {
-        return match attempt(&memory)? {
-            Ok(t) => Ok((t, memory)),
-            Err(why) => Err(Error::Internal(format!("the SSA assignment does not pack: {:?}", why))),
-        };
+/// What to do with an attempt's code, once it is laid out and packed with
+/// [`SlotSearch::homes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It is the result.
+    Accept,
+    /// It fits: keep it (in place of any kept before) and try the next homes.
+    Keep,
+    /// It does not fit: drop it and try the next homes.
+    Discard,
+    /// It does not fit, and the search is over: the kept attempt is the result.
+    UseKept,
+}
+
+/// The search for spill-slot homes, run by the pipeline: lay the code out
+/// and pack it with [`SlotSearch::homes`], then tell [`SlotSearch::outcome`]
+/// whether it packed, until the verdict is `Accept` or `UseKept`.
+///
+/// After `assign_regs_ssa` every slot is in memory (one attempt). After
+/// regalloc2 every slot starts in a register; a slot live across a call goes
+/// to memory, code naming registers chosen at run time puts all of them
+/// there; when the file is full, a binary search finds how many of the most
+/// moved slots fit; with none, all are in memory, which always packs.
+pub struct SlotSearch {
+    memory: SlotHomes,
+    homes: SlotHomes,
+    phase: Phase,
+    ssa: bool,
+    /// Slots most often moved first.
+    slots: Vec<usize>,
+}
+
+enum Phase {
+    /// Every slot in a register that may be, until the file is full.
+    Registers,
+    /// Keeping the first `mid` of `cand` in registers; `lo` of them fit, `hi` do not.
+    Bisect { cand: Vec<usize>, lo: usize, hi: usize, mid: usize, kept: bool },
+    /// Every slot in memory: the last resort.
+    Memory,
+}
+
+impl SlotSearch {
+    pub fn new(asg: &Assignment) -> SlotSearch {
+        let memory = SlotHomes::memory(asg);
+        if asg.ssa {
+            return SlotSearch { homes: memory.clone(), memory, phase: Phase::Memory, ssa: true, slots: Vec::new() };
+        }
+        let homes = memory.with(|s| memory.size[s] > 0);
+        SlotSearch { homes, memory, phase: Phase::Registers, ssa: false, slots: slots_by_use(asg) }
     }
-    let slots = slots_by_use(asg);
-    let mut homes = memory.with(|s| memory.size[s] > 0);
-    loop {
-        match attempt(&homes)? {
-            Ok(t) => return Ok((t, homes)),
-            Err(PackError::LiveAcrossCall(regs)) => {
-                // The slots of these registers (a pair's high half names the
-                // unit above its slot's first) go to memory.
-                let first = |r: u32| {
-                    let u = (r - SLOT_REG_BASE) as usize;
-                    if homes.size[u] == 0 && u > 0 {
-                        u - 1
-                    } else {
-                        u
-                    }
-                };
-                let out: Vec<usize> = regs.into_iter().map(first).collect();
-                homes = homes.with(|s| homes.reg(s).is_some() && !out.contains(&s));
+
+    /// The homes to try next.
+    pub fn homes(&self) -> &SlotHomes {
+        &self.homes
+    }
+
+    /// The verdict on the attempt with [`SlotSearch::homes`]: `Ok` if its
+    /// code packed, else why not. An error when the code does not pack with
+    /// every slot in memory (a compiler bug).
+    pub fn outcome(&mut self, packed: Result<(), PackError>) -> Result<Verdict, Error> {
+        match std::mem::replace(&mut self.phase, Phase::Memory) {
+            Phase::Memory => match packed {
+                Ok(()) => Ok(Verdict::Accept),
+                Err(why) if self.ssa => Err(Error::Internal(format!("the SSA assignment does not pack: {:?}", why))),
+                Err(why) => Err(Error::Internal(format!("code with every spill slot in memory does not pack: {:?}", why))),
+            },
+            Phase::Registers => match packed {
+                Ok(()) => Ok(Verdict::Accept),
+                Err(PackError::LiveAcrossCall(regs)) => {
+                    // The slots of these registers (a pair's high half names
+                    // the unit above its slot's first) go to memory.
+                    let homes = &self.homes;
+                    let first = |r: u32| {
+                        let u = (r - SLOT_REG_BASE) as usize;
+                        if homes.size[u] == 0 && u > 0 {
+                            u - 1
+                        } else {
+                            u
+                        }
+                    };
+                    let out: Vec<usize> = regs.into_iter().map(first).collect();
+                    self.homes = homes.with(|s| homes.reg(s).is_some() && !out.contains(&s));
+                    self.phase = Phase::Registers;
+                    Ok(Verdict::Discard)
+                }
+                Err(PackError::NoRenaming) => {
+                    self.homes = self.memory.clone();
+                    self.phase = Phase::Registers;
+                    Ok(Verdict::Discard)
+                }
+                Err(PackError::Full) => {
+                    // The file is full: keep the first k slots (most moved)
+                    // in registers, for the largest k found to fit.
+                    let cand: Vec<usize> = self.slots.iter().copied().filter(|&s| self.homes.reg(s).is_some()).collect();
+                    let hi = cand.len();
+                    Ok(self.bisect(cand, 0, hi, false))
+                }
+            },
+            Phase::Bisect { cand, lo, hi, mid, kept } => Ok(match packed {
+                Ok(()) if hi - mid <= 1 => Verdict::Accept,
+                Ok(()) => {
+                    self.bisect(cand, mid, hi, true);
+                    Verdict::Keep
+                }
+                Err(_) => self.bisect(cand, lo, mid, kept),
+            }),
+        }
+    }
+
+    /// The next step of the binary search between `lo` (fits) and `hi`
+    /// (does not), `kept` telling whether an attempt that fits was kept.
+    fn bisect(&mut self, cand: Vec<usize>, lo: usize, hi: usize, kept: bool) -> Verdict {
+        if hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            let mut keep = vec![false; self.homes.in_reg.len()];
+            for &s in &cand[..mid] {
+                keep[s] = true;
             }
-            Err(PackError::NoRenaming) => homes = memory.clone(),
-            Err(PackError::Full) => break,
+            self.homes = self.memory.with(|s| keep[s]);
+            self.phase = Phase::Bisect { cand, lo, hi, mid, kept };
+            Verdict::Discard
+        } else if kept {
+            Verdict::UseKept
+        } else {
+            // No register slot fits: all in memory.
+            self.homes = self.memory.clone();
+            self.phase = Phase::Memory;
+            Verdict::Discard
         }
-    }
-    // The file is full: keep the first k slots (most moved) in registers,
-    // for the largest k found to fit.
-    let cand: Vec<usize> = slots.iter().copied().filter(|&s| homes.reg(s).is_some()).collect();
-    let (mut lo, mut hi) = (0, cand.len());
-    let mut best = None;
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        let mut keep = vec![false; homes.in_reg.len()];
-        for &s in &cand[..mid] {
-            keep[s] = true;
-        }
-        let h = memory.with(|s| keep[s]);
-        match attempt(&h)? {
-            Ok(t) => {
-                lo = mid;
-                best = Some((t, h));
-            }
-            Err(_) => hi = mid,
-        }
-    }
-    if let Some(b) = best {
-        return Ok(b);
-    }
-    // No register slot fits: all in memory, which always packs.
-    match attempt(&memory)? {
-        Ok(t) => Ok((t, memory)),
-        Err(why) => Err(Error::Internal(format!("code with every spill slot in memory does not pack: {:?}", why))),
     }
 }
