@@ -73,7 +73,7 @@ pub struct LaunchConfig {
     /// `profile`; CTAs then run one after another).
     pub timeline: bool,
     /// Run single-lane, single-warp CTAs (a device-function call) in code
-    /// translated to the host (docs/performance.md, "One lane"). Only when
+    /// translated to the host (docs/sim-translation.md). Only when
     /// no strict checking, trace or profile is asked for: those stay on the
     /// interpreter. Results, traps and statistics are the interpreter's.
     pub jit: bool,

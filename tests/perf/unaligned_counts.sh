@@ -1,6 +1,6 @@
 #!/bin/bash
 # Static and executed instruction counts of the kernels of tests/perf/unaligned.clif
-# (docs/performance.md, "Misaligned loads and stores"). From the project root:
+# (docs/performance.md, section 7, "Misaligned loads and stores"). From the project root:
 #   tests/perf/unaligned_counts.sh
 set -eu
 cargo build --release -q -p ursa-cli --bin ursa

@@ -14,8 +14,8 @@
 //! leaves to the interpreter at any instruction it does not handle, at the
 //! step limit and on a fault; instructions outside its integer core run in
 //! place through the interpreter's own semantics (`run_one`), so results,
-//! traps and statistics are those of the interpreter. See docs/performance.md
-//! ("One lane") and docs/architecture.md.
+//! traps and statistics are those of the interpreter. See
+//! docs/sim-translation.md.
 
 mod region;
 mod translate;
