@@ -11,3 +11,4 @@ pub mod filetest;
 mod filetest_calls;
 pub mod fuzz_props;
 pub mod fuzzgen;
+pub mod input;
