@@ -55,6 +55,8 @@ struct FuncSrc<'a> {
     labels: HashMap<String, u64>,
     insts: Vec<Line<'a>>,
     next_param: u32,
+    /// The `.shared` and `.local` directives given so far.
+    sizes_given: Vec<&'a str>,
 }
 
 /// Label lookup while assembling one function: local labels resolve to
@@ -118,6 +120,7 @@ fn current<'f, 'a>(funcs: &'f mut Vec<FuncSrc<'a>>, default_name: &str, line: us
             labels: HashMap::new(),
             insts: Vec::new(),
             next_param: 0,
+            sizes_given: Vec::new(),
         });
     }
     funcs.last_mut().unwrap()
@@ -176,6 +179,7 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                         labels: HashMap::new(),
                         insts: Vec::new(),
                         next_param: 0,
+                        sizes_given: Vec::new(),
                     });
                 }
                 "param" | "shared" | "local" => {
@@ -192,13 +196,31 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                             let size = num(size.trim())
                                 .filter(|s| *s > 0)
                                 .ok_or_else(|| err(no, col, format!("bad parameter size `{}`", size.trim())))?;
+                            let name = name.trim();
+                            if !is_ident(name) {
+                                return Err(err(no, col, format!("bad parameter name `{}`", name)));
+                            }
+                            if f.func.params.iter().any(|p| p.name == name) {
+                                return Err(err(no, col, format!("parameter `{}` is declared twice", name)));
+                            }
                             let align = size.clamp(1, 8).next_power_of_two().min(8);
-                            let offset = f.next_param.next_multiple_of(align);
+                            let offset = f.next_param.checked_next_multiple_of(align).unwrap_or(u32::MAX);
+                            crate::elf::param_room(offset, size).map_err(|m| err(no, col, format!("parameter `{}`: {}", name, m)))?;
                             f.next_param = offset + size;
-                            f.func.params.push(Param { name: name.trim().to_string(), offset, size });
+                            f.func.params.push(Param { name: name.to_string(), offset, size });
                         }
-                        "shared" => f.func.shared_size = num(args).ok_or_else(|| err(no, col, format!("bad size `{}`", args)))?,
-                        _ => f.func.local_size = num(args).ok_or_else(|| err(no, col, format!("bad size `{}`", args)))?,
+                        _ => {
+                            if f.sizes_given.contains(&kw) {
+                                return Err(err(no, col, format!("`.{}` is given twice for `{}`", kw, f.func.name)));
+                            }
+                            f.sizes_given.push(kw);
+                            let size = num(args).ok_or_else(|| err(no, col, format!("bad size `{}`", args)))?;
+                            if kw == "shared" {
+                                f.func.shared_size = size;
+                            } else {
+                                f.func.local_size = size;
+                            }
+                        }
                     }
                 }
                 _ => return Err(err(no, col, format!("unknown directive `.{}`", kw))),

@@ -21,6 +21,25 @@ pub const INFO_SECTION: &str = ".ursa.info";
 const INFO_MAGIC: &[u8; 4] = b"URSA";
 const INFO_VERSION: u32 = 1;
 
+/// Bytes the kernel parameter block can hold: constant bank 0 is at most
+/// 64 KiB and the block starts at 0x160 (`docs/abi.md`).
+pub const PARAM_BYTES: u32 = 0x10000 - 0x160;
+
+/// Why a parameter of `size` bytes at `offset` cannot be in the block, if it
+/// cannot (its end is past [`PARAM_BYTES`], or it is empty).
+pub fn param_room(offset: u32, size: u32) -> Result<(), String> {
+    if size == 0 {
+        return Err("a parameter of 0 bytes".into());
+    }
+    match offset.checked_add(size) {
+        Some(end) if end <= PARAM_BYTES => Ok(()),
+        _ => Err(format!(
+            "a parameter of {} bytes at offset {} ends past the {} bytes constant bank 0 has for parameters",
+            size, offset, PARAM_BYTES
+        )),
+    }
+}
+
 /// A kernel parameter: its byte offset in the parameter block (constant bank
 /// 0 from 0x160) and its size.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -295,11 +314,17 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
         let shared_size = r.u32()?;
         let local_size = r.u32()?;
         let np = r.u32()?;
+        if np > PARAM_BYTES {
+            return bad(format!("function `{}` has {} parameters: more than the parameter block has bytes", name, np));
+        }
         let mut params = Vec::new();
-        for _ in 0..np.min(4096) {
+        for _ in 0..np {
             let pname = r.str()?;
             let offset = r.u32()?;
             let size = r.u32()?;
+            if let Err(m) = param_room(offset, size) {
+                return bad(format!("function `{}`, parameter `{}`: {}", name, pname, m));
+            }
             params.push(Param { name: pname, offset, size });
         }
         let sec_name = format!(".text.{}", name);

@@ -114,3 +114,46 @@ fn disasm_refuses_what_does_not_reassemble() {
     obj.functions[1].name = "f".into();
     assert!(disassemble(&obj).unwrap_err().contains("defined twice"));
 }
+
+/// Issue 25, item 4: `.param` offsets wrapped at 2^32 (a parameter placed at
+/// offset 0, over another), and a duplicate `.param` name and a repeated
+/// `.local` or `.shared` were taken (the last one won).
+#[test]
+fn parameter_and_size_directives_are_checked() {
+    for (body, want) in [
+        (
+            ".param a, 8\n.param b, 0xfffffff8\n.param c, 4",
+            "t.s:3:1: parameter `b`: a parameter of 4294967288 bytes at offset 8 ends past the 65184 bytes constant bank 0 has for parameters",
+        ),
+        (".param a, 65180\n.param b, 8", "t.s:3:1: parameter `b`: a parameter of 8 bytes at offset 65184 ends past"),
+        (".param a, 4\n.param a, 8", "t.s:3:1: parameter `a` is declared twice"),
+        (".param a+b, 4", "t.s:2:1: bad parameter name `a+b`"),
+        (".local 16\n.local 32", "t.s:3:1: `.local` is given twice for `k`"),
+        (".shared 16\n.shared 16", "t.s:3:1: `.shared` is given twice for `k`"),
+    ] {
+        let e = asm_err(&format!(".kernel k\n{}\n EXIT ;\n", body));
+        assert!(e.contains(want), "{}: {}", body, e);
+    }
+    // The largest table that fits is fine.
+    let obj = assemble(".kernel k\n.param a, 65180\n.param b, 4\n EXIT ;\n", "t.s").unwrap();
+    assert_eq!(obj.functions[0].params[1].offset, 65180);
+}
+
+/// Issue 25, item 5: an object whose parameter offset or count is out of
+/// the parameter block is refused when read (a launch took 12-18 s and
+/// 8.4 GB before saying it did not fit).
+#[test]
+fn objects_with_parameters_past_the_bank_are_refused() {
+    let with = |params: Vec<ursa_emit::elf::Param>| {
+        let f = Function { name: "k".into(), kernel: true, code: vec![0; 16], params, ..Default::default() };
+        ursa_emit::elf::read(&ursa_emit::elf::write(&Object { functions: vec![f], ..Default::default() }))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let p = |offset: u32, size: u32| ursa_emit::elf::Param { name: "x".into(), offset, size };
+    assert_eq!(with(vec![p(0, 4), p(65180, 4)]), Ok(()));
+    let e = with(vec![p(0xfffffff0, 4)]).unwrap_err();
+    assert!(e.contains("function `k`, parameter `x`: a parameter of 4 bytes at offset 4294967280 ends past"), "{}", e);
+    assert!(with(vec![p(65184, 1)]).is_err());
+    assert!(with(vec![p(8, 0)]).unwrap_err().contains("a parameter of 0 bytes"));
+}

@@ -207,6 +207,16 @@ impl crate::lower::Lower<'_> {
         if ty != types::I64 {
             return Err(err(format!("the address of a shared variable is an i64 (a generic address), not {}", ty)));
         }
+        // Shared memory belongs to the CTA, not to a thread: a thread-local
+        // view of it has no address to give.
+        let tls = matches!(self.f.global_values[gv], GlobalValueData::Symbol { tls: true, .. });
+        if tls || self.f.dfg.insts[inst].opcode() == Opcode::TlsValue {
+            return Err(err(format!(
+                "shared variable %{}{} cannot be thread-local (`symbol tls`, `tls_value`): it is one for the whole CTA; \
+                 declare it `symbol %{}{}` and take its address with `symbol_value.i64`",
+                SHARED_PREFIX, name, SHARED_PREFIX, name
+            )));
+        }
         let Some(&base) = self.shared_offsets.get(name) else {
             return Err(err(format!("shared variable %{}{} has no `; ursa.shared` directive", SHARED_PREFIX, name)));
         };

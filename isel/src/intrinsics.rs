@@ -14,7 +14,8 @@
 //! | `%ursa_ballot(i8) -> i32` | `ISETP.NE P, x, 0` + `VOTE.ANY Rd, PT, P` (the mask of lanes where x ≠ 0) |
 //!
 //! Any other `%ursa_` name, or one of these with another signature, is an
-//! error naming the call.
+//! error naming the call; so is a function defined under a reserved name, or
+//! `func_addr` of one ([`check_function_name`]).
 
 use cranelift_codegen::ir::{types, Signature, Type};
 use ursa_emit::mods::{SReg, ShflMode, VoteMode};
@@ -84,6 +85,26 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// Whether `name` (without `%`) is in the reserved namespace.
 pub fn is_reserved(name: &str) -> bool {
     name.starts_with(PREFIX)
+}
+
+/// Why no function can be defined, or have its address taken, under the
+/// object symbol `name` (without `%`): the reserved names are intrinsics,
+/// which are never functions. `Ok(())`: an ordinary name.
+pub fn check_function_name(name: &str) -> Result<(), String> {
+    if !is_reserved(name) {
+        return Ok(());
+    }
+    if TABLE.iter().any(|(n, _)| *n == name) {
+        Err(format!("%{} is a kernel intrinsic, not a function", name))
+    } else {
+        Err(format!("names starting with %{} are reserved for kernel intrinsics, and %{} is none of them", PREFIX, name))
+    }
+}
+
+/// [`check_function_name`] for a function defined under `name`: the error
+/// names the function and says what to do.
+pub fn check_definition(name: &str) -> Result<(), String> {
+    check_function_name(name).map_err(|m| format!("a function cannot be named %{}: {} (rename it)", name, m))
 }
 
 /// The intrinsic called `name` with signature `sig`, or why the call is wrong.

@@ -188,6 +188,8 @@ impl<'f> Lower<'f> {
     /// Lowers the whole function.
     pub fn run(mut self) -> Result<VCode, LowerError> {
         let f = self.f;
+        let own = object_symbol(&f.name.to_string());
+        intrinsics::check_definition(&own).map_err(|msg| LowerError { inst: None, msg })?;
         for p in f.signature.params.iter().chain(f.signature.returns.iter()) {
             if class_of_type(p.value_type).is_none() {
                 return Err(LowerError { inst: None, msg: format!("signature type {} is not supported", p.value_type) });
@@ -605,6 +607,8 @@ impl<'f> Lower<'f> {
                 let name = self
                     .func_name(func_ref)
                     .ok_or_else(|| self.err(inst, "address of an external (non-user) function is not supported"))?;
+                intrinsics::check_function_name(&name)
+                    .map_err(|m| self.err(inst, format!("cannot take the address of %{}: {}", name, m)))?;
                 let d = self.temp(Class::RPair);
                 let mut m = Bundle::new().inst(ursa_emit::forms::LEPC_I).def(LEPC_I::RD, d).build();
                 m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name });

@@ -27,6 +27,10 @@ pub enum Kernels {
     Named(Vec<String>),
 }
 
+/// The value clap gives a bare `--kernel`: a NUL, which no command-line
+/// argument can hold (so `--kernel ''` stays an empty name, an error).
+pub const BARE_KERNEL: &str = "\0";
+
 /// The input file and the kernel selection from `compile`'s arguments. A
 /// bare `--kernel` directly before the input (`--kernel IN.clif`) takes the
 /// input as its value; that value is the input when no other is given.
@@ -34,15 +38,29 @@ pub fn kernel_selection(input: Option<PathBuf>, mut kernel: Vec<String>) -> Resu
     let input = match input {
         Some(i) => i,
         None => match kernel.pop() {
-            Some(k) if !k.is_empty() => {
-                kernel.push(String::new());
+            Some(k) if k != BARE_KERNEL && !k.is_empty() => {
+                kernel.push(BARE_KERNEL.to_string());
                 PathBuf::from(k)
             }
             _ => return Err("compile: no input file given".into()),
         },
     };
-    let named: Vec<String> = kernel.iter().filter(|k| !k.is_empty()).map(|k| k.strip_prefix('%').unwrap_or(k).to_string()).collect();
-    let bare = kernel.iter().any(|k| k.is_empty());
+    let mut named = Vec::new();
+    for k in kernel.iter().filter(|k| *k != BARE_KERNEL) {
+        let n = k.strip_prefix('%').unwrap_or(k);
+        if n.is_empty() {
+            return Err(format!("--kernel `{}`: no function name (a bare --kernel makes every function a kernel)", k));
+        }
+        if n.ends_with(".clif") {
+            return Err(format!(
+                "--kernel {}: a file, not a function name; `compile` takes one input file ({} is the input here)",
+                k,
+                input.display()
+            ));
+        }
+        named.push(n.to_string());
+    }
+    let bare = kernel.iter().any(|k| k == BARE_KERNEL);
     let sel = match (bare, named.is_empty()) {
         (false, true) => Kernels::None,
         (true, true) => Kernels::All,
@@ -75,7 +93,7 @@ pub fn compile(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let text = std::fs::read_to_string(input).map_err(|e| format!("{}: {}", input.display(), e))?;
+    let text = ursa_cli::input::read_text(input)?;
     let shown = input.display().to_string();
     ursa_cli::clif_limits::check(&text).map_err(|e| format!("{}: {}", shown, e))?;
     // Accept both plain function lists and filetests (with `test`/`target` lines).

@@ -1,7 +1,8 @@
 //! `ursa run`: launch a kernel of an object on the simulator.
 //!
 //! Arguments, in parameter order:
-//! - scalars `TYPE:VALUE` (`u32:7`, `i64:-1`, `f32:1.5`),
+//! - scalars `TYPE:VALUE` (`u32:7`, `i64:-1`, `i128:-1`, `f32:1.5`), each in
+//!   its type's range,
 //! - buffers `buf:NAME=TYPE[N]` (N zeroed elements), `buf:NAME=TYPE:v1,v2,…`
 //!   (inline values) or `buf:NAME=file:PATH` (raw bytes), passed as pointers.
 //!
@@ -11,7 +12,6 @@
 //! goes on past it, such as `/dev/zero`) is refused before anything is
 //! allocated or read past the limit.
 
-use std::io::Read;
 use std::path::Path;
 
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
@@ -26,6 +26,8 @@ enum Elem {
     I32,
     U64,
     I64,
+    U128,
+    I128,
     F32,
     F64,
 }
@@ -41,10 +43,29 @@ impl Elem {
             "i32" => Elem::I32,
             "u64" => Elem::U64,
             "i64" => Elem::I64,
+            "u128" => Elem::U128,
+            "i128" => Elem::I128,
             "f32" => Elem::F32,
             "f64" => Elem::F64,
             _ => return None,
         })
+    }
+    /// The type as written in an argument (`i32`).
+    fn name(self) -> &'static str {
+        match self {
+            Elem::U8 => "u8",
+            Elem::I8 => "i8",
+            Elem::U16 => "u16",
+            Elem::I16 => "i16",
+            Elem::U32 => "u32",
+            Elem::I32 => "i32",
+            Elem::U64 => "u64",
+            Elem::I64 => "i64",
+            Elem::U128 => "u128",
+            Elem::I128 => "i128",
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+        }
     }
     fn size(self) -> usize {
         match self {
@@ -52,20 +73,57 @@ impl Elem {
             Elem::U16 | Elem::I16 => 2,
             Elem::U32 | Elem::I32 | Elem::F32 => 4,
             Elem::U64 | Elem::I64 | Elem::F64 => 8,
+            Elem::U128 | Elem::I128 => 16,
         }
     }
-    /// Little-endian bytes of one value written in text.
-    fn encode(self, v: &str) -> Option<Vec<u8>> {
-        let int = |s: &str| -> Option<i128> { ursa_emit::text::parse_int(s) };
-        let fits = |x: i128, lo: i128, hi: i128| (lo..=hi).contains(&x).then_some(x);
-        Some(match self {
-            Elem::U8 | Elem::I8 => vec![fits(int(v)?, -128, 255)? as u8],
-            Elem::U16 | Elem::I16 => (fits(int(v)?, -32768, 65535)? as u16).to_le_bytes().to_vec(),
-            Elem::U32 | Elem::I32 => (fits(int(v)?, i32::MIN as i128, u32::MAX as i128)? as u32).to_le_bytes().to_vec(),
-            Elem::U64 | Elem::I64 => (fits(int(v)?, i64::MIN as i128, u64::MAX as i128)? as u64).to_le_bytes().to_vec(),
-            Elem::F32 => v.parse::<f32>().ok()?.to_le_bytes().to_vec(),
-            Elem::F64 => v.parse::<f64>().ok()?.to_le_bytes().to_vec(),
-        })
+    /// Little-endian bytes of one value written in text: an integer in the
+    /// type's range (no negative unsigned value), a float that is finite
+    /// unless written as `inf` or `NaN`. `Err` says why not.
+    fn encode(self, v: &str) -> Result<Vec<u8>, String> {
+        let not = || format!("`{}` is not a value of type {}", v, self.name());
+        // A float too large for the type parses as infinity: an error,
+        // unless infinity is what is written.
+        let finite = |inf: bool| {
+            let word = v.trim_start_matches(['+', '-']).to_ascii_lowercase();
+            if inf && word != "inf" && word != "infinity" {
+                Err(format!("`{}` is beyond the range of {}", v, self.name()))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Elem::F32 => {
+                let x = v.parse::<f32>().map_err(|_| not())?;
+                finite(x.is_infinite())?;
+                return Ok(x.to_le_bytes().to_vec());
+            }
+            Elem::F64 => {
+                let x = v.parse::<f64>().map_err(|_| not())?;
+                finite(x.is_infinite())?;
+                return Ok(x.to_le_bytes().to_vec());
+            }
+            _ => {}
+        }
+        if self == Elem::U128 {
+            // Past i128::MAX, which `parse_int` cannot give.
+            let x = match v.strip_prefix("0x") {
+                Some(h) => u128::from_str_radix(h, 16),
+                None => v.parse::<u128>(),
+            };
+            return Ok(x.map_err(|_| not())?.to_le_bytes().to_vec());
+        }
+        let x = ursa_emit::text::parse_int(v).ok_or_else(not)?;
+        let bits = 8 * self.size() as u32;
+        let signed = matches!(self, Elem::I8 | Elem::I16 | Elem::I32 | Elem::I64 | Elem::I128);
+        let (lo, hi) = match (signed, bits) {
+            (_, 128) => (i128::MIN, i128::MAX),
+            (true, _) => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+            (false, _) => (0, (1i128 << bits) - 1),
+        };
+        if !(lo..=hi).contains(&x) {
+            return Err(format!("`{}` is outside the range of {} ({} to {})", v, self.name(), lo, hi));
+        }
+        Ok(x.to_le_bytes()[..self.size()].to_vec())
     }
     fn show(self, b: &[u8]) -> String {
         match self {
@@ -77,6 +135,8 @@ impl Elem {
             Elem::I32 => i32::from_le_bytes(b[..4].try_into().unwrap()).to_string(),
             Elem::U64 => u64::from_le_bytes(b[..8].try_into().unwrap()).to_string(),
             Elem::I64 => i64::from_le_bytes(b[..8].try_into().unwrap()).to_string(),
+            Elem::U128 => u128::from_le_bytes(b[..16].try_into().unwrap()).to_string(),
+            Elem::I128 => i128::from_le_bytes(b[..16].try_into().unwrap()).to_string(),
             Elem::F32 => format!("{:?}", f32::from_le_bytes(b[..4].try_into().unwrap())),
             Elem::F64 => format!("{:?}", f64::from_le_bytes(b[..8].try_into().unwrap())),
         }
@@ -85,17 +145,6 @@ impl Elem {
 
 /// The largest buffer argument, in bytes (256 MiB).
 pub const MAX_BUFFER_BYTES: u64 = 256 << 20;
-
-/// Reads at most [`MAX_BUFFER_BYTES`] of a file; a longer file is an error.
-fn read_bounded(path: &str) -> Result<Vec<u8>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {}", path, e))?;
-    let mut data = Vec::new();
-    f.take(MAX_BUFFER_BYTES + 1).read_to_end(&mut data).map_err(|e| format!("{}: {}", path, e))?;
-    if data.len() as u64 > MAX_BUFFER_BYTES {
-        return Err(format!("{}: longer than the buffer limit of {} bytes (256 MiB)", path, MAX_BUFFER_BYTES));
-    }
-    Ok(data)
-}
 
 /// Bytes of `n` elements of `elem`, if within [`MAX_BUFFER_BYTES`].
 fn buffer_bytes(n: &str, elem: Elem) -> Result<usize, String> {
@@ -131,21 +180,46 @@ pub struct RunArgs<'a> {
     pub timeline: Option<&'a Path>,
 }
 
-fn dims(s: &str, what: &str) -> Result<[u32; 3], String> {
+/// The largest CTA (`--block`) in each dimension, as in CUDA; the simulator
+/// also allows at most 1024 threads in all.
+pub const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
+/// The largest grid (`--grid`) in each dimension, as in CUDA.
+pub const MAX_GRID: [u32; 3] = [(1 << 31) - 1, 65535, 65535];
+
+/// `--grid`/`--block` (`what`) `X[,Y[,Z]]`, each from 1 to `max`.
+fn dims(s: &str, what: &str, max: [u32; 3]) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("--{} takes X[,Y[,Z]], found `{}`", what, s));
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        d[i] = p.trim().parse::<u32>().ok().filter(|v| *v > 0).ok_or_else(|| format!("--{}: `{}` is not a positive integer", what, p))?;
+        let axis = ["X", "Y", "Z"][i];
+        let n = p.trim().parse::<u128>().map_err(|_| format!("--{}: {} = `{}` is not a positive integer", what, axis, p))?;
+        if n == 0 || n > max[i] as u128 {
+            return Err(format!("--{}: {} = {} is outside 1 to {} (CUDA's limit)", what, axis, n, max[i]));
+        }
+        d[i] = n as u32;
     }
     Ok(d)
 }
 
 pub fn run(a: RunArgs) -> Result<(), String> {
-    let bytes = std::fs::read(a.input).map_err(|e| format!("{}: {}", a.input.display(), e))?;
+    if let Some(t) = a.timeline {
+        let same = |x: &Path, y: &Path| x == y || std::fs::canonicalize(x).ok().is_some_and(|c| std::fs::canonicalize(y).ok() == Some(c));
+        if same(t, a.input) {
+            return Err(format!("--timeline {}: that is the input object; the trace would overwrite it", t.display()));
+        }
+    }
+    let bytes = crate::input::read_input(a.input)?;
     let program = Program::load(&bytes).map_err(|e| format!("{}: {}", a.input.display(), e))?;
+    let kernels: Vec<&str> = program.functions.iter().filter(|f| f.kernel).map(|f| f.name.as_str()).collect();
+    let which = || format!("the kernels of {}: {}", a.input.display(), if kernels.is_empty() { "none".into() } else { kernels.join(", ") });
+    match program.function(a.kernel) {
+        None => return Err(format!("--kernel {}: no function of that name ({})", a.kernel, which())),
+        Some(f) if !f.kernel => return Err(format!("--kernel {}: a device function, not a kernel ({})", a.kernel, which())),
+        Some(_) => {}
+    }
     // With a `.param` table (assembled with `.param`, or `compile --kernel`),
     // the arguments must match it in number and size.
     if let Some(f) = program.function(a.kernel).filter(|f| f.kernel && !f.params.is_empty()) {
@@ -183,8 +257,14 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         if let Some(b) = spec.strip_prefix("buf:") {
             let (name, def) =
                 b.split_once('=').ok_or_else(|| bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"))?;
+            if name.is_empty() {
+                return Err(bad("the buffer has no name (buf:NAME=…)"));
+            }
+            if buffers.iter().any(|b| b.name == name) {
+                return Err(bad(&format!("a buffer named `{}` is given twice", name)));
+            }
             let (elem, data) = if let Some(path) = def.strip_prefix("file:") {
-                (Elem::U8, read_bounded(path).map_err(|e| bad(&e))?)
+                (Elem::U8, crate::input::read_bounded(std::path::Path::new(path), MAX_BUFFER_BYTES, "buffer").map_err(|e| bad(&e))?)
             } else if let Some((ty, rest)) = def.split_once('[') {
                 let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown element type `{}`", ty)))?;
                 let n = rest.strip_suffix(']').ok_or_else(|| bad("expected TYPE[N]"))?;
@@ -193,7 +273,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
                 let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown element type `{}`", ty)))?;
                 let mut d = Vec::new();
                 for v in vals.split(',') {
-                    d.extend(elem.encode(v.trim()).ok_or_else(|| bad(&format!("`{}` is not a {:?} value", v, elem)))?);
+                    d.extend(elem.encode(v.trim()).map_err(|e| bad(&e))?);
                     if d.len() as u64 > MAX_BUFFER_BYTES {
                         return Err(bad(&format!("more values than the buffer limit of {} bytes", MAX_BUFFER_BYTES)));
                     }
@@ -209,7 +289,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         } else {
             let (ty, v) = spec.split_once(':').ok_or_else(|| bad("expected TYPE:VALUE or buf:…"))?;
             let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown type `{}`", ty)))?;
-            let b = elem.encode(v).ok_or_else(|| bad(&format!("`{}` is not a {:?} value", v, elem)))?;
+            let b = elem.encode(v).map_err(|e| bad(&e))?;
             kargs.push(match elem {
                 Elem::F32 => Arg::F32(f32::from_le_bytes(b[..4].try_into().unwrap())),
                 Elem::F64 => Arg::F64(f64::from_le_bytes(b[..8].try_into().unwrap())),
@@ -225,8 +305,8 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         }
     }
     let cfg = LaunchConfig {
-        grid: dims(a.grid, "grid")?,
-        block: dims(a.block, "block")?,
+        grid: dims(a.grid, "grid", MAX_GRID)?,
+        block: dims(a.block, "block", MAX_BLOCK)?,
         step_limit: a.step_limit.or(LaunchConfig::default().step_limit),
         strict: a.strict,
         trace: a.trace,

@@ -196,7 +196,7 @@ fn callees(f: &Function) -> Vec<String> {
 pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
     let mut t = Tally::default();
     let shown = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::input::read_text(path) {
         Ok(s) => s,
         Err(e) => {
             let _ = writeln!(log, "FAIL {}: {}", shown, e);
@@ -218,6 +218,15 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             return t;
         }
     };
+    // A reserved name is no function (and the reference interpreter would
+    // meet it twice: once defined here, once as the intrinsic's model).
+    for (f, details) in &tf.functions {
+        if let Err(m) = ursa_isel::intrinsics::check_definition(&symbol_name(f)) {
+            let _ = writeln!(log, "FAIL {}:{}: {}", shown, details.location.line_number, m);
+            t.failed += 1;
+            return t;
+        }
+    }
     let cmds: Vec<&str> = tf.commands.iter().map(|c| c.command).collect();
     let is_run = cmds.iter().any(|c| *c == "run" || *c == "interpret");
     let is_compile = cmds.iter().any(|c| *c == "compile");

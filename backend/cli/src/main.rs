@@ -21,8 +21,12 @@ struct Cli {
 enum Cmd {
     /// Assemble a source file into an ELF object.
     Asm {
+        /// The assembly source (syntax: docs/encoding.md; directives: `.kernel`,
+        /// `.func`, `.param`, `.shared`, `.local`).
         input: PathBuf,
-        #[arg(short, long)]
+        /// The object to write [default: the input with the extension .o,
+        /// next to it].
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
     /// Disassemble an ELF object, or instructions given as 32-bit hex words
@@ -38,12 +42,14 @@ enum Cmd {
     Compile {
         /// The CLIF file (required; `--kernel IN.clif` also names it).
         input: Option<PathBuf>,
-        #[arg(short, long)]
+        /// The object to write [default: the input with the extension .o,
+        /// next to it].
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// `--kernel`: every function is a kernel. `--kernel NAME`
         /// (repeatable): only the named functions are kernels, the others
         /// device functions callable from them.
-        #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+        #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = cli_compile::BARE_KERNEL)]
         kernel: Vec<String>,
         /// Print the disassembly of the result.
         #[arg(short = 'S', long)]
@@ -58,6 +64,7 @@ enum Cmd {
     },
     /// Run Cranelift filetests (`test compile`, `test run`): files or directories.
     Test {
+        /// Filetests (`.clif`) and directories, searched for `.clif` files.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Skip the differential check against cranelift-interpreter.
@@ -96,19 +103,26 @@ enum Cmd {
         jit_check: bool,
     },
     /// List the opcode forms, or describe one in full.
-    Isa { form: Option<String> },
+    Isa {
+        /// The form to describe (as listed, e.g. IADD3_RRR).
+        form: Option<String>,
+    },
     /// Run a kernel of an object on the simulator.
     Run {
+        /// The object (from `ursa asm` or `ursa compile --kernel`).
         input: PathBuf,
-        #[arg(long)]
+        /// The kernel to launch.
+        #[arg(long, value_name = "NAME")]
         kernel: String,
-        /// CTAs: X[,Y[,Z]].
+        /// CTAs: X[,Y[,Z]], at most 2147483647,65535,65535 (as in CUDA).
         #[arg(long, default_value = "1")]
         grid: String,
-        /// Threads per CTA: X[,Y[,Z]].
+        /// Threads per CTA: X[,Y[,Z]], at most 1024,1024,64 and 1024 in all
+        /// (as in CUDA).
         #[arg(long, default_value = "1")]
         block: String,
-        /// Kernel arguments in order: TYPE:VALUE, buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH.
+        /// Kernel arguments in order: TYPE:VALUE, buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH;
+        /// TYPE is u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32 or f64.
         #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
         args: Vec<String>,
         /// Print this buffer after the run (repeatable).
@@ -123,12 +137,13 @@ enum Cmd {
         /// Report hazards the scheduling control bits do not cover.
         #[arg(long)]
         strict: bool,
-        /// Stop after this many warp-instructions.
-        #[arg(long)]
-        step_limit: Option<u64>,
-        /// Refuse the launch if one CTA needs more bytes of shared + local memory.
-        #[arg(long)]
-        memory_limit: Option<u64>,
+        /// Stop (with an error) after this many warp-instructions.
+        #[arg(long, value_name = "N", default_value_t = ursa_sim::DEFAULT_STEP_LIMIT)]
+        step_limit: u64,
+        /// Refuse the launch if one CTA needs more bytes of shared + local
+        /// memory.
+        #[arg(long, value_name = "BYTES", default_value_t = ursa_sim::DEFAULT_MEMORY_LIMIT)]
+        memory_limit: u64,
         /// Dynamic shared memory per CTA in bytes (`%ursa_shared_dynamic`),
         /// after the kernel's static shared memory.
         #[arg(long, value_name = "BYTES", default_value_t = 0)]
@@ -172,8 +187,8 @@ fn main() -> ExitCode {
                 stats,
                 trace,
                 strict,
-                step_limit,
-                memory_limit,
+                step_limit: Some(step_limit),
+                memory_limit: Some(memory_limit),
                 shared,
                 profile,
                 timeline: timeline.as_deref(),
@@ -189,12 +204,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn read_file(p: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(p).map_err(|e| format!("{}: {}", p.display(), e))
-}
-
 fn cmd_asm(input: &Path, output: Option<PathBuf>) -> Result<(), String> {
-    let bytes = read_file(input)?;
+    let bytes = ursa_cli::input::read_input(input)?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", input.display()))?;
     let obj = ursa_emit::asm::assemble(&text, &input.display().to_string()).map_err(|e| e.to_string())?;
     let out = output.unwrap_or_else(|| input.with_extension("o"));
@@ -213,7 +224,8 @@ fn cmd_disasm(input: Option<&Path>, hex: Option<Vec<String>>) -> Result<(), Stri
                 vals.push(v);
             }
             if vals.len() % 4 != 0 {
-                return Err(format!("{} words given; an instruction is 4 words", vals.len()));
+                let n = vals.len();
+                return Err(format!("{} word{} given; an instruction is 4 words", n, if n == 1 { "" } else { "s" }));
             }
             let mut failed = false;
             for (i, q) in vals.chunks(4).enumerate() {
@@ -239,7 +251,7 @@ fn cmd_disasm(input: Option<&Path>, hex: Option<Vec<String>>) -> Result<(), Stri
             }
         }
         (Some(p), None) => {
-            let obj = ursa_emit::elf::read(&read_file(p)?).map_err(|e| format!("{}: {}", p.display(), e))?;
+            let obj = ursa_emit::elf::read(&ursa_cli::input::read_input(p)?).map_err(|e| format!("{}: {}", p.display(), e))?;
             let text = ursa_emit::asm::disassemble(&obj).map_err(|e| format!("{}: {}", p.display(), e))?;
             print!("{}", text);
             Ok(())

@@ -207,6 +207,8 @@ fn shared_memory_errors() {
         ("%ursa_shared_flag 4 align 3", "alignment 3 is not a power of two"),
         ("%tile 4", "`%tile` is not a %ursa_shared_NAME symbol"),
         ("%ursa_shared_flag x", "`x` is not a number"),
+        // Issue 25, item 11: this said "is not a number".
+        ("%ursa_shared_flag 4294967296", "4294967296 is too large (at most 4294967295)"),
         ("%ursa_shared_dynamic 4", "is the dynamic shared memory"),
     ] {
         let src = write("bad.clif", &DYN.replace("%ursa_shared_flag 4", bad));

@@ -32,7 +32,7 @@ fn limits_are_clear_errors() {
         "--kernel",
         "vadd",
         "--grid",
-        "65536,65536",
+        "2147483647,65535",
         "--arg",
         "buf:a=i32[1]",
         "--arg",

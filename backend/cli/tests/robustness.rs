@@ -275,3 +275,262 @@ fn undefined_callee_is_a_compile_error() {
     assert!(e.contains("undef.clif:1: function %f calls %g, which is neither defined in this file nor an intrinsic"), "{}", e);
     assert!(!out.exists(), "no object is written");
 }
+
+/// Issue 25, item 1: a function defined under a reserved `%ursa_` name was
+/// compiled, and a kernel calling it silently got the intrinsic instead
+/// (`o = [7]` for `--block 7`); `ursa test` panicked in cranelift-interpreter
+/// (the name twice in its function store, exit 101).
+#[test]
+fn reserved_names_are_not_functions() {
+    let body = |name: &str| {
+        format!(
+            "test run\nfunction %{}() -> i32 {{\nblock0:\n    v0 = iconst.i32 42\n    return v0\n}}\n; run: %{}() == 42\n\n\
+             function %k(i64) {{\n    fn0 = %{}() -> i32\nblock0(v0: i64):\n    v1 = call fn0()\n    store v1, v0\n    return\n}}\n",
+            name, name, name
+        )
+    };
+    for (name, why) in [
+        ("ursa_ntid_x", "%ursa_ntid_x is a kernel intrinsic, not a function"),
+        ("ursa_foo", "names starting with %ursa_ are reserved for kernel intrinsics, and %ursa_foo is none of them"),
+    ] {
+        let src = write(&format!("{}.clif", name), &body(name));
+        let want = format!("a function cannot be named %{}: {} (rename it)", name, why);
+        let out = tmp(&format!("{}.o", name));
+        let o = ursa(&["compile", "--kernel", "k", &src, "-o", out.to_str().unwrap()]);
+        assert!(!o.status.success() && stderr(&o).contains(&want), "{}", stderr(&o));
+        assert!(!out.exists(), "no object is written");
+        let o = ursa(&["test", &src]);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{}", text);
+        assert!(text.contains(&format!("{}.clif:2: {}", name, want)), "{}", text);
+    }
+}
+
+/// Issue 25, items 1 and 11: `func_addr` of an intrinsic said the callee was
+/// "neither defined in this file nor an intrinsic".
+#[test]
+fn an_intrinsic_has_no_address() {
+    let src = write(
+        "addr.clif",
+        "function %f() -> i64 {\n    fn0 = %ursa_tid_x() -> i32\nblock0:\n    v0 = func_addr.i64 fn0\n    return v0\n}\n",
+    );
+    let o = ursa(&["compile", &src, "-o", tmp("addr.o").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("cannot take the address of %ursa_tid_x: %ursa_tid_x is a kernel intrinsic, not a function"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 25, item 4: `tls_value` of a shared-memory symbol compiled to the
+/// shared address; a thread-local view of CTA memory has no address.
+#[test]
+fn shared_memory_is_not_thread_local() {
+    let src = write(
+        "tls.clif",
+        "; ursa.shared %ursa_shared_x 16\nfunction %k(i64) {\n    gv0 = symbol tls %ursa_shared_x\nblock0(v0: i64):\n    \
+         v1 = tls_value.i64 gv0\n    store v1, v0\n    return\n}\n",
+    );
+    let o = ursa(&["compile", "--kernel", &src, "-o", tmp("tls.o").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("shared variable %ursa_shared_x cannot be thread-local"), "{}", stderr(&o));
+}
+
+/// Issue 25, item 5: an object whose `.param` offset is patched to
+/// 0xfffffff0 took 12-18 s and 8.4 GB before the launch refused it; now
+/// loading it fails at once.
+#[test]
+fn a_parameter_offset_past_the_bank_is_refused_at_load() {
+    let src = write("pq.s", ".kernel k\n.param pqr, 4\nEXIT ;\n");
+    let obj = tmp("pq.o");
+    let o = ursa(&["asm", &src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut bytes = std::fs::read(&obj).unwrap();
+    // The parameter record: name length, name, offset, size.
+    let rec = [3, 0, 0, 0, b'p', b'q', b'r', 0, 0, 0, 0, 4, 0, 0, 0];
+    let at = bytes.windows(rec.len()).position(|w| w == rec).expect("the parameter record");
+    bytes[at + 7..at + 11].copy_from_slice(&0xfffffff0u32.to_le_bytes());
+    std::fs::write(&obj, &bytes).unwrap();
+    let want = "parameter `pqr`: a parameter of 4 bytes at offset 4294967280 ends past the 65184 bytes";
+    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "k", "--arg", "i32:1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    let o = ursa(&["disasm", obj.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains(want), "{}", stderr(&o));
+}
+
+/// Issue 25, item 8: `test`, `compile`, `asm`, `disasm` and `run` read an
+/// endless input (5.5-7.5 GB in 10 s) where a `buf:NAME=file:` argument
+/// was already capped.
+#[test]
+fn every_input_file_is_bounded() {
+    let out = tmp("zero.o");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["test", "/dev/zero"],
+        vec!["compile", "/dev/zero", "-o", out],
+        vec!["asm", "/dev/zero", "-o", out],
+        vec!["disasm", "/dev/zero"],
+        vec!["run", "/dev/zero", "--kernel", "k"],
+    ] {
+        let o = ursa(&args);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+        assert!(!o.status.success(), "{:?}", args);
+        assert!(text.contains("/dev/zero: longer than the input limit of 268435456 bytes (256 MiB)"), "{:?}: {}", args, text);
+    }
+}
+
+/// Issue 25, item 12: `run` took `u32:-1` and `f32:1e40` (infinity), empty
+/// and duplicate buffer names, a CTA or grid beyond CUDA's limits, and a
+/// `--timeline` file that is the input object (overwritten); item 11: a
+/// number too large for `--grid` said it was "not a number", a device
+/// function given as the kernel said "… not a kernel in kernel `dev`".
+#[test]
+fn run_checks_values_names_and_dimensions() {
+    let src = write("args.s", ".kernel k\n.param a, 4\n.param p, 8\n.param q, 8\nEXIT ;\n.func dev\nRET R[20:21] ;\n");
+    let obj = tmp("args.o");
+    let obj = obj.to_str().unwrap();
+    let o = ursa(&["asm", &src, "-o", obj]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", obj];
+        args.extend_from_slice(extra);
+        ursa(&args)
+    };
+    for (extra, want) in [
+        (
+            &["--kernel", "k", "--arg", "u32:-1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]"][..],
+            "argument 1 (`u32:-1`): `-1` is outside the range of u32 (0 to 4294967295)",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:2147483648", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]"],
+            "`2147483648` is outside the range of i32 (-2147483648 to 2147483647)",
+        ),
+        (
+            &["--kernel", "k", "--arg", "f32:1e40", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]"],
+            "argument 1 (`f32:1e40`): `1e40` is beyond the range of f32",
+        ),
+        (&["--kernel", "k", "--arg", "i32:x", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]"], "`x` is not a value of type i32"),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:=i32[1]", "--arg", "buf:y=i32[1]"],
+            "argument 2 (`buf:=i32[1]`): the buffer has no name",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:x=i32[1]"],
+            "argument 3 (`buf:x=i32[1]`): a buffer named `x` is given twice",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--grid", "4294967296"],
+            "--grid: X = 4294967296 is outside 1 to 2147483647 (CUDA's limit)",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--grid", "1,65536"],
+            "--grid: Y = 65536 is outside 1 to 65535",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--block", "1,1,65"],
+            "--block: Z = 65 is outside 1 to 64",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--block", "x"],
+            "--block: X = `x` is not a positive integer",
+        ),
+        (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--timeline", obj],
+            "that is the input object",
+        ),
+        (&["--kernel", "dev"], "--kernel dev: a device function, not a kernel (the kernels of"),
+        (&["--kernel", "nope"], "--kernel nope: no function of that name"),
+    ] {
+        let o = run(extra);
+        assert!(!o.status.success(), "{:?}", extra);
+        assert!(stderr(&o).contains(want), "{:?}: {}", extra, stderr(&o));
+    }
+    assert!(std::fs::read(obj).unwrap().starts_with(b"\x7fELF"), "the object is intact");
+    let o = run(&[
+        "--kernel",
+        "k",
+        "--arg",
+        "i32:-2147483648",
+        "--arg",
+        "buf:x=f32:inf,-1e38",
+        "--arg",
+        "buf:y=i32[1]",
+        "--out",
+        "x",
+        "--block",
+        "4,2,64",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("x = [inf, -1e38]"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// Issue 25, item 13: `--kernel A.clif B.clif` said "defines no function
+/// %…/A.clif"; `--kernel ''` meant a bare `--kernel` (every function).
+#[test]
+fn compile_kernel_names_are_checked() {
+    let a = write("ka.clif", KERNEL);
+    let b = write("kb.clif", KERNEL);
+    let o = ursa(&["compile", "--kernel", &a, &b, "-o", tmp("kab.o").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("ka.clif: a file, not a function name; `compile` takes one input file"), "{}", stderr(&o));
+    let o = ursa(&["compile", "--kernel", "", &a, "-o", tmp("ke.o").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--kernel ``: no function name"), "{}", stderr(&o));
+    // A bare --kernel still makes every function a kernel.
+    let o = ursa(&["compile", "--kernel", &a, "-o", tmp("kb.o").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Issue 25, items 11 and 13: `--help` describes every argument and gives
+/// the defaults; `disasm --hex` counts words in the singular too.
+#[test]
+fn help_describes_every_argument() {
+    let help = |cmd: &str| String::from_utf8_lossy(&ursa(&[cmd, "--help"]).stdout).into_owned();
+    let asm = help("asm");
+    assert!(asm.contains("The assembly source") && asm.contains("the input with the extension .o"), "{}", asm);
+    let compile = help("compile");
+    assert!(compile.contains("the input with the extension .o"), "{}", compile);
+    for pass in ursa_backend::PASSES {
+        assert!(
+            compile.contains(&format!(" {},", pass)) || compile.contains(&format!(" {}\n", pass)),
+            "--print-after {}: {}",
+            pass,
+            compile
+        );
+    }
+    assert!(help("test").contains("Filetests (`.clif`) and directories"));
+    let run = help("run");
+    assert!(run.contains("The kernel to launch"), "{}", run);
+    assert!(run.contains("[default: 200000000]") && run.contains("[default: 4294967296]"), "{}", run);
+    let o = ursa(&["disasm", "--hex", "0"]);
+    assert!(stderr(&o).contains("1 word given; an instruction is 4 words"), "{}", stderr(&o));
+}
+
+/// Issue 25, item 12: a kernel with an `i128` parameter compiled but could
+/// not be launched (there was no `i128` argument type).
+#[test]
+fn i128_arguments() {
+    let src = write(
+        "wide.clif",
+        "function %k(i64, i128, i64) {\nblock0(v0: i64, v1: i128, v2: i64):\n    v3 = iconst.i64 1\n    \
+         v4 = uextend.i128 v3\n    v5 = iadd v1, v4\n    store v5, v0\n    store v2, v0+16\n    return\n}\n",
+    );
+    let obj = tmp("wide.o");
+    let obj = obj.to_str().unwrap();
+    let o = ursa(&["compile", "--kernel", &src, "-o", obj]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (buf, x, y, want) in [
+        ("buf:o=i128[2]", "i128:-170141183460469231731687303715884105727", "i64:5", "o = [-170141183460469231731687303715884105726, 5]"),
+        ("buf:o=u128[2]", "u128:0xfffffffffffffffffffffffffffffffe", "i64:0", "o = [340282366920938463463374607431768211455, 0]"),
+    ] {
+        let o = ursa(&["run", obj, "--kernel", "k", "--arg", buf, "--arg", x, "--arg", y, "--out", "o"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains(want), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+    let o = ursa(&["run", obj, "--kernel", "k", "--arg", "buf:o=u128[2]", "--arg", "i64:1", "--arg", "i64:0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("argument 2 (`i64:1`) is 8 bytes, but parameter `v1` of `k` is 16 bytes"), "{}", stderr(&o));
+}

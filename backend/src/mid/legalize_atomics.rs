@@ -4,7 +4,14 @@
 //!
 //! * `atomic_rmw nand` on i32/i64 (ATOM has no NAND);
 //! * `atomic_rmw` (every operation) and `atomic_cas` on i8/i16 (ATOM is 32-
-//!   or 64-bit): they work on the aligned 32-bit word that holds the value.
+//!   or 64-bit): they work on the aligned 32-bit word that holds the value;
+//! * `atomic_rmw` and `atomic_cas` of 16 bits or more with the `big` flag
+//!   (ATOM works on little-endian memory): the loop byte-swaps the value.
+//!
+//! A big-endian `atomic_load`/`atomic_store` of 16 bits or more becomes the
+//! little-endian access and a `bswap` of the value. No atomic of more than 8
+//! bits leaves this pass with the `big` flag: the machine's accesses are
+//! little-endian, and for a byte the order does not matter.
 //!
 //! ```text
 //! B:    [narrow: atomic_load.T p (faults if p is misaligned)
@@ -15,36 +22,56 @@
 //! E(v): ...                                    ; v is the result
 //! ```
 //!
-//! `extract(w)` is `ireduce (w >> sh)` for a narrow value (little-endian) and
-//! `w` itself otherwise; `insert(w, n)` is `(w & ~mask) | ((uextend n << sh) &
-//! mask)`. A narrow `atomic_cas` leaves the loop without storing when the
+//! `extract(w)` is `ireduce (w >> sh)` for a narrow value and `w` itself
+//! otherwise; `insert(w, n)` is `(w & ~mask) | ((uextend n << sh) & mask)`
+//! (`n` itself for a full word). The word is read and written little-endian,
+//! so `sh = (p & 3) * 8` holds for both byte orders; for a big-endian value
+//! `extract` ends and `insert` begins with a `bswap` of the value (an i8 has
+//! one byte and needs none). A narrow `atomic_cas` leaves the loop without storing when the
 //! value differs from the expected one. The loads and CASes are CLIF atomics
 //! themselves, so the whole operation is sequentially consistent.
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, Function, Inst, InstBuilder, InstructionData, Type, Value};
+use cranelift_codegen::ir::{
+    types, AtomicRmwOp, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlags, MemFlagsData, Opcode, Type, Value,
+};
 
-/// Rewrites every atomic of `f` that needs a loop.
+/// Rewrites every atomic of `f` that needs a loop or a byte swap.
 pub fn legalize_atomics(f: &mut Function) {
     let mut todo = Vec::new();
+    let mut swaps = Vec::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             // A 32-bit address is left to instruction selection, which
             // reports it (ATOM takes a 64-bit generic address).
-            let wide_addr = f.dfg.inst_args(inst).first().is_some_and(|&a| f.dfg.value_type(a) == types::I64);
+            let addr = match f.dfg.insts[inst] {
+                InstructionData::StoreNoOffset { args, .. } => Some(args[1]),
+                _ => f.dfg.inst_args(inst).first().copied(),
+            };
+            let wide_addr = addr.is_some_and(|a| f.dfg.value_type(a) == types::I64);
             match f.dfg.insts[inst] {
                 _ if !wide_addr => {}
-                InstructionData::AtomicRmw { op, args, .. } => {
+                InstructionData::AtomicRmw { op, args, flags, .. } => {
                     let ty = f.dfg.value_type(args[1]);
-                    if op == AtomicRmwOp::Nand && (ty == types::I32 || ty == types::I64) || ty == types::I8 || ty == types::I16 {
+                    if op == AtomicRmwOp::Nand || ty.bits() < 32 || swapped(f, flags, ty) {
                         todo.push(inst);
                     }
                 }
-                InstructionData::AtomicCas { args, .. } => {
+                InstructionData::AtomicCas { args, flags, .. } => {
                     let ty = f.dfg.value_type(args[1]);
-                    if ty == types::I8 || ty == types::I16 {
+                    if ty.bits() < 32 || swapped(f, flags, ty) {
                         todo.push(inst);
+                    }
+                }
+                InstructionData::LoadNoOffset { opcode: Opcode::AtomicLoad, flags, .. } => {
+                    if swapped(f, flags, f.dfg.value_type(f.dfg.first_result(inst))) {
+                        swaps.push(inst);
+                    }
+                }
+                InstructionData::StoreNoOffset { opcode: Opcode::AtomicStore, args, flags } => {
+                    if swapped(f, flags, f.dfg.value_type(args[0])) {
+                        swaps.push(inst);
                     }
                 }
                 _ => {}
@@ -54,6 +81,62 @@ pub fn legalize_atomics(f: &mut Function) {
     for inst in todo {
         rewrite(f, inst);
     }
+    for inst in swaps {
+        swap_load_store(f, inst);
+    }
+}
+
+/// Whether an access of `ty` with `flags` is big-endian over more than one
+/// byte (so its value is the byte-swapped little-endian one).
+fn swapped(f: &Function, flags: MemFlags, ty: Type) -> bool {
+    ty.bytes() > 1 && f.dfg.mem_flags[flags].explicit_endianness() == Some(Endianness::Big)
+}
+
+/// `d` with the `big` flag dropped (a flag can only be added, so the others
+/// are copied into a fresh set).
+fn little(d: MemFlagsData) -> MemFlagsData {
+    if d.explicit_endianness() != Some(Endianness::Big) {
+        return d;
+    }
+    let mut l = MemFlagsData::new().with_trap_code(d.trap_code()).with_alias_region(d.alias_region());
+    if d.aligned() {
+        l = l.with_aligned();
+    }
+    if d.readonly() {
+        l = l.with_readonly();
+    }
+    if d.can_move() {
+        l = l.with_can_move();
+    }
+    l
+}
+
+/// A big-endian `atomic_load`/`atomic_store`: the little-endian access of the
+/// byte-swapped value.
+fn swap_load_store(f: &mut Function, inst: Inst) {
+    let data = f.dfg.insts[inst];
+    let (InstructionData::LoadNoOffset { flags, .. } | InstructionData::StoreNoOffset { flags, .. }) = data else {
+        unreachable!("only atomic loads and stores are collected")
+    };
+    let flags = little(f.dfg.mem_flags[flags]);
+    let mut pos = FuncCursor::new(f).at_inst(inst);
+    pos.use_srcloc(inst);
+    match data {
+        InstructionData::StoreNoOffset { args, .. } => {
+            let v = pos.ins().bswap(args[0]);
+            pos.ins().atomic_store(flags, v, args[1]);
+        }
+        InstructionData::LoadNoOffset { arg, .. } => {
+            let result = pos.func.dfg.first_result(inst);
+            let ty = pos.func.dfg.value_type(result);
+            let v = pos.ins().atomic_load(ty, flags, arg);
+            let v = pos.ins().bswap(v);
+            pos.func.dfg.detach_inst_results(inst);
+            pos.func.dfg.change_to_alias(result, v);
+        }
+        _ => unreachable!("only atomic loads and stores are collected"),
+    }
+    pos.func.layout.remove_inst(inst);
 }
 
 /// Where a value of type `ty` sits in the memory word the loop updates.
@@ -64,20 +147,28 @@ struct Word {
     addr: Value,
     /// Narrow values: (shift, mask) as i32 values.
     lane: Option<(Value, Value)>,
+    /// The value is big-endian (and more than a byte): byte-swapped.
+    swap: bool,
 }
 
 impl Word {
     fn extract(&self, pos: &mut FuncCursor, ty: Type, w: Value) -> Value {
-        match self.lane {
+        let v = match self.lane {
             None => w,
             Some((sh, _)) => {
                 let s = pos.ins().ushr(w, sh);
                 pos.ins().ireduce(ty, s)
             }
+        };
+        if self.swap {
+            pos.ins().bswap(v)
+        } else {
+            v
         }
     }
 
     fn insert(&self, pos: &mut FuncCursor, w: Value, n: Value) -> Value {
+        let n = if self.swap { pos.ins().bswap(n) } else { n };
         match self.lane {
             None => n,
             Some((sh, mask)) => {
@@ -97,10 +188,12 @@ fn rewrite(f: &mut Function, inst: Inst) {
     let ty = f.dfg.value_type(result);
     let data = f.dfg.insts[inst];
     let (p, op, x, cas, flags) = match data {
-        InstructionData::AtomicRmw { op, args, flags, .. } => (args[0], Some(op), args[1], None, f.dfg.mem_flags[flags]),
-        InstructionData::AtomicCas { args, flags, .. } => (args[0], None, args[1], Some(args[2]), f.dfg.mem_flags[flags]),
+        InstructionData::AtomicRmw { op, args, flags, .. } => (args[0], Some(op), args[1], None, flags),
+        InstructionData::AtomicCas { args, flags, .. } => (args[0], None, args[1], Some(args[2]), flags),
         _ => unreachable!("only atomics are collected"),
     };
+    let swap = swapped(f, flags, ty);
+    let flags = little(f.dfg.mem_flags[flags]);
     let mut pos = FuncCursor::new(f).at_inst(inst);
     pos.use_srcloc(inst);
     let word = if ty.bits() < 32 {
@@ -116,9 +209,9 @@ fn rewrite(f: &mut Function, inst: Inst) {
         let sh = pos.ins().ishl(byte, three32);
         let ones = pos.ins().iconst(types::I32, (1i64 << ty.bits()) - 1);
         let mask = pos.ins().ishl(ones, sh);
-        Word { wty: types::I32, addr, lane: Some((sh, mask)) }
+        Word { wty: types::I32, addr, lane: Some((sh, mask)), swap }
     } else {
-        Word { wty: ty, addr: p, lane: None }
+        Word { wty: ty, addr: p, lane: None, swap }
     };
     let w0 = pos.ins().atomic_load(word.wty, flags, word.addr);
 

@@ -109,8 +109,9 @@ pub fn parse(text: &str) -> Result<SharedLayout, String> {
         let name = sym.strip_prefix('%').and_then(|s| s.strip_prefix(SHARED_PREFIX)).filter(|n| !n.is_empty());
         let name = name.ok_or_else(|| bad(format!("`{}` is not a %{}NAME symbol", sym, SHARED_PREFIX)))?;
         let num = |s: &str| -> Result<u32, String> {
-            let r = if let Some(h) = s.strip_prefix("0x") { u32::from_str_radix(h, 16) } else { s.parse::<u32>() };
-            r.map_err(|_| bad(format!("`{}` is not a number", s)))
+            let r = if let Some(h) = s.strip_prefix("0x") { u128::from_str_radix(h, 16) } else { s.parse::<u128>() };
+            let n = r.map_err(|_| bad(format!("`{}` is not a number", s)))?;
+            u32::try_from(n).map_err(|_| bad(format!("{} is too large (at most {})", s, u32::MAX)))
         };
         let size = num(size)?;
         if size == 0 {
