@@ -16,6 +16,9 @@ use crate::trap::LoadError;
 /// Code address of the first instruction of the first function.
 pub const CODE_BASE: u64 = 0x10_0000;
 
+/// Code address a device-function call returns to; reaching it ends the thread.
+pub const RETURN_SENTINEL: u64 = 0xFFFF_FFFF_FFFF_FFF0;
+
 /// One pre-decoded instruction.
 #[derive(Clone, Debug)]
 pub(crate) struct Exec {
