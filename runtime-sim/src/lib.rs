@@ -17,8 +17,8 @@
 //! one instruction to them (`dispatch`), full-warp threaded code
 //! (`threaded`), translation to host code (`jit`), measurements
 //! (`profile`), the interpreter loop (`exec`) and the host API (`launch`).
-//! `tests/import_cycles.rs` checks that no module imports one that imports
-//! it back.
+//! The workspace's import-circle test (`ursa_tests::imports`) checks that
+//! no module imports one that imports it back.
 
 // `Trap` is a complete fault report by design; returning it by value is the API.
 #![allow(clippy::result_large_err)]
@@ -49,7 +49,7 @@ pub mod timing;
 mod trap;
 mod xu;
 
-pub use jit::JitStats;
+pub use jit::cache::JitStats;
 pub use launch::{abi, Arg, Engine, Gpu, LaunchConfig, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, Stats, TimelineEvent};

@@ -9,6 +9,7 @@ use ursa_emit::{control, Inst, RegRef, RegSlot, INST_BYTES};
 
 use crate::decode::{decode_op, Fields};
 use crate::decode_ext::decode_ext;
+use crate::jit::cache::{Cache, JitStats};
 use crate::ops::{Op, PIn};
 use crate::timing::{class_of_form, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
 use crate::trap::LoadError;
@@ -56,7 +57,7 @@ pub struct Program {
     pub(crate) uses: Vec<RegUse>,
     pub functions: Vec<FunctionInfo>,
     /// Translations to host code, made on first use (jit/).
-    pub(crate) jit: crate::jit::Cache,
+    pub(crate) jit: Cache,
 }
 
 impl Program {
@@ -162,7 +163,7 @@ impl Program {
     }
 
     /// What the translator to host code has done for this program so far.
-    pub fn jit_stats(&self) -> crate::jit::JitStats {
+    pub fn jit_stats(&self) -> JitStats {
         self.jit.stats()
     }
 

@@ -20,7 +20,7 @@
 //! traps and statistics are those of the interpreter. See docs/performance.md
 //! ("One lane") and docs/architecture.md.
 
-mod cache;
+pub(crate) mod cache;
 mod region;
 mod state;
 mod translate;
@@ -38,9 +38,7 @@ use crate::memory::{ConstBanks, Global};
 use crate::program::Program;
 use crate::site::{Flow, Site};
 use crate::trap::{Fault, TrapKind};
-pub(crate) use cache::Cache;
 use cache::Inner;
-pub use cache::JitStats;
 use state::{RegionFn, State};
 
 /// What `run_one` needs to run an instruction with the interpreter's semantics.
