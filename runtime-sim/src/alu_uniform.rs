@@ -3,12 +3,12 @@
 //! and the special registers (S2R/S2UR). The arithmetic twins of the uniform
 //! datapath (UIADD, ULOP3, ...) share alu_int.rs.
 
-use crate::exec::{Fault, Site};
 use crate::machine::{lanes, Warp};
 use crate::memory::{le_load, ConstBanks};
 use crate::ops::{Dst, Op};
 use crate::regs::{Regs, UR_ZERO, ZERO_ROW};
-use crate::trap::{Space, TrapKind};
+use crate::site::Site;
+use crate::trap::{Fault, Space, TrapKind};
 
 /// A dynamic register index `base + off`, checked against the file.
 fn index(base: u32, off: i32, zero: i64, file: &'static str) -> Result<usize, TrapKind> {

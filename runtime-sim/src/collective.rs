@@ -1,11 +1,11 @@
 //! Warp collectives: VOTE and SHFL over the executing lanes
 //! (docs/isa-extensions.md, 6.27 and 6.28).
 
-use crate::exec::Fault;
 use crate::machine::lanes;
 use crate::memory::ConstBanks;
 use crate::ops::{Op, ShflMode, VoteMode};
 use crate::regs::Regs;
+use crate::trap::Fault;
 
 pub(crate) fn exec(op: &Op, rf: &mut Regs, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
     match *op {

@@ -2,11 +2,11 @@
 //! convergence barriers (BSSY/BSYNC/BREAK/BMOV) and the CTA barrier
 //! (docs/isa-extensions.md, sections 3 and 6.1–6.11, 6.18).
 
-use crate::exec::{Fault, Flow, Site};
 use crate::machine::{lanes, Warp};
 use crate::memory::ConstBanks;
 use crate::ops::{Dst64, Op, Src64};
-use crate::trap::TrapKind;
+use crate::site::{Flow, Site};
+use crate::trap::{Fault, TrapKind};
 
 /// Puts every lane of the group at `next` in the per-lane PC array and
 /// marks the group for recomputation (statuses are about to change).

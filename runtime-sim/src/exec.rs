@@ -1,48 +1,18 @@
-//! The interpreter: the issue loop of a warp (lowest-PC group, guard,
-//! control bits, step limit, strict hazards, statistics) and the dispatch of
-//! one pre-decoded instruction to its family's semantics.
+//! The interpreter: the scheduling of a CTA's warps and the issue loop of a
+//! warp (lowest-PC group, guard, control bits, step limit, strict hazards,
+//! statistics), with its fast paths (full-warp threaded code, translated
+//! one-lane code). One instruction runs through `dispatch::execute`.
 
-use crate::alu_uniform;
-use crate::collective;
-use crate::control;
-use crate::float32;
-use crate::machine::{lanes, Cta, Warp};
-use crate::mem_ops;
+use crate::dispatch::execute;
+use crate::jit;
+use crate::machine::{lanes, Cta, CtaBarrier, Warp};
 use crate::memory::{ConstBanks, Global};
 use crate::ops::Op;
-use crate::program::{Exec, Program};
+use crate::profile::{Profile, TimelineEvent, TIMELINE_LIMIT};
+use crate::program::{Exec, Program, RETURN_SENTINEL};
+use crate::site::{Flow, Site};
 use crate::threaded::Fast;
 use crate::trap::{Trap, TrapKind};
-use crate::{alu_int, dalu, xu};
-
-/// A fault raised while executing, with the lane it concerns.
-#[derive(Debug)]
-pub(crate) struct Fault {
-    pub kind: TrapKind,
-    pub lane: Option<u32>,
-}
-
-impl From<TrapKind> for Fault {
-    fn from(kind: TrapKind) -> Fault {
-        Fault { kind, lane: None }
-    }
-}
-
-impl Fault {
-    pub fn at(kind: TrapKind, lane: usize) -> Fault {
-        Fault { kind, lane: Some(lane as u32) }
-    }
-}
-
-/// What an instruction did to the control flow of its group.
-pub(crate) enum Flow {
-    /// Every lane of the group continues at the next instruction.
-    Next,
-    /// The executing lanes jump to the target; the others fall through.
-    Jump(u64),
-    /// Per-lane PCs or statuses were changed; the group must be recomputed.
-    Regroup,
-}
 
 /// Launch-wide context of the interpreter.
 pub(crate) struct Ctx<'a> {
@@ -67,7 +37,7 @@ pub(crate) struct Ctx<'a> {
     /// Cycles of the CTAs already finished (the clock base of this CTA).
     pub clock_base: u64,
     /// Per-instruction profile, when asked for.
-    pub profile: Option<Box<crate::profile::Profile>>,
+    pub profile: Option<Box<Profile>>,
     /// Record a timeline event per issue (needs `profile`).
     pub timeline: bool,
     /// Linear index of the CTA being run (for the timeline).
@@ -75,16 +45,6 @@ pub(crate) struct Ctx<'a> {
     /// Translation to host code is on (jit/): the per-run counters of
     /// translated block executions.
     pub jit: Option<Vec<u64>>,
-}
-
-/// Per-instruction information the semantics may need.
-pub(crate) struct Site<'a> {
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub cta: [u32; 3],
-    pub clock: u64,
-    pub shared: &'a mut Vec<u8>,
-    pub bars: &'a mut [crate::machine::CtaBarrier; 16],
 }
 
 /// Instructions a warp may issue before the scheduler moves to the next one.
@@ -192,6 +152,38 @@ impl Ctx<'_> {
         }
     }
 
+    /// Whether warp `warp` of a CTA with `nwarps` warps may run in
+    /// translated code now (translation on and `jit::ready`).
+    #[inline(always)]
+    fn jit_ready(&self, nwarps: usize, warp: &Warp, steps: u64) -> bool {
+        self.jit.is_some() && jit::ready(nwarps, warp, steps, self.step_limit)
+    }
+
+    /// Runs the lane of `warp` in translated code (`jit::run`).
+    fn jit_run(
+        &mut self,
+        cta: [u32; 3],
+        warp: &mut Warp,
+        shared: &mut Vec<u8>,
+        bars: &mut [CtaBarrier; 16],
+        steps: u64,
+    ) -> Result<(u64, u64), Trap> {
+        let counts = self.jit.as_mut().expect("checked by jit_ready");
+        let site = Site { grid: self.grid, block: self.block, cta, clock: self.clock_base, shared, bars };
+        match jit::run(self.prog, self.cb, &mut self.mem, site, counts, warp, steps, self.step_limit) {
+            Ok(r) => Ok(r),
+            Err((f, pc)) => Err(self.trap(f.kind, cta, warp.id, f.lane, pc)),
+        }
+    }
+
+    /// Warp-instructions per opcode form, with those of translated blocks.
+    pub(crate) fn take_per_form(&mut self) -> Vec<u64> {
+        if let Some(counts) = self.jit.as_mut() {
+            jit::add_block_counts(self.prog, counts, &mut self.per_form);
+        }
+        std::mem::take(&mut self.per_form)
+    }
+
     /// Issues instructions of warp `w` until it blocks, exits, yields or
     /// uses its quantum. Returns the number issued and whether a CTA barrier
     /// may have to be re-checked.
@@ -284,7 +276,7 @@ impl Ctx<'_> {
             }
             let pc = warp.group_pc;
             let Some(idx) = prog.index(pc) else {
-                if pc == crate::launch::RETURN_SENTINEL {
+                if pc == RETURN_SENTINEL {
                     // A device-function call returned to the host: the lanes end.
                     let g = warp.group;
                     warp.ready &= !g;
@@ -310,9 +302,9 @@ impl Ctx<'_> {
             if let Some(h) = warp.hazards.as_mut() {
                 let u = &prog.uses[idx];
                 let dynamic = u.dynamic.and_then(|d| d.resolve(warp.regs.ur[d.base as usize]));
-                if let Err(msg) = h.check(u, dynamic, e.ctrl, t, e.lat, e.variable, pc) {
+                if let Err(hazard) = h.check(u, dynamic, e.ctrl, t, e.lat, e.variable, pc) {
                     flush!();
-                    return Err(self.trap(TrapKind::Hazard(msg), *id, warp.id, None, pc));
+                    return Err(self.trap(TrapKind::Hazard(hazard), *id, warp.id, None, pc));
                 }
             }
             let a = warp.group;
@@ -335,8 +327,8 @@ impl Ctx<'_> {
                 ip.fixed_stall += e.ctrl.stall.max(1) as u64 - 1;
                 ip.divergence_idle_lanes += (warp.exists & !warp.exited & !a).count_ones() as u64;
                 if self.timeline {
-                    if p.timeline.len() < crate::profile::TIMELINE_LIMIT {
-                        p.timeline.push(crate::profile::TimelineEvent {
+                    if p.timeline.len() < TIMELINE_LIMIT {
+                        p.timeline.push(TimelineEvent {
                             cta: self.cta_index,
                             warp: warp.id,
                             pc,
@@ -415,128 +407,4 @@ impl Ctx<'_> {
         flush!();
         Ok((n, barrier_event))
     }
-}
-
-/// Runs a lane-parallel semantics function for the single lane of `e` (a
-/// one-bit mask): an `N = 1` execution over that lane's column of the
-/// register file, so a lone lane costs one lane's work, not 32. (A macro
-/// rather than a function taking a closure: the closure was not inlined.)
-macro_rules! one_lane {
-    ($regs:expr, $e:expr, |$rf:ident| $body:expr) => {{
-        let $rf: &mut crate::regs::Regs = $regs;
-        $rf.lane = $e.trailing_zeros() as usize;
-        let r = $body;
-        $rf.lane = 0;
-        r
-    }};
-}
-
-/// Executes one instruction for the group `a` whose executing lanes are `e`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-pub(crate) fn execute(
-    ex: &Exec,
-    warp: &mut Warp,
-    site: &mut Site,
-    cb: &ConstBanks,
-    mem: &mut Global,
-    a: u32,
-    e: u32,
-    pc: u64,
-    idx: usize,
-    prog: &Program,
-) -> Result<Flow, Fault> {
-    let op = &ex.op;
-    if e == 0 {
-        // No lane executes: no effect and no fault (the lanes of the group
-        // just move on), except for bytes that never decoded.
-        return match op {
-            Op::Invalid => Err(TrapKind::Undecodable(prog.errors[idx].clone().unwrap_or_default()).into()),
-            _ => Ok(Flow::Next),
-        };
-    }
-    match op {
-        Op::Nop | Op::Membar => {}
-        Op::Iadd { .. }
-        | Op::Imad { .. }
-        | Op::ImadWide { .. }
-        | Op::Idp { .. }
-        | Op::Imul { .. }
-        | Op::Lea { .. }
-        | Op::Iabs { .. }
-        | Op::Imnmx { .. }
-        | Op::P2r { .. }
-        | Op::R2p { .. }
-        | Op::Isetp { .. }
-        | Op::Iset { .. }
-        | Op::Sel { .. }
-        | Op::Lop3 { .. }
-        | Op::Plop3 { .. }
-        | Op::Shf { .. }
-        | Op::Mov { .. }
-        | Op::Mov64 { .. }
-        | Op::Prmt { .. }
-        | Op::I2i { .. }
-        | Op::I2ip { .. }
-        | Op::Popc { .. }
-        | Op::Flo { .. }
-        | Op::Brev { .. }
-        | Op::Bmsk { .. }
-        | Op::Sgxt { .. } => {
-            if ex.uniform {
-                alu_int::exec::<1>(op, &mut warp.regs, cb, 1)?;
-            } else if e & (e - 1) == 0 {
-                one_lane!(&mut warp.regs, e, |rf| alu_int::exec::<1>(op, rf, cb, 1))?;
-            } else {
-                alu_int::exec::<32>(op, &mut warp.regs, cb, e)?;
-            }
-        }
-        Op::Mufu { .. } => {
-            if e & (e - 1) == 0 {
-                one_lane!(&mut warp.regs, e, |rf| xu::exec::<1>(op, rf, cb, 1))?
-            } else {
-                xu::exec::<32>(op, &mut warp.regs, cb, e)?
-            }
-        }
-        Op::Dadd { .. } | Op::Dmul { .. } | Op::Dfma { .. } | Op::Dmnmx { .. } | Op::Dsetp { .. } => {
-            if e & (e - 1) == 0 {
-                one_lane!(&mut warp.regs, e, |rf| dalu::exec::<1>(op, rf, cb, 1))?
-            } else {
-                dalu::exec::<32>(op, &mut warp.regs, cb, e)?
-            }
-        }
-        Op::Fadd { .. }
-        | Op::Fmul { .. }
-        | Op::Ffma { .. }
-        | Op::Fmnmx { .. }
-        | Op::Fsetp { .. }
-        | Op::Frnd { .. }
-        | Op::I2f { .. }
-        | Op::F2i { .. }
-        | Op::F2f { .. } => {
-            if e & (e - 1) == 0 {
-                one_lane!(&mut warp.regs, e, |rf| float32::exec::<1>(op, rf, cb, 1))?
-            } else {
-                float32::exec::<32>(op, &mut warp.regs, cb, e)?
-            }
-        }
-        Op::R2ur { .. } | Op::Setgpr { .. } | Op::Getgpr { .. } | Op::Setugpr { .. } | Op::Getugpr { .. } | Op::Uldc { .. } => {
-            alu_uniform::exec(op, &mut warp.regs, cb, e)?
-        }
-        Op::S2r { d, sr } => alu_uniform::s2r(warp, site, *d, *sr, e, ex.uniform)?,
-        Op::Load { .. } | Op::Store { .. } | Op::Ldc { .. } | Op::Atom { .. } => mem_ops::exec(op, warp, site.shared, mem, cb, e)?,
-        Op::Vote { .. } | Op::Shfl { .. } => collective::exec(op, &mut warp.regs, cb, e)?,
-        Op::Undefined(name) => return Err(TrapKind::SemanticsNotDefined(name).into()),
-        Op::Invalid => {
-            let msg = prog.errors[idx].clone().unwrap_or_else(|| "invalid instruction".into());
-            return Err(TrapKind::Undecodable(msg).into());
-        }
-        // The rest are the control instructions (`Op::is_control`, the one
-        // list the JIT's region discovery uses too).
-        op => {
-            debug_assert!(op.is_control(), "{:?} has no executor", op);
-            return control::exec(op, warp, site, cb, a, e, pc);
-        }
-    }
-    Ok(Flow::Next)
 }

@@ -1,12 +1,12 @@
 //! The host API: a device with global memory, kernel launches with their
-//! configuration and arguments (laid out per docs/abi.md), and statistics.
-
-use std::collections::BTreeMap;
+//! configuration (the [`Engine`] among it) and arguments (laid out per
+//! docs/abi.md). What a launch measured ([`Stats`]) is in `profile`.
 
 use crate::exec::Ctx;
 use crate::machine::{Cta, CtaBarrier, Warp};
 use crate::memory::{ConstBanks, Global, GlobalMemory};
-use crate::program::Program;
+use crate::profile::{Profile, Stats};
+use crate::program::{Program, RETURN_SENTINEL};
 use crate::regs::LANES;
 use crate::trap::{Trap, TrapKind};
 
@@ -41,9 +41,6 @@ pub const MAX_SHARED_PER_CTA: u32 = 160 * 1024;
 /// memory plus the local memory (stack) of its threads, in bytes.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 
-/// Code address a device-function call returns to; reaching it ends the thread.
-pub const RETURN_SENTINEL: u64 = 0xFFFF_FFFF_FFFF_FFF0;
-
 /// How to run a kernel.
 #[derive(Clone, Debug)]
 pub struct LaunchConfig {
@@ -72,37 +69,37 @@ pub struct LaunchConfig {
     /// Also record a per-warp timeline of issues in the profile (implies
     /// `profile`; CTAs then run one after another).
     pub timeline: bool,
-    /// Run single-lane, single-warp CTAs (a device-function call) in code
-    /// translated to the host (docs/sim-translation.md). Only when
-    /// no strict checking, trace or profile is asked for: those stay on the
-    /// interpreter. Results, traps and statistics are the interpreter's.
-    pub jit: bool,
-    /// The interpreter's fast paths (all on by default).
-    pub fast: FastPaths,
+    /// How instructions are executed (all fast paths on by default; the
+    /// translation to host code is described in docs/sim-translation.md).
+    pub engine: Engine,
 }
 
-/// Switches for the interpreter's fast paths, all on by default. A fast
-/// path never changes results, traps or statistics, only speed; turning one
-/// off is for measuring it and for the differential test
-/// (`runtime-sim/tests/fast_paths.rs`), which runs kernels both ways.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FastPaths {
-    /// Full-warp threaded code (`threaded.rs`): an instruction all 32 lanes
-    /// execute runs a function chosen for it at launch, with its operands
-    /// resolved, instead of the general semantics.
-    pub threaded: bool,
-    /// The issue loop's inner loop for full warps (`exec.rs`): while all 32
-    /// lanes are at one PC and no profile, trace or strict check is asked
+/// How the simulator executes instructions: the interpreter and, one on top
+/// of the other, its fast paths. A fast path never changes results, traps or
+/// statistics, only speed; a slower engine is for measuring a fast path and
+/// for the differential tests (`runtime-sim/tests/fast_paths.rs`,
+/// `runtime-sim/tests/jit.rs`, `ursa test --jit-check`), which run programs
+/// both ways.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Engine {
+    /// The general semantics of every instruction, for the lanes of a group.
+    Interpreter,
+    /// Plus full-warp threaded code (`threaded.rs`): an instruction all 32
+    /// lanes execute runs a function chosen for it at launch, with its
+    /// operands resolved, instead of the general semantics.
+    Threaded,
+    /// Plus the issue loop's inner loop for full warps (`exec.rs`): while all
+    /// 32 lanes are at one PC and no profile, trace or strict check is asked
     /// for, instructions with threaded forms whose guard is all true or all
     /// false are issued back to back (the same step count, cycles and
-    /// statistics), without recomputing the group. Needs `threaded`.
-    pub issue_loop: bool,
-}
-
-impl Default for FastPaths {
-    fn default() -> Self {
-        FastPaths { threaded: true, issue_loop: true }
-    }
+    /// statistics), without recomputing the group.
+    IssueLoop,
+    /// Plus translation to host code (`jit/`; docs/performance.md, "One
+    /// lane") for single-lane, single-warp CTAs (a device-function call).
+    /// Only when no strict checking, trace or profile is asked for: those
+    /// stay on the interpreter.
+    #[default]
+    Jit,
 }
 
 impl Default for LaunchConfig {
@@ -119,8 +116,7 @@ impl Default for LaunchConfig {
             memory_limit: Some(DEFAULT_MEMORY_LIMIT),
             profile: false,
             timeline: false,
-            jit: true,
-            fast: FastPaths::default(),
+            engine: Engine::default(),
         }
     }
 }
@@ -158,36 +154,6 @@ impl Arg {
     /// to a power of two (the assembler's `.param` rule).
     pub fn align(&self) -> usize {
         self.bytes().len().clamp(1, 8).next_power_of_two()
-    }
-}
-
-/// What a launch did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Stats {
-    /// Warp-instructions issued.
-    pub instructions: u64,
-    /// Sum over issued instructions of the lanes that executed them.
-    pub lane_instructions: u64,
-    /// Issue cycles: CTAs run one after another; a CTA takes as long as its
-    /// slowest warp.
-    pub cycles: u64,
-    /// Warp-instructions per optype name (`IADD`).
-    pub per_opcode: BTreeMap<String, u64>,
-    /// Warp-instructions per opcode form, indexed by `ursa_emit::FormId`
-    /// (`ISA.forms.len()` entries), counted whether or not any lane executed
-    /// them (a false guard still issues). See [`Stats::forms`].
-    pub per_form: Vec<u64>,
-    pub ctas: u64,
-    pub warps: u64,
-    /// The profile, if [`LaunchConfig::profile`] or [`LaunchConfig::timeline`] was set.
-    pub profile: Option<Box<crate::profile::Profile>>,
-}
-
-impl Stats {
-    /// The opcode forms issued at least once, by name (`IADD_RR`), with
-    /// their warp-instruction counts.
-    pub fn forms(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.per_form.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (&*ursa_emit::ISA.forms[i].name, n))
     }
 }
 
@@ -368,14 +334,15 @@ impl Gpu {
             Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
         let profiling = cfg.profile || cfg.timeline;
-        let jit = cfg.jit && !cfg.strict && !cfg.trace && !profiling;
+        let jit = cfg.engine >= Engine::Jit && !cfg.strict && !cfg.trace && !profiling;
         // Threaded code pays off only where a warp can have all 32 lanes.
-        let threaded = if cfg.fast.threaded && threads >= LANES as u64 { crate::threaded::build(program, &cb) } else { Vec::new() };
+        let threaded =
+            if cfg.engine >= Engine::Threaded && threads >= LANES as u64 { crate::threaded::build(program, &cb) } else { Vec::new() };
         let new_ctx = CtxMaker {
             prog: program,
             cb: &cb,
             threaded: &threaded,
-            issue_loop: cfg.fast.issue_loop,
+            issue_loop: cfg.engine >= Engine::IssueLoop,
             kernel: name,
             grid,
             block,
@@ -528,7 +495,7 @@ impl<'a> CtxMaker<'a> {
             lane_insts: 0,
             per_form: vec![0; ursa_emit::ISA.forms.len()],
             clock_base: 0,
-            profile: self.profile.then(|| Box::new(crate::profile::Profile::new(self.prog))),
+            profile: self.profile.then(|| Box::new(Profile::new(self.prog))),
             timeline: self.timeline,
             cta_index: 0,
             jit: self.jit.then(Vec::new),
@@ -538,7 +505,7 @@ impl<'a> CtxMaker<'a> {
 
 /// What the CTAs of a launch did: warp-instructions, lane-instructions,
 /// cycles, warp-instructions per form, and the profile if one was asked for.
-type Totals = (u64, u64, u64, Vec<u64>, Option<Box<crate::profile::Profile>>);
+type Totals = (u64, u64, u64, Vec<u64>, Option<Box<Profile>>);
 
 /// What one CTA of a parallel launch did.
 struct CtaRun {
@@ -567,12 +534,12 @@ fn run_parallel(
     let first_trap = AtomicU64::new(u64::MAX);
     let (mut issued, mut lane_insts, mut cycles, mut steps) = (0u64, 0u64, 0u64, 0u64);
     let mut per_form = vec![0u64; ursa_emit::ISA.forms.len()];
-    let mut profile: Option<Box<crate::profile::Profile>> = None;
+    let mut profile: Option<Box<Profile>> = None;
     let mut start = 0;
     while start < ncta {
         let end = ncta.min(start + ROUND);
         #[allow(clippy::type_complexity)]
-        let parts: Vec<(Vec<u64>, u64, u64, Option<Box<crate::profile::Profile>>, Vec<(u64, CtaRun)>)> = (start..end)
+        let parts: Vec<(Vec<u64>, u64, u64, Option<Box<Profile>>, Vec<(u64, CtaRun)>)> = (start..end)
             .into_par_iter()
             .fold(
                 || (new_ctx.make(Global::Shared(lock)), Vec::new()),

@@ -7,11 +7,18 @@
 //! its 32 lanes over a structure-of-arrays register file. Faults are
 //! [`Trap`] reports, never panics.
 //!
-//! Module map: machine state (`regs`, `machine`), memory (`memory`),
-//! decode-to-ops (`ops`, `decode`, `decode_ext`, `program`), semantics by
-//! family (`alu_int`, `alu_uniform`, `xu`, `dalu`, `float32`, `control`,
-//! `mem_ops`, `collective`), the interpreter loop (`exec`) and its full-warp threaded code (`threaded`), timing and
-//! hazards (`timing`), faults (`trap`) and the host API (`launch`).
+//! Module map, each module using only those listed before it: pre-decoded
+//! ops (`ops`), timing and hazards (`timing`), faults (`trap`), memory
+//! (`memory`), machine state (`regs`, `machine`), the interface of the
+//! semantics (`site`), decode-to-ops and the loaded program (`decode`,
+//! `decode_ext`, `program`, which keeps its translations in `jit::cache`),
+//! semantics by family (`fpconv`, `alu_int`, `dalu`, `float32`, `xu`,
+//! `alu_uniform`, `collective`, `control`, `mem_ops`) and the dispatch of
+//! one instruction to them (`dispatch`), full-warp threaded code
+//! (`threaded`), translation to host code (`jit`), measurements
+//! (`profile`), the interpreter loop (`exec`) and the host API (`launch`).
+//! The workspace's import-circle test (`ursa_tests::imports`) checks that
+//! no module imports one that imports it back.
 
 // `Trap` is a complete fault report by design; returning it by value is the API.
 #![allow(clippy::result_large_err)]
@@ -23,6 +30,7 @@ mod control;
 mod dalu;
 mod decode;
 mod decode_ext;
+mod dispatch;
 mod exec;
 mod float32;
 mod fpconv;
@@ -35,16 +43,15 @@ mod ops;
 pub mod profile;
 mod program;
 mod regs;
+mod site;
 mod threaded;
 pub mod timing;
 mod trap;
 mod xu;
 
-pub use jit::JitStats;
-pub use launch::{
-    abi, Arg, FastPaths, Gpu, LaunchConfig, Stats, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA, RETURN_SENTINEL,
-};
+pub use jit::cache::JitStats;
+pub use launch::{abi, Arg, Engine, Gpu, LaunchConfig, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
-pub use profile::{InstProfile, MemCount, Profile, TimelineEvent};
-pub use program::{FunctionInfo, Program, CODE_BASE};
+pub use profile::{InstProfile, MemCount, Profile, Stats, TimelineEvent};
+pub use program::{FunctionInfo, Program, CODE_BASE, RETURN_SENTINEL};
 pub use trap::{LoadError, Space, Trap, TrapKind};

@@ -4,12 +4,11 @@
 //! Every lane of an instruction is checked (alignment, bounds) before any
 //! effect happens, so a faulting instruction changes nothing.
 
-use crate::exec::Fault;
 use crate::machine::{lanes, Warp};
 use crate::memory::{check_align, le_load, le_store, window, ConstBanks, Global, GlobalMemory};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
-use crate::trap::{Space, TrapKind};
+use crate::trap::{Fault, Space, TrapKind};
 
 /// High words of the generic windows onto shared and local memory.
 pub const SHARED_WINDOW: u64 = 0x0001_0000;

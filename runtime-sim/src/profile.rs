@@ -1,4 +1,5 @@
-//! The profiler's view of a launch (`LaunchConfig::profile` and
+//! What a launch measured: its statistics ([`Stats`], always) and the
+//! profiler's view (`LaunchConfig::profile` and
 //! `LaunchConfig::timeline`): per-instruction issue counts, executed lanes
 //! and stall cycles from the timing model, a summary by instruction class and
 //! memory space, and a per-warp timeline of issues.
@@ -7,6 +8,36 @@ use std::collections::BTreeMap;
 
 use crate::ops::{AddrSpace, Op};
 use crate::program::Program;
+
+/// What a launch did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Warp-instructions issued.
+    pub instructions: u64,
+    /// Sum over issued instructions of the lanes that executed them.
+    pub lane_instructions: u64,
+    /// Issue cycles: CTAs run one after another; a CTA takes as long as its
+    /// slowest warp.
+    pub cycles: u64,
+    /// Warp-instructions per optype name (`IADD`).
+    pub per_opcode: BTreeMap<String, u64>,
+    /// Warp-instructions per opcode form, indexed by `ursa_emit::FormId`
+    /// (`ISA.forms.len()` entries), counted whether or not any lane executed
+    /// them (a false guard still issues). See [`Stats::forms`].
+    pub per_form: Vec<u64>,
+    pub ctas: u64,
+    pub warps: u64,
+    /// The profile, if [`LaunchConfig::profile`](crate::LaunchConfig::profile) or [`LaunchConfig::timeline`](crate::LaunchConfig::timeline) was set.
+    pub profile: Option<Box<Profile>>,
+}
+
+impl Stats {
+    /// The opcode forms issued at least once, by name (`IADD_RR`), with
+    /// their warp-instruction counts.
+    pub fn forms(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.per_form.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (&*ursa_emit::ISA.forms[i].name, n))
+    }
+}
 
 /// What one instruction of the code space did over a launch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -143,7 +174,7 @@ impl Profile {
     /// The text report of `ursa run --profile`: a summary, then the
     /// disassembly of every function that ran, each instruction with its
     /// counts.
-    pub fn report(&self, prog: &Program, stats: &crate::Stats) -> String {
+    pub fn report(&self, prog: &Program, stats: &Stats) -> String {
         use std::fmt::Write as _;
         let mut o = String::new();
         let issues: u64 = self.insts.iter().map(|p| p.issues).sum();

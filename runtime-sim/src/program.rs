@@ -9,12 +9,16 @@ use ursa_emit::{control, Inst, RegRef, RegSlot, INST_BYTES};
 
 use crate::decode::{decode_op, Fields};
 use crate::decode_ext::decode_ext;
+use crate::jit::cache::{Cache, JitStats};
 use crate::ops::{Op, PIn};
 use crate::timing::{class_of_form, Ctrl, DynReg, File, RegUse, SCOREBOARDS};
 use crate::trap::LoadError;
 
 /// Code address of the first instruction of the first function.
 pub const CODE_BASE: u64 = 0x10_0000;
+
+/// Code address a device-function call returns to; reaching it ends the thread.
+pub const RETURN_SENTINEL: u64 = 0xFFFF_FFFF_FFFF_FFF0;
 
 /// One pre-decoded instruction.
 #[derive(Clone, Debug)]
@@ -53,7 +57,7 @@ pub struct Program {
     pub(crate) uses: Vec<RegUse>,
     pub functions: Vec<FunctionInfo>,
     /// Translations to host code, made on first use (jit/).
-    pub(crate) jit: crate::jit::Cache,
+    pub(crate) jit: Cache,
 }
 
 impl Program {
@@ -159,7 +163,7 @@ impl Program {
     }
 
     /// What the translator to host code has done for this program so far.
-    pub fn jit_stats(&self) -> crate::jit::JitStats {
+    pub fn jit_stats(&self) -> JitStats {
         self.jit.stats()
     }
 

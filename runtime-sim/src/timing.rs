@@ -3,6 +3,8 @@
 //! strict-mode hazard checker. The latency table itself (docs/latencies.md)
 //! is `ursa_emit::latency`, re-exported here.
 
+use std::fmt;
+
 /// Number of write scoreboards (SB0–SB5); `wsb = 7` means none.
 pub const SCOREBOARDS: usize = 6;
 pub const NO_SB: u8 = 7;
@@ -104,6 +106,59 @@ struct Ready {
     pc: u64,
 }
 
+/// What strict mode found: an instruction reads or overwrites a register
+/// whose producer's result is not ready under the control bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hazard {
+    /// The register as the instruction names it (`R4`, or a dynamic
+    /// register with its index expression).
+    pub register: String,
+    pub access: Access,
+    pub pending: Pending,
+}
+
+/// How the instruction uses the register of a [`Hazard`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Written while an earlier write to it is pending.
+    Overwrite,
+}
+
+/// Why the register of a [`Hazard`] is not ready; `producer` is the PC of
+/// the instruction that writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// A variable-latency producer that sets no scoreboard.
+    NoScoreboard { producer: u64 },
+    /// A variable-latency producer whose scoreboard was not waited for (`&req`).
+    NotWaited { producer: u64, scoreboard: u8 },
+    /// A fixed-latency producer whose result is ready at cycle `ready`, after `issue`.
+    NotReady { producer: u64, ready: u64, issue: u64 },
+}
+
+impl fmt::Display for Hazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.access {
+            Access::Read => write!(f, "{} is read before it is ready: ", self.register)?,
+            Access::Overwrite => write!(f, "{} is overwritten while an earlier write is pending: ", self.register)?,
+        }
+        match self.pending {
+            Pending::NoScoreboard { producer } => {
+                write!(f, "its producer at 0x{:x} has variable latency and sets no scoreboard", producer)
+            }
+            Pending::NotWaited { producer, scoreboard } => write!(
+                f,
+                "its producer at 0x{:x} signals scoreboard {} and this instruction did not wait for it (&req)",
+                producer, scoreboard
+            ),
+            Pending::NotReady { producer, ready, issue } => {
+                write!(f, "its producer at 0x{:x} writes it at cycle {}, this instruction issues at cycle {}", producer, ready, issue)
+            }
+        }
+    }
+}
+
 /// Per-warp register readiness for strict mode.
 #[derive(Clone, Debug)]
 pub struct HazardState {
@@ -154,7 +209,7 @@ impl HazardState {
         lat: u16,
         variable: bool,
         pc: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), Hazard> {
         if u.dynamic.is_some() {
             return self.check_report(u, dynamic, c, t, lat, variable, pc);
         }
@@ -197,34 +252,31 @@ impl HazardState {
         lat: u16,
         variable: bool,
         pc: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), Hazard> {
         for s in 0..SCOREBOARDS {
             if c.req >> s & 1 != 0 {
                 self.sb_waited[s] = self.sb_gen[s];
             }
         }
         let waited = self.sb_waited;
-        let pending = |r: &Ready| -> Option<String> {
+        let pending = |r: &Ready| -> Option<Pending> {
             if r.var {
                 if r.sb == NO_SB {
-                    Some(format!("its producer at 0x{:x} has variable latency and sets no scoreboard", r.pc))
+                    Some(Pending::NoScoreboard { producer: r.pc })
                 } else if waited[r.sb as usize] < r.gen {
-                    Some(format!(
-                        "its producer at 0x{:x} signals scoreboard {} and this instruction did not wait for it (&req)",
-                        r.pc, r.sb
-                    ))
+                    Some(Pending::NotWaited { producer: r.pc, scoreboard: r.sb })
                 } else {
                     None
                 }
             } else if t < r.at {
-                Some(format!("its producer at 0x{:x} writes it at cycle {}, this instruction issues at cycle {}", r.pc, r.at, t))
+                Some(Pending::NotReady { producer: r.pc, ready: r.at, issue: t })
             } else {
                 None
             }
         };
         for &(f, i) in &u.reads {
             if let Some(why) = pending(self.slot(f, i)) {
-                return Err(format!("{} is read before it is ready: {}", f.name(i as u32), why));
+                return Err(Hazard { register: f.name(i as u32), access: Access::Read, pending: why });
             }
         }
         // The dynamic register, named as the instruction names it.
@@ -239,17 +291,17 @@ impl HazardState {
             if d.write {
                 dyn_write = Some((f, i));
             } else if let Some(why) = pending(self.slot(f, i)) {
-                return Err(format!("{} is read before it is ready: {}", dyn_name, why));
+                return Err(Hazard { register: dyn_name, access: Access::Read, pending: why });
             }
         }
         for &(f, i) in &u.writes {
             if let Some(why) = pending(self.slot(f, i)) {
-                return Err(format!("{} is overwritten while an earlier write is pending: {}", f.name(i as u32), why));
+                return Err(Hazard { register: f.name(i as u32), access: Access::Overwrite, pending: why });
             }
         }
         if let Some((f, i)) = dyn_write {
             if let Some(why) = pending(self.slot(f, i)) {
-                return Err(format!("{} is overwritten while an earlier write is pending: {}", dyn_name, why));
+                return Err(Hazard { register: dyn_name, access: Access::Overwrite, pending: why });
             }
         }
         let gen = if variable && (c.wsb as usize) < SCOREBOARDS {

@@ -1,10 +1,15 @@
 //! Faults: every way a run can stop other than finishing.
 //!
-//! A [`Trap`] is a report, never a panic. It names where the fault happened
-//! (kernel, CTA, warp, lane, byte PC and the disassembled instruction) as far
-//! as that is known, and what went wrong ([`TrapKind`]).
+//! What went wrong is a [`TrapKind`]. The semantics of an instruction raise
+//! it as a [`Fault`] (the kind and, when one lane is to blame, that lane);
+//! the interpreter completes a fault into a [`Trap`], the report a run
+//! returns, by adding where it happened (kernel, CTA, warp, byte PC, the
+//! function and the disassembled instruction). Host-side checks make a
+//! `Trap` directly ([`Trap::new`]). Neither is ever a panic.
 
 use std::fmt;
+
+use crate::timing::Hazard;
 
 /// The memory space of a faulting access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +51,7 @@ pub enum TrapKind {
     StepLimit(u64),
     /// Strict mode: an instruction read or overwrote a register whose
     /// producer's result was not ready under the control bits.
-    Hazard(String),
+    Hazard(Hazard),
     /// The instruction has no semantics in the documents (UF2FP).
     SemanticsNotDefined(&'static str),
     /// Control reached an address with no instruction.
@@ -79,7 +84,28 @@ impl fmt::Display for TrapKind {
     }
 }
 
-/// A fault report.
+/// A fault as an instruction's semantics raise it: what went wrong and the
+/// lane it concerns, if one. Small, so that the hot paths return it cheaply;
+/// the interpreter turns it into a [`Trap`] with the location.
+#[derive(Debug)]
+pub(crate) struct Fault {
+    pub kind: TrapKind,
+    pub lane: Option<u32>,
+}
+
+impl From<TrapKind> for Fault {
+    fn from(kind: TrapKind) -> Fault {
+        Fault { kind, lane: None }
+    }
+}
+
+impl Fault {
+    pub fn at(kind: TrapKind, lane: usize) -> Fault {
+        Fault { kind, lane: Some(lane as u32) }
+    }
+}
+
+/// A fault report: a [`Fault`] with where it happened.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trap {
     pub kind: TrapKind,

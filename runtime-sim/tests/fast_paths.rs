@@ -1,9 +1,10 @@
-//! Differential test of the interpreter's fast paths (`LaunchConfig::fast`:
-//! full-warp threaded code and the issue loop's inner loop for full warps).
+//! Differential test of the interpreter's fast paths (`LaunchConfig::engine`:
+//! full-warp threaded code, the issue loop's inner loop for full warps, and
+//! translation to host code, which applies to one-lane CTAs only).
 //! Generated programs (random ALU instructions over per-lane data, guards
 //! and predicates that split warps, forward branches that diverge, uniform
 //! loops, random stall counts and yields) and the benchmark kernels run with
-//! every combination of fast paths, with and without a profile; memory,
+//! every engine, with and without a profile; memory,
 //! traps and statistics (cycles, per-form counts, the profile) must be
 //! identical. The compiled example kernels get the same treatment in
 //! `tests/tests/fast_paths_kernels.rs`.
@@ -11,15 +12,11 @@
 mod common;
 
 use common::load;
-use ursa_sim::{Arg, FastPaths, Gpu, LaunchConfig, Program, Stats, Trap};
+use ursa_sim::{Arg, Engine, Gpu, LaunchConfig, Program, Stats, Trap};
 
-/// The combinations compared: everything off (the reference), threaded code
-/// alone, and both (the default).
-const MODES: [FastPaths; 3] = [
-    FastPaths { threaded: false, issue_loop: false },
-    FastPaths { threaded: true, issue_loop: false },
-    FastPaths { threaded: true, issue_loop: true },
-];
+/// The engines compared: the interpreter alone (the reference), then each
+/// fast path added to the ones before (the last is the default).
+const MODES: [Engine; 4] = [Engine::Interpreter, Engine::Threaded, Engine::IssueLoop, Engine::Jit];
 
 /// xorshift64*: a small deterministic generator for the programs.
 struct Rng(u64);
@@ -261,10 +258,10 @@ fn launch(prog: &Program, cfg: &LaunchConfig, out_bytes: u64, extra: Extra) -> O
 }
 
 /// Runs `prog` in every mode, with and without a profile, and checks that
-/// each outcome equals the reference's (all fast paths off).
+/// each outcome equals the reference's (the interpreter alone).
 fn compare(what: &str, src: &str, prog: &Program, cfg: &LaunchConfig, out_bytes: u64, extra: Extra) {
     for profile in [false, true] {
-        let run = |fast| launch(prog, &LaunchConfig { fast, profile, ..cfg.clone() }, out_bytes, extra);
+        let run = |engine| launch(prog, &LaunchConfig { engine, profile, ..cfg.clone() }, out_bytes, extra);
         let reference = run(MODES[0]);
         for &mode in &MODES[1..] {
             let got = run(mode);

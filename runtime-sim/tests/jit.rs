@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-use ursa_sim::{Gpu, LaunchConfig, Program, Stats};
+use ursa_sim::{Engine, Gpu, LaunchConfig, Program, Stats};
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -28,8 +28,18 @@ impl Rng {
     }
 }
 
+/// The default engine (translation on) or the one below it (the interpreter
+/// with its full-warp fast paths).
+fn engine(jit: bool) -> Engine {
+    if jit {
+        Engine::Jit
+    } else {
+        Engine::IssueLoop
+    }
+}
+
 fn cfg(jit: bool) -> LaunchConfig {
-    LaunchConfig { jit, local_size: 256, ..Default::default() }
+    LaunchConfig { engine: engine(jit), local_size: 256, ..Default::default() }
 }
 
 type Outcome = Result<(Vec<u32>, Stats), String>;
@@ -259,7 +269,7 @@ fn step_limit_stops_at_the_same_instruction() {
     let prog = load(src);
     for limit in [10_000u64, 10_001, 10_002, 65_537] {
         let run = |jit: bool| {
-            let cfg = LaunchConfig { jit, step_limit: Some(limit), ..Default::default() };
+            let cfg = LaunchConfig { engine: engine(jit), step_limit: Some(limit), ..Default::default() };
             Gpu::new().call_with(&prog, "f", &[0, 0], 2, &cfg).map_err(|t| t.to_string())
         };
         let (a, b) = (run(true), run(false));
@@ -306,7 +316,7 @@ fn recursion_returns_through_translated_code() {
     let prog = load(src);
     for n in [0u32, 1, 2, 10, 15] {
         let run = |jit: bool| {
-            let cfg = LaunchConfig { jit, local_size: 4096, ..Default::default() };
+            let cfg = LaunchConfig { engine: engine(jit), local_size: 4096, ..Default::default() };
             Gpu::new().call_with(&prog, "f", &[n], 1, &cfg).map_err(|t| t.to_string())
         };
         let (a, b) = (run(true), run(false));

@@ -49,7 +49,7 @@ fn lane_instructions_count_executing_lanes() {
 fn hazard(src: &str) -> String {
     match launch(src, true) {
         Err(t) => match t.kind {
-            TrapKind::Hazard(m) => m,
+            TrapKind::Hazard(h) => h.to_string(),
             k => panic!("expected a hazard, got {:?}", k),
         },
         Ok(_) => panic!("expected a hazard in\n{}", src),

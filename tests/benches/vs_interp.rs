@@ -5,7 +5,7 @@
 //!
 //! The simulator runs each function three ways: translated to host code
 //! (the default for a one-lane call, `jit-sim`), in its interpreter
-//! (`LaunchConfig::jit` off, `interp-sim`) and in strict mode (always
+//! (`Engine::IssueLoop`, `interp-sim`) and in strict mode (always
 //! interpreted). Results and statistics of the JIT and the interpreter are
 //! checked equal too.
 //!
@@ -76,7 +76,7 @@ enum Engine {
 fn sim_cfg(e: Engine) -> LaunchConfig {
     LaunchConfig {
         strict: e == Engine::Strict,
-        jit: e == Engine::Jit,
+        engine: if e == Engine::Jit { ursa_sim::Engine::Jit } else { ursa_sim::Engine::IssueLoop },
         step_limit: Some(1 << 40),
         local_size: 64 * 1024,
         ..Default::default()

@@ -1,26 +1,22 @@
-//! Differential test of the simulator's fast paths (`LaunchConfig::fast`)
+//! Differential test of the simulator's fast paths (`LaunchConfig::engine`)
 //! on compiled code: every kernel of `examples/kernels/` is launched over a
 //! grid whose CTAs end in a partial warp, with every pointer parameter given
 //! its own buffer of patterned bytes and every 32-bit parameter a small
-//! count (40 or so: `n`, or a matrix's side), with each combination of fast paths, in default, strict and
+//! count (40 or so: `n`, or a matrix's side), with each engine, in default, strict and
 //! profiling mode. Output memory, traps and statistics (cycles, per-form
-//! counts, the profile) must equal those of the run with every fast path
-//! off. (Generated programs get the same treatment in
+//! counts, the profile) must equal those of the run on the interpreter
+//! alone. (Generated programs get the same treatment in
 //! `runtime-sim/tests/fast_paths.rs`. The filetests' run lines call
 //! functions on one lane, where these full-warp paths never apply.)
 
 use ursa_emit::elf;
-use ursa_sim::{Arg, FastPaths, Gpu, LaunchConfig, Program, Stats, Trap};
+use ursa_sim::{Arg, Engine, Gpu, LaunchConfig, Program, Stats, Trap};
 use ursa_tests::kernels::{compile_file, example_files, examples_dir};
 
 /// Bytes of each buffer argument.
 const BUFFER: u64 = 64 << 10;
 
-const MODES: [FastPaths; 3] = [
-    FastPaths { threaded: false, issue_loop: false },
-    FastPaths { threaded: true, issue_loop: false },
-    FastPaths { threaded: true, issue_loop: true },
-];
+const MODES: [Engine; 4] = [Engine::Interpreter, Engine::Threaded, Engine::IssueLoop, Engine::Jit];
 
 /// Launches `kernel`; returns the result and every buffer's final bytes.
 fn launch(prog: &Program, kernel: &str, cfg: &LaunchConfig) -> (Result<Stats, Trap>, Vec<Vec<u8>>) {
@@ -59,7 +55,7 @@ fn example_kernels_agree_with_and_without_fast_paths() {
             let base =
                 LaunchConfig { grid: [2, 2, 1], block: [48, 2, 1], step_limit: Some(4_000_000), shared_size: 4096, ..Default::default() };
             for (strict, profile) in [(false, false), (true, false), (false, true)] {
-                let run = |fast| launch(&prog, &k.name, &LaunchConfig { fast, strict, profile, ..base.clone() });
+                let run = |engine| launch(&prog, &k.name, &LaunchConfig { engine, strict, profile, ..base.clone() });
                 let reference = run(MODES[0]);
                 // Every kernel runs to completion (a trap in every mode
                 // would compare little).

@@ -33,7 +33,7 @@ use cranelift_interpreter::interpreter::{Interpreter, InterpreterError, Interpre
 use cranelift_interpreter::step::{ControlFlow, CraneliftTrap};
 use cranelift_reader::{parse_run_command, parse_test, Comparison, ParseOptions, RunCommand};
 use ursa_emit::elf;
-use ursa_sim::{Gpu, LaunchConfig, Program, Space, TrapKind};
+use ursa_sim::{Engine, Gpu, LaunchConfig, Program, Space, TrapKind};
 
 use ursa_backend::{compile, symbol_name, Error, Options};
 
@@ -596,7 +596,8 @@ pub(crate) fn jit_check(
     }
     let run = |jit: bool| {
         let mut g = gpu.clone();
-        let cfg = LaunchConfig { strict: false, jit, ..test_config() };
+        let engine = if jit { Engine::Jit } else { Engine::IssueLoop };
+        let cfg = LaunchConfig { strict: false, engine, ..test_config() };
         let r = g.call_with(program, function, words, nret, &cfg).map_err(|t| t.to_string());
         let mem = read.map(|(a, n)| g.read(a, n).map_err(|t| t.to_string()));
         format!("{:?} {:?}", r, mem)

@@ -6,8 +6,11 @@
 //! - `region.rs` finds what a region holds (basic blocks reachable from an
 //!   entry by direct branches and calls) and classifies each instruction;
 //! - `translate.rs` emits the Cranelift IR;
-//! - this file keeps the translations of a [`Program`] (its cache, built on
-//!   first use of an entry PC), and runs them from the interpreter loop.
+//! - `state.rs` is the interface of the generated code (its state, its type);
+//! - `cache.rs` keeps the translations of a [`Program`];
+//! - this file translates a region on first use of its entry PC and runs
+//!   it for the interpreter loop (`exec.rs`), with the calls back into the
+//!   interpreter's semantics (`dispatch.rs`).
 //!
 //! The translated code works on the warp's own register file (the lane's
 //! column), runs the issue-clock model and counts steps per block, and
@@ -17,51 +20,26 @@
 //! traps and statistics are those of the interpreter. See
 //! docs/sim-translation.md.
 
+pub(crate) mod cache;
 mod region;
+mod state;
 mod translate;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::ffi::c_void;
+use std::time::Instant;
 
 use cranelift_codegen::ir::{types, AbiParam, UserFuncName};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 
-use crate::exec::{execute, Ctx, Fault, Flow, Site};
+use crate::dispatch::execute;
 use crate::machine::{CtaBarrier, Warp};
 use crate::memory::{ConstBanks, Global};
 use crate::program::Program;
-use crate::trap::{Trap, TrapKind};
-
-/// The state a translated region works on (`repr(C)`: the generated code
-/// reads and writes it at the fields' offsets).
-#[repr(C)]
-pub(crate) struct State {
-    /// The lane's R0 in the warp's register file; row `i` is `128 * i` bytes on.
-    r: *mut u32,
-    p: *mut u32,
-    ur: *mut u32,
-    up: *mut u32,
-    /// The lane's views of the warp's convergence barriers B0–B15 (barrier
-    /// `k` at `k * LANES` words), their BSSY targets and the exited lanes.
-    b: *mut u32,
-    bssy_target: *mut u64,
-    exited: *mut u32,
-    /// Per-run counters of block executions (global block numbers).
-    counts: *mut u64,
-    env: *mut Env,
-    /// The lane's local memory (null until the warp's first local access).
-    local: *mut u8,
-    local_size: u64,
-    lane: u64,
-    steps: u64,
-    limit: u64,
-    /// Guard-false issues (no lane executed).
-    skipped: u64,
-    next_issue: u64,
-    sb: [u64; crate::timing::SCOREBOARDS],
-}
+use crate::site::{Flow, Site};
+use crate::trap::{Fault, TrapKind};
+use cache::Inner;
+use state::{RegionFn, State};
 
 /// What `run_one` needs to run an instruction with the interpreter's semantics.
 struct Env {
@@ -78,76 +56,21 @@ struct Env {
     fault: Option<Fault>,
 }
 
-type RegionFn = unsafe extern "C" fn(*mut State) -> u64;
-
-/// The translations of one program.
-pub(crate) struct Cache {
-    inner: Mutex<Inner>,
-}
-
-struct Inner {
-    module: Option<JITModule>,
-    /// Translated regions by entry instruction (None: translation failed;
-    /// the interpreter runs from there).
-    entries: HashMap<usize, Option<RegionFn>>,
-    /// The opcode forms of each block, by global block number.
-    block_forms: Vec<Vec<u16>>,
-    stats: JitStats,
-}
-
-// The module's raw code pointers are only used under the lock or after
-// being copied out as plain function pointers.
-unsafe impl Send for Inner {}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if let Some(m) = self.module.take() {
-            // SAFETY: the program (and so every run that used its code) is gone.
-            unsafe { m.free_memory() }
-        }
+/// The translation of the region at `entry`, made on first use, and the
+/// number of blocks known (for the per-run counters).
+fn region_fn(prog: &Program, entry: usize) -> (Option<RegionFn>, usize) {
+    let mut g = prog.jit.lock();
+    if let Some(f) = g.entries.get(&entry) {
+        return (*f, g.block_forms.len());
     }
-}
-
-/// What the translator did for a program so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct JitStats {
-    /// Regions translated (one host function each).
-    pub regions: u64,
-    /// Instructions in them (a region may repeat another's).
-    pub instructions: u64,
-    /// Time spent translating and compiling.
-    pub time: Duration,
-    /// Entries whose translation failed (run by the interpreter).
-    pub failures: u64,
-}
-
-impl Default for Cache {
-    fn default() -> Self {
-        Cache { inner: Mutex::new(Inner { module: None, entries: HashMap::new(), block_forms: Vec::new(), stats: JitStats::default() }) }
+    let start = Instant::now();
+    let f = g.compile(prog, entry);
+    g.stats.time += start.elapsed();
+    if f.is_none() {
+        g.stats.failures += 1;
     }
-}
-
-impl Cache {
-    pub fn stats(&self) -> JitStats {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).stats
-    }
-
-    /// The translation of the region at `entry`, made on first use, and the
-    /// number of blocks known (for the per-run counters).
-    fn region(&self, prog: &Program, entry: usize) -> (Option<RegionFn>, usize) {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = g.entries.get(&entry) {
-            return (*f, g.block_forms.len());
-        }
-        let start = Instant::now();
-        let f = g.compile(prog, entry);
-        g.stats.time += start.elapsed();
-        if f.is_none() {
-            g.stats.failures += 1;
-        }
-        g.entries.insert(entry, f);
-        (f, g.block_forms.len())
-    }
+    g.entries.insert(entry, f);
+    (f, g.block_forms.len())
 }
 
 impl Inner {
@@ -185,113 +108,112 @@ impl Inner {
 /// translated code is not entered closer to it than this.
 const LIMIT_MARGIN: u64 = region::MAX_REGION as u64 + 1;
 
-impl Ctx<'_> {
-    /// Whether the JIT may run warp `w` of `cta` now: translation on, one
-    /// warp in the CTA, one READY lane, not near the step limit.
-    #[inline(always)]
-    pub(crate) fn jit_ready(&self, nwarps: usize, warp: &Warp, steps: u64) -> bool {
-        // No other lane waits at a convergence or CTA barrier: the lane is
-        // the warp's only live one, so the convergence-barrier instructions
-        // change no one's flow and run in host code (`Tx::convergence`).
-        self.jit.is_some()
-            && nwarps == 1
-            && warp.group == warp.ready
-            && warp.ready.is_power_of_two()
-            && warp.wait_bsync == 0
-            && warp.wait_bar == 0
-            && self.step_limit.saturating_sub(steps) > LIMIT_MARGIN
-    }
+/// Whether translated code may run `warp` now: one warp in the CTA, one
+/// READY lane, not near the step limit.
+#[inline(always)]
+pub(crate) fn ready(nwarps: usize, warp: &Warp, steps: u64, step_limit: u64) -> bool {
+    // No other lane waits at a convergence or CTA barrier: the lane is
+    // the warp's only live one, so the convergence-barrier instructions
+    // change no one's flow and run in host code (`Tx::convergence`).
+    nwarps == 1
+        && warp.group == warp.ready
+        && warp.ready.is_power_of_two()
+        && warp.wait_bsync == 0
+        && warp.wait_bar == 0
+        && step_limit.saturating_sub(steps) > LIMIT_MARGIN
+}
 
-    /// Runs the lane of `warp` in translated code from its PC; returns the
-    /// instructions it issued and the lane-instructions (issues with a true
-    /// guard). The warp's PC is then where the interpreter goes on.
-    pub(crate) fn jit_run(
-        &mut self,
-        cta: [u32; 3],
-        warp: &mut Warp,
-        shared: &mut Vec<u8>,
-        bars: &mut [CtaBarrier; 16],
-        steps: u64,
-    ) -> Result<(u64, u64), Trap> {
-        let prog = self.prog;
-        let Some(entry) = prog.index(warp.group_pc) else { return Ok((0, 0)) };
-        let (f, nblocks) = prog.jit.region(prog, entry);
-        let Some(f) = f else { return Ok((0, 0)) };
-        let counts = self.jit.as_mut().expect("checked by jit_ready");
-        if counts.len() < nblocks {
-            counts.resize(nblocks, 0);
-        }
-        let lane = warp.group.trailing_zeros() as usize;
-        let size = warp.local_size as usize;
-        let local = if warp.local.is_empty() { std::ptr::null_mut() } else { warp.local[lane * size..].as_mut_ptr() };
-        let mut env = Env {
-            prog,
-            warp,
-            shared,
-            bars,
-            cb: self.cb,
-            mem: &mut self.mem as *mut Global as *mut Global<'static>,
-            grid: self.grid,
-            block: self.block,
-            cta,
-            clock_base: self.clock_base,
-            fault: None,
-        };
-        // Every pointer below comes from `env.warp`, the one handle on the
-        // warp while the translated code runs.
-        let w = env.warp;
-        let mut st = unsafe {
-            State {
-                r: (*w).regs.r.as_mut_ptr().cast::<u32>().add(lane),
-                p: (*w).regs.p.as_mut_ptr(),
-                ur: (*w).regs.ur.as_mut_ptr(),
-                up: (*w).regs.up.as_mut_ptr(),
-                b: (*w).b.as_mut_ptr().cast::<u32>().add(lane),
-                bssy_target: (*w).bssy_target.as_mut_ptr(),
-                exited: &mut (*w).exited,
-                counts: counts.as_mut_ptr(),
-                env: &mut env,
-                local,
-                local_size: size as u64,
-                lane: lane as u64,
-                steps,
-                limit: self.step_limit,
-                skipped: 0,
-                next_issue: (*w).clock.next_issue,
-                sb: (*w).clock.sb_ready,
-            }
-        };
-        // SAFETY: the state's pointers are valid for the call; the code
-        // only touches the lane's registers, its local memory and `st`.
-        let pc = unsafe { f(&mut st) };
-        let warp = unsafe { &mut *w };
-        let ran = st.steps - steps;
-        if let Some(fault) = env.fault.take() {
-            let lane = fault.lane.or(Some(lane as u32));
-            return Err(self.trap(fault.kind, cta, warp.id, lane, pc));
-        }
-        warp.clock.next_issue = st.next_issue;
-        warp.clock.sb_ready = st.sb;
-        warp.group_pc = pc;
-        Ok((ran, ran - st.skipped))
+/// Runs the lane of `warp` in translated code from its PC, with `steps`
+/// warp-instructions issued so far; returns the instructions it issued and
+/// the lane-instructions (issues with a true guard). The warp's PC is then
+/// where the interpreter goes on. `site.clock` is the clock base of the
+/// CTA; `counts` are the per-run counters of block executions. A fault
+/// comes back with its lane and PC.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    prog: &Program,
+    cb: &ConstBanks,
+    mem: &mut Global,
+    site: Site,
+    counts: &mut Vec<u64>,
+    warp: &mut Warp,
+    steps: u64,
+    step_limit: u64,
+) -> Result<(u64, u64), (Fault, u64)> {
+    let Some(entry) = prog.index(warp.group_pc) else { return Ok((0, 0)) };
+    let (f, nblocks) = region_fn(prog, entry);
+    let Some(f) = f else { return Ok((0, 0)) };
+    if counts.len() < nblocks {
+        counts.resize(nblocks, 0);
     }
+    let lane = warp.group.trailing_zeros() as usize;
+    let size = warp.local_size as usize;
+    let local = if warp.local.is_empty() { std::ptr::null_mut() } else { warp.local[lane * size..].as_mut_ptr() };
+    let mut env = Env {
+        prog,
+        warp,
+        shared: site.shared,
+        bars: site.bars,
+        cb,
+        mem: mem as *mut Global as *mut Global<'static>,
+        grid: site.grid,
+        block: site.block,
+        cta: site.cta,
+        clock_base: site.clock,
+        fault: None,
+    };
+    // Every pointer below comes from `env.warp`, the one handle on the
+    // warp while the translated code runs.
+    let w = env.warp;
+    let mut st = unsafe {
+        State {
+            r: (*w).regs.r.as_mut_ptr().cast::<u32>().add(lane),
+            p: (*w).regs.p.as_mut_ptr(),
+            ur: (*w).regs.ur.as_mut_ptr(),
+            up: (*w).regs.up.as_mut_ptr(),
+            b: (*w).b.as_mut_ptr().cast::<u32>().add(lane),
+            bssy_target: (*w).bssy_target.as_mut_ptr(),
+            exited: &mut (*w).exited,
+            counts: counts.as_mut_ptr(),
+            env: (&mut env as *mut Env).cast::<c_void>(),
+            local,
+            local_size: size as u64,
+            lane: lane as u64,
+            steps,
+            limit: step_limit,
+            skipped: 0,
+            next_issue: (*w).clock.next_issue,
+            sb: (*w).clock.sb_ready,
+        }
+    };
+    // SAFETY: the state's pointers are valid for the call; the code
+    // only touches the lane's registers, its local memory and `st`.
+    let pc = unsafe { f(&mut st) };
+    let warp = unsafe { &mut *w };
+    let ran = st.steps - steps;
+    if let Some(mut fault) = env.fault.take() {
+        fault.lane = fault.lane.or(Some(lane as u32));
+        return Err((fault, pc));
+    }
+    warp.clock.next_issue = st.next_issue;
+    warp.clock.sb_ready = st.sb;
+    warp.group_pc = pc;
+    Ok((ran, ran - st.skipped))
+}
 
-    /// Warp-instructions per opcode form, with those of translated blocks.
-    pub(crate) fn take_per_form(&mut self) -> Vec<u64> {
-        if let Some(counts) = self.jit.as_mut() {
-            let g = self.prog.jit.inner.lock().unwrap_or_else(|p| p.into_inner());
-            for (b, n) in counts.iter_mut().enumerate() {
-                if *n > 0 {
-                    for &f in &g.block_forms[b] {
-                        if let Some(c) = self.per_form.get_mut(f as usize) {
-                            *c += *n;
-                        }
-                    }
-                    *n = 0;
+/// Adds the executions of translated blocks in `counts` (cleared) to the
+/// warp-instructions per opcode form.
+pub(crate) fn add_block_counts(prog: &Program, counts: &mut [u64], per_form: &mut [u64]) {
+    let g = prog.jit.lock();
+    for (b, n) in counts.iter_mut().enumerate() {
+        if *n > 0 {
+            for &f in &g.block_forms[b] {
+                if let Some(c) = per_form.get_mut(f as usize) {
+                    *c += *n;
                 }
             }
+            *n = 0;
         }
-        std::mem::take(&mut self.per_form)
     }
 }
 
@@ -301,7 +223,7 @@ impl Ctx<'_> {
 extern "C" fn run_one(state: *mut State, idx: u64, t: u64) -> u32 {
     // SAFETY: called by translated code with the state `jit_run` built.
     let st = unsafe { &mut *state };
-    let env = unsafe { &mut *st.env };
+    let env = unsafe { &mut *st.env.cast::<Env>() };
     let (prog, warp, cb, mem) = unsafe { (&*env.prog, &mut *env.warp, &*env.cb, &mut *env.mem) };
     let idx = idx as usize;
     let pc = region::pc_of(idx);

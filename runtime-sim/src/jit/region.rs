@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::ops::{Dst64, Op, PIn, Src64};
+use crate::ops::{AddrSpace, Dst64, LeaMode, Op, PIn, Src, Src64};
 use crate::program::{Exec, Program, CODE_BASE};
 
 /// Most instructions one region takes in (bounds translation time).
@@ -62,6 +62,35 @@ fn guard_ok(e: &Exec) -> bool {
     !e.uniform || e.guard.uniform || e.guard == PIn::TRUE
 }
 
+/// Whether an op (of a warp instruction) is translated to host code rather
+/// than run by a call into the interpreter's semantics.
+pub(crate) fn native(op: &Op, uniform: bool) -> bool {
+    if uniform {
+        return false;
+    }
+    let plain = |s: &Src| !matches!(s, Src::C(_));
+    let plain64 = |s: &Src64| !matches!(s, Src64::C(_) | Src64::C32(_));
+    match op {
+        Op::Nop => true,
+        Op::Iadd { a, b, .. } | Op::Imul { a, b, .. } | Op::Imnmx { a, b, .. } | Op::Isetp { a, b, .. } | Op::Sel { a, b, .. } => {
+            plain(a) && plain(b)
+        }
+        Op::Imad { a, b, c, .. } | Op::Lop3 { a, b, c, .. } | Op::Shf { a, b, c, .. } => plain(a) && plain(b) && plain(c),
+        Op::Lea { a, b, mode: LeaMode::Lo, .. } => plain(a) && plain(b),
+        Op::ImadWide { a, b, c, .. } => plain(a) && plain(b) && plain64(c),
+        Op::Iabs { b, .. } => plain(b),
+        Op::Mov { s, .. } => plain(s),
+        Op::Mov64 { s, .. } => plain64(s),
+        Op::Plop3 { .. } => true,
+        Op::Load { space: AddrSpace::Local, a, .. } | Op::Store { space: AddrSpace::Local, a, .. } => plain64(a),
+        // With the lane the warp's only live one (`jit_ready`) they never
+        // change the flow: see `Tx::convergence`.
+        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } | Op::BmovToR { .. } => true,
+        Op::BmovToB { s, .. } => plain(s),
+        _ => false,
+    }
+}
+
 /// Classifies one instruction.
 pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
     let e = &prog.code[idx];
@@ -78,9 +107,9 @@ pub(crate) fn classify(prog: &Program, idx: usize) -> Class {
         Op::Undefined(_) | Op::Invalid => Class::Leave,
         // The other control instructions leave translated code, except the
         // convergence-barrier ones, which are host code (`Tx::convergence`).
-        op if op.is_control() && !super::translate::native(op, e.uniform) => Class::Leave,
+        op if op.is_control() && !native(op, e.uniform) => Class::Leave,
         op => {
-            if super::translate::native(op, e.uniform) {
+            if native(op, e.uniform) {
                 Class::Native
             } else {
                 Class::Helper

@@ -18,7 +18,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 use super::region::{pc_of, Class, Region};
-use super::State;
+use super::state::State;
 use crate::ops::*;
 use crate::program::{Exec, Program};
 use crate::regs::{DUMP_ROW, LANES, PT, P_DUMP, UR_ZERO, ZERO_ROW};
@@ -31,35 +31,6 @@ use std::mem::offset_of;
 
 const I32: types::Type = types::I32;
 const I64: types::Type = types::I64;
-
-/// Whether an op (of a warp instruction) is translated to host code rather
-/// than run by a call into the interpreter's semantics.
-pub(crate) fn native(op: &Op, uniform: bool) -> bool {
-    if uniform {
-        return false;
-    }
-    let plain = |s: &Src| !matches!(s, Src::C(_));
-    let plain64 = |s: &Src64| !matches!(s, Src64::C(_) | Src64::C32(_));
-    match op {
-        Op::Nop => true,
-        Op::Iadd { a, b, .. } | Op::Imul { a, b, .. } | Op::Imnmx { a, b, .. } | Op::Isetp { a, b, .. } | Op::Sel { a, b, .. } => {
-            plain(a) && plain(b)
-        }
-        Op::Imad { a, b, c, .. } | Op::Lop3 { a, b, c, .. } | Op::Shf { a, b, c, .. } => plain(a) && plain(b) && plain(c),
-        Op::Lea { a, b, mode: LeaMode::Lo, .. } => plain(a) && plain(b),
-        Op::ImadWide { a, b, c, .. } => plain(a) && plain(b) && plain64(c),
-        Op::Iabs { b, .. } => plain(b),
-        Op::Mov { s, .. } => plain(s),
-        Op::Mov64 { s, .. } => plain64(s),
-        Op::Plop3 { .. } => true,
-        Op::Load { space: AddrSpace::Local, a, .. } | Op::Store { space: AddrSpace::Local, a, .. } => plain64(a),
-        // With the lane the warp's only live one (`jit_ready`) they never
-        // change the flow: see `Tx::convergence`.
-        Op::Bssy { .. } | Op::Bsync { .. } | Op::Break { .. } | Op::BmovToR { .. } => true,
-        Op::BmovToB { s, .. } => plain(s),
-        _ => false,
-    }
-}
 
 /// A register-file location the block cache knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

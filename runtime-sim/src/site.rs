@@ -1,0 +1,26 @@
+//! The interface between the interpreter and an instruction's semantics
+//! beyond the warp's own state: what the instruction sees of its CTA and
+//! launch ([`Site`]) and what it did to the control flow of its group
+//! ([`Flow`]). Faults are [`crate::trap::Fault`]s.
+
+use crate::machine::CtaBarrier;
+
+/// What an instruction did to the control flow of its group.
+pub(crate) enum Flow {
+    /// Every lane of the group continues at the next instruction.
+    Next,
+    /// The executing lanes jump to the target; the others fall through.
+    Jump(u64),
+    /// Per-lane PCs or statuses were changed; the group must be recomputed.
+    Regroup,
+}
+
+/// Per-instruction information the semantics may need.
+pub(crate) struct Site<'a> {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub cta: [u32; 3],
+    pub clock: u64,
+    pub shared: &'a mut Vec<u8>,
+    pub bars: &'a mut [CtaBarrier; 16],
+}
