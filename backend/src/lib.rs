@@ -171,7 +171,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // What `--print-after` asks for is kept when a later pass fails, so the
     // code that led to an internal error can be read.
     match run_passes(func.clone(), opts, params, shared_size, &mut run) {
-        Ok(c) => Ok(Compiled { printed: run.printed, passes: run.ran, ..c }),
+        Ok(c) => Ok(Compiled { printed: run.printed, passes: run.ran.into_vec(), ..c }),
         Err(e) if run.printed.is_empty() => Err(e),
         Err(e) => Err(e.with_printed(&run.printed)),
     }

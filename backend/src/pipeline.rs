@@ -160,14 +160,14 @@ impl fmt::Display for Pass {
 pub(crate) struct Run<'a> {
     print_after: &'a [Pass],
     /// The passes run, in order (a pass repeated by `place_spill_slots`
-    /// appears once per attempt).
-    pub ran: Vec<Pass>,
+    /// appears once per attempt); inline, so recording costs no allocation.
+    pub ran: smallvec::SmallVec<[Pass; 32]>,
     pub printed: String,
 }
 
 impl<'a> Run<'a> {
     pub fn new(print_after: &'a [Pass]) -> Run<'a> {
-        Run { print_after, ran: Vec::with_capacity(Pass::ALL.len()), printed: String::new() }
+        Run { print_after, ran: smallvec::SmallVec::new(), printed: String::new() }
     }
 
     /// Is the output of `pass` to be printed?
