@@ -923,4 +923,77 @@ mod tests {
     fn minst_stays_small() {
         assert!(std::mem::size_of::<super::MInst>() <= 192, "MInst is {} bytes", std::mem::size_of::<super::MInst>());
     }
+
+    use super::*;
+    use ursa_emit::forms::{self, IADD_RR, MOV_R};
+
+    /// `IADD d.lo, c, a.lo, b.lo` + `IADD.X d.hi, a.hi, b.hi, c`: a bundle
+    /// of two pieces, the carry written by one and read by the other.
+    fn add64() -> (MInst, [VReg; 4]) {
+        let (a, b, c, d) = (VReg(0), VReg(1), VReg(2), VReg(3));
+        let m = Bundle::new()
+            .inst(forms::IADD_RR)
+            .def(IADD_RR::RD, d)
+            .def(IADD_RR::PU, c)
+            .use_(IADD_RR::RA, a)
+            .use_(IADD_RR::RB, b)
+            .inst(forms::IADD_RR)
+            .use_hi(IADD_RR::RA, a)
+            .use_hi(IADD_RR::RB, b)
+            .use_(IADD_RR::PP, c)
+            .def_hi(IADD_RR::RD, d)
+            .build();
+        (m, [a, b, c, d])
+    }
+
+    #[test]
+    fn a_bundle_has_one_operand_per_value_and_writes_early() {
+        let (m, [a, b, c, d]) = add64();
+        let ops: Vec<(VReg, OpKind)> = m.opnds.iter().map(|o| (o.vreg, o.kind)).collect();
+        assert_eq!(ops, [(d, OpKind::EarlyDef), (c, OpKind::EarlyDef), (a, OpKind::Use), (b, OpKind::Use)]);
+        // The carry read by the second piece is the operand the first writes.
+        assert!(m.fixups.iter().any(|f| f.piece == 1 && f.opnd == 1));
+        assert_eq!(m.fixups.len(), 8);
+    }
+
+    #[test]
+    fn reshaping_to_one_piece_drops_its_operands_and_writes_late() {
+        let (mut m, [a, b, _, d]) = add64();
+        // Keep the first piece without its carry output.
+        let first = m.pieces[0].clone();
+        let pu = IADD_RR::PU.index as u8;
+        let to: Vec<Option<(u8, u8, bool)>> =
+            m.fixups.iter().map(|f| (f.piece == 0 && f.field != pu).then_some((0, f.field, f.hi))).collect();
+        m.reshape(smallvec::smallvec![first], |j| to[j]);
+        let ops: Vec<(VReg, OpKind)> = m.opnds.iter().map(|o| (o.vreg, o.kind)).collect();
+        assert_eq!(ops, [(d, OpKind::Def), (a, OpKind::Use), (b, OpKind::Use)]);
+        // The fixups name the renumbered operands.
+        let named: Vec<VReg> = m.fixups.iter().map(|f| m.opnds[f.opnd as usize].vreg).collect();
+        assert_eq!(named, [d, a, b]);
+    }
+
+    #[test]
+    fn retained_operands_keep_their_fixups_and_reuses() {
+        let (x, y, z) = (VReg(0), VReg(1), VReg(2));
+        let mut m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, z).use_(MOV_R::RB, y).operand(x, OpKind::Use).reuse(z, y).build();
+        // Operands: z (reuse of 3), y, x, y (unbound); drop x.
+        m.retain_operands(|_, o, _| o.vreg != x);
+        let ops: Vec<(VReg, OpKind)> = m.opnds.iter().map(|o| (o.vreg, o.kind)).collect();
+        assert_eq!(ops, [(z, OpKind::Reuse(2)), (y, OpKind::Use), (y, OpKind::Use)]);
+        assert_eq!(m.fixups.iter().map(|f| f.opnd).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn a_piece_is_replaced_only_when_every_field_maps() {
+        let (mut m, _) = add64();
+        let before: Vec<Fixup> = m.fixups.to_vec();
+        let other = m.pieces[1].clone();
+        assert!(!m.replace_piece(0, other.clone(), None, |f| (f != IADD_RR::RB.index as u8).then_some(f)));
+        assert_eq!(m.fixups.to_vec(), before);
+        // Dropping the fixup of RB and keeping the other fields.
+        let rb = m.fixups.iter().position(|f| f.piece == 0 && f.field == IADD_RR::RB.index as u8).unwrap();
+        assert!(m.replace_piece(0, other, Some(rb), Some));
+        assert_eq!(m.fixups.len(), before.len() - 1);
+        assert_eq!(m.pieces[0], m.pieces[1]);
+    }
 }
