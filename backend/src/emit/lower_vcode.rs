@@ -232,7 +232,8 @@ impl<'a> Layout<'a> {
         }
     }
 
-    /// The allocator's moves at program point `p`.
+    /// The allocator's moves at program point `p` (most points have none).
+    #[inline(always)]
     fn moves(&mut self, p: usize) -> Result<(), String> {
         for mv in self.asg.moves_at(p) {
             emit_move(&mut self.items, mv, self.vcode.slots_size, self.homes)?;
@@ -241,6 +242,7 @@ impl<'a> Layout<'a> {
     }
 
     /// Instruction `m`, the `i`th of the function, in a block followed by `next`.
+    #[inline]
     fn inst(&mut self, m: &MInst, i: usize, next: BlockId) -> Result<(), String> {
         let allocs = self.asg.operand_regs(i);
         match &m.pseudo {
@@ -320,14 +322,15 @@ impl<'a> Layout<'a> {
         let base = self.items.len();
         let last = m.pieces.len().saturating_sub(1);
         for (k, p) in m.pieces.iter().enumerate() {
-            let mut it = Item::new(p.clone());
+            self.items.push(Item::new(p.clone()));
             if m.cold_from.is_none() {
-                it = it.calling(m.sym().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone())).predicated(m.predicated);
+                let it = self.items.last_mut().unwrap();
+                it.call = m.sym().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
+                it.predicated = m.predicated;
                 if m.pseudo == Pseudo::Call && k == last {
-                    it = it.using(fixed_regs(self.vcode, m));
+                    it.implicit = fixed_regs(self.vcode, m);
                 }
             }
-            self.items.push(it);
         }
         let placed = &mut self.items[base..];
         if let Pseudo::FrameRel { offset } = m.pseudo {

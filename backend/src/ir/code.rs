@@ -55,30 +55,36 @@ pub struct Code {
 /// The one way to make an [`Item`]: `Item::new(i)` (no target, label, call
 /// or implicit registers), then the steps that add them.
 impl Item {
+    #[inline]
     pub fn new(i: Inst) -> Item {
         Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false }
     }
     /// A branch to block `b`.
+    #[inline]
     pub fn to(mut self, b: BlockId) -> Item {
         self.target = Some(b);
         self
     }
     /// Names block `b` without branching there (`BSSY`).
+    #[inline]
     pub fn labelled(mut self, b: BlockId) -> Item {
         self.label = Some(b);
         self
     }
     /// The call relocation's symbol, if any.
+    #[inline]
     pub fn calling(mut self, sym: Option<String>) -> Item {
         self.call = sym;
         self
     }
     /// The registers it reads or writes without naming them.
+    #[inline]
     pub fn using(mut self, implicit: Implicit) -> Item {
         self.implicit = implicit;
         self
     }
     /// See [`Item::predicated`](Item#structfield.predicated).
+    #[inline]
     pub fn predicated(mut self, p: bool) -> Item {
         self.predicated = p;
         self
