@@ -239,6 +239,7 @@ impl MInst {
     }
 
     /// A plain instruction of the one piece `i`, no register field bound yet.
+    #[inline]
     pub fn plain(i: Inst) -> MInst {
         let mut m = MInst::new(Pseudo::None);
         m.pieces.push(i);
@@ -248,12 +249,14 @@ impl MInst {
     /// Appends operand `v` (`kind`, fixed to register `fixed`), a new one
     /// even where `v` is an operand already: a pseudo's ABI or stack
     /// operand, a scratch, a result, a value read by no field. Its index.
+    #[inline]
     pub fn add_operand(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
         self.opnds.0.push(Opnd { vreg: v, kind, fixed });
         self.opnds.0.len() as u8 - 1
     }
 
     /// The use of `v` (no fixed register), added once. Its index.
+    #[inline]
     pub fn use_operand(&mut self, v: VReg) -> u8 {
         match self.opnds.iter().position(|o| o.kind == OpKind::Use && o.vreg == v && o.fixed.is_none()) {
             Some(k) => k as u8,
@@ -264,6 +267,7 @@ impl MInst {
     /// The operand of `v` as `kind` in a bundle: a register written by an
     /// earlier piece and read by a later one is one operand (the value
     /// flows inside the bundle), and so are two reads or two writes.
+    #[inline]
     fn bundle_operand(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
         match self.opnds.iter().position(|o| o.vreg == v && o.fixed == fixed && (same_role(o.kind, kind) || kind == OpKind::Use)) {
             Some(k) => k as u8,
@@ -298,19 +302,29 @@ impl MInst {
     /// a dropped operand must be one no fixup or reuse names.
     pub fn retain_operands(&mut self, mut keep: impl FnMut(usize, &Opnd, bool) -> bool) {
         let n = self.opnds.len();
-        let mut renum: SmallVec<[u8; 8]> = SmallVec::with_capacity(n);
-        let mut next = 0u8;
+        let mut renum: SmallVec<[u8; 8]> = SmallVec::new();
         for (k, o) in self.opnds.iter().enumerate() {
             let named = self.fixups.iter().any(|f| f.opnd as usize == k);
-            if keep(k, o, named) {
-                renum.push(next);
-                next += 1;
-            } else {
+            if !keep(k, o, named) {
                 debug_assert!(!named, "an operand a fixup names is dropped");
+                // The first dropped one: number the operands from here on.
+                renum.extend(0..k as u8);
                 renum.push(u8::MAX);
+                let mut next = k as u8;
+                for (j, o) in self.opnds.iter().enumerate().skip(k + 1) {
+                    let named = self.fixups.iter().any(|f| f.opnd as usize == j);
+                    if keep(j, o, named) {
+                        renum.push(next);
+                        next += 1;
+                    } else {
+                        debug_assert!(!named, "an operand a fixup names is dropped");
+                        renum.push(u8::MAX);
+                    }
+                }
+                break;
             }
         }
-        if next as usize == n {
+        if renum.len() < n {
             return;
         }
         let mut k = 0;

@@ -317,6 +317,7 @@ impl<'a> Layout<'a> {
     /// The pieces of a plain instruction, a call or a frame-relative access,
     /// their register fields (and frame offset) filled in; a copy whose two
     /// sides got one register dropped; an out-of-line tail set aside.
+    #[inline]
     fn pieces(&mut self, m: &MInst, allocs: &[u32]) -> Result<(), String> {
         // The pieces go straight into `items` and are patched there.
         let base = self.items.len();
