@@ -10,6 +10,7 @@ use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo, VCode};
 use crate::ir::code::{item, Code, Implicit, Item};
 use crate::regalloc::assignment::SlotHomes;
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
+use crate::Error;
 use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR, UBRA_I};
 use ursa_emit::mods;
 use ursa_emit::typed::{P, R, UP};
@@ -101,7 +102,7 @@ fn pred_to_reg(rd: u32, p: u32) -> Inst {
 
 /// The instructions of one allocator move. A spill slot is a register
 /// (`SlotHomes`: a move) or local memory (a store or a load).
-fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes) -> Result<(), String> {
+fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes) -> Result<(), Error> {
     let Move { class, from, to } = *mv;
     // A slot's register, or the register itself.
     let reg = |a: Loc| match a {
@@ -162,7 +163,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
                 out.push(item(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
             }
         }
-        _ => return Err("stack-to-stack move".into()),
+        _ => return Err(Error::internal(format!("a move from one spill slot to another ({:?})", mv))),
     }
     Ok(())
 }
@@ -175,7 +176,7 @@ fn is_self_copy(i: &Inst) -> bool {
 
 /// Lays out the allocated function as machine instructions, each spill slot
 /// where `homes` puts it.
-pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, String> {
+pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, Error> {
     let spill_bytes = homes.memory_bytes();
     // The incoming stack arguments sit at the top of the frame, just below
     // the stack pointer at entry (`docs/abi.md`).
@@ -203,8 +204,10 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
             {
                 {
                     let allocs = asg.operand_regs(i);
-                    let reg_of = |k: usize| -> Result<u32, String> {
-                        allocs.get(k).copied().filter(|&r| r != NO_REG).ok_or_else(|| "operand not in a register".to_string())
+                    let reg_of = |k: usize| -> Result<u32, Error> {
+                        allocs.get(k).copied().filter(|&r| r != NO_REG).ok_or_else(|| {
+                            Error::internal(format!("operand {} of instruction {} (in block{}) is not in a register", k, i, b))
+                        })
                     };
                     match &m.pseudo {
                         Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
@@ -243,7 +246,7 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 next_label += 2;
                                 let rest: Vec<Inst> = items.drain(k..).map(|it| it.inst).collect();
                                 if items.len() == base {
-                                    return Err("out-of-line part without its branch".into());
+                                    return Err(Error::internal("an out-of-line part without its branch"));
                                 }
                                 items.last_mut().unwrap().target = Some(BlockId(cold_id));
                                 starts.push((items.len(), join_id));
@@ -295,7 +298,7 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
                                 b.set(BRA_R::RA, R(reg_of(n - 1)? as u8));
                                 items.push(Item { inst: b, target: None, label: None, call: None, implicit, predicated: false });
                             } else {
-                                let sym = m.sym().ok_or("tail call without a callee")?.symbol.clone();
+                                let sym = m.sym().ok_or_else(|| Error::internal("a tail call without a callee"))?.symbol.clone();
                                 items.push(Item {
                                     inst: inst(forms::BRA_I),
                                     target: None,
