@@ -146,10 +146,9 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     for inst in func.layout.blocks().flat_map(|b| func.layout.block_insts(b)) {
         use cranelift_codegen::ir::Opcode;
         if matches!(func.dfg.insts[inst].opcode(), Opcode::GetFramePointer | Opcode::GetReturnAddress | Opcode::GetStackPointer) {
-            return Err(Error::Unsupported(format!(
-                "frame introspection (used by exception handling) is not supported: `{}`",
-                func.dfg.display_inst(inst)
-            )));
+            return Err(
+                Error::unsupported("frame introspection (used by exception handling) is not supported").at(func.dfg.display_inst(inst))
+            );
         }
     }
     static FLAGS: std::sync::OnceLock<settings::Flags> = std::sync::OnceLock::new();
@@ -159,11 +158,11 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         // Instructions that need a Cranelift target ISA to verify are not
         // wrong input, just outside what this compiler supports.
         if text.contains("require an ISA") {
-            return Err(Error::Unsupported(format!("instructions that need a Cranelift target ISA:\n{}", text)));
+            return Err(Error::unsupported(format!("instructions that need a Cranelift target ISA:\n{}", text)));
         }
         return Err(Error::Verifier(text));
     }
-    let shared_size = opts.shared.function_size(func).map_err(Error::Unsupported)?;
+    let shared_size = opts.shared.function_size(func)?;
     // The kernel parameter table of the function as written: an i128
     // parameter (16 bytes, 8-aligned) has the layout of its two halves.
     let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
@@ -180,11 +179,11 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
 /// The passes of [`compile`] on the verified function, in the order of
 /// [`Pass::ALL`], each recorded in `run` (which prints its output if asked).
 fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, shared_size: u32, run: &mut Run) -> Result<Compiled, Error> {
-    legalize_i128::narrow_i128(&mut func).map_err(Error::Unsupported)?;
+    legalize_i128::narrow_i128(&mut func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
     run.ran(Pass::legalize_i128, &func.display());
-    legalize_div::legalize(&mut func).map_err(Error::Unsupported)?;
+    legalize_div::legalize(&mut func).map_err(|e| e.in_pass(Pass::legalize_div))?;
     run.ran(Pass::legalize_div, &func.display());
-    legalize_memory::legalize_memory(&mut func).map_err(Error::Unsupported)?;
+    legalize_memory::legalize_memory(&mut func).map_err(|e| e.in_pass(Pass::legalize_memory))?;
     run.ran(Pass::legalize_memory, &func.display());
     legalize_atomics::legalize_atomics(&mut func);
     run.ran(Pass::legalize_atomics, &func.display());
@@ -192,7 +191,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
     // computed on demand) and one divergence analysis for the region
     // planning and the uniform block parameters.
     let cfg = ir::cfg::Cfg::new(&func);
-    let (reconv, div) = plan_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(Error::Unsupported)?;
+    let (reconv, div) =
+        plan_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(|e| e.in_pass(Pass::plan_reconvergence))?;
     run.ran(Pass::plan_reconvergence, &reconv);
     // Without static shared variables the offsets are always the same table.
     static NO_VARS: std::sync::OnceLock<std::collections::HashMap<String, u32>> = std::sync::OnceLock::new();
@@ -203,7 +203,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
         offsets = opts.shared.offsets();
         &offsets
     };
-    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
     run.ran(Pass::lower, &vcode);
     opt_narrow_pairs::narrow_pairs(&mut vcode);
     run.ran(Pass::opt_narrow_pairs, &vcode);
@@ -230,8 +230,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {
-                check_assignment::check_assignment(&vcode, &asg)
-                    .map_err(|e| Error::Internal(format!("the SSA register assignment is wrong: {}", e)))?;
+                check_assignment::check_assignment(&vcode, &asg).map_err(|e| e.in_pass(Pass::assign_regs_ssa))?;
             }
             run.ran(Pass::assign_regs_ssa, &asg);
             asg
@@ -241,7 +240,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
                 eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
             }
             let asg = assign_regs_regalloc2::assign_regs(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc)
-                .map_err(Error::Internal)?;
+                .map_err(|e| e.in_pass(Pass::assign_regs_regalloc2))?;
             run.ran(Pass::assign_regs_regalloc2, &asg);
             asg
         }
@@ -254,7 +253,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
     let (mut code, pack, homes) = loop {
         let homes = search.homes().clone();
         let mut attempt = Run::new(&opts.print_after);
-        let mut code = lower_vcode::lay_out(&vcode, &asg, &homes).map_err(Error::Internal)?;
+        let mut code = lower_vcode::lay_out(&vcode, &asg, &homes).map_err(|e| e.in_pass(Pass::lower_vcode))?;
         attempt.ran(Pass::lower_vcode, &code);
         insert_reconvergence::insert(&mut code, &vcode, &reconv);
         attempt.ran(Pass::insert_reconvergence, &format_args!("{}{}", notes, code));
@@ -279,10 +278,13 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
                     run.printed.push_str(&printed);
                     break (code, pack, homes);
                 }
-                None => return Err(Error::Internal("the spill-slot search ended without code that fits".into())),
+                None => return Err(Error::internal("the spill-slot search ended without code that fits").in_pass(Pass::place_spill_slots)),
             },
             (Verdict::Discard, _) => {}
-            (verdict, None) => return Err(Error::Internal(format!("the spill-slot search took code that did not pack ({:?})", verdict))),
+            (verdict, None) => {
+                return Err(Error::internal(format!("the spill-slot search took code that did not pack ({:?})", verdict))
+                    .in_pass(Pass::place_spill_slots))
+            }
         }
     };
     run.ran(Pass::place_spill_slots, &homes);
@@ -292,7 +294,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
     run.ran(Pass::opt_idle_regions, &code);
     calc_instr_deps::calc_instr_deps(&mut code);
     run.ran(Pass::calc_instr_deps, &code);
-    let (bytes, relocs) = encode::resolve(&code).map_err(Error::Internal)?;
+    let (bytes, relocs) = encode::resolve(&code).map_err(|e| e.in_pass(Pass::encode))?;
     run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
     Ok(Compiled {
         function: elf::Function {
@@ -338,7 +340,7 @@ pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object,
         obj.functions.push(c.function);
     }
     if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {
-        return Err((f, Error::Unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
+        return Err((f, Error::unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }
     propagate_callee_needs(&mut obj);
     Ok(obj)

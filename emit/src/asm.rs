@@ -343,28 +343,64 @@ impl Labels for CallLabel<'_> {
     }
 }
 
+/// Why an object cannot be disassembled (into text that reassembles to it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisasmError {
+    /// The function concerned, if one.
+    pub function: Option<String>,
+    /// The byte offset of the instruction concerned in the function.
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+impl DisasmError {
+    fn object(message: impl Into<String>) -> DisasmError {
+        DisasmError { function: None, offset: None, message: message.into() }
+    }
+    fn function(f: &Function, offset: Option<u64>, message: impl Into<String>) -> DisasmError {
+        DisasmError { function: Some(f.name.clone()), offset, message: message.into() }
+    }
+}
+
+impl fmt::Display for DisasmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.function, self.offset) {
+            (Some(name), Some(o)) => write!(f, "{}+0x{:x}: {}", name, o, self.message),
+            (Some(name), None) => write!(f, "{}: {}", name, self.message),
+            _ => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for DisasmError {}
+
 /// Disassembles one function's code into canonical text with labels; the
 /// output reassembles to the same bytes. Undecodable instructions are
 /// reported with their offset.
-pub fn disassemble_function(f: &Function) -> Result<String, String> {
+pub fn disassemble_function(f: &Function) -> Result<String, DisasmError> {
     if !is_name(&f.name) {
-        return Err(format!(
+        return Err(DisasmError::object(format!(
             "function name `{}` cannot be written in assembly (a letter, `_` or `$`, then letters, digits, `_`, `.`, `$`)",
             f.name.escape_debug()
-        ));
+        )));
     }
     if f.code.is_empty() {
-        return Err(format!("{}: the function has no instructions", f.name));
+        return Err(DisasmError::function(f, None, "the function has no instructions"));
     }
     for p in &f.params {
         if !is_name(&p.name) {
-            return Err(format!("{}: parameter name `{}` cannot be written in assembly", f.name, p.name.escape_debug()));
+            return Err(DisasmError::function(
+                f,
+                None,
+                format!("parameter name `{}` cannot be written in assembly", p.name.escape_debug()),
+            ));
         }
     }
     let mut insts = Vec::new();
     for (i, chunk) in f.code.chunks(INST_BYTES).enumerate() {
-        let arr: [u8; INST_BYTES] = chunk.try_into().map_err(|_| format!("{}: trailing {} bytes", f.name, chunk.len()))?;
-        let inst = Inst::decode(&arr).map_err(|e| format!("{}+0x{:x}: {}", f.name, i * INST_BYTES, e))?;
+        let arr: [u8; INST_BYTES] =
+            chunk.try_into().map_err(|_| DisasmError::function(f, None, format!("trailing {} bytes", chunk.len())))?;
+        let inst = Inst::decode(&arr).map_err(|e| DisasmError::function(f, Some((i * INST_BYTES) as u64), e.to_string()))?;
         insts.push(inst);
     }
     let reloc_at: HashMap<u64, &Reloc> = f.relocs.iter().map(|r| (r.offset, r)).collect();
@@ -384,14 +420,17 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
         .collect();
     for r in &f.relocs {
         if !reloc_fields.contains(&r.offset) {
-            return Err(format!("{}: relocation at offset 0x{:x} does not patch a branch or call target", f.name, r.offset));
+            return Err(DisasmError::function(
+                f,
+                None,
+                format!("relocation at offset 0x{:x} does not patch a branch or call target", r.offset),
+            ));
         }
         if !is_name(&r.symbol) {
-            return Err(format!(
-                "{}: relocation at offset 0x{:x} names `{}`, which is not a function name",
-                f.name,
-                r.offset,
-                r.symbol.escape_debug()
+            return Err(DisasmError::function(
+                f,
+                None,
+                format!("relocation at offset 0x{:x} names `{}`, which is not a function name", r.offset, r.symbol.escape_debug()),
             ));
         }
     }
@@ -403,12 +442,10 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
                 let off = inst.get_at(fi) as u32 as i32 as i64;
                 let t = (i * INST_BYTES) as i64 + INST_BYTES as i64 + off;
                 if t < 0 || t >= code_len || t % INST_BYTES as i64 != 0 {
-                    return Err(format!(
-                        "{}+0x{:x}: branch target {} is not an instruction of the function (its code is 0x0..0x{:x})",
-                        f.name,
-                        i * INST_BYTES,
-                        hex_addr(t),
-                        code_len
+                    return Err(DisasmError::function(
+                        f,
+                        Some((i * INST_BYTES) as u64),
+                        format!("branch target {} is not an instruction of the function (its code is 0x0..0x{:x})", hex_addr(t), code_len),
                     ));
                 }
                 targets.insert(t as u64, format!(".L_{:x}", t));
@@ -438,7 +475,7 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
             Some(r) => format_inst(inst, Some(pc), &CallLabel { at: pc + INST_BYTES as u64, symbol: &r.symbol }),
             None => format_inst(inst, Some(pc), &labels),
         }
-        .map_err(|e| format!("{}+0x{:x}: {}", f.name, pc, e))?;
+        .map_err(|e| DisasmError::function(f, Some(pc), e.to_string()))?;
         out.push_str(&format!("    {:<60} // {:04x}\n", text, pc));
     }
     Ok(out)
@@ -449,17 +486,18 @@ pub fn disassemble_function(f: &Function) -> Result<String, String> {
 /// function the object does not define, a non-zero relocated field, a
 /// parameter layout `.param` would not give, …) is an error naming it, so
 /// printed text always reassembles to the same object.
-pub fn disassemble(obj: &Object) -> Result<String, String> {
+pub fn disassemble(obj: &Object) -> Result<String, DisasmError> {
     let mut out = String::new();
     for (i, f) in obj.functions.iter().enumerate() {
         if obj.functions[..i].iter().any(|g| g.name == f.name) {
-            return Err(format!("function `{}` is defined twice", f.name));
+            return Err(DisasmError::object(format!("function `{}` is defined twice", f.name)));
         }
         for r in &f.relocs {
             if obj.function(&r.symbol).is_none() && is_name(&r.symbol) {
-                return Err(format!(
-                    "{}: relocation at offset 0x{:x} names `{}`, which the object does not define",
-                    f.name, r.offset, r.symbol
+                return Err(DisasmError::function(
+                    f,
+                    None,
+                    format!("relocation at offset 0x{:x} names `{}`, which the object does not define", r.offset, r.symbol),
                 ));
             }
         }
@@ -469,11 +507,11 @@ pub fn disassemble(obj: &Object) -> Result<String, String> {
         out.push_str(&disassemble_function(f)?);
     }
     if obj.functions.is_empty() {
-        return Err("the object has no functions".into());
+        return Err(DisasmError::object("the object has no functions"));
     }
-    let back = assemble(&out, "<disassembly>").map_err(|e| format!("the disassembly does not reassemble: {}", e))?;
+    let back = assemble(&out, "<disassembly>").map_err(|e| DisasmError::object(format!("the disassembly does not reassemble: {}", e)))?;
     if let Some(d) = first_difference(obj, &back) {
-        return Err(format!("the disassembly does not reassemble to the same object: {}", d));
+        return Err(DisasmError::object(format!("the disassembly does not reassemble to the same object: {}", d)));
     }
     Ok(out)
 }

@@ -25,18 +25,39 @@ const INFO_VERSION: u32 = 1;
 /// 64 KiB and the block starts at 0x160 (`docs/abi.md`).
 pub const PARAM_BYTES: u32 = 0x10000 - 0x160;
 
+/// Why a kernel parameter cannot be in the parameter block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamError {
+    /// A parameter of 0 bytes.
+    Empty,
+    /// Its end is past [`PARAM_BYTES`].
+    PastBank { offset: u32, size: u32 },
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ParamError::Empty => write!(f, "a parameter of 0 bytes"),
+            ParamError::PastBank { offset, size } => write!(
+                f,
+                "a parameter of {} bytes at offset {} ends past the {} bytes constant bank 0 has for parameters",
+                size, offset, PARAM_BYTES
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
 /// Why a parameter of `size` bytes at `offset` cannot be in the block, if it
 /// cannot (its end is past [`PARAM_BYTES`], or it is empty).
-pub fn param_room(offset: u32, size: u32) -> Result<(), String> {
+pub fn param_room(offset: u32, size: u32) -> Result<(), ParamError> {
     if size == 0 {
-        return Err("a parameter of 0 bytes".into());
+        return Err(ParamError::Empty);
     }
     match offset.checked_add(size) {
         Some(end) if end <= PARAM_BYTES => Ok(()),
-        _ => Err(format!(
-            "a parameter of {} bytes at offset {} ends past the {} bytes constant bank 0 has for parameters",
-            size, offset, PARAM_BYTES
-        )),
+        _ => Err(ParamError::PastBank { offset, size }),
     }
 }
 

@@ -53,7 +53,7 @@ fn every_example_round_trips() {
                 let src = block.lines().nth(e.line - 1).unwrap_or("");
                 format!("`{}`: col {}: {}", src, e.col, e.msg)
             })?;
-            let text = disassemble(&obj)?;
+            let text = disassemble(&obj).map_err(|e| e.to_string())?;
             let again = assemble(&text, "reassembled").map_err(|e| format!("reassembling:\n{}\n{}", text, e))?;
             if again != obj {
                 return Err(format!("disassembly reassembles to other bytes:\n{}", text));

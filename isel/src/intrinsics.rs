@@ -17,6 +17,8 @@
 //! error naming the call; so is a function defined under a reserved name, or
 //! `func_addr` of one ([`check_function_name`]).
 
+use std::fmt;
+
 use cranelift_codegen::ir::{types, Signature, Type};
 use ursa_emit::mods::{SReg, ShflMode, VoteMode};
 
@@ -87,49 +89,84 @@ pub fn is_reserved(name: &str) -> bool {
     name.starts_with(PREFIX)
 }
 
+/// Why a reserved name (`%ursa_…`) cannot be used where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameError {
+    /// `%name` is a kernel intrinsic, which is never a function.
+    Intrinsic { name: String },
+    /// `%name` has the reserved prefix but is no intrinsic.
+    Reserved { name: String },
+    /// A call of a reserved name that is no intrinsic.
+    UnknownIntrinsic { name: String },
+    /// A call of an intrinsic through another signature than its own.
+    Signature { name: String, expected: String, found: String },
+    /// A function defined under a reserved name.
+    Definition { name: String, why: Box<NameError> },
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameError::Intrinsic { name } => write!(f, "%{} is a kernel intrinsic, not a function", name),
+            NameError::Reserved { name } => {
+                write!(f, "names starting with %{} are reserved for kernel intrinsics, and %{} is none of them", PREFIX, name)
+            }
+            NameError::UnknownIntrinsic { name } => {
+                let known: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
+                write!(f, "unknown intrinsic %{} (the reserved intrinsics are %{})", name, known.join(", %"))
+            }
+            NameError::Signature { name, expected, found } => {
+                write!(f, "intrinsic %{} must be declared `{}`, not `{}`", name, expected, found)
+            }
+            NameError::Definition { name, why } => write!(f, "a function cannot be named %{}: {} (rename it)", name, why),
+        }
+    }
+}
+
+impl std::error::Error for NameError {}
+
 /// Why no function can be defined, or have its address taken, under the
 /// object symbol `name` (without `%`): the reserved names are intrinsics,
 /// which are never functions. `Ok(())`: an ordinary name.
-pub fn check_function_name(name: &str) -> Result<(), String> {
+pub fn check_function_name(name: &str) -> Result<(), NameError> {
     if !is_reserved(name) {
         return Ok(());
     }
     if TABLE.iter().any(|(n, _)| *n == name) {
-        Err(format!("%{} is a kernel intrinsic, not a function", name))
+        Err(NameError::Intrinsic { name: name.to_string() })
     } else {
-        Err(format!("names starting with %{} are reserved for kernel intrinsics, and %{} is none of them", PREFIX, name))
+        Err(NameError::Reserved { name: name.to_string() })
     }
 }
 
 /// [`check_function_name`] for a function defined under `name`: the error
 /// names the function and says what to do.
-pub fn check_definition(name: &str) -> Result<(), String> {
-    check_function_name(name).map_err(|m| format!("a function cannot be named %{}: {} (rename it)", name, m))
+pub fn check_definition(name: &str) -> Result<(), NameError> {
+    check_function_name(name).map_err(|why| NameError::Definition { name: name.to_string(), why: Box::new(why) })
 }
 
 /// The intrinsic called `name` with signature `sig`, or why the call is wrong.
 /// `Ok(None)`: not a reserved name (an ordinary call).
-pub fn lookup(name: &str, sig: &Signature) -> Result<Option<Intrinsic>, String> {
+pub fn lookup(name: &str, sig: &Signature) -> Result<Option<Intrinsic>, NameError> {
     if !is_reserved(name) {
         return Ok(None);
     }
     let Some(&(_, i)) = TABLE.iter().find(|(n, _)| *n == name) else {
-        let known: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
-        return Err(format!("unknown intrinsic %{} (the reserved intrinsics are %{})", name, known.join(", %")));
+        return Err(NameError::UnknownIntrinsic { name: name.to_string() });
     };
     let (params, returns) = i.signature();
     let types_of = |ps: &[cranelift_codegen::ir::AbiParam]| ps.iter().map(|p| p.value_type).collect::<Vec<_>>();
     if types_of(&sig.params) != params || types_of(&sig.returns) != returns {
         let list = |ts: &[Type]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
-        let shown = |ts: &[Type]| if ts.is_empty() { String::new() } else { format!(" -> {}", list(ts)) };
-        return Err(format!(
-            "intrinsic %{} must be declared `({}){}`, not `({}){}`",
-            name,
-            list(params),
-            shown(returns),
-            list(&types_of(&sig.params)),
-            shown(&types_of(&sig.returns))
-        ));
+        let shown = |ps: &[Type], rs: &[Type]| {
+            let arrow = if rs.is_empty() { String::new() } else { format!(" -> {}", list(rs)) };
+            format!("({}){}", list(ps), arrow)
+        };
+        return Err(NameError::Signature {
+            name: name.to_string(),
+            expected: shown(params, returns),
+            found: shown(&types_of(&sig.params), &types_of(&sig.returns)),
+        });
     }
     Ok(Some(i))
 }

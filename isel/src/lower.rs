@@ -193,7 +193,7 @@ impl<'f> Lower<'f> {
         // such a name is mapped before it is checked.
         let clif_name = self.vcode.name.strip_prefix('%').unwrap_or(&self.vcode.name);
         if clif_name.starts_with(&intrinsics::PREFIX[..4]) {
-            intrinsics::check_definition(&object_symbol(clif_name)).map_err(|msg| LowerError { inst: None, msg })?;
+            intrinsics::check_definition(&object_symbol(clif_name)).map_err(|e| LowerError { inst: None, msg: e.to_string() })?;
         }
         for p in f.signature.params.iter().chain(f.signature.returns.iter()) {
             if class_of_type(p.value_type).is_none() {
@@ -595,7 +595,7 @@ impl<'f> Lower<'f> {
                 let name =
                     self.func_name(func_ref).ok_or_else(|| self.err(inst, "call of an external (non-user) function is not supported"))?;
                 let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
-                if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|m| self.err(inst, m))? {
+                if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|e| self.err(inst, e.to_string()))? {
                     let args: Vec<Value> = f.dfg.inst_args(inst).to_vec();
                     return Ok(Some(self.lower_intrinsic(intr, &args)));
                 }

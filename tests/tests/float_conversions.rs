@@ -122,7 +122,7 @@ function %d(i16) -> i32 {\nblock0(v8: i16):\n    v0 = bitcast.f16 v8\n    v1 = f
 function %e(i16) -> i64 {\nblock0(v8: i16):\n    v0 = bitcast.f16 v8\n    v1 = fcvt_to_uint_sat.i64 v0\n    return v1\n}\n";
     for f in cranelift_reader::parse_functions(text).expect("parses") {
         match compile_guarded(&f) {
-            Err(ursa_backend::Error::Unsupported(m)) => assert!(m.contains("type f16 is not supported"), "{}: {}", f.name, m),
+            Err(ursa_backend::Error::Unsupported(m)) => assert!(m.message.contains("type f16 is not supported"), "{}: {}", f.name, m),
             other => panic!("{}: {:?}", f.name, other.map(|_| "compiled")),
         }
     }

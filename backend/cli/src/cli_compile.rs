@@ -193,7 +193,7 @@ pub fn compile(
             if i > 0 {
                 println!();
             }
-            print!("{}", ursa_emit::asm::disassemble_function(f)?);
+            print!("{}", ursa_emit::asm::disassemble_function(f).map_err(|e| e.to_string())?);
         }
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));

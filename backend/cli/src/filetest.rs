@@ -178,7 +178,7 @@ pub fn compile_guarded_in(f: &Function, shared: &ursa_backend::module::shared_me
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-            Err(Error::Internal(format!("compiler panicked: {}", msg)))
+            Err(Error::internal(format!("compiler panicked: {}", msg)))
         }
     }
 }
@@ -427,7 +427,7 @@ fn check_compile<'a>(ef: &elf::Function, comments: impl Iterator<Item = &'a str>
         b.directive(body).map_err(|e| format!("bad check directive `{}`: {}", body, e))?;
     }
     let checker = b.finish();
-    let dis = ursa_emit::asm::disassemble_function(ef)?;
+    let dis = ursa_emit::asm::disassemble_function(ef).map_err(|e| e.to_string())?;
     if checker.is_empty() {
         return Ok(());
     }

@@ -10,6 +10,7 @@ use ursa_isel::vcode::{BlockId, Class, MInst, OpKind, Pseudo, VCode};
 use crate::ir::code::{Code, Implicit, Item};
 use crate::regalloc::assignment::SlotHomes;
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
+use crate::Error;
 use ursa_emit::forms::{BPT_I, BRA_I, BRA_R, IADD_RI, ISETP_RI, LDL_RI, MOV_R, PLOP3_X, RET_R, SEL_RI, STL_RIR, UBRA_I};
 use ursa_emit::mods;
 use ursa_emit::typed::{P, R, UP};
@@ -101,7 +102,7 @@ fn pred_to_reg(rd: u32, p: u32) -> Inst {
 
 /// The instructions of one allocator move. A spill slot is a register
 /// (`SlotHomes`: a move) or local memory (a store or a load).
-fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes) -> Result<(), String> {
+fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes) -> Result<(), Error> {
     let Move { class, from, to } = *mv;
     // A slot's register, or the register itself.
     let reg = |a: Loc| match a {
@@ -162,7 +163,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
                 out.push(Item::new(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
             }
         }
-        _ => return Err("stack-to-stack move".into()),
+        _ => return Err(Error::internal(format!("a move from one spill slot to another ({:?})", mv))),
     }
     Ok(())
 }
@@ -175,7 +176,7 @@ fn is_self_copy(i: &Inst) -> bool {
 
 /// Lays out the allocated function as machine instructions, each spill slot
 /// where `homes` puts it.
-pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, String> {
+pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, Error> {
     let mut l = Layout::new(vcode, asg, homes);
     let mut flat = 0usize;
     for b in 0..vcode.blocks.len() {
@@ -183,7 +184,7 @@ pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Cod
         let next = BlockId(b as u32 + 1);
         for m in vcode.blocks[b].insts.iter() {
             l.moves(2 * flat)?;
-            l.inst(m, flat, next)?;
+            l.inst(m, flat, b, next)?;
             l.moves(2 * flat + 1)?;
             flat += 1;
         }
@@ -209,9 +210,14 @@ struct Layout<'a> {
     dropped_copies: usize,
 }
 
-/// The register allocated to operand `k` (of `allocs`, an instruction's).
-fn reg_of(allocs: &[u32], k: usize) -> Result<u32, String> {
-    allocs.get(k).copied().filter(|&r| r != NO_REG).ok_or_else(|| "operand not in a register".to_string())
+/// The register allocated to operand `k` of the `i`th instruction (in
+/// block `b`), of its registers `allocs`.
+fn reg_of(allocs: &[u32], k: usize, (i, b): (usize, usize)) -> Result<u32, Error> {
+    allocs
+        .get(k)
+        .copied()
+        .filter(|&r| r != NO_REG)
+        .ok_or_else(|| Error::internal(format!("operand {} of instruction {} (in block{}) is not in a register", k, i, b)))
 }
 
 impl<'a> Layout<'a> {
@@ -234,19 +240,20 @@ impl<'a> Layout<'a> {
 
     /// The allocator's moves at program point `p` (most points have none).
     #[inline(always)]
-    fn moves(&mut self, p: usize) -> Result<(), String> {
+    fn moves(&mut self, p: usize) -> Result<(), Error> {
         for mv in self.asg.moves_at(p) {
             emit_move(&mut self.items, mv, self.vcode.slots_size, self.homes)?;
         }
         Ok(())
     }
 
-    /// Instruction `m`, the `i`th of the function, in a block followed by `next`.
+    /// Instruction `m`, the `i`th of the function, in block `b` followed by `next`.
     #[inline]
-    fn inst(&mut self, m: &MInst, i: usize, next: BlockId) -> Result<(), String> {
+    fn inst(&mut self, m: &MInst, i: usize, b: usize, next: BlockId) -> Result<(), Error> {
         let allocs = self.asg.operand_regs(i);
+        let at = (i, b);
         match &m.pseudo {
-            Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => self.pieces(m, allocs)?,
+            Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => self.pieces(m, allocs, at)?,
             Pseudo::Args => self.move_sp(-(self.frame_size as i64)),
             Pseudo::Ret => {
                 self.move_sp(self.frame_size as i64);
@@ -256,7 +263,7 @@ impl<'a> Layout<'a> {
                 implicit.reads.push(abi::SP as u32);
                 self.items.push(Item::new(r).using(implicit));
             }
-            Pseudo::TailCall { stack, indirect } => self.tail_call(m, allocs, *stack as usize, *indirect)?,
+            Pseudo::TailCall { stack, indirect } => self.tail_call(m, allocs, at, *stack as usize, *indirect)?,
             Pseudo::Exit => {
                 self.move_sp(self.frame_size as i64);
                 self.items.push(Item::new(inst(forms::EXIT_X)));
@@ -276,7 +283,7 @@ impl<'a> Layout<'a> {
                 };
                 let p = match uniform {
                     Some(u) => *u as u32,
-                    None => reg_of(allocs, 0)?,
+                    None => reg_of(allocs, 0, at)?,
                 };
                 let (t, e) = (m.targets()[0], m.targets()[1]);
                 if t == next {
@@ -289,7 +296,7 @@ impl<'a> Layout<'a> {
             Pseudo::Table => {
                 // targets[0] is the default, targets[1 + k] entry k
                 // (Cranelift's order of a jump table's branches).
-                let idx = reg_of(allocs, 0)?;
+                let idx = reg_of(allocs, 0, at)?;
                 for (k, &t) in m.targets()[1..].iter().enumerate() {
                     self.items.push(Item::new(isetp_u32_imm(mods::CompOp::EQ, P_SCRATCH, idx, k as u32)));
                     self.items.push(bra(t, Some((P_SCRATCH, false))));
@@ -318,7 +325,7 @@ impl<'a> Layout<'a> {
     /// their register fields (and frame offset) filled in; a copy whose two
     /// sides got one register dropped; an out-of-line tail set aside.
     #[inline]
-    fn pieces(&mut self, m: &MInst, allocs: &[u32]) -> Result<(), String> {
+    fn pieces(&mut self, m: &MInst, allocs: &[u32], at: (usize, usize)) -> Result<(), Error> {
         // The pieces go straight into `items` and are patched there.
         let base = self.items.len();
         let last = m.pieces.len().saturating_sub(1);
@@ -338,7 +345,7 @@ impl<'a> Layout<'a> {
             placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(self.frame_size as i64 + offset as i64));
         }
         for fx in m.fixups.iter() {
-            let r = reg_of(allocs, fx.opnd as usize)? + fx.hi as u32;
+            let r = reg_of(allocs, fx.opnd as usize, at)? + fx.hi as u32;
             placed[fx.piece as usize].inst.set_at(fx.field as usize, r as u64);
         }
         if self.asg.ssa && placed.len() == 1 && m.pseudo == Pseudo::None && is_self_copy(&placed[0].inst) {
@@ -354,12 +361,12 @@ impl<'a> Layout<'a> {
     /// The items from `k` on (of an instruction starting at `base`) go out
     /// of line: the inline part ends with the guarded branch to the cold
     /// block, and the join point starts a new block.
-    fn out_of_line(&mut self, k: usize, base: usize) -> Result<(), String> {
+    fn out_of_line(&mut self, k: usize, base: usize) -> Result<(), Error> {
         let (cold_id, join_id) = (self.next_label, self.next_label + 1);
         self.next_label += 2;
         let rest: Vec<Inst> = self.items.drain(k..).map(|it| it.inst).collect();
         if self.items.len() == base {
-            return Err("out-of-line part without its branch".into());
+            return Err(Error::internal("an out-of-line part without its branch"));
         }
         self.items.last_mut().unwrap().target = Some(BlockId(cold_id));
         self.starts.push((self.items.len(), join_id));
@@ -370,11 +377,11 @@ impl<'a> Layout<'a> {
     /// A tail call: the stack arguments (all in registers now) into the
     /// callee's area below the entry stack pointer, the frame freed, then
     /// the jump.
-    fn tail_call(&mut self, m: &MInst, allocs: &[u32], stack: usize, indirect: bool) -> Result<(), String> {
+    fn tail_call(&mut self, m: &MInst, allocs: &[u32], at: (usize, usize), stack: usize, indirect: bool) -> Result<(), Error> {
         let n = m.opnds.len();
         let first = n - stack - indirect as usize;
         for j in 0..stack {
-            let r = reg_of(allocs, first + j)?;
+            let r = reg_of(allocs, first + j, at)?;
             let mut s = inst(forms::STL_RIR);
             s.set(STL_RIR::RA, R(abi::SP as u8));
             let ofs = self.frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
@@ -390,10 +397,10 @@ impl<'a> Layout<'a> {
         implicit.reads.push(abi::SP as u32);
         let jump = if indirect {
             let mut b = inst(forms::BRA_R);
-            b.set(BRA_R::RA, R(reg_of(allocs, n - 1)? as u8));
+            b.set(BRA_R::RA, R(reg_of(allocs, n - 1, at)? as u8));
             Item::new(b)
         } else {
-            let sym = m.sym().ok_or("tail call without a callee")?.symbol.clone();
+            let sym = m.sym().ok_or_else(|| Error::internal("a tail call without a callee"))?.symbol.clone();
             Item::new(inst(forms::BRA_I)).calling(Some(sym))
         };
         self.items.push(jump.using(implicit));

@@ -111,20 +111,26 @@ impl std::fmt::Display for Code {
                 writeln!(f, ".LB{}:", b)?;
                 starts.next();
             }
-            let text = ursa_emit::format_inst(&it.inst, None, &ursa_emit::NoLabels)
-                .map(|t| t.trim_end_matches(" ;").to_string())
-                .unwrap_or_else(|e| match above_file(&it.inst) {
-                    // A spill slot still named above the file (before
-                    // pack_regs): the form and its general registers.
-                    Some(regs) => format!("{} {}", it.inst.form().name(), regs),
-                    None => format!("<{}: {}>", it.inst.form().name(), e),
-                });
+            let text = inst_text(&it.inst);
             let target = it.target.or(it.label).map(|t| format!(" -> .LB{}", t.0)).unwrap_or_default();
             let call = it.call.as_ref().map(|c| format!(" -> %{}", c)).unwrap_or_default();
             writeln!(f, "    {}{}{}", text, target, call)?;
         }
         Ok(())
     }
+}
+
+/// One instruction as assembly text (without its label or the `;`), also
+/// when it does not encode yet.
+pub fn inst_text(inst: &Inst) -> String {
+    ursa_emit::format_inst(inst, None, &ursa_emit::NoLabels).map(|t| t.trim_end_matches(" ;").to_string()).unwrap_or_else(|e| {
+        match above_file(inst) {
+            // A spill slot still named above the file (before pack_regs):
+            // the form and its general registers.
+            Some(regs) => format!("{} {}", inst.form().name(), regs),
+            None => format!("<{}: {}>", inst.form().name(), e),
+        }
+    })
 }
 
 /// `writes R256 reads R132`: the general registers of an instruction that

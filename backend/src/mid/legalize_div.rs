@@ -55,12 +55,13 @@
 //! In debug builds the result is checked with Cranelift's verifier (a failure
 //! is a compiler bug and panics).
 
+use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, TrapCode, Type, Value, ValueDef};
 
 /// Legalizes `f` in place.
-pub fn legalize(f: &mut Function) -> Result<(), String> {
+pub fn legalize(f: &mut Function) -> Result<(), Error> {
     let is_div = |op: Opcode| matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem);
     // Nothing to do (and nothing allocated) without a division.
     if !f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|i| is_div(f.dfg.insts[i].opcode())) {
@@ -82,13 +83,7 @@ pub fn legalize(f: &mut Function) -> Result<(), String> {
         expand_div(f, inst)?;
     }
     f.dfg.resolve_all_aliases();
-    if cfg!(debug_assertions) {
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        if let Err(errs) = cranelift_codegen::verifier::verify_function(&*f, &flags) {
-            panic!("legalize produced invalid CLIF:\n{}", cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs));
-        }
-    }
-    Ok(())
+    super::verify_in_debug(f)
 }
 
 /// A remainder whose quotient is also computed — `udiv x, d` and `urem x, d`
@@ -160,13 +155,13 @@ fn iconst(pos: &mut FuncCursor, ty: Type, k: u64) -> Value {
 }
 
 /// Replaces `inst` (a `udiv`/`sdiv`/`urem`/`srem`) by its expansion.
-fn expand_div(f: &mut Function, inst: Inst) -> Result<(), String> {
+fn expand_div(f: &mut Function, inst: Inst) -> Result<(), Error> {
     let op = f.dfg.insts[inst].opcode();
     let ty = f.dfg.ctrl_typevar(inst);
     if !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
-        return Err(format!("{}.{} is not supported", op, ty));
+        return Err(Error::unsupported(format!("{}.{} is not supported", op, ty)).at(f.dfg.display_inst(inst)));
     }
-    let [x, d] = *f.dfg.inst_args(inst) else { return Err(format!("{}: unexpected operands", f.dfg.display_inst(inst))) };
+    let [x, d] = *f.dfg.inst_args(inst) else { return Err(Error::internal("unexpected operands").at(f.dfg.display_inst(inst))) };
     let result = f.dfg.first_result(inst);
     let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
     let rem = matches!(op, Opcode::Urem | Opcode::Srem);

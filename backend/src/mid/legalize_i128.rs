@@ -53,6 +53,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::Error;
+
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
@@ -67,7 +69,7 @@ use cranelift_codegen::ir::{
 type Pair = (Value, Value);
 
 /// Narrows every `i128` value of `f` into two `i64` halves (in place).
-pub fn narrow_i128(f: &mut Function) -> Result<(), String> {
+pub fn narrow_i128(f: &mut Function) -> Result<(), Error> {
     if !mentions_i128(f) {
         return Ok(());
     }
@@ -105,13 +107,7 @@ pub fn narrow_i128(f: &mut Function) -> Result<(), String> {
         }
     }
     f.dfg.resolve_all_aliases();
-    if cfg!(debug_assertions) {
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        if let Err(errs) = cranelift_codegen::verifier::verify_function(&*f, &flags) {
-            panic!("narrow_i128 produced invalid CLIF:\n{}", cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs));
-        }
-    }
-    Ok(())
+    super::verify_in_debug(f)
 }
 
 fn sig_mentions_i128(s: &Signature) -> bool {
@@ -171,18 +167,46 @@ struct Narrow {
     map: HashMap<Value, Pair>,
 }
 
-fn unsupported(f: &Function, inst: Inst, what: &str) -> String {
-    format!("`{}`: {} is not supported", f.dfg.display_inst(inst), what)
+fn unsupported(f: &Function, inst: Inst, what: &str) -> Error {
+    Error::unsupported(format!("{} is not supported", what)).at(f.dfg.display_inst(inst))
+}
+
+/// What an old result becomes: the halves of an `i128` result, or the
+/// value of a narrower one.
+type Rewritten = Result<Pair, Value>;
+
+/// The instruction being rewritten.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    inst: Inst,
+    op: Opcode,
+    data: InstructionData,
+    args: &'a [Value],
+    results: &'a [Value],
+}
+
+impl At<'_> {
+    /// The error for an opcode (or a form of it) without a rewrite.
+    fn unsupported(&self, f: &Function) -> Error {
+        unsupported(f, self.inst, &format!("`{}` on i128", self.op))
+    }
+}
+
+fn is128(f: &Function, v: Value) -> bool {
+    f.dfg.value_type(v) == I128
 }
 
 impl Narrow {
-    fn halves(&self, f: &Function, inst: Inst, v: Value) -> Result<Pair, String> {
+    fn halves(&self, f: &Function, inst: Inst, v: Value) -> Result<Pair, Error> {
         let v = f.dfg.resolve_aliases(v);
-        self.map.get(&v).copied().ok_or_else(|| format!("internal: `{}`: the halves of {} are not known yet", f.dfg.display_inst(inst), v))
+        self.map
+            .get(&v)
+            .copied()
+            .ok_or_else(|| Error::internal(format!("the halves of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
     }
 
     /// The halves of each argument, `i128` arguments expanded, others kept.
-    fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, String> {
+    fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
         let mut out = Vec::new();
         for &a in args {
             if f.dfg.value_type(a) == I128 {
@@ -195,7 +219,8 @@ impl Narrow {
         Ok(out)
     }
 
-    fn inst(&mut self, f: &mut Function, inst: Inst) -> Result<(), String> {
+    /// Rewrites one instruction that names an `i128` value.
+    fn inst(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
         if !inst_mentions_i128(f, inst) {
             return Ok(());
         }
@@ -205,32 +230,123 @@ impl Narrow {
         }
         let args = f.dfg.inst_args(inst).to_vec();
         let results = f.dfg.inst_results(inst).to_vec();
-        let is128 = |f: &Function, v: Value| f.dfg.value_type(v) == I128;
-        // An `i128` operand whose only use is "nonzero?" or "mod 64/32/…".
-        let narrow_operand_only = !results.iter().any(|&r| is128(f, r));
-        if narrow_operand_only {
-            match op {
-                Opcode::Select | Opcode::SelectSpectreGuard | Opcode::Trapz | Opcode::Trapnz | Opcode::Bmask => {
-                    let (lo, hi) = self.halves(f, inst, args[0])?;
-                    let mut pos = FuncCursor::new(f).at_inst(inst);
-                    let nz = pos.ins().bor(lo, hi);
-                    f.dfg.inst_args_mut(inst)[0] = nz;
-                    return Ok(());
-                }
-                Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr if is128(f, args[1]) => {
-                    let (lo, _) = self.halves(f, inst, args[1])?;
-                    f.dfg.inst_args_mut(inst)[1] = lo;
-                    return Ok(());
-                }
-                _ => {}
-            }
+        if !results.iter().any(|&r| is128(f, r)) && self.narrow_operand(f, inst, op, &args)? {
+            return Ok(());
         }
+        let data = f.dfg.insts[inst];
         let mut pos = FuncCursor::new(f).at_inst(inst);
         pos.use_srcloc(inst);
-        // What the old results become: a pair for an i128 result, a value for
-        // a narrower one.
-        let mut out: Vec<Result<Pair, Value>> = Vec::new();
-        let data = pos.func.dfg.insts[inst];
+        let mut out = Vec::new();
+        self.rewrite(&mut pos, At { inst, op, data, args: &args, results: &results }, &mut out)?;
+        // Replace the old instruction's results and remove it.
+        let f = pos.func;
+        if out.len() != results.len() {
+            return Err(Error::internal(format!("{} results rewritten for {}", out.len(), results.len())).at(f.dfg.display_inst(inst)));
+        }
+        f.dfg.clear_results(inst);
+        f.layout.remove_inst(inst);
+        for (&old, new) in results.iter().zip(out) {
+            match new {
+                Ok(pair) => {
+                    self.map.insert(old, pair);
+                }
+                Err(v) => f.dfg.change_to_alias(old, v),
+            }
+        }
+        Ok(())
+    }
+
+    /// An instruction with narrow results whose `i128` operand is only
+    /// asked "nonzero?" or taken modulo 64 or less: the operand replaced
+    /// in place (true), or nothing done (false).
+    fn narrow_operand(&self, f: &mut Function, inst: Inst, op: Opcode, args: &[Value]) -> Result<bool, Error> {
+        match op {
+            Opcode::Select | Opcode::SelectSpectreGuard | Opcode::Trapz | Opcode::Trapnz | Opcode::Bmask => {
+                let (lo, hi) = self.halves(f, inst, args[0])?;
+                let mut pos = FuncCursor::new(f).at_inst(inst);
+                let nz = pos.ins().bor(lo, hi);
+                f.dfg.inst_args_mut(inst)[0] = nz;
+                Ok(true)
+            }
+            Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr if is128(f, args[1]) => {
+                let (lo, _) = self.halves(f, inst, args[1])?;
+                f.dfg.inst_args_mut(inst)[1] = lo;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The new code of an instruction, by opcode family; `out` gets what
+    /// each old result becomes.
+    fn rewrite(&self, pos: &mut FuncCursor, at: At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let at = &at;
+        let op = at.op;
+        match op {
+            Opcode::Return | Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect => {
+                self.call(pos, at, out)
+            }
+            Opcode::Iconcat
+            | Opcode::Isplit
+            | Opcode::Bitcast
+            | Opcode::Uextend
+            | Opcode::Sextend
+            | Opcode::Ireduce
+            | Opcode::Iconst
+            | Opcode::Bmask
+            | Opcode::FcvtFromUint
+            | Opcode::FcvtFromSint
+            | Opcode::FcvtToUint
+            | Opcode::FcvtToSint
+            | Opcode::FcvtToUintSat
+            | Opcode::FcvtToSintSat => self.convert(pos, at, out),
+            Opcode::Load | Opcode::Store => self.memory(pos, at, out),
+            Opcode::Select | Opcode::SelectSpectreGuard | Opcode::Bitselect | Opcode::Icmp => self.compare(pos, at, out),
+            Opcode::Iadd
+            | Opcode::Isub
+            | Opcode::Imul
+            | Opcode::Band
+            | Opcode::Bor
+            | Opcode::Bxor
+            | Opcode::Smin
+            | Opcode::Smax
+            | Opcode::Umin
+            | Opcode::Umax
+            | Opcode::Umulhi
+            | Opcode::Smulhi
+            | Opcode::Bnot
+            | Opcode::Ineg
+            | Opcode::Iabs
+            | Opcode::Udiv
+            | Opcode::Sdiv
+            | Opcode::Urem
+            | Opcode::Srem => self.arith(pos, at, out),
+            Opcode::Ishl
+            | Opcode::Ushr
+            | Opcode::Sshr
+            | Opcode::Rotl
+            | Opcode::Rotr
+            | Opcode::Clz
+            | Opcode::Ctz
+            | Opcode::Cls
+            | Opcode::Popcnt
+            | Opcode::Bitrev
+            | Opcode::Bswap => self.bits(pos, at, out),
+            Opcode::UaddOverflow
+            | Opcode::UsubOverflow
+            | Opcode::UaddOverflowCin
+            | Opcode::UsubOverflowBin
+            | Opcode::SaddOverflow
+            | Opcode::SsubOverflow
+            | Opcode::SaddOverflowCin
+            | Opcode::SsubOverflowBin => self.overflow(pos, at, out),
+            _ => Err(at.unsupported(pos.func)),
+        }
+    }
+
+    /// Returns and calls: `i128` arguments and results as two halves each.
+    fn call(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, data, args, results } = *at;
         match op {
             Opcode::Return => {
                 let vals = self.expand(pos.func, inst, &args)?;
@@ -258,7 +374,7 @@ impl Narrow {
                 };
                 let new_results = pos.func.dfg.inst_results(new).to_vec();
                 let mut k = 0;
-                for &r in &results {
+                for &r in results {
                     if is128(pos.func, r) {
                         out.push(Ok((new_results[k], new_results[k + 1])));
                         k += 2;
@@ -268,6 +384,15 @@ impl Narrow {
                     }
                 }
             }
+            _ => return Err(at.unsupported(pos.func)),
+        }
+        Ok(())
+    }
+
+    /// Conversions between `i128` and narrower integers or floats, and constants.
+    fn convert(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, data, args, results } = *at;
+        match op {
             Opcode::Iconcat => out.push(Ok((args[0], args[1]))),
             Opcode::Isplit => {
                 let (lo, hi) = self.halves(pos.func, inst, args[0])?;
@@ -295,7 +420,7 @@ impl Narrow {
             }
             Opcode::Iconst => {
                 let InstructionData::UnaryImm { imm, .. } = data else { return Err(unsupported(pos.func, inst, "this iconst form")) };
-                out.push(Ok(const128(&mut pos, imm.bits() as i128)));
+                out.push(Ok(const128(pos, imm.bits() as i128)));
             }
             Opcode::Bmask => {
                 // i128 result (an i128 operand with a narrow result was handled above).
@@ -309,6 +434,23 @@ impl Narrow {
                 let m = pos.ins().bmask(I64, nz);
                 out.push(Ok((m, m)));
             }
+            Opcode::FcvtFromUint | Opcode::FcvtFromSint => {
+                let x = self.halves(pos.func, inst, args[0])?;
+                let ty = pos.func.dfg.value_type(results[0]);
+                out.push(Err(float_from128(pos, ty, x, op == Opcode::FcvtFromSint)));
+            }
+            Opcode::FcvtToUint | Opcode::FcvtToSint | Opcode::FcvtToUintSat | Opcode::FcvtToSintSat => {
+                out.push(Ok(float_to128(pos, op, args[0])));
+            }
+            _ => return Err(at.unsupported(pos.func)),
+        }
+        Ok(())
+    }
+
+    /// Loads and stores: two 64-bit accesses, in the order of the endianness.
+    fn memory(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, data, args, .. } = *at;
+        match op {
             Opcode::Load => {
                 let InstructionData::Load { flags, arg, offset, .. } = data else {
                     return Err(unsupported(pos.func, inst, "this load form with i128"));
@@ -333,8 +475,17 @@ impl Narrow {
                 pos.ins().store(fd.clone(), lo, args[1], lo_off);
                 pos.ins().store(fd, hi, args[1], hi_off);
             }
+            _ => return Err(at.unsupported(pos.func)),
+        }
+        Ok(())
+    }
+
+    /// Comparisons and selects.
+    fn compare(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, data, args, .. } = *at;
+        match op {
             Opcode::Select | Opcode::SelectSpectreGuard => {
-                let c = self.cond(&mut pos, inst, args[0])?;
+                let c = self.cond(pos, inst, args[0])?;
                 let x = self.halves(pos.func, inst, args[1])?;
                 let y = self.halves(pos.func, inst, args[2])?;
                 let (lo, hi) = if op == Opcode::Select {
@@ -354,8 +505,17 @@ impl Narrow {
                 let InstructionData::IntCompare { cond, .. } = data else { return Err(unsupported(pos.func, inst, "this icmp form")) };
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                out.push(Err(icmp128(&mut pos, cond, x, y)));
+                out.push(Err(icmp128(pos, cond, x, y)));
             }
+            _ => return Err(at.unsupported(pos.func)),
+        }
+        Ok(())
+    }
+
+    /// Arithmetic: addition, multiplication, division, negation, bitwise logic.
+    fn arith(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, args, .. } = *at;
+        match op {
             Opcode::Iadd
             | Opcode::Isub
             | Opcode::Imul
@@ -368,13 +528,13 @@ impl Narrow {
             | Opcode::Umax => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                out.push(Ok(binary(&mut pos, op, x, y)));
+                out.push(Ok(binary(pos, op, x, y)));
             }
             Opcode::Umulhi | Opcode::Smulhi => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
-                let (_, hi) = product256(&mut pos, x, y);
-                out.push(Ok(if op == Opcode::Smulhi { signed_high(&mut pos, x, y, hi) } else { hi }));
+                let (_, hi) = product256(pos, x, y);
+                out.push(Ok(if op == Opcode::Smulhi { signed_high(pos, x, y, hi) } else { hi }));
             }
             Opcode::Bnot => {
                 let x = self.halves(pos.func, inst, args[0])?;
@@ -382,25 +542,39 @@ impl Narrow {
             }
             Opcode::Ineg => {
                 let x = self.halves(pos.func, inst, args[0])?;
-                let z = const128(&mut pos, 0);
-                out.push(Ok(binary(&mut pos, Opcode::Isub, z, x)));
+                let z = const128(pos, 0);
+                out.push(Ok(binary(pos, Opcode::Isub, z, x)));
             }
             Opcode::Iabs => {
                 let x = self.halves(pos.func, inst, args[0])?;
-                let z = const128(&mut pos, 0);
-                let n = binary(&mut pos, Opcode::Isub, z, x);
+                let z = const128(pos, 0);
+                let n = binary(pos, Opcode::Isub, z, x);
                 let neg = pos.ins().icmp_imm_s(IntCC::SignedLessThan, x.1, 0);
                 out.push(Ok((pos.ins().select(neg, n.0, x.0), pos.ins().select(neg, n.1, x.1))));
             }
+            Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem => {
+                let x = self.halves(pos.func, inst, args[0])?;
+                let d = self.halves(pos.func, inst, args[1])?;
+                out.push(Ok(divide(pos, inst, op, x, d)));
+            }
+            _ => return Err(at.unsupported(pos.func)),
+        }
+        Ok(())
+    }
+
+    /// Shifts, rotates and bit counts.
+    fn bits(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, args, .. } = *at;
+        match op {
             Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let s = if is128(pos.func, args[1]) { self.halves(pos.func, inst, args[1])?.0 } else { args[1] };
-                out.push(Ok(shift128(&mut pos, op, x, s)));
+                out.push(Ok(shift128(pos, op, x, s)));
             }
             Opcode::Clz | Opcode::Ctz | Opcode::Cls | Opcode::Popcnt => {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let r = match op {
-                    Opcode::Clz => clz128(&mut pos, x),
+                    Opcode::Clz => clz128(pos, x),
                     Opcode::Ctz => {
                         let z0 = pos.ins().ctz(x.0);
                         let z1 = pos.ins().ctz(x.1);
@@ -412,7 +586,7 @@ impl Narrow {
                         let sign = pos.ins().sshr_imm_u(x.1, 63);
                         let y0 = pos.ins().bxor(x.0, sign);
                         let y1 = pos.ins().bxor(x.1, sign);
-                        let z = clz128(&mut pos, (y0, y1));
+                        let z = clz128(pos, (y0, y1));
                         pos.ins().iadd_imm_s(z, -1)
                     }
                     _ => {
@@ -433,6 +607,15 @@ impl Narrow {
                 };
                 out.push(Ok((lo, hi)));
             }
+            _ => return Err(at.unsupported(pos.func)),
+        }
+        Ok(())
+    }
+
+    /// Additions and subtractions with an overflow flag (and carry-in).
+    fn overflow(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+        let At { inst, op, args, .. } = *at;
+        match op {
             Opcode::UaddOverflow | Opcode::UsubOverflow | Opcode::UaddOverflowCin | Opcode::UsubOverflowBin => {
                 // Unsigned, a carry (borrow) of the sum with or without the
                 // carry-in is the carry of the whole: the i64 forms chain.
@@ -455,57 +638,28 @@ impl Narrow {
                 let x = self.halves(pos.func, inst, args[0])?;
                 let y = self.halves(pos.func, inst, args[1])?;
                 let add = matches!(op, Opcode::SaddOverflow | Opcode::SaddOverflowCin);
-                let s = if add { add128(&mut pos, x, y) } else { sub128(&mut pos, x, y) };
-                let f1 = signed_overflow(&mut pos, add, x, y, s);
+                let s = if add { add128(pos, x, y) } else { sub128(pos, x, y) };
+                let f1 = signed_overflow(pos, add, x, y, s);
                 let (r, flag) = match args.get(2) {
                     None => (s, f1),
                     Some(&cin) => {
                         let cb = pos.ins().icmp_imm_s(IntCC::NotEqual, cin, 0);
                         let c0 = pos.ins().uextend(I64, cb);
                         let zero = pos.ins().iconst(I64, 0);
-                        let r = if add { add128(&mut pos, s, (c0, zero)) } else { sub128(&mut pos, s, (c0, zero)) };
-                        let f2 = signed_overflow(&mut pos, add, s, (c0, zero), r);
+                        let r = if add { add128(pos, s, (c0, zero)) } else { sub128(pos, s, (c0, zero)) };
+                        let f2 = signed_overflow(pos, add, s, (c0, zero), r);
                         (r, pos.ins().bor(f1, f2))
                     }
                 };
                 out.extend([Ok(r), Err(flag)]);
             }
-            Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem => {
-                let x = self.halves(pos.func, inst, args[0])?;
-                let d = self.halves(pos.func, inst, args[1])?;
-                out.push(Ok(divide(&mut pos, inst, op, x, d)));
-            }
-            Opcode::FcvtFromUint | Opcode::FcvtFromSint => {
-                let x = self.halves(pos.func, inst, args[0])?;
-                let ty = pos.func.dfg.value_type(results[0]);
-                out.push(Err(float_from128(&mut pos, ty, x, op == Opcode::FcvtFromSint)));
-            }
-            Opcode::FcvtToUint | Opcode::FcvtToSint | Opcode::FcvtToUintSat | Opcode::FcvtToSintSat => {
-                out.push(Ok(float_to128(&mut pos, op, args[0])));
-            }
-            _ => return Err(unsupported(pos.func, inst, &format!("`{}` on i128", op))),
-        }
-        // Replace the old instruction's results and remove it.
-        let f = pos.func;
-        if out.len() != results.len() {
-            return Err(format!("internal: `{}`: {} results rewritten for {}", f.dfg.display_inst(inst), out.len(), results.len()));
-        }
-        f.dfg.clear_results(inst);
-        f.layout.remove_inst(inst);
-        for (&old, new) in results.iter().zip(out) {
-            match new {
-                Ok(pair) => {
-                    self.map.insert(old, pair);
-                }
-                Err(v) => f.dfg.change_to_alias(old, v),
-            }
+            _ => return Err(at.unsupported(pos.func)),
         }
         Ok(())
     }
-
     /// A branch: `i128` block arguments expanded, an `i128` condition
     /// replaced by `lo | hi`.
-    fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), String> {
+    fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
         if let InstructionData::Brif { arg, .. } = f.dfg.insts[inst] {
             if f.dfg.value_type(arg) == I128 {
                 let (lo, hi) = self.halves(f, inst, arg)?;
@@ -544,7 +698,7 @@ impl Narrow {
     }
 
     /// A condition value usable by `select`/`brif`: `lo | hi` for an `i128`.
-    fn cond(&self, pos: &mut FuncCursor, inst: Inst, c: Value) -> Result<Value, String> {
+    fn cond(&self, pos: &mut FuncCursor, inst: Inst, c: Value) -> Result<Value, Error> {
         if pos.func.dfg.value_type(c) == I128 {
             let (lo, hi) = self.halves(pos.func, inst, c)?;
             Ok(pos.ins().bor(lo, hi))
@@ -555,7 +709,7 @@ impl Narrow {
 }
 
 /// `offset + 8` (the high half's offset), or an error if it overflows.
-fn offset8(f: &Function, inst: Inst, offset: Offset32) -> Result<Offset32, String> {
+fn offset8(f: &Function, inst: Inst, offset: Offset32) -> Result<Offset32, Error> {
     i32::from(offset)
         .checked_add(8)
         .map(Offset32::new)

@@ -42,6 +42,7 @@
 //! i64 halves before this pass; other types (vectors) are left to their own
 //! lowering (an unflagged misaligned one still faults, never a wrong value).
 
+use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::immediates::Offset32;
 use cranelift_codegen::ir::{
@@ -111,7 +112,7 @@ fn known(f: &Function, a: &Access) -> Known {
 }
 
 /// Rewrites the loads and stores of `f` that may be misaligned (module docs).
-pub fn legalize_memory(f: &mut Function) -> Result<(), String> {
+pub fn legalize_memory(f: &mut Function) -> Result<(), Error> {
     let mut todo = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {
@@ -142,8 +143,8 @@ fn int_type(bytes: u32) -> Type {
     }
 }
 
-fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), String> {
-    let block = f.layout.inst_block(inst).ok_or("access outside the layout")?;
+fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), Error> {
+    let block = f.layout.inst_block(inst).ok_or_else(|| Error::internal("an access outside the layout").at(f.dfg.display_inst(inst)))?;
     let data = f.dfg.mem_flags[a.flags];
     let little = data.endianness(Endianness::Little) == Endianness::Little;
     let join = f.dfg.make_block();
@@ -181,7 +182,7 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
         let low = pos.ins().band(lo, m);
         pos.ins().brif(low, slow, &[], fast, &[]);
         pos.goto_bottom(fast);
-        let aligned = pos.func.dfg.mem_flags.insert(data.with_aligned()).map_err(|_| "too many memory flag sets")?;
+        let aligned = pos.func.dfg.mem_flags.insert(data.with_aligned()).map_err(|_| Error::unsupported("too many memory flag sets"))?;
         let opcode = pos.func.dfg.insts[inst].opcode();
         let v = if a.store {
             let x = pos.func.dfg.inst_args(inst)[0];
@@ -266,7 +267,7 @@ fn expand(f: &mut Function, inst: Inst, a: Access, check: bool) -> Result<(), St
         }
         [lo, _] => lo,
     };
-    let raw = raw.ok_or("an access of no bytes")?;
+    let raw = raw.ok_or_else(|| Error::internal("an access of no bytes"))?;
     let w = int_type(a.size);
     let ty = load_ty.unwrap();
     let opcode = pos.func.dfg.insts[inst].opcode();

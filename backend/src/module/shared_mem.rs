@@ -17,6 +17,9 @@
 //! file addresses the variables at the same offsets.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use crate::Error;
 
 use cranelift_codegen::ir::Function;
 use ursa_emit::elf;
@@ -66,7 +69,7 @@ impl SharedLayout {
 
     /// The shared bytes `f` uses: the end of the last variable it names.
     /// `Err` names a variable without a directive.
-    pub fn function_size(&self, f: &Function) -> Result<u32, String> {
+    pub fn function_size(&self, f: &Function) -> Result<u32, Error> {
         let mut end = 0;
         for gv in f.global_values.keys() {
             if let Some(n) = shared_var(f, gv) {
@@ -75,10 +78,10 @@ impl SharedLayout {
                     continue;
                 }
                 let v = self.vars.iter().find(|v| v.name == n).ok_or_else(|| {
-                    format!(
+                    Error::unsupported(format!(
                         "shared variable %{}{} has no `; ursa.shared %{}{} SIZE [align N]` directive in the file",
                         SHARED_PREFIX, n, SHARED_PREFIX, n
-                    )
+                    ))
                 })?;
                 end = end.max(v.offset + v.size);
             }
@@ -87,8 +90,24 @@ impl SharedLayout {
     }
 }
 
+/// A malformed `; ursa.shared` directive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectiveError {
+    /// The line of the directive (from 1).
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for DirectiveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {} (the directive is `; ursa.shared %{}NAME SIZE [align N]`)", self.line, self.message, SHARED_PREFIX)
+    }
+}
+
+impl std::error::Error for DirectiveError {}
+
 /// Parses the `; ursa.shared` directives of a CLIF file's text.
-pub fn parse(text: &str) -> Result<SharedLayout, String> {
+pub fn parse(text: &str) -> Result<SharedLayout, DirectiveError> {
     let mut layout = SharedLayout::default();
     let mut offset = 0u64;
     for (i, line) in text.lines().enumerate() {
@@ -99,7 +118,7 @@ pub fn parse(text: &str) -> Result<SharedLayout, String> {
         let t = t.trim_start_matches(';').trim();
         let Some(rest) = t.strip_prefix("ursa.shared") else { continue };
         let at = i + 1;
-        let bad = |m: String| format!("line {}: {} (the directive is `; ursa.shared %{}NAME SIZE [align N]`)", at, m, SHARED_PREFIX);
+        let bad = |message: String| DirectiveError { line: at, message };
         let words: Vec<&str> = rest.split_whitespace().collect();
         let (sym, size, align) = match words.as_slice() {
             [s, z] => (*s, *z, None),
@@ -108,7 +127,7 @@ pub fn parse(text: &str) -> Result<SharedLayout, String> {
         };
         let name = sym.strip_prefix('%').and_then(|s| s.strip_prefix(SHARED_PREFIX)).filter(|n| !n.is_empty());
         let name = name.ok_or_else(|| bad(format!("`{}` is not a %{}NAME symbol", sym, SHARED_PREFIX)))?;
-        let num = |s: &str| -> Result<u32, String> {
+        let num = |s: &str| -> Result<u32, DirectiveError> {
             let r = if let Some(h) = s.strip_prefix("0x") { u128::from_str_radix(h, 16) } else { s.parse::<u128>() };
             let n = r.map_err(|_| bad(format!("`{}` is not a number", s)))?;
             u32::try_from(n).map_err(|_| bad(format!("{} is too large (at most {})", s, u32::MAX)))

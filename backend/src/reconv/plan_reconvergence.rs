@@ -44,6 +44,7 @@ use crate::ir::cfg::Cfg;
 use crate::mid::divergence::{self, Divergence};
 use crate::reconv::alloc_bregs;
 use crate::reconv::plan::{CallSite, Callee, Group, ModuleFacts, Plan};
+use crate::Error;
 
 /// Does `j` only end the kernel (a `return`, possibly behind argument-free
 /// jumps)?
@@ -122,7 +123,7 @@ fn block_barrier(f: &Function, b: Block, facts: Option<&ModuleFacts>) -> Option<
 /// barrier, or return to a caller: a deadlock or a barrier matched with the
 /// wrong one). A barrier after an early exit (`if (i >= n) return;`) is
 /// accepted: exited threads count as arrived (`docs/isa-extensions.md` 3.6).
-pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(), String> {
+pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(), Error> {
     let ipdoms = cfg.ipdoms();
     for &bb in &cfg.rpo {
         let Some((call, chain)) = block_barrier(f, bb, facts) else { continue };
@@ -175,10 +176,10 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
                         path.join(" -> ")
                     )
                 };
-                return Err(format!(
+                return Err(Error::unsupported(format!(
                     "{} is inside divergent control flow: the branch ending {} depends on a per-thread value and {} (docs/kernels.md, \"Reconvergence\")",
                     what, b, why
-                ));
+                )));
             }
         }
     }
@@ -288,14 +289,14 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
 /// `facts`: what the module tells about the other functions (callers,
 /// callees); without them a device function saves every barrier register
 /// its regions use (any caller may hold it).
-pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, String> {
+pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, Error> {
     plan_on(f, &Cfg::new(f), kernel, facts).map(|(p, _)| p)
 }
 
 /// [`plan`] on the control-flow graph `cfg` of `f`, which the caller shares
 /// with later passes; also returns the divergence analysis when it was run
 /// (the function has a conditional branch or a barrier).
-pub fn plan_on(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(Plan, Option<Divergence>), String> {
+pub fn plan_on(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(Plan, Option<Divergence>), Error> {
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
     // Without a barrier there is nothing to check.
     let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());

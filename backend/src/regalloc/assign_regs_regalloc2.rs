@@ -18,6 +18,7 @@ use regalloc2 as ra;
 use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
+use crate::Error;
 use ursa_isel::abi::P_SCRATCH;
 
 /// First register of the 32-bit region.
@@ -260,7 +261,7 @@ impl ra::Function for RaFunc<'_> {
 }
 
 /// Allocates; with `check`, regalloc2's checker verifies the result.
-pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, String> {
+pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, Error> {
     let env = machine_env();
     let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm: ra::Algorithm::Ion };
     // regalloc2's working tables are kept per thread and reused, as
@@ -270,11 +271,11 @@ pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, String> {
     }
     CTX.with(|ctx| {
         let mut ctx = ctx.borrow_mut();
-        ra::run_with_ctx(func, &env, &opts, &mut ctx).map_err(|e| format!("register allocation failed: {:?}", e))?;
+        ra::run_with_ctx(func, &env, &opts, &mut ctx).map_err(|e| Error::internal(format!("register allocation failed: {:?}", e)))?;
         if check {
             let mut checker = ra::checker::Checker::new(func, &env);
             checker.prepare(&ctx.output);
-            checker.run().map_err(|e| format!("regalloc2's checker rejects the allocation: {:?}", e))?;
+            checker.run().map_err(|e| Error::internal(format!("regalloc2's checker rejects the allocation: {:?}", e)))?;
         }
         Ok(assignment(func, &ctx.output))
     })

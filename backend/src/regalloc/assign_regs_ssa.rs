@@ -1421,7 +1421,7 @@ mod tests {
         assert_eq!(asg.operand_regs(2).len(), ops);
         let at = asg.op_at[2] as usize;
         asg.regs[at + d] = 8;
-        assert!(check_assignment(&v, &asg).unwrap_err().contains("not the register of the value it continues"));
+        assert!(check_assignment(&v, &asg).unwrap_err().message().contains("not the register of the value it continues"));
     }
 
     #[test]
@@ -1562,7 +1562,7 @@ mod tests {
         let store = Move { class: Class::R, from: Loc::Reg(x), to: Loc::Slot(2) };
         let late: Vec<Move> = std::iter::once(store).chain(reloads.iter().copied()).collect();
         bad = with_moves_at(&bad, 2 * c + 1, &late);
-        assert!(check_assignment(&v, &bad).unwrap_err().contains("is not in register"));
+        assert!(check_assignment(&v, &bad).unwrap_err().message().contains("is not in register"));
         // A reload from the wrong slot.
         let swapped: Vec<Move> = reloads.iter().map(|m| Move { from: Loc::Slot(2 - m.from.slot().unwrap()), ..*m }).collect();
         assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &swapped)).is_err());
@@ -1623,7 +1623,7 @@ mod tests {
         moves.push(Move { class: Class::R, from: Loc::Reg(x), to: Loc::Reg(0) });
         moves.extend(asg.moves_at(2 * c + 1).iter().filter(|m| m.class == Class::P));
         moves.push(Move { class: Class::R, from: Loc::Reg(0), to: Loc::Reg(x) });
-        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &moves)).unwrap_err().contains("is not in register"));
+        assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &moves)).unwrap_err().message().contains("is not in register"));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! instruction must not share a register, pairs must be even-aligned, no
 //! value may be put in `R1` where the stack pointer lives, nor in `P6`.
 
+use crate::Error;
 use smallvec::SmallVec;
 use ursa_emit::RegFile;
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
@@ -66,8 +67,13 @@ fn uses_sp(vcode: &VCode) -> bool {
     })
 }
 
-/// Runs the check; the error names the block, instruction and value.
-pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
+/// Runs the check; the error (an internal one: the allocator is wrong)
+/// names the block, instruction and value.
+pub fn check_assignment(vcode: &VCode, asg: &Assignment) -> Result<(), Error> {
+    check(vcode, asg).map_err(|e| Error::internal(format!("the register assignment is wrong: {}", e)))
+}
+
+fn check(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
     let nb = vcode.blocks.len();
     let total: usize = vcode.blocks.iter().map(|b| b.insts.len()).sum();
     if asg.num_insts() != total || asg.move_at.len() != 2 * total + 1 {

@@ -103,8 +103,8 @@ impl SlotSearch {
         match std::mem::replace(&mut self.phase, Phase::Memory) {
             Phase::Memory => match packed {
                 Ok(()) => Ok(Verdict::Accept),
-                Err(why) if self.ssa => Err(Error::Internal(format!("the SSA assignment does not pack: {:?}", why))),
-                Err(why) => Err(Error::Internal(format!("code with every spill slot in memory does not pack: {:?}", why))),
+                Err(why) if self.ssa => Err(Error::internal(format!("the SSA assignment does not pack: {:?}", why))),
+                Err(why) => Err(Error::internal(format!("code with every spill slot in memory does not pack: {:?}", why))),
             },
             Phase::Registers => match packed {
                 Ok(()) => Ok(Verdict::Accept),
