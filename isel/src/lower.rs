@@ -398,9 +398,7 @@ impl<'f> Lower<'f> {
                 *p = res(*p);
             }
             for m in b.insts.iter_mut() {
-                for o in m.opnds.iter_mut() {
-                    o.vreg = res(o.vreg);
-                }
+                m.rename(res);
                 for a in m.args_mut() {
                     for v in a.iter_mut() {
                         *v = res(*v);
@@ -450,7 +448,7 @@ impl<'f> Lower<'f> {
             }
             InstructionData::Brif { arg, .. } => {
                 let p = generated::constructor_cond_pred(self, arg);
-                let mut m = Bundle::pseudo(Pseudo::Brif { negate: false, uniform: None }).fixed_none(p).build();
+                let mut m = Bundle::pseudo(Pseudo::Brif { negate: false, uniform: None }).operand(p, OpKind::Use).build();
                 *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
@@ -465,8 +463,7 @@ impl<'f> Lower<'f> {
                     self.zext_bits(r, ty.bits())
                 };
                 let t = self.temp(Class::P);
-                let mut m = Bundle::pseudo(Pseudo::Table).fixed_none(idx).build();
-                m.opnds.push(Opnd { vreg: t, kind: OpKind::Temp, fixed: None });
+                let mut m = Bundle::pseudo(Pseudo::Table).operand(idx, OpKind::Use).operand(t, OpKind::Temp).build();
                 *m.extra_mut() = Extra { targets, args, sym: None };
                 self.push(m);
             }
@@ -564,19 +561,23 @@ impl<'f> Lower<'f> {
         }
         let link = self.link_vreg();
         b = b.fixed(link, OpKind::Use, abi::LINK);
-        let mut m = b.build();
         for r in stack {
-            m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
+            b = b.operand(r, OpKind::Use);
         }
-        match callee {
-            Callee::Direct(name) => m.extra_mut().sym = Some(SymRef { piece: 0, symbol: name }),
+        let sym = match callee {
+            Callee::Direct(name) => Some(SymRef { piece: 0, symbol: name }),
             Callee::Indirect(a) => {
                 let r = self.use_value(a);
                 if self.vcode.class(r) != Class::RPair {
                     return Err(self.err(inst, "return_call_indirect through a 32-bit address is not supported"));
                 }
-                m.opnds.push(Opnd { vreg: r, kind: OpKind::Use, fixed: None });
+                b = b.operand(r, OpKind::Use);
+                None
             }
+        };
+        let mut m = b.build();
+        if sym.is_some() {
+            m.extra_mut().sym = sym;
         }
         self.push(m);
         Ok(())
@@ -976,14 +977,6 @@ fn rpo(f: &Function) -> Vec<Block> {
     }
     post.reverse();
     post
-}
-
-impl Bundle {
-    /// Operand 0 of a pseudo (branch predicate, table index): a use with no field.
-    pub fn fixed_none(mut self, v: VReg) -> Self {
-        self.m.opnds.push(Opnd { vreg: v, kind: OpKind::Use, fixed: None });
-        self
-    }
 }
 
 pub use generated::constructor_cond_pred;

@@ -124,11 +124,20 @@ pub enum Pseudo {
 /// arguments and the symbol, which only terminators, calls and function
 /// addresses have, are in one boxed [`Extra`], absent otherwise (the passes
 /// move instructions around a lot, and a small `MInst` is cheap to move).
-#[derive(Clone, Debug)]
+///
+/// The operand lists read like slices (`m.opnds[k]`, `m.fixups.iter()`);
+/// only the methods of this module change them ([`Bundle`] to build,
+/// [`MInst::bind`], [`MInst::unbind`], [`MInst::replace_piece`], … to
+/// rewrite), so the operand rules (one operand per value of a bundle, early
+/// defs in a bundle of several pieces, a fixup naming a piece and an
+/// operand that exist) hold everywhere.
+#[derive(Debug)]
 pub struct MInst {
     pub pieces: SmallVec<[Inst; 2]>,
-    pub opnds: SmallVec<[Opnd; 4]>,
-    pub fixups: SmallVec<[Fixup; 6]>,
+    /// The register operands, in the allocator's order.
+    pub opnds: List<[Opnd; 4]>,
+    /// Which field of which piece gets which operand's register.
+    pub fixups: List<[Fixup; 6]>,
     pub pseudo: Pseudo,
     /// Clobbers every allocatable register (calls).
     pub clobbers_all: bool,
@@ -159,18 +168,267 @@ pub struct Extra {
     pub sym: Option<SymRef>,
 }
 
+/// A list of an [`MInst`] (its operands, its fixups): a slice to read,
+/// changed only by this module.
+pub struct List<A: smallvec::Array>(SmallVec<A>);
+
+impl<A: smallvec::Array> std::fmt::Debug for List<A>
+where
+    A::Item: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<A: smallvec::Array> std::ops::Deref for List<A> {
+    type Target = [A::Item];
+    #[inline]
+    fn deref(&self) -> &[A::Item] {
+        &self.0
+    }
+}
+
+impl<A: smallvec::Array> List<A> {
+    #[inline]
+    pub fn as_slice(&self) -> &[A::Item] {
+        &self.0
+    }
+}
+
+impl<'a, A: smallvec::Array> IntoIterator for &'a List<A> {
+    type Item = &'a A::Item;
+    type IntoIter = std::slice::Iter<'a, A::Item>;
+    #[inline]
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// By hand rather than derived: a [`List`] is not `Clone`, so no pass can
+/// give one instruction another's list.
+impl Clone for MInst {
+    fn clone(&self) -> MInst {
+        MInst {
+            pieces: self.pieces.clone(),
+            opnds: List(self.opnds.0.clone()),
+            fixups: List(self.fixups.0.clone()),
+            pseudo: self.pseudo.clone(),
+            clobbers_all: self.clobbers_all,
+            origin: self.origin,
+            cold_from: self.cold_from,
+            predicated: self.predicated,
+            extra: self.extra.clone(),
+        }
+    }
+}
+
 impl MInst {
     pub fn new(pseudo: Pseudo) -> MInst {
         MInst {
             pieces: SmallVec::new(),
-            opnds: SmallVec::new(),
-            fixups: SmallVec::new(),
+            opnds: List(SmallVec::new()),
+            fixups: List(SmallVec::new()),
             pseudo,
             clobbers_all: false,
             origin: None,
             cold_from: None,
             predicated: false,
             extra: None,
+        }
+    }
+
+    /// A plain instruction of the one piece `i`, no register field bound yet.
+    #[inline]
+    pub fn plain(i: Inst) -> MInst {
+        let mut m = MInst::new(Pseudo::None);
+        m.pieces.push(i);
+        m
+    }
+
+    /// Appends operand `v` (`kind`, fixed to register `fixed`), a new one
+    /// even where `v` is an operand already: a pseudo's ABI or stack
+    /// operand, a scratch, a result, a value read by no field. Its index.
+    #[inline]
+    pub fn add_operand(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
+        self.opnds.0.push(Opnd { vreg: v, kind, fixed });
+        self.opnds.0.len() as u8 - 1
+    }
+
+    /// The use of `v` (no fixed register), added once. Its index.
+    #[inline]
+    pub fn use_operand(&mut self, v: VReg) -> u8 {
+        match self.opnds.iter().position(|o| o.kind == OpKind::Use && o.vreg == v && o.fixed.is_none()) {
+            Some(k) => k as u8,
+            None => self.add_operand(v, OpKind::Use, None),
+        }
+    }
+
+    /// The operand of `v` as `kind` in a bundle: a register written by an
+    /// earlier piece and read by a later one is one operand (the value
+    /// flows inside the bundle), and so are two reads or two writes.
+    #[inline]
+    fn bundle_operand(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
+        match self.opnds.iter().position(|o| o.vreg == v && o.fixed == fixed && (same_role(o.kind, kind) || kind == OpKind::Use)) {
+            Some(k) => k as u8,
+            None => self.add_operand(v, kind, fixed),
+        }
+    }
+
+    /// Field `field` of piece `piece` gets the register of operand `opnd`
+    /// (its high half with `hi`).
+    #[inline]
+    pub fn bind(&mut self, piece: u8, field: u8, opnd: u8, hi: bool) {
+        debug_assert!((piece as usize) < self.pieces.len() && (opnd as usize) < self.opnds.len(), "a fixup names no piece or operand");
+        debug_assert!(self.pieces[piece as usize].def().fields[field as usize].kind.is_register(), "a fixup names no register field");
+        self.fixups.0.push(Fixup { piece, field, opnd, hi });
+    }
+
+    /// Removes fixup `k` (its field keeps what the piece holds); the
+    /// operand stays, to [`MInst::retain_operands`].
+    pub fn unbind(&mut self, k: usize) -> Fixup {
+        self.fixups.0.remove(k)
+    }
+
+    /// Every operand's virtual register through `f`.
+    pub fn rename(&mut self, mut f: impl FnMut(VReg) -> VReg) {
+        for o in self.opnds.0.iter_mut() {
+            o.vreg = f(o.vreg);
+        }
+    }
+
+    /// Keeps the operands for which `keep(index, operand, named)` holds
+    /// (`named`: a fixup binds it), renumbering the fixups and reuses;
+    /// a dropped operand must be one no fixup or reuse names.
+    pub fn retain_operands(&mut self, mut keep: impl FnMut(usize, &Opnd, bool) -> bool) {
+        let n = self.opnds.len();
+        let mut renum: SmallVec<[u8; 8]> = SmallVec::new();
+        for (k, o) in self.opnds.iter().enumerate() {
+            let named = self.fixups.iter().any(|f| f.opnd as usize == k);
+            if !keep(k, o, named) {
+                debug_assert!(!named, "an operand a fixup names is dropped");
+                // The first dropped one: number the operands from here on.
+                renum.extend(0..k as u8);
+                renum.push(u8::MAX);
+                let mut next = k as u8;
+                for (j, o) in self.opnds.iter().enumerate().skip(k + 1) {
+                    let named = self.fixups.iter().any(|f| f.opnd as usize == j);
+                    if keep(j, o, named) {
+                        renum.push(next);
+                        next += 1;
+                    } else {
+                        debug_assert!(!named, "an operand a fixup names is dropped");
+                        renum.push(u8::MAX);
+                    }
+                }
+                break;
+            }
+        }
+        if renum.len() < n {
+            return;
+        }
+        let mut k = 0;
+        self.opnds.0.retain(|_| {
+            k += 1;
+            renum[k - 1] != u8::MAX
+        });
+        for f in self.fixups.0.iter_mut() {
+            f.opnd = renum[f.opnd as usize];
+        }
+        for o in self.opnds.0.iter_mut() {
+            if let OpKind::Reuse(u) = o.kind {
+                o.kind = OpKind::Reuse(renum[u as usize]);
+            }
+        }
+    }
+
+    /// Piece `pi` becomes `with`: fixup `drop` (of that piece) goes, the
+    /// piece's other fixups move to field `map(field)`. `false`, and `self`
+    /// unchanged, where `map` has no field for one of them.
+    pub fn replace_piece(&mut self, pi: usize, with: Inst, drop: Option<usize>, mut map: impl FnMut(u8) -> Option<u8>) -> bool {
+        let mut fields: SmallVec<[u8; 6]> = SmallVec::with_capacity(self.fixups.len());
+        for (j, f) in self.fixups.iter().enumerate() {
+            fields.push(if f.piece as usize != pi || Some(j) == drop {
+                f.field
+            } else {
+                match map(f.field) {
+                    Some(x) => x,
+                    None => return false,
+                }
+            });
+        }
+        for (f, x) in self.fixups.0.iter_mut().zip(fields) {
+            f.field = x;
+        }
+        if let Some(k) = drop {
+            self.fixups.0.remove(k);
+        }
+        self.pieces[pi] = with;
+        true
+    }
+
+    /// The pieces become `pieces`; fixup `j` moves to `to(j)` (piece, field,
+    /// high half) or goes (`None`); operands that only the fixups gone named
+    /// go too (those no fixup named, the fixed ones, stay), and a single piece
+    /// writes its results as plain defs (the rule of [`Bundle::build`]).
+    pub fn reshape(&mut self, pieces: SmallVec<[Inst; 2]>, mut to: impl FnMut(usize) -> Option<(u8, u8, bool)>) {
+        let old: SmallVec<[Fixup; 6]> = std::mem::take(&mut self.fixups.0);
+        self.pieces = pieces;
+        for (j, f) in old.iter().enumerate() {
+            if let Some((piece, field, hi)) = to(j) {
+                self.bind(piece, field, f.opnd, hi);
+            }
+        }
+        self.retain_operands(|k, _, named| named || !old.iter().any(|f| f.opnd as usize == k));
+        if self.pieces.len() == 1 {
+            for o in self.opnds.0.iter_mut() {
+                if o.kind == OpKind::EarlyDef {
+                    o.kind = OpKind::Def;
+                }
+            }
+        }
+    }
+
+    /// Guards every piece with predicate `p` (`@!p` when `not`), one use
+    /// operand bound to each piece's guard field.
+    pub fn guard(&mut self, p: VReg, not: bool) {
+        self.predicated = true;
+        let k = self.add_operand(p, OpKind::Use, None);
+        for pi in 0..self.pieces.len() {
+            let piece = &mut self.pieces[pi];
+            let g = piece.def().guard.expect("guardable") as u8;
+            let gn = piece.def().guard_not.expect("a guard has a .not field") as usize;
+            piece.set_at(gn, not as u64);
+            self.bind(pi as u8, g, k, false);
+        }
+    }
+
+    /// Drops every operand and fixup (a branch whose predicate became a
+    /// uniform one named in its pseudo).
+    pub fn clear_operands(&mut self) {
+        self.opnds.0.clear();
+        self.fixups.0.clear();
+    }
+
+    /// Result `d` is written into the register of `from`, which dies here
+    /// (the next version of a pair whose other half an earlier instruction
+    /// wrote): a use of `from` bound to no field is added, and `d`'s
+    /// operand becomes [`OpKind::Reuse`] of it.
+    pub fn reuse(&mut self, d: VReg, from: VReg) {
+        let u = self.add_operand(from, OpKind::Use, None);
+        let k = self.opnds.iter().position(|o| o.vreg == d && o.kind != OpKind::Use).expect("reuse: no result of that register");
+        self.opnds.0[k].kind = OpKind::Reuse(u);
+    }
+
+    /// In a bundle of several pieces, defs become early defs, so no piece
+    /// can overwrite an input a later piece still reads.
+    fn promote_early_defs(&mut self) {
+        if self.pieces.len() > 1 {
+            for o in self.opnds.0.iter_mut() {
+                if o.kind == OpKind::Def && o.fixed.is_none() {
+                    o.kind = OpKind::EarlyDef;
+                }
+            }
         }
     }
 
@@ -375,11 +633,13 @@ impl Extend<VReg> for VRegSet {
     }
 }
 
-/// Builds one [`MInst`] piece by piece: `Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a)…`.
+/// Builds one [`MInst`] piece by piece: `Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a)…`,
+/// or goes on with an existing one ([`Bundle::rewrite`]). The register
+/// steps bind fields of the last piece.
 pub struct Bundle {
     /// Boxed: each step of the chain moves the builder, and a pointer is
     /// cheaper to move than a whole `MInst`.
-    pub m: Box<MInst>,
+    m: Box<MInst>,
 }
 
 impl Bundle {
@@ -391,9 +651,26 @@ impl Bundle {
         Bundle { m: Box::new(MInst::new(p)) }
     }
 
+    /// Goes on building `m`: further pieces and operands join the ones it has.
+    pub fn rewrite(m: MInst) -> Bundle {
+        Bundle { m: Box::new(m) }
+    }
+
     /// Starts a new machine instruction of form `form`.
-    pub fn inst(mut self, form: FormId) -> Self {
-        self.m.pieces.push(Inst::new(form));
+    pub fn inst(self, form: FormId) -> Self {
+        self.piece(Inst::new(form))
+    }
+
+    /// Starts a new machine instruction that is `i` (one made or parsed
+    /// elsewhere; its register fields bound with [`Bundle::reg_at`]).
+    pub fn piece(mut self, i: Inst) -> Self {
+        self.m.pieces.push(i);
+        self
+    }
+
+    /// Pieces `k..` are an out-of-line tail ([`MInst::cold_from`]).
+    pub fn cold_from(mut self, k: Option<u8>) -> Self {
+        self.m.cold_from = k;
         self
     }
 
@@ -412,23 +689,11 @@ impl Bundle {
         self
     }
 
-    fn opnd(&mut self, v: VReg, kind: OpKind, fixed: Option<u8>) -> u8 {
-        // A register written earlier in the bundle and read by a later piece
-        // is one operand: the value flows inside the bundle.
-        if let Some(k) =
-            self.m.opnds.iter().position(|o| o.vreg == v && o.fixed == fixed && (same_role(o.kind, kind) || kind == OpKind::Use))
-        {
-            return k as u8;
-        }
-        self.m.opnds.push(Opnd { vreg: v, kind, fixed });
-        self.m.opnds.len() as u8 - 1
-    }
-
     fn reg<K: RegRole>(mut self, h: impl Handle<K>, v: VReg, kind: OpKind, hi: bool) -> Self {
         let (piece, i) = self.last();
         let field = h.resolve(i.form()).index_in(i.form()) as u8;
-        let opnd = self.opnd(v, kind, None);
-        self.m.fixups.push(Fixup { piece, field, opnd, hi });
+        let opnd = self.m.bundle_operand(v, kind, None);
+        self.m.bind(piece, field, opnd, hi);
         self
     }
 
@@ -469,14 +734,28 @@ impl Bundle {
         if !f.kind.is_register() || (kind == OpKind::Use && !reads) || (kind != OpKind::Use && !writes) {
             panic!("{}: field `{}` is not a register it {}", i.form().name(), f.name, if kind == OpKind::Use { "reads" } else { "writes" });
         }
-        let opnd = self.opnd(v, kind, None);
-        self.m.fixups.push(Fixup { piece, field: field as u8, opnd, hi });
+        let opnd = self.m.bundle_operand(v, kind, None);
+        self.m.bind(piece, field as u8, opnd, hi);
         self
     }
 
-    /// An operand with no field (fixed-register ABI operands of pseudos).
+    /// An operand with no field, fixed to register `reg` (the ABI operands of pseudos).
     pub fn fixed(mut self, v: VReg, kind: OpKind, reg: u8) -> Self {
-        self.m.opnds.push(Opnd { vreg: v, kind, fixed: Some(reg) });
+        self.m.add_operand(v, kind, Some(reg));
+        self
+    }
+
+    /// An operand with no field and no fixed register (a branch's
+    /// predicate, a table's index and scratch, a tail call's stack
+    /// arguments and target).
+    pub fn operand(mut self, v: VReg, kind: OpKind) -> Self {
+        self.m.add_operand(v, kind, None);
+        self
+    }
+
+    /// Result `d` continues pair `from` in its register ([`MInst::reuse`]).
+    pub fn reuse(mut self, d: VReg, from: VReg) -> Self {
+        self.m.reuse(d, from);
         self
     }
 
@@ -488,13 +767,7 @@ impl Bundle {
 
     /// [`Bundle::build`], the instruction left in its box.
     pub fn build_boxed(mut self) -> Box<MInst> {
-        if self.m.pieces.len() > 1 {
-            for o in self.m.opnds.iter_mut() {
-                if o.kind == OpKind::Def && o.fixed.is_none() {
-                    o.kind = OpKind::EarlyDef;
-                }
-            }
-        }
+        self.m.promote_early_defs();
         self.m
     }
 }
@@ -663,5 +936,78 @@ mod tests {
     #[test]
     fn minst_stays_small() {
         assert!(std::mem::size_of::<super::MInst>() <= 192, "MInst is {} bytes", std::mem::size_of::<super::MInst>());
+    }
+
+    use super::*;
+    use ursa_emit::forms::{self, IADD_RR, MOV_R};
+
+    /// `IADD d.lo, c, a.lo, b.lo` + `IADD.X d.hi, a.hi, b.hi, c`: a bundle
+    /// of two pieces, the carry written by one and read by the other.
+    fn add64() -> (MInst, [VReg; 4]) {
+        let (a, b, c, d) = (VReg(0), VReg(1), VReg(2), VReg(3));
+        let m = Bundle::new()
+            .inst(forms::IADD_RR)
+            .def(IADD_RR::RD, d)
+            .def(IADD_RR::PU, c)
+            .use_(IADD_RR::RA, a)
+            .use_(IADD_RR::RB, b)
+            .inst(forms::IADD_RR)
+            .use_hi(IADD_RR::RA, a)
+            .use_hi(IADD_RR::RB, b)
+            .use_(IADD_RR::PP, c)
+            .def_hi(IADD_RR::RD, d)
+            .build();
+        (m, [a, b, c, d])
+    }
+
+    #[test]
+    fn a_bundle_has_one_operand_per_value_and_writes_early() {
+        let (m, [a, b, c, d]) = add64();
+        let ops: Vec<(VReg, OpKind)> = m.opnds.iter().map(|o| (o.vreg, o.kind)).collect();
+        assert_eq!(ops, [(d, OpKind::EarlyDef), (c, OpKind::EarlyDef), (a, OpKind::Use), (b, OpKind::Use)]);
+        // The carry read by the second piece is the operand the first writes.
+        assert!(m.fixups.iter().any(|f| f.piece == 1 && f.opnd == 1));
+        assert_eq!(m.fixups.len(), 8);
+    }
+
+    #[test]
+    fn reshaping_to_one_piece_drops_its_operands_and_writes_late() {
+        let (mut m, [a, b, _, d]) = add64();
+        // Keep the first piece without its carry output.
+        let first = m.pieces[0].clone();
+        let pu = IADD_RR::PU.index as u8;
+        let to: Vec<Option<(u8, u8, bool)>> =
+            m.fixups.iter().map(|f| (f.piece == 0 && f.field != pu).then_some((0, f.field, f.hi))).collect();
+        m.reshape(smallvec::smallvec![first], |j| to[j]);
+        let ops: Vec<(VReg, OpKind)> = m.opnds.iter().map(|o| (o.vreg, o.kind)).collect();
+        assert_eq!(ops, [(d, OpKind::Def), (a, OpKind::Use), (b, OpKind::Use)]);
+        // The fixups name the renumbered operands.
+        let named: Vec<VReg> = m.fixups.iter().map(|f| m.opnds[f.opnd as usize].vreg).collect();
+        assert_eq!(named, [d, a, b]);
+    }
+
+    #[test]
+    fn retained_operands_keep_their_fixups_and_reuses() {
+        let (x, y, z) = (VReg(0), VReg(1), VReg(2));
+        let mut m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, z).use_(MOV_R::RB, y).operand(x, OpKind::Use).reuse(z, y).build();
+        // Operands: z (reuse of 3), y, x, y (unbound); drop x.
+        m.retain_operands(|_, o, _| o.vreg != x);
+        let ops: Vec<(VReg, OpKind)> = m.opnds.iter().map(|o| (o.vreg, o.kind)).collect();
+        assert_eq!(ops, [(z, OpKind::Reuse(2)), (y, OpKind::Use), (y, OpKind::Use)]);
+        assert_eq!(m.fixups.iter().map(|f| f.opnd).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn a_piece_is_replaced_only_when_every_field_maps() {
+        let (mut m, _) = add64();
+        let before: Vec<Fixup> = m.fixups.to_vec();
+        let other = m.pieces[1].clone();
+        assert!(!m.replace_piece(0, other.clone(), None, |f| (f != IADD_RR::RB.index as u8).then_some(f)));
+        assert_eq!(m.fixups.to_vec(), before);
+        // Dropping the fixup of RB and keeping the other fields.
+        let rb = m.fixups.iter().position(|f| f.piece == 0 && f.field == IADD_RR::RB.index as u8).unwrap();
+        assert!(m.replace_piece(0, other, Some(rb), Some));
+        assert_eq!(m.fixups.len(), before.len() - 1);
+        assert_eq!(m.pieces[0], m.pieces[1]);
     }
 }

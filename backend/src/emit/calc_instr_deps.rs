@@ -16,7 +16,7 @@
 use ursa_emit::latency::{class_of_form, LatencyClass};
 use ursa_emit::{control, forms, optypes, Inst, RegFile};
 
-use crate::ir::code::{item, Code, Item};
+use crate::ir::code::{Code, Item};
 
 /// Scoreboards the compiler uses.
 const SCOREBOARDS: u8 = 6;
@@ -278,7 +278,7 @@ fn insert_nops(code: &mut Code, nops: Vec<(usize, Inst)>) {
     for (k, it) in std::mem::take(&mut code.items).into_iter().enumerate() {
         new_index.push(out.len());
         while let Some((_, nop)) = nops.next_if(|&(at, _)| at == k) {
-            out.push(item(nop));
+            out.push(Item::new(nop));
         }
         out.push(it);
     }

@@ -5,9 +5,9 @@
 
 use ursa_emit::{forms, FormId, Inst};
 use ursa_isel::abi;
-use ursa_isel::vcode::{BlockId, Class, OpKind, Pseudo, VCode};
+use ursa_isel::vcode::{BlockId, Class, MInst, OpKind, Pseudo, VCode};
 
-use crate::ir::code::{item, Code, Implicit, Item};
+use crate::ir::code::{Code, Implicit, Item};
 use crate::regalloc::assignment::SlotHomes;
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
 use crate::Error;
@@ -21,7 +21,7 @@ fn inst(form: FormId) -> Inst {
 }
 
 /// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
-fn fixed_regs(vcode: &ursa_isel::vcode::VCode, m: &ursa_isel::vcode::MInst) -> Implicit {
+fn fixed_regs(vcode: &VCode, m: &MInst) -> Implicit {
     let mut imp = Implicit::default();
     for o in m.opnds.iter() {
         let Some(n) = o.fixed else { continue };
@@ -72,7 +72,7 @@ fn bra(target: BlockId, guard: Option<(u32, bool)>) -> Item {
         i.set(BRA_I::PG, P(p as u8));
         i.set(BRA_I::PG_NOT, neg);
     }
-    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default(), predicated: false }
+    Item::new(i).to(target)
 }
 
 /// `@{!}UPn UBRA target`: the branch on a uniform predicate.
@@ -80,7 +80,7 @@ fn ubra(target: BlockId, (p, neg): (u32, bool)) -> Item {
     let mut i = inst(forms::UBRA_I);
     i.set(UBRA_I::UPG, UP(p as u8));
     i.set(UBRA_I::UPG_NOT, neg);
-    Item { inst: i, target: Some(target), label: None, call: None, implicit: Implicit::default(), predicated: false }
+    Item::new(i).to(target)
 }
 
 /// Local-memory address of spill slot `slot` (in memory), after the
@@ -111,14 +111,14 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
     };
     if let (Some(f), Some(t)) = (reg(from), reg(to)) {
         match class {
-            Class::R => out.push(item(mov(t, f))),
+            Class::R => out.push(Item::new(mov(t, f))),
             Class::RPair => {
-                out.push(item(mov(t, f)));
-                out.push(item(mov(t + 1, f + 1)));
+                out.push(Item::new(mov(t, f)));
+                out.push(Item::new(mov(t + 1, f + 1)));
             }
             // A predicate kept in a general register is 0 or 1.
-            Class::P if to.slot().is_some() => out.push(item(pred_to_reg(t, f))),
-            Class::P if from.slot().is_some() => out.push(item(isetp_u32_imm(mods::CompOp::NE, t, f, 0))),
+            Class::P if to.slot().is_some() => out.push(Item::new(pred_to_reg(t, f))),
+            Class::P if from.slot().is_some() => out.push(Item::new(isetp_u32_imm(mods::CompOp::NE, t, f, 0))),
             Class::P => {
                 let mut i = inst(forms::PLOP3_X);
                 i.set(PLOP3_X::PU, P(t as u8));
@@ -126,7 +126,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
                 i.set(PLOP3_X::PB, P::T);
                 i.set(PLOP3_X::PC, P::T);
                 i.set(PLOP3_X::LUT, 0xF0);
-                out.push(item(i));
+                out.push(Item::new(i));
             }
         }
         return Ok(());
@@ -135,7 +135,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
         (Loc::Reg(f), Loc::Slot(slot)) => {
             let off = spill_offset(slots_size, slot as usize, homes);
             let src = if class == Class::P {
-                out.push(item(pred_to_reg(SPILL_SCRATCH, f)));
+                out.push(Item::new(pred_to_reg(SPILL_SCRATCH, f)));
                 SPILL_SCRATCH
             } else {
                 f
@@ -147,7 +147,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
             if class == Class::RPair {
                 i.set(STL_RIR::DTYPE, mods::MEMDType::_64);
             }
-            out.push(item(i));
+            out.push(Item::new(i));
         }
         (Loc::Slot(slot), Loc::Reg(t)) => {
             let off = spill_offset(slots_size, slot as usize, homes);
@@ -158,9 +158,9 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
             if class == Class::RPair {
                 i.set(LDL_RI::DTYPE, mods::MEMDType::_64);
             }
-            out.push(item(i));
+            out.push(Item::new(i));
             if class == Class::P {
-                out.push(item(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
+                out.push(Item::new(isetp_u32_imm(mods::CompOp::NE, t, SPILL_SCRATCH, 0)));
             }
         }
         _ => return Err(Error::internal(format!("a move from one spill slot to another ({:?})", mv))),
@@ -177,219 +177,264 @@ fn is_self_copy(i: &Inst) -> bool {
 /// Lays out the allocated function as machine instructions, each spill slot
 /// where `homes` puts it.
 pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, Error> {
-    let spill_bytes = homes.memory_bytes();
-    // The incoming stack arguments sit at the top of the frame, just below
-    // the stack pointer at entry (`docs/abi.md`).
-    let frame_size = ((vcode.slots_size + spill_bytes + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
-    let slots_size = vcode.slots_size;
-    let mut items: Vec<Item> = Vec::with_capacity(asg.num_insts() + asg.moves.len());
-    let nblocks = vcode.blocks.len();
-    // Block starts as (item index, label): labels below `nblocks` are the
-    // VCode blocks, the others join points and cold blocks of out-of-line
-    // bundle parts (renumbered in layout order at the end).
-    let mut starts: Vec<(usize, u32)> = Vec::new();
-    let mut next_label = nblocks as u32;
-    let mut cold: Vec<(u32, Vec<Inst>, u32)> = Vec::new();
-    let mut dropped_copies = 0;
+    let mut l = Layout::new(vcode, asg, homes);
     let mut flat = 0usize;
-    for b in 0..nblocks {
-        starts.push((items.len(), b as u32));
+    for b in 0..vcode.blocks.len() {
+        l.starts.push((l.items.len(), b as u32));
         let next = BlockId(b as u32 + 1);
         for m in vcode.blocks[b].insts.iter() {
-            let i = flat;
+            l.moves(2 * flat)?;
+            l.inst(m, flat, b, next)?;
+            l.moves(2 * flat + 1)?;
             flat += 1;
-            for mv in asg.moves_at(2 * i) {
-                emit_move(&mut items, mv, slots_size, homes)?;
+        }
+    }
+    Ok(l.finish())
+}
+
+/// The state of laying out one function.
+struct Layout<'a> {
+    vcode: &'a VCode,
+    asg: &'a Assignment,
+    homes: &'a SlotHomes,
+    frame_size: u32,
+    items: Vec<Item>,
+    /// Block starts as (item index, label): labels below the number of VCode
+    /// blocks are those blocks, the others join points and cold blocks of
+    /// out-of-line bundle parts (renumbered in layout order at the end).
+    starts: Vec<(usize, u32)>,
+    next_label: u32,
+    /// The out-of-line parts, laid out after the last block: (cold block
+    /// label, pieces, join label).
+    cold: Vec<(u32, Vec<Inst>, u32)>,
+    dropped_copies: usize,
+}
+
+/// The register allocated to operand `k` of the `i`th instruction (in
+/// block `b`), of its registers `allocs`.
+fn reg_of(allocs: &[u32], k: usize, (i, b): (usize, usize)) -> Result<u32, Error> {
+    allocs
+        .get(k)
+        .copied()
+        .filter(|&r| r != NO_REG)
+        .ok_or_else(|| Error::internal(format!("operand {} of instruction {} (in block{}) is not in a register", k, i, b)))
+}
+
+impl<'a> Layout<'a> {
+    fn new(vcode: &'a VCode, asg: &'a Assignment, homes: &'a SlotHomes) -> Self {
+        // The incoming stack arguments sit at the top of the frame, just below
+        // the stack pointer at entry (`docs/abi.md`).
+        let frame_size = ((vcode.slots_size + homes.memory_bytes() + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
+        Layout {
+            vcode,
+            asg,
+            homes,
+            frame_size,
+            items: Vec::with_capacity(asg.num_insts() + asg.moves.len()),
+            starts: Vec::new(),
+            next_label: vcode.blocks.len() as u32,
+            cold: Vec::new(),
+            dropped_copies: 0,
+        }
+    }
+
+    /// The allocator's moves at program point `p` (most points have none).
+    #[inline(always)]
+    fn moves(&mut self, p: usize) -> Result<(), Error> {
+        for mv in self.asg.moves_at(p) {
+            emit_move(&mut self.items, mv, self.vcode.slots_size, self.homes)?;
+        }
+        Ok(())
+    }
+
+    /// Instruction `m`, the `i`th of the function, in block `b` followed by `next`.
+    #[inline]
+    fn inst(&mut self, m: &MInst, i: usize, b: usize, next: BlockId) -> Result<(), Error> {
+        let allocs = self.asg.operand_regs(i);
+        let at = (i, b);
+        match &m.pseudo {
+            Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => self.pieces(m, allocs, at)?,
+            Pseudo::Args => self.move_sp(-(self.frame_size as i64)),
+            Pseudo::Ret => {
+                self.move_sp(self.frame_size as i64);
+                let mut r = inst(forms::RET_R);
+                r.set(RET_R::RA, R(abi::LINK as u8));
+                let mut implicit = fixed_regs(self.vcode, m);
+                implicit.reads.push(abi::SP as u32);
+                self.items.push(Item::new(r).using(implicit));
             }
-            {
-                {
-                    let allocs = asg.operand_regs(i);
-                    let reg_of = |k: usize| -> Result<u32, Error> {
-                        allocs.get(k).copied().filter(|&r| r != NO_REG).ok_or_else(|| {
-                            Error::internal(format!("operand {} of instruction {} (in block{}) is not in a register", k, i, b))
-                        })
-                    };
-                    match &m.pseudo {
-                        Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => {
-                            // The pieces go straight into `items` and are
-                            // patched there (operand registers, frame offset).
-                            let base = items.len();
-                            let last = m.pieces.len().saturating_sub(1);
-                            for (k, p) in m.pieces.iter().enumerate() {
-                                let mut it = item(p.clone());
-                                if m.cold_from.is_none() {
-                                    it.call = m.sym().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
-                                    if m.pseudo == Pseudo::Call && k == last {
-                                        it.implicit = fixed_regs(vcode, m);
-                                    }
-                                    it.predicated = m.predicated;
-                                }
-                                items.push(it);
-                            }
-                            let placed = &mut items[base..];
-                            if let Pseudo::FrameRel { offset } = m.pseudo {
-                                placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(frame_size as i64 + offset as i64));
-                            }
-                            for fx in m.fixups.iter() {
-                                let r = reg_of(fx.opnd as usize)? + fx.hi as u32;
-                                placed[fx.piece as usize].inst.set_at(fx.field as usize, r as u64);
-                            }
-                            if asg.ssa && placed.len() == 1 && m.pseudo == Pseudo::None && is_self_copy(&placed[0].inst) {
-                                items.pop();
-                                dropped_copies += 1;
-                            }
-                            if let Some(k) = m.cold_from {
-                                // Inline part, then the guarded branch to the cold
-                                // block; the join point starts a new block.
-                                let k = base + k as usize;
-                                let (cold_id, join_id) = (next_label, next_label + 1);
-                                next_label += 2;
-                                let rest: Vec<Inst> = items.drain(k..).map(|it| it.inst).collect();
-                                if items.len() == base {
-                                    return Err(Error::internal("an out-of-line part without its branch"));
-                                }
-                                items.last_mut().unwrap().target = Some(BlockId(cold_id));
-                                starts.push((items.len(), join_id));
-                                cold.push((cold_id, rest, join_id));
-                            }
-                        }
-                        Pseudo::Args => {
-                            if frame_size > 0 {
-                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, -(frame_size as i64))));
-                            }
-                        }
-                        Pseudo::Ret => {
-                            if frame_size > 0 {
-                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
-                            }
-                            let mut r = inst(forms::RET_R);
-                            r.set(RET_R::RA, R(abi::LINK as u8));
-                            let mut ret = item(r);
-                            ret.implicit = fixed_regs(vcode, m);
-                            ret.implicit.reads.push(abi::SP as u32);
-                            items.push(ret);
-                        }
-                        Pseudo::TailCall { stack, indirect } => {
-                            // Stack arguments (all in registers now) into the
-                            // callee's area below the entry stack pointer,
-                            // the frame freed, then the jump.
-                            let n = m.opnds.len();
-                            let stack = *stack as usize;
-                            let first = n - stack - *indirect as usize;
-                            for j in 0..stack {
-                                let r = reg_of(first + j)?;
-                                let mut s = inst(forms::STL_RIR);
-                                s.set(STL_RIR::RA, R(abi::SP as u8));
-                                let ofs = frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
-                                s.set(STL_RIR::OFS, abi::ofs_field(ofs));
-                                s.set(STL_RIR::RB, R(r as u8));
-                                if vcode.class(m.opnds[first + j].vreg) == Class::RPair {
-                                    s.set(STL_RIR::DTYPE, mods::MEMDType::_64);
-                                }
-                                items.push(item(s));
-                            }
-                            if frame_size > 0 {
-                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
-                            }
-                            let mut implicit = fixed_regs(vcode, m);
-                            implicit.reads.push(abi::SP as u32);
-                            if *indirect {
-                                let mut b = inst(forms::BRA_R);
-                                b.set(BRA_R::RA, R(reg_of(n - 1)? as u8));
-                                items.push(Item { inst: b, target: None, label: None, call: None, implicit, predicated: false });
-                            } else {
-                                let sym = m.sym().ok_or_else(|| Error::internal("a tail call without a callee"))?.symbol.clone();
-                                items.push(Item {
-                                    inst: inst(forms::BRA_I),
-                                    target: None,
-                                    label: None,
-                                    call: Some(sym),
-                                    implicit,
-                                    predicated: false,
-                                });
-                            }
-                        }
-                        Pseudo::Exit => {
-                            if frame_size > 0 {
-                                items.push(item(iadd_imm(abi::SP as u32, abi::SP as u32, frame_size as i64)));
-                            }
-                            items.push(item(inst(forms::EXIT_X)));
-                        }
-                        Pseudo::Trap { code } => {
-                            let mut t = inst(forms::BPT_I);
-                            t.set(BPT_I::MODE, mods::BptMode::TRAP);
-                            t.set(BPT_I::CODE, *code as u64);
-                            items.push(item(t));
-                        }
-                        Pseudo::Jump => {
-                            if m.targets()[0] != next {
-                                items.push(bra(m.targets()[0], None));
-                            }
-                        }
-                        Pseudo::Brif { negate, uniform } => {
-                            // A per-lane `@P BRA` or a uniform `@UP UBRA`.
-                            let cond = |g: (u32, bool), to: BlockId| match uniform {
-                                Some(_) => ubra(to, g),
-                                None => bra(to, Some(g)),
-                            };
-                            let p = match uniform {
-                                Some(u) => *u as u32,
-                                None => reg_of(0)?,
-                            };
-                            let (t, e) = (m.targets()[0], m.targets()[1]);
-                            if t == next {
-                                items.push(cond((p, !negate), e));
-                            } else {
-                                items.push(cond((p, *negate), t));
-                                if e != next {
-                                    items.push(bra(e, None));
-                                }
-                            }
-                        }
-                        Pseudo::Table => {
-                            // targets[0] is the default, targets[1 + k] entry k
-                            // (Cranelift's order of a jump table's branches).
-                            let idx = reg_of(0)?;
-                            let n = m.targets().len() - 1;
-                            for k in 0..n {
-                                items.push(item(isetp_u32_imm(mods::CompOp::EQ, P_SCRATCH, idx, k as u32)));
-                                items.push(bra(m.targets()[1 + k], Some((P_SCRATCH, false))));
-                            }
-                            if m.targets()[0] != next {
-                                items.push(bra(m.targets()[0], None));
-                            }
-                        }
-                    }
+            Pseudo::TailCall { stack, indirect } => self.tail_call(m, allocs, at, *stack as usize, *indirect)?,
+            Pseudo::Exit => {
+                self.move_sp(self.frame_size as i64);
+                self.items.push(Item::new(inst(forms::EXIT_X)));
+            }
+            Pseudo::Trap { code } => {
+                let mut t = inst(forms::BPT_I);
+                t.set(BPT_I::MODE, mods::BptMode::TRAP);
+                t.set(BPT_I::CODE, *code as u64);
+                self.items.push(Item::new(t));
+            }
+            Pseudo::Jump => self.jump(m.targets()[0], next),
+            Pseudo::Brif { negate, uniform } => {
+                // A per-lane `@P BRA` or a uniform `@UP UBRA`.
+                let cond = |g: (u32, bool), to: BlockId| match uniform {
+                    Some(_) => ubra(to, g),
+                    None => bra(to, Some(g)),
+                };
+                let p = match uniform {
+                    Some(u) => *u as u32,
+                    None => reg_of(allocs, 0, at)?,
+                };
+                let (t, e) = (m.targets()[0], m.targets()[1]);
+                if t == next {
+                    self.items.push(cond((p, !negate), e));
+                } else {
+                    self.items.push(cond((p, *negate), t));
+                    self.jump(e, next);
                 }
             }
-            for mv in asg.moves_at(2 * i + 1) {
-                emit_move(&mut items, mv, slots_size, homes)?;
+            Pseudo::Table => {
+                // targets[0] is the default, targets[1 + k] entry k
+                // (Cranelift's order of a jump table's branches).
+                let idx = reg_of(allocs, 0, at)?;
+                for (k, &t) in m.targets()[1..].iter().enumerate() {
+                    self.items.push(Item::new(isetp_u32_imm(mods::CompOp::EQ, P_SCRATCH, idx, k as u32)));
+                    self.items.push(bra(t, Some((P_SCRATCH, false))));
+                }
+                self.jump(m.targets()[0], next);
             }
         }
+        Ok(())
     }
-    // The cold blocks after the last block, each ending with its branch back.
-    for (id, pieces, join) in cold {
-        starts.push((items.len(), id));
-        items.extend(pieces.into_iter().map(item));
-        items.push(bra(BlockId(join), None));
-    }
-    if next_label as usize == nblocks {
-        let block_start = starts.into_iter().map(|(s, _)| s).collect();
-        return Ok(Code { items, block_start, vblocks: Vec::new(), frame_size, dropped_copies });
-    }
-    starts.sort_by_key(|&(s, _)| s);
-    let mut new_id = vec![0u32; next_label as usize];
-    for (k, &(_, label)) in starts.iter().enumerate() {
-        new_id[label as usize] = k as u32;
-    }
-    for it in items.iter_mut() {
-        if let Some(t) = it.target {
-            it.target = Some(BlockId(new_id[t.0 as usize]));
+
+    /// `IADD R1, R1, delta` where the function has a frame.
+    fn move_sp(&mut self, delta: i64) {
+        if self.frame_size > 0 {
+            self.items.push(Item::new(iadd_imm(abi::SP as u32, abi::SP as u32, delta)));
         }
     }
-    let block_start = starts.into_iter().map(|(s, _)| s).collect();
-    let vblocks = (0..nblocks).map(|b| new_id[b] as usize).collect();
-    Ok(Code { items, block_start, vblocks, frame_size, dropped_copies })
+
+    /// A `BRA` to `to` unless it is the block that follows.
+    fn jump(&mut self, to: BlockId, next: BlockId) {
+        if to != next {
+            self.items.push(bra(to, None));
+        }
+    }
+
+    /// The pieces of a plain instruction, a call or a frame-relative access,
+    /// their register fields (and frame offset) filled in; a copy whose two
+    /// sides got one register dropped; an out-of-line tail set aside.
+    #[inline]
+    fn pieces(&mut self, m: &MInst, allocs: &[u32], at: (usize, usize)) -> Result<(), Error> {
+        // The pieces go straight into `items` and are patched there.
+        let base = self.items.len();
+        let last = m.pieces.len().saturating_sub(1);
+        for (k, p) in m.pieces.iter().enumerate() {
+            self.items.push(Item::new(p.clone()));
+            if m.cold_from.is_none() {
+                let it = self.items.last_mut().unwrap();
+                it.call = m.sym().filter(|s| s.piece as usize == k).map(|s| s.symbol.clone());
+                it.predicated = m.predicated;
+                if m.pseudo == Pseudo::Call && k == last {
+                    it.implicit = fixed_regs(self.vcode, m);
+                }
+            }
+        }
+        let placed = &mut self.items[base..];
+        if let Pseudo::FrameRel { offset } = m.pseudo {
+            placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(self.frame_size as i64 + offset as i64));
+        }
+        for fx in m.fixups.iter() {
+            let r = reg_of(allocs, fx.opnd as usize, at)? + fx.hi as u32;
+            placed[fx.piece as usize].inst.set_at(fx.field as usize, r as u64);
+        }
+        if self.asg.ssa && placed.len() == 1 && m.pseudo == Pseudo::None && is_self_copy(&placed[0].inst) {
+            self.items.pop();
+            self.dropped_copies += 1;
+        }
+        if let Some(k) = m.cold_from {
+            self.out_of_line(base + k as usize, base)?;
+        }
+        Ok(())
+    }
+
+    /// The items from `k` on (of an instruction starting at `base`) go out
+    /// of line: the inline part ends with the guarded branch to the cold
+    /// block, and the join point starts a new block.
+    fn out_of_line(&mut self, k: usize, base: usize) -> Result<(), Error> {
+        let (cold_id, join_id) = (self.next_label, self.next_label + 1);
+        self.next_label += 2;
+        let rest: Vec<Inst> = self.items.drain(k..).map(|it| it.inst).collect();
+        if self.items.len() == base {
+            return Err(Error::internal("an out-of-line part without its branch"));
+        }
+        self.items.last_mut().unwrap().target = Some(BlockId(cold_id));
+        self.starts.push((self.items.len(), join_id));
+        self.cold.push((cold_id, rest, join_id));
+        Ok(())
+    }
+
+    /// A tail call: the stack arguments (all in registers now) into the
+    /// callee's area below the entry stack pointer, the frame freed, then
+    /// the jump.
+    fn tail_call(&mut self, m: &MInst, allocs: &[u32], at: (usize, usize), stack: usize, indirect: bool) -> Result<(), Error> {
+        let n = m.opnds.len();
+        let first = n - stack - indirect as usize;
+        for j in 0..stack {
+            let r = reg_of(allocs, first + j, at)?;
+            let mut s = inst(forms::STL_RIR);
+            s.set(STL_RIR::RA, R(abi::SP as u8));
+            let ofs = self.frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
+            s.set(STL_RIR::OFS, abi::ofs_field(ofs));
+            s.set(STL_RIR::RB, R(r as u8));
+            if self.vcode.class(m.opnds[first + j].vreg) == Class::RPair {
+                s.set(STL_RIR::DTYPE, mods::MEMDType::_64);
+            }
+            self.items.push(Item::new(s));
+        }
+        self.move_sp(self.frame_size as i64);
+        let mut implicit = fixed_regs(self.vcode, m);
+        implicit.reads.push(abi::SP as u32);
+        let jump = if indirect {
+            let mut b = inst(forms::BRA_R);
+            b.set(BRA_R::RA, R(reg_of(allocs, n - 1, at)? as u8));
+            Item::new(b)
+        } else {
+            let sym = m.sym().ok_or_else(|| Error::internal("a tail call without a callee"))?.symbol.clone();
+            Item::new(inst(forms::BRA_I)).calling(Some(sym))
+        };
+        self.items.push(jump.using(implicit));
+        Ok(())
+    }
+
+    /// The code: the cold blocks after the last block, each ending with its
+    /// branch back; the blocks numbered in layout order.
+    fn finish(mut self) -> Code {
+        let nblocks = self.vcode.blocks.len();
+        for (id, pieces, join) in std::mem::take(&mut self.cold) {
+            self.starts.push((self.items.len(), id));
+            self.items.extend(pieces.into_iter().map(Item::new));
+            self.items.push(bra(BlockId(join), None));
+        }
+        let Layout { frame_size, mut items, mut starts, next_label, dropped_copies, .. } = self;
+        if next_label as usize == nblocks {
+            let block_start = starts.into_iter().map(|(s, _)| s).collect();
+            return Code { items, block_start, vblocks: Vec::new(), frame_size, dropped_copies };
+        }
+        starts.sort_by_key(|&(s, _)| s);
+        let mut new_id = vec![0u32; next_label as usize];
+        for (k, &(_, label)) in starts.iter().enumerate() {
+            new_id[label as usize] = k as u32;
+        }
+        for it in items.iter_mut() {
+            if let Some(t) = it.target {
+                it.target = Some(BlockId(new_id[t.0 as usize]));
+            }
+        }
+        let block_start = starts.into_iter().map(|(s, _)| s).collect();
+        let vblocks = (0..nblocks).map(|b| new_id[b] as usize).collect();
+        Code { items, block_start, vblocks, frame_size, dropped_copies }
+    }
 }
 
 #[cfg(test)]

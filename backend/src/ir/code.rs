@@ -52,9 +52,43 @@ pub struct Code {
     pub dropped_copies: usize,
 }
 
-/// An item of instruction `i` with no target, label, call or implicit registers.
-pub(crate) fn item(i: Inst) -> Item {
-    Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false }
+/// The one way to make an [`Item`]: `Item::new(i)` (no target, label, call
+/// or implicit registers), then the steps that add them.
+impl Item {
+    #[inline]
+    pub fn new(i: Inst) -> Item {
+        Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false }
+    }
+    /// A branch to block `b`.
+    #[inline]
+    pub fn to(mut self, b: BlockId) -> Item {
+        self.target = Some(b);
+        self
+    }
+    /// Names block `b` without branching there (`BSSY`).
+    #[inline]
+    pub fn labelled(mut self, b: BlockId) -> Item {
+        self.label = Some(b);
+        self
+    }
+    /// The call relocation's symbol, if any.
+    #[inline]
+    pub fn calling(mut self, sym: Option<String>) -> Item {
+        self.call = sym;
+        self
+    }
+    /// The registers it reads or writes without naming them.
+    #[inline]
+    pub fn using(mut self, implicit: Implicit) -> Item {
+        self.implicit = implicit;
+        self
+    }
+    /// See [`Item::predicated`](Item#structfield.predicated).
+    #[inline]
+    pub fn predicated(mut self, p: bool) -> Item {
+        self.predicated = p;
+        self
+    }
 }
 
 /// A `BRA` out of the function: a tail call's jump (direct, with a call
@@ -114,7 +148,7 @@ pub fn above_file(i: &Inst) -> Option<String> {
 /// Hand-built code for the unit tests of the passes after layout.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{item, Code, Item};
+    use super::{Code, Item};
     use ursa_emit::{format_inst, parse_inst, NoLabels};
     use ursa_isel::vcode::BlockId;
 
@@ -136,7 +170,7 @@ pub(crate) mod testing {
                 None => (l.trim(), None),
             };
             let text = if target.is_some() { text.replace("TARGET", "0x0") } else { text.to_string() };
-            let mut it: Item = item(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
+            let mut it = Item::new(parse_inst(&text, 0, None, &NoLabels).unwrap_or_else(|e| panic!("{}: {:?}", text, e)));
             it.target = target;
             items.push(it);
         }

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use ursa_emit::twins::{OperandTwin, Twin};
 use ursa_emit::{fields, forms, optypes, FormId, Inst};
-use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg, VRegSet};
+use ursa_isel::vcode::{Bundle, Class, MInst, OpKind, Pseudo, VCode, VReg, VRegSet};
 
 /// What an operand is read from instead of a per-lane register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,18 +277,14 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
     for &(bi, ii, k, ref n, imm) in &accepted {
         let m = &mut vcode.blocks[bi].insts[ii];
         let fx = m.fixups[k];
-        let old = m.pieces[fx.piece as usize].clone();
         // The piece's other fixups, through the twin's field map; the
         // folded one becomes the scale register's.
-        let tw = old.form().twins().cmem_beside_imm.as_ref().expect("checked by immediate_to_register");
-        m.fixups.remove(k);
-        for f in m.fixups.iter_mut().filter(|f| f.piece == fx.piece) {
-            f.field = tw.twin.fields[f.field as usize].expect("checked by immediate_to_register");
-        }
-        m.opnds.push(Opnd { vreg: regs[&(bi, imm)], kind: OpKind::Use, fixed: None });
+        let tw = m.pieces[fx.piece as usize].form().twins().cmem_beside_imm.as_ref().expect("checked by immediate_to_register");
+        let mapped = m.replace_piece(fx.piece as usize, n.clone(), Some(k), |f| tw.twin.fields[f as usize]);
+        assert!(mapped, "checked by immediate_to_register");
+        let r = m.add_operand(regs[&(bi, imm)], OpKind::Use, None);
         let rb = n.form().twins().sources[1].expect("checked by immediate_to_register");
-        m.fixups.push(Fixup { piece: fx.piece, field: rb, opnd: m.opnds.len() as u8 - 1, hi: false });
-        m.pieces[fx.piece as usize] = n.clone();
+        m.bind(fx.piece, rb, r, false);
         drop_unnamed_uses(m, |v| cmem.contains_key(&v));
     }
     let mut at: Vec<(usize, usize, VReg, u32)> = movs
@@ -301,13 +297,7 @@ fn fold_beside_immediate(vcode: &mut VCode, cmem: &HashMap<VReg, (u64, u32)>) ->
     // From the last position back, so earlier positions stay valid.
     at.sort_by_key(|&(bi, ii, _, _)| std::cmp::Reverse((bi, ii)));
     for (bi, ii, r, imm) in at {
-        let mut mov = MInst::new(Pseudo::None);
-        let mut i = Inst::new(forms::MOV_I);
-        let rd = forms::MOV_I::RD.index;
-        i.set_at(forms::MOV_I::VB.index as usize, imm as u64);
-        mov.pieces.push(i);
-        mov.opnds.push(Opnd { vreg: r, kind: OpKind::Def, fixed: None });
-        mov.fixups.push(Fixup { piece: 0, field: rd as u8, opnd: 0, hi: false });
+        let mov = Bundle::new().inst(forms::MOV_I).set(forms::MOV_I::VB, imm as u64).def(forms::MOV_I::RD, r).build();
         vcode.blocks[bi].insts.insert(ii, mov);
     }
     accepted.len()
@@ -348,7 +338,7 @@ fn immediate_to_register(m: &MInst, k: usize, c: u64, width: u32) -> Option<(Ins
 /// consecutive words) is read whole by a 64-bit operand, or by halves by
 /// 32-bit operands (the high half of the pair: the word at `value + 4`); a
 /// 64-bit immediate only by halves (`value >> 32` for the high one). The fixup is removed (the
-/// operand stays in `m.opnds` until [`drop_unnamed_uses`]). `false`, with
+/// operand stays until [`drop_unnamed_uses`]). `false`, with
 /// `m` unchanged, where no twin form takes it.
 pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, width: u32) -> bool {
     let fx = m.fixups[k];
@@ -401,12 +391,8 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         return false;
     }
     // Field indices of this piece's other fixups, through the twin's map.
-    let mut new_fixups = m.fixups.clone();
-    for (j, f) in new_fixups.iter_mut().enumerate() {
-        if f.piece as usize != pi || j == k {
-            continue;
-        }
-        let mut old = Some(f.field as usize);
+    m.replace_piece(pi, n, Some(k), |field| {
+        let mut old = Some(field as usize);
         if swap {
             old = if old == ra {
                 rb
@@ -417,32 +403,14 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
             };
         }
         if old == from_field {
-            return false;
+            return None;
         }
-        let Some(idx) = old.and_then(|o| tw.twin.fields[o]) else { return false };
-        f.field = idx;
-    }
-    new_fixups.remove(k);
-    m.pieces[pi] = n;
-    m.fixups = new_fixups;
-    true
+        old.and_then(|o| tw.twin.fields[o])
+    })
 }
 
 /// Removes the use operands of `m` that no fixup names any more and that
 /// `folded` says were folded away.
 pub(crate) fn drop_unnamed_uses(m: &mut MInst, folded: impl Fn(VReg) -> bool) {
-    let mut k = 0;
-    while k < m.opnds.len() {
-        let named = m.fixups.iter().any(|f| f.opnd as usize == k);
-        if !named && m.opnds[k].kind == OpKind::Use && m.opnds[k].fixed.is_none() && folded(m.opnds[k].vreg) {
-            m.opnds.remove(k);
-            for f in m.fixups.iter_mut() {
-                if f.opnd as usize > k {
-                    f.opnd -= 1;
-                }
-            }
-        } else {
-            k += 1;
-        }
-    }
+    m.retain_operands(|_, o, named| named || o.kind != OpKind::Use || o.fixed.is_some() || !folded(o.vreg));
 }

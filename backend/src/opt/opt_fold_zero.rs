@@ -50,7 +50,7 @@ pub fn fold_zero(vcode: &mut VCode) -> usize {
                 if fold {
                     p.set_at(fi, RZ as u64);
                     if p.validate().is_ok() {
-                        m.fixups.remove(k);
+                        m.unbind(k);
                         folded += 1;
                         continue;
                     }

@@ -25,7 +25,7 @@
 use rustc_hash::FxHashSet as HashSet;
 
 use ursa_emit::{optypes, Group, Inst};
-use ursa_isel::vcode::{BlockId, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{BlockId, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::opt::opt_fold_cmem::def_counts;
 
@@ -136,7 +136,7 @@ pub fn if_convert(vcode: &mut VCode) -> usize {
             let not = (side == 0) == negate;
             let mut moved: Vec<MInst> = body.to_vec();
             for m in moved.iter_mut() {
-                guard(m, pred, not);
+                m.guard(pred, not);
             }
             let ab = &mut vcode.blocks[a];
             let t = ab.insts.pop().unwrap();
@@ -171,19 +171,6 @@ fn read_outside(vcode: &VCode, s: usize, vals: &HashSet<VReg>) -> bool {
             m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg)) || m.args().iter().flatten().any(|v| vals.contains(v))
         })
     }) || vcode.blocks[s].insts.iter().any(|m| m.args().iter().flatten().any(|v| vals.contains(v)))
-}
-
-/// Guards every piece of `m` with predicate `p` (`@!p` when `not`).
-fn guard(m: &mut MInst, p: VReg, not: bool) {
-    m.predicated = true;
-    let k = m.opnds.len() as u8;
-    m.opnds.push(Opnd { vreg: p, kind: OpKind::Use, fixed: None });
-    for (pi, piece) in m.pieces.iter_mut().enumerate() {
-        let g = piece.def().guard.expect("guardable") as usize;
-        let gn = piece.def().guard_not.expect("a guard has a .not field") as usize;
-        piece.set_at(gn, not as u64);
-        m.fixups.push(Fixup { piece: pi as u8, field: g as u8, opnd: k, hi: false });
-    }
 }
 
 /// Deletes the blocks in `dead` (unreachable now), renumbering the others.

@@ -391,20 +391,23 @@ pub fn narrow_pairs(vcode: &mut VCode) -> usize {
 /// of twins found through the twin map, scratch outputs nobody reads any more set to
 /// their unused value, operands no fixup names removed.
 fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
-    let mut n = m.clone();
-    n.pieces.clear();
-    n.fixups.clear();
+    let mut pieces: SmallVec<[Inst; 2]> = SmallVec::new();
     let mut new_index = vec![None; m.pieces.len()];
     for (pi, slot) in new_index.iter_mut().enumerate() {
         if let Some(p) = kept(pl, m, pi) {
-            *slot = Some(n.pieces.len() as u8);
-            n.pieces.push(p.clone());
+            *slot = Some(pieces.len() as u8);
+            pieces.push(p.clone());
         }
     }
+    // Where each fixup goes: (piece, field, high half), or nowhere.
+    let mut to: SmallVec<[Option<(u8, u8, bool)>; 8]> = SmallVec::with_capacity(m.fixups.len());
     for f in &m.fixups {
-        let Some(np) = new_index[f.piece as usize] else { continue };
+        let Some(np) = new_index[f.piece as usize] else {
+            to.push(None);
+            continue;
+        };
         let orig = &m.pieces[f.piece as usize];
-        let piece = &mut n.pieces[np as usize];
+        let piece = &mut pieces[np as usize];
         let fi = field_in(orig, piece, f.field as usize).expect("the twin has every register field");
         let o = m.opnds[f.opnd as usize];
         // A scratch output that no kept piece reads any more.
@@ -414,31 +417,13 @@ fn rebuild(m: &MInst, pl: &Plan, narrow: &VSet) -> MInst {
         if o.kind == OpKind::Temp && is_output(orig, f.field as usize) && !read_elsewhere {
             let unused = piece.def().fields[fi].unused_value();
             piece.set_at(fi, unused);
+            to.push(None);
             continue;
         }
-        n.fixups.push(ursa_isel::vcode::Fixup { piece: np, field: fi as u8, opnd: f.opnd, hi: f.hi && !narrow.contains(&o.vreg) });
+        to.push(Some((np, fi as u8, f.hi && !narrow.contains(&o.vreg))));
     }
-    // Operands that only deleted fixups named (fixed operands have none and stay).
-    let keep: Vec<bool> = (0..m.opnds.len())
-        .map(|k| !m.fixups.iter().any(|f| f.opnd as usize == k) || n.fixups.iter().any(|f| f.opnd as usize == k))
-        .collect();
-    let mut renum = vec![0u8; m.opnds.len()];
-    n.opnds.clear();
-    for (k, o) in m.opnds.iter().enumerate() {
-        if keep[k] {
-            renum[k] = n.opnds.len() as u8;
-            n.opnds.push(*o);
-        }
-    }
-    for f in n.fixups.iter_mut() {
-        f.opnd = renum[f.opnd as usize];
-    }
-    if n.pieces.len() == 1 {
-        for o in n.opnds.iter_mut() {
-            if o.kind == OpKind::EarlyDef {
-                o.kind = OpKind::Def;
-            }
-        }
-    }
+    // Operands that only deleted fixups named go (fixed operands have none and stay).
+    let mut n = m.clone();
+    n.reshape(pieces, |j| to[j]);
     n
 }

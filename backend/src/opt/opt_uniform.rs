@@ -231,8 +231,7 @@ fn materialize(o: Origin, n: u64) -> Inst {
 }
 
 fn plain(i: Inst, origin: Option<u32>) -> MInst {
-    let mut m = MInst::new(Pseudo::None);
-    m.pieces.push(i);
+    let mut m = MInst::plain(i);
     m.origin = origin;
     m
 }
@@ -512,8 +511,7 @@ fn rewrite(vcode: &mut VCode, sel: Selection) -> usize {
             if let Pseudo::Brif { negate, uniform: None } = m.pseudo {
                 if uniform.contains(&m.opnds[0].vreg) {
                     m.pseudo = Pseudo::Brif { negate, uniform: Some(num[&m.opnds[0].vreg] as u8) };
-                    m.opnds.clear();
-                    m.fixups.clear();
+                    m.clear_operands();
                 }
                 continue;
             }

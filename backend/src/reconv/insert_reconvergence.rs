@@ -9,7 +9,7 @@ use ursa_emit::typed::{Fld, Mod};
 use ursa_emit::{forms, Inst};
 use ursa_isel::vcode::{BlockId, VCode};
 
-use crate::ir::code::{item, Code, Item};
+use crate::ir::code::{Code, Item};
 use crate::reconv::plan::{vcode_block, Plan};
 
 fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
@@ -34,17 +34,15 @@ pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
             continue;
         }
         for j in r.joins.iter().filter_map(|&j| vblock(j)) {
-            prefix[j.0 as usize].push(item(breg_inst(forms::BSYNC_X, forms::BSYNC_X::BB, r.breg)));
+            prefix[j.0 as usize].push(Item::new(breg_inst(forms::BSYNC_X, forms::BSYNC_X::BB, r.breg)));
             if r.rearm {
-                prefix[j.0 as usize].push(item(breg_inst(forms::BREAK_X, forms::BREAK_X::BD, r.breg)));
+                prefix[j.0 as usize].push(Item::new(breg_inst(forms::BREAK_X, forms::BREAK_X::BD, r.breg)));
             }
         }
     }
     for r in &plan.regions {
         let (Some(j), Some(p)) = (vblock(r.joins[0]), vblock(r.setup)) else { continue };
-        let mut it = item(breg_inst(forms::BSSY_I, forms::BSSY_I::BD, r.breg));
-        it.label = Some(j);
-        setups[p.0 as usize].push(it);
+        setups[p.0 as usize].push(Item::new(breg_inst(forms::BSSY_I, forms::BSSY_I::BD, r.breg)).labelled(j));
     }
     let n = code.items.len();
     let is_bmov = |it: &Item| it.inst.form() == forms::BMOV_X || it.inst.form() == forms::BMOV_R;

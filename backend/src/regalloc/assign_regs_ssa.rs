@@ -1362,8 +1362,7 @@ mod tests {
         );
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
         v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), jump(1, &[x, y])], &[1], &[]));
-        let mut brif = MInst::new(Pseudo::Brif { negate: false, uniform: None });
-        brif.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
+        let mut brif = Bundle::pseudo(Pseudo::Brif { negate: false, uniform: None }).operand(p, OpKind::Use).build();
         brif.extra_mut().targets.extend([BlockId(2), BlockId(3)]);
         v.blocks.push(block(&[px, py], vec![add(s, px, py), is_nonzero(p, s), brif], &[2, 3], &[0, 2]));
         // The back edge swaps: px takes py's value, py the sum.
@@ -1383,7 +1382,8 @@ mod tests {
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
         let lo =
             Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, t).def(IADD_RR::PU, c).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build();
-        let mut hi = Bundle::new()
+        // The pair so far, read by no field; s continues it.
+        let hi = Bundle::new()
             .inst(forms::IADD_RR)
             .set(IADD_RR::EXT, mods::IExt::X)
             .use_hi(IADD_RR::RA, a)
@@ -1391,12 +1391,8 @@ mod tests {
             .use_(IADD_RR::PP, c)
             .set(IADD_RR::PP_NOT, false)
             .def_hi(IADD_RR::RD, s)
+            .reuse(s, t)
             .build();
-        // The pair so far, read by no field; s continues it.
-        hi.opnds.push(ursa_isel::vcode::Opnd { vreg: t, kind: OpKind::Use, fixed: None });
-        let u = hi.opnds.len() as u8 - 1;
-        let d = hi.opnds.iter().position(|o| o.vreg == s).unwrap();
-        hi.opnds[d].kind = OpKind::Reuse(u);
         let ret = Bundle::pseudo(Pseudo::Ret).fixed(s, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
         v.blocks.push(block(&[], vec![args, lo, hi, ret], &[], &[]));
         v
@@ -1507,9 +1503,7 @@ mod tests {
         let s = if pred {
             // A copy that also reads p.
             let t = v.new_vreg(Class::R);
-            let mut m = mov(t, s);
-            m.opnds.push(ursa_isel::vcode::Opnd { vreg: p, kind: OpKind::Use, fixed: None });
-            insts.push(m);
+            insts.push(Bundle::rewrite(mov(t, s)).operand(p, OpKind::Use).build());
             t
         } else {
             s

@@ -22,7 +22,7 @@
 //! defines the result's own virtual register, so later code is unchanged.
 
 use smallvec::SmallVec;
-use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Opnd, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Pseudo, VCode, VReg};
 
 /// Splits every splittable bundle of `vcode`; returns how many were split.
 pub fn split_bundles(vcode: &mut VCode) -> usize {
@@ -107,27 +107,16 @@ fn split_into(vcode: &mut VCode, m: &MInst, out: &mut Vec<MInst>) -> Option<()> 
     }
     let mut rest = &by_piece[..];
     for (j, p) in m.pieces.iter().enumerate() {
-        let mut part = MInst::new(Pseudo::None);
-        part.pieces.push(p.clone());
+        let mut part = MInst::plain(p.clone());
         part.origin = m.origin;
         part.predicated = m.predicated;
         let here = rest.iter().take_while(|x| x.0.piece as usize == j).count();
         let (mine, after) = rest.split_at(here);
         rest = after;
-        // The use of `v` in `part`, added once.
-        let use_of = |part: &mut MInst, v: VReg| -> u8 {
-            match part.opnds.iter().position(|o| o.kind == OpKind::Use && o.vreg == v) {
-                Some(i) => i as u8,
-                None => {
-                    part.opnds.push(Opnd { vreg: v, kind: OpKind::Use, fixed: None });
-                    part.opnds.len() as u8 - 1
-                }
-            }
-        };
         for &(f, _, _) in mine.iter().filter(|x| x.1) {
             let v = cur[f.opnd as usize]?;
-            let i = use_of(&mut part, v);
-            part.fixups.push(Fixup { piece: 0, field: f.field, opnd: i, hi: f.hi });
+            let i = part.use_operand(v);
+            part.bind(0, f.field, i, f.hi);
         }
         // Writes, operand by operand.
         let mut done: SmallVec<[u8; 4]> = SmallVec::new();
@@ -149,13 +138,12 @@ fn split_into(vcode: &mut VCode, m: &MInst, out: &mut Vec<MInst>) -> Option<()> 
             let same_field = writes.iter().find(|(_, rd)| *rd).map(|(fx, _)| *fx);
             let kind = match (same_field, cur[k]) {
                 (Some(fx), _) => OpKind::Reuse(part.fixups.iter().find(|g| g.field == fx.field)?.opnd),
-                (None, Some(prev)) if !whole => OpKind::Reuse(use_of(&mut part, prev)),
+                (None, Some(prev)) if !whole => OpKind::Reuse(part.use_operand(prev)),
                 _ => OpKind::Def,
             };
-            part.opnds.push(Opnd { vreg: v, kind, fixed: None });
-            let i = part.opnds.len() as u8 - 1;
+            let i = part.add_operand(v, kind, None);
             for (fx, _) in &writes {
-                part.fixups.push(Fixup { piece: 0, field: fx.field, opnd: i, hi: fx.hi });
+                part.bind(0, fx.field, i, fx.hi);
             }
             cur[k] = Some(v);
         }
@@ -169,7 +157,7 @@ mod tests {
     use super::*;
     use ursa_emit::forms::{self, IADD_RR, MOV_I};
     use ursa_emit::mods;
-    use ursa_isel::vcode::{Bundle, VBlock};
+    use ursa_isel::vcode::{Bundle, Opnd, VBlock};
 
     fn vcode_with(classes: &[Class]) -> VCode {
         VCode { classes: classes.to_vec(), blocks: vec![VBlock::default()], ..Default::default() }

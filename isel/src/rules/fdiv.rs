@@ -148,10 +148,9 @@ impl Template {
     /// The bundle for operands `ins` and result `out`.
     fn bundle(&self, lower: &mut Lower, ins: &[VReg], out: VReg) -> Bundle {
         let temps: Vec<VReg> = self.temps.iter().map(|&c| lower.temp(c)).collect();
-        let mut b = Bundle::new();
-        b.m.cold_from = self.cold_from;
+        let mut b = Bundle::new().cold_from(self.cold_from);
         for (inst, fields) in self.pieces.iter().zip(&self.fields) {
-            b.m.pieces.push(inst.clone());
+            b = b.piece(inst.clone());
             // Outputs were listed first in `fields`; a field that is both read
             // and written (none in these templates) would appear twice.
             let mut done: Vec<usize> = Vec::new();
