@@ -2,12 +2,18 @@
 //!
 //! The pipeline, one pass per file:
 //!
-//! 1. verify — Cranelift's verifier ([`compile`]);
+//! 1. verify — Cranelift's verifier ([`compile`]); at [`OptLevel::Speed`]
+//!    the mid-end (`docs/optimization.md`): [`mid::opt_inline`] — calls of
+//!    small or single-use device functions replaced by the callee's body;
+//!    Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
+//!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
+//!    constant folding, redundant loads);
 //! 2. [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
 //!    [`mid::legalize_div`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //!    and [`mid::legalize_memory`] — loads and stores that may be misaligned get
-//!    a run-time alignment check and a byte-wise slow path;
+//!    a run-time alignment check and a byte-wise slow path; [`mid::legalize_atomics`] —
+//!    atomics without a machine instruction become compare-and-swap loops;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`opt::opt_narrow_pairs`] — 64-bit values of which only the low word is read
 //!    (shared-memory addresses) computed in 32 bits; [`opt::opt_fold_zero`] — copies
@@ -350,8 +356,9 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     })
 }
 
-/// The passes on CLIF, in order: inlining, legalization, then the rest of
-/// the mid-end (at [`OptLevel::Speed`]). The module's facts
+/// The passes on CLIF, in order: at [`OptLevel::Speed`] the mid-end
+/// (inlining, unreachable code, constant phis, the e-graph), then the
+/// legalizations. The module's facts
 /// ([`call_graph::module_facts`]) replay them to plan each function as it
 /// will be compiled.
 pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run) -> Result<(), Error> {
@@ -362,6 +369,24 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
         }
         run.ran(Pass::opt_inline, &func.display());
     }
+    if speed {
+        mid::with_context(func, |ctx| -> Result<(), Error> {
+            ctx.flowgraph();
+            opt_unreachable_code::opt_unreachable_code(ctx).map_err(Error::Internal)?;
+            run.ran(Pass::opt_unreachable_code, &ctx.func.display());
+            opt_constant_phis::opt_constant_phis(ctx).map_err(Error::Internal)?;
+            run.ran(Pass::opt_constant_phis, &ctx.func.display());
+            opt_egraph::opt_egraph(ctx).map_err(Error::Internal)?;
+            run.ran(Pass::opt_egraph, &ctx.func.display());
+            Ok(())
+        })?;
+        if opts.check_regalloc {
+            if let Err(errs) = cranelift_codegen::verifier::verify_function(&*func, mid::flags()) {
+                let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
+                return Err(Error::Internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)));
+            }
+        }
+    }
     legalize_i128::narrow_i128(func).map_err(Error::Unsupported)?;
     run.ran(Pass::legalize_i128, &func.display());
     legalize_div::legalize(func).map_err(Error::Unsupported)?;
@@ -370,25 +395,6 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
     run.ran(Pass::legalize_memory, &func.display());
     legalize_atomics::legalize_atomics(func);
     run.ran(Pass::legalize_atomics, &func.display());
-    if !speed {
-        return Ok(());
-    }
-    mid::with_context(func, |ctx| -> Result<(), Error> {
-        ctx.flowgraph();
-        opt_unreachable_code::opt_unreachable_code(ctx).map_err(Error::Internal)?;
-        run.ran(Pass::opt_unreachable_code, &ctx.func.display());
-        opt_constant_phis::opt_constant_phis(ctx).map_err(Error::Internal)?;
-        run.ran(Pass::opt_constant_phis, &ctx.func.display());
-        opt_egraph::opt_egraph(ctx).map_err(Error::Internal)?;
-        run.ran(Pass::opt_egraph, &ctx.func.display());
-        Ok(())
-    })?;
-    if opts.check_regalloc {
-        if let Err(errs) = cranelift_codegen::verifier::verify_function(&*func, mid::flags()) {
-            let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
-            return Err(Error::Internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)));
-        }
-    }
     Ok(())
 }
 

@@ -72,6 +72,12 @@ macro_rules! passes {
 passes! {
     /// Calls of small or single-use device functions replaced by the callee's body.
     opt_inline: "mid", Clif;
+    /// Blocks no path from the entry reaches deleted.
+    opt_unreachable_code: "mid", Clif;
+    /// Block parameters that receive one value on every edge replaced by that value.
+    opt_constant_phis: "mid", Clif;
+    /// Cranelift's e-graph: value numbering, loop-invariant code motion, constant folding, redundant loads.
+    opt_egraph: "mid", Clif;
     /// Every `i128` value split into two `i64` halves.
     legalize_i128: "mid", Clif;
     /// Integer division and remainder rewritten as software sequences (the machine has no divide).
@@ -80,12 +86,6 @@ passes! {
     legalize_memory: "mid", Clif;
     /// Atomics without a machine instruction rewritten as compare-and-swap loops.
     legalize_atomics: "mid", Clif;
-    /// Blocks no path from the entry reaches deleted.
-    opt_unreachable_code: "mid", Clif;
-    /// Block parameters that receive one value on every edge replaced by that value.
-    opt_constant_phis: "mid", Clif;
-    /// Cranelift's e-graph: value numbering, loop-invariant code motion, constant folding, redundant loads.
-    opt_egraph: "mid", Clif;
     /// Convergence regions around the divergent branches planned, with their barrier registers.
     plan_reconvergence: "reconv", Regions;
     /// Instruction selection: the ISLE rules turn CLIF into virtual-register machine code.

@@ -40,8 +40,12 @@ struct PureRead {
 /// dominator tree must be the function's.
 pub fn opt_egraph(ctx: &mut Context) -> Result<(), String> {
     let reads = pure_calls_to_params(&mut ctx.func);
+    // The e-graph reads no aliases (constant-phi removal and the inliner
+    // leave some, and so does the step above).
+    ctx.func.dfg.resolve_all_aliases();
     ctx.egraph_pass(super::flags(), &mut ControlPlane::default()).map_err(|e| format!("the e-graph pass failed: {}", e))?;
     params_to_calls(&mut ctx.func, &reads);
+    ctx.func.dfg.resolve_all_aliases();
     Ok(())
 }
 
@@ -86,15 +90,12 @@ fn pure_calls_to_params(func: &mut Function) -> Vec<PureRead> {
         func.dfg.change_to_alias(result, param);
         func.layout.remove_inst(inst);
     }
-    if !reads.is_empty() {
-        func.dfg.resolve_all_aliases();
-    }
     reads.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Undoes [`pure_calls_to_params`]: each parameter still used becomes a call
 /// at the top of the entry block; the parameters leave the block and the
-/// signature.
+/// signature (their uses are left as aliases of the calls' results).
 fn params_to_calls(func: &mut Function, reads: &[PureRead]) {
     let Some(entry) = func.layout.entry_block() else { return };
     if reads.is_empty() {
@@ -122,5 +123,4 @@ fn params_to_calls(func: &mut Function, reads: &[PureRead]) {
             pos.func.dfg.change_to_alias(r.param, v);
         }
     }
-    func.dfg.resolve_all_aliases();
 }
