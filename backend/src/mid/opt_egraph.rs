@@ -2,7 +2,9 @@
 //! numbering, loop-invariant code motion, constant folding and algebraic
 //! rewrites (Cranelift's `opts/*.isle` rules), alias analysis with
 //! redundant-load elimination and store-to-load forwarding, and
-//! branch folding on constant conditions.
+//! branch folding on constant conditions. Then each block's instructions
+//! go back to the order of the input where dependencies allow
+//! ([`super::source_order`]).
 //!
 //! **Intrinsics.** A call is a side effect to the e-graph (and a memory
 //! fence to its alias analysis), so calls of intrinsics stay where they are
@@ -43,7 +45,9 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), String> {
     // The e-graph reads no aliases (constant-phi removal and the inliner
     // leave some, and so does the step above).
     ctx.func.dfg.resolve_all_aliases();
+    let order = super::source_order::SourceOrder::of(&ctx.func);
     ctx.egraph_pass(super::flags(), &mut ControlPlane::default()).map_err(|e| format!("the e-graph pass failed: {}", e))?;
+    super::source_order::restore(&mut ctx.func, &order);
     params_to_calls(&mut ctx.func, &reads);
     ctx.func.dfg.resolve_all_aliases();
     Ok(())

@@ -3,7 +3,8 @@
 //!
 //! - **never** a kernel, a function that may call itself (directly or
 //!   through others: [`CallGraph::recursive`]), a function the module does
-//!   not define or that is not valid CLIF, a call whose declaration differs
+//!   not define or that is not valid CLIF, one with a `vmctx` global value
+//!   (it names its own `vmctx` parameter), a call whose declaration differs
 //!   from the callee's signature, an indirect call, a `try_call`, or a call
 //!   of an intrinsic;
 //! - **always** a callee with one call site in the module, or a small one
@@ -50,6 +51,7 @@ impl Callees {
                 || graph.recursive(i)
                 || !(small || graph.call_sites[i] == 1)
                 || f.layout.entry_block().is_none()
+                || uses_vmctx(f)
                 || cranelift_codegen::verifier::verify_function(f, &flags).is_err()
             {
                 continue;
@@ -63,6 +65,12 @@ impl Callees {
     pub fn is_empty(&self) -> bool {
         self.bodies.is_empty()
     }
+}
+
+/// Whether `f` has a `vmctx` global value: it names the `vmctx` parameter
+/// of the function it is in, which a caller need not have.
+fn uses_vmctx(f: &Function) -> bool {
+    f.global_values.values().any(|gv| matches!(gv, ir::GlobalValueData::VMContext))
 }
 
 /// The number of instructions of `f`.
