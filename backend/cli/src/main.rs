@@ -177,10 +177,17 @@ fn main() -> ExitCode {
             cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show)
         }
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
-        Cmd::Compile { input, output, kernel, disasm, stats, print_after, opt_level } => match cli_compile::kernel_selection(input, kernel) {
-            Ok((input, kernels)) => {
-                cli_compile::compile(&input, output, &kernels, disasm, stats, print_after, opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name))
-            }
+        Cmd::Compile { input, output, kernel, disasm, stats, print_after, opt_level } => match cli_compile::kernel_selection(input, kernel)
+        {
+            Ok((input, kernels)) => cli_compile::compile(
+                &input,
+                output,
+                &kernels,
+                disasm,
+                stats,
+                print_after,
+                opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name),
+            ),
             Err(e) => Err(e),
         },
         Cmd::Test { paths, no_differential, verbose, jit_check, opt_level } => {

@@ -83,7 +83,14 @@ struct Inliner<'a> {
 }
 
 impl Inline for Inliner<'_> {
-    fn inline(&mut self, caller: &Function, _inst: ir::Inst, opcode: Opcode, callee: ir::FuncRef, _args: &[ir::Value]) -> InlineCommand<'_> {
+    fn inline(
+        &mut self,
+        caller: &Function,
+        _inst: ir::Inst,
+        opcode: Opcode,
+        callee: ir::FuncRef,
+        _args: &[ir::Value],
+    ) -> InlineCommand<'_> {
         if !matches!(opcode, Opcode::Call | Opcode::ReturnCall) || caller.dfg.num_insts() > CALLER_LIMIT {
             return InlineCommand::KeepCall;
         }

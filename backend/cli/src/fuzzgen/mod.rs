@@ -25,7 +25,7 @@ use cranelift_interpreter::environment::FunctionStore;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::filetest::{compile_guarded_in, interpret, module_options, link_for_test, show, simulate};
+use crate::filetest::{compile_guarded_in, interpret, link_for_test, module_options, show, simulate};
 use ursa_backend::{symbol_name, Error};
 
 /// Argument vectors run per program.
