@@ -2,7 +2,8 @@
 //! numbering, loop-invariant code motion, constant folding and algebraic
 //! rewrites (Cranelift's `opts/*.isle` rules), alias analysis with
 //! redundant-load elimination and store-to-load forwarding, and
-//! branch folding on constant conditions. Then each block's instructions
+//! branch folding on constant conditions; the blocks a folded branch no
+//! longer reaches are deleted. Then each block's instructions
 //! go back to the order of the input where dependencies allow
 //! ([`super::source_order`]).
 //!
@@ -47,6 +48,9 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), String> {
     ctx.func.dfg.resolve_all_aliases();
     let order = super::source_order::SourceOrder::of(&ctx.func);
     ctx.egraph_pass(super::flags(), &mut ControlPlane::default()).map_err(|e| format!("the e-graph pass failed: {}", e))?;
+    // A branch on a constant became a jump: the blocks only it reached go
+    // (the legalizations take no unreachable code the e-graph left behind).
+    ctx.eliminate_unreachable_code(super::flags()).map_err(|e| format!("unreachable-code elimination failed: {}", e))?;
     super::source_order::restore(&mut ctx.func, &order);
     params_to_calls(&mut ctx.func, &reads);
     ctx.func.dfg.resolve_all_aliases();
