@@ -54,7 +54,21 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), String> {
     super::source_order::restore(&mut ctx.func, &order);
     params_to_calls(&mut ctx.func, &reads);
     ctx.func.dfg.resolve_all_aliases();
+    forget_removed(&mut ctx.func);
     Ok(())
+}
+
+/// Makes every instruction no longer in the layout a `nop`: the e-graph
+/// leaves the data of the instructions it replaced (a folded `br_table`
+/// with block calls whose argument lists are gone), which the later passes'
+/// `resolve_all_aliases` would read.
+fn forget_removed(func: &mut Function) {
+    use cranelift_codegen::entity::EntityRef;
+    let removed: Vec<_> =
+        (0..func.dfg.num_insts()).map(cranelift_codegen::ir::Inst::new).filter(|&i| func.layout.inst_block(i).is_none()).collect();
+    for inst in removed {
+        func.dfg.insts[inst] = InstructionData::NullAry { opcode: cranelift_codegen::ir::Opcode::Nop };
+    }
 }
 
 /// Whether `i` reads a value fixed for the thread's lifetime.
