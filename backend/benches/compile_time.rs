@@ -7,7 +7,9 @@
 //! own `tests/filetests`. Both sides start from the parsed CLIF function and
 //! end with machine code: Ursa's `compile` (verifier, legalization, ISLE
 //! lowering, regalloc2, encoding, scheduling bits), Cranelift's
-//! `Context::compile` for x86-64 with default settings (`opt_level=none`).
+//! `Context::compile` for x86-64 with default settings but `opt_level`,
+//! which is the same on both sides: `speed` (Ursa's default: both run the
+//! e-graph pass), or `none` with `URSA_OPT_LEVEL=none`.
 //!
 //! The verifier runs once on each side: Ursa's `compile` verifies its input
 //! once; Cranelift's `Context::compile` with `enable_verifier` (its default)
@@ -41,7 +43,7 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::Configurable;
 use cranelift_codegen::{settings, Context};
 use criterion::{criterion_group, criterion_main, Criterion};
-use ursa_backend::{compile, Options};
+use ursa_backend::{compile, OptLevel, Options};
 
 #[path = "support/clif_corpus.rs"]
 mod clif_corpus;
@@ -62,15 +64,26 @@ fn corpus() -> (PathBuf, &'static str) {
     (root().join("tests/filetests"), "tests/filetests (no conformance folder found)")
 }
 
+/// The optimization level of both compilers: `$URSA_OPT_LEVEL`, default `speed`.
+fn level() -> OptLevel {
+    std::env::var("URSA_OPT_LEVEL").ok().and_then(|v| OptLevel::from_name(&v)).unwrap_or_default()
+}
+
+fn opts() -> Options {
+    Options { opt_level: level(), ..Default::default() }
+}
+
 fn x64() -> OwnedTargetIsa {
     let b = cranelift_codegen::isa::lookup_by_name("x86_64").expect("cranelift-codegen built with the x86 feature");
     let mut flags = settings::builder();
+    let name = if level() == OptLevel::None { "none" } else { "speed" };
+    flags.set("opt_level", name).expect("cranelift has the opt_level setting");
     flags.set("enable_verifier", "false").expect("cranelift has the enable_verifier setting");
     b.finish(settings::Flags::new(flags)).expect("x86-64 ISA")
 }
 
 fn ursa_compile(f: &Function) -> bool {
-    std::panic::catch_unwind(|| compile(f, &Options::default()).is_ok()).unwrap_or(false)
+    std::panic::catch_unwind(|| compile(f, &opts()).is_ok()).unwrap_or(false)
 }
 
 fn cranelift_compile(isa: &OwnedTargetIsa, f: &Function) -> bool {
@@ -164,7 +177,7 @@ fn bench(c: &mut Criterion) {
                 let t0 = Instant::now();
                 for _ in 0..iters {
                     for f in funcs {
-                        std::hint::black_box(compile(f, &Options::default()).is_ok());
+                        std::hint::black_box(compile(f, &opts()).is_ok());
                     }
                 }
                 let d = t0.elapsed();
@@ -224,7 +237,7 @@ fn per_function(isa: &OwnedTargetIsa, cats: &[(String, Vec<Function>)]) {
     for (cat, funcs) in cats {
         for f in funcs {
             let u = time(&|| {
-                std::hint::black_box(compile(f, &Options::default()).is_ok());
+                std::hint::black_box(compile(f, &opts()).is_ok());
             });
             let c = time(&|| {
                 std::hint::black_box(cranelift_compile(isa, f));

@@ -2,12 +2,18 @@
 //!
 //! The pipeline, one pass per file:
 //!
-//! 1. verify — Cranelift's verifier ([`compile`]);
+//! 1. verify — Cranelift's verifier ([`compile`]); at [`OptLevel::Speed`]
+//!    the mid-end (`docs/optimization.md`): [`mid::opt_inline`] — calls of
+//!    small or single-use device functions replaced by the callee's body;
+//!    Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
+//!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
+//!    constant folding, redundant loads);
 //! 2. [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
 //!    [`mid::legalize_div`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //!    and [`mid::legalize_memory`] — loads and stores that may be misaligned get
-//!    a run-time alignment check and a byte-wise slow path;
+//!    a run-time alignment check and a byte-wise slow path; [`mid::legalize_atomics`] —
+//!    atomics without a machine instruction become compare-and-swap loops;
 //! 3. instruction selection — `ursa_isel::lower` runs the ISLE rules;
 //! 4. [`opt::opt_narrow_pairs`] — 64-bit values of which only the low word is read
 //!    (shared-memory addresses) computed in 32 bits; [`opt::opt_fold_zero`] — copies
@@ -58,7 +64,9 @@ pub use module::symbol_name;
 pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
-use mid::{legalize_atomics, legalize_div, legalize_i128, legalize_memory};
+use mid::{
+    legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_unreachable_code,
+};
 use module::{call_graph, call_stack, shared_mem};
 use opt::{opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_narrow_pairs, opt_sink_block_args, opt_uniform};
 use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_reconvergence};
@@ -70,15 +78,47 @@ use pipeline::Run;
 use regalloc::place_spill_slots::{SlotSearch, Verdict};
 use ursa_emit::elf;
 
+/// How much the compiler optimizes (Cranelift's `opt_level` setting; `ursa
+/// compile --opt-level`, `ursa test --opt-level` or a filetest's `set
+/// opt_level=…`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OptLevel {
+    /// No mid-end pass: the CLIF is legalized and lowered as written.
+    None,
+    /// The mid-end runs (`docs/optimization.md`): inlining, unreachable-code
+    /// and constant-phi removal, the e-graph pass.
+    #[default]
+    Speed,
+}
+
+impl OptLevel {
+    /// The level of Cranelift's setting value `name` (`speed_and_size` is
+    /// `speed`).
+    pub fn from_name(name: &str) -> Option<OptLevel> {
+        match name {
+            "none" => Some(OptLevel::None),
+            "speed" | "speed_and_size" => Some(OptLevel::Speed),
+            _ => None,
+        }
+    }
+}
+
 /// Compiler options.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// How much to optimize.
+    pub opt_level: OptLevel,
+    /// The device functions of the module that calls may inline (at
+    /// [`OptLevel::Speed`]; [`Options::for_module`] fills it); without it no
+    /// call is inlined.
+    pub inline: Option<std::sync::Arc<opt_inline::Callees>>,
     /// Mark the function as a kernel (launchable) in the object file.
     pub kernel: bool,
     /// Check the register allocation (symbolic execution of the allocated code
     /// against the virtual-register code: [`regalloc::check_assignment`] for the SSA
     /// assignment, regalloc2's checker for regalloc2's); an error is an
-    /// internal compiler error. The test runner turns it on.
+    /// internal compiler error. The test runner turns it on. It also
+    /// verifies the CLIF the mid-end produces.
     pub check_regalloc: bool,
     /// Allocate with regalloc2 even where `assign_regs_ssa` could assign the
     /// registers on the SSA code, to compare the two paths (the `ursa`
@@ -100,6 +140,17 @@ pub struct Options {
     /// every convergence-barrier register it uses, and calls are not
     /// followed to CTA barriers.
     pub module: Option<std::sync::Arc<reconv::plan::ModuleFacts>>,
+}
+
+impl Options {
+    /// These options for the functions `funcs` of one module (`kernels[i]`:
+    /// is `funcs[i]` a kernel): the callees calls may inline (at
+    /// [`OptLevel::Speed`]) and the module's facts for reconvergence.
+    pub fn for_module(&self, funcs: &[Function], kernels: &[bool]) -> Options {
+        let inline = (self.opt_level == OptLevel::Speed).then(|| std::sync::Arc::new(opt_inline::Callees::new(funcs, kernels)));
+        let opts = Options { inline, ..self.clone() };
+        Options { module: Some(std::sync::Arc::new(call_graph::module_facts(funcs, kernels, &opts))), ..opts }
+    }
 }
 
 /// A compiled function.
@@ -162,14 +213,13 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
         }
         return Err(Error::Verifier(text));
     }
-    let shared_size = opts.shared.function_size(func)?;
     // The kernel parameter table of the function as written: an i128
     // parameter (16 bytes, 8-aligned) has the layout of its two halves.
     let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
     let mut run = Run::new(&opts.print_after);
     // What `--print-after` asks for is kept when a later pass fails, so the
     // code that led to an internal error can be read.
-    match run_passes(func.clone(), opts, params, shared_size, &mut run) {
+    match run_passes(func.clone(), opts, params, &mut run) {
         Ok(c) => Ok(Compiled { printed: run.printed, passes: run.ran.into_vec(), ..c }),
         Err(e) if run.printed.is_empty() => Err(e),
         Err(e) => Err(e.with_printed(&run.printed)),
@@ -178,15 +228,11 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
 
 /// The passes of [`compile`] on the verified function, in the order of
 /// [`Pass::ALL`], each recorded in `run` (which prints its output if asked).
-fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, shared_size: u32, run: &mut Run) -> Result<Compiled, Error> {
-    legalize_i128::narrow_i128(&mut func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
-    run.ran(Pass::legalize_i128, &func.display());
-    legalize_div::legalize(&mut func).map_err(|e| e.in_pass(Pass::legalize_div))?;
-    run.ran(Pass::legalize_div, &func.display());
-    legalize_memory::legalize_memory(&mut func).map_err(|e| e.in_pass(Pass::legalize_memory))?;
-    run.ran(Pass::legalize_memory, &func.display());
-    legalize_atomics::legalize_atomics(&mut func);
-    run.ran(Pass::legalize_atomics, &func.display());
+fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: &mut Run) -> Result<Compiled, Error> {
+    run_clif_passes(&mut func, opts, run)?;
+    // After inlining: the shared variables of inlined callees are the
+    // caller's own.
+    let shared_size = opts.shared.function_size(&func)?;
     // One control-flow graph of the CLIF function (with its dominator trees,
     // computed on demand) and one divergence analysis for the region
     // planning and the uniform block parameters.
@@ -314,6 +360,48 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, share
     })
 }
 
+/// The passes on CLIF, in order: at [`OptLevel::Speed`] the mid-end
+/// (inlining, unreachable code, constant phis, the e-graph), then the
+/// legalizations. The module's facts
+/// ([`call_graph::module_facts`]) replay them to plan each function as it
+/// will be compiled.
+pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run) -> Result<(), Error> {
+    let speed = opts.opt_level == OptLevel::Speed;
+    if speed {
+        if let Some(callees) = &opts.inline {
+            opt_inline::opt_inline(func, callees).map_err(|e| e.in_pass(Pass::opt_inline))?;
+        }
+        run.ran(Pass::opt_inline, &func.display());
+    }
+    if speed {
+        mid::with_context(func, |ctx| -> Result<(), Error> {
+            ctx.flowgraph();
+            opt_unreachable_code::opt_unreachable_code(ctx).map_err(|e| e.in_pass(Pass::opt_unreachable_code))?;
+            run.ran(Pass::opt_unreachable_code, &ctx.func.display());
+            opt_constant_phis::opt_constant_phis(ctx).map_err(|e| e.in_pass(Pass::opt_constant_phis))?;
+            run.ran(Pass::opt_constant_phis, &ctx.func.display());
+            opt_egraph::opt_egraph(ctx).map_err(|e| e.in_pass(Pass::opt_egraph))?;
+            run.ran(Pass::opt_egraph, &ctx.func.display());
+            Ok(())
+        })?;
+        if opts.check_regalloc {
+            if let Err(errs) = cranelift_codegen::verifier::verify_function(&*func, mid::flags()) {
+                let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
+                return Err(Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_egraph));
+            }
+        }
+    }
+    legalize_i128::narrow_i128(func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
+    run.ran(Pass::legalize_i128, &func.display());
+    legalize_div::legalize(func).map_err(|e| e.in_pass(Pass::legalize_div))?;
+    run.ran(Pass::legalize_div, &func.display());
+    legalize_memory::legalize_memory(func).map_err(|e| e.in_pass(Pass::legalize_memory))?;
+    run.ran(Pass::legalize_memory, &func.display());
+    legalize_atomics::legalize_atomics(func);
+    run.ran(Pass::legalize_atomics, &func.display());
+    Ok(())
+}
+
 /// Calls (and function addresses) whose target the object does not define:
 /// (calling function, callee). A module is self-contained (there is no
 /// separate link step), so each of these is an error.
@@ -334,7 +422,7 @@ pub fn undefined_callees(obj: &elf::Object) -> Vec<(String, String)> {
 pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object, (String, Error)> {
     let mut obj = elf::Object::default();
     let kernels = vec![opts.kernel; funcs.len()];
-    let opts = &Options { module: Some(std::sync::Arc::new(call_graph::module_facts(funcs, &kernels))), ..opts.clone() };
+    let opts = &opts.for_module(funcs, &kernels);
     for f in funcs {
         let c = compile(f, opts).map_err(|e| (symbol_name(f), e))?;
         obj.functions.push(c.function);

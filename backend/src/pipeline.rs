@@ -70,6 +70,14 @@ macro_rules! passes {
 }
 
 passes! {
+    /// Calls of small or single-use device functions replaced by the callee's body.
+    opt_inline: "mid", Clif;
+    /// Blocks no path from the entry reaches deleted.
+    opt_unreachable_code: "mid", Clif;
+    /// Block parameters that receive one value on every edge replaced by that value.
+    opt_constant_phis: "mid", Clif;
+    /// Cranelift's e-graph: value numbering, loop-invariant code motion, constant folding, redundant loads.
+    opt_egraph: "mid", Clif;
     /// Every `i128` value split into two `i64` halves.
     legalize_i128: "mid", Clif;
     /// Integer division and remainder rewritten as software sequences (the machine has no divide).

@@ -16,7 +16,7 @@ fn filetests_through_regalloc2() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("filetests");
     let files = collect(&[dir]).expect("filetests directory");
     let mut log = String::new();
-    let tally = run_files(&files, &TestOptions { differential: false, verbose: false }, &mut log);
+    let tally = run_files(&files, &TestOptions { differential: false, verbose: false, ..Default::default() }, &mut log);
     assert_eq!(tally.failed, 0, "filetests failed through regalloc2:\n{}", log);
     assert!(tally.passed > 50_000, "{}", tally);
 }

@@ -6,13 +6,14 @@
 //! must equal `tests/precise/NAME.out`. Each file is compiled as one module
 //! (device functions get convergence barriers, as with `ursa compile`). A line
 //! `; print-after: PASS…` in the file names other passes to print instead (to
-//! show one pass at work: the pass before it and the pass itself).
+//! show one pass at work: the pass before it and the pass itself); a line
+//! `; opt-level: none` compiles it without the mid-end (default `speed`).
 //! `URSA_BLESS=1` rewrites the `.out` files instead (review the diff before
 //! committing).
 
 use std::path::PathBuf;
 
-use ursa_backend::{compile, Options, Pass};
+use ursa_backend::{compile, OptLevel, Options, Pass};
 
 fn render(path: &std::path::Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
@@ -24,19 +25,22 @@ fn render(path: &std::path::Path) -> String {
         }
         None => vec![Pass::lower_bundles, Pass::calc_instr_deps],
     };
+    let opt_level = match text.lines().find_map(|l| l.strip_prefix("; opt-level:")) {
+        Some(l) => OptLevel::from_name(l.trim()).unwrap_or_else(|| panic!("{}: no opt level {}", path.display(), l)),
+        None => OptLevel::default(),
+    };
     // The whole file is one module, as `ursa compile` sees it.
     let kernels: Vec<bool> = funcs.iter().map(|f| f.signature.returns.is_empty()).collect();
-    let module = Some(std::sync::Arc::new(ursa_backend::module::call_graph::module_facts(&funcs, &kernels)));
+    let base = Options {
+        check_regalloc: true,
+        print_after: passes.clone(),
+        shared: ursa_backend::module::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
+        opt_level,
+        ..Default::default()
+    }
+    .for_module(&funcs, &kernels);
     for f in &funcs {
-        let kernel = f.signature.returns.is_empty();
-        let opts = Options {
-            kernel,
-            check_regalloc: true,
-            print_after: passes.clone(),
-            shared: ursa_backend::module::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
-            module: module.clone(),
-            ..Default::default()
-        };
+        let opts = Options { kernel: f.signature.returns.is_empty(), ..base.clone() };
         let c = compile(f, &opts).unwrap_or_else(|e| panic!("{}: {}: {}", path.display(), f.name, e));
         out.push_str(&c.printed);
     }

@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_reader::{parse_functions, parse_test, ParseOptions};
-use ursa_backend::{compile as compile_fn, symbol_name, Options};
+use ursa_backend::{compile as compile_fn, symbol_name, OptLevel, Options};
 use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_emit::elf;
 
@@ -82,6 +82,7 @@ pub fn compile(
     disasm: bool,
     stats: bool,
     print_after: Vec<String>,
+    opt_level: Option<OptLevel>,
 ) -> Result<(), String> {
     quiet_panics();
     let print_after = print_after
@@ -138,19 +139,19 @@ pub fn compile(
     let mut obj = elf::Object::default();
     let mut stat_lines = Vec::new();
     let kernel_flags: Vec<bool> = funcs.iter().map(is_kernel).collect();
-    let module = catch_unwind(AssertUnwindSafe(|| ursa_backend::module::call_graph::module_facts(&funcs, &kernel_flags)))
-        .map_err(|_| format!("{}: internal compiler error (panic) in the module's reconvergence facts", shown))?;
-    let module = Some(std::sync::Arc::new(module));
+    // A level the file's header sets wins over the command line's.
+    let base = Options {
+        print_after,
+        shared,
+        stats,
+        opt_level: ursa_cli::filetest::file_opt_level(&text).or(opt_level).unwrap_or(ursa_cli::env_options().opt_level),
+        ..ursa_cli::env_options()
+    };
+    let base = catch_unwind(AssertUnwindSafe(|| base.for_module(&funcs, &kernel_flags)))
+        .map_err(|_| format!("{}: internal compiler error (panic) in the module's call-graph facts", shown))?;
     for f in &funcs {
         let name = symbol_name(f);
-        let opts = Options {
-            kernel: is_kernel(f),
-            print_after: print_after.clone(),
-            shared: shared.clone(),
-            module: module.clone(),
-            stats,
-            ..ursa_cli::env_options()
-        };
+        let opts = Options { kernel: is_kernel(f), ..base.clone() };
         let r = catch_unwind(AssertUnwindSafe(|| compile_fn(f, &opts)))
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
@@ -221,11 +222,12 @@ fn clif_name(f: &cranelift_codegen::ir::Function) -> String {
     n.strip_prefix('%').unwrap_or(&n).to_string()
 }
 
-pub fn test(paths: &[PathBuf], differential: bool, verbose: bool) -> Result<(), String> {
+pub fn test(paths: &[PathBuf], differential: bool, verbose: bool, opt_level: Option<OptLevel>) -> Result<(), String> {
     quiet_panics();
     let files = collect(paths)?;
     let mut log = String::new();
-    let tally = run_files(&files, &TestOptions { differential, verbose }, &mut log);
+    let opt_level = opt_level.unwrap_or(ursa_cli::env_options().opt_level);
+    let tally = run_files(&files, &TestOptions { differential, verbose, opt_level }, &mut log);
     print!("{}", log);
     println!("{}", tally);
     if tally.failed > 0 {

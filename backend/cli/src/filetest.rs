@@ -35,7 +35,7 @@ use cranelift_reader::{parse_run_command, parse_test, Comparison, ParseOptions, 
 use ursa_emit::elf;
 use ursa_sim::{Engine, Gpu, LaunchConfig, Program, Space, TrapKind};
 
-use ursa_backend::{compile, symbol_name, Error, Options};
+use ursa_backend::{compile, symbol_name, Error, OptLevel, Options};
 
 use crate::filetest_calls::{call_simulator_wrapped, compile_wrapper, invoked_name, needs_wrapper, run_target};
 
@@ -46,11 +46,14 @@ pub struct TestOptions {
     pub differential: bool,
     /// Print passing tests too.
     pub verbose: bool,
+    /// The optimization level of a file that does not set one (`set
+    /// opt_level=…` in its header wins).
+    pub opt_level: OptLevel,
 }
 
 impl Default for TestOptions {
     fn default() -> Self {
-        TestOptions { differential: true, verbose: false }
+        TestOptions { differential: true, verbose: false, opt_level: OptLevel::default() }
     }
 }
 
@@ -168,13 +171,39 @@ fn strip_targets(text: &str) -> String {
 }
 
 pub fn compile_guarded(f: &Function) -> Result<elf::Function, Error> {
-    compile_guarded_in(f, &ursa_backend::module::shared_mem::SharedLayout::default())
+    compile_guarded_in(f, &Options { check_regalloc: true, ..crate::env_options() })
 }
 
-/// [`compile_guarded`] for a function of a file whose `; ursa.shared`
-/// directives gave `shared`.
-pub fn compile_guarded_in(f: &Function, shared: &ursa_backend::module::shared_mem::SharedLayout) -> Result<elf::Function, Error> {
-    match catch_unwind(AssertUnwindSafe(|| compile(f, &Options { check_regalloc: true, shared: shared.clone(), ..crate::env_options() }))) {
+/// The options the functions `funcs` of one test file or generated program
+/// are compiled with, at `level`: the checks of the test runner on, and at
+/// [`OptLevel::Speed`] the device functions calls may inline (every function
+/// of a test is a device function).
+pub fn module_options(funcs: &[Function], shared: &ursa_backend::module::shared_mem::SharedLayout, level: OptLevel) -> Options {
+    let inline = (level == OptLevel::Speed)
+        .then(|| catch_unwind(AssertUnwindSafe(|| ursa_backend::mid::opt_inline::Callees::new(funcs, &vec![false; funcs.len()]))).ok())
+        .flatten()
+        .map(std::sync::Arc::new);
+    Options { check_regalloc: true, shared: shared.clone(), opt_level: level, inline, ..crate::env_options() }
+}
+
+/// The level a file's header sets (`set opt_level=…`), if it sets one.
+pub fn file_opt_level(text: &str) -> Option<OptLevel> {
+    let mut level = None;
+    for line in text.lines().map(str::trim).take_while(|l| !l.starts_with("function")) {
+        if let Some(settings) = line.strip_prefix("set ") {
+            for s in settings.split_whitespace() {
+                if let Some(v) = s.strip_prefix("opt_level=") {
+                    level = OptLevel::from_name(v).or(level);
+                }
+            }
+        }
+    }
+    level
+}
+
+/// Compiles `f` with `opts`, a panic reported as an internal error.
+pub fn compile_guarded_in(f: &Function, opts: &Options) -> Result<elf::Function, Error> {
+    match catch_unwind(AssertUnwindSafe(|| compile(f, opts))) {
         Ok(r) => r.map(|c| c.function),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -243,10 +272,13 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             return t;
         }
     };
-    // Compile every function; a function whose callee failed fails too.
+    // Compile every function (one module); a function whose callee failed
+    // fails too.
+    let funcs: Vec<Function> = tf.functions.iter().map(|(f, _)| f.clone()).collect();
+    let module = module_options(&funcs, &shared, file_opt_level(&stripped).unwrap_or(opts.opt_level));
     let mut compiled: HashMap<String, Result<elf::Function, Error>> = HashMap::new();
-    for (f, _) in &tf.functions {
-        compiled.insert(symbol_name(f), compile_guarded_in(f, &shared));
+    for f in &funcs {
+        compiled.insert(symbol_name(f), compile_guarded_in(f, &module));
     }
     // name -> (reason, is it a failure rather than an unsupported feature)
     let mut blocked: HashMap<String, (String, bool)> = HashMap::new();

@@ -17,9 +17,13 @@ pub mod input;
 /// environment asks for. `URSA_REGALLOC2` (set to anything but `0`) sends every
 /// function through regalloc2 ([`ursa_backend::Options::regalloc2`]);
 /// `URSA_TRACE_ALLOCATOR` names on stderr each function left to regalloc2 and
-/// why. The compiler library itself reads no environment.
+/// why; `URSA_OPT_LEVEL` (`none` or `speed`) sets the optimization level
+/// ([`ursa_backend::Options::opt_level`]; an `--opt-level` flag wins; any
+/// other value leaves the default, `speed`). The compiler library itself reads
+/// no environment.
 pub fn env_options() -> ursa_backend::Options {
     ursa_backend::Options {
+        opt_level: std::env::var("URSA_OPT_LEVEL").ok().and_then(|v| ursa_backend::OptLevel::from_name(&v)).unwrap_or_default(),
         regalloc2: std::env::var_os("URSA_REGALLOC2").is_some_and(|v| v != "0"),
         trace_allocator: std::env::var_os("URSA_TRACE_ALLOCATOR").is_some(),
         ..Default::default()

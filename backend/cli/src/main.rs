@@ -61,6 +61,11 @@ enum Cmd {
         /// (repeatable); the passes in the order they run.
         #[arg(long, value_name = "PASS", value_parser = clap::builder::PossibleValuesParser::new(ursa_backend::Pass::ALL.iter().map(|p| p.name())))]
         print_after: Vec<String>,
+        /// Optimization: `speed` runs the mid-end (inlining, the e-graph;
+        /// docs/optimization.md), `none` lowers the CLIF as written
+        /// [default: speed, or $URSA_OPT_LEVEL]; a file's `set opt_level=…` wins.
+        #[arg(long, value_name = "LEVEL", value_parser = ["none", "speed"])]
+        opt_level: Option<String>,
     },
     /// Run Cranelift filetests (`test compile`, `test run`): files or directories.
     Test {
@@ -77,6 +82,10 @@ enum Cmd {
         /// code and through its interpreter and fail where they differ.
         #[arg(long)]
         jit_check: bool,
+        /// Optimization of files that do not set `opt_level` in their
+        /// header: `speed` or `none` [default: speed, or $URSA_OPT_LEVEL].
+        #[arg(long, value_name = "LEVEL", value_parser = ["none", "speed"])]
+        opt_level: Option<String>,
     },
     /// Run random programs on the simulator and in cranelift-interpreter and
     /// compare; failures are reduced and printed as filetests.
@@ -168,13 +177,22 @@ fn main() -> ExitCode {
             cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show)
         }
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
-        Cmd::Compile { input, output, kernel, disasm, stats, print_after } => match cli_compile::kernel_selection(input, kernel) {
-            Ok((input, kernels)) => cli_compile::compile(&input, output, &kernels, disasm, stats, print_after),
+        Cmd::Compile { input, output, kernel, disasm, stats, print_after, opt_level } => match cli_compile::kernel_selection(input, kernel)
+        {
+            Ok((input, kernels)) => cli_compile::compile(
+                &input,
+                output,
+                &kernels,
+                disasm,
+                stats,
+                print_after,
+                opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name),
+            ),
             Err(e) => Err(e),
         },
-        Cmd::Test { paths, no_differential, verbose, jit_check } => {
+        Cmd::Test { paths, no_differential, verbose, jit_check, opt_level } => {
             ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
-            cli_compile::test(&paths, !no_differential, verbose)
+            cli_compile::test(&paths, !no_differential, verbose, opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name))
         }
         Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => {
             cli_run::run(cli_run::RunArgs {

@@ -14,7 +14,7 @@ fn run(name: &str, text: &str) -> (Tally, String) {
     let p: PathBuf = dir.join(name);
     std::fs::write(&p, text).unwrap();
     let mut log = String::new();
-    let t = run_file(&p, &TestOptions { differential: true, verbose: true }, &mut log);
+    let t = run_file(&p, &TestOptions { differential: true, verbose: true, ..Default::default() }, &mut log);
     (t, log)
 }
 

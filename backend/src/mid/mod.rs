@@ -5,10 +5,59 @@ pub mod legalize_atomics;
 pub mod legalize_div;
 pub mod legalize_i128;
 pub mod legalize_memory;
+pub mod opt_constant_phis;
+pub mod opt_egraph;
+pub mod opt_inline;
+pub mod opt_unreachable_code;
+pub mod source_order;
+
+use std::cell::RefCell;
 
 use cranelift_codegen::ir::Function;
+use cranelift_codegen::{settings, Context};
 
 use crate::Error;
+
+thread_local! {
+    /// The Cranelift context the CLIF passes run in, one per thread (its
+    /// memory reused from function to function).
+    static CONTEXT: RefCell<Context> = RefCell::new(Context::new());
+}
+
+/// Runs `f` on a Cranelift context that holds `func` (cleared first, its
+/// control-flow graph and dominator tree not computed).
+pub(crate) fn with_context<R>(func: &mut Function, f: impl FnOnce(&mut Context) -> R) -> R {
+    CONTEXT.with(|c| match c.try_borrow_mut() {
+        Ok(mut ctx) => {
+            ctx.clear();
+            std::mem::swap(&mut ctx.func, func);
+            let r = f(&mut ctx);
+            std::mem::swap(&mut ctx.func, func);
+            r
+        }
+        Err(_) => {
+            let mut ctx = Context::for_function(std::mem::replace(func, Function::new()));
+            let r = f(&mut ctx);
+            *func = ctx.func;
+            r
+        }
+    })
+}
+
+/// The settings the Cranelift passes run with: `opt_level=speed` and no
+/// verifier between passes (the compiler verifies its input once, and the
+/// mid-end's output when asked: [`crate::Options::check_regalloc`]).
+pub(crate) fn flags() -> &'static settings::Flags {
+    static FLAGS: std::sync::OnceLock<settings::Flags> = std::sync::OnceLock::new();
+    FLAGS.get_or_init(|| {
+        use settings::Configurable;
+        let mut b = settings::builder();
+        // Both names are Cranelift's own settings; a failure would leave the defaults.
+        let _ = b.set("opt_level", "speed");
+        let _ = b.set("enable_verifier", "false");
+        settings::Flags::new(b)
+    })
+}
 
 /// In a debug build, the function a CLIF pass produced checked by
 /// Cranelift's verifier (an error there is a bug of the pass).

@@ -37,57 +37,96 @@ use cranelift_codegen::ir::{Function, InstructionData};
 use crate::reconv::plan::{CallSite, Callee, DeviceFacts, ModuleFacts, Plan};
 use crate::reconv::plan_reconvergence;
 
-/// The facts for `funcs` (legalized or not: only calls and branches
-/// matter), `kernels[i]` telling whether `funcs[i]` is a kernel.
-pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
-    let n = funcs.len();
-    let syms: Vec<String> = funcs.iter().map(crate::module::symbol_name).collect();
-    let index: HashMap<&str, usize> = syms.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-    let sites: Vec<Vec<CallSite>> = funcs.iter().map(plan_reconvergence::call_sites).collect();
-    let address_taken: Vec<usize> = {
-        let mut v = Vec::new();
+/// The calls between the functions of a module, as written (before inlining).
+pub struct CallGraph {
+    /// The object symbol of each function.
+    pub syms: Vec<String>,
+    /// The functions whose address is taken (`func_addr`): what an indirect call may reach.
+    pub address_taken: Vec<usize>,
+    /// The functions each one calls, directly or (any address-taken one) indirectly; sorted.
+    pub callees: Vec<Vec<usize>>,
+    /// `below[f][g]`: `f` may run `g` (itself included).
+    pub below: Vec<Vec<bool>>,
+    /// The number of direct calls of each function in the module.
+    pub call_sites: Vec<usize>,
+}
+
+impl CallGraph {
+    pub fn new(funcs: &[Function]) -> CallGraph {
+        let n = funcs.len();
+        let syms: Vec<String> = funcs.iter().map(crate::module::symbol_name).collect();
+        let index: HashMap<&str, usize> = syms.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        let sites: Vec<Vec<CallSite>> = funcs.iter().map(plan_reconvergence::call_sites).collect();
+        let mut address_taken = Vec::new();
         for f in funcs {
             for inst in f.layout.blocks().flat_map(|b| f.layout.block_insts(b)) {
                 if let InstructionData::FuncAddr { func_ref, .. } = f.dfg.insts[inst] {
                     if let Some(&k) = ursa_isel::lower::callee_symbol(f, func_ref).as_deref().and_then(|s| index.get(s)) {
-                        if !v.contains(&k) {
-                            v.push(k);
+                        if !address_taken.contains(&k) {
+                            address_taken.push(k);
                         }
                     }
                 }
             }
         }
-        v
-    };
+        let mut call_sites = vec![0; n];
+        let callees: Vec<Vec<usize>> = sites
+            .iter()
+            .map(|ss| {
+                let mut v: Vec<usize> = Vec::new();
+                for s in ss {
+                    match &s.callee {
+                        Callee::Direct(name) => {
+                            if let Some(&k) = index.get(name.as_str()) {
+                                call_sites[k] += 1;
+                                v.push(k);
+                            }
+                        }
+                        Callee::Indirect => v.extend_from_slice(&address_taken),
+                    }
+                }
+                v.sort();
+                v.dedup();
+                v
+            })
+            .collect();
+        // Functions each function may run (itself included).
+        let below: Vec<Vec<bool>> = (0..n)
+            .map(|f| {
+                let mut seen = vec![false; n];
+                let mut stack = vec![f];
+                while let Some(x) = stack.pop() {
+                    if !seen[x] {
+                        seen[x] = true;
+                        stack.extend(callees[x].iter().copied());
+                    }
+                }
+                seen
+            })
+            .collect();
+        CallGraph { syms, address_taken, callees, below, call_sites }
+    }
+
+    /// Whether function `f` may call itself (directly or through others).
+    pub fn recursive(&self, f: usize) -> bool {
+        self.callees[f].iter().any(|&g| self.below[g][f])
+    }
+}
+
+/// The facts for `funcs` as written, `kernels[i]` telling whether `funcs[i]`
+/// is a kernel; each function is planned as `opts` (its opt level and the
+/// callees it may inline) will compile it.
+pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options) -> ModuleFacts {
+    let n = funcs.len();
+    let graph = CallGraph::new(funcs);
+    let (syms, address_taken, callees, below) = (&graph.syms, &graph.address_taken, &graph.callees, &graph.below);
+    let index: HashMap<&str, usize> = syms.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     let targets = |c: &Callee| -> Vec<usize> {
         match c {
             Callee::Direct(s) => index.get(s.as_str()).copied().into_iter().collect(),
             Callee::Indirect => address_taken.clone(),
         }
     };
-    let callees: Vec<Vec<usize>> = sites
-        .iter()
-        .map(|ss| {
-            let mut v: Vec<usize> = ss.iter().flat_map(|s| targets(&s.callee)).collect();
-            v.sort();
-            v.dedup();
-            v
-        })
-        .collect();
-    // Functions each function may run (itself included).
-    let below: Vec<Vec<bool>> = (0..n)
-        .map(|f| {
-            let mut seen = vec![false; n];
-            let mut stack = vec![f];
-            while let Some(x) = stack.pop() {
-                if !seen[x] {
-                    seen[x] = true;
-                    stack.extend(callees[x].iter().copied());
-                }
-            }
-            seen
-        })
-        .collect();
     let mut facts = ModuleFacts::default();
     // Barrier chains, shortest first.
     let mut chain: Vec<Option<Vec<String>>> = funcs
@@ -127,7 +166,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     // Which device functions may run twice at once.
     let mut twice: Vec<Option<String>> = vec![None; n];
     for f in 0..n {
-        if !kernels[f] && callees[f].iter().any(|&g| below[g][f]) {
+        if !kernels[f] && graph.recursive(f) {
             twice[f] = Some("it calls itself (directly or through other functions), so lanes of a warp may run it twice at once".into());
         }
     }
@@ -138,7 +177,10 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     for f in (0..n).filter(|&f| !kernels[f]) {
         provisional.device.insert(syms[f].clone(), DeviceFacts::default());
     }
-    let first: Vec<Option<Plan>> = funcs.iter().zip(kernels).map(|(f, &k)| legalized_plan(f, k, &provisional)).collect();
+    // Each function as the compiler plans it: after the CLIF passes.
+    let prepared: Vec<Option<Function>> = funcs.iter().zip(kernels).map(|(f, &k)| prepared(f, k, opts)).collect();
+    let plan = |f: usize, facts: &ModuleFacts| prepared[f].as_ref().and_then(|p| plan_reconvergence::plan(p, kernels[f], Some(facts)).ok());
+    let first: Vec<Option<Plan>> = (0..n).map(|f| plan(f, &provisional)).collect();
     let mark_twice = |twice: &mut Vec<Option<String>>, g: usize, p: &Plan| {
         for &(s, t) in &p.concurrent_calls {
             for f in 0..n {
@@ -217,7 +259,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
                 d.runs_twice = twice[f].clone();
             }
         }
-        let Some(p) = legalized_plan(&funcs[f], kernels[f], &facts) else { continue };
+        let Some(p) = plan(f, &facts) else { continue };
         mark_twice(&mut twice, f, &p);
         for c in &p.calls {
             for x in targets(&c.callee) {
@@ -230,10 +272,10 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool]) -> ModuleFacts {
     facts
 }
 
-/// The plan of `f` after the legalizations the compiler runs before
-/// planning (they add blocks); `None` if they or the plan fail (the
+/// `f` after the CLIF passes the compiler runs before planning (they add
+/// blocks, inline calls); `None` if it is not valid CLIF or they fail (the
 /// compiler reports that when it compiles the function).
-fn legalized_plan(f: &Function, kernel: bool, facts: &ModuleFacts) -> Option<Plan> {
+fn prepared(f: &Function, kernel: bool, opts: &crate::Options) -> Option<Function> {
     if f.layout.entry_block().is_none()
         || cranelift_codegen::verifier::verify_function(f, &cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder()))
             .is_err()
@@ -241,9 +283,7 @@ fn legalized_plan(f: &Function, kernel: bool, facts: &ModuleFacts) -> Option<Pla
         return None;
     }
     let mut f = f.clone();
-    crate::mid::legalize_i128::narrow_i128(&mut f).ok()?;
-    crate::mid::legalize_div::legalize(&mut f).ok()?;
-    crate::mid::legalize_memory::legalize_memory(&mut f).ok()?;
-    crate::mid::legalize_atomics::legalize_atomics(&mut f);
-    plan_reconvergence::plan(&f, kernel, Some(facts)).ok()
+    let opts = crate::Options { kernel, print_after: Vec::new(), ..opts.clone() };
+    crate::run_clif_passes(&mut f, &opts, &mut crate::pipeline::Run::new(&[])).ok()?;
+    Some(f)
 }

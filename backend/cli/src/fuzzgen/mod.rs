@@ -25,7 +25,7 @@ use cranelift_interpreter::environment::FunctionStore;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::filetest::{compile_guarded, interpret, link_for_test, show, simulate};
+use crate::filetest::{compile_guarded_in, interpret, link_for_test, module_options, show, simulate};
 use ursa_backend::{symbol_name, Error};
 
 /// Argument vectors run per program.
@@ -86,9 +86,10 @@ pub fn check(p: &ast::Program, argsets: &[Vec<u64>]) -> Outcome {
 
 fn check_inner(p: &ast::Program, argsets: &[Vec<u64>]) -> Outcome {
     let funcs = build::build(p);
+    let opts = module_options(&funcs, &Default::default(), crate::env_options().opt_level);
     let mut compiled = Vec::new();
     for f in &funcs {
-        match compile_guarded(f) {
+        match compile_guarded_in(f, &opts) {
             Ok(ef) => compiled.push(ef),
             Err(e) => {
                 let kind = match e {

@@ -1,0 +1,149 @@
+//! Cranelift's e-graph optimizer (`Context::egraph_pass`): global value
+//! numbering, loop-invariant code motion, constant folding and algebraic
+//! rewrites (Cranelift's `opts/*.isle` rules), alias analysis with
+//! redundant-load elimination and store-to-load forwarding, and
+//! branch folding on constant conditions; the blocks a folded branch no
+//! longer reaches are deleted. Then each block's instructions
+//! go back to the order of the input where dependencies allow
+//! ([`super::source_order`]).
+//!
+//! **Intrinsics.** A call is a side effect to the e-graph (and a memory
+//! fence to its alias analysis), so calls of intrinsics stay where they are
+//! and as many as written. The intrinsics that read a value fixed for the
+//! whole thread — the special registers (`%ursa_tid_x`, `%ursa_ctaid_x`,
+//! `%ursa_laneid`, …) and the launch dimensions (`%ursa_ntid_x`,
+//! `%ursa_nctaid_x`, …) — are pure, and the pass lets the e-graph treat them
+//! so: before it runs, every call of such an intrinsic becomes a parameter
+//! of the entry block (one per intrinsic, however many calls), an opaque
+//! value defined everywhere, which the e-graph can share and use in
+//! hoisted code; after it, each parameter still used becomes one call again
+//! at the top of the entry block (where ptxas reads its special registers,
+//! rather than at a use inside a loop). Shuffles, votes, ballots and the
+//! barrier depend on the other lanes and stay calls.
+//!
+//! Loads are not volatile: the alias analysis may reuse a value loaded or
+//! stored earlier in the same thread when no store, call or atomic
+//! between could have changed it (waiting for another thread's store is
+//! done with atomics or across `%ursa_barrier`, a call).
+
+use crate::Error;
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::{AbiParam, FuncRef, Function, InstBuilder, InstructionData, Value};
+use cranelift_codegen::Context;
+use ursa_isel::intrinsics::Intrinsic;
+
+/// A pure intrinsic turned into an entry-block parameter.
+struct PureRead {
+    /// The declaration the calls used (the restored call uses it again).
+    func_ref: FuncRef,
+    param: Value,
+}
+
+/// Runs the e-graph pass on `ctx.func`; `ctx`'s control-flow graph and
+/// dominator tree must be the function's.
+pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
+    let reads = pure_calls_to_params(&mut ctx.func);
+    // The e-graph reads no aliases (constant-phi removal and the inliner
+    // leave some, and so does the step above).
+    ctx.func.dfg.resolve_all_aliases();
+    let order = super::source_order::SourceOrder::of(&ctx.func);
+    ctx.egraph_pass(super::flags(), &mut ControlPlane::default()).map_err(|e| Error::internal(format!("the e-graph pass failed: {}", e)))?;
+    // A branch on a constant became a jump: the blocks only it reached go
+    // (the legalizations take no unreachable code the e-graph left behind).
+    ctx.eliminate_unreachable_code(super::flags()).map_err(|e| Error::internal(format!("unreachable-code elimination failed: {}", e)))?;
+    super::source_order::restore(&mut ctx.func, &order);
+    params_to_calls(&mut ctx.func, &reads);
+    ctx.func.dfg.resolve_all_aliases();
+    forget_removed(&mut ctx.func);
+    Ok(())
+}
+
+/// Makes every instruction no longer in the layout a `nop`: the e-graph
+/// leaves the data of the instructions it replaced (a folded `br_table`
+/// with block calls whose argument lists are gone), which the later passes'
+/// `resolve_all_aliases` would read.
+fn forget_removed(func: &mut Function) {
+    use cranelift_codegen::entity::EntityRef;
+    let removed: Vec<_> =
+        (0..func.dfg.num_insts()).map(cranelift_codegen::ir::Inst::new).filter(|&i| func.layout.inst_block(i).is_none()).collect();
+    for inst in removed {
+        func.dfg.insts[inst] = InstructionData::NullAry { opcode: cranelift_codegen::ir::Opcode::Nop };
+    }
+}
+
+/// Whether `i` reads a value fixed for the thread's lifetime.
+fn is_pure(i: Intrinsic) -> bool {
+    matches!(i, Intrinsic::Special(_) | Intrinsic::Const0(_))
+}
+
+/// Replaces every call of a pure intrinsic with an entry-block parameter
+/// (appended to the signature too, so the function stays consistent).
+fn pure_calls_to_params(func: &mut Function) -> Vec<PureRead> {
+    let mut reads: Vec<(String, PureRead)> = Vec::new();
+    let Some(entry) = func.layout.entry_block() else { return Vec::new() };
+    if func.dfg.ext_funcs.is_empty() {
+        return Vec::new();
+    }
+    let mut calls = Vec::new();
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            if let Some(i) = super::divergence::intrinsic_of(func, inst) {
+                if is_pure(i) {
+                    calls.push(inst);
+                }
+            }
+        }
+    }
+    for inst in calls {
+        let InstructionData::Call { func_ref, .. } = func.dfg.insts[inst] else { continue };
+        let Some(name) = ursa_isel::lower::callee_symbol(func, func_ref) else { continue };
+        let result = func.dfg.first_result(inst);
+        let param = match reads.iter().find(|(n, _)| *n == name) {
+            Some((_, r)) => r.param,
+            None => {
+                let ty = func.dfg.value_type(result);
+                let param = func.dfg.append_block_param(entry, ty);
+                func.signature.params.push(AbiParam::new(ty));
+                reads.push((name, PureRead { func_ref, param }));
+                param
+            }
+        };
+        func.dfg.clear_results(inst);
+        func.dfg.change_to_alias(result, param);
+        func.layout.remove_inst(inst);
+    }
+    reads.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Undoes [`pure_calls_to_params`]: each parameter still used becomes a call
+/// at the top of the entry block; the parameters leave the block and the
+/// signature (their uses are left as aliases of the calls' results).
+fn params_to_calls(func: &mut Function, reads: &[PureRead]) {
+    let Some(entry) = func.layout.entry_block() else { return };
+    if reads.is_empty() {
+        return;
+    }
+    let mut used = vec![false; reads.len()];
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            for v in func.dfg.inst_values(inst) {
+                if let Some(k) = reads.iter().position(|r| r.param == v) {
+                    used[k] = true;
+                }
+            }
+        }
+    }
+    let mut pos = FuncCursor::new(func).at_first_insertion_point(entry);
+    for (r, &used) in reads.iter().zip(&used) {
+        let call = used.then(|| {
+            let inst = pos.ins().call(r.func_ref, &[]);
+            pos.func.dfg.first_result(inst)
+        });
+        pos.func.dfg.remove_block_param(r.param);
+        pos.func.signature.params.pop();
+        if let Some(v) = call {
+            pos.func.dfg.change_to_alias(r.param, v);
+        }
+    }
+}
