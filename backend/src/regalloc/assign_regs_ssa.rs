@@ -36,7 +36,7 @@
 //!   is reloaded after a call that is followed by a read of it before the
 //!   next call; a predicate goes through `R0`, which then holds no value.
 //!
-//! It gives up ("not handled": `Err` with the reason, and regalloc2 runs) when the values do
+//! It gives up ("not handled": `Err` with the reason, a [`GiveUp`], and regalloc2 runs) when the values do
 //! not fit, values live across calls would go above the ABI registers, a
 //! fixed register is in the way, the code names registers chosen at run time or
 //! hard-coded registers other than the stack pointer, or the shape is unusual
@@ -57,6 +57,65 @@ const NPREDS: u32 = P_SCRATCH;
 /// The stack pointer.
 const SP: u32 = 1;
 const NONE: u32 = u32::MAX;
+
+/// Why the walk leaves a function to regalloc2 (printed as the reason by
+/// `URSA_TRACE_ALLOCATOR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// Regalloc2 was asked for (`Options::regalloc2`): the walk did not run.
+    Asked,
+    /// The function has no blocks.
+    NoBlocks,
+    /// An instruction selects registers at run time (`R[UR, imm]`).
+    DynamicRegisters,
+    /// An instruction names a register of its own other than the stack pointer.
+    NamedRegister,
+    /// An operand is a predicate fixed to an ABI register.
+    FixedPredicate,
+    /// A block is not reachable from the entry.
+    UnreachableBlock,
+    /// A value is live into the entry block.
+    LiveIntoFunction,
+    /// A block reads a value no dominating block defined.
+    UseBeforeDef,
+    /// More values are live at once than the file holds.
+    Full,
+    /// A fixed register is taken by a value still needed there.
+    AbiRegisterInTheWay,
+    /// A parallel copy has a cycle and no free register to break it.
+    NoCycleRegister,
+    /// A pair continued by a half write is still read after it.
+    ContinuedInUse,
+    /// A branch passes other arguments than its target's parameters.
+    ArgsParamsDiffer,
+    /// An edge from a block with several successors to one with several
+    /// predecessors passes arguments.
+    CriticalEdgeWithArgs,
+    /// Values live across calls would be kept above the ABI registers.
+    TooManyAcrossCalls,
+}
+
+impl std::fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GiveUp::Asked => "regalloc2 asked for",
+            GiveUp::NoBlocks => "no blocks",
+            GiveUp::DynamicRegisters => "registers chosen at run time",
+            GiveUp::NamedRegister => "a register named by the instruction",
+            GiveUp::FixedPredicate => "a fixed predicate",
+            GiveUp::UnreachableBlock => "an unreachable block",
+            GiveUp::LiveIntoFunction => "values live into the function",
+            GiveUp::UseBeforeDef => "a value used before its definition",
+            GiveUp::Full => "the registers are full",
+            GiveUp::AbiRegisterInTheWay => "an ABI register in the way",
+            GiveUp::NoCycleRegister => "no register for a cycle",
+            GiveUp::ContinuedInUse => "a register to continue still in use",
+            GiveUp::ArgsParamsDiffer => "branch arguments and parameters differ",
+            GiveUp::CriticalEdgeWithArgs => "a critical edge with arguments",
+            GiveUp::TooManyAcrossCalls => "too many values live across calls",
+        })
+    }
+}
 
 /// A set of registers of one file (256 bits).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -434,11 +493,11 @@ fn compact_slots(moves: &mut [Move]) -> usize {
 
 /// Assigns the registers (see the module docs); the reason when the function
 /// is left to regalloc2.
-pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
+pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
     if nb == 0 {
-        return Err("no blocks");
+        return Err(GiveUp::NoBlocks);
     }
     let class = |v: u32| vcode.classes[v as usize];
 
@@ -458,7 +517,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             }
             for (pi, p) in m.pieces.iter().enumerate() {
                 if p.has_dynamic_regs() {
-                    return Err("registers chosen at run time");
+                    return Err(GiveUp::DynamicRegisters);
                 }
                 refs.clear();
                 p.reg_refs_into(&mut refs);
@@ -476,13 +535,13 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     match r.file {
                         RegFile::R if r.num == SP && r.count == 1 => uses_sp = true,
                         RegFile::R if m.clobbers_all => {}
-                        RegFile::R | RegFile::P => return Err("a register named by the instruction"),
+                        RegFile::R | RegFile::P => return Err(GiveUp::NamedRegister),
                         _ => {}
                     }
                 }
             }
             if m.opnds.iter().any(|o| o.fixed.is_some() && vcode.class(o.vreg) == Class::P) {
-                return Err("a fixed predicate");
+                return Err(GiveUp::FixedPredicate);
             }
         }
     }
@@ -514,7 +573,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             }
         }
         if rpo.len() != nb {
-            return Err("an unreachable block");
+            return Err(GiveUp::UnreachableBlock);
         }
         rpo.reverse();
     }
@@ -575,7 +634,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         }
     }
     if live_in.row(0).iter().any(|&w| w != 0) {
-        return Err("values live into the function");
+        return Err(GiveUp::LiveIntoFunction);
     }
 
     // Preferred registers: the ABI register a value is used in, carried back
@@ -807,7 +866,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
         state.reset();
         for v in members(live_in.row(b)) {
             if reg[v as usize] == NONE {
-                return Err("a value used before its definition");
+                return Err(GiveUp::UseBeforeDef);
             }
             state.take(class(v), reg[v as usize], same[v as usize]);
         }
@@ -850,7 +909,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             if hint_first && !shares {
                 choice = h.or(choice);
             }
-            let r = choice.or(h).or_else(|| state.lowest(c, &pav)).ok_or("the registers are full")?;
+            let r = choice.or(h).or_else(|| state.lowest(c, &pav)).ok_or(GiveUp::Full)?;
             reg[p.0 as usize] = r;
             state.take(c, r, g);
             group_reg[g as usize] = r;
@@ -877,7 +936,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 if o.kind == OpKind::Use {
                     let r = reg[v as usize];
                     if r == NONE {
-                        return Err("an ABI register in the way");
+                        return Err(GiveUp::AbiRegisterInTheWay);
                     }
                     regs[ob + k] = r;
                 }
@@ -890,7 +949,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 for x in 0..size(c) {
                     let d = f + x;
                     if d >= NREGS || state.reserved.has(d) || busy.r.has(d) {
-                        return Err("an ABI register in the way");
+                        return Err(GiveUp::AbiRegisterInTheWay);
                     }
                     busy.r.set(d);
                     // A value in the way must die here and be read only
@@ -900,7 +959,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
                         let dying = uses_of_w().filter(|&(k2, _)| dies[ob + k2]).count() as u32;
                         if dying < state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
-                            return Err("an ABI register in the way");
+                            return Err(GiveUp::AbiRegisterInTheWay);
                         }
                     }
                     copies.push((d, r + x));
@@ -916,7 +975,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     }
                     state.lowest(Class::R, &avoid)
                 };
-                sequentialize(&mut copies, temp, &mut seq).ok_or("no register for a cycle")?;
+                sequentialize(&mut copies, temp, &mut seq).ok_or(GiveUp::NoCycleRegister)?;
                 moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
             }
             // Early defs and scratch registers away from the uses. In a
@@ -964,9 +1023,9 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                             })
                     };
                     let r = match o.fixed {
-                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
+                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or(GiveUp::AbiRegisterInTheWay)?,
                         None => pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &avoid_for(v, avoid), ok)
-                            .ok_or("the registers are full")?,
+                            .ok_or(GiveUp::Full)?,
                     };
                     reg[v as usize] = r;
                     regs[ob + k] = r;
@@ -996,7 +1055,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         let (v, c, u) = (o.vreg.0, class(o.vreg.0), ob + u as usize);
                         let r = regs[u];
                         if o.fixed.is_some() || !dies[u] || !state.fits(c, r, &none) {
-                            return Err("a register to continue still in use");
+                            return Err(GiveUp::ContinuedInUse);
                         }
                         reg[v as usize] = r;
                         regs[ob + k] = r;
@@ -1013,10 +1072,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                         // A value live across a call, written where a call
                         // reads or writes: copied out right after.
                         Some(f) if cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| call_fixed.r.has(x)) => {
-                            let f = Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?;
+                            let f = Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?;
                             state.take(c, f, g);
                             let r = pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &call_fixed, |_| true)
-                                .ok_or("the registers are full")?;
+                                .ok_or(GiveUp::Full)?;
                             copied_out.push((c, f, g));
                             regs[ob + k] = f;
                             for x in 0..size(c) {
@@ -1027,13 +1086,13 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                             group_reg[g as usize] = r;
                             continue;
                         }
-                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
+                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?,
                         // A copy of a value still live: its register.
                         None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
                             group_reg[g as usize]
                         }
                         None if cross_g[g as usize] => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &call_fixed, |_| true)
-                            .ok_or("the registers are full")?,
+                            .ok_or(GiveUp::Full)?,
                         None => match half_claim(&state, vcode, blk, j, k, &hint, &param_of, &dies, &op_at[first[b]..], &same, &reg) {
                             Some((r, x)) => {
                                 if let Some(x) = x {
@@ -1049,7 +1108,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                                 continue;
                             }
                             None => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &none, |_| true)
-                                .ok_or("the registers are full")?,
+                                .ok_or(GiveUp::Full)?,
                         },
                     };
                     reg[v as usize] = r;
@@ -1101,7 +1160,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             let params = &vcode.blocks[s].params;
             let args: &[_] = t.args().get(ti).map_or(&[], |a| &a[..]);
             if args.len() != params.len() {
-                return Err("branch arguments and parameters differ");
+                return Err(GiveUp::ArgsParamsDiffer);
             }
             copies.clear();
             pcopies.clear();
@@ -1112,7 +1171,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                 }
                 let c = class(p.0);
                 if ra == NONE || class(a.0) != c {
-                    return Err("branch arguments and parameters differ");
+                    return Err(GiveUp::ArgsParamsDiffer);
                 }
                 let list = if c == Class::P { &mut pcopies } else { &mut copies };
                 for x in 0..size(c) {
@@ -1127,7 +1186,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             } else if vcode.blocks[s].preds.len() == 1 {
                 2 * first[s] as u32
             } else {
-                return Err("a critical edge with arguments");
+                return Err(GiveUp::CriticalEdgeWithArgs);
             };
             // A free register for a cycle: none of the values live there.
             let temp = || {
@@ -1148,10 +1207,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             };
             seq.clear();
             let mut rc = copies.clone();
-            sequentialize(&mut rc, temp, &mut seq).ok_or("no register for a cycle")?;
+            sequentialize(&mut rc, temp, &mut seq).ok_or(GiveUp::NoCycleRegister)?;
             moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
             seq.clear();
-            sequentialize(&mut pcopies, || Some(P_SCRATCH), &mut seq).ok_or("no register for a cycle")?;
+            sequentialize(&mut pcopies, || Some(P_SCRATCH), &mut seq).ok_or(GiveUp::NoCycleRegister)?;
             moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
         }
     }
@@ -1177,7 +1236,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             None => t,
         });
         if (0..nv as u32).any(|v| crosses[v as usize] && class(v) != Class::P && reg[v as usize] + size(class(v)) - 1 > abi_top) {
-            return Err("too many values live across calls");
+            return Err(GiveUp::TooManyAcrossCalls);
         }
     }
     let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
