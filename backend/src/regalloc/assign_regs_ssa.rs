@@ -43,6 +43,7 @@
 //! (an unreachable block, a critical edge with arguments, …).
 
 use smallvec::SmallVec;
+use ursa_isel::bitset::BitSet;
 use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{RegFile, RegRef, RegSlot};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
@@ -117,86 +118,16 @@ impl std::fmt::Display for GiveUp {
     }
 }
 
-/// A set of registers of one file (256 bits).
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct RegBits([u64; 4]);
-
-impl RegBits {
-    fn has(&self, r: u32) -> bool {
-        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
-    }
-    fn set(&mut self, r: u32) {
-        self.0[(r / 64) as usize] |= 1 << (r % 64);
-    }
-    fn clear(&mut self, r: u32) {
-        self.0[(r / 64) as usize] &= !(1 << (r % 64));
-    }
-    /// The lowest register below `limit` not in `self` (with its odd
-    /// neighbour for a pair, on an even register).
-    fn lowest_free(&self, limit: u32, pair: bool) -> Option<u32> {
-        for (k, &w) in self.0.iter().enumerate() {
-            let mut free = !w;
-            if pair {
-                // r even with r and r + 1 free (never across a word: 64 is even).
-                free &= free >> 1;
-                free &= 0x5555_5555_5555_5555;
-            }
-            if free != 0 {
-                let r = 64 * k as u32 + free.trailing_zeros();
-                return (r + (pair as u32) < limit).then_some(r);
-            }
-        }
-        None
-    }
-}
+/// A set of registers of one file (256 bits, inline).
+type RegBits = BitSet<u32, [u64; 4]>;
 
 /// Registers of a class a value takes: 1, or 2 for a pair.
 fn size(c: Class) -> u32 {
     (c == Class::RPair) as u32 + 1
 }
 
-/// Dense bit sets over virtual registers, one row per block.
-struct Rows {
-    words: usize,
-    bits: Vec<u64>,
-}
-
-impl Rows {
-    fn new(rows: usize, n: usize) -> Rows {
-        let words = n.div_ceil(64);
-        Rows { words, bits: vec![0; rows * words] }
-    }
-    fn row(&self, b: usize) -> &[u64] {
-        &self.bits[b * self.words..(b + 1) * self.words]
-    }
-    fn row_mut(&mut self, b: usize) -> &mut [u64] {
-        &mut self.bits[b * self.words..(b + 1) * self.words]
-    }
-}
-
-fn has(bits: &[u64], v: u32) -> bool {
-    bits[(v / 64) as usize] >> (v % 64) & 1 != 0
-}
-fn set(bits: &mut [u64], v: u32) {
-    bits[(v / 64) as usize] |= 1 << (v % 64);
-}
-fn clear(bits: &mut [u64], v: u32) {
-    bits[(v / 64) as usize] &= !(1 << (v % 64));
-}
-/// The members of a bit set, in increasing order.
-pub(crate) fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
-    bits.iter().enumerate().flat_map(|(k, &w)| {
-        let mut w = w;
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros();
-            w &= w - 1;
-            Some(64 * k as u32 + b)
-        })
-    })
-}
+/// A set of virtual registers, by number.
+type VSet = BitSet<u32>;
 
 /// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
 pub(crate) fn copy_source(m: &MInst) -> Option<(usize, bool)> {
@@ -274,7 +205,7 @@ impl Regs {
         self.r_count.fill(0);
         self.p_count = [0; 8];
         // Only P0-P5 are ever free.
-        self.p_bits = RegBits([!0x3f, !0, !0, !0]);
+        self.p_bits = RegBits::from_words([!0x3f, !0, !0, !0]);
     }
     /// The group of values (see `same`) holding `r`, or NONE.
     fn holder(&self, c: Class, r: u32) -> u32 {
@@ -288,13 +219,13 @@ impl Regs {
         match c {
             Class::P => {
                 self.p[r as usize] = g;
-                self.p_bits.set(r);
+                self.p_bits.insert(r);
                 self.p_count[r as usize] += 1;
             }
             _ => {
                 for x in r..r + size(c) {
                     self.r[x as usize] = g;
-                    self.r_bits.set(x);
+                    self.r_bits.insert(x);
                     self.r_count[x as usize] += 1;
                 }
             }
@@ -311,7 +242,7 @@ impl Regs {
                 self.p_count[r as usize] -= 1;
                 if self.p_count[r as usize] == 0 {
                     self.p[r as usize] = NONE;
-                    self.p_bits.clear(r);
+                    self.p_bits.remove(r);
                 }
             }
             _ => {
@@ -319,7 +250,7 @@ impl Regs {
                     self.r_count[x as usize] -= 1;
                     if self.r_count[x as usize] == 0 {
                         self.r[x as usize] = NONE;
-                        self.r_bits.clear(x);
+                        self.r_bits.remove(x);
                     }
                 }
             }
@@ -335,12 +266,12 @@ impl Regs {
     /// Whether a value of class `c` may take `r`, besides the registers in `avoid`.
     fn fits(&self, c: Class, r: u32, avoid: &Avoid) -> bool {
         match c {
-            Class::P => r < NPREDS && !self.p_bits.has(r) && !avoid.p.has(r),
+            Class::P => r < NPREDS && !self.p_bits.contains(r) && !avoid.p.contains(r),
             _ => {
                 let n = size(c);
                 (c != Class::RPair || r % 2 == 0)
                     && r + n <= NREGS
-                    && (r..r + n).all(|x| !self.r_bits.has(x) && !self.reserved.has(x) && !avoid.r.has(x))
+                    && (r..r + n).all(|x| !self.r_bits.contains(x) && !self.reserved.contains(x) && !avoid.r.contains(x))
             }
         }
     }
@@ -349,15 +280,14 @@ impl Regs {
         match c {
             Class::P => {
                 let mut busy = self.p_bits;
-                busy.0[0] |= avoid.p.0[0];
-                busy.lowest_free(NPREDS, false)
+                busy.union_with(&avoid.p);
+                busy.lowest_absent(NPREDS as usize, false)
             }
             _ => {
                 let mut busy = self.r_bits;
-                for k in 0..4 {
-                    busy.0[k] |= self.reserved.0[k] | avoid.r.0[k];
-                }
-                busy.lowest_free(NREGS, c == Class::RPair)
+                busy.union_with(&self.reserved);
+                busy.union_with(&avoid.r);
+                busy.lowest_absent(NREGS as usize, c == Class::RPair)
             }
         }
     }
@@ -385,17 +315,15 @@ impl Avoid {
     /// Both sets.
     fn with(&self, other: &Avoid) -> Avoid {
         let mut a = *self;
-        for k in 0..4 {
-            a.r.0[k] |= other.r.0[k];
-            a.p.0[k] |= other.p.0[k];
-        }
+        a.r.union_with(&other.r);
+        a.p.union_with(&other.p);
         a
     }
     fn add(&mut self, c: Class, r: u32) {
         match c {
-            Class::P => self.p.set(r),
-            _ => self.r.set(r),
-        }
+            Class::P => self.p.insert(r),
+            _ => self.r.insert(r),
+        };
     }
 }
 
@@ -550,7 +478,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
     first.push(n);
     let mut reserved = RegBits::default();
     if uses_sp {
-        reserved.set(SP);
+        reserved.insert(SP);
     }
 
     // Reverse postorder from the entry.
@@ -584,48 +512,45 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
 
     // Liveness: upward-exposed uses and definitions per block, then the
     // fixed point (blocks in postorder).
-    let mut gen = Rows::new(nb, nv);
-    let mut kill = Rows::new(nb, nv);
+    let mut gen = vec![VSet::new(nv); nb];
+    let mut kill = vec![VSet::new(nv); nb];
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        let (g, k) = (gen.row_mut(b), kill.row_mut(b));
+        let (g, k) = (&mut gen[b], &mut kill[b]);
         for &p in &blk.params {
-            set(k, p.0);
+            k.insert(p.0);
         }
         for m in &blk.insts {
             for o in &m.opnds {
-                if o.kind == OpKind::Use && !has(k, o.vreg.0) {
-                    set(g, o.vreg.0);
+                if o.kind == OpKind::Use && !k.contains(o.vreg.0) {
+                    g.insert(o.vreg.0);
                 }
             }
             for a in m.args().iter().flatten() {
-                if !has(k, a.0) {
-                    set(g, a.0);
+                if !k.contains(a.0) {
+                    g.insert(a.0);
                 }
             }
             for o in &m.opnds {
                 if o.kind != OpKind::Use {
-                    set(k, o.vreg.0);
+                    k.insert(o.vreg.0);
                 }
             }
         }
     }
-    let mut live_in = Rows::new(nb, nv);
-    let words = live_in.words;
-    let mut out = vec![0u64; words];
+    let mut live_in = vec![VSet::new(nv); nb];
+    let mut out = VSet::new(nv);
     let mut changed = true;
     while changed {
         changed = false;
         for &b in rpo.iter().rev() {
-            out.fill(0);
+            out.clear();
             for s in &vcode.blocks[b].succs {
-                for (o, x) in out.iter_mut().zip(live_in.row(s.0 as usize)) {
-                    *o |= x;
-                }
+                out.union_with(&live_in[s.0 as usize]);
             }
-            let (g, k) = (gen.row(b), kill.row(b));
-            let row = &mut live_in.bits[b * words..(b + 1) * words];
-            for w in 0..words {
-                let new = g[w] | (out[w] & !k[w]);
+            let (g, k) = (gen[b].words(), kill[b].words());
+            let row = live_in[b].words_mut();
+            for w in 0..row.len() {
+                let new = g[w] | (out.words()[w] & !k[w]);
                 if new != row[w] {
                     row[w] = new;
                     changed = true;
@@ -633,7 +558,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
             }
         }
     }
-    if live_in.row(0).iter().any(|&w| w != 0) {
+    if !live_in[0].is_empty() {
         return Err(GiveUp::LiveIntoFunction);
     }
 
@@ -758,60 +683,58 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
     // which parameters are live, and the values live across each call
     // (`MInst::clobbers_all`): they are stored to a spill slot after their
     // definition and reloaded after the call ([`Reloads`]).
-    let mut live = vec![0u64; words];
+    let mut live = VSet::new(nv);
     let mut dies = vec![false; nops as usize];
     let mut param_live = vec![false; nv];
     let mut crosses = vec![false; nv];
     let mut reloads = Reloads::default();
     // Groups read before the next call (or live at the block's end).
-    let mut needed = vec![0u64; words];
+    let mut needed = VSet::new(nv);
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        live.fill(0);
+        live.clear();
         for s in &blk.succs {
-            for (o, x) in live.iter_mut().zip(live_in.row(s.0 as usize)) {
-                *o |= x;
-            }
+            live.union_with(&live_in[s.0 as usize]);
         }
-        needed.fill(0);
-        for v in members(&live) {
-            set(&mut needed, same[v as usize]);
+        needed.clear();
+        for v in live.iter() {
+            needed.insert(same[v as usize]);
         }
         for (j, m) in blk.insts.iter().enumerate().rev() {
             let i = first[b] + j;
             let ob = op_at[i] as usize;
             for a in m.args().iter().flatten() {
-                set(&mut live, a.0);
-                set(&mut needed, same[a.0 as usize]);
+                live.insert(a.0);
+                needed.insert(same[a.0 as usize]);
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind != OpKind::Use {
-                    dies[ob + k] = !has(&live, o.vreg.0);
-                    clear(&mut live, o.vreg.0);
+                    dies[ob + k] = !live.contains(o.vreg.0);
+                    live.remove(o.vreg.0);
                 }
             }
             if m.clobbers_all {
                 let from = reloads.vals.len() as u32;
-                for v in members(&live) {
+                for v in live.iter() {
                     crosses[v as usize] = true;
                     // Reloaded here only when read before the next call:
                     // else that call's reload serves.
-                    if has(&needed, same[v as usize]) {
+                    if needed.contains(same[v as usize]) {
                         reloads.vals.push(v);
                     }
                 }
                 reloads.calls.push((i as u32, from, reloads.vals.len() as u32));
-                needed.fill(0);
+                needed.clear();
             }
             for (k, o) in m.opnds.iter().enumerate() {
                 if o.kind == OpKind::Use {
-                    dies[ob + k] = !has(&live, o.vreg.0);
-                    set(&mut live, o.vreg.0);
-                    set(&mut needed, same[o.vreg.0 as usize]);
+                    dies[ob + k] = !live.contains(o.vreg.0);
+                    live.insert(o.vreg.0);
+                    needed.insert(same[o.vreg.0 as usize]);
                 }
             }
         }
         for p in &blk.params {
-            param_live[p.0 as usize] = has(&live, p.0);
+            param_live[p.0 as usize] = live.contains(p.0);
         }
     }
     // Groups with a value live across a call keep away from the registers
@@ -826,7 +749,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
             if crosses[v] {
                 cross_g[same[v] as usize] = true;
                 if class(v as u32) == Class::P {
-                    reserved.set(SPILL_SCRATCH);
+                    reserved.insert(SPILL_SCRATCH);
                 }
             }
         }
@@ -834,7 +757,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
             for o in m.opnds.iter() {
                 if let Some(f) = o.fixed {
                     for x in 0..size(class(o.vreg.0)) {
-                        call_fixed.r.set(f as u32 + x);
+                        call_fixed.r.insert(f as u32 + x);
                     }
                 }
             }
@@ -864,7 +787,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
         let blk = &vcode.blocks[b];
         // Forwards: the values live into the block hold their registers.
         state.reset();
-        for v in members(live_in.row(b)) {
+        for v in live_in[b].iter() {
             if reg[v as usize] == NONE {
                 return Err(GiveUp::UseBeforeDef);
             }
@@ -948,10 +871,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
                 }
                 for x in 0..size(c) {
                     let d = f + x;
-                    if d >= NREGS || state.reserved.has(d) || busy.r.has(d) {
+                    if d >= NREGS || state.reserved.contains(d) || busy.r.contains(d) {
                         return Err(GiveUp::AbiRegisterInTheWay);
                     }
-                    busy.r.set(d);
+                    busy.r.insert(d);
                     // A value in the way must die here and be read only
                     // through fixed uses (copied out before the writes).
                     let w = state.holder(c, d);
@@ -971,7 +894,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
                 let temp = || {
                     let mut avoid = busy;
                     for &s in &srcs {
-                        avoid.r.set(s);
+                        avoid.r.insert(s);
                     }
                     state.lowest(Class::R, &avoid)
                 };
@@ -1071,7 +994,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
                     let r = match o.fixed {
                         // A value live across a call, written where a call
                         // reads or writes: copied out right after.
-                        Some(f) if cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| call_fixed.r.has(x)) => {
+                        Some(f) if cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| call_fixed.r.contains(x)) => {
                             let f = Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?;
                             state.take(c, f, g);
                             let r = pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &call_fixed, |_| true)
@@ -1191,19 +1114,19 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
             // A free register for a cycle: none of the values live there.
             let temp = || {
                 let mut avoid = reserved;
-                for v in members(live_in.row(s)) {
+                for v in live_in[s].iter() {
                     let c = class(v);
                     if c != Class::P {
                         for x in 0..size(c) {
-                            avoid.set(reg[v as usize] + x);
+                            avoid.insert(reg[v as usize] + x);
                         }
                     }
                 }
                 for &(d, s) in copies.iter() {
-                    avoid.set(d);
-                    avoid.set(s);
+                    avoid.insert(d);
+                    avoid.insert(s);
                 }
-                avoid.lowest_free(NREGS, false)
+                avoid.lowest_absent(NREGS as usize, false)
             };
             seq.clear();
             let mut rc = copies.clone();
@@ -1313,7 +1236,7 @@ fn half_claim(
         NONE if p != NONE => reg[p as usize],
         h => h,
     };
-    if !low_only || !continued || r == NONE || r % 2 != 0 || r + 1 >= NREGS || state.reserved.has(r) {
+    if !low_only || !continued || r == NONE || r % 2 != 0 || r + 1 >= NREGS || state.reserved.contains(r) {
         return None;
     }
     let x = state.holder(Class::R, r + 1);

@@ -43,6 +43,7 @@
 //! moves slots to local memory.
 
 use smallvec::SmallVec;
+use ursa_isel::bitset::BitSet;
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, optypes, FormId, Inst, RegFile, RegSlot};
 
@@ -83,40 +84,7 @@ pub struct PackStats {
 }
 
 /// A set of register names (R0–R254, and names above the file).
-#[derive(Clone, Default, PartialEq, Eq)]
-struct RegSet(SmallVec<[u64; 4]>);
-
-impl RegSet {
-    /// An empty set for names below `n`.
-    fn new(n: usize) -> RegSet {
-        RegSet(smallvec::smallvec![0; n.div_ceil(64)])
-    }
-    fn insert(&mut self, r: u32) {
-        self.0[(r / 64) as usize] |= 1 << (r % 64);
-    }
-    fn remove(&mut self, r: u32) {
-        self.0[(r / 64) as usize] &= !(1 << (r % 64));
-    }
-    fn contains(&self, r: u32) -> bool {
-        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
-    }
-    fn union(&mut self, o: &RegSet) -> bool {
-        let old = self.clone();
-        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
-            *a |= *b;
-        }
-        *self != old
-    }
-    /// How many members are below `r`.
-    fn rank(&self, r: u32) -> usize {
-        let k = (r / 64) as usize;
-        let below: u32 = self.0[..k].iter().map(|w| w.count_ones()).sum();
-        (below + (self.0[k] & ((1u64 << (r % 64)) - 1)).count_ones()) as usize
-    }
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        crate::regalloc::assign_regs_ssa::members(&self.0)
-    }
-}
+type RegSet = BitSet<u32>;
 
 /// One register reference of an instruction: `count` registers from `num`,
 /// in field `field` (None: fixed by the ABI, or the guard, which is no R).
@@ -710,11 +678,11 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
         for b in (0..nb).rev() {
             let mut out = RegSet::new(nregs);
             for &s in &succs[b] {
-                out.union(&live_in[s]);
+                out.union_with(&live_in[s]);
             }
             let mut inn = out.clone();
-            for (k, w) in inn.0.iter_mut().enumerate() {
-                *w = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
+            for (k, w) in inn.words_mut().iter_mut().enumerate() {
+                *w = gen[b].words()[k] | (out.words()[k] & !kill[b].words()[k]);
             }
             live_out[b] = out;
             if inn != live_in[b] {
