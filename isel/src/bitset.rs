@@ -7,7 +7,8 @@
 //! storage ([`Words`]): a fixed `[u64; N]` (inline and `Copy`, for the
 //! register files, whose size is known) or, by default, a
 //! `SmallVec<[u64; 4]>` (inline up to 256 members, on the heap past them,
-//! growing when a larger member is inserted). Why not `cranelift-bitset` or
+//! growing when a larger member is inserted) or a `Vec<u64>` (for sets
+//! accessed in hot loops: no test of where the words are). Why not `cranelift-bitset` or
 //! `fixedbitset`: `docs/regalloc.md`, *Bit sets*.
 
 use core::borrow::Borrow;
@@ -49,6 +50,8 @@ pub trait Words: AsRef<[u64]> + AsMut<[u64]> + Clone {
     fn zeroed(n: usize) -> Self;
     /// Room for `words` words at least (a fixed storage has what it has).
     fn grow(&mut self, words: usize);
+    /// All absent, with room for members below `n` (the storage reused).
+    fn reset(&mut self, n: usize);
 }
 
 impl<const N: usize> Words for [u64; N] {
@@ -58,20 +61,37 @@ impl<const N: usize> Words for [u64; N] {
     }
     #[inline]
     fn grow(&mut self, _: usize) {}
+    #[inline]
+    fn reset(&mut self, _: usize) {
+        self.fill(0);
+    }
 }
 
-impl Words for SmallVec<[u64; 4]> {
-    #[inline]
-    fn zeroed(n: usize) -> Self {
-        smallvec::smallvec![0; n.div_ceil(64)]
-    }
-    #[inline]
-    fn grow(&mut self, words: usize) {
-        if words > self.len() {
-            self.resize(words, 0);
+/// Growable storages: a `SmallVec` (inline up to 256 members) or a `Vec`
+/// (no inline room, but no test of where the words are on each access).
+macro_rules! growable_words {
+    ($t:ty, $zeroed:expr) => {
+        impl Words for $t {
+            #[inline]
+            fn zeroed(n: usize) -> Self {
+                $zeroed(n.div_ceil(64))
+            }
+            #[inline]
+            fn grow(&mut self, words: usize) {
+                if words > self.len() {
+                    self.resize(words, 0);
+                }
+            }
+            #[inline]
+            fn reset(&mut self, n: usize) {
+                self.clear();
+                self.resize(n.div_ceil(64), 0);
+            }
         }
-    }
+    };
 }
+growable_words!(SmallVec<[u64; 4]>, |w| smallvec::smallvec![0; w]);
+growable_words!(Vec<u64>, |w| vec![0; w]);
 
 /// A set of dense indices as bits (see the module docs).
 pub struct BitSet<I = usize, W = SmallVec<[u64; 4]>> {
@@ -175,6 +195,12 @@ impl<I: Member, W: Words> BitSet<I, W> {
         }
     }
 
+    /// No member left, with room for members below `n` (the storage reused).
+    #[inline]
+    pub fn reset(&mut self, n: usize) {
+        self.words.reset(n);
+    }
+
     /// No member left (the room stays).
     #[inline]
     pub fn clear(&mut self) {
@@ -196,10 +222,11 @@ impl<I: Member, W: Words> BitSet<I, W> {
         Iter { words, k: 0, cur: words.first().copied().unwrap_or(0), _member: PhantomData }
     }
 
-    /// Adds the members of `o` (which has no more room than `self`);
+    /// Adds the members of `o` (a fixed storage must have room for them);
     /// whether any was new.
     #[inline]
     pub fn union_with<W2: Words>(&mut self, o: &BitSet<I, W2>) -> bool {
+        self.words.grow(o.words().len());
         let mut changed = false;
         for (a, &b) in self.words_mut().iter_mut().zip(o.words()) {
             changed |= b & !*a != 0;

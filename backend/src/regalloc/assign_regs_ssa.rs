@@ -9,7 +9,7 @@
 //! (every block after its dominators) and giving each value, where it is
 //! defined, a register no live value holds uses no more registers than are
 //! live at once, with no interference graph and no iteration. Liveness is a
-//! dense bit set per block (a backward fixed point over the blocks).
+//! dense bit set per block (`liveness`: a backward fixed point over the blocks).
 //!
 //! What the walk handles:
 //! - operand kinds: a use is read at the start, a def written at the end (it
@@ -49,6 +49,7 @@ use ursa_emit::{RegFile, RegRef, RegSlot};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move};
+use crate::regalloc::liveness::Liveness;
 use ursa_isel::abi::{P_SCRATCH, SPILL_SCRATCH};
 
 /// `R0`–`R254`.
@@ -512,10 +513,10 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
 
     // Liveness: upward-exposed uses and definitions per block, then the
     // fixed point (blocks in postorder).
-    let mut gen = vec![VSet::new(nv); nb];
-    let mut kill = vec![VSet::new(nv); nb];
+    let mut liveness = Liveness::default();
+    liveness.reset(nb, nv);
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        let (g, k) = (&mut gen[b], &mut kill[b]);
+        let (g, k) = (&mut liveness.gen[b], &mut liveness.kill[b]);
         for &p in &blk.params {
             k.insert(p.0);
         }
@@ -537,27 +538,8 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
             }
         }
     }
-    let mut live_in = vec![VSet::new(nv); nb];
-    let mut out = VSet::new(nv);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().rev() {
-            out.clear();
-            for s in &vcode.blocks[b].succs {
-                out.union_with(&live_in[s.0 as usize]);
-            }
-            let (g, k) = (gen[b].words(), kill[b].words());
-            let row = live_in[b].words_mut();
-            for w in 0..row.len() {
-                let new = g[w] | (out.words()[w] & !k[w]);
-                if new != row[w] {
-                    row[w] = new;
-                    changed = true;
-                }
-            }
-        }
-    }
+    liveness.solve(rpo.iter().rev().copied(), |b| vcode.blocks[b].succs.iter().map(|s| s.0 as usize));
+    let (live_in, live_out) = (&liveness.live_in, &liveness.live_out);
     if !live_in[0].is_empty() {
         return Err(GiveUp::LiveIntoFunction);
     }
@@ -691,10 +673,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
     // Groups read before the next call (or live at the block's end).
     let mut needed = VSet::new(nv);
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        live.clear();
-        for s in &blk.succs {
-            live.union_with(&live_in[s.0 as usize]);
-        }
+        live.clone_from(&live_out[b]);
         needed.clear();
         for v in live.iter() {
             needed.insert(same[v as usize]);

@@ -21,7 +21,7 @@
 //! 3. **Fixed webs.** Webs live into the function (its arguments, the stack
 //!    pointer, the return address), webs that meet a call's or a return's ABI
 //!    registers, and webs of the stack pointer `R1` keep their register.
-//! 4. **Interference** comes from liveness: a web written while another is live
+//! 4. **Interference** comes from liveness (`liveness`): a web written while another is live
 //!    may not share its register.
 //! 5. **Colouring.** Groups are placed in order of their first appearance at
 //!    the lowest base that fits (pairs on an even register, quads on a multiple
@@ -48,6 +48,7 @@ use ursa_emit::model::Kind;
 use ursa_emit::{forms, optypes, FormId, Inst, RegFile, RegSlot};
 
 use crate::ir::code::Code;
+use crate::regalloc::liveness::Liveness;
 
 /// The stack pointer (never renamed; given to other values only in a function
 /// that neither touches it nor calls).
@@ -427,10 +428,7 @@ fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
 #[derive(Default)]
 struct Scratch {
     acc: Vec<Access>,
-    gen: Vec<RegSet>,
-    kill: Vec<RegSet>,
-    live_in: Vec<RegSet>,
-    live_out: Vec<RegSet>,
+    liveness: Liveness,
     parent: Vec<u32>,
     orig_reg: Vec<u32>,
     in_base: Vec<u32>,
@@ -575,10 +573,7 @@ fn copy_fields(file: RegFile) -> (usize, usize) {
 fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<Packed, PackError> {
     let Scratch {
         acc,
-        gen,
-        kill,
-        live_in,
-        live_out,
+        liveness,
         parent,
         orig_reg,
         in_base,
@@ -650,47 +645,28 @@ fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Re
     let nb = ranges.len();
 
     // Liveness per block.
-    reset(gen, nb, RegSet::new(nregs));
-    reset(kill, nb, RegSet::new(nregs));
+    liveness.reset(nb, nregs);
     for b in 0..nb {
         let (s, e) = ranges[b];
+        let (gen, kill) = (&mut liveness.gen[b], &mut liveness.kill[b]);
         for a in acc[s..e].iter().rev() {
             if !a.merge_writes {
                 for w in &a.writes {
                     for r in w.num..w.num + w.count {
-                        kill[b].insert(r);
-                        gen[b].remove(r);
+                        kill.insert(r);
+                        gen.remove(r);
                     }
                 }
             }
             for u in a.reads.iter().chain(if a.merge_writes { a.writes.iter() } else { [].iter() }) {
                 for r in u.num..u.num + u.count {
-                    gen[b].insert(r);
+                    gen.insert(r);
                 }
             }
         }
     }
-    reset(live_in, nb, RegSet::new(nregs));
-    reset(live_out, nb, RegSet::new(nregs));
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
-            let mut out = RegSet::new(nregs);
-            for &s in &succs[b] {
-                out.union_with(&live_in[s]);
-            }
-            let mut inn = out.clone();
-            for (k, w) in inn.words_mut().iter_mut().enumerate() {
-                *w = gen[b].words()[k] | (out.words()[k] & !kill[b].words()[k]);
-            }
-            live_out[b] = out;
-            if inn != live_in[b] {
-                live_in[b] = inn;
-                changed = true;
-            }
-        }
-    }
+    liveness.solve((0..nb).rev(), |b| succs[b].iter().copied());
+    let (live_in, live_out): (&[RegSet], &[RegSet]) = (&liveness.live_in, &liveness.live_out);
 
     // Web nodes: one per definition and per (block, live-in register).
     parent.clear();
