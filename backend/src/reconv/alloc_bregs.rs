@@ -216,7 +216,8 @@ pub fn allocate(
         for (c, &p) in site_pts.iter().enumerate() {
             let mut busy = 0u16;
             for a in 0..n {
-                let concurrent = site_in[c].iter().any(|&(d, i)| splits[d].iter().enumerate().any(|(j, s)| j != i && live[a].intersects(s)));
+                let concurrent =
+                    site_in[c].iter().any(|&(d, i)| splits[d].iter().enumerate().any(|(j, s)| j != i && live[a].intersects(s)));
                 if live[a].contains(p) || concurrent {
                     busy |= 1 << color[a].unwrap();
                 }
@@ -261,11 +262,9 @@ fn borrowable(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], live: &[Points]
         return None;
     }
     (0..NUM_BREGS as u8).find(|&k| {
-        groups
-            .iter()
-            .zip(color)
-            .enumerate()
-            .all(|(b, (h, &c))| b == a || c != Some(k) || (!live[a].contains(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].contains(head(hj)))))
+        groups.iter().zip(color).enumerate().all(|(b, (h, &c))| {
+            b == a || c != Some(k) || (!live[a].contains(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].contains(head(hj))))
+        })
     })
 }
 
