@@ -1812,6 +1812,13 @@ mod tests {
     }
 
     #[test]
+    fn a_function_without_blocks_is_left_to_regalloc2_with_its_reason() {
+        let why = assign_ssa_regs(&VCode::default()).unwrap_err();
+        assert_eq!(why, GiveUp::NoBlocks);
+        assert_eq!(why.to_string(), "no blocks");
+    }
+
+    #[test]
     fn parallel_copies_break_cycles() {
         let mut out = Vec::new();
         let mut copies = vec![(1, 2), (2, 1), (3, 1)];
