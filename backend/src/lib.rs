@@ -272,7 +272,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::lower_bundles, &vcode);
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa = if opts.regalloc2 { Err("regalloc2 asked for") } else { assign_regs_ssa::assign_ssa_regs(&vcode) };
+    let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_ssa_regs(&vcode) };
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {

@@ -10,6 +10,7 @@ extern crate alloc;
 
 pub mod abi;
 pub mod addr_space;
+pub mod bitset;
 pub mod context;
 pub mod intrinsics;
 pub mod lower;

@@ -578,58 +578,18 @@ impl VCode {
     }
 }
 
-/// A set of virtual registers, by number (a dense table: the passes over
-/// [`VCode`] test membership far more often than they add).
-#[derive(Clone, Debug, Default)]
-pub struct VRegSet {
-    has: Vec<bool>,
-    len: usize,
-}
+/// A set of virtual registers, by number (a [`BitSet`](crate::bitset::BitSet):
+/// the passes over [`VCode`] test membership far more often than they add).
+pub type VRegSet = crate::bitset::BitSet<VReg>;
 
-impl VRegSet {
-    /// An empty set with room for registers below `n` (others grow it).
-    pub fn new(n: usize) -> VRegSet {
-        VRegSet { has: vec![false; n], len: 0 }
+impl crate::bitset::Member for VReg {
+    #[inline]
+    fn index(self) -> usize {
+        self.0 as usize
     }
-    pub fn contains(&self, v: &VReg) -> bool {
-        self.has.get(v.0 as usize).copied().unwrap_or(false)
-    }
-    /// Adds `v`; whether it was new.
-    pub fn insert(&mut self, v: VReg) -> bool {
-        let i = v.0 as usize;
-        if i >= self.has.len() {
-            self.has.resize(i + 1, false);
-        }
-        let new = !self.has[i];
-        if new {
-            self.has[i] = true;
-            self.len += 1;
-        }
-        new
-    }
-    pub fn remove(&mut self, v: VReg) {
-        if self.contains(&v) {
-            self.has[v.0 as usize] = false;
-            self.len -= 1;
-        }
-    }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    /// The members in increasing order.
-    pub fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
-        self.has.iter().enumerate().filter(|x| *x.1).map(|(i, _)| VReg(i as u32))
-    }
-}
-
-impl Extend<VReg> for VRegSet {
-    fn extend<I: IntoIterator<Item = VReg>>(&mut self, it: I) {
-        for v in it {
-            self.insert(v);
-        }
+    #[inline]
+    fn from_index(i: usize) -> Self {
+        VReg(i as u32)
     }
 }
 

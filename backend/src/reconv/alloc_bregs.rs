@@ -62,25 +62,7 @@ use crate::mid::divergence::Divergence;
 use crate::reconv::plan::{Group, ModuleFacts, Plan, Region, NUM_BREGS};
 
 /// A set of points (two per block: head `2b`, body `2b + 1`).
-#[derive(Clone, PartialEq, Eq)]
-struct Points(Vec<u64>);
-
-impl Points {
-    fn new(n: usize) -> Points {
-        Points(vec![0; (2 * n).div_ceil(64)])
-    }
-    fn has(&self, p: usize) -> bool {
-        self.0[p / 64] >> (p % 64) & 1 != 0
-    }
-    fn add(&mut self, p: usize) -> bool {
-        let had = self.has(p);
-        self.0[p / 64] |= 1 << (p % 64);
-        !had
-    }
-    fn meets(&self, o: &Points) -> bool {
-        self.0.iter().zip(&o.0).any(|(a, b)| a & b != 0)
-    }
-}
+type Points = ursa_isel::bitset::BitSet<usize>;
 
 fn head(b: Block) -> usize {
     2 * b.index()
@@ -93,10 +75,10 @@ fn body(b: Block) -> usize {
 /// Points reachable from `start`, not past the heads of the blocks in
 /// `stop`; `skip_ends`: not into the bodies of blocks without successors.
 fn reach(cfg: &Cfg, start: usize, stop: &[bool], skip_ends: bool) -> Points {
-    let mut seen = Points::new(cfg.num_blocks());
+    let mut seen = Points::new(2 * cfg.num_blocks());
     let mut stack = vec![start];
     while let Some(p) = stack.pop() {
-        if !seen.add(p) {
+        if !seen.insert(p) {
             continue;
         }
         let b = Block::new(p / 2);
@@ -168,14 +150,14 @@ pub fn allocate(
         let mut clash = vec![vec![false; n]; n];
         for a in 0..n {
             for b in a + 1..n {
-                if live[a].meets(&live[b]) {
+                if live[a].intersects(&live[b]) {
                     clash[a][b] = true;
                     clash[b][a] = true;
                 }
             }
         }
         for sides in &splits {
-            let touch: Vec<Vec<usize>> = sides.iter().map(|s| (0..n).filter(|&a| live[a].meets(s)).collect()).collect();
+            let touch: Vec<Vec<usize>> = sides.iter().map(|s| (0..n).filter(|&a| live[a].intersects(s)).collect()).collect();
             for i in 0..sides.len() {
                 for j in i + 1..sides.len() {
                     for &a in &touch[i] {
@@ -226,7 +208,7 @@ pub fn allocate(
             splits
                 .iter()
                 .enumerate()
-                .flat_map(|(d, sides)| sides.iter().enumerate().filter(move |(_, s)| s.has(p)).map(move |(i, _)| (d, i)))
+                .flat_map(|(d, sides)| sides.iter().enumerate().filter(move |(_, s)| s.contains(p)).map(move |(i, _)| (d, i)))
                 .collect()
         };
         let site_pts: Vec<usize> = out.calls.iter().map(|c| body(c.block)).collect();
@@ -234,8 +216,9 @@ pub fn allocate(
         for (c, &p) in site_pts.iter().enumerate() {
             let mut busy = 0u16;
             for a in 0..n {
-                let concurrent = site_in[c].iter().any(|&(d, i)| splits[d].iter().enumerate().any(|(j, s)| j != i && live[a].meets(s)));
-                if live[a].has(p) || concurrent {
+                let concurrent =
+                    site_in[c].iter().any(|&(d, i)| splits[d].iter().enumerate().any(|(j, s)| j != i && live[a].intersects(s)));
+                if live[a].contains(p) || concurrent {
                     busy |= 1 << color[a].unwrap();
                 }
             }
@@ -279,11 +262,9 @@ fn borrowable(cfg: &Cfg, groups: &[Group], color: &[Option<u8>], live: &[Points]
         return None;
     }
     (0..NUM_BREGS as u8).find(|&k| {
-        groups
-            .iter()
-            .zip(color)
-            .enumerate()
-            .all(|(b, (h, &c))| b == a || c != Some(k) || (!live[a].has(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].has(head(hj)))))
+        groups.iter().zip(color).enumerate().all(|(b, (h, &c))| {
+            b == a || c != Some(k) || (!live[a].contains(body(h.setup)) && h.joins.iter().all(|&hj| !live[a].contains(head(hj))))
+        })
     })
 }
 

@@ -9,7 +9,7 @@
 //! (every block after its dominators) and giving each value, where it is
 //! defined, a register no live value holds uses no more registers than are
 //! live at once, with no interference graph and no iteration. Liveness is a
-//! dense bit set per block (a backward fixed point over the blocks).
+//! dense bit set per block (`liveness`: a backward fixed point over the blocks).
 //!
 //! What the walk handles:
 //! - operand kinds: a use is read at the start, a def written at the end (it
@@ -36,7 +36,7 @@
 //!   is reloaded after a call that is followed by a read of it before the
 //!   next call; a predicate goes through `R0`, which then holds no value.
 //!
-//! It gives up ("not handled": `Err` with the reason, and regalloc2 runs) when the values do
+//! It gives up ("not handled": `Err` with the reason, a [`GiveUp`], and regalloc2 runs) when the values do
 //! not fit, values live across calls would go above the ABI registers, a
 //! fixed register is in the way, the code names registers chosen at run time or
 //! hard-coded registers other than the stack pointer, or the shape is unusual
@@ -45,9 +45,11 @@
 use smallvec::SmallVec;
 use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{RegFile, RegRef, RegSlot};
+use ursa_isel::bitset::BitSet;
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move};
+use crate::regalloc::liveness::Liveness;
 use ursa_isel::abi::{P_SCRATCH, SPILL_SCRATCH};
 
 /// `R0`–`R254`.
@@ -58,85 +60,84 @@ const NPREDS: u32 = P_SCRATCH;
 const SP: u32 = 1;
 const NONE: u32 = u32::MAX;
 
-/// A set of registers of one file (256 bits).
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct RegBits([u64; 4]);
+/// Why the walk leaves a function to regalloc2 (printed as the reason by
+/// `URSA_TRACE_ALLOCATOR`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// Regalloc2 was asked for (`Options::regalloc2`): the walk did not run.
+    Asked,
+    /// The function has no blocks.
+    NoBlocks,
+    /// An instruction selects registers at run time (`R[UR, imm]`).
+    DynamicRegisters,
+    /// An instruction names a register of its own other than the stack pointer.
+    NamedRegister,
+    /// An operand is a predicate fixed to an ABI register.
+    FixedPredicate,
+    /// A block is not reachable from the entry.
+    UnreachableBlock,
+    /// A value is live into the entry block.
+    LiveIntoFunction,
+    /// A block reads a value no dominating block defined.
+    UseBeforeDef,
+    /// More values are live at once than the file holds.
+    Full,
+    /// A fixed register is taken by a value still needed there.
+    AbiRegisterInTheWay,
+    /// A parallel copy has a cycle and no free register to break it.
+    NoCycleRegister,
+    /// A pair continued by a half write is still read after it.
+    ContinuedInUse,
+    /// A branch passes other arguments than its target's parameters.
+    ArgsParamsDiffer,
+    /// An edge from a block with several successors to one with several
+    /// predecessors passes arguments.
+    CriticalEdgeWithArgs,
+    /// Values live across calls would be kept above the ABI registers.
+    TooManyAcrossCalls,
+}
 
-impl RegBits {
-    fn has(&self, r: u32) -> bool {
-        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
-    }
-    fn set(&mut self, r: u32) {
-        self.0[(r / 64) as usize] |= 1 << (r % 64);
-    }
-    fn clear(&mut self, r: u32) {
-        self.0[(r / 64) as usize] &= !(1 << (r % 64));
-    }
-    /// The lowest register below `limit` not in `self` (with its odd
-    /// neighbour for a pair, on an even register).
-    fn lowest_free(&self, limit: u32, pair: bool) -> Option<u32> {
-        for (k, &w) in self.0.iter().enumerate() {
-            let mut free = !w;
-            if pair {
-                // r even with r and r + 1 free (never across a word: 64 is even).
-                free &= free >> 1;
-                free &= 0x5555_5555_5555_5555;
-            }
-            if free != 0 {
-                let r = 64 * k as u32 + free.trailing_zeros();
-                return (r + (pair as u32) < limit).then_some(r);
-            }
-        }
-        None
+impl std::fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GiveUp::Asked => "regalloc2 asked for",
+            GiveUp::NoBlocks => "no blocks",
+            GiveUp::DynamicRegisters => "registers chosen at run time",
+            GiveUp::NamedRegister => "a register named by the instruction",
+            GiveUp::FixedPredicate => "a fixed predicate",
+            GiveUp::UnreachableBlock => "an unreachable block",
+            GiveUp::LiveIntoFunction => "values live into the function",
+            GiveUp::UseBeforeDef => "a value used before its definition",
+            GiveUp::Full => "the registers are full",
+            GiveUp::AbiRegisterInTheWay => "an ABI register in the way",
+            GiveUp::NoCycleRegister => "no register for a cycle",
+            GiveUp::ContinuedInUse => "a register to continue still in use",
+            GiveUp::ArgsParamsDiffer => "branch arguments and parameters differ",
+            GiveUp::CriticalEdgeWithArgs => "a critical edge with arguments",
+            GiveUp::TooManyAcrossCalls => "too many values live across calls",
+        })
     }
 }
+
+/// A set of registers of one file (256 bits, inline).
+type RegBits = BitSet<u32, [u64; 4]>;
 
 /// Registers of a class a value takes: 1, or 2 for a pair.
 fn size(c: Class) -> u32 {
     (c == Class::RPair) as u32 + 1
 }
 
-/// Dense bit sets over virtual registers, one row per block.
-struct Rows {
-    words: usize,
-    bits: Vec<u64>,
-}
+/// A set of virtual registers, by number (its words on the heap: the
+/// walk's loops test and add members for every operand).
+type VSet = BitSet<u32, Vec<u64>>;
+/// The liveness of the virtual registers, per block.
+type VLiveness = Liveness<u32, Vec<u64>>;
 
-impl Rows {
-    fn new(rows: usize, n: usize) -> Rows {
-        let words = n.div_ceil(64);
-        Rows { words, bits: vec![0; rows * words] }
-    }
-    fn row(&self, b: usize) -> &[u64] {
-        &self.bits[b * self.words..(b + 1) * self.words]
-    }
-    fn row_mut(&mut self, b: usize) -> &mut [u64] {
-        &mut self.bits[b * self.words..(b + 1) * self.words]
-    }
-}
-
-fn has(bits: &[u64], v: u32) -> bool {
-    bits[(v / 64) as usize] >> (v % 64) & 1 != 0
-}
-fn set(bits: &mut [u64], v: u32) {
-    bits[(v / 64) as usize] |= 1 << (v % 64);
-}
-fn clear(bits: &mut [u64], v: u32) {
-    bits[(v / 64) as usize] &= !(1 << (v % 64));
-}
-/// The members of a bit set, in increasing order.
-pub(crate) fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
-    bits.iter().enumerate().flat_map(|(k, &w)| {
-        let mut w = w;
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros();
-            w &= w - 1;
-            Some(64 * k as u32 + b)
-        })
-    })
+thread_local! {
+    /// The liveness sets, reused from one function to the next (most
+    /// functions are small: allocating them per function cost more than
+    /// solving).
+    static LIVENESS: std::cell::RefCell<VLiveness> = std::cell::RefCell::default();
 }
 
 /// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
@@ -215,7 +216,7 @@ impl Regs {
         self.r_count.fill(0);
         self.p_count = [0; 8];
         // Only P0-P5 are ever free.
-        self.p_bits = RegBits([!0x3f, !0, !0, !0]);
+        self.p_bits = RegBits::from_words([!0x3f, !0, !0, !0]);
     }
     /// The group of values (see `same`) holding `r`, or NONE.
     fn holder(&self, c: Class, r: u32) -> u32 {
@@ -229,13 +230,13 @@ impl Regs {
         match c {
             Class::P => {
                 self.p[r as usize] = g;
-                self.p_bits.set(r);
+                self.p_bits.insert(r);
                 self.p_count[r as usize] += 1;
             }
             _ => {
                 for x in r..r + size(c) {
                     self.r[x as usize] = g;
-                    self.r_bits.set(x);
+                    self.r_bits.insert(x);
                     self.r_count[x as usize] += 1;
                 }
             }
@@ -252,7 +253,7 @@ impl Regs {
                 self.p_count[r as usize] -= 1;
                 if self.p_count[r as usize] == 0 {
                     self.p[r as usize] = NONE;
-                    self.p_bits.clear(r);
+                    self.p_bits.remove(r);
                 }
             }
             _ => {
@@ -260,7 +261,7 @@ impl Regs {
                     self.r_count[x as usize] -= 1;
                     if self.r_count[x as usize] == 0 {
                         self.r[x as usize] = NONE;
-                        self.r_bits.clear(x);
+                        self.r_bits.remove(x);
                     }
                 }
             }
@@ -276,12 +277,12 @@ impl Regs {
     /// Whether a value of class `c` may take `r`, besides the registers in `avoid`.
     fn fits(&self, c: Class, r: u32, avoid: &Avoid) -> bool {
         match c {
-            Class::P => r < NPREDS && !self.p_bits.has(r) && !avoid.p.has(r),
+            Class::P => r < NPREDS && !self.p_bits.contains(r) && !avoid.p.contains(r),
             _ => {
                 let n = size(c);
                 (c != Class::RPair || r % 2 == 0)
                     && r + n <= NREGS
-                    && (r..r + n).all(|x| !self.r_bits.has(x) && !self.reserved.has(x) && !avoid.r.has(x))
+                    && (r..r + n).all(|x| !self.r_bits.contains(x) && !self.reserved.contains(x) && !avoid.r.contains(x))
             }
         }
     }
@@ -290,15 +291,14 @@ impl Regs {
         match c {
             Class::P => {
                 let mut busy = self.p_bits;
-                busy.0[0] |= avoid.p.0[0];
-                busy.lowest_free(NPREDS, false)
+                busy.union_with(&avoid.p);
+                busy.lowest_absent(NPREDS as usize, false)
             }
             _ => {
                 let mut busy = self.r_bits;
-                for k in 0..4 {
-                    busy.0[k] |= self.reserved.0[k] | avoid.r.0[k];
-                }
-                busy.lowest_free(NREGS, c == Class::RPair)
+                busy.union_with(&self.reserved);
+                busy.union_with(&avoid.r);
+                busy.lowest_absent(NREGS as usize, c == Class::RPair)
             }
         }
     }
@@ -326,17 +326,15 @@ impl Avoid {
     /// Both sets.
     fn with(&self, other: &Avoid) -> Avoid {
         let mut a = *self;
-        for k in 0..4 {
-            a.r.0[k] |= other.r.0[k];
-            a.p.0[k] |= other.p.0[k];
-        }
+        a.r.union_with(&other.r);
+        a.p.union_with(&other.p);
         a
     }
     fn add(&mut self, c: Class, r: u32) {
         match c {
-            Class::P => self.p.set(r),
-            _ => self.r.set(r),
-        }
+            Class::P => self.p.insert(r),
+            _ => self.r.insert(r),
+        };
     }
 }
 
@@ -434,16 +432,32 @@ fn compact_slots(moves: &mut [Move]) -> usize {
 
 /// Assigns the registers (see the module docs); the reason when the function
 /// is left to regalloc2.
-pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
-    let nb = vcode.blocks.len();
-    let nv = vcode.classes.len();
-    if nb == 0 {
-        return Err("no blocks");
-    }
-    let class = |v: u32| vcode.classes[v as usize];
+pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
+    let mut liveness = LIVENESS.with(|l| l.take());
+    let asg = assign_with(vcode, &mut liveness);
+    LIVENESS.with(|l| l.replace(liveness));
+    asg
+}
 
-    // Flat numbering, and what the code needs of the register file.
-    let mut first = Vec::with_capacity(nb + 1);
+fn assign_with(vcode: &VCode, liveness: &mut VLiveness) -> Result<Assignment, GiveUp> {
+    let mut walk = Walk::new(vcode, liveness)?;
+    for k in 0..walk.rpo.len() {
+        let b = walk.rpo[k];
+        walk.enter_block(b)?;
+        for j in 0..vcode.blocks[b].insts.len() {
+            walk.assign_inst(b, j)?;
+        }
+    }
+    walk.edge_copies()?;
+    walk.finish()
+}
+
+/// The flat numbering of `vcode`'s instructions and operands: each block's
+/// first instruction (and the count at the end), each instruction's first
+/// operand (and the count at the end); whether the code touches the stack
+/// pointer. Code the walk does not handle is refused here.
+fn number(vcode: &VCode) -> Result<(Vec<usize>, Vec<u32>, bool), GiveUp> {
+    let mut first = Vec::with_capacity(vcode.blocks.len() + 1);
     let mut op_at = Vec::new();
     let mut nops = 0u32;
     let mut uses_sp = vcode.slots_size > 0 || vcode.incoming_bytes > 0 || vcode.makes_calls;
@@ -458,7 +472,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             }
             for (pi, p) in m.pieces.iter().enumerate() {
                 if p.has_dynamic_regs() {
-                    return Err("registers chosen at run time");
+                    return Err(GiveUp::DynamicRegisters);
                 }
                 refs.clear();
                 p.reg_refs_into(&mut refs);
@@ -476,111 +490,85 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
                     match r.file {
                         RegFile::R if r.num == SP && r.count == 1 => uses_sp = true,
                         RegFile::R if m.clobbers_all => {}
-                        RegFile::R | RegFile::P => return Err("a register named by the instruction"),
+                        RegFile::R | RegFile::P => return Err(GiveUp::NamedRegister),
                         _ => {}
                     }
                 }
             }
             if m.opnds.iter().any(|o| o.fixed.is_some() && vcode.class(o.vreg) == Class::P) {
-                return Err("a fixed predicate");
+                return Err(GiveUp::FixedPredicate);
             }
         }
     }
     let n = op_at.len();
     op_at.push(nops);
     first.push(n);
-    let mut reserved = RegBits::default();
-    if uses_sp {
-        reserved.set(SP);
-    }
+    Ok((first, op_at, uses_sp))
+}
 
-    // Reverse postorder from the entry.
+/// The blocks in reverse postorder from the entry.
+fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
+    let nb = vcode.blocks.len();
     let mut rpo = Vec::with_capacity(nb);
-    {
-        let mut seen = vec![false; nb];
-        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
-        seen[0] = true;
-        while let Some(&mut (b, ref mut k)) = stack.last_mut() {
-            if let Some(s) = vcode.blocks[b].succs.get(*k) {
-                *k += 1;
-                let s = s.0 as usize;
-                if s < nb && !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                rpo.push(b);
-                stack.pop();
+    let mut seen = vec![false; nb];
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    seen[0] = true;
+    while let Some(&mut (b, ref mut k)) = stack.last_mut() {
+        if let Some(s) = vcode.blocks[b].succs.get(*k) {
+            *k += 1;
+            let s = s.0 as usize;
+            if s < nb && !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
             }
+        } else {
+            rpo.push(b);
+            stack.pop();
         }
-        if rpo.len() != nb {
-            return Err("an unreachable block");
-        }
-        rpo.reverse();
     }
-    let mut rpo_at = vec![0usize; nb];
-    for (k, &b) in rpo.iter().enumerate() {
-        rpo_at[b] = k;
+    if rpo.len() != nb {
+        return Err(GiveUp::UnreachableBlock);
     }
+    rpo.reverse();
+    Ok(rpo)
+}
 
-    // Liveness: upward-exposed uses and definitions per block, then the
-    // fixed point (blocks in postorder).
-    let mut gen = Rows::new(nb, nv);
-    let mut kill = Rows::new(nb, nv);
+/// Liveness of the virtual registers: upward-exposed uses and definitions
+/// per block, then the fixed point (blocks in postorder).
+fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiveness) {
+    liveness.reset(vcode.blocks.len(), vcode.classes.len());
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        let (g, k) = (gen.row_mut(b), kill.row_mut(b));
+        let (g, k) = (&mut liveness.gen[b], &mut liveness.kill[b]);
         for &p in &blk.params {
-            set(k, p.0);
+            k.insert(p.0);
         }
         for m in &blk.insts {
             for o in &m.opnds {
-                if o.kind == OpKind::Use && !has(k, o.vreg.0) {
-                    set(g, o.vreg.0);
+                if o.kind == OpKind::Use && !k.contains(o.vreg.0) {
+                    g.insert(o.vreg.0);
                 }
             }
             for a in m.args().iter().flatten() {
-                if !has(k, a.0) {
-                    set(g, a.0);
+                if !k.contains(a.0) {
+                    g.insert(a.0);
                 }
             }
             for o in &m.opnds {
                 if o.kind != OpKind::Use {
-                    set(k, o.vreg.0);
+                    k.insert(o.vreg.0);
                 }
             }
         }
     }
-    let mut live_in = Rows::new(nb, nv);
-    let words = live_in.words;
-    let mut out = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().rev() {
-            out.fill(0);
-            for s in &vcode.blocks[b].succs {
-                for (o, x) in out.iter_mut().zip(live_in.row(s.0 as usize)) {
-                    *o |= x;
-                }
-            }
-            let (g, k) = (gen.row(b), kill.row(b));
-            let row = &mut live_in.bits[b * words..(b + 1) * words];
-            for w in 0..words {
-                let new = g[w] | (out[w] & !k[w]);
-                if new != row[w] {
-                    row[w] = new;
-                    changed = true;
-                }
-            }
-        }
-    }
-    if live_in.row(0).iter().any(|&w| w != 0) {
-        return Err("values live into the function");
-    }
+    liveness.solve(rpo.iter().rev().copied(), |b| vcode.blocks[b].succs.iter().map(|s| s.0 as usize));
+}
 
-    // Preferred registers: the ABI register a value is used in, carried back
-    // through copies and block arguments; the block parameter a value is
-    // passed to.
+/// Preferred registers: the ABI register a value is used in, carried back
+/// through copies and block arguments (`hint`); the block parameter a value
+/// is passed to (`param_of`).
+fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
+    let nv = vcode.classes.len();
+    let class = |v: u32| vcode.classes[v as usize];
     let mut hint = vec![NONE; nv];
     let mut param_of = vec![NONE; nv];
     for b in &vcode.blocks {
@@ -629,13 +617,18 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
             }
         }
     }
+    (hint, param_of)
+}
 
-    // Values that hold one value (`same[v]`, the group's first value): a
-    // 32-bit copy's result and its source; a block parameter and the one
-    // value (or copies of it) every edge passes. In SSA code two such values
-    // hold the same bits wherever both are live, so they may share a
-    // register although both are live (the copy, or the edge's copy, then
-    // vanishes).
+/// Values that hold one value (`same[v]`, the group's first value): a
+/// 32-bit copy's result and its source; a block parameter and the one
+/// value (or copies of it) every edge passes. In SSA code two such values
+/// hold the same bits wherever both are live, so they may share a
+/// register although both are live (the copy, or the edge's copy, then
+/// vanishes).
+fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
+    let nv = vcode.classes.len();
+    let class = |v: u32| vcode.classes[v as usize];
     let mut same: Vec<u32> = (0..nv as u32).collect();
     let find = |same: &[u32], mut v: u32| {
         while same[v as usize] != v {
@@ -646,7 +639,7 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     let mut changed = true;
     while changed {
         changed = false;
-        for &b in &rpo {
+        for &b in rpo {
             let blk = &vcode.blocks[b];
             for (k, p) in blk.params.iter().enumerate() {
                 let gp = find(&same, p.0);
@@ -688,527 +681,728 @@ pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, &'static str> {
     for v in 0..nv as u32 {
         same[v as usize] = find(&same, v);
     }
-    // The register the live values of each group hold.
-    let mut group_reg = vec![NONE; nv];
-    // Pairs that hold one of their two registers for an instruction
-    // ([`half_claim`]): `LOW` the first half of a pair the next instruction
-    // continues, `HIGH` a pair whose low half is read no more.
-    let mut partial = vec![BOTH; nv];
+    same
+}
 
-    // Backwards through each block: which operands see their value die,
-    // which parameters are live, and the values live across each call
-    // (`MInst::clobbers_all`): they are stored to a spill slot after their
-    // definition and reloaded after the call ([`Reloads`]).
-    let mut live = vec![0u64; words];
-    let mut dies = vec![false; nops as usize];
-    let mut param_live = vec![false; nv];
-    let mut crosses = vec![false; nv];
-    let mut reloads = Reloads::default();
-    // Groups read before the next call (or live at the block's end).
-    let mut needed = vec![0u64; words];
-    for (b, blk) in vcode.blocks.iter().enumerate() {
-        live.fill(0);
-        for s in &blk.succs {
-            for (o, x) in live.iter_mut().zip(live_in.row(s.0 as usize)) {
-                *o |= x;
-            }
+/// The allocator's state: what the analyses found before the walk (fixed
+/// from then on) and the registers and moves chosen so far.
+struct Walk<'a> {
+    vcode: &'a VCode,
+    /// Flat index of each block's first instruction (the count at the end).
+    first: Vec<usize>,
+    /// Each flat instruction's first operand (the count at the end).
+    op_at: Vec<u32>,
+    rpo: Vec<usize>,
+    liveness: &'a mut VLiveness,
+    /// Registers never given to a value.
+    reserved: RegBits,
+    hint: Vec<u32>,
+    param_of: Vec<u32>,
+    same: Vec<u32>,
+    /// Per operand: its value dies there (a use read for the last time, a
+    /// result nobody reads).
+    dies: Vec<bool>,
+    /// Per block parameter: live at its block's start.
+    param_live: Vec<bool>,
+    /// Per value: live across a call.
+    crosses: Vec<bool>,
+    reloads: Reloads,
+    /// Per group: a value of it is live across a call.
+    cross_g: Vec<bool>,
+    /// The registers calls fix (their arguments and results).
+    call_fixed: Avoid,
+    /// In a function that calls, values mostly flow into ABI registers:
+    /// their hints come before the registers of copies' sources and of
+    /// branch arguments.
+    hint_first: bool,
+
+    /// The register of each value, once placed.
+    reg: Vec<u32>,
+    /// The register of each operand.
+    regs: Vec<u32>,
+    /// The register the live values of each group hold.
+    group_reg: Vec<u32>,
+    /// Pairs that hold one of their two registers for an instruction
+    /// ([`half_claim`]): `LOW` the first half of a pair the next instruction
+    /// continues, `HIGH` a pair whose low half is read no more.
+    partial: Vec<u8>,
+    /// (program point, phase: 0 edge copies, 1 stores of block parameters,
+    /// 2 operand copies; move).
+    moves: Vec<(u32, u8, Move)>,
+    state: Regs,
+    // Scratch, reused from one instruction to the next.
+    copies: Vec<(u32, u32)>,
+    seq: Vec<(u32, u32)>,
+    reads: SmallVec<[(bool, u32, u8); 8]>,
+    placed: SmallVec<[(bool, u32, u8, u8); 8]>,
+    stored_args: SmallVec<[u32; 4]>,
+    copied_out: SmallVec<[(Class, u32, u32); 2]>,
+}
+
+impl<'a> Walk<'a> {
+    /// The analyses: numbering, order, liveness, hints, groups, deaths and calls.
+    fn new(vcode: &'a VCode, liveness: &'a mut VLiveness) -> Result<Walk<'a>, GiveUp> {
+        let nv = vcode.classes.len();
+        if vcode.blocks.is_empty() {
+            return Err(GiveUp::NoBlocks);
         }
-        needed.fill(0);
-        for v in members(&live) {
-            set(&mut needed, same[v as usize]);
+        let (first, op_at, uses_sp) = number(vcode)?;
+        let mut reserved = RegBits::default();
+        if uses_sp {
+            reserved.insert(SP);
         }
-        for (j, m) in blk.insts.iter().enumerate().rev() {
-            let i = first[b] + j;
-            let ob = op_at[i] as usize;
-            for a in m.args().iter().flatten() {
-                set(&mut live, a.0);
-                set(&mut needed, same[a.0 as usize]);
+        let rpo = reverse_postorder(vcode)?;
+        block_liveness(vcode, &rpo, liveness);
+        if !liveness.live_in[0].is_empty() {
+            return Err(GiveUp::LiveIntoFunction);
+        }
+        let (hint, param_of) = hints(vcode);
+        let same = same_value_groups(vcode, &rpo);
+        let nops = *op_at.last().unwrap() as usize;
+        let mut walk = Walk {
+            vcode,
+            first,
+            op_at,
+            rpo,
+            liveness,
+            reserved,
+            hint,
+            param_of,
+            same,
+            dies: vec![false; nops],
+            param_live: vec![false; nv],
+            crosses: vec![false; nv],
+            reloads: Reloads::default(),
+            cross_g: vec![false; nv],
+            call_fixed: Avoid::default(),
+            hint_first: vcode.makes_calls,
+            reg: vec![NONE; nv],
+            regs: vec![NONE; nops],
+            group_reg: vec![NONE; nv],
+            partial: vec![BOTH; nv],
+            moves: Vec::new(),
+            state: Regs::new(reserved),
+            copies: Vec::new(),
+            seq: Vec::new(),
+            reads: SmallVec::new(),
+            placed: SmallVec::new(),
+            stored_args: SmallVec::new(),
+            copied_out: SmallVec::new(),
+        };
+        walk.find_deaths();
+        walk.keep_away_from_calls();
+        walk.state.reserved = walk.reserved;
+        Ok(walk)
+    }
+
+    #[inline]
+    fn class(&self, v: u32) -> Class {
+        self.vcode.classes[v as usize]
+    }
+
+    /// Backwards through each block: which operands see their value die,
+    /// which parameters are live, and the values live across each call
+    /// (`MInst::clobbers_all`): they are stored to a spill slot after their
+    /// definition and reloaded after the call ([`Reloads`]).
+    fn find_deaths(&mut self) {
+        let nv = self.vcode.classes.len();
+        let (same, dies, reloads) = (&self.same, &mut self.dies, &mut self.reloads);
+        let mut live = VSet::new(nv);
+        // Groups read before the next call (or live at the block's end).
+        let mut needed = VSet::new(nv);
+        for (b, blk) in self.vcode.blocks.iter().enumerate() {
+            live.clone_from(&self.liveness.live_out[b]);
+            needed.clear();
+            for v in live.iter() {
+                needed.insert(same[v as usize]);
             }
-            for (k, o) in m.opnds.iter().enumerate() {
-                if o.kind != OpKind::Use {
-                    dies[ob + k] = !has(&live, o.vreg.0);
-                    clear(&mut live, o.vreg.0);
+            for (j, m) in blk.insts.iter().enumerate().rev() {
+                let i = self.first[b] + j;
+                let ob = self.op_at[i] as usize;
+                for a in m.args().iter().flatten() {
+                    live.insert(a.0);
+                    needed.insert(same[a.0 as usize]);
                 }
-            }
-            if m.clobbers_all {
-                let from = reloads.vals.len() as u32;
-                for v in members(&live) {
-                    crosses[v as usize] = true;
-                    // Reloaded here only when read before the next call:
-                    // else that call's reload serves.
-                    if has(&needed, same[v as usize]) {
-                        reloads.vals.push(v);
+                for (k, o) in m.opnds.iter().enumerate() {
+                    if o.kind != OpKind::Use {
+                        dies[ob + k] = !live.contains(o.vreg.0);
+                        live.remove(o.vreg.0);
                     }
                 }
-                reloads.calls.push((i as u32, from, reloads.vals.len() as u32));
-                needed.fill(0);
-            }
-            for (k, o) in m.opnds.iter().enumerate() {
-                if o.kind == OpKind::Use {
-                    dies[ob + k] = !has(&live, o.vreg.0);
-                    set(&mut live, o.vreg.0);
-                    set(&mut needed, same[o.vreg.0 as usize]);
+                if m.clobbers_all {
+                    let from = reloads.vals.len() as u32;
+                    for v in live.iter() {
+                        self.crosses[v as usize] = true;
+                        // Reloaded here only when read before the next call:
+                        // else that call's reload serves.
+                        if needed.contains(same[v as usize]) {
+                            reloads.vals.push(v);
+                        }
+                    }
+                    reloads.calls.push((i as u32, from, reloads.vals.len() as u32));
+                    needed.clear();
+                }
+                for (k, o) in m.opnds.iter().enumerate() {
+                    if o.kind == OpKind::Use {
+                        dies[ob + k] = !live.contains(o.vreg.0);
+                        live.insert(o.vreg.0);
+                        needed.insert(same[o.vreg.0 as usize]);
+                    }
                 }
             }
-        }
-        for p in &blk.params {
-            param_live[p.0 as usize] = has(&live, p.0);
+            for p in &blk.params {
+                self.param_live[p.0 as usize] = live.contains(p.0);
+            }
         }
     }
-    // Groups with a value live across a call keep away from the registers
-    // a call fixes (its arguments and results), which it would overwrite
-    // while they are live, and the spill code of a predicate needs a
-    // scratch register.
-    let mut cross_g = vec![false; nv];
-    let mut call_fixed = Avoid::default();
-    reloads.calls.sort_unstable();
-    if !reloads.calls.is_empty() {
-        for v in 0..nv {
-            if crosses[v] {
-                cross_g[same[v] as usize] = true;
-                if class(v as u32) == Class::P {
-                    reserved.set(SPILL_SCRATCH);
+
+    /// Groups with a value live across a call keep away from the registers
+    /// a call fixes (its arguments and results), which it would overwrite
+    /// while they are live, and the spill code of a predicate needs a
+    /// scratch register.
+    fn keep_away_from_calls(&mut self) {
+        self.reloads.calls.sort_unstable();
+        if self.reloads.calls.is_empty() {
+            return;
+        }
+        for v in 0..self.vcode.classes.len() {
+            if self.crosses[v] {
+                self.cross_g[self.same[v] as usize] = true;
+                if self.class(v as u32) == Class::P {
+                    self.reserved.insert(SPILL_SCRATCH);
                 }
             }
         }
-        for m in vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter(|m| m.clobbers_all) {
+        for m in self.vcode.blocks.iter().flat_map(|b| b.insts.iter()).filter(|m| m.clobbers_all) {
             for o in m.opnds.iter() {
                 if let Some(f) = o.fixed {
-                    for x in 0..size(class(o.vreg.0)) {
-                        call_fixed.r.set(f as u32 + x);
+                    for x in 0..size(self.class(o.vreg.0)) {
+                        self.call_fixed.r.insert(f as u32 + x);
                     }
                 }
             }
         }
     }
-    let avoid_for = |v: u32, avoid: &Avoid| if cross_g[same[v as usize] as usize] { avoid.with(&call_fixed) } else { *avoid };
 
-    // In a function that calls, values mostly flow into ABI registers:
-    // their hints come before the registers of copies' sources and of
-    // branch arguments.
-    let hint_first = vcode.makes_calls;
+    /// `avoid`, and for a value of a group live across a call the registers calls fix.
+    #[inline]
+    fn avoid_for(&self, v: u32, avoid: &Avoid) -> Avoid {
+        if self.cross_g[self.same[v as usize] as usize] {
+            avoid.with(&self.call_fixed)
+        } else {
+            *avoid
+        }
+    }
 
-    // The walk.
-    let mut reg = vec![NONE; nv];
-    let mut regs = vec![NONE; nops as usize];
-    // (program point, phase: 0 edge copies, 1 stores of block parameters,
-    // 2 operand copies; move).
-    let mut moves: Vec<(u32, u8, Move)> = Vec::new();
-    let mut state = Regs::new(reserved);
-    let mut copies: Vec<(u32, u32)> = Vec::new();
-    let mut seq: Vec<(u32, u32)> = Vec::new();
-    let mut reads: SmallVec<[(bool, u32, u8); 8]> = SmallVec::new();
-    let mut placed: SmallVec<[(bool, u32, u8, u8); 8]> = SmallVec::new();
-    let mut stored_args: SmallVec<[u32; 4]> = SmallVec::new();
-    let mut copied_out: SmallVec<[(Class, u32, u32); 2]> = SmallVec::new();
-    for &b in &rpo {
+    /// `v` in register `r` (operand `at` when it is one), held by its group.
+    #[inline]
+    fn place(&mut self, v: u32, r: u32, at: Option<usize>) {
+        self.reg[v as usize] = r;
+        if let Some(at) = at {
+            self.regs[at] = r;
+        }
+        let g = self.same[v as usize];
+        self.state.take(self.class(v), r, g);
+        self.group_reg[g as usize] = r;
+    }
+
+    /// The register for a new value `v` of class `c`, avoiding `avoid` and
+    /// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
+    /// died), the hint, the register of the block parameter it is passed to,
+    /// else the lowest free. With `hint_first` (in a function that calls, whose
+    /// values mostly flow into ABI registers) the hint comes before the copy's
+    /// source: the copy is made once, into the register the value goes to.
+    #[inline]
+    fn pick(&self, c: Class, v: u32, copy: Option<u32>, avoid: &Avoid, ok: impl Fn(u32) -> bool) -> Result<u32, GiveUp> {
+        let p = self.param_of[v as usize];
+        let (copy, h) = (copy.unwrap_or(NONE), self.hint[v as usize]);
+        let (a, b) = if self.hint_first { (h, copy) } else { (copy, h) };
+        let cands = [a, b, if p != NONE { self.reg[p as usize] } else { NONE }];
+        cands
+            .into_iter()
+            .find(|&r| r != NONE && self.state.fits(c, r, avoid) && ok(r))
+            .or_else(|| self.state.lowest_where(c, avoid, ok))
+            .ok_or(GiveUp::Full)
+    }
+
+    /// Forwards into block `b`: the values live into it hold their
+    /// registers; each live parameter gets one (stored to its slot when it
+    /// is live across a call and its arguments are not stored already).
+    #[inline]
+    fn enter_block(&mut self, b: usize) -> Result<(), GiveUp> {
+        let vcode = self.vcode;
+        let class = |v: u32| vcode.classes[v as usize];
         let blk = &vcode.blocks[b];
-        // Forwards: the values live into the block hold their registers.
-        state.reset();
-        for v in members(live_in.row(b)) {
-            if reg[v as usize] == NONE {
-                return Err("a value used before its definition");
+        self.state.reset();
+        for v in self.liveness.live_in[b].iter() {
+            if self.reg[v as usize] == NONE {
+                return Err(GiveUp::UseBeforeDef);
             }
-            state.take(class(v), reg[v as usize], same[v as usize]);
+            self.state.take(class(v), self.reg[v as usize], self.same[v as usize]);
         }
         let none = Avoid::default();
         for (k, p) in blk.params.iter().enumerate() {
-            if !param_live[p.0 as usize] {
+            if !self.param_live[p.0 as usize] {
                 continue;
             }
             let c = class(p.0);
-            let pav = avoid_for(p.0, &none);
+            let pav = self.avoid_for(p.0, &none);
             // The register of an argument already placed, else the hint.
             let mut choice = None;
             // The arguments: when every one is a value of its group in the
             // parameter's register, stored at its definition (not a
             // parameter), the slot holds the parameter already.
-            stored_args.clear();
+            self.stored_args.clear();
             for pred in &blk.preds {
                 let pred = &vcode.blocks[pred.0 as usize];
                 let Some(t) = pred.insts.last() else { continue };
                 for (tb, args) in t.targets().iter().zip(t.args().iter()) {
                     if tb.0 as usize == b {
                         if let Some(a) = args.get(k) {
-                            let r = reg[a.0 as usize];
-                            if r != NONE && class(a.0) == c && state.fits(c, r, &pav) && choice.is_none() {
+                            let r = self.reg[a.0 as usize];
+                            if r != NONE && class(a.0) == c && self.state.fits(c, r, &pav) && choice.is_none() {
                                 choice = Some(r);
                             }
-                            stored_args.push(a.0);
+                            self.stored_args.push(a.0);
                         }
                     }
                 }
             }
             // A parameter holding a live value's bits shares its register.
-            let g = same[p.0 as usize];
-            let shares = g != p.0 && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g;
+            let g = self.same[p.0 as usize];
+            let shares = g != p.0 && self.group_reg[g as usize] != NONE && self.state.holder(c, self.group_reg[g as usize]) == g;
             if shares {
-                choice = Some(group_reg[g as usize]);
+                choice = Some(self.group_reg[g as usize]);
             }
-            let h = hint[p.0 as usize];
-            let h = (h != NONE && state.fits(c, h, &pav)).then_some(h);
-            if hint_first && !shares {
+            let h = self.hint[p.0 as usize];
+            let h = (h != NONE && self.state.fits(c, h, &pav)).then_some(h);
+            if self.hint_first && !shares {
                 choice = h.or(choice);
             }
-            let r = choice.or(h).or_else(|| state.lowest(c, &pav)).ok_or("the registers are full")?;
-            reg[p.0 as usize] = r;
-            state.take(c, r, g);
-            group_reg[g as usize] = r;
-            let args_stored = !stored_args.is_empty()
-                && stored_args
+            let r = choice.or(h).or_else(|| self.state.lowest(c, &pav)).ok_or(GiveUp::Full)?;
+            self.place(p.0, r, None);
+            let (reg, same, crosses, param_live) = (&self.reg, &self.same, &self.crosses, &self.param_live);
+            let args_stored = !self.stored_args.is_empty()
+                && self
+                    .stored_args
                     .iter()
                     .all(|&a| reg[a as usize] == r && same[a as usize] == g && crosses[a as usize] && !param_live[a as usize]);
             if crosses[p.0 as usize] && !args_stored {
-                moves.push((2 * first[b] as u32, 1, spill(c, r)));
+                self.moves.push((2 * self.first[b] as u32, 1, spill(c, r)));
             }
         }
-
-        for (j, m) in blk.insts.iter().enumerate() {
-            let i = first[b] + j;
-            let ob = op_at[i] as usize;
-            let ops = &m.opnds;
-            // Fixed uses whose value lives elsewhere: a parallel copy into
-            // the ABI registers just before the instruction.
-            let mut busy = Avoid::default();
-            copies.clear();
-            for (k, o) in ops.iter().enumerate() {
-                let v = o.vreg.0;
-                let c = class(v);
-                if o.kind == OpKind::Use {
-                    let r = reg[v as usize];
-                    if r == NONE {
-                        return Err("an ABI register in the way");
-                    }
-                    regs[ob + k] = r;
-                }
-                let (OpKind::Use, Some(f)) = (o.kind, o.fixed) else { continue };
-                let (f, r) = (f as u32, reg[v as usize]);
-                regs[ob + k] = f;
-                if f == r {
-                    continue;
-                }
-                for x in 0..size(c) {
-                    let d = f + x;
-                    if d >= NREGS || state.reserved.has(d) || busy.r.has(d) {
-                        return Err("an ABI register in the way");
-                    }
-                    busy.r.set(d);
-                    // A value in the way must die here and be read only
-                    // through fixed uses (copied out before the writes).
-                    let w = state.holder(c, d);
-                    if w != NONE && w != same[v as usize] {
-                        let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
-                        let dying = uses_of_w().filter(|&(k2, _)| dies[ob + k2]).count() as u32;
-                        if dying < state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
-                            return Err("an ABI register in the way");
-                        }
-                    }
-                    copies.push((d, r + x));
-                }
-            }
-            if !copies.is_empty() {
-                seq.clear();
-                let srcs: Vec<u32> = copies.iter().map(|c| c.1).collect();
-                let temp = || {
-                    let mut avoid = busy;
-                    for &s in &srcs {
-                        avoid.r.set(s);
-                    }
-                    state.lowest(Class::R, &avoid)
-                };
-                sequentialize(&mut copies, temp, &mut seq).ok_or("no register for a cycle")?;
-                moves.extend(seq.iter().map(|&(d, s)| (2 * i as u32, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
-            }
-            // Early defs and scratch registers away from the uses. In a
-            // bundle of several pieces, an early def may take the register
-            // of a use that dies here once no later piece reads it.
-            let multi = m.pieces.len() > 1;
-            reads.clear();
-            if multi {
-                for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
-                    let c = class(o.vreg.0);
-                    for h in 0..size(c) {
-                        let last = if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h).map_or(u8::MAX, |s| s.1) };
-                        reads.push((c == Class::P, regs[ob + k] + h, last));
-                    }
-                }
-                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, &partial, vcode);
-            }
-            // In a bundle, the pieces each result of this instruction spans
-            // (an early def's to the end): two may share a register when
-            // their spans do not meet; a scratch register holds no register
-            // past the instruction.
-            placed.clear();
-            let mut uses = busy;
-            if !multi {
-                for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
-                    uses.add(class(o.vreg.0), regs[ob + k]);
-                }
-            }
-            for fixed_pass in [true, false] {
-                for (k, o) in ops.iter().enumerate() {
-                    if !matches!(o.kind, OpKind::EarlyDef | OpKind::Temp) || o.fixed.is_some() != fixed_pass {
-                        continue;
-                    }
-                    let (v, c) = (o.vreg.0, class(o.vreg.0));
-                    let span = |h: u32| result_span(m, k, h, o.kind);
-                    // Scratch registers keep away from every use (in a
-                    // bundle: from the uses still to be read).
-                    let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
-                    let ok = |r: u32| {
-                        !multi
-                            || (0..size(c)).all(|h| {
-                                let (f, l) = span(h);
-                                early_def_may_share(m, k, h, c == Class::P, r + h, &reads)
-                                    && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
-                            })
-                    };
-                    let r = match o.fixed {
-                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, avoid) && ok(f)).ok_or("an ABI register in the way")?,
-                        None => pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &avoid_for(v, avoid), ok)
-                            .ok_or("the registers are full")?,
-                    };
-                    reg[v as usize] = r;
-                    regs[ob + k] = r;
-                    if multi {
-                        for h in 0..size(c) {
-                            let (f, l) = span(h);
-                            placed.push((c == Class::P, r + h, f, l));
-                        }
-                    }
-                    if !multi || o.kind == OpKind::EarlyDef {
-                        state.take(c, r, same[v as usize]);
-                        group_reg[same[v as usize] as usize] = r;
-                    }
-                }
-            }
-            if !multi {
-                free_dying_uses(&mut state, m, ob, &dies, &reg, &same, &partial, vcode);
-            }
-            // Defs, the fixed ones first.
-            let copy = copy_source(m).map(|(k, hi)| regs[ob + k] + hi as u32);
-            for fixed_pass in [true, false] {
-                for (k, o) in ops.iter().enumerate() {
-                    // The next version of a pair takes the register of the
-                    // version it continues, which dies here (with the fixed
-                    // defs: before a free def could take the register).
-                    if let (OpKind::Reuse(u), true) = (o.kind, fixed_pass) {
-                        let (v, c, u) = (o.vreg.0, class(o.vreg.0), ob + u as usize);
-                        let r = regs[u];
-                        if o.fixed.is_some() || !dies[u] || !state.fits(c, r, &none) {
-                            return Err("a register to continue still in use");
-                        }
-                        reg[v as usize] = r;
-                        regs[ob + k] = r;
-                        state.take(c, r, same[v as usize]);
-                        group_reg[same[v as usize] as usize] = r;
-                        continue;
-                    }
-                    if o.kind != OpKind::Def || o.fixed.is_some() != fixed_pass {
-                        continue;
-                    }
-                    let (v, c) = (o.vreg.0, class(o.vreg.0));
-                    let g = same[v as usize];
-                    let r = match o.fixed {
-                        // A value live across a call, written where a call
-                        // reads or writes: copied out right after.
-                        Some(f) if cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| call_fixed.r.has(x)) => {
-                            let f = Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?;
-                            state.take(c, f, g);
-                            let r = pick(&state, c, v, &hint, &param_of, &reg, None, hint_first, &call_fixed, |_| true)
-                                .ok_or("the registers are full")?;
-                            copied_out.push((c, f, g));
-                            regs[ob + k] = f;
-                            for x in 0..size(c) {
-                                moves.push((2 * i as u32 + 1, 0, Move { class: Class::R, from: Loc::Reg(f + x), to: Loc::Reg(r + x) }));
-                            }
-                            reg[v as usize] = r;
-                            state.take(c, r, g);
-                            group_reg[g as usize] = r;
-                            continue;
-                        }
-                        Some(f) => Some(f as u32).filter(|&f| state.fits(c, f, &none)).ok_or("an ABI register in the way")?,
-                        // A copy of a value still live: its register.
-                        None if g != v && group_reg[g as usize] != NONE && state.holder(c, group_reg[g as usize]) == g => {
-                            group_reg[g as usize]
-                        }
-                        None if cross_g[g as usize] => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &call_fixed, |_| true)
-                            .ok_or("the registers are full")?,
-                        None => match half_claim(&state, vcode, blk, j, k, &hint, &param_of, &dies, &op_at[first[b]..], &same, &reg) {
-                            Some((r, x)) => {
-                                if let Some(x) = x {
-                                    // The low register passes from x's pair to v.
-                                    state.free(Class::R, r, same[x as usize]);
-                                    partial[x as usize] = HIGH;
-                                }
-                                partial[v as usize] = LOW;
-                                reg[v as usize] = r;
-                                regs[ob + k] = r;
-                                state.take(Class::R, r, g);
-                                group_reg[g as usize] = r;
-                                continue;
-                            }
-                            None => pick(&state, c, v, &hint, &param_of, &reg, copy, hint_first, &none, |_| true)
-                                .ok_or("the registers are full")?,
-                        },
-                    };
-                    reg[v as usize] = r;
-                    regs[ob + k] = r;
-                    state.take(c, r, g);
-                    group_reg[g as usize] = r;
-                }
-            }
-            // Scratch registers, values nobody reads and the ABI registers
-            // of results copied out are free again.
-            for (k, o) in ops.iter().enumerate() {
-                if o.kind != OpKind::Use && (o.kind == OpKind::Temp || dies[ob + k]) {
-                    let v = o.vreg.0;
-                    state.free(class(v), reg[v as usize], same[v as usize]);
-                }
-            }
-            for (c, f, g) in copied_out.drain(..) {
-                state.free(c, f, g);
-            }
-            // After a call, the values live across it that are read before
-            // the next call come back from their slots; then the results
-            // live across a later call go to theirs.
-            if m.clobbers_all {
-                for &v in reloads.after(i as u32) {
-                    // (Not in a register of the call's results: those
-                    // found theirs free.) One reload per group.
-                    let (c, rv) = (class(v), reg[v as usize]);
-                    let mv = Move { class: c, from: Loc::Slot(slot_key(c, rv)), to: Loc::Reg(rv) };
-                    if !moves.iter().rev().take_while(|x| x.0 == 2 * i as u32 + 1).any(|x| x.2 == mv) {
-                        moves.push((2 * i as u32 + 1, 0, mv));
-                    }
-                }
-            }
-            for o in ops.iter().filter(|o| matches!(o.kind, OpKind::Def | OpKind::EarlyDef | OpKind::Reuse(_))) {
-                let v = o.vreg.0;
-                if crosses[v as usize] {
-                    moves.push((2 * i as u32 + 1, 1, spill(class(v), reg[v as usize])));
-                }
-            }
-        }
+        Ok(())
     }
 
-    // The block arguments: a parallel copy per edge.
-    let mut pcopies: Vec<(u32, u32)> = Vec::new();
-    for (b, blk) in vcode.blocks.iter().enumerate() {
-        let Some(t) = blk.insts.last() else { continue };
-        for (ti, tb) in t.targets().iter().enumerate() {
-            let s = tb.0 as usize;
-            let params = &vcode.blocks[s].params;
-            let args: &[_] = t.args().get(ti).map_or(&[], |a| &a[..]);
-            if args.len() != params.len() {
-                return Err("branch arguments and parameters differ");
+    /// Instruction `j` of block `b`: its operands' registers and the moves
+    /// around it.
+    #[inline]
+    fn assign_inst(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
+        let vcode = self.vcode;
+        let m = &vcode.blocks[b].insts[j];
+        let i = self.first[b] + j;
+        let busy = self.copy_fixed_uses(i, m)?;
+        self.place_early_results(i, m, busy)?;
+        self.place_results(b, j)?;
+        self.after_inst(i, m);
+        Ok(())
+    }
+
+    /// The uses' registers; fixed uses whose value lives elsewhere: a
+    /// parallel copy into the ABI registers just before the instruction.
+    /// The registers the copy writes.
+    #[inline]
+    fn copy_fixed_uses(&mut self, i: usize, m: &MInst) -> Result<Avoid, GiveUp> {
+        let ob = self.op_at[i] as usize;
+        let ops = &m.opnds;
+        let mut busy = Avoid::default();
+        self.copies.clear();
+        for (k, o) in ops.iter().enumerate() {
+            let v = o.vreg.0;
+            let c = self.class(v);
+            if o.kind == OpKind::Use {
+                let r = self.reg[v as usize];
+                if r == NONE {
+                    return Err(GiveUp::AbiRegisterInTheWay);
+                }
+                self.regs[ob + k] = r;
             }
-            copies.clear();
-            pcopies.clear();
-            for (a, p) in args.iter().zip(params.iter()) {
-                let (ra, rp) = (reg[a.0 as usize], reg[p.0 as usize]);
-                if rp == NONE {
-                    continue;
-                }
-                let c = class(p.0);
-                if ra == NONE || class(a.0) != c {
-                    return Err("branch arguments and parameters differ");
-                }
-                let list = if c == Class::P { &mut pcopies } else { &mut copies };
-                for x in 0..size(c) {
-                    list.push((rp + x, ra + x));
-                }
-            }
-            if copies.iter().chain(pcopies.iter()).all(|&(d, s)| d == s) {
+            let (OpKind::Use, Some(f)) = (o.kind, o.fixed) else { continue };
+            let (f, r) = (f as u32, self.reg[v as usize]);
+            self.regs[ob + k] = f;
+            if f == r {
                 continue;
             }
-            let at = if t.pseudo == Pseudo::Jump && t.targets().len() == 1 {
-                2 * (first[b + 1] - 1) as u32
-            } else if vcode.blocks[s].preds.len() == 1 {
-                2 * first[s] as u32
-            } else {
-                return Err("a critical edge with arguments");
-            };
-            // A free register for a cycle: none of the values live there.
-            let temp = || {
-                let mut avoid = reserved;
-                for v in members(live_in.row(s)) {
-                    let c = class(v);
-                    if c != Class::P {
-                        for x in 0..size(c) {
-                            avoid.set(reg[v as usize] + x);
-                        }
+            for x in 0..size(c) {
+                let d = f + x;
+                if d >= NREGS || self.state.reserved.contains(d) || busy.r.contains(d) {
+                    return Err(GiveUp::AbiRegisterInTheWay);
+                }
+                busy.r.insert(d);
+                // A value in the way must die here and be read only
+                // through fixed uses (copied out before the writes).
+                let w = self.state.holder(c, d);
+                if w != NONE && w != self.same[v as usize] {
+                    let same = &self.same;
+                    let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
+                    let dying = uses_of_w().filter(|&(k2, _)| self.dies[ob + k2]).count() as u32;
+                    if dying < self.state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
+                        return Err(GiveUp::AbiRegisterInTheWay);
                     }
                 }
-                for &(d, s) in copies.iter() {
-                    avoid.set(d);
-                    avoid.set(s);
+                self.copies.push((d, r + x));
+            }
+        }
+        if !self.copies.is_empty() {
+            self.seq.clear();
+            let srcs: Vec<u32> = self.copies.iter().map(|c| c.1).collect();
+            let state = &self.state;
+            let temp = || {
+                let mut avoid = busy;
+                for &s in &srcs {
+                    avoid.r.insert(s);
                 }
-                avoid.lowest_free(NREGS, false)
+                state.lowest(Class::R, &avoid)
             };
-            seq.clear();
-            let mut rc = copies.clone();
-            sequentialize(&mut rc, temp, &mut seq).ok_or("no register for a cycle")?;
-            moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
-            seq.clear();
-            sequentialize(&mut pcopies, || Some(P_SCRATCH), &mut seq).ok_or("no register for a cycle")?;
-            moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
+            sequentialize(&mut self.copies, temp, &mut self.seq).ok_or(GiveUp::NoCycleRegister)?;
+            let at = 2 * i as u32;
+            self.moves.extend(self.seq.iter().map(|&(d, s)| (at, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+        }
+        Ok(busy)
+    }
+
+    /// Early defs and scratch registers, away from the uses (`busy`: the
+    /// registers of the copies into fixed uses). In a bundle of several
+    /// pieces, an early def may take the register of a use that dies here
+    /// once no later piece reads it. Then the uses that die here free their
+    /// registers.
+    #[inline]
+    fn place_early_results(&mut self, i: usize, m: &MInst, busy: Avoid) -> Result<(), GiveUp> {
+        let ob = self.op_at[i] as usize;
+        let ops = &m.opnds;
+        let multi = m.pieces.len() > 1;
+        self.reads.clear();
+        if multi {
+            for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
+                let c = self.class(o.vreg.0);
+                for h in 0..size(c) {
+                    let last = if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h).map_or(u8::MAX, |s| s.1) };
+                    self.reads.push((c == Class::P, self.regs[ob + k] + h, last));
+                }
+            }
+            self.free_dying_uses(m, ob);
+        }
+        // In a bundle, the pieces each result of this instruction spans
+        // (an early def's to the end): two may share a register when
+        // their spans do not meet; a scratch register holds no register
+        // past the instruction.
+        self.placed.clear();
+        let mut uses = busy;
+        if !multi {
+            for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
+                uses.add(self.class(o.vreg.0), self.regs[ob + k]);
+            }
+        }
+        for fixed_pass in [true, false] {
+            for (k, o) in ops.iter().enumerate() {
+                if !matches!(o.kind, OpKind::EarlyDef | OpKind::Temp) || o.fixed.is_some() != fixed_pass {
+                    continue;
+                }
+                let (v, c) = (o.vreg.0, self.class(o.vreg.0));
+                let span = |h: u32| result_span(m, k, h, o.kind);
+                // Scratch registers keep away from every use (in a
+                // bundle: from the uses still to be read).
+                let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
+                let (reads, placed) = (&self.reads, &self.placed);
+                let ok = |r: u32| {
+                    !multi
+                        || (0..size(c)).all(|h| {
+                            let (f, l) = span(h);
+                            early_def_may_share(m, k, h, c == Class::P, r + h, reads)
+                                && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
+                        })
+                };
+                let r = match o.fixed {
+                    Some(f) => Some(f as u32).filter(|&f| self.state.fits(c, f, avoid) && ok(f)).ok_or(GiveUp::AbiRegisterInTheWay)?,
+                    None => self.pick(c, v, None, &self.avoid_for(v, avoid), ok)?,
+                };
+                self.reg[v as usize] = r;
+                self.regs[ob + k] = r;
+                if multi {
+                    for h in 0..size(c) {
+                        let (f, l) = span(h);
+                        self.placed.push((c == Class::P, r + h, f, l));
+                    }
+                }
+                if !multi || o.kind == OpKind::EarlyDef {
+                    self.place(v, r, None);
+                }
+            }
+        }
+        if !multi {
+            self.free_dying_uses(m, ob);
+        }
+        Ok(())
+    }
+
+    /// The defs of instruction `j` of block `b`, the fixed ones first.
+    #[inline]
+    fn place_results(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
+        let vcode = self.vcode;
+        let m = &vcode.blocks[b].insts[j];
+        let ob = self.op_at[self.first[b] + j] as usize;
+        let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
+        for fixed_pass in [true, false] {
+            for (k, o) in m.opnds.iter().enumerate() {
+                // The next version of a pair takes the register of the
+                // version it continues, which dies here (with the fixed
+                // defs: before a free def could take the register).
+                if let (OpKind::Reuse(u), true) = (o.kind, fixed_pass) {
+                    let (v, c, u) = (o.vreg.0, self.class(o.vreg.0), ob + u as usize);
+                    let r = self.regs[u];
+                    if o.fixed.is_some() || !self.dies[u] || !self.state.fits(c, r, &Avoid::default()) {
+                        return Err(GiveUp::ContinuedInUse);
+                    }
+                    self.place(v, r, Some(ob + k));
+                    continue;
+                }
+                if o.kind == OpKind::Def && o.fixed.is_some() == fixed_pass {
+                    self.place_def(b, j, k, copy)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Def `k` of instruction `j` of block `b` (`copy`: the register a copy reads).
+    #[inline]
+    fn place_def(&mut self, b: usize, j: usize, k: usize, copy: Option<u32>) -> Result<(), GiveUp> {
+        let vcode = self.vcode;
+        let blk = &vcode.blocks[b];
+        let i = self.first[b] + j;
+        let ob = self.op_at[i] as usize;
+        let o = &blk.insts[j].opnds[k];
+        let (v, c) = (o.vreg.0, self.class(o.vreg.0));
+        let g = self.same[v as usize];
+        let none = Avoid::default();
+        let r = match o.fixed {
+            // A value live across a call, written where a call
+            // reads or writes: copied out right after.
+            Some(f) if self.cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| self.call_fixed.r.contains(x)) => {
+                let f = Some(f as u32).filter(|&f| self.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?;
+                self.state.take(c, f, g);
+                let r = self.pick(c, v, None, &self.call_fixed, |_| true)?;
+                self.copied_out.push((c, f, g));
+                self.regs[ob + k] = f;
+                for x in 0..size(c) {
+                    self.moves.push((2 * i as u32 + 1, 0, Move { class: Class::R, from: Loc::Reg(f + x), to: Loc::Reg(r + x) }));
+                }
+                self.place(v, r, None);
+                return Ok(());
+            }
+            Some(f) => Some(f as u32).filter(|&f| self.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?,
+            // A copy of a value still live: its register.
+            None if g != v && self.group_reg[g as usize] != NONE && self.state.holder(c, self.group_reg[g as usize]) == g => {
+                self.group_reg[g as usize]
+            }
+            None if self.cross_g[g as usize] => self.pick(c, v, copy, &self.call_fixed, |_| true)?,
+            None => match half_claim(
+                &self.state,
+                vcode,
+                blk,
+                j,
+                k,
+                &self.hint,
+                &self.param_of,
+                &self.dies,
+                &self.op_at[self.first[b]..],
+                &self.same,
+                &self.reg,
+            ) {
+                Some((r, x)) => {
+                    if let Some(x) = x {
+                        // The low register passes from x's pair to v.
+                        self.state.free(Class::R, r, self.same[x as usize]);
+                        self.partial[x as usize] = HIGH;
+                    }
+                    self.partial[v as usize] = LOW;
+                    self.reg[v as usize] = r;
+                    self.regs[ob + k] = r;
+                    self.state.take(Class::R, r, g);
+                    self.group_reg[g as usize] = r;
+                    return Ok(());
+                }
+                None => self.pick(c, v, copy, &none, |_| true)?,
+            },
+        };
+        self.place(v, r, Some(ob + k));
+        Ok(())
+    }
+
+    /// After instruction `i`: scratch registers, values nobody reads and the
+    /// ABI registers of results copied out are free again; after a call, the
+    /// values live across it that are read before the next call come back
+    /// from their slots; then the results live across a later call go to
+    /// theirs.
+    #[inline]
+    fn after_inst(&mut self, i: usize, m: &MInst) {
+        let ob = self.op_at[i] as usize;
+        for (k, o) in m.opnds.iter().enumerate() {
+            if o.kind != OpKind::Use && (o.kind == OpKind::Temp || self.dies[ob + k]) {
+                let v = o.vreg.0;
+                self.state.free(self.class(v), self.reg[v as usize], self.same[v as usize]);
+            }
+        }
+        for (c, f, g) in self.copied_out.drain(..) {
+            self.state.free(c, f, g);
+        }
+        let at = 2 * i as u32 + 1;
+        if m.clobbers_all {
+            for &v in self.reloads.after(i as u32) {
+                // (Not in a register of the call's results: those
+                // found theirs free.) One reload per group.
+                let (c, rv) = (self.class(v), self.reg[v as usize]);
+                let mv = Move { class: c, from: Loc::Slot(slot_key(c, rv)), to: Loc::Reg(rv) };
+                if !self.moves.iter().rev().take_while(|x| x.0 == at).any(|x| x.2 == mv) {
+                    self.moves.push((at, 0, mv));
+                }
+            }
+        }
+        for o in m.opnds.iter().filter(|o| matches!(o.kind, OpKind::Def | OpKind::EarlyDef | OpKind::Reuse(_))) {
+            let v = o.vreg.0;
+            if self.crosses[v as usize] {
+                self.moves.push((at, 1, spill(self.class(v), self.reg[v as usize])));
+            }
         }
     }
 
-    // The moves by program point.
-    moves.sort_by_key(|&(p, phase, _)| (p, phase));
-    let mut move_at = Vec::with_capacity(2 * n + 1);
-    move_at.push(0u32);
-    let mut k = 0;
-    for p in 0..2 * n as u32 {
-        while k < moves.len() && moves[k].0 == p {
-            k += 1;
-        }
-        move_at.push(k as u32);
-    }
-    // Values kept in registers across calls beyond the highest ABI register
-    // the function names (the return address R[20:21] of a device
-    // function) would make it use more registers than regalloc2, which
-    // reloads them anywhere: leave those functions to it.
-    if !reloads.calls.is_empty() {
-        let abi_top = vcode.blocks.iter().flat_map(|b| b.insts.iter()).flat_map(|m| m.opnds.iter()).fold(0, |t, o| match o.fixed {
-            Some(f) => t.max(f as u32 + size(class(o.vreg.0)) - 1),
-            None => t,
-        });
-        if (0..nv as u32).any(|v| crosses[v as usize] && class(v) != Class::P && reg[v as usize] + size(class(v)) - 1 > abi_top) {
-            return Err("too many values live across calls");
+    /// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
+    #[inline]
+    fn free_dying_uses(&mut self, m: &MInst, ob: usize) {
+        for (k, o) in m.opnds.iter().enumerate() {
+            if o.kind == OpKind::Use && self.dies[ob + k] {
+                let v = o.vreg.0;
+                let (r, g) = (self.reg[v as usize], self.same[v as usize]);
+                match self.partial[v as usize] {
+                    LOW => self.state.free(Class::R, r, g),
+                    HIGH => self.state.free(Class::R, r + 1, g),
+                    _ => self.state.free(self.class(v), r, g),
+                }
+            }
         }
     }
-    let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
-    let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
-    Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
-}
 
-/// The register for a new value `v` of class `c`, avoiding `avoid` and
-/// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
-/// died), the hint, the register of the block parameter it is passed to,
-/// else the lowest free. With `hint_first` (in a function that calls, whose
-/// values mostly flow into ABI registers) the hint comes before the copy's
-/// source: the copy is made once, into the register the value goes to.
-#[allow(clippy::too_many_arguments)]
-fn pick(
-    state: &Regs,
-    c: Class,
-    v: u32,
-    hint: &[u32],
-    param_of: &[u32],
-    reg: &[u32],
-    copy: Option<u32>,
-    hint_first: bool,
-    avoid: &Avoid,
-    ok: impl Fn(u32) -> bool,
-) -> Option<u32> {
-    let p = param_of[v as usize];
-    let (copy, h) = (copy.unwrap_or(NONE), hint[v as usize]);
-    let (a, b) = if hint_first { (h, copy) } else { (copy, h) };
-    let cands = [a, b, if p != NONE { reg[p as usize] } else { NONE }];
-    cands.into_iter().find(|&r| r != NONE && state.fits(c, r, avoid) && ok(r)).or_else(|| state.lowest_where(c, avoid, ok))
+    /// The block arguments: a parallel copy per edge.
+    fn edge_copies(&mut self) -> Result<(), GiveUp> {
+        let vcode = self.vcode;
+        let mut pcopies: Vec<(u32, u32)> = Vec::new();
+        for (b, blk) in vcode.blocks.iter().enumerate() {
+            let Some(t) = blk.insts.last() else { continue };
+            for (ti, tb) in t.targets().iter().enumerate() {
+                let s = tb.0 as usize;
+                let params = &vcode.blocks[s].params;
+                let args: &[_] = t.args().get(ti).map_or(&[], |a| &a[..]);
+                if args.len() != params.len() {
+                    return Err(GiveUp::ArgsParamsDiffer);
+                }
+                self.copies.clear();
+                pcopies.clear();
+                for (a, p) in args.iter().zip(params.iter()) {
+                    let (ra, rp) = (self.reg[a.0 as usize], self.reg[p.0 as usize]);
+                    if rp == NONE {
+                        continue;
+                    }
+                    let c = self.class(p.0);
+                    if ra == NONE || self.class(a.0) != c {
+                        return Err(GiveUp::ArgsParamsDiffer);
+                    }
+                    let list = if c == Class::P { &mut pcopies } else { &mut self.copies };
+                    for x in 0..size(c) {
+                        list.push((rp + x, ra + x));
+                    }
+                }
+                if self.copies.iter().chain(pcopies.iter()).all(|&(d, s)| d == s) {
+                    continue;
+                }
+                let at = if t.pseudo == Pseudo::Jump && t.targets().len() == 1 {
+                    2 * (self.first[b + 1] - 1) as u32
+                } else if vcode.blocks[s].preds.len() == 1 {
+                    2 * self.first[s] as u32
+                } else {
+                    return Err(GiveUp::CriticalEdgeWithArgs);
+                };
+                self.edge_copy(s, at, &mut pcopies)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The moves of the parallel copy `self.copies` (general registers) and
+    /// `pcopies` (predicates) into block `s`, at program point `at`.
+    fn edge_copy(&mut self, s: usize, at: u32, pcopies: &mut Vec<(u32, u32)>) -> Result<(), GiveUp> {
+        let mut seq = std::mem::take(&mut self.seq);
+        // A free register for a cycle: none of the values live there.
+        let temp = || {
+            let mut avoid = self.reserved;
+            for v in self.liveness.live_in[s].iter() {
+                let c = self.class(v);
+                if c != Class::P {
+                    for x in 0..size(c) {
+                        avoid.insert(self.reg[v as usize] + x);
+                    }
+                }
+            }
+            for &(d, s) in self.copies.iter() {
+                avoid.insert(d);
+                avoid.insert(s);
+            }
+            avoid.lowest_absent(NREGS as usize, false)
+        };
+        seq.clear();
+        let mut rc = self.copies.clone();
+        sequentialize(&mut rc, temp, &mut seq).ok_or(GiveUp::NoCycleRegister)?;
+        self.moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+        seq.clear();
+        sequentialize(pcopies, || Some(P_SCRATCH), &mut seq).ok_or(GiveUp::NoCycleRegister)?;
+        self.moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
+        self.seq = seq;
+        Ok(())
+    }
+
+    /// The moves by program point, the spill slots numbered: the assignment.
+    fn finish(self) -> Result<Assignment, GiveUp> {
+        let Walk { vcode, mut moves, op_at, regs, reg, reloads, crosses, .. } = self;
+        let class = |v: u32| vcode.classes[v as usize];
+        let n = op_at.len() - 1;
+        moves.sort_by_key(|&(p, phase, _)| (p, phase));
+        let mut move_at = Vec::with_capacity(2 * n + 1);
+        move_at.push(0u32);
+        let mut k = 0;
+        for p in 0..2 * n as u32 {
+            while k < moves.len() && moves[k].0 == p {
+                k += 1;
+            }
+            move_at.push(k as u32);
+        }
+        // Values kept in registers across calls beyond the highest ABI register
+        // the function names (the return address R[20:21] of a device
+        // function) would make it use more registers than regalloc2, which
+        // reloads them anywhere: leave those functions to it.
+        if !reloads.calls.is_empty() {
+            let abi_top = vcode.blocks.iter().flat_map(|b| b.insts.iter()).flat_map(|m| m.opnds.iter()).fold(0, |t, o| match o.fixed {
+                Some(f) => t.max(f as u32 + size(class(o.vreg.0)) - 1),
+                None => t,
+            });
+            if (0..vcode.classes.len() as u32)
+                .any(|v| crosses[v as usize] && class(v) != Class::P && reg[v as usize] + size(class(v)) - 1 > abi_top)
+            {
+                return Err(GiveUp::TooManyAcrossCalls);
+            }
+        }
+        let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
+        let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
+        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
+    }
 }
 
 /// How much of its register(s) a value holds (see `partial` in the walk).
@@ -1254,7 +1448,7 @@ fn half_claim(
         NONE if p != NONE => reg[p as usize],
         h => h,
     };
-    if !low_only || !continued || r == NONE || r % 2 != 0 || r + 1 >= NREGS || state.reserved.has(r) {
+    if !low_only || !continued || r == NONE || r % 2 != 0 || r + 1 >= NREGS || state.reserved.contains(r) {
         return None;
     }
     let x = state.holder(Class::R, r + 1);
@@ -1286,21 +1480,6 @@ fn half_claim(
             Some((r, Some(w)))
         }
         _ => None,
-    }
-}
-
-/// Frees the registers of the uses of `m` (operands from `ob`) whose values die there.
-#[allow(clippy::too_many_arguments)]
-fn free_dying_uses(state: &mut Regs, m: &MInst, ob: usize, dies: &[bool], reg: &[u32], same: &[u32], partial: &[u8], vcode: &VCode) {
-    for (k, o) in m.opnds.iter().enumerate() {
-        if o.kind == OpKind::Use && dies[ob + k] {
-            let v = o.vreg.0;
-            match partial[v as usize] {
-                LOW => state.free(Class::R, reg[v as usize], same[v as usize]),
-                HIGH => state.free(Class::R, reg[v as usize] + 1, same[v as usize]),
-                _ => state.free(vcode.class(o.vreg), reg[v as usize], same[v as usize]),
-            }
-        }
     }
 }
 
@@ -1624,6 +1803,13 @@ mod tests {
         moves.extend(asg.moves_at(2 * c + 1).iter().filter(|m| m.class == Class::P));
         moves.push(Move { class: Class::R, from: Loc::Reg(0), to: Loc::Reg(x) });
         assert!(check_assignment(&v, &with_moves_at(&asg, 2 * c + 1, &moves)).unwrap_err().message().contains("is not in register"));
+    }
+
+    #[test]
+    fn a_function_without_blocks_is_left_to_regalloc2_with_its_reason() {
+        let why = assign_ssa_regs(&VCode::default()).unwrap_err();
+        assert_eq!(why, GiveUp::NoBlocks);
+        assert_eq!(why.to_string(), "no blocks");
     }
 
     #[test]

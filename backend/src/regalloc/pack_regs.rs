@@ -21,7 +21,7 @@
 //! 3. **Fixed webs.** Webs live into the function (its arguments, the stack
 //!    pointer, the return address), webs that meet a call's or a return's ABI
 //!    registers, and webs of the stack pointer `R1` keep their register.
-//! 4. **Interference** comes from liveness: a web written while another is live
+//! 4. **Interference** comes from liveness (`liveness`): a web written while another is live
 //!    may not share its register.
 //! 5. **Colouring.** Groups are placed in order of their first appearance at
 //!    the lowest base that fits (pairs on an even register, quads on a multiple
@@ -45,8 +45,10 @@
 use smallvec::SmallVec;
 use ursa_emit::model::Kind;
 use ursa_emit::{forms, optypes, FormId, Inst, RegFile, RegSlot};
+use ursa_isel::bitset::BitSet;
 
 use crate::ir::code::Code;
+use crate::regalloc::liveness::Liveness;
 
 /// The stack pointer (never renamed; given to other values only in a function
 /// that neither touches it nor calls).
@@ -83,40 +85,7 @@ pub struct PackStats {
 }
 
 /// A set of register names (R0–R254, and names above the file).
-#[derive(Clone, Default, PartialEq, Eq)]
-struct RegSet(SmallVec<[u64; 4]>);
-
-impl RegSet {
-    /// An empty set for names below `n`.
-    fn new(n: usize) -> RegSet {
-        RegSet(smallvec::smallvec![0; n.div_ceil(64)])
-    }
-    fn insert(&mut self, r: u32) {
-        self.0[(r / 64) as usize] |= 1 << (r % 64);
-    }
-    fn remove(&mut self, r: u32) {
-        self.0[(r / 64) as usize] &= !(1 << (r % 64));
-    }
-    fn contains(&self, r: u32) -> bool {
-        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
-    }
-    fn union(&mut self, o: &RegSet) -> bool {
-        let old = self.clone();
-        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
-            *a |= *b;
-        }
-        *self != old
-    }
-    /// How many members are below `r`.
-    fn rank(&self, r: u32) -> usize {
-        let k = (r / 64) as usize;
-        let below: u32 = self.0[..k].iter().map(|w| w.count_ones()).sum();
-        (below + (self.0[k] & ((1u64 << (r % 64)) - 1)).count_ones()) as usize
-    }
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        crate::regalloc::assign_regs_ssa::members(&self.0)
-    }
-}
+type RegSet = BitSet<u32>;
 
 /// One register reference of an instruction: `count` registers from `num`,
 /// in field `field` (None: fixed by the ABI, or the guard, which is no R).
@@ -196,20 +165,20 @@ fn chunks<'a>(refs: &'a [Ref], flat: &'a [u32]) -> impl Iterator<Item = (Ref, &'
 
 /// Interference between webs: a bit matrix while it stays small (no
 /// per-web lists to sort), sorted neighbour lists otherwise.
-enum Interference<'a> {
-    Matrix { words: usize, bits: &'a mut Vec<u64> },
+enum Interference {
+    Matrix { words: usize, bits: Vec<u64> },
     Lists(Vec<Vec<u32>>),
 }
 
 /// Webs up to which the matrix is used (2 MiB of bits).
 const MATRIX_MAX: usize = 4096;
 
-impl<'a> Interference<'a> {
-    /// `bits`: the matrix's storage (reused).
-    fn new(nw: usize, bits: &'a mut Vec<u64>) -> Self {
+impl Interference {
+    /// `bits`: the matrix's storage (reused; [`Interference::into_bits`]).
+    fn new(nw: usize, mut bits: Vec<u64>) -> Self {
         if nw <= MATRIX_MAX {
             let words = nw.div_ceil(64);
-            reset(bits, words * nw, 0);
+            reset(&mut bits, words * nw, 0);
             Interference::Matrix { words, bits }
         } else {
             Interference::Lists(vec![Vec::new(); nw])
@@ -229,6 +198,13 @@ impl<'a> Interference<'a> {
                 adj[a as usize].push(b);
                 adj[b as usize].push(a);
             }
+        }
+    }
+    /// The matrix's storage, for the next function.
+    fn into_bits(self) -> Vec<u64> {
+        match self {
+            Interference::Matrix { bits, .. } => bits,
+            Interference::Lists(_) => Vec::new(),
         }
     }
     fn finish(&mut self) {
@@ -459,10 +435,7 @@ fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
 #[derive(Default)]
 struct Scratch {
     acc: Vec<Access>,
-    gen: Vec<RegSet>,
-    kill: Vec<RegSet>,
-    live_in: Vec<RegSet>,
-    live_out: Vec<RegSet>,
+    liveness: Liveness,
     parent: Vec<u32>,
     orig_reg: Vec<u32>,
     in_base: Vec<u32>,
@@ -603,549 +576,638 @@ fn copy_fields(file: RegFile) -> (usize, usize) {
     }
 }
 
+/// The facts about one register file that the steps of [`pack_file`] share.
+#[derive(Clone, Copy)]
+struct FileCtx {
+    file: RegFile,
+    /// Registers below this may be given out: R0–R254 (RZ is 255),
+    /// UR0–UR62 (URZ is 63), UP0–UP6 (UPT is 7).
+    limit: u32,
+    /// Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
+    nregs: usize,
+    above_file: bool,
+    /// A register never given out (the stack pointer), or u32::MAX.
+    reserved: u32,
+    /// Blocks.
+    nb: usize,
+    /// Webs (once found).
+    nw: usize,
+}
+
+/// The plain 32-bit copy form of `file` (`MOV Rd, Rb`, `UMOV URd, URb`).
+fn copy_form(file: RegFile) -> FormId {
+    if file == RegFile::UR {
+        forms::UMOV_U
+    } else {
+        forms::MOV_R
+    }
+}
+
+/// Whether item `i` is a plain copy of `file`.
+fn is_copy(code: &Code, acc: &[Access], file: RegFile, i: usize) -> bool {
+    code.items[i].inst.form() == copy_form(file) && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1
+}
+
 /// Renames the registers of one file.
 fn pack_file(code: &mut Code, file: RegFile, refs: &Refs, s: &mut Scratch) -> Result<Packed, PackError> {
-    let Scratch {
-        acc,
-        gen,
-        kill,
-        live_in,
-        live_out,
-        parent,
-        orig_reg,
-        in_base,
-        rnodes,
-        wnodes,
-        rstart,
-        wstart,
-        end_cur,
-        end_at,
-        fixed_nodes,
-        cur,
-        web_of,
-        web_reg,
-        fixed,
-        aligned,
-        bits,
-        live,
-        pairs,
-        first,
-        color,
-        align_of,
-        residue,
-        keep,
-        refs: _,
-        ranges,
-        succs,
-        group_parent,
-        group_off,
-        broken,
-        affine,
-        by_root,
-        members,
-        order,
-        group_first,
-    } = s;
-    // R0–R254 (RZ is 255), UR0–UR62 (URZ is 63), UP0–UP6 (UPT is 7).
-    let limit: u32 = match file {
-        RegFile::R => NREGS as u32,
-        RegFile::UR => ursa_emit::URZ as u32,
-        _ => ursa_emit::PT as u32,
-    };
     // Nothing renamed: the registers as they are.
     let unchanged = Packed { copies: 0, high: highest_reg(refs, file) };
     // No reference of the file at all (implicit ABI operands are R only).
     if file != RegFile::R && unchanged.high == 0 {
         return Ok(unchanged);
     }
-    acc.clear();
-    acc.extend((0..code.items.len()).map(|i| access(code, i, file, refs)));
-    let acc: &[Access] = acc;
-    if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
-        return Ok(unchanged);
+    let Some(f) = s.accesses(code, file, refs) else { return Ok(unchanged) };
+    s.solve_liveness(f);
+    s.find_webs(f);
+    let f = s.number_webs(f);
+    s.tie_tuples(f);
+    let adj = s.interference(code, f)?;
+    s.order_groups(code, f);
+    let coloured = s.colour(f, &adj);
+    s.bits = adj.into_bits();
+    if !coloured {
+        // Where the colouring cannot do better than the original registers:
+        // keep them, unless they lie above the file.
+        return if f.above_file { Err(PackError::Full) } else { Ok(unchanged) };
     }
-    // Names below `nregs` occur; names from ABOVE_FILE up must be renamed.
-    let nregs =
-        acc.iter().flat_map(|a| a.reads.iter().chain(a.writes.iter())).map(|r| (r.num + r.count) as usize).max().unwrap_or(0).max(NREGS);
-    let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
-    // Where the colouring cannot do better than the original registers:
-    // keep them, unless they lie above the file.
-    let keep_original = || if above_file { Err(PackError::Full) } else { Ok(unchanged) };
-    let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
-    // A function that never touches the stack pointer and calls nobody (a
-    // kernel without a frame) may use R1 like any other register.
-    let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
-        && !(0..code.items.len()).any(is_call);
-    let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
-    blocks(code, ranges, succs);
-    let (ranges, succs): (&[(usize, usize)], &[SmallVec<[usize; 2]>]) = (ranges, succs);
-    let nb = ranges.len();
+    Ok(s.rewrite(code, f))
+}
 
-    // Liveness per block.
-    reset(gen, nb, RegSet::new(nregs));
-    reset(kill, nb, RegSet::new(nregs));
-    for b in 0..nb {
-        let (s, e) = ranges[b];
-        for a in acc[s..e].iter().rev() {
-            if !a.merge_writes {
-                for w in &a.writes {
-                    for r in w.num..w.num + w.count {
-                        kill[b].insert(r);
-                        gen[b].remove(r);
-                    }
-                }
-            }
-            for u in a.reads.iter().chain(if a.merge_writes { a.writes.iter() } else { [].iter() }) {
-                for r in u.num..u.num + u.count {
-                    gen[b].insert(r);
-                }
-            }
+/// The steps of [`pack_file`], each on the tables it needs.
+impl Scratch {
+    /// The register accesses of every item of `code` in `file`, and the
+    /// blocks; None when the code names no register of the file.
+    fn accesses(&mut self, code: &Code, file: RegFile, refs: &Refs) -> Option<FileCtx> {
+        let Scratch { acc, ranges, succs, .. } = self;
+        let limit: u32 = match file {
+            RegFile::R => NREGS as u32,
+            RegFile::UR => ursa_emit::URZ as u32,
+            _ => ursa_emit::PT as u32,
+        };
+        acc.clear();
+        acc.extend((0..code.items.len()).map(|i| access(code, i, file, refs)));
+        let acc: &[Access] = acc;
+        if acc.iter().all(|a| a.reads.is_empty() && a.writes.is_empty()) {
+            return None;
         }
-    }
-    reset(live_in, nb, RegSet::new(nregs));
-    reset(live_out, nb, RegSet::new(nregs));
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
-            let mut out = RegSet::new(nregs);
-            for &s in &succs[b] {
-                out.union(&live_in[s]);
-            }
-            let mut inn = out.clone();
-            for (k, w) in inn.0.iter_mut().enumerate() {
-                *w = gen[b].0[k] | (out.0[k] & !kill[b].0[k]);
-            }
-            live_out[b] = out;
-            if inn != live_in[b] {
-                live_in[b] = inn;
-                changed = true;
-            }
-        }
+        let nregs = acc
+            .iter()
+            .flat_map(|a| a.reads.iter().chain(a.writes.iter()))
+            .map(|r| (r.num + r.count) as usize)
+            .max()
+            .unwrap_or(0)
+            .max(NREGS);
+        let above_file = file == RegFile::R && nregs > ABOVE_FILE as usize;
+        let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
+        // A function that never touches the stack pointer and calls nobody (a
+        // kernel without a frame) may use R1 like any other register.
+        let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
+            && !(0..code.items.len()).any(is_call);
+        let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
+        blocks(code, ranges, succs);
+        Some(FileCtx { file, limit, nregs, above_file, reserved, nb: ranges.len(), nw: 0 })
     }
 
-    // Web nodes: one per definition and per (block, live-in register).
-    parent.clear();
-    let mut webs = Webs { parent };
-    orig_reg.clear();
-    // The node of (block b, live-in register r) is in_base[b] + rank of r.
-    in_base.clear();
-    for li in live_in.iter() {
-        in_base.push(webs.parent.len() as u32);
-        for r in li.iter() {
-            webs.add();
-            orig_reg.push(r);
-        }
-    }
-    let node_in = |b: usize, r: u32| in_base[b] + live_in[b].rank(r) as u32;
-    // Per item: the node of each read and written register (first register
-    // of each reference; the rest follow through the groups).
-    // Flat: item i's read nodes are rnodes[rstart[i]..rstart[i + 1]], one
-    // per register of each reference in order (writes likewise).
-    rnodes.clear();
-    wnodes.clear();
-    rstart.clear();
-    wstart.clear();
-    // Per block: the node in each register of live_out (by rank), or MAX:
-    // block b's are `end_cur[end_at[b]..end_at[b + 1]]`.
-    end_cur.clear();
-    end_at.clear();
-    fixed_nodes.clear();
-    // The current node of each register (u32::MAX: none), reset after each
-    // block only where the block wrote it (`touched`).
-    reset(cur, nregs, u32::MAX);
-    let mut touched = RegSet::new(nregs);
-    for b in 0..nb {
-        let (s, e) = ranges[b];
-        for r in touched.iter() {
-            cur[r as usize] = u32::MAX;
-        }
-        touched.clone_from(&live_in[b]);
-        for r in live_in[b].iter() {
-            cur[r as usize] = node_in(b, r);
-        }
-        for i in s..e {
-            let a = &acc[i];
-            rstart.push(rnodes.len());
-            wstart.push(wnodes.len());
-            for u in &a.reads {
-                for r in u.num..u.num + u.count {
-                    let n = match cur[r as usize] {
-                        n if n != u32::MAX => n,
-                        // Read before any write on this path: an undefined
-                        // value (liveness makes it live-in otherwise).
-                        _ => {
-                            let n = webs.add();
-                            orig_reg.push(r);
-                            cur[r as usize] = n;
-                            touched.insert(r);
-                            n
-                        }
-                    };
-                    if u.field.is_none() {
-                        fixed_nodes.push(n);
-                    }
-                    rnodes.push(n);
-                }
-            }
-            for w in &a.writes {
-                for r in w.num..w.num + w.count {
-                    let n = webs.add();
-                    orig_reg.push(r);
-                    if a.merge_writes && cur[r as usize] != u32::MAX {
-                        webs.union(cur[r as usize], n);
-                    }
-                    cur[r as usize] = n;
-                    touched.insert(r);
-                    if w.field.is_none() {
-                        fixed_nodes.push(n);
-                    }
-                    wnodes.push(n);
-                }
-            }
-        }
-        end_at.push(end_cur.len());
-        end_cur.extend(live_out[b].iter().map(|r| cur[r as usize]));
-    }
-    end_at.push(end_cur.len());
-    let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
-    rstart.push(rnodes.len());
-    wstart.push(wnodes.len());
-    let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
-    let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
-    for b in 0..nb {
-        for &s in &succs[b] {
-            // live_in[s] is part of live_out[b].
-            for r in live_in[s].iter() {
-                let n = end_cur(b)[live_out[b].rank(r)];
-                if n != u32::MAX {
-                    webs.union(n, node_in(s, r));
-                }
-            }
-        }
-    }
-
-    // Webs as dense ids.
-    let nnodes = webs.parent.len();
-    reset(web_of, nnodes, u32::MAX);
-    let mut nwebs = 0u32;
-    web_reg.clear();
-    for n in 0..nnodes as u32 {
-        let r = webs.find(n);
-        if web_of[r as usize] == u32::MAX {
-            web_of[r as usize] = nwebs;
-            web_reg.push(orig_reg[r as usize]);
-            nwebs += 1;
-        }
-        web_of[n as usize] = web_of[r as usize];
-    }
-    let nw = nwebs as usize;
-    reset(fixed, nw, false);
-    for &n in fixed_nodes.iter() {
-        fixed[web_of[n as usize] as usize] = true;
-    }
-    for r in live_in[0].iter() {
-        fixed[web_of[node_in(0, r) as usize] as usize] = true;
-    }
-    for w in 0..nw {
-        if file == RegFile::R && web_reg[w] == SP {
-            fixed[w] = true;
-        }
-    }
-
-    // Groups of tuple halves, with alignments.
-    group_parent.clear();
-    group_parent.extend(0..nwebs);
-    reset(group_off, nw, 0);
-    reset(broken, nw, false);
-    let mut groups = Groups { parent: group_parent, off: group_off, broken };
-    // (web, alignment): the web's register must be a multiple of `alignment`.
-    aligned.clear();
-    for i in 0..acc.len() {
-        let (rn, wn) = (read_nodes(i), write_nodes(i));
-        for v in chunks(&acc[i].reads, rn).map(|(_, v)| v).chain(chunks(&acc[i].writes, wn).map(|(_, v)| v)) {
-            if v.len() > 1 {
-                let base = web_of[v[0] as usize];
-                aligned.push((base, v.len() as u32));
-                for (k, &n) in v.iter().enumerate().skip(1) {
-                    groups.tie(base, web_of[n as usize], k as i32);
-                }
-            }
-        }
-    }
-
-    // A plain 32-bit copy of the file (`MOV Rd, Rb`, `UMOV URd, URb`).
-    let copy_form = if file == RegFile::UR { forms::UMOV_U } else { forms::MOV_R };
-    let is_copy =
-        |i: usize| code.items[i].inst.form() == copy_form && !acc[i].merge_writes && acc[i].writes.len() == 1 && acc[i].reads.len() == 1;
-
-    // Interference.
-    let mut adj = Interference::new(nw, bits);
-    // Registers above the file live across a call.
-    let mut across_call: Vec<u32> = Vec::new();
-    {
-        let mut add = |a: u32, b: u32| adj.add(a, b);
-        // The web in each register of `live_set` (other entries are stale
-        // and never read).
-        reset(live, nregs, u32::MAX);
+    /// Liveness per block.
+    fn solve_liveness(&mut self, f: FileCtx) {
+        let Scratch { acc, liveness, ranges, succs, .. } = self;
+        let FileCtx { nb, nregs, .. } = f;
+        liveness.reset(nb, nregs);
         for b in 0..nb {
             let (s, e) = ranges[b];
-            let mut live_set = RegSet::new(nregs);
-            for (r, &n) in live_out[b].iter().zip(end_cur(b).iter()) {
-                if n != u32::MAX {
-                    live[r as usize] = web_of[n as usize];
-                    live_set.insert(r);
-                }
-            }
-            for i in (s..e).rev() {
-                let a = &acc[i];
-                if above_file && is_call(i) {
-                    across_call.extend(live_set.iter().filter(|&r| r >= ABOVE_FILE));
-                }
-                let mut defs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
-                let wn = write_nodes(i);
-                for (w, v) in chunks(&a.writes, wn) {
-                    for (k, &n) in v.iter().enumerate() {
-                        defs.push((w.num + k as u32, web_of[n as usize]));
-                    }
-                }
-                // A copy's result holds its source's value: the two do not
-                // interfere there (Chaitin's rule), so the copy can vanish
-                // even when both stay live; a later write of either, while
-                // the other is live, makes them interfere as usual.
-                let copy_src = is_copy(i).then(|| a.reads[0].num);
-                for &(r, dw) in &defs {
-                    for r2 in live_set.iter() {
-                        if r2 != r && Some(r2) != copy_src {
-                            add(dw, live[r2 as usize]);
+            let (gen, kill) = (&mut liveness.gen[b], &mut liveness.kill[b]);
+            for a in acc[s..e].iter().rev() {
+                if !a.merge_writes {
+                    for w in &a.writes {
+                        for r in w.num..w.num + w.count {
+                            kill.insert(r);
+                            gen.remove(r);
                         }
                     }
                 }
-                for x in 0..defs.len() {
-                    for y in x + 1..defs.len() {
-                        add(defs[x].1, defs[y].1);
+                for u in a.reads.iter().chain(if a.merge_writes { a.writes.iter() } else { [].iter() }) {
+                    for r in u.num..u.num + u.count {
+                        gen.insert(r);
                     }
                 }
-                if !a.merge_writes {
-                    for &(r, _) in &defs {
-                        live_set.remove(r);
+            }
+        }
+        liveness.solve((0..nb).rev(), |b| succs[b].iter().copied());
+    }
+
+    /// Web nodes: one per definition and per (block, live-in register),
+    /// joined into webs.
+    fn find_webs(&mut self, f: FileCtx) {
+        let Scratch {
+            acc,
+            liveness,
+            parent,
+            orig_reg,
+            in_base,
+            rnodes,
+            wnodes,
+            rstart,
+            wstart,
+            end_cur,
+            end_at,
+            fixed_nodes,
+            cur,
+            ranges,
+            succs,
+            ..
+        } = self;
+        let FileCtx { nregs, nb, .. } = f;
+        let (live_in, live_out): (&[RegSet], &[RegSet]) = (&liveness.live_in, &liveness.live_out);
+        parent.clear();
+        let mut webs = Webs { parent };
+        orig_reg.clear();
+        // The node of (block b, live-in register r) is in_base[b] + rank of r.
+        in_base.clear();
+        for li in live_in.iter() {
+            in_base.push(webs.parent.len() as u32);
+            for r in li.iter() {
+                webs.add();
+                orig_reg.push(r);
+            }
+        }
+        let node_in = |b: usize, r: u32| in_base[b] + live_in[b].rank(r) as u32;
+        // Per item: the node of each read and written register (first register
+        // of each reference; the rest follow through the groups).
+        // Flat: item i's read nodes are rnodes[rstart[i]..rstart[i + 1]], one
+        // per register of each reference in order (writes likewise).
+        rnodes.clear();
+        wnodes.clear();
+        rstart.clear();
+        wstart.clear();
+        // Per block: the node in each register of live_out (by rank), or MAX:
+        // block b's are `end_cur[end_at[b]..end_at[b + 1]]`.
+        end_cur.clear();
+        end_at.clear();
+        fixed_nodes.clear();
+        // The current node of each register (u32::MAX: none), reset after each
+        // block only where the block wrote it (`touched`).
+        reset(cur, nregs, u32::MAX);
+        let mut touched = RegSet::new(nregs);
+        for b in 0..nb {
+            let (s, e) = ranges[b];
+            for r in touched.iter() {
+                cur[r as usize] = u32::MAX;
+            }
+            touched.clone_from(&live_in[b]);
+            for r in live_in[b].iter() {
+                cur[r as usize] = node_in(b, r);
+            }
+            for i in s..e {
+                let a = &acc[i];
+                rstart.push(rnodes.len());
+                wstart.push(wnodes.len());
+                for u in &a.reads {
+                    for r in u.num..u.num + u.count {
+                        let n = match cur[r as usize] {
+                            n if n != u32::MAX => n,
+                            // Read before any write on this path: an undefined
+                            // value (liveness makes it live-in otherwise).
+                            _ => {
+                                let n = webs.add();
+                                orig_reg.push(r);
+                                cur[r as usize] = n;
+                                touched.insert(r);
+                                n
+                            }
+                        };
+                        if u.field.is_none() {
+                            fixed_nodes.push(n);
+                        }
+                        rnodes.push(n);
                     }
                 }
-                let rn = read_nodes(i);
-                for (u, v) in chunks(&a.reads, rn) {
-                    for (k, &n) in v.iter().enumerate() {
-                        live[(u.num + k as u32) as usize] = web_of[n as usize];
-                        live_set.insert(u.num + k as u32);
+                for w in &a.writes {
+                    for r in w.num..w.num + w.count {
+                        let n = webs.add();
+                        orig_reg.push(r);
+                        if a.merge_writes && cur[r as usize] != u32::MAX {
+                            webs.union(cur[r as usize], n);
+                        }
+                        cur[r as usize] = n;
+                        touched.insert(r);
+                        if w.field.is_none() {
+                            fixed_nodes.push(n);
+                        }
+                        wnodes.push(n);
                     }
                 }
-                if a.merge_writes {
-                    for &(r, dw) in &defs {
-                        live[r as usize] = dw;
+            }
+            end_at.push(end_cur.len());
+            end_cur.extend(live_out[b].iter().map(|r| cur[r as usize]));
+        }
+        end_at.push(end_cur.len());
+        let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
+        rstart.push(rnodes.len());
+        wstart.push(wnodes.len());
+        for b in 0..nb {
+            for &s in &succs[b] {
+                // live_in[s] is part of live_out[b].
+                for r in live_in[s].iter() {
+                    let n = end_cur(b)[live_out[b].rank(r)];
+                    if n != u32::MAX {
+                        webs.union(n, node_in(s, r));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The webs as dense ids, and which keep their registers.
+    fn number_webs(&mut self, mut f: FileCtx) -> FileCtx {
+        let Scratch { liveness, parent, orig_reg, in_base, fixed_nodes, web_of, web_reg, fixed, .. } = self;
+        let live_in: &[RegSet] = &liveness.live_in;
+        let node_in = |b: usize, r: u32| in_base[b] + live_in[b].rank(r) as u32;
+        let mut webs = Webs { parent };
+        let nnodes = webs.parent.len();
+        reset(web_of, nnodes, u32::MAX);
+        let mut nwebs = 0u32;
+        web_reg.clear();
+        for n in 0..nnodes as u32 {
+            let r = webs.find(n);
+            if web_of[r as usize] == u32::MAX {
+                web_of[r as usize] = nwebs;
+                web_reg.push(orig_reg[r as usize]);
+                nwebs += 1;
+            }
+            web_of[n as usize] = web_of[r as usize];
+        }
+        let nw = nwebs as usize;
+        reset(fixed, nw, false);
+        for &n in fixed_nodes.iter() {
+            fixed[web_of[n as usize] as usize] = true;
+        }
+        for r in live_in[0].iter() {
+            fixed[web_of[node_in(0, r) as usize] as usize] = true;
+        }
+        for w in 0..nw {
+            if f.file == RegFile::R && web_reg[w] == SP {
+                fixed[w] = true;
+            }
+        }
+        f.nw = nw;
+        f
+    }
+
+    /// Groups of tuple halves, with alignments.
+    fn tie_tuples(&mut self, f: FileCtx) {
+        let Scratch { acc, rnodes, wnodes, rstart, wstart, web_of, aligned, group_parent, group_off, broken, .. } = self;
+        let (nw, nwebs) = (f.nw, f.nw as u32);
+        let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
+        let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
+        group_parent.clear();
+        group_parent.extend(0..nwebs);
+        reset(group_off, nw, 0);
+        reset(broken, nw, false);
+        let mut groups = Groups { parent: group_parent, off: group_off, broken };
+        // (web, alignment): the web's register must be a multiple of `alignment`.
+        aligned.clear();
+        for i in 0..acc.len() {
+            let (rn, wn) = (read_nodes(i), write_nodes(i));
+            for v in chunks(&acc[i].reads, rn).map(|(_, v)| v).chain(chunks(&acc[i].writes, wn).map(|(_, v)| v)) {
+                if v.len() > 1 {
+                    let base = web_of[v[0] as usize];
+                    aligned.push((base, v.len() as u32));
+                    for (k, &n) in v.iter().enumerate().skip(1) {
+                        groups.tie(base, web_of[n as usize], k as i32);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Interference between the webs (LiveAcrossCall when registers above
+    /// the file are live across a call).
+    fn interference(&mut self, code: &Code, f: FileCtx) -> Result<Interference, PackError> {
+        let Scratch { acc, liveness, rnodes, wnodes, rstart, wstart, end_cur, end_at, web_of, bits, live, ranges, .. } = self;
+        let FileCtx { file, nregs, nb, nw, above_file, .. } = f;
+        let live_out: &[RegSet] = &liveness.live_out;
+        let end_cur = |b: usize| &end_cur[end_at[b]..end_at[b + 1]];
+        let is_call = |i: usize| code.items[i].inst.def().optype == optypes::CALL::ID;
+        let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
+        let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
+        let mut adj = Interference::new(nw, std::mem::take(bits));
+        // Registers above the file live across a call.
+        let mut across_call: Vec<u32> = Vec::new();
+        {
+            let mut add = |a: u32, b: u32| adj.add(a, b);
+            // The web in each register of `live_set` (other entries are stale
+            // and never read).
+            reset(live, nregs, u32::MAX);
+            for b in 0..nb {
+                let (s, e) = ranges[b];
+                let mut live_set = RegSet::new(nregs);
+                for (r, &n) in live_out[b].iter().zip(end_cur(b).iter()) {
+                    if n != u32::MAX {
+                        live[r as usize] = web_of[n as usize];
                         live_set.insert(r);
                     }
                 }
-            }
-        }
-    }
-    adj.finish();
-    if !across_call.is_empty() {
-        across_call.sort_unstable();
-        across_call.dedup();
-        return Err(PackError::LiveAcrossCall(across_call));
-    }
-
-    // Copy affinities (MOV Rd, Rb).
-    pairs.clear();
-    for i in 0..acc.len() {
-        if is_copy(i) {
-            let d = web_of[write_nodes(i)[0] as usize];
-            let s = web_of[read_nodes(i)[0] as usize];
-            pairs.push((d, s));
-            pairs.push((s, d));
-        }
-    }
-    affine.fill(nw, pairs);
-    let affine: &Lists<u32> = affine;
-
-    // Groups: members with offsets from the lowest, fixed or not.
-    by_root.clear();
-    by_root.extend((0..nwebs).map(|w| {
-        let (root, off) = groups.find(w);
-        (root, (w, off))
-    }));
-    members.fill(nw, by_root);
-    let members: &Lists<(u32, i32)> = members;
-    order.clear();
-    order.extend((0..nwebs).filter(|&r| !members[r as usize].is_empty()));
-    // First appearance of each web in program order.
-    reset(first, nw, usize::MAX);
-    for i in 0..acc.len() {
-        for &n in read_nodes(i).iter().chain(write_nodes(i).iter()) {
-            let w = web_of[n as usize] as usize;
-            first[w] = first[w].min(i);
-        }
-    }
-    group_first.clear();
-    group_first.extend((0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)));
-    order.sort_by_key(|&r| (group_first[r as usize], r));
-
-    reset(color, nw, None);
-    reset(align_of, nw, 1);
-    for &(w, a) in aligned.iter() {
-        align_of[w as usize] = align_of[w as usize].max(a);
-    }
-    // The residue an aligned group needs of each member: (modulus, residue),
-    // so a copy partner can be placed where the copy can later vanish.
-    reset(residue, nw, (1, 0));
-    for ms in (0..nw).map(|r| &members[r]).filter(|ms| !ms.is_empty()) {
-        let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
-        let a = align_of[m as usize];
-        if a > 1 {
-            for &(w, off) in ms {
-                residue[w as usize] = (a, (off - moff).rem_euclid(a as i32) as u32);
-            }
-        }
-    }
-    // Fixed and broken groups keep their registers.
-    for root in order.iter() {
-        let ms = &members[*root as usize];
-        if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
-            for &(w, _) in ms {
-                color[w as usize] = Some(web_reg[w as usize]);
-            }
-        }
-    }
-    for root in order.iter() {
-        let ms = &members[*root as usize];
-        if color[ms[0].0 as usize].is_some() {
-            continue;
-        }
-        let lo = ms.iter().map(|m| m.1).min().unwrap();
-        let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
-        let mut forbidden: SmallVec<[RegSet; 4]> = SmallVec::with_capacity(ms.len());
-        for &(w, _) in ms {
-            let mut f = RegSet::new(nregs);
-            for n in adj.neighbours(w) {
-                if let Some(c) = color[n as usize] {
-                    f.insert(c);
+                for i in (s..e).rev() {
+                    let a = &acc[i];
+                    if above_file && is_call(i) {
+                        across_call.extend(live_set.iter().filter(|&r| r >= ABOVE_FILE));
+                    }
+                    let mut defs: SmallVec<[(u32, u32); 8]> = SmallVec::new();
+                    let wn = write_nodes(i);
+                    for (w, v) in chunks(&a.writes, wn) {
+                        for (k, &n) in v.iter().enumerate() {
+                            defs.push((w.num + k as u32, web_of[n as usize]));
+                        }
+                    }
+                    // A copy's result holds its source's value: the two do not
+                    // interfere there (Chaitin's rule), so the copy can vanish
+                    // even when both stay live; a later write of either, while
+                    // the other is live, makes them interfere as usual.
+                    let copy_src = is_copy(code, acc, file, i).then(|| a.reads[0].num);
+                    for &(r, dw) in &defs {
+                        for r2 in live_set.iter() {
+                            if r2 != r && Some(r2) != copy_src {
+                                add(dw, live[r2 as usize]);
+                            }
+                        }
+                    }
+                    for x in 0..defs.len() {
+                        for y in x + 1..defs.len() {
+                            add(defs[x].1, defs[y].1);
+                        }
+                    }
+                    if !a.merge_writes {
+                        for &(r, _) in &defs {
+                            live_set.remove(r);
+                        }
+                    }
+                    let rn = read_nodes(i);
+                    for (u, v) in chunks(&a.reads, rn) {
+                        for (k, &n) in v.iter().enumerate() {
+                            live[(u.num + k as u32) as usize] = web_of[n as usize];
+                            live_set.insert(u.num + k as u32);
+                        }
+                    }
+                    if a.merge_writes {
+                        for &(r, dw) in &defs {
+                            live[r as usize] = dw;
+                            live_set.insert(r);
+                        }
+                    }
                 }
             }
-            forbidden.push(f);
         }
-        let fits = |base: u32| -> bool {
-            if base + span >= limit {
-                return false;
+        adj.finish();
+        if !across_call.is_empty() {
+            across_call.sort_unstable();
+            across_call.dedup();
+            return Err(PackError::LiveAcrossCall(across_call));
+        }
+        Ok(adj)
+    }
+
+    /// The order in which the groups are coloured (first appearance), their
+    /// copy partners and alignments; fixed and broken groups keep their registers.
+    fn order_groups(&mut self, code: &Code, f: FileCtx) {
+        let Scratch {
+            acc,
+            rnodes,
+            wnodes,
+            rstart,
+            wstart,
+            web_of,
+            web_reg,
+            fixed,
+            aligned,
+            pairs,
+            first,
+            color,
+            align_of,
+            residue,
+            group_parent,
+            group_off,
+            broken,
+            affine,
+            by_root,
+            members,
+            order,
+            group_first,
+            ..
+        } = self;
+        let FileCtx { file, nw, .. } = f;
+        let nwebs = nw as u32;
+        let mut groups = Groups { parent: group_parent, off: group_off, broken };
+        let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
+        let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
+        // Copy affinities (MOV Rd, Rb).
+        pairs.clear();
+        for i in 0..acc.len() {
+            if is_copy(code, acc, file, i) {
+                let d = web_of[write_nodes(i)[0] as usize];
+                let s = web_of[read_nodes(i)[0] as usize];
+                pairs.push((d, s));
+                pairs.push((s, d));
             }
-            ms.iter().zip(forbidden.iter()).all(|(&(w, off), f)| {
-                let r = base + (off - lo) as u32;
-                r != reserved && !f.contains(r) && r % align_of[w as usize] == 0
-            })
-        };
-        // Prefer a copy partner's register, else that of a partner's partner
-        // (a value copied into a copy that is then copied into an ABI
-        // register), so both copies can vanish.
-        let at = |c: u32, off: i32| {
-            let rel = (off - lo) as u32;
-            (c >= rel && fits(c - rel)).then(|| c - rel)
-        };
-        let partner = |w: u32, off: i32| affine[w as usize].iter().find_map(|&p| color[p as usize].and_then(|c| at(c, off)));
-        let mut choice = ms.iter().find_map(|&(w, off)| partner(w, off)).or_else(|| {
-            ms.iter()
-                .find_map(|&(w, off)| affine[w as usize].iter().filter(|&&p| color[p as usize].is_none()).find_map(|&p| partner(p, off)))
-        });
-        if choice.is_none() {
-            // Prefer a base where every still-unplaced copy partner that is
-            // part of an aligned pair or quad could later take this register.
-            let hinted = |base: u32| {
-                ms.iter().all(|&(w, off)| {
+        }
+        affine.fill(nw, pairs);
+
+        // Groups: members with offsets from the lowest, fixed or not.
+        by_root.clear();
+        by_root.extend((0..nwebs).map(|w| {
+            let (root, off) = groups.find(w);
+            (root, (w, off))
+        }));
+        members.fill(nw, by_root);
+        let members: &Lists<(u32, i32)> = members;
+        order.clear();
+        order.extend((0..nwebs).filter(|&r| !members[r as usize].is_empty()));
+        // First appearance of each web in program order.
+        reset(first, nw, usize::MAX);
+        for i in 0..acc.len() {
+            for &n in read_nodes(i).iter().chain(write_nodes(i).iter()) {
+                let w = web_of[n as usize] as usize;
+                first[w] = first[w].min(i);
+            }
+        }
+        group_first.clear();
+        group_first.extend((0..nw).map(|r| members[r].iter().map(|&(w, _)| first[w as usize]).min().unwrap_or(usize::MAX)));
+        order.sort_by_key(|&r| (group_first[r as usize], r));
+
+        reset(color, nw, None);
+        reset(align_of, nw, 1);
+        for &(w, a) in aligned.iter() {
+            align_of[w as usize] = align_of[w as usize].max(a);
+        }
+        // The residue an aligned group needs of each member: (modulus, residue),
+        // so a copy partner can be placed where the copy can later vanish.
+        reset(residue, nw, (1, 0));
+        for ms in (0..nw).map(|r| &members[r]).filter(|ms| !ms.is_empty()) {
+            let Some(&(m, moff)) = ms.iter().max_by_key(|&&(w, _)| align_of[w as usize]) else { continue };
+            let a = align_of[m as usize];
+            if a > 1 {
+                for &(w, off) in ms {
+                    residue[w as usize] = (a, (off - moff).rem_euclid(a as i32) as u32);
+                }
+            }
+        }
+        // Fixed and broken groups keep their registers.
+        for root in order.iter() {
+            let ms = &members[*root as usize];
+            if groups.broken[*root as usize] || ms.iter().any(|&(w, _)| fixed[w as usize]) {
+                for &(w, _) in ms {
+                    color[w as usize] = Some(web_reg[w as usize]);
+                }
+            }
+        }
+    }
+
+    /// Colours the groups in order; false when one finds no room or a
+    /// fixed web ends up sharing a register with a neighbour.
+    fn colour(&mut self, f: FileCtx, adj: &Interference) -> bool {
+        let Scratch { color, align_of, residue, affine, members, order, .. } = self;
+        let FileCtx { limit, nregs, reserved, nw, .. } = f;
+        let (affine, members): (&Lists<u32>, &Lists<(u32, i32)>) = (affine, members);
+        for root in order.iter() {
+            let ms = &members[*root as usize];
+            if color[ms[0].0 as usize].is_some() {
+                continue;
+            }
+            let lo = ms.iter().map(|m| m.1).min().unwrap();
+            let span = (ms.iter().map(|m| m.1).max().unwrap() - lo) as u32;
+            let mut forbidden: SmallVec<[RegSet; 4]> = SmallVec::with_capacity(ms.len());
+            for &(w, _) in ms {
+                let mut f = RegSet::new(nregs);
+                for n in adj.neighbours(w) {
+                    if let Some(c) = color[n as usize] {
+                        f.insert(c);
+                    }
+                }
+                forbidden.push(f);
+            }
+            let fits = |base: u32| -> bool {
+                if base + span >= limit {
+                    return false;
+                }
+                ms.iter().zip(forbidden.iter()).all(|(&(w, off), f)| {
                     let r = base + (off - lo) as u32;
-                    affine[w as usize].iter().all(|&p| {
-                        let (a, res) = residue[p as usize];
-                        color[p as usize].is_some() || a == 1 || r % a == res
-                    })
+                    r != reserved && !f.contains(r) && r % align_of[w as usize] == 0
                 })
             };
-            choice = (0..limit).find(|&b| fits(b) && hinted(b)).or_else(|| (0..limit).find(|&b| fits(b)));
-        }
-        let Some(base) = choice else {
-            // No room: more than the file's registers are live.
-            return keep_original();
-        };
-        for &(w, off) in ms {
-            color[w as usize] = Some(base + (off - lo) as u32);
-        }
-    }
-
-    // A fixed web above the file (live into the function) cannot stay; a
-    // placement that broke a fixed web's neighbour would be a bug: keep the
-    // original code rather than emit it.
-    for w in 0..nw {
-        let c = color[w].unwrap();
-        if c >= limit || adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
-            return keep_original();
-        }
-    }
-
-    // Rewrite the fields.
-    for i in 0..acc.len() {
-        let a = &acc[i];
-        let inst: &mut Inst = &mut code.items[i].inst;
-        let (rn, wn) = (read_nodes(i), write_nodes(i));
-        for (r, v) in chunks(&a.reads, rn).chain(chunks(&a.writes, wn)) {
-            if let Some(f) = r.field {
-                inst.set_at(f as usize, color[web_of[v[0] as usize] as usize].unwrap() as u64);
+            // Prefer a copy partner's register, else that of a partner's partner
+            // (a value copied into a copy that is then copied into an ABI
+            // register), so both copies can vanish.
+            let at = |c: u32, off: i32| {
+                let rel = (off - lo) as u32;
+                (c >= rel && fits(c - rel)).then(|| c - rel)
+            };
+            let partner = |w: u32, off: i32| affine[w as usize].iter().find_map(|&p| color[p as usize].and_then(|c| at(c, off)));
+            let mut choice = ms.iter().find_map(|&(w, off)| partner(w, off)).or_else(|| {
+                ms.iter().find_map(|&(w, off)| {
+                    affine[w as usize].iter().filter(|&&p| color[p as usize].is_none()).find_map(|&p| partner(p, off))
+                })
+            });
+            if choice.is_none() {
+                // Prefer a base where every still-unplaced copy partner that is
+                // part of an aligned pair or quad could later take this register.
+                let hinted = |base: u32| {
+                    ms.iter().all(|&(w, off)| {
+                        let r = base + (off - lo) as u32;
+                        affine[w as usize].iter().all(|&p| {
+                            let (a, res) = residue[p as usize];
+                            color[p as usize].is_some() || a == 1 || r % a == res
+                        })
+                    })
+                };
+                choice = (0..limit).find(|&b| fits(b) && hinted(b)).or_else(|| (0..limit).find(|&b| fits(b)));
+            }
+            let Some(base) = choice else {
+                // No room: more than the file's registers are live.
+                return false;
+            };
+            for &(w, off) in ms {
+                color[w as usize] = Some(base + (off - lo) as u32);
             }
         }
-    }
 
-    // Delete copies that became `MOV Rn, Rn` (`UMOV URn, URn`).
-    let mut copies_removed = 0;
-    reset(keep, code.items.len(), true);
-    for (i, it) in code.items.iter().enumerate() {
-        if matches!(file, RegFile::R | RegFile::UR) && it.inst.form() == copy_form && !it.inst.is_guarded() {
-            let (d, s) = (it.inst.get_at(copy_fields(file).0), it.inst.get_at(copy_fields(file).1));
-            if d == s {
-                keep[i] = false;
-                copies_removed += 1;
+        // A fixed web above the file (live into the function) cannot stay; a
+        // placement that broke a fixed web's neighbour would be a bug: keep the
+        // original code rather than emit it.
+        for w in 0..nw {
+            let c = color[w].unwrap();
+            if c >= limit || adj.neighbours(w as u32).any(|n| color[n as usize] == Some(c)) {
+                return false;
             }
         }
+        true
     }
-    if copies_removed > 0 {
-        let mut new_index = Vec::with_capacity(keep.len() + 1);
-        let mut k = 0;
-        for &kp in keep.iter() {
+
+    /// Rewrites the fields with the colours and deletes the copies that
+    /// became `MOV Rn, Rn` (`UMOV URn, URn`).
+    fn rewrite(&mut self, code: &mut Code, f: FileCtx) -> Packed {
+        let Scratch { acc, rnodes, wnodes, rstart, wstart, web_of, color, keep, .. } = self;
+        let file = f.file;
+        let read_nodes = |i: usize| &rnodes[rstart[i]..rstart[i + 1]];
+        let write_nodes = |i: usize| &wnodes[wstart[i]..wstart[i + 1]];
+        for i in 0..acc.len() {
+            let a = &acc[i];
+            let inst: &mut Inst = &mut code.items[i].inst;
+            let (rn, wn) = (read_nodes(i), write_nodes(i));
+            for (r, v) in chunks(&a.reads, rn).chain(chunks(&a.writes, wn)) {
+                if let Some(f) = r.field {
+                    inst.set_at(f as usize, color[web_of[v[0] as usize] as usize].unwrap() as u64);
+                }
+            }
+        }
+
+        // Delete copies that became `MOV Rn, Rn` (`UMOV URn, URn`).
+        let mut copies_removed = 0;
+        reset(keep, code.items.len(), true);
+        for (i, it) in code.items.iter().enumerate() {
+            if matches!(file, RegFile::R | RegFile::UR) && it.inst.form() == copy_form(file) && !it.inst.is_guarded() {
+                let (d, s) = (it.inst.get_at(copy_fields(file).0), it.inst.get_at(copy_fields(file).1));
+                if d == s {
+                    keep[i] = false;
+                    copies_removed += 1;
+                }
+            }
+        }
+        if copies_removed > 0 {
+            let mut new_index = Vec::with_capacity(keep.len() + 1);
+            let mut k = 0;
+            for &kp in keep.iter() {
+                new_index.push(k);
+                if kp {
+                    k += 1;
+                }
+            }
             new_index.push(k);
-            if kp {
-                k += 1;
+            for s in code.block_start.iter_mut() {
+                *s = new_index[*s];
             }
         }
-        new_index.push(k);
-        for s in code.block_start.iter_mut() {
-            *s = new_index[*s];
+        // The highest register named by the instructions that stay (implicit
+        // ABI registers are not counted, as `highest_reg` does not count them).
+        let mut high = 0;
+        for (i, a) in acc.iter().enumerate().filter(|&(i, _)| keep[i]) {
+            let it = &code.items[i];
+            let (nr, nw) = match file {
+                RegFile::R => (a.reads.len() - it.implicit.reads.len(), a.writes.len() - it.implicit.writes.len()),
+                _ => (a.reads.len(), a.writes.len()),
+            };
+            for r in a.reads[..nr].iter().chain(a.writes[..nw].iter()) {
+                let num = r.field.map_or(r.num, |f| it.inst.get_at(f as usize) as u32);
+                high = high.max(num + r.count);
+            }
         }
-    }
-    // The highest register named by the instructions that stay (implicit
-    // ABI registers are not counted, as `highest_reg` does not count them).
-    let mut high = 0;
-    for (i, a) in acc.iter().enumerate().filter(|&(i, _)| keep[i]) {
-        let it = &code.items[i];
-        let (nr, nw) = match file {
-            RegFile::R => (a.reads.len() - it.implicit.reads.len(), a.writes.len() - it.implicit.writes.len()),
-            _ => (a.reads.len(), a.writes.len()),
-        };
-        for r in a.reads[..nr].iter().chain(a.writes[..nw].iter()) {
-            let num = r.field.map_or(r.num, |f| it.inst.get_at(f as usize) as u32);
-            high = high.max(num + r.count);
+        if copies_removed > 0 {
+            let mut idx = 0;
+            code.items.retain(|_| {
+                idx += 1;
+                keep[idx - 1]
+            });
         }
+        Packed { copies: copies_removed, high }
     }
-    if copies_removed > 0 {
-        let mut idx = 0;
-        code.items.retain(|_| {
-            idx += 1;
-            keep[idx - 1]
-        });
-    }
-    Ok(Packed { copies: copies_removed, high })
 }
 
 #[cfg(test)]
