@@ -46,7 +46,7 @@
 //!    branches to the next instruction; [`reconv::opt_idle_regions`] — convergence
 //!    regions left without a branch in them (after [`opt::opt_if_convert`]) deleted;
 //! 10. [`emit::calc_instr_deps`] — the scheduling control bits;
-//! 11. [`emit::encode::resolve`] — branch offsets, relocations, bytes (one encoder:
+//! 11. [`emit::encode::encode`] — branch offsets, relocations, bytes (one encoder:
 //!    `ursa_emit::Inst::encode`).
 
 pub mod emit;
@@ -237,8 +237,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     // computed on demand) and one divergence analysis for the region
     // planning and the uniform block parameters.
     let cfg = ir::cfg::Cfg::new(&func);
-    let (reconv, div) =
-        plan_reconvergence::plan_on(&func, &cfg, opts.kernel, opts.module.as_deref()).map_err(|e| e.in_pass(Pass::plan_reconvergence))?;
+    let (reconv, div) = plan_reconvergence::plan_reconvergence(&func, &cfg, opts.kernel, opts.module.as_deref())
+        .map_err(|e| e.in_pass(Pass::plan_reconvergence))?;
     run.ran(Pass::plan_reconvergence, &reconv);
     // Without static shared variables the offsets are always the same table.
     static NO_VARS: std::sync::OnceLock<std::collections::HashMap<String, u32>> = std::sync::OnceLock::new();
@@ -251,28 +251,28 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     };
     let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
     run.ran(Pass::lower, &vcode);
-    opt_narrow_pairs::narrow_pairs(&mut vcode);
+    opt_narrow_pairs::opt_narrow_pairs(&mut vcode);
     run.ran(Pass::opt_narrow_pairs, &vcode);
-    opt_fold_zero::fold_zero(&mut vcode);
+    opt_fold_zero::opt_fold_zero(&mut vcode);
     run.ran(Pass::opt_fold_zero, &vcode);
-    opt_fold_imm::fold_imm(&mut vcode);
+    opt_fold_imm::opt_fold_imm(&mut vcode);
     run.ran(Pass::opt_fold_imm, &vcode);
-    opt_fold_cmem::fold_cmem(&mut vcode);
+    opt_fold_cmem::opt_fold_cmem(&mut vcode);
     run.ran(Pass::opt_fold_cmem, &vcode);
-    opt_if_convert::if_convert(&mut vcode);
+    opt_if_convert::opt_if_convert(&mut vcode);
     run.ran(Pass::opt_if_convert, &vcode);
-    opt_sink_block_args::sink_block_args(&mut vcode);
+    opt_sink_block_args::opt_sink_block_args(&mut vcode);
     run.ran(Pass::opt_sink_block_args, &vcode);
     let uniform_params = opt_uniform::uniform_params(&func, &cfg, div.as_ref(), opts.kernel, reconv.skipped.is_empty());
     opt_uniform::opt_uniform(&mut vcode, &uniform_params);
     run.ran(Pass::opt_uniform, &vcode);
-    insert_breg_saves::save_bregs(&mut vcode, &reconv);
+    insert_breg_saves::insert_breg_saves(&mut vcode, &reconv);
     run.ran(Pass::insert_breg_saves, &vcode);
-    lower_bundles::split_bundles(&mut vcode);
+    lower_bundles::lower_bundles(&mut vcode);
     run.ran(Pass::lower_bundles, &vcode);
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_ssa_regs(&vcode) };
+    let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_regs_ssa(&vcode) };
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {
@@ -285,7 +285,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
             if opts.trace_allocator {
                 eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
             }
-            let asg = assign_regs_regalloc2::assign_regs(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc)
+            let asg = assign_regs_regalloc2::assign_regs_regalloc2(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc)
                 .map_err(|e| e.in_pass(Pass::assign_regs_regalloc2))?;
             run.ran(Pass::assign_regs_regalloc2, &asg);
             asg
@@ -299,9 +299,9 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     let (mut code, pack, homes) = loop {
         let homes = search.homes().clone();
         let mut attempt = Run::new(&opts.print_after);
-        let mut code = lower_vcode::lay_out(&vcode, &asg, &homes).map_err(|e| e.in_pass(Pass::lower_vcode))?;
+        let mut code = lower_vcode::lower_vcode(&vcode, &asg, &homes).map_err(|e| e.in_pass(Pass::lower_vcode))?;
         attempt.ran(Pass::lower_vcode, &code);
-        insert_reconvergence::insert(&mut code, &vcode, &reconv);
+        insert_reconvergence::insert_reconvergence(&mut code, &vcode, &reconv);
         attempt.ran(Pass::insert_reconvergence, &format_args!("{}{}", notes, code));
         let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
         let (pack, verdict) = match packed {
@@ -336,11 +336,11 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::place_spill_slots, &homes);
     opt_branches::opt_branches(&mut code);
     run.ran(Pass::opt_branches, &code);
-    opt_idle_regions::drop_idle_regions(&mut code);
+    opt_idle_regions::opt_idle_regions(&mut code);
     run.ran(Pass::opt_idle_regions, &code);
     calc_instr_deps::calc_instr_deps(&mut code);
     run.ran(Pass::calc_instr_deps, &code);
-    let (bytes, relocs) = encode::resolve(&code).map_err(|e| e.in_pass(Pass::encode))?;
+    let (bytes, relocs) = encode::encode(&code).map_err(|e| e.in_pass(Pass::encode))?;
     run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
     Ok(Compiled {
         function: elf::Function {
@@ -391,9 +391,9 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             }
         }
     }
-    legalize_i128::narrow_i128(func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
+    legalize_i128::legalize_i128(func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
     run.ran(Pass::legalize_i128, &func.display());
-    legalize_div::legalize(func).map_err(|e| e.in_pass(Pass::legalize_div))?;
+    legalize_div::legalize_div(func).map_err(|e| e.in_pass(Pass::legalize_div))?;
     run.ran(Pass::legalize_div, &func.display());
     legalize_memory::legalize_memory(func).map_err(|e| e.in_pass(Pass::legalize_memory))?;
     run.ran(Pass::legalize_memory, &func.display());

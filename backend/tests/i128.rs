@@ -1,4 +1,4 @@
-//! i128 end to end (narrow_i128.rs → isel → simulator), against Rust's own
+//! i128 end to end (legalize_i128.rs → isel → simulator), against Rust's own
 //! `i128`/`u128` arithmetic: the traps a `; run:` line cannot express (zero
 //! divisors, `sdiv INT_MIN, -1`), `srem INT_MIN, -1` (0 by CLIF's definition;
 //! cranelift-interpreter 0.135 traps there, so it cannot be a run line), and

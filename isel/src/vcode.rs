@@ -5,7 +5,7 @@
 //! instruction (an `emit` [`Inst`] whose register fields are filled in after
 //! allocation); instruction selection builds some as short fixed sequences
 //! ("bundles", e.g. a 64-bit add is `IADD` + `IADD.X`) whose pieces share one
-//! operand list, and `split_bundles` (backend) splits them into one `MInst`
+//! operand list, and `lower_bundles` (backend) splits them into one `MInst`
 //! per piece before allocation (`docs/architecture.md`). Control
 //! flow (branches, returns, calls) and the function's argument definition are
 //! pseudo-instructions, expanded by `encode` once the layout is known.
@@ -44,7 +44,7 @@ pub enum OpKind {
     Temp,
     /// Written at the end into the register of use operand `k` of the same
     /// instruction, which dies there: the next version of a pair whose other
-    /// half an earlier instruction wrote (`split_bundles`), or of a field an
+    /// half an earlier instruction wrote (`lower_bundles`), or of a field an
     /// instruction reads and writes.
     Reuse(u8),
 }
@@ -148,7 +148,7 @@ pub struct MInst {
     /// `k - 1` is the guarded `BRA` that enters them (`encode` gives both
     /// branches their targets). The allocator still sees one instruction.
     pub cold_from: Option<u8>,
-    /// The pieces are guarded by `if_convert` and every reader of their
+    /// The pieces are guarded by `opt_if_convert` and every reader of their
     /// results runs under the same guard: a write the guard skips leaves a
     /// value nobody reads, so the register's old value need not survive it
     /// (`pack_regs`).

@@ -1,5 +1,5 @@
 //! The filetests again with every function allocated by regalloc2 and
-//! `pack_regs` (`URSA_REGALLOC2=1`), the path `assign_ssa_regs` falls back
+//! `pack_regs` (`URSA_REGALLOC2=1`), the path `assign_regs_ssa` falls back
 //! to (a value live across a call, more values than registers): most
 //! functions never take it otherwise. Its own test binary, so the variable,
 //! read once per process, is set before anything compiles. Expected values

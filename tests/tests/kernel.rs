@@ -86,7 +86,7 @@ fn intrinsic_misuse_is_an_error_naming_the_call() {
 }
 
 /// Kernel parameters in every operand position (constant-bank and uniform
-/// forms chosen by fold_cmem / opt_uniform), against the host, one thread
+/// forms chosen by opt_fold_cmem / opt_uniform), against the host, one thread
 /// and several parameter values including the extremes.
 #[test]
 fn parameters_in_every_operand_position() {

@@ -1,7 +1,7 @@
 //! Precise-output tests of the compiler's middle layer, in the spirit of
 //! Cranelift's `precise-output` filetests: every function of
 //! `tests/precise/*.clif` is compiled (kernels: files whose functions take no
-//! results, with `--kernel`) and its code printed after `split_bundles` (virtual
+//! results, with `--kernel`) and its code printed after `lower_bundles` (virtual
 //! registers, what the allocator sees) and after `calc_instr_deps` (final); the text
 //! must equal `tests/precise/NAME.out`. Each file is compiled as one module
 //! (device functions get convergence barriers, as with `ursa compile`). A line

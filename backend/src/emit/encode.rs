@@ -14,7 +14,7 @@ fn target_field(i: &Inst) -> Option<usize> {
 }
 
 /// Resolves branch targets and call relocations; encodes every instruction.
-pub fn resolve(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), Error> {
+pub fn encode(code: &Code) -> Result<(Vec<u8>, Vec<Reloc>), Error> {
     let mut bytes = Vec::with_capacity(code.items.len() * INST_BYTES);
     let mut relocs = Vec::new();
     for (k, it) in code.items.iter().enumerate() {

@@ -176,7 +176,7 @@ fn is_self_copy(i: &Inst) -> bool {
 
 /// Lays out the allocated function as machine instructions, each spill slot
 /// where `homes` puts it.
-pub fn lay_out(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, Error> {
+pub fn lower_vcode(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result<Code, Error> {
     let mut l = Layout::new(vcode, asg, homes);
     let mut flat = 0usize;
     for b in 0..vcode.blocks.len() {
@@ -441,7 +441,7 @@ impl<'a> Layout<'a> {
 mod tests {
     use super::*;
     use crate::ir::code::testing::text;
-    use crate::regalloc::assign_regs_regalloc2::{assign_regs, RaFunc};
+    use crate::regalloc::assign_regs_regalloc2::{assign_regs_regalloc2, RaFunc};
     use ursa_isel::vcode::{Bundle, VBlock};
 
     /// regalloc2's register k of a class, by machine number (Int: R(132 + k),
@@ -549,10 +549,10 @@ mod tests {
         let v = add_function();
         let f = RaFunc::new(&v);
         // regalloc2's checker verifies the allocation.
-        let asg = assign_regs(&f, true).unwrap();
+        let asg = assign_regs_regalloc2(&f, true).unwrap();
         assert_eq!(asg.num_spillslots, 0);
         let homes = SlotHomes::memory(&asg);
-        let mut code = lay_out(&v, &asg, &homes).unwrap();
+        let mut code = lower_vcode(&v, &asg, &homes).unwrap();
         // The ABI operands: the return reads R4-R5 (its result) and the
         // return address, implicitly; nothing is written for `Args`.
         let ret = code.items.last().unwrap();

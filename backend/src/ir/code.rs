@@ -48,7 +48,7 @@ pub struct Code {
     /// the same numbers.
     pub vblocks: Vec<usize>,
     pub frame_size: u32,
-    /// Copies `lay_out` dropped because their two sides got one register.
+    /// Copies `lower_vcode` dropped because their two sides got one register.
     pub dropped_copies: usize,
 }
 

@@ -61,7 +61,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, TrapCode, Type, Value, ValueDef};
 
 /// Legalizes `f` in place.
-pub fn legalize(f: &mut Function) -> Result<(), Error> {
+pub fn legalize_div(f: &mut Function) -> Result<(), Error> {
     let is_div = |op: Opcode| matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem);
     // Nothing to do (and nothing allocated) without a division.
     if !f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|i| is_div(f.dfg.insts[i].opcode())) {
@@ -435,7 +435,7 @@ mod tests {
 
     fn legalized(src: &str) -> Function {
         let mut f = parse_functions(src).unwrap().remove(0);
-        legalize(&mut f).unwrap();
+        legalize_div(&mut f).unwrap();
         let flags = settings::Flags::new(settings::builder());
         cranelift_codegen::verifier::verify_function(&f, &flags).unwrap_or_else(|e| panic!("{}\n{}", e, f.display()));
         f
@@ -807,7 +807,7 @@ mod tests {
                    }";
         let f0 = parse_functions(src).unwrap().remove(0);
         let mut f = f0.clone();
-        legalize(&mut f).unwrap();
+        legalize_div(&mut f).unwrap();
         assert_eq!(f.display().to_string(), f0.display().to_string());
     }
 }

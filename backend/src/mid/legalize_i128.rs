@@ -69,7 +69,7 @@ use cranelift_codegen::ir::{
 type Pair = (Value, Value);
 
 /// Narrows every `i128` value of `f` into two `i64` halves (in place).
-pub fn narrow_i128(f: &mut Function) -> Result<(), Error> {
+pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
     if !mentions_i128(f) {
         return Ok(());
     }

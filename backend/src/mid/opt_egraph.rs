@@ -48,7 +48,8 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
     // leave some, and so does the step above).
     ctx.func.dfg.resolve_all_aliases();
     let order = super::source_order::SourceOrder::of(&ctx.func);
-    ctx.egraph_pass(super::flags(), &mut ControlPlane::default()).map_err(|e| Error::internal(format!("the e-graph pass failed: {}", e)))?;
+    ctx.egraph_pass(super::flags(), &mut ControlPlane::default())
+        .map_err(|e| Error::internal(format!("the e-graph pass failed: {}", e)))?;
     // A branch on a constant became a jump: the blocks only it reached go
     // (the legalizations take no unreachable code the e-graph left behind).
     ctx.eliminate_unreachable_code(super::flags()).map_err(|e| Error::internal(format!("unreachable-code elimination failed: {}", e)))?;

@@ -26,7 +26,7 @@ pub(crate) enum Source {
     Const,
     /// A uniform register `URn`.
     Uniform,
-    /// An immediate (`fold_imm`): the value itself.
+    /// An immediate (`opt_fold_imm`): the value itself.
     Imm,
 }
 
@@ -169,7 +169,7 @@ pub(crate) fn remove_unread_copies(vcode: &mut VCode, is_copy: impl Fn(VReg) -> 
 
 /// Folds constant-bank copies into their readers; returns how many operands
 /// were folded.
-pub fn fold_cmem(vcode: &mut VCode) -> usize {
+pub fn opt_fold_cmem(vcode: &mut VCode) -> usize {
     // Copies of a constant-bank word (32 bits) or of two consecutive words
     // (`MOV.64`, a 64-bit kernel parameter), defined nowhere else: the
     // bank address and the width.

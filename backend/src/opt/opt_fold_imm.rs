@@ -9,15 +9,15 @@
 //! once nothing reads its register.
 //!
 //! So instruction selection emits the register form and this pass chooses
-//! the immediate one, as `fold_zero`, `fold_cmem` and `opt_uniform` choose
-//! the RZ, constant-bank and uniform forms. It runs after `fold_zero` (zero
+//! the immediate one, as `opt_fold_zero`, `opt_fold_cmem` and `opt_uniform` choose
+//! the RZ, constant-bank and uniform forms. It runs after `opt_fold_zero` (zero
 //! is read as `RZ`, ptxas's form, wherever a register operand takes it; what
-//! `fold_zero` leaves, such as a 64-bit zero, comes here) and before
-//! `fold_cmem` (which may trade an immediate B for a register to read C
+//! `opt_fold_zero` leaves, such as a 64-bit zero, comes here) and before
+//! `opt_fold_cmem` (which may trade an immediate B for a register to read C
 //! from the constant bank, `fold_beside_immediate`). The twin forms and the
 //! correspondence of their fields are generated from the ISA description
 //! (`FormTwins::imm`); whether a value fits the twin's field (its width and
-//! signedness) is the encoder's `validate`'s call, as in `fold_cmem`.
+//! signedness) is the encoder's `validate`'s call, as in `opt_fold_cmem`.
 
 use ursa_emit::{forms, mods, FormId, PT};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode};
@@ -70,7 +70,7 @@ fn negated_plain_add(m: &MInst, k: usize) -> bool {
 
 /// Reads copies of constants as immediates; returns how many operands were
 /// folded.
-pub fn fold_imm(vcode: &mut VCode) -> usize {
+pub fn opt_fold_imm(vcode: &mut VCode) -> usize {
     let consts = constants(vcode);
     if consts.is_empty() {
         return 0;
@@ -153,7 +153,7 @@ mod tests {
             .use_(IMAD_RRR::RC, s)
             .build();
         let mut v = vcode(vec![mov(k, 40), add, mad], vec![C, C, C, C]);
-        assert_eq!(fold_imm(&mut v), 2);
+        assert_eq!(opt_fold_imm(&mut v), 2);
         let text = v.to_string();
         assert!(text.contains("IADD v2, v0, 0x28"), "{}", text);
         assert!(text.contains("IMAD v3, v0, 0x28, v2"), "{}", text);
@@ -195,7 +195,7 @@ mod tests {
             .build();
         let classes = vec![Class::R, Class::R, Class::R, Class::RPair, Class::RPair, Class::RPair, Class::P];
         let mut v = vcode(vec![mov(k, 3), sub, pair, add64], classes);
-        assert_eq!(fold_imm(&mut v), 3, "{}", v);
+        assert_eq!(opt_fold_imm(&mut v), 3, "{}", v);
         let text = v.to_string();
         assert!(text.contains("IADD v2, v0, -0x3"), "{}", text);
         assert!(text.contains("v4.lo, 0x7"), "{}", text);
@@ -213,7 +213,7 @@ mod tests {
         };
         let classes = vec![Class::R, Class::R, Class::R, Class::P, Class::R, Class::R];
         let mut v = vcode(vec![mov(k, 0x20), shfl(k, d, q), mov(w, 3), shfl(w, e, q)], classes);
-        assert_eq!(fold_imm(&mut v), 1, "{}", v);
+        assert_eq!(opt_fold_imm(&mut v), 1, "{}", v);
         let text = v.to_string();
         assert!(text.contains("MOV v1, 0x20"), "{}", text);
         assert!(!text.contains("MOV v4"), "{}", text);

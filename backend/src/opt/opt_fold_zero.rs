@@ -3,7 +3,7 @@
 //! instruction, and the copy is deleted once nothing reads its register
 //! (branch arguments, pseudo-instruction operands and 64-bit operands keep
 //! it). Such copies come from `iconst 0` operands that no rule folded and
-//! from `narrow_pairs` (the low word of a 64-bit constant whose high word
+//! from `opt_narrow_pairs` (the low word of a 64-bit constant whose high word
 //! was dropped, such as a shared-memory base at offset 0).
 
 use ursa_emit::model::{Kind, Operand};
@@ -13,7 +13,7 @@ use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VRegSet};
 use crate::opt::opt_fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
 
 /// Reads copies of zero as `RZ`; returns how many operands were folded.
-pub fn fold_zero(vcode: &mut VCode) -> usize {
+pub fn opt_fold_zero(vcode: &mut VCode) -> usize {
     let mut zeros = VRegSet::new(vcode.classes.len());
     zeros.extend(
         single_copies(vcode, forms::MOV_I, |p| p.get_opt(fields::VB) == Some(0))

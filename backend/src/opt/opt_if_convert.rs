@@ -83,7 +83,7 @@ fn only_jumps_to(vcode: &VCode, b: BlockId, j: BlockId) -> bool {
 }
 
 /// Converts every block that qualifies; returns how many.
-pub fn if_convert(vcode: &mut VCode) -> usize {
+pub fn opt_if_convert(vcode: &mut VCode) -> usize {
     let mut done = 0;
     let mut dead: HashSet<usize> = HashSet::default();
     for a in 0..vcode.blocks.len() {

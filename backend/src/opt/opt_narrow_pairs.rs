@@ -340,7 +340,7 @@ fn survivors_bound(vcode: &VCode, cand: &VSet) -> VSet {
 
 /// Narrows the pairs of `vcode` whose high word is never read; returns how
 /// many.
-pub fn narrow_pairs(vcode: &mut VCode) -> usize {
+pub fn opt_narrow_pairs(vcode: &mut VCode) -> usize {
     // Nothing to do without pairs.
     if !vcode.classes.contains(&Class::RPair) {
         return 0;

@@ -12,7 +12,7 @@
 //! its inputs do not grow.
 //!
 //! Only integer-ALU instructions without memory access or side effect move
-//! (`narrow_pairs::pure_alu`), only past instructions that neither read nor
+//! (`opt_narrow_pairs::pure_alu`), only past instructions that neither read nor
 //! write what they write, nor write what they read.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -22,7 +22,7 @@ use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 use crate::opt::opt_narrow_pairs::pure_alu;
 
 /// Moves the computations of block arguments down; returns how many.
-pub fn sink_block_args(vcode: &mut VCode) -> usize {
+pub fn opt_sink_block_args(vcode: &mut VCode) -> usize {
     // The block parameters each value is passed to (from any block).
     let mut params_of: HashMap<VReg, Vec<VReg>> = HashMap::default();
     for b in &vcode.blocks {

@@ -107,7 +107,7 @@ type Uses = SmallVec<[VReg; 4]>;
 /// An instruction that could run on the uniform datapath if its inputs are
 /// uniform: one plain piece, one 32-bit or predicate result, register inputs
 /// only through fixups (32-bit values and predicates), no guard (also none
-/// from `if_convert`).
+/// from `opt_if_convert`).
 fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Uses)> {
     if m.pseudo != Pseudo::None || m.pieces.len() != 1 || m.clobbers_all || m.sym().is_some() {
         return None;
@@ -117,7 +117,7 @@ fn convertible(vcode: &VCode, m: &MInst) -> Option<(VReg, Uses)> {
     if p.form().twins().uniform.is_none() {
         return None;
     }
-    // A guard set by `if_convert` is a fixup (the field still reads PT).
+    // A guard set by `opt_if_convert` is a fixup (the field still reads PT).
     let guard_fixup = p.def().guard.is_some_and(|g| m.fixups.iter().any(|f| f.field as usize == g as usize));
     if p.is_guarded() || m.predicated || guard_fixup || p.form() == forms::MOV_C || p.form() == forms::MOV_I {
         return None;

@@ -11,7 +11,7 @@
 //!   the start of its join.
 //!
 //! At a block start the restores come first, then the saves;
-//! [`crate::reconv::insert_reconvergence::insert`] then puts the `BSYNC`s (and
+//! [`crate::reconv::insert_reconvergence::insert_reconvergence`] then puts the `BSYNC`s (and
 //! `BREAK`s) before them and the `BSSY`s after them. Each lane saves and
 //! restores its own view of the barrier (`docs/isa-extensions.md` 3.4), so
 //! no convergence is needed at either point.
@@ -45,7 +45,7 @@ fn lead(insts: &[MInst], forms: &[ursa_emit::FormId]) -> usize {
 }
 
 /// Puts the plan's saves and restores into `vcode`; returns how many.
-pub fn save_bregs(vcode: &mut VCode, plan: &Plan) -> usize {
+pub fn insert_breg_saves(vcode: &mut VCode, plan: &Plan) -> usize {
     let is_exit = |m: &MInst| matches!(m.pseudo, Pseudo::Ret | Pseudo::TailCall { .. });
     let mut at_exits = Vec::new();
     let mut at_starts = Vec::new();

@@ -20,7 +20,7 @@ fn breg_inst(form: ursa_emit::FormId, field: Fld<Mod<BReg>>, k: u8) -> Inst {
 /// each join block its `BSYNC` (and `BREAK`), then in each setup block its
 /// `BSSY Bk, J` (the target resolved like a branch's), at the start or
 /// after the barrier saves and restores of [`crate::reconv::insert_breg_saves`] there.
-pub fn insert(code: &mut Code, vcode: &VCode, plan: &Plan) {
+pub fn insert_reconvergence(code: &mut Code, vcode: &VCode, plan: &Plan) {
     if plan.regions.is_empty() {
         return;
     }

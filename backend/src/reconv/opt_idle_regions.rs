@@ -1,7 +1,7 @@
 //! Convergence regions with no branch left in them are deleted.
 //!
 //! `insert_reconvergence` plans its `BSSY Bk, J` … `BSYNC Bk` regions on
-//! CLIF, before instruction selection; `if_convert` may then turn the
+//! CLIF, before instruction selection; `opt_if_convert` may then turn the
 //! divergent branch of a region into guarded instructions, and
 //! `opt_branches` removes what is left of it. A region whose code from the
 //! `BSSY` to its join is one straight line — no branch, exit, call or
@@ -23,7 +23,7 @@ fn is_control(it: &Item) -> bool {
 }
 
 /// Deletes the idle regions; returns how many.
-pub fn drop_idle_regions(code: &mut Code) -> usize {
+pub fn opt_idle_regions(code: &mut Code) -> usize {
     let n = code.items.len();
     // Item indices where the blocks that branches go to start.
     let landings: Vec<usize> = code.items.iter().filter_map(|it| it.target).map(|t| code.block_start[t.0 as usize]).collect();
@@ -65,7 +65,7 @@ pub fn drop_idle_regions(code: &mut Code) -> usize {
         return 0;
     }
     // A register no `BSSY` sets any more needs no save and restore
-    // (`save_bregs`): its `BMOV`s go too (a spill of the saved value stays,
+    // (`insert_breg_saves`): its `BMOV`s go too (a spill of the saved value stays,
     // dead).
     let mut set = 0u32;
     for (it, d) in code.items.iter().zip(&dead) {

@@ -290,13 +290,13 @@ fn exit_join(f: &Function, cfg: &Cfg, b: Block, tails: &[bool], first_tails: &[b
 /// callees); without them a device function saves every barrier register
 /// its regions use (any caller may hold it).
 pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<Plan, Error> {
-    plan_on(f, &Cfg::new(f), kernel, facts).map(|(p, _)| p)
+    plan_reconvergence(f, &Cfg::new(f), kernel, facts).map(|(p, _)| p)
 }
 
 /// [`plan`] on the control-flow graph `cfg` of `f`, which the caller shares
 /// with later passes; also returns the divergence analysis when it was run
 /// (the function has a conditional branch or a barrier).
-pub fn plan_on(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(Plan, Option<Divergence>), Error> {
+pub fn plan_reconvergence(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(Plan, Option<Divergence>), Error> {
     let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
     // Without a barrier there is nothing to check.
     let has_barrier = cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());

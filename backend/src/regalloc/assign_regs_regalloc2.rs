@@ -261,7 +261,7 @@ impl ra::Function for RaFunc<'_> {
 }
 
 /// Allocates; with `check`, regalloc2's checker verifies the result.
-pub fn assign_regs(func: &RaFunc, check: bool) -> Result<Assignment, Error> {
+pub fn assign_regs_regalloc2(func: &RaFunc, check: bool) -> Result<Assignment, Error> {
     let env = machine_env();
     let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm: ra::Algorithm::Ion };
     // regalloc2's working tables are kept per thread and reused, as

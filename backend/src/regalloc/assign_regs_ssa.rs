@@ -432,7 +432,7 @@ fn compact_slots(moves: &mut [Move]) -> usize {
 
 /// Assigns the registers (see the module docs); the reason when the function
 /// is left to regalloc2.
-pub fn assign_ssa_regs(vcode: &VCode) -> Result<Assignment, GiveUp> {
+pub fn assign_regs_ssa(vcode: &VCode) -> Result<Assignment, GiveUp> {
     let mut liveness = LIVENESS.with(|l| l.take());
     let asg = assign_with(vcode, &mut liveness);
     LIVENESS.with(|l| l.replace(liveness));
@@ -1551,7 +1551,7 @@ mod tests {
         v
     }
 
-    /// `f(a: i64, b: i64) -> i64 { a + b }` as `split_bundles` leaves it:
+    /// `f(a: i64, b: i64) -> i64 { a + b }` as `lower_bundles` leaves it:
     /// `IADD t.lo, c, a.lo, b.lo` then `IADD.X s.hi, a.hi, b.hi, c`
     /// continuing t (`Reuse`).
     fn split_add64() -> VCode {
@@ -1582,17 +1582,17 @@ mod tests {
         // t.lo may take R4 although a.hi, read by the next instruction, is
         // still in R5: the sum is made in place, with no copy.
         let v = split_add64();
-        let asg = assign_ssa_regs(&v).unwrap();
+        let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         assert!(asg.moves.is_empty());
-        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         assert_eq!(text(&code), ["IADD R4, P0, R4, R6", "IADD.X R5, R5, R7, P0", "RET R[20:21]"]);
     }
 
     #[test]
     fn the_checker_rejects_a_continued_pair_in_another_register() {
         let v = split_add64();
-        let mut asg = assign_ssa_regs(&v).unwrap();
+        let mut asg = assign_regs_ssa(&v).unwrap();
         // The continuing instruction (flat index 2) writes s to R[8:9]
         // instead of t's R[4:5]: its low half would be garbage.
         let ops = v.blocks[0].insts[2].opnds.len();
@@ -1612,10 +1612,10 @@ mod tests {
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
         let ret = Bundle::pseudo(Pseudo::Ret).fixed(r, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
         v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), add(s, x, y), mov(r, s), ret], &[], &[]));
-        let asg = assign_ssa_regs(&v).unwrap();
+        let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         assert!(asg.moves.is_empty());
-        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         assert_eq!(text(&code), ["IADD R4, R4, R6", "RET R[20:21]"]);
         assert_eq!(code.dropped_copies, 3);
     }
@@ -1623,7 +1623,7 @@ mod tests {
     #[test]
     fn swapped_block_arguments_go_through_a_free_register() {
         let v = swapping_loop();
-        let asg = assign_ssa_regs(&v).unwrap();
+        let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         // The back edge's swap is a cycle of three 32-bit moves (or the sum
         // already sits in a parameter's register: two).
@@ -1636,7 +1636,7 @@ mod tests {
     #[test]
     fn the_checker_rejects_a_wrong_assignment() {
         let v = swapping_loop();
-        let good = assign_ssa_regs(&v).unwrap();
+        let good = assign_regs_ssa(&v).unwrap();
         // The add (flat instruction 4) reads its first operand from another register.
         let mut bad = good.clone();
         let k = bad.op_at[4] as usize + 1;
@@ -1712,7 +1712,7 @@ mod tests {
     #[test]
     fn a_value_live_across_a_call_is_stored_and_reloaded() {
         let v = across_call(false);
-        let asg = assign_ssa_regs(&v).unwrap();
+        let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         let c = call_at(&v);
         // x stays away from R4-R5, which the call reads and writes.
@@ -1727,7 +1727,7 @@ mod tests {
         assert!(reloads.iter().all(|m| m.to.slot().is_none() && m.from.slot().is_some()));
         let homes = SlotHomes::memory(&asg);
         assert_eq!(homes.memory_bytes(), 12);
-        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &homes).unwrap();
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &homes).unwrap();
         assert_eq!(code.frame_size, 16);
         let t = text(&code);
         assert!(t.contains(&"STL.64 [R1], R[20:21]".to_string()), "{:?}", t);
@@ -1764,7 +1764,7 @@ mod tests {
         let sum = Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, s).use_(IADD_RR::RA, res).use_(IADD_RR::RB, a).build();
         let ret = Bundle::pseudo(Pseudo::Ret).fixed(s, OpKind::Use, 4).fixed(link, OpKind::Use, 20).build();
         v.blocks.push(block(&[], vec![args, call, sum, ret], &[], &[]));
-        let asg = assign_ssa_regs(&v).unwrap();
+        let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         // Written to R[4:5], copied out into a pair of its own, stored from there.
         assert_eq!(asg.operand_regs(0)[0], 4);
@@ -1780,7 +1780,7 @@ mod tests {
     #[test]
     fn a_predicate_live_across_a_call_keeps_r0_free() {
         let v = across_call(true);
-        let asg = assign_ssa_regs(&v).unwrap();
+        let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         // R0 is the scratch register of the predicate's store and reload.
         let p = v.blocks[0].insts[2].opnds[0].vreg;
@@ -1791,7 +1791,7 @@ mod tests {
             }
         }
         let c = call_at(&v);
-        let code = crate::emit::lower_vcode::lay_out(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         let t = text(&code);
         assert!(t.iter().any(|l| l.starts_with("SEL R0, RZ, 0x1, !P")), "{:?}", t);
         assert!(t.iter().any(|l| l.starts_with("ISETP.NE.AND.U32 P") && l.contains("R0, 0x0")), "{:?}", t);
@@ -1807,7 +1807,7 @@ mod tests {
 
     #[test]
     fn a_function_without_blocks_is_left_to_regalloc2_with_its_reason() {
-        let why = assign_ssa_regs(&VCode::default()).unwrap_err();
+        let why = assign_regs_ssa(&VCode::default()).unwrap_err();
         assert_eq!(why, GiveUp::NoBlocks);
         assert_eq!(why.to_string(), "no blocks");
     }

@@ -1,4 +1,4 @@
-//! What a register allocator hands to `lower_vcode::lay_out`: a machine register
+//! What a register allocator hands to `lower_vcode::lower_vcode`: a machine register
 //! for every operand and the moves to make at each program point.
 //!
 //! Both allocators produce it: `assign_regs_regalloc2` (regalloc2, converted from its
@@ -52,8 +52,8 @@ pub struct Assignment {
     pub move_at: Vec<u32>,
     /// Spill slot units used (slots are named `Loc::Slot(0..num_spillslots)`).
     pub num_spillslots: usize,
-    /// Registers were chosen on the SSA code (`assign_ssa_regs`): they are
-    /// final, so `lay_out` drops a copy whose two sides got one register and
+    /// Registers were chosen on the SSA code (`assign_regs_ssa`): they are
+    /// final, so `lower_vcode` drops a copy whose two sides got one register and
     /// `pack_regs` leaves the general registers alone.
     pub ssa: bool,
 }

@@ -7,8 +7,8 @@
 //! instead of a unit whose defs are all written early.
 //!
 //! The passes before this one keep the pieces together because they decide
-//! about a 64-bit value as a whole (`narrow_pairs` drops the pieces of a high
-//! word, `fold_cmem`/`opt_uniform` move a value only if every piece can take
+//! about a 64-bit value as a whole (`opt_narrow_pairs` drops the pieces of a high
+//! word, `opt_fold_cmem`/`opt_uniform` move a value only if every piece can take
 //! it); from here on every instruction is one machine instruction, except
 //! the ones that stay whole (see [`splittable`]).
 //!
@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 use ursa_isel::vcode::{Class, Fixup, MInst, OpKind, Pseudo, VCode, VReg};
 
 /// Splits every splittable bundle of `vcode`; returns how many were split.
-pub fn split_bundles(vcode: &mut VCode) -> usize {
+pub fn lower_bundles(vcode: &mut VCode) -> usize {
     let mut count = 0;
     for bi in 0..vcode.blocks.len() {
         // The instructions splitting adds (at most), so the new list is
@@ -176,7 +176,7 @@ mod tests {
             .set(MOV_I::VB, 7)
             .build();
         vc.blocks[0].insts.push(m);
-        assert_eq!(split_bundles(&mut vc), 1);
+        assert_eq!(lower_bundles(&mut vc), 1);
         let insts = &vc.blocks[0].insts;
         assert_eq!(insts.len(), 2);
         // First: a fresh pair, low half.
@@ -213,7 +213,7 @@ mod tests {
             .set(IADD_RR::PP_NOT, false)
             .build();
         vc.blocks[0].insts.push(m);
-        assert_eq!(split_bundles(&mut vc), 1);
+        assert_eq!(lower_bundles(&mut vc), 1);
         let insts = &vc.blocks[0].insts;
         assert_eq!(insts.len(), 2);
         let defs = |m: &MInst| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg).collect::<Vec<_>>();
@@ -245,7 +245,7 @@ mod tests {
         let mut vc = vcode_with(&[Class::R]);
         vc.blocks[0].insts.push(Bundle::new().inst(forms::MOV_I).def(MOV_I::RD, VReg(0)).set(MOV_I::VB, 1).build());
         vc.blocks[0].insts.push(Bundle::pseudo(Pseudo::Ret).fixed(VReg(0), OpKind::Use, 4).build());
-        assert_eq!(split_bundles(&mut vc), 0);
+        assert_eq!(lower_bundles(&mut vc), 0);
         assert_eq!(vc.blocks[0].insts.len(), 2);
     }
 }

@@ -1,6 +1,6 @@
 //! Packs the allocated general registers into one dense file from `R0` up.
 //!
-//! Only after regalloc2 (`assign_regs`): where `assign_ssa_regs` assigned the
+//! Only after regalloc2 (`assign_regs`): where `assign_regs_ssa` assigned the
 //! registers they are dense already, and only the uniform files are packed
 //! ([`pack_uniform_regs`]).
 //!
@@ -13,7 +13,7 @@
 //! 1. **Webs.** Every definition of a general register starts a value; uses
 //!    join the definitions that reach them, across blocks, into *webs* (a
 //!    guarded write joins the value it may leave in place, unless
-//!    only readers under the same guard read it: `if_convert`). A web is the unit
+//!    only readers under the same guard read it: `opt_if_convert`). A web is the unit
 //!    that gets a new register.
 //! 2. **Tuples.** A 64-bit operand names an aligned pair and a 128-bit one an
 //!    aligned quad; the webs of their halves are tied into a *group* with fixed
@@ -71,7 +71,7 @@ pub enum PackError {
     Full,
 }
 
-/// What the pass did, for `--stats`. After `assign_ssa_regs` the counts are
+/// What the pass did, for `--stats`. After `assign_regs_ssa` the counts are
 /// taken only when asked ([`pack_uniform_regs`]); all zero otherwise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PackStats {
@@ -484,7 +484,7 @@ pub fn pack_regs(code: &mut Code) -> Result<PackStats, PackError> {
 }
 
 /// Packs the uniform files only: the general registers were chosen densely
-/// already (`assign_ssa_regs`) and stay as they are. `stats`: fill in the
+/// already (`assign_regs_ssa`) and stay as they are. `stats`: fill in the
 /// [`PackStats`]; without it, code that names no uniform register (most
 /// functions) is left as it is without listing its register references.
 pub fn pack_uniform_regs(code: &mut Code, stats: bool) -> Result<PackStats, PackError> {

@@ -20,7 +20,7 @@
 //! slot in a register always packs (pack_regs keeps the original registers if
 //! it cannot do better), so the search ends with valid code.
 //!
-//! After `assign_ssa_regs` the registers are final and its slots hold values
+//! After `assign_regs_ssa` the registers are final and its slots hold values
 //! live across calls: all of them are in memory, one layout.
 
 use crate::error::Error;
