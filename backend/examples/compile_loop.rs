@@ -5,6 +5,9 @@
 //!     cargo build --release -p ursa-backend --example compile_loop
 //!     target/release/examples/compile_loop FILE.clif 2000 [NAME-SUBSTRING]
 //!
+//! `URSA_OPT_LEVEL=none` (or `speed`, the default) sets the optimization
+//! level, as for the `ursa` command.
+//!
 //! Prints the mean time per compile of the set. `target` lines are ignored,
 //! as the compile-time benchmark does; a file that does not parse is skipped
 //! (and named) when a directory is given. With a directory and a count of 1,
@@ -39,10 +42,12 @@ fn main() {
         std::process::exit(2);
     };
     let funcs: Vec<_> = all.into_iter().filter(|f| args.get(3).is_none_or(|n| f.name.to_string().contains(n.as_str()))).collect();
+    let level = std::env::var("URSA_OPT_LEVEL").ok().and_then(|v| ursa_backend::OptLevel::from_name(&v)).unwrap_or_default();
+    let opts = ursa_backend::Options { opt_level: level, ..Default::default() };
     let t0 = std::time::Instant::now();
     for _ in 0..count {
         for f in &funcs {
-            let _ = std::hint::black_box(ursa_backend::compile(f, &Default::default()));
+            let _ = std::hint::black_box(ursa_backend::compile(f, &opts));
         }
     }
     eprintln!("{} functions, {:.1} us per compile of the set", funcs.len(), t0.elapsed().as_secs_f64() * 1e6 / count.max(1) as f64);

@@ -214,7 +214,7 @@ mod tests {
         for p in Pass::ALL {
             assert_eq!(Pass::from_name(p.name()), Some(*p));
         }
-        assert_eq!(Pass::from_name("opt_fold_imm"), None);
+        assert_eq!(Pass::from_name("fold_imm"), None);
     }
 
     #[test]

@@ -347,13 +347,14 @@ fn early_return_inside_a_divergent_loop() {
 /// call), leaves it with `BREAK` after the `BSYNC`, and its tail and `RET`
 /// issue once per warp (48 times instead of 6 before, when device functions
 /// got no barriers); results against a host reference.
+/// At `--opt-level none`: the mid-end would inline the device functions.
 #[test]
 fn divergent_loop_in_a_device_function() {
     let src = reconv_src("device_loop");
-    let listing = reconv_listing(&src, &["--kernel", "call_dev"]);
+    let listing = reconv_listing(&src, &["--opt-level", "none", "--kernel", "call_dev"]);
     assert!(listing.contains("BSSY B0") && listing.contains("BREAK B0"), "{}", listing);
     let obj = tmp("device_loop.o");
-    let o = ursa(&["compile", "--kernel", "call_dev", &src, "-o", obj.to_str().unwrap()]);
+    let o = ursa(&["compile", "--opt-level", "none", "--kernel", "call_dev", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     launch_device_loop(obj.to_str().unwrap());
 }
@@ -385,6 +386,7 @@ fn launch_device_loop(obj: &str) {
 /// saves the one it uses at entry and restores it before `RET`; each lane
 /// group has its own instance of the barrier. The kernel's own region keeps
 /// `B0` and the results are right.
+/// At `--opt-level none`: the mid-end would inline the device functions.
 #[test]
 fn device_function_run_twice_at_once_saves_its_barrier() {
     let dev = std::fs::read_to_string(reconv_src("device_loop")).unwrap();
@@ -396,12 +398,12 @@ fn device_function_run_twice_at_once_saves_its_barrier() {
             dev_fn
         ),
     );
-    let listing = reconv_listing(&src, &["--kernel", "twice"]);
+    let listing = reconv_listing(&src, &["--opt-level", "none", "--kernel", "twice"]);
     assert!(!listing.contains("no convergence barrier: divergent branch ending block1"), "{}", listing);
     assert_eq!(listing.matches("BSSY B").count(), 2, "the kernel's region and the device function's:\n{}", listing);
     assert_eq!(listing.matches("BMOV.CLEAR R").count(), 1, "{}", listing);
     let obj = tmp("twice.o");
-    let o = ursa(&["compile", "--kernel", "twice", &src, "-o", obj.to_str().unwrap()]);
+    let o = ursa(&["compile", "--opt-level", "none", "--kernel", "twice", &src, "-o", obj.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = out_values(&launch(obj.to_str().unwrap(), "twice", 1, 64, &["buf:out=i32[64]"], &[]), "out");
     for t in 0..64i32 {
@@ -416,6 +418,7 @@ fn device_function_run_twice_at_once_saves_its_barrier() {
 /// go on to the join: before, this compiled and could deadlock) is a compile
 /// error naming the call and the chain; the same call under a uniform branch
 /// compiles and runs.
+/// At `--opt-level none`: the mid-end would inline the device functions.
 #[test]
 fn barrier_through_calls_in_divergent_flow() {
     let callees = "function %inner(i64, i32) {\n    fn0 = %ursa_barrier()\nblock0(v0: i64, v1: i32):\n    call fn0()\n    store aligned v1, v0\n    return\n}\n\nfunction %outer(i64, i32) {\n    fn0 = %inner(i64, i32)\nblock0(v0: i64, v1: i32):\n    call fn0(v0, v1)\n    return\n}\n\n";
@@ -426,7 +429,11 @@ fn barrier_through_calls_in_divergent_flow() {
         )
     };
     let bad = write("barrier_call_div.clif", &kernel_text("v2"));
-    let o = ursa(&["compile", "--kernel", "k", &bad, "-o", tmp("bad_call.o").to_str().unwrap()]);
+    // Inlined (the default level), the barrier is the kernel's own and is
+    // refused all the same.
+    let o = ursa(&["compile", "--kernel", "k", &bad, "-o", tmp("bad_call_inlined.o").to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("inside divergent control flow"), "{}", stderr(&o));
+    let o = ursa(&["compile", "--opt-level", "none", "--kernel", "k", &bad, "-o", tmp("bad_call.o").to_str().unwrap()]);
     assert!(!o.status.success(), "a barrier reached through calls from divergent flow compiled");
     let e = stderr(&o);
     assert!(e.contains("function %k") && e.contains("the call `call fn1(v8, v2)`") && e.contains("block1"), "{}", e);
@@ -441,7 +448,7 @@ fn barrier_through_calls_in_divergent_flow() {
         "barrier_call_dev.clif",
         &format!("{}function %mid(i64, i32) {{\n    fn1 = %outer(i64, i32)\nblock0(v0: i64, v1: i32):\n    brif v1, block1, block2\nblock1:\n    call fn1(v0, v1)\n    jump block2\nblock2:\n    return\n}}\n", callees),
     );
-    let o = ursa(&["compile", &dev, "-o", tmp("bad_dev.o").to_str().unwrap()]);
+    let o = ursa(&["compile", "--opt-level", "none", &dev, "-o", tmp("bad_dev.o").to_str().unwrap()]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("function %mid") && e.contains("(%outer -> %inner -> %ursa_barrier)"), "{}", e);
@@ -449,7 +456,7 @@ fn barrier_through_calls_in_divergent_flow() {
     // kernel calling a device function that itself calls needs the callee's
     // frame, which the launch does not reserve yet.)
     let ok = write("barrier_call_uni.clif", &kernel_text("v1"));
-    let o = ursa(&["compile", "--kernel", "k", &ok, "-o", tmp("ok_call.o").to_str().unwrap()]);
+    let o = ursa(&["compile", "--opt-level", "none", "--kernel", "k", &ok, "-o", tmp("ok_call.o").to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
