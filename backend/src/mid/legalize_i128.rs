@@ -277,75 +277,21 @@ impl Narrow {
         }
     }
 
-    /// The new code of an instruction, by opcode family; `out` gets what
-    /// each old result becomes.
+    /// The new code of an instruction, by the first opcode family that
+    /// rewrites it; `out` gets what each old result becomes.
     fn rewrite(&self, pos: &mut FuncCursor, at: At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
-        let at = &at;
-        let op = at.op;
-        match op {
-            Opcode::Return | Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect => {
-                self.call(pos, at, out)
+        type Family = fn(&Narrow, &mut FuncCursor, &At, &mut Vec<Rewritten>) -> Result<bool, Error>;
+        let families: [Family; 7] = [Self::call, Self::convert, Self::memory, Self::compare, Self::arith, Self::bits, Self::overflow];
+        for family in families {
+            if family(self, pos, &at, out)? {
+                return Ok(());
             }
-            Opcode::Iconcat
-            | Opcode::Isplit
-            | Opcode::Bitcast
-            | Opcode::Uextend
-            | Opcode::Sextend
-            | Opcode::Ireduce
-            | Opcode::Iconst
-            | Opcode::Bmask
-            | Opcode::FcvtFromUint
-            | Opcode::FcvtFromSint
-            | Opcode::FcvtToUint
-            | Opcode::FcvtToSint
-            | Opcode::FcvtToUintSat
-            | Opcode::FcvtToSintSat => self.convert(pos, at, out),
-            Opcode::Load | Opcode::Store => self.memory(pos, at, out),
-            Opcode::Select | Opcode::SelectSpectreGuard | Opcode::Bitselect | Opcode::Icmp => self.compare(pos, at, out),
-            Opcode::Iadd
-            | Opcode::Isub
-            | Opcode::Imul
-            | Opcode::Band
-            | Opcode::Bor
-            | Opcode::Bxor
-            | Opcode::Smin
-            | Opcode::Smax
-            | Opcode::Umin
-            | Opcode::Umax
-            | Opcode::Umulhi
-            | Opcode::Smulhi
-            | Opcode::Bnot
-            | Opcode::Ineg
-            | Opcode::Iabs
-            | Opcode::Udiv
-            | Opcode::Sdiv
-            | Opcode::Urem
-            | Opcode::Srem => self.arith(pos, at, out),
-            Opcode::Ishl
-            | Opcode::Ushr
-            | Opcode::Sshr
-            | Opcode::Rotl
-            | Opcode::Rotr
-            | Opcode::Clz
-            | Opcode::Ctz
-            | Opcode::Cls
-            | Opcode::Popcnt
-            | Opcode::Bitrev
-            | Opcode::Bswap => self.bits(pos, at, out),
-            Opcode::UaddOverflow
-            | Opcode::UsubOverflow
-            | Opcode::UaddOverflowCin
-            | Opcode::UsubOverflowBin
-            | Opcode::SaddOverflow
-            | Opcode::SsubOverflow
-            | Opcode::SaddOverflowCin
-            | Opcode::SsubOverflowBin => self.overflow(pos, at, out),
-            _ => Err(at.unsupported(pos.func)),
         }
+        Err(at.unsupported(pos.func))
     }
 
     /// Returns and calls: `i128` arguments and results as two halves each.
-    fn call(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn call(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, data, args, results } = *at;
         match op {
             Opcode::Return => {
@@ -384,13 +330,13 @@ impl Narrow {
                     }
                 }
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Conversions between `i128` and narrower integers or floats, and constants.
-    fn convert(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn convert(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, data, args, results } = *at;
         match op {
             Opcode::Iconcat => out.push(Ok((args[0], args[1]))),
@@ -442,13 +388,13 @@ impl Narrow {
             Opcode::FcvtToUint | Opcode::FcvtToSint | Opcode::FcvtToUintSat | Opcode::FcvtToSintSat => {
                 out.push(Ok(float_to128(pos, op, args[0])));
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Loads and stores: two 64-bit accesses, in the order of the endianness.
-    fn memory(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn memory(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, data, args, .. } = *at;
         match op {
             Opcode::Load => {
@@ -475,13 +421,13 @@ impl Narrow {
                 pos.ins().store(fd.clone(), lo, args[1], lo_off);
                 pos.ins().store(fd, hi, args[1], hi_off);
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Comparisons and selects.
-    fn compare(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn compare(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, data, args, .. } = *at;
         match op {
             Opcode::Select | Opcode::SelectSpectreGuard => {
@@ -507,13 +453,13 @@ impl Narrow {
                 let y = self.halves(pos.func, inst, args[1])?;
                 out.push(Err(icmp128(pos, cond, x, y)));
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Arithmetic: addition, multiplication, division, negation, bitwise logic.
-    fn arith(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn arith(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, args, .. } = *at;
         match op {
             Opcode::Iadd
@@ -557,13 +503,13 @@ impl Narrow {
                 let d = self.halves(pos.func, inst, args[1])?;
                 out.push(Ok(divide(pos, inst, op, x, d)));
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Shifts, rotates and bit counts.
-    fn bits(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn bits(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, args, .. } = *at;
         match op {
             Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr => {
@@ -607,13 +553,13 @@ impl Narrow {
                 };
                 out.push(Ok((lo, hi)));
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Additions and subtractions with an overflow flag (and carry-in).
-    fn overflow(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<(), Error> {
+    fn overflow(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
         let At { inst, op, args, .. } = *at;
         match op {
             Opcode::UaddOverflow | Opcode::UsubOverflow | Opcode::UaddOverflowCin | Opcode::UsubOverflowBin => {
@@ -653,9 +599,9 @@ impl Narrow {
                 };
                 out.extend([Ok(r), Err(flag)]);
             }
-            _ => return Err(at.unsupported(pos.func)),
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
     /// A branch: `i128` block arguments expanded, an `i128` condition
     /// replaced by `lo | hi`.
