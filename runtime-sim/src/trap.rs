@@ -60,6 +60,10 @@ pub enum TrapKind {
     Explicit(String),
     /// The launch itself is wrong (unknown kernel, arguments, sizes).
     Launch(String),
+    /// The host could not allocate `bytes` of a space: a warp's local memory
+    /// (within the launch's memory limit `limit`, if it has one) or a global
+    /// allocation.
+    HostMemory { space: Space, bytes: u64, limit: Option<u64> },
 }
 
 impl fmt::Display for TrapKind {
@@ -80,6 +84,13 @@ impl fmt::Display for TrapKind {
             TrapKind::BadPc(pc) => write!(f, "no instruction at 0x{:x}", pc),
             TrapKind::Explicit(m) => f.write_str(m),
             TrapKind::Launch(m) => write!(f, "bad launch: {}", m),
+            TrapKind::HostMemory { space, bytes, limit } => {
+                write!(f, "the host cannot allocate the {} bytes of {} memory the launch needs", bytes, space)?;
+                match limit {
+                    Some(l) => write!(f, " (within its memory limit of {} bytes; a lower limit refuses such a launch at once)", l),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -120,12 +131,17 @@ pub struct Trap {
     pub function: Option<(String, u64)>,
     /// The instruction in canonical text.
     pub inst: Option<String>,
+    /// What the launch did before the trap, if it was asked for a profile
+    /// or a timeline (`LaunchConfig::profile`, `timeline`): the statistics
+    /// of the CTAs that started and the profile up to the trapping
+    /// instruction (not part of the message).
+    pub stats: Option<Box<crate::profile::Stats>>,
 }
 
 impl Trap {
     /// A trap with no location (host API, launch checks).
     pub fn new(kind: TrapKind) -> Trap {
-        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None }
+        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None, stats: None }
     }
 }
 
