@@ -61,7 +61,6 @@ impl Ctx<'_> {
             pc: Some(pc),
             function: self.prog.locate(pc).map(|(f, off)| (f.name.clone(), off)),
             inst: self.prog.disassemble_at(pc),
-            stats: None,
         }
     }
 
@@ -150,7 +149,6 @@ impl Ctx<'_> {
             pc,
             function: pc.and_then(|pc| self.prog.locate(pc).map(|(f, off)| (f.name.clone(), off))),
             inst: pc.and_then(|pc| self.prog.disassemble_at(pc)),
-            stats: None,
         }
     }
 

@@ -66,7 +66,8 @@ pub struct LaunchConfig {
     pub memory_limit: Option<u64>,
     /// Collect a per-instruction [`Profile`](crate::Profile) into
     /// [`Stats::profile`]. CTAs then run one after another, so that a trap
-    /// carries the profile of exactly what ran before it ([`Trap::stats`]).
+    /// comes with the profile of exactly what ran before it
+    /// ([`Gpu::launch_profiled`]).
     pub profile: bool,
     /// Also record a per-warp timeline of issues in the profile (implies
     /// `profile`; CTAs then run one after another).
@@ -201,17 +202,33 @@ impl Gpu {
 
     /// Runs a kernel to completion.
     pub fn launch(&mut self, program: &Program, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> Result<Stats, Trap> {
+        self.launch_profiled(program, kernel, cfg, args).map_err(|(t, _)| t)
+    }
+
+    /// [`Gpu::launch`] that, where the run traps and a profile or a timeline
+    /// was asked for (`LaunchConfig::profile`, `timeline`), also returns
+    /// what it did before the trap: the statistics of the CTAs that started
+    /// and the profile up to the trapping instruction.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_profiled(
+        &mut self,
+        program: &Program,
+        kernel: &str,
+        cfg: &LaunchConfig,
+        args: &[Arg],
+    ) -> Result<Stats, (Trap, Option<Box<Stats>>)> {
         let bad = |m: String| {
             let mut t = Trap::new(TrapKind::Launch(m));
             t.kernel = kernel.to_string();
             t
         };
-        let f = program.function(kernel).ok_or_else(|| bad(format!("no function named `{}`", kernel)))?;
+        let f = program.function(kernel).ok_or_else(|| (bad(format!("no function named `{}`", kernel)), None))?;
         if !f.kernel {
-            return Err(bad(format!("`{}` is a device function, not a kernel", kernel)));
+            return Err((bad(format!("`{}` is a device function, not a kernel", kernel)), None));
         }
-        let params = layout_params(f, args).map_err(bad)?;
-        self.run(program, kernel, f.address, cfg, &params, None).map(|(s, _)| s)
+        let params = layout_params(f, args).map_err(|m| (bad(m), None))?;
+        let mut before = None;
+        self.run(program, kernel, f.address, cfg, &params, None, &mut before).map(|(s, _)| s).map_err(|t| (t, before))
     }
 
     /// Calls a device function in one thread with 32-bit arguments in
@@ -236,12 +253,14 @@ impl Gpu {
             return Err(Trap::new(TrapKind::Launch("too many argument or return registers".into())));
         }
         let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], ..cfg.clone() };
-        let (stats, regs) = self.run(program, function, f.address, &cfg, &[], Some(args))?;
+        let (stats, regs) = self.run(program, function, f.address, &cfg, &[], Some(args), &mut None)?;
         Ok((regs[abi::ARG0..abi::ARG0 + nret].to_vec(), stats))
     }
 
     /// Runs every CTA of a grid. With `call_args`, a single thread starts as
-    /// a device-function call and its final R0–R31 are returned.
+    /// a device-function call and its final R0–R31 are returned. Where a
+    /// profiled run traps, `before` receives what it did until then.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         program: &Program,
@@ -250,6 +269,7 @@ impl Gpu {
         cfg: &LaunchConfig,
         params: &[u8],
         call_args: Option<&[u32]>,
+        before: &mut Option<Box<Stats>>,
     ) -> Result<(Stats, Vec<u32>), Trap> {
         let bad = |m: String| {
             let mut t = Trap::new(TrapKind::Launch(m));
@@ -429,11 +449,10 @@ impl Gpu {
         flush(run);
         stats.per_form = std::mem::take(&mut ctx_per_form);
         if let Some(t) = trap {
-            let mut t = with_memory_limit(t, cfg.memory_limit);
             if profiling {
-                t.stats = Some(Box::new(stats));
+                *before = Some(Box::new(stats));
             }
-            return Err(t);
+            return Err(with_memory_limit(t, cfg.memory_limit));
         }
         Ok((stats, final_regs))
     }

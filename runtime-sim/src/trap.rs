@@ -131,17 +131,12 @@ pub struct Trap {
     pub function: Option<(String, u64)>,
     /// The instruction in canonical text.
     pub inst: Option<String>,
-    /// What the launch did before the trap, if it was asked for a profile
-    /// or a timeline (`LaunchConfig::profile`, `timeline`): the statistics
-    /// of the CTAs that started and the profile up to the trapping
-    /// instruction (not part of the message).
-    pub stats: Option<Box<crate::profile::Stats>>,
 }
 
 impl Trap {
     /// A trap with no location (host API, launch checks).
     pub fn new(kind: TrapKind) -> Trap {
-        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None, stats: None }
+        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None }
     }
 }
 

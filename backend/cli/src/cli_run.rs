@@ -322,12 +322,10 @@ pub fn run(a: RunArgs) -> Result<(), String> {
     };
     // A trap of a profiled launch still gives the profile and the timeline
     // of what ran before it; then the trap is the error.
-    let (stats, trap) = match gpu.launch(&program, a.kernel, &cfg, &kargs) {
+    let (stats, trap) = match gpu.launch_profiled(&program, a.kernel, &cfg, &kargs) {
         Ok(stats) => (stats, None),
-        Err(mut t) => match t.stats.take() {
-            Some(stats) => (*stats, Some(message(&t))),
-            None => return Err(message(&t)),
-        },
+        Err((t, Some(before))) => (*before, Some(message(&t))),
+        Err((t, None)) => return Err(message(&t)),
     };
     if trap.is_none() {
         for b in buffers.iter().filter(|b| a.outs.contains(&b.name)) {
