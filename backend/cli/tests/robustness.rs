@@ -342,10 +342,7 @@ fn shared_memory_is_not_thread_local() {
 /// loading it fails at once.
 #[test]
 fn a_parameter_offset_past_the_bank_is_refused_at_load() {
-    let src = write("pq.s", ".kernel k\n.param pqr, 4\nEXIT ;\n");
-    let obj = tmp("pq.o");
-    let o = ursa(&["asm", &src, "-o", obj.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let obj = asm_object("pq", ".kernel k\n.param pqr, 4\nEXIT ;\n");
     let mut bytes = std::fs::read(&obj).unwrap();
     // The parameter record: name length, name, offset, size.
     let rec = [3, 0, 0, 0, b'p', b'q', b'r', 0, 0, 0, 0, 4, 0, 0, 0];
@@ -353,10 +350,10 @@ fn a_parameter_offset_past_the_bank_is_refused_at_load() {
     bytes[at + 7..at + 11].copy_from_slice(&0xfffffff0u32.to_le_bytes());
     std::fs::write(&obj, &bytes).unwrap();
     let want = "parameter `pqr`: a parameter of 4 bytes at offset 4294967280 ends past the 65184 bytes";
-    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "k", "--arg", "i32:1"]);
+    let o = ursa(&["run", &obj, "--kernel", "k", "--arg", "i32:1"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains(want), "{}", stderr(&o));
-    let o = ursa(&["disasm", obj.to_str().unwrap()]);
+    let o = ursa(&["disasm", &obj]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains(want), "{}", stderr(&o));
 }
@@ -389,11 +386,7 @@ fn every_input_file_is_bounded() {
 /// function given as the kernel said "… not a kernel in kernel `dev`".
 #[test]
 fn run_checks_values_names_and_dimensions() {
-    let src = write("args.s", ".kernel k\n.param a, 4\n.param p, 8\n.param q, 8\nEXIT ;\n.func dev\nRET R[20:21] ;\n");
-    let obj = tmp("args.o");
-    let obj = obj.to_str().unwrap();
-    let o = ursa(&["asm", &src, "-o", obj]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let obj = &asm_object("args", ".kernel k\n.param a, 4\n.param p, 8\n.param q, 8\nEXIT ;\n.func dev\nRET R[20:21] ;\n");
     let run = |extra: &[&str]| {
         let mut args = vec!["run", obj];
         args.extend_from_slice(extra);
@@ -568,11 +561,7 @@ fn closed_stdout_ends_quietly() {
 /// and the limit; where it grants it, zeroed pages are only mapped as used.
 #[test]
 fn local_memory_the_host_cannot_give_is_an_error() {
-    let src = write("bigl.s", ".kernel k\n.local 0xffffffff\n    STL [RZ+0x8], RZ ;\n    EXIT ;\n");
-    let obj = tmp("bigl.o");
-    let obj = obj.to_str().unwrap();
-    let o = ursa(&["asm", &src, "-o", obj]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let obj = &asm_object("bigl", ".kernel k\n.local 0xffffffff\n    STL [RZ+0x8], RZ ;\n    EXIT ;\n");
     let o = ursa(&["run", obj, "--kernel", "k", "--memory-limit", "18446744073709551615"]);
     assert!(o.status.code().is_some(), "killed by a signal: {:?} {}", o.status, stderr(&o));
     if !o.status.success() {
