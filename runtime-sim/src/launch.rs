@@ -64,7 +64,10 @@ pub struct LaunchConfig {
     /// plus local memory (None: no limit). Local memory is allocated on a
     /// warp's first local access, so the limit bounds what a launch can take.
     pub memory_limit: Option<u64>,
-    /// Collect a per-instruction [`Profile`](crate::Profile) into [`Stats::profile`].
+    /// Collect a per-instruction [`Profile`](crate::Profile) into
+    /// [`Stats::profile`]. CTAs then run one after another, so that a trap
+    /// comes with the profile of exactly what ran before it
+    /// ([`Gpu::launch_profiled`]).
     pub profile: bool,
     /// Also record a per-warp timeline of issues in the profile (implies
     /// `profile`; CTAs then run one after another).
@@ -168,9 +171,17 @@ impl Gpu {
         Gpu { mem: GlobalMemory::new() }
     }
 
-    /// Allocates zeroed global memory; returns its address.
+    /// Allocates zeroed global memory; returns its address. Panics where
+    /// [`Gpu::try_alloc`] fails.
     pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
         self.mem.alloc(size, align)
+    }
+
+    /// Allocates zeroed global memory; its address, or a trap
+    /// ([`TrapKind::HostMemory`]) naming the size where the host cannot
+    /// allocate it.
+    pub fn try_alloc(&mut self, size: u64, align: u64) -> Result<u64, Trap> {
+        self.mem.try_alloc(size, align).map_err(Trap::new)
     }
 
     /// Frees an allocation by its address; false if there is none.
@@ -191,17 +202,33 @@ impl Gpu {
 
     /// Runs a kernel to completion.
     pub fn launch(&mut self, program: &Program, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> Result<Stats, Trap> {
+        self.launch_profiled(program, kernel, cfg, args).map_err(|(t, _)| t)
+    }
+
+    /// [`Gpu::launch`] that, where the run traps and a profile or a timeline
+    /// was asked for (`LaunchConfig::profile`, `timeline`), also returns
+    /// what it did before the trap: the statistics of the CTAs that started
+    /// and the profile up to the trapping instruction.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_profiled(
+        &mut self,
+        program: &Program,
+        kernel: &str,
+        cfg: &LaunchConfig,
+        args: &[Arg],
+    ) -> Result<Stats, (Trap, Option<Box<Stats>>)> {
         let bad = |m: String| {
             let mut t = Trap::new(TrapKind::Launch(m));
             t.kernel = kernel.to_string();
             t
         };
-        let f = program.function(kernel).ok_or_else(|| bad(format!("no function named `{}`", kernel)))?;
+        let f = program.function(kernel).ok_or_else(|| (bad(format!("no function named `{}`", kernel)), None))?;
         if !f.kernel {
-            return Err(bad(format!("`{}` is a device function, not a kernel", kernel)));
+            return Err((bad(format!("`{}` is a device function, not a kernel", kernel)), None));
         }
-        let params = layout_params(f, args).map_err(bad)?;
-        self.run(program, kernel, f.address, cfg, &params, None).map(|(s, _)| s)
+        let params = layout_params(f, args).map_err(|m| (bad(m), None))?;
+        let mut before = None;
+        self.run(program, kernel, f.address, cfg, &params, None, &mut before).map(|(s, _)| s).map_err(|t| (t, before))
     }
 
     /// Calls a device function in one thread with 32-bit arguments in
@@ -226,12 +253,14 @@ impl Gpu {
             return Err(Trap::new(TrapKind::Launch("too many argument or return registers".into())));
         }
         let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], ..cfg.clone() };
-        let (stats, regs) = self.run(program, function, f.address, &cfg, &[], Some(args))?;
+        let (stats, regs) = self.run(program, function, f.address, &cfg, &[], Some(args), &mut None)?;
         Ok((regs[abi::ARG0..abi::ARG0 + nret].to_vec(), stats))
     }
 
     /// Runs every CTA of a grid. With `call_args`, a single thread starts as
-    /// a device-function call and its final R0–R31 are returned.
+    /// a device-function call and its final R0–R31 are returned. Where a
+    /// profiled run traps, `before` receives what it did until then.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         program: &Program,
@@ -240,6 +269,7 @@ impl Gpu {
         cfg: &LaunchConfig,
         params: &[u8],
         call_args: Option<&[u32]>,
+        before: &mut Option<Box<Stats>>,
     ) -> Result<(Stats, Vec<u32>), Trap> {
         let bad = |m: String| {
             let mut t = Trap::new(TrapKind::Launch(m));
@@ -355,24 +385,32 @@ impl Gpu {
         let mut stats = Stats::default();
         let mut final_regs = Vec::new();
         // CTAs run on the threads of the current rayon pool, except when
-        // there is one CTA or one thread, when tracing or recording a
-        // timeline (one ordered stream)
+        // there is one CTA or one thread, when tracing or profiling (one
+        // ordered stream; the profile of a trap is of the CTAs before it)
         // and when the kernel reads the clock (a CTA's clock starts where
         // the previous CTA's ended, a sequential notion).
         let parallel =
-            ncta > 1 && call_args.is_none() && !cfg.trace && !cfg.timeline && rayon::current_num_threads() > 1 && !reads_clock(program);
+            ncta > 1 && call_args.is_none() && !cfg.trace && !profiling && rayon::current_num_threads() > 1 && !reads_clock(program);
+        // The CTAs that started, and the trap that ended the launch early.
+        let mut started = ncta;
+        let mut trap = None;
         let (issued, lane_insts, cycles, per_form, profile) = if parallel {
             let lock = std::sync::Mutex::new(std::mem::take(&mut self.mem));
             let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);
             self.mem = lock.into_inner().unwrap_or_else(|p| p.into_inner());
-            r?
+            r.map_err(|t| with_memory_limit(t, cfg.memory_limit))?
         } else {
             let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
             for idx in 0..ncta {
                 ctx.cta_index = idx;
                 let mut cta = make_cta(idx);
-                let cycles = ctx.run_cta(&mut cta)?;
-                ctx.clock_base += cycles;
+                match ctx.run_cta(&mut cta) {
+                    Ok(cycles) => ctx.clock_base += cycles,
+                    Err(t) => {
+                        (started, trap) = (idx + 1, Some(t));
+                        break;
+                    }
+                }
                 if call_args.is_some() {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
@@ -383,8 +421,8 @@ impl Gpu {
             p.finish(program);
             p
         });
-        stats.ctas = ncta;
-        stats.warps = ncta * nwarps as u64;
+        stats.ctas = started;
+        stats.warps = started * nwarps as u64;
         stats.instructions = issued;
         stats.lane_instructions = lane_insts;
         stats.cycles = cycles;
@@ -410,8 +448,22 @@ impl Gpu {
         }
         flush(run);
         stats.per_form = std::mem::take(&mut ctx_per_form);
+        if let Some(t) = trap {
+            if profiling {
+                *before = Some(Box::new(stats));
+            }
+            return Err(with_memory_limit(t, cfg.memory_limit));
+        }
         Ok((stats, final_regs))
     }
+}
+
+/// A trap that names the launch's memory limit if it is about memory.
+fn with_memory_limit(mut t: Trap, memory_limit: Option<u64>) -> Trap {
+    if let TrapKind::HostMemory { limit, .. } = &mut t.kind {
+        *limit = memory_limit;
+    }
+    t
 }
 
 fn put_u32(b: &mut [u8], off: usize, v: u32) {

@@ -5,7 +5,7 @@
 //! effect happens, so a faulting instruction changes nothing.
 
 use crate::machine::{lanes, Warp};
-use crate::memory::{check_align, le_load, le_store, window, ConstBanks, Global, GlobalMemory};
+use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
 use crate::trap::{Fault, Space, TrapKind};
@@ -46,8 +46,10 @@ impl Spaces<'_> {
                 check_align(Space::Local, addr, n)?;
                 let size = self.local_size as usize;
                 if self.local.is_empty() {
-                    // The launch checked that 32 × local_size fits its memory limit.
-                    self.local.resize(size * LANES, 0);
+                    // The launch checked that 32 × local_size fits its memory
+                    // limit; the host may still not have that much.
+                    let bytes = size * LANES;
+                    *self.local = zeroed(bytes).ok_or(TrapKind::HostMemory { space: Space::Local, bytes: bytes as u64, limit: None })?;
                 }
                 window(&mut self.local[l * size..(l + 1) * size], Space::Local, addr, n)
             }

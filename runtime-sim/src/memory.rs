@@ -22,6 +22,23 @@ struct Allocation {
     bytes: Vec<u8>,
 }
 
+/// `n` zero bytes, or None where the host cannot allocate them. The
+/// allocator zeroes them (calloc), so pages never touched cost nothing.
+pub(crate) fn zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: the layout's size is not zero.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` comes from the global allocator with the layout of `n`
+    // bytes of alignment 1, and all `n` bytes are initialized (zero).
+    Some(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
 /// Global memory as the CTAs of one launch see it: owned by the one CTA
 /// running, or shared by CTAs running on several threads behind a lock that
 /// a memory instruction holds for all its lanes (so ATOM stays atomic and
@@ -55,12 +72,22 @@ impl GlobalMemory {
     /// Allocates `size` zeroed bytes aligned to `align` (rounded up to a power
     /// of two of at least [`MIN_ALIGN`]). A zero-size allocation gets an
     /// address that no access can use.
+    /// Panics where [`GlobalMemory::try_alloc`] fails.
     pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
-        let align = align.max(MIN_ALIGN).next_power_of_two();
-        let base = (self.next + align - 1) & !(align - 1);
-        self.next = base + size.max(1) + GUARD_GAP;
-        self.allocs.push(Allocation { base, bytes: vec![0; size as usize] });
-        base
+        self.try_alloc(size, align).unwrap_or_else(|k| panic!("{}", k))
+    }
+
+    /// [`GlobalMemory::alloc`], or a [`TrapKind::HostMemory`] where the host
+    /// cannot allocate `size` bytes (or the address space has no room).
+    pub fn try_alloc(&mut self, size: u64, align: u64) -> Result<u64, TrapKind> {
+        let no_room = || TrapKind::HostMemory { space: Space::Global, bytes: size, limit: None };
+        let align = align.max(MIN_ALIGN).checked_next_power_of_two().ok_or_else(no_room)?;
+        let base = self.next.checked_add(align - 1).ok_or_else(no_room)? & !(align - 1);
+        let next = base.checked_add(size.max(1)).and_then(|e| e.checked_add(GUARD_GAP)).ok_or_else(no_room)?;
+        let bytes = usize::try_from(size).ok().and_then(zeroed).ok_or_else(no_room)?;
+        self.next = next;
+        self.allocs.push(Allocation { base, bytes });
+        Ok(base)
     }
 
     /// Releases the allocation that starts at `base`; false if there is none.

@@ -5,6 +5,7 @@
 //! memory space, and a per-warp timeline of issues.
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 use crate::ops::{AddrSpace, Op};
 use crate::program::Program;
@@ -235,43 +236,63 @@ impl Profile {
         o
     }
 
-    /// The timeline in the Chrome trace event format (loads in Perfetto
-    /// and chrome://tracing): one process per CTA, one thread per warp, one
-    /// complete event per issue; one microsecond on the viewer's axis is
-    /// one cycle.
-    pub fn chrome_trace(&self, prog: &Program, grid: [u32; 3]) -> serde_json::Value {
-        use serde_json::json;
-        let mut events = Vec::with_capacity(self.timeline.len() + 16);
+    /// Writes the timeline in the Chrome trace event format (loads in
+    /// Perfetto and chrome://tracing): one process per CTA, one thread per
+    /// warp, one complete event per issue; one microsecond on the viewer's
+    /// axis is one cycle. `trap`: the message of the trap that ended the run,
+    /// recorded as `otherData.trap`.
+    ///
+    /// The JSON is compact with the keys of every object in sorted order
+    /// (what `serde_json` prints for a `Value`), written event by event:
+    /// nothing but the disassembly of each PC is kept besides the output.
+    pub fn write_chrome_trace(&self, prog: &Program, grid: [u32; 3], trap: Option<&str>, out: &mut dyn Write) -> io::Result<()> {
         let mut names: BTreeMap<u64, String> = BTreeMap::new();
         let mut seen: Option<(u64, u32)> = None;
+        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_events\":")?;
+        write!(out, "{},\"time_unit\":\"cycle\"", self.timeline_dropped)?;
+        if let Some(t) = trap {
+            out.write_all(b",\"trap\":")?;
+            json_str(out, t)?;
+        }
+        out.write_all(b"},\"traceEvents\":[")?;
+        let mut first = true;
+        let mut sep = |out: &mut dyn Write| -> io::Result<()> {
+            if !std::mem::take(&mut first) {
+                out.write_all(b",")?;
+            }
+            Ok(())
+        };
         for t in &self.timeline {
             if seen.map(|s| s.0) != Some(t.cta) {
                 let (x, y, z) =
                     (t.cta % grid[0] as u64, t.cta / grid[0] as u64 % grid[1] as u64, t.cta / (grid[0] as u64 * grid[1] as u64));
-                events.push(json!({"name": "process_name", "ph": "M", "pid": t.cta, "tid": 0, "args": {"name": format!("CTA ({}, {}, {})", x, y, z)}}));
+                sep(out)?;
+                write!(
+                    out,
+                    "{{\"args\":{{\"name\":\"CTA ({}, {}, {})\"}},\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"tid\":0}}",
+                    x, y, z, t.cta
+                )?;
             }
             if seen != Some((t.cta, t.warp)) {
-                events.push(
-                    json!({"name": "thread_name", "ph": "M", "pid": t.cta, "tid": t.warp, "args": {"name": format!("warp {}", t.warp)}}),
-                );
+                sep(out)?;
+                write!(
+                    out,
+                    "{{\"args\":{{\"name\":\"warp {}\"}},\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{}}}",
+                    t.warp, t.cta, t.warp
+                )?;
                 seen = Some((t.cta, t.warp));
             }
             let name = names.entry(t.pc).or_insert_with(|| prog.disassemble_at(t.pc).unwrap_or_else(|| format!("0x{:x}", t.pc)));
-            events.push(json!({
-                "name": name,
-                "cat": "issue",
-                "ph": "X",
-                "ts": t.cycle,
-                "dur": t.cycles,
-                "pid": t.cta,
-                "tid": t.warp,
-                "args": {"pc": format!("0x{:x}", t.pc), "lanes": t.lanes},
-            }));
+            sep(out)?;
+            write!(out, "{{\"args\":{{\"lanes\":{},\"pc\":\"0x{:x}\"}},\"cat\":\"issue\",\"dur\":{},\"name\":", t.lanes, t.pc, t.cycles)?;
+            json_str(out, name)?;
+            write!(out, ",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{}}}", t.cta, t.warp, t.cycle)?;
         }
-        json!({
-            "traceEvents": events,
-            "displayTimeUnit": "ns",
-            "otherData": {"time_unit": "cycle", "dropped_events": self.timeline_dropped},
-        })
+        out.write_all(b"]}")
     }
+}
+
+/// `s` as a JSON string.
+fn json_str(out: &mut dyn Write, s: &str) -> io::Result<()> {
+    serde_json::to_writer(out, s).map_err(io::Error::from)
 }

@@ -60,6 +60,10 @@ pub enum TrapKind {
     Explicit(String),
     /// The launch itself is wrong (unknown kernel, arguments, sizes).
     Launch(String),
+    /// The host could not allocate `bytes` of a space: a warp's local memory
+    /// (within the launch's memory limit `limit`, if it has one) or a global
+    /// allocation.
+    HostMemory { space: Space, bytes: u64, limit: Option<u64> },
 }
 
 impl fmt::Display for TrapKind {
@@ -80,6 +84,13 @@ impl fmt::Display for TrapKind {
             TrapKind::BadPc(pc) => write!(f, "no instruction at 0x{:x}", pc),
             TrapKind::Explicit(m) => f.write_str(m),
             TrapKind::Launch(m) => write!(f, "bad launch: {}", m),
+            TrapKind::HostMemory { space, bytes, limit } => {
+                write!(f, "the host cannot allocate the {} bytes of {} memory the launch needs", bytes, space)?;
+                match limit {
+                    Some(l) => write!(f, " (within its memory limit of {} bytes; a lower limit refuses such a launch at once)", l),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

@@ -83,3 +83,30 @@ fn local_memory_is_allocated_on_first_use() {
     let cfg = LaunchConfig { shared_size: 4096, memory_limit: Some(4095), ..Default::default() };
     assert!(matches!(Gpu::new().launch(&prog, "k", &cfg, &[]).unwrap_err().kind, TrapKind::Launch(_)));
 }
+
+#[test]
+fn local_memory_the_host_cannot_give_is_a_trap() {
+    // 4 GiB - 1 per thread, with no memory limit: the warp's first local
+    // access needs 32 x that, 137438953440 bytes. Allocating it used to
+    // abort the process; a host that refuses it (overcommit permitting)
+    // now gives a trap naming the size.
+    let prog = load(".kernel k\n.local 0xffffffff\n    STL [RZ+0x8], RZ ;\n    EXIT ;\n");
+    for limit in [None, Some(u64::MAX)] {
+        let cfg = LaunchConfig { memory_limit: limit, ..Default::default() };
+        if let Err(t) = Gpu::new().launch(&prog, "k", &cfg, &[]) {
+            assert_eq!(t.kind, TrapKind::HostMemory { space: ursa_sim::Space::Local, bytes: 137438953440, limit });
+            assert_eq!((t.warp, t.lane), (Some(0), Some(0)));
+            assert!(t.to_string().contains("cannot allocate the 137438953440 bytes of local memory"), "{}", t);
+        }
+    }
+    // A global allocation the host cannot make, or that leaves the 64-bit
+    // address space, is an error too.
+    let mut gpu = Gpu::new();
+    for size in [u64::MAX, u64::MAX - (1 << 40)] {
+        match gpu.try_alloc(size, 16).unwrap_err().kind {
+            TrapKind::HostMemory { bytes, .. } => assert_eq!(bytes, size),
+            k => panic!("{:?}", k),
+        }
+    }
+    assert!(gpu.try_alloc(16, 16).is_ok());
+}

@@ -75,8 +75,14 @@ fn timeline_is_chrome_trace_json() {
     let (prog, stats) = run(LaunchConfig { timeline: true, ..Default::default() });
     let p = stats.profile.as_ref().expect("profile");
     assert_eq!(p.timeline.len(), 18);
-    let text = serde_json::to_string(&p.chrome_trace(&prog, [1, 1, 1])).unwrap();
+    let mut bytes = Vec::new();
+    p.write_chrome_trace(&prog, [1, 1, 1], None, &mut bytes).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).expect("the timeline is JSON");
+    // Written event by event, it is what serde_json prints for the whole
+    // document as a value (compact, keys sorted), byte for byte: the format
+    // of the timeline when it was built as one `serde_json::Value`.
+    assert_eq!(serde_json::to_string(&v).unwrap(), text);
     let events = v["traceEvents"].as_array().expect("traceEvents array");
     let mut complete = 0;
     for e in events {

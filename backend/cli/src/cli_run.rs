@@ -282,7 +282,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
             } else {
                 return Err(bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"));
             };
-            let addr = gpu.alloc(data.len().max(1) as u64, 16);
+            let addr = gpu.try_alloc(data.len().max(1) as u64, 16).map_err(|t| bad(&t.to_string()))?;
             gpu.write(addr, &data).map_err(|t| bad(&t.to_string()))?;
             buffers.push(Buffer { name: name.to_string(), elem, addr, len: data.len() });
             kargs.push(Arg::Ptr(addr));
@@ -316,21 +316,35 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         timeline: a.timeline.is_some(),
         ..Default::default()
     };
-    let stats = gpu.launch(&program, a.kernel, &cfg, &kargs).map_err(|t| match t.kind {
+    let message = |t: &ursa_sim::Trap| match t.kind {
         ursa_sim::TrapKind::Launch(_) => t.to_string(),
         _ => format!("trap: {}", t),
-    })?;
-    for b in buffers.iter().filter(|b| a.outs.contains(&b.name)) {
-        let data = gpu.read(b.addr, b.len as u64).map_err(|t| t.to_string())?;
-        let vals: Vec<String> = data.chunks(b.elem.size()).filter(|c| c.len() == b.elem.size()).map(|c| b.elem.show(c)).collect();
-        println!("{} = [{}]", b.name, vals.join(", "));
+    };
+    // A trap of a profiled launch still gives the profile and the timeline
+    // of what ran before it; then the trap is the error.
+    let (stats, trap) = match gpu.launch_profiled(&program, a.kernel, &cfg, &kargs) {
+        Ok(stats) => (stats, None),
+        Err((t, Some(before))) => (*before, Some(message(&t))),
+        Err((t, None)) => return Err(message(&t)),
+    };
+    if trap.is_none() {
+        for b in buffers.iter().filter(|b| a.outs.contains(&b.name)) {
+            let data = gpu.read(b.addr, b.len as u64).map_err(|t| t.to_string())?;
+            let vals: Vec<String> = data.chunks(b.elem.size()).filter(|c| c.len() == b.elem.size()).map(|c| b.elem.show(c)).collect();
+            println!("{} = [{}]", b.name, vals.join(", "));
+        }
     }
     if let (Some(path), Some(p)) = (a.timeline, &stats.profile) {
-        let json = serde_json::to_string(&p.chrome_trace(&program, cfg.grid)).map_err(|e| format!("--timeline: {}", e))?;
-        std::fs::write(path, json).map_err(|e| format!("--timeline {}: {}", path.display(), e))?;
+        let io = |e: std::io::Error| format!("--timeline {}: {}", path.display(), e);
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
+        p.write_chrome_trace(&program, cfg.grid, trap.as_deref(), &mut out).map_err(io)?;
+        std::io::Write::flush(&mut out).map_err(io)?;
     }
     if let (true, Some(p)) = (a.profile, &stats.profile) {
         print!("{}", p.report(&program, &stats));
+    }
+    if let Some(t) = trap {
+        return Err(t);
     }
     if a.stats {
         let eff = if stats.instructions == 0 { 0.0 } else { 100.0 * stats.lane_instructions as f64 / (32.0 * stats.instructions as f64) };

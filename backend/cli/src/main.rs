@@ -168,6 +168,7 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    die_quietly_on_closed_stdout();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Asm { input, output } => cmd_asm(&input, output),
@@ -219,6 +220,18 @@ fn main() -> ExitCode {
             eprintln!("error: {}", msg);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Output into a pipe whose reader has gone (`ursa isa | head -1`) ends the
+/// process quietly, as it does for other Unix tools: the Rust runtime ignores
+/// SIGPIPE, so without this a write (`println!`) fails and panics instead.
+fn die_quietly_on_closed_stdout() {
+    // SAFETY: done first in `main`, before any thread is started; it sets
+    // the signal's disposition back to the default, with no handler of ours.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -342,10 +342,7 @@ fn shared_memory_is_not_thread_local() {
 /// loading it fails at once.
 #[test]
 fn a_parameter_offset_past_the_bank_is_refused_at_load() {
-    let src = write("pq.s", ".kernel k\n.param pqr, 4\nEXIT ;\n");
-    let obj = tmp("pq.o");
-    let o = ursa(&["asm", &src, "-o", obj.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let obj = asm_object("pq", ".kernel k\n.param pqr, 4\nEXIT ;\n");
     let mut bytes = std::fs::read(&obj).unwrap();
     // The parameter record: name length, name, offset, size.
     let rec = [3, 0, 0, 0, b'p', b'q', b'r', 0, 0, 0, 0, 4, 0, 0, 0];
@@ -353,10 +350,10 @@ fn a_parameter_offset_past_the_bank_is_refused_at_load() {
     bytes[at + 7..at + 11].copy_from_slice(&0xfffffff0u32.to_le_bytes());
     std::fs::write(&obj, &bytes).unwrap();
     let want = "parameter `pqr`: a parameter of 4 bytes at offset 4294967280 ends past the 65184 bytes";
-    let o = ursa(&["run", obj.to_str().unwrap(), "--kernel", "k", "--arg", "i32:1"]);
+    let o = ursa(&["run", &obj, "--kernel", "k", "--arg", "i32:1"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains(want), "{}", stderr(&o));
-    let o = ursa(&["disasm", obj.to_str().unwrap()]);
+    let o = ursa(&["disasm", &obj]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains(want), "{}", stderr(&o));
 }
@@ -389,11 +386,7 @@ fn every_input_file_is_bounded() {
 /// function given as the kernel said "… not a kernel in kernel `dev`".
 #[test]
 fn run_checks_values_names_and_dimensions() {
-    let src = write("args.s", ".kernel k\n.param a, 4\n.param p, 8\n.param q, 8\nEXIT ;\n.func dev\nRET R[20:21] ;\n");
-    let obj = tmp("args.o");
-    let obj = obj.to_str().unwrap();
-    let o = ursa(&["asm", &src, "-o", obj]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let obj = &asm_object("args", ".kernel k\n.param a, 4\n.param p, 8\n.param q, 8\nEXIT ;\n.func dev\nRET R[20:21] ;\n");
     let run = |extra: &[&str]| {
         let mut args = vec!["run", obj];
         args.extend_from_slice(extra);
@@ -528,4 +521,102 @@ fn i128_arguments() {
     let o = ursa(&["run", obj, "--kernel", "k", "--arg", "buf:o=u128[2]", "--arg", "i64:1", "--arg", "i64:0"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("argument 2 (`i64:1`) is 8 bytes, but parameter `v1` of `k` is 16 bytes"), "{}", stderr(&o));
+}
+
+/// Output into a pipe whose reader is gone (`ursa isa | head -1`) panicked
+/// ("failed printing to stdout: Broken pipe", exit 101); it now ends quietly,
+/// by SIGPIPE, as other Unix tools do. The pipe's read end is closed before
+/// `ursa` starts, so its first write always meets a closed pipe.
+#[cfg(unix)]
+#[test]
+fn closed_stdout_ends_quietly() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::ExitStatusExt;
+    let obj = vadd_object("vadd_pipe.o");
+    for args in [&["isa"][..], &["disasm", obj.to_str().unwrap()], &["compile", "--help"]] {
+        let mut fds = [0i32; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe() writes.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors are fresh and owned here alone.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(read);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ursa"))
+            .args(args)
+            .stdout(write)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("run ursa");
+        let e = stderr(&o);
+        assert!(!e.contains("panicked") && !e.contains("Broken pipe"), "{:?}: {}", args, e);
+        assert!(o.status.code() != Some(101), "{:?}: {:?}", args, o.status);
+        assert!(o.status.success() || o.status.signal() == Some(libc::SIGPIPE), "{:?}: {:?} {}", args, o.status, e);
+    }
+}
+
+/// Issue 25, item 3: with the memory limit lifted, a kernel whose threads
+/// declare 4 GiB - 1 of `.local` each aborted the process at its first local
+/// access ("memory allocation of 137438953440 bytes failed", SIGABRT). The
+/// allocation is fallible now: where the host refuses it (as this machine's
+/// does, overcommit permitting) the run ends with an error naming the size
+/// and the limit; where it grants it, zeroed pages are only mapped as used.
+#[test]
+fn local_memory_the_host_cannot_give_is_an_error() {
+    let obj = &asm_object("bigl", ".kernel k\n.local 0xffffffff\n    STL [RZ+0x8], RZ ;\n    EXIT ;\n");
+    let o = ursa(&["run", obj, "--kernel", "k", "--memory-limit", "18446744073709551615"]);
+    assert!(o.status.code().is_some(), "killed by a signal: {:?} {}", o.status, stderr(&o));
+    if !o.status.success() {
+        let e = stderr(&o);
+        assert!(
+            e.contains("cannot allocate the 137438953440 bytes of local memory")
+                && e.contains("memory limit of 18446744073709551615 bytes")
+                && e.contains("in kernel `k`"),
+            "{}",
+            e
+        );
+    }
+    // The default limit refuses the launch before it starts.
+    let o = ursa(&["run", obj, "--kernel", "k"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("more than the memory limit of 4294967296 bytes"), "{}", stderr(&o));
+}
+
+/// Issue 25, item 10: `--profile` and `--timeline` on a run that traps
+/// printed only the trap. Now the profile of what ran is printed, the
+/// timeline is written and records the trap, and the trap is the error.
+#[test]
+fn a_trap_keeps_the_profile_and_the_timeline() {
+    let obj = vadd_object("vadd_trap.o");
+    let json = tmp("trap.json");
+    // `out` holds one element of the seven the kernel stores: the store of
+    // thread 1 is out of bounds.
+    let mut args: Vec<&str> = vec!["run", obj.to_str().unwrap()];
+    args.extend_from_slice(&VADD_LAUNCH[..VADD_LAUNCH.len() - 4]);
+    args.extend_from_slice(&[
+        "--arg",
+        "buf:out=i32[1]",
+        "--arg",
+        "u32:7",
+        "--out",
+        "out",
+        "--profile",
+        "--timeline",
+        json.to_str().unwrap(),
+    ]);
+    let o = ursa(&args);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("error: trap: out-of-bounds global access") && e.contains("in kernel `vadd`"), "{}", e);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("out = ["), "no output buffer after a trap: {}", out);
+    // The first CTA trapped: one CTA and its warp ran, up to its STG.
+    assert!(out.contains("profile: 1 CTAs, 1 warps"), "{}", out);
+    for want in [".kernel vadd", "LDG", "STG"] {
+        assert!(out.contains(want), "missing `{}` in\n{}", want, out);
+    }
+    let text = std::fs::read_to_string(&json).expect("the timeline is written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("timeline JSON");
+    assert!(v["otherData"]["trap"].as_str().is_some_and(|t| t.contains("out-of-bounds global access")), "{}", v["otherData"]);
+    let events = v["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["ph"] == "X" && e["name"].as_str().is_some_and(|n| n.starts_with("STG"))), "{}", text);
+    assert_eq!(serde_json::to_string(&v).unwrap(), text, "compact, keys sorted");
 }

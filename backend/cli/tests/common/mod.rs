@@ -28,6 +28,16 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Assembly `src` written to the scratch file `NAME.s` and assembled into
+/// `NAME.o`; the object's path.
+pub fn asm_object(name: &str, src: &str) -> String {
+    let s = write(&format!("{}.s", name), src);
+    let obj = tmp(&format!("{}.o", name)).to_str().unwrap().to_string();
+    let o = ursa(&["asm", &s, "-o", &obj]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    obj
+}
+
 /// `examples/vadd.s` assembled into the scratch object `name`; its path.
 pub fn vadd_object(name: &str) -> PathBuf {
     let obj = tmp(name);
