@@ -525,12 +525,37 @@ pub struct VCode {
     pub incoming_bytes: u32,
 }
 
+/// A register operand of the wrong file or width for its field (a bug of
+/// the pass that built the instruction).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperandError {
+    pub form: &'static str,
+    pub field: String,
+    pub kind: Kind,
+    /// The field's width, for a register field.
+    pub bits: Option<u32>,
+    pub vreg: VReg,
+    /// The high half of the register was named.
+    pub hi: bool,
+    pub class: Class,
+}
+
+impl std::fmt::Display for OperandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bits = self.bits.map(|b| format!(", {} bits", b)).unwrap_or_default();
+        let hi = if self.hi { ".hi" } else { "" };
+        write!(f, "{} field `{}` ({:?}{}) given {}{} of class {:?}", self.form, self.field, self.kind, bits, self.vreg, hi, self.class)
+    }
+}
+
+impl std::error::Error for OperandError {}
+
 impl VCode {
     /// Checks that every register operand of `m` names a virtual register of
     /// the field's file and width: a general register (or pair) for an `R`
     /// field, a predicate for a `P` field, a pair for a 64-bit operand and
-    /// for a high half. The message names the form, the field and the register.
-    pub fn check_operands(&self, m: &MInst) -> Result<(), String> {
+    /// for a high half. The error names the form, the field and the register.
+    pub fn check_operands(&self, m: &MInst) -> Result<(), OperandError> {
         for fx in &m.fixups {
             let p = &m.pieces[fx.piece as usize];
             let f = &p.def().fields[fx.field as usize];
@@ -549,20 +574,15 @@ impl VCode {
                 _ => false,
             };
             if !ok {
-                return Err(format!(
-                    "{} field `{}` ({:?}{}) given {}{} of class {:?}",
-                    p.form().name(),
-                    f.name,
-                    f.kind,
-                    if f.kind == Kind::Reg {
-                        format!(", {} bits", p.def().bitwidth_of(fx.field as usize, p.values()))
-                    } else {
-                        String::new()
-                    },
-                    v,
-                    if fx.hi { ".hi" } else { "" },
-                    class
-                ));
+                return Err(OperandError {
+                    form: p.form().name(),
+                    field: f.name.to_string(),
+                    kind: f.kind,
+                    bits: (f.kind == Kind::Reg).then(|| p.def().bitwidth_of(fx.field as usize, p.values())),
+                    vreg: v,
+                    hi: fx.hi,
+                    class,
+                });
             }
         }
         Ok(())
