@@ -73,7 +73,6 @@ use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_rec
 use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs};
 
 use cranelift_codegen::ir::Function;
-use cranelift_codegen::settings;
 use pipeline::Run;
 use regalloc::place_spill_slots::{SlotSearch, Verdict};
 use ursa_emit::elf;
@@ -202,10 +201,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
             );
         }
     }
-    static FLAGS: std::sync::OnceLock<settings::Flags> = std::sync::OnceLock::new();
-    let flags = FLAGS.get_or_init(|| settings::Flags::new(settings::builder()));
-    if let Err(errs) = cranelift_codegen::verifier::verify_function(func, flags) {
-        let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
+    if let Some(text) = mid::verifier_report(func) {
         // Instructions that need a Cranelift target ISA to verify are not
         // wrong input, just outside what this compiler supports.
         if text.contains("require an ISA") {
@@ -372,8 +368,6 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             opt_inline::opt_inline(func, callees).map_err(|e| e.in_pass(Pass::opt_inline))?;
         }
         run.ran(Pass::opt_inline, &func.display());
-    }
-    if speed {
         mid::with_context(func, |ctx| -> Result<(), Error> {
             ctx.flowgraph();
             opt_unreachable_code::opt_unreachable_code(ctx).map_err(|e| e.in_pass(Pass::opt_unreachable_code))?;
@@ -385,8 +379,7 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             Ok(())
         })?;
         if opts.check_regalloc {
-            if let Err(errs) = cranelift_codegen::verifier::verify_function(&*func, mid::flags()) {
-                let text = cranelift_codegen::print_errors::pretty_verifier_error(func, None, errs);
+            if let Some(text) = mid::verifier_report(func) {
                 return Err(Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_egraph));
             }
         }

@@ -59,15 +59,21 @@ pub(crate) fn flags() -> &'static settings::Flags {
     })
 }
 
+/// Cranelift's verifier on `f`: its report, when it finds errors (the
+/// verifier reads no setting of [`flags`]; one set serves every check).
+pub(crate) fn verifier_report(f: &Function) -> Option<String> {
+    let errs = cranelift_codegen::verifier::verify_function(f, flags()).err()?;
+    Some(cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs))
+}
+
 /// In a debug build, the function a CLIF pass produced checked by
 /// Cranelift's verifier (an error there is a bug of the pass).
 pub(crate) fn verify_in_debug(f: &Function) -> Result<(), Error> {
-    if cfg!(debug_assertions) {
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        if let Err(errs) = cranelift_codegen::verifier::verify_function(f, &flags) {
-            let text = cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs);
-            return Err(Error::internal(format!("the rewritten function does not verify:\n{}", text)));
-        }
+    if !cfg!(debug_assertions) {
+        return Ok(());
     }
-    Ok(())
+    match verifier_report(f) {
+        Some(text) => Err(Error::internal(format!("the rewritten function does not verify:\n{}", text))),
+        None => Ok(()),
+    }
 }
