@@ -54,7 +54,16 @@ use crate::regalloc::liveness::Liveness;
 /// that neither touches it nor calls).
 const SP: u32 = 1;
 /// Registers `R0`–`R254`.
-const NREGS: usize = 255;
+pub(crate) const NREGS: usize = 255;
+
+/// Register names live at once beyond which code naming registers above the
+/// file is taken to be full without building its interference graph (whose
+/// size grows with the square of the names live at once). A register holds
+/// one value, and a value is held at once by few names (its register, its
+/// spill slot, a reload), so code with this many names live does not fit;
+/// where it might have, the slot search keeps fewer slots in registers,
+/// which is still valid code.
+const MAX_LIVE_NAMES: usize = 4 * NREGS;
 /// Register names from here up are spill slots to be given a register
 /// (`assignment::SLOT_REG_BASE`).
 const ABOVE_FILE: u32 = crate::regalloc::assignment::SLOT_REG_BASE;
@@ -901,13 +910,18 @@ impl Scratch {
             for b in 0..nb {
                 let (s, e) = ranges[b];
                 let mut live_set = RegSet::new(nregs);
+                // Members of `live_set`, counted as they come and go.
+                let mut nlive = 0usize;
                 for (r, &n) in live_out[b].iter().zip(end_cur(b).iter()) {
                     if n != u32::MAX {
                         live[r as usize] = web_of[n as usize];
-                        live_set.insert(r);
+                        nlive += live_set.insert(r) as usize;
                     }
                 }
                 for i in (s..e).rev() {
+                    if above_file && nlive > MAX_LIVE_NAMES {
+                        return Err(PackError::Full);
+                    }
                     let a = &acc[i];
                     if above_file && is_call(i) {
                         across_call.extend(live_set.iter().filter(|&r| r >= ABOVE_FILE));
@@ -938,20 +952,20 @@ impl Scratch {
                     }
                     if !a.merge_writes {
                         for &(r, _) in &defs {
-                            live_set.remove(r);
+                            nlive -= live_set.remove(r) as usize;
                         }
                     }
                     let rn = read_nodes(i);
                     for (u, v) in chunks(&a.reads, rn) {
                         for (k, &n) in v.iter().enumerate() {
                             live[(u.num + k as u32) as usize] = web_of[n as usize];
-                            live_set.insert(u.num + k as u32);
+                            nlive += live_set.insert(u.num + k as u32) as usize;
                         }
                     }
                     if a.merge_writes {
                         for &(r, dw) in &defs {
                             live[r as usize] = dw;
-                            live_set.insert(r);
+                            nlive += live_set.insert(r) as usize;
                         }
                     }
                 }

@@ -134,7 +134,12 @@ impl SlotSearch {
                     // The file is full: keep the first k slots (most moved)
                     // in registers, for the largest k found to fit.
                     let cand: Vec<usize> = self.slots.iter().copied().filter(|&s| self.homes.reg(s).is_some()).collect();
-                    let hi = cand.len();
+                    // The search looks only at the 2 x 255 most moved
+                    // slots: beyond that the values in registers already
+                    // fill the file in any code seen, and each attempt
+                    // costs a packing of the whole function (keeping fewer
+                    // slots in registers is still valid code).
+                    let hi = cand.len().min(2 * crate::regalloc::pack_regs::NREGS + 1);
                     Ok(self.bisect(cand, 0, hi, false))
                 }
             },
