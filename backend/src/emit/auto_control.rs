@@ -220,7 +220,7 @@ mod tests {
         let out = auto_control(src, "k.s").unwrap();
         assert_eq!(
             out,
-            "// a loop\n.kernel k\n    .param p, 8\n    MOV R0, RZ &stall=4 ;            // first\n.L_1:\n    IADD R0, R0, 0x1 &stall=4 ;\n    ISETP.LT.AND P0, R0, 0x4, PT &stall=4 ; // cond\n    @P0 BRA .L_1 &yield=1 ;\n    EXIT ;\n"
+            "// a loop\n.kernel k\n    .param p, 8\n    MOV R0, RZ &stall=4 ;           // first\n.L_1:\n    IADD R0, R0, 0x1 &stall=4 ;\n    ISETP.LT.AND P0, R0, 0x4, PT &stall=4 ; // cond\n    @P0 BRA .L_1 &stall=1 &yield=1 ;\n    EXIT &stall=1 ;\n"
         );
         // What comes out assembles.
         ursa_emit::asm::assemble(&out, "k.s").unwrap();
