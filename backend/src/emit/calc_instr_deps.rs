@@ -282,6 +282,22 @@ struct Scratch {
     next_touch: Vec<u32>,
     state: Vec<(u32, u8)>,
     tmp: Vec<(u32, u8)>,
+    /// The per-function tables of [`calc_with`], kept for their storage.
+    flows: Vec<Flow>,
+    is_start: Vec<bool>,
+    parked: Vec<bool>,
+    seg_at: Vec<u32>,
+    orig: Vec<u64>,
+    segs: Vec<Seg>,
+    /// `Seg::first_touch` ranges index into it.
+    first_touch: Vec<(u32, u32)>,
+    acc_in: Vec<Vec<(u32, u8)>>,
+    dirty: Vec<bool>,
+    walked: Vec<bool>,
+    switched: Vec<(u32, u8)>,
+    switch_out: Vec<(u32, u8)>,
+    /// NOPs to insert: (block, item, NOP).
+    nops: Vec<(u32, usize, Inst)>,
 }
 
 thread_local! {
@@ -306,8 +322,9 @@ struct Seg {
     end: usize,
     /// A lane group can be resumed at its first instruction or inside it.
     switched_into: bool,
-    /// The first instruction touching each register, sorted by register.
-    first_touch: Vec<(u32, u32)>,
+    /// The first instruction touching each register, sorted by register:
+    /// `Scratch::first_touch[first_touch.0..first_touch.1]`.
+    first_touch: (u32, u32),
 }
 
 fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
@@ -319,7 +336,8 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     s.flat.clear();
     s.off.clear();
     s.mid.clear();
-    let mut flows = Vec::with_capacity(n);
+    let mut flows = std::mem::take(&mut s.flows);
+    flows.clear();
     for it in &code.items {
         s.off.push(s.flat.len() as u32);
         let mid = locs(&it.inst, &mut s.refs, &mut s.flat);
@@ -329,7 +347,9 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     s.off.push(s.flat.len() as u32);
     // Blocks: every block start, and after every instruction that ends the
     // flow; `seg_at[k]` is the block starting at item k.
-    let mut is_start = vec![false; n + 1];
+    let mut is_start = std::mem::take(&mut s.is_start);
+    is_start.clear();
+    is_start.resize(n + 1, false);
     is_start[0] = true;
     for &b in &code.block_start {
         if b < n {
@@ -339,7 +359,9 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     // Where a lane group can be resumed after a switch: branch targets and
     // the instruction after a switch point the warp can continue past
     // (always a block start: a switch point ends its block).
-    let mut parked = vec![false; n + 1];
+    let mut parked = std::mem::take(&mut s.parked);
+    parked.clear();
+    parked.resize(n + 1, false);
     for (k, it) in code.items.iter().enumerate() {
         let f = flows[k];
         if let Flow::Branch(p) = f {
@@ -353,12 +375,15 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
             }
         }
     }
-    let mut segs: Vec<Seg> = Vec::new();
-    let mut seg_at = vec![u32::MAX; n + 1];
+    let mut segs = std::mem::take(&mut s.segs);
+    segs.clear();
+    let mut seg_at = std::mem::take(&mut s.seg_at);
+    seg_at.clear();
+    seg_at.resize(n + 1, u32::MAX);
     for k in 0..n {
         if is_start[k] {
             seg_at[k] = segs.len() as u32;
-            segs.push(Seg { start: k, end: k + 1, switched_into: false, first_touch: Vec::new() });
+            segs.push(Seg { start: k, end: k + 1, switched_into: false, first_touch: (0, 0) });
         }
         let last = segs.last_mut().expect("item 0 starts a block");
         last.end = k + 1;
@@ -370,6 +395,7 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     s.next_touch.resize(max_loc, NEVER);
     s.consumer.clear();
     s.consumer.resize(n, NEVER);
+    s.first_touch.clear();
     for seg in segs.iter_mut() {
         for k in (seg.start..seg.end).rev() {
             let (a, m, e) = (s.off[k] as usize, s.mid[k] as usize, s.off[k + 1] as usize);
@@ -378,102 +404,131 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
                 s.next_touch[l as usize] = k as u32;
             }
         }
+        let from = s.first_touch.len();
         for k in seg.start..seg.end {
             for &l in &s.flat[s.off[k] as usize..s.off[k + 1] as usize] {
                 let t = &mut s.next_touch[l as usize];
                 if *t != NEVER {
-                    seg.first_touch.push((l, *t));
+                    s.first_touch.push((l, *t));
                     *t = NEVER;
                 }
             }
         }
-        seg.first_touch.sort_unstable();
+        s.first_touch[from..].sort_unstable();
+        seg.first_touch = (from as u32, s.first_touch.len() as u32);
     }
     // The original control fields, restored before each walk of a block.
-    let orig: Vec<(u64, u64)> = code.items.iter().map(|it| (it.inst.get_at(STALL), it.inst.get_at(WSB))).collect();
+    let mut orig = std::mem::take(&mut s.orig);
+    orig.clear();
+    orig.extend(code.items.iter().map(|it| it.inst.get_at(STALL)));
     // The dataflow: boards pending at each block start (joined over the
     // edges into it) and at any switch point; blocks are walked again
     // until nothing grows.
     let nseg = segs.len();
-    let mut acc_in: Vec<Vec<(u32, u8)>> = vec![Vec::new(); nseg];
-    let mut switched: Vec<(u32, u8)> = Vec::new();
-    let mut dirty = vec![true; nseg];
-    let mut nops: Vec<Vec<(usize, Inst)>> = vec![Vec::new(); nseg];
-    let mut edges: Vec<(usize, Vec<(u32, u8)>)> = Vec::new();
-    let mut switch_out: Vec<(u32, u8)> = Vec::new();
+    let mut acc_in = std::mem::take(&mut s.acc_in);
+    for a in acc_in.iter_mut() {
+        a.clear();
+    }
+    if acc_in.len() < nseg {
+        acc_in.resize_with(nseg, Vec::new);
+    }
+    let mut switched = std::mem::take(&mut s.switched);
+    switched.clear();
+    let mut dirty = std::mem::take(&mut s.dirty);
+    dirty.clear();
+    dirty.resize(nseg, true);
+    let mut walked = std::mem::take(&mut s.walked);
+    walked.clear();
+    walked.resize(nseg, false);
+    let mut nops = std::mem::take(&mut s.nops);
+    nops.clear();
+    let mut switch_out = std::mem::take(&mut s.switch_out);
     loop {
-        let mut walked = false;
+        let mut any = false;
         for si in 0..nseg {
             if !dirty[si] {
                 continue;
             }
             dirty[si] = false;
-            walked = true;
-            edges.clear();
+            any = true;
             switch_out.clear();
-            nops[si].clear();
-            walk(code, s, &segs, si, &acc_in[si], &switched, &flows, &seg_at, &orig, &mut nops[si], &mut edges, &mut switch_out);
-            for (t, st) in edges.drain(..) {
-                if join_into(&mut acc_in[t], &st, &mut s.tmp) {
-                    dirty[t] = true;
-                }
+            if nops.iter().any(|x| x.0 == si as u32) {
+                nops.retain(|x| x.0 != si as u32);
             }
+            let again = std::mem::replace(&mut walked[si], true);
+            let w = Walk { segs: &segs, flows: &flows, seg_at: &seg_at, orig: &orig, switched: &switched, again };
+            walk(code, s, &w, si, &mut acc_in, &mut dirty, &mut nops, &mut switch_out);
             if join_into(&mut switched, &switch_out, &mut s.tmp) {
                 for (d, g) in dirty.iter_mut().zip(&segs) {
                     *d |= g.switched_into;
                 }
             }
         }
-        if !walked {
+        if !any {
             break;
         }
     }
-    let nops: Vec<(usize, Inst)> = nops.into_iter().flatten().collect();
-    let at: Vec<usize> = nops.iter().map(|&(k, _)| k).collect();
+    let at: Vec<usize> = nops.iter().map(|&(_, k, _)| k).collect();
     if !nops.is_empty() {
-        insert_nops(code, nops);
+        nops.sort_by_key(|x| x.1);
+        insert_nops(code, nops.drain(..).map(|(_, k, nop)| (k, nop)).collect());
     }
+    // The tables go back for the next function.
+    (s.flows, s.is_start, s.parked, s.seg_at, s.orig, s.segs) = (flows, is_start, parked, seg_at, orig, segs);
+    (s.acc_in, s.switched, s.dirty, s.walked, s.nops, s.switch_out) = (acc_in, switched, dirty, walked, nops, switch_out);
     at
 }
 
-/// Walks block `si` from its joined entry state `entry` (and `switched`,
-/// what a switch may leave pending, where a lane group can be resumed):
-/// sets the control bits of its items and reports the boards pending on
-/// each edge out (`edges`, by block) and at its switch points
-/// (`switch_out`, joined).
+/// What [`walk`] reads of the function.
+struct Walk<'a> {
+    segs: &'a [Seg],
+    flows: &'a [Flow],
+    seg_at: &'a [u32],
+    /// The stall of each item before the pass.
+    orig: &'a [u64],
+    /// What a switch may leave pending where a lane group can be resumed.
+    switched: &'a [(u32, u8)],
+    /// The block was walked before: its control fields are restored first.
+    again: bool,
+}
+
+/// Walks block `si` from its joined entry state `acc_in[si]` (and what a
+/// switch may leave pending, where a lane group can be resumed): sets the
+/// control bits of its items, joins the boards pending on each edge out
+/// into the entry state of its target (marking it `dirty` when it grows)
+/// and those at its switch points into `switch_out`.
 #[allow(clippy::too_many_arguments)]
 fn walk(
     code: &mut Code,
     s: &mut Scratch,
-    segs: &[Seg],
+    w: &Walk,
     si: usize,
-    entry: &[(u32, u8)],
-    switched: &[(u32, u8)],
-    flows: &[Flow],
-    seg_at: &[u32],
-    orig: &[(u64, u64)],
-    nops: &mut Vec<(usize, Inst)>,
-    edges: &mut Vec<(usize, Vec<(u32, u8)>)>,
+    acc_in: &mut [Vec<(u32, u8)>],
+    dirty: &mut [bool],
+    nops: &mut Vec<(u32, usize, Inst)>,
     switch_out: &mut Vec<(u32, u8)>,
 ) {
+    let (segs, flows, seg_at, orig) = (w.segs, w.flows, w.seg_at, w.orig);
     let seg = &segs[si];
-    let first_touch = |l: u32| seg.first_touch.binary_search_by_key(&l, |x| x.0).map_or(NEVER, |i| seg.first_touch[i].1);
+    let ft = &s.first_touch[seg.first_touch.0 as usize..seg.first_touch.1 as usize];
+    let first_touch = |l: u32| ft.binary_search_by_key(&l, |x| x.0).map_or(NEVER, |i| ft[i].1);
     let pending = &mut s.pending;
     pending.clear();
-    for &(l, b) in entry {
+    for &(l, b) in &acc_in[si] {
         pending.add_boards(l, b, first_touch(l));
     }
     if seg.switched_into {
-        for &(l, b) in switched {
+        for &(l, b) in w.switched {
             pending.add_boards(l, b, first_touch(l));
         }
     }
-    for k in seg.start..seg.end {
-        let it = &mut code.items[k].inst;
-        it.set_at(STALL, orig[k].0);
-        it.set_at(WSB, orig[k].1);
-        it.set_at(YIELD, 0);
-        it.set_at(REQ, 0);
+    if w.again {
+        // Only stalls are raised from later instructions; `req` is set for
+        // every instruction, `wsb` for every variable-latency one, and
+        // `yield` does not depend on the state.
+        for k in seg.start..seg.end {
+            code.items[k].inst.set_at(STALL, orig[k]);
+        }
     }
     let mut t: u64 = 0;
     for k in seg.start..seg.end {
@@ -515,7 +570,7 @@ fn walk(
                 let mut nop = Inst::new(forms::NOP_X);
                 let st = extra.min(MAX_STALL);
                 nop.set(control::STALL, st);
-                nops.push((k, nop));
+                nops.push((si as u32, k, nop));
                 extra -= st;
             }
             t = need;
@@ -559,7 +614,8 @@ fn walk(
         if f != Flow::Plain {
             pending.board_state(&mut s.state);
             if let Flow::Branch(p) = f {
-                edges.push((seg_at[p] as usize, s.state.clone()));
+                let t = seg_at[p] as usize;
+                dirty[t] |= join_into(&mut acc_in[t], &s.state, &mut s.tmp);
             }
             join_into(switch_out, &s.state, &mut s.tmp);
         }
@@ -575,7 +631,8 @@ fn walk(
             inst.set_at(STALL, (st + (need - t)).min(MAX_STALL));
         }
         pending.board_state(&mut s.state);
-        edges.push((seg_at[seg.end] as usize, s.state.clone()));
+        let t = seg_at[seg.end] as usize;
+        dirty[t] |= join_into(&mut acc_in[t], &s.state, &mut s.tmp);
     }
 }
 
