@@ -25,9 +25,18 @@ enum Cmd {
         /// `.func`, `.param`, `.shared`, `.local`).
         input: PathBuf,
         /// The object to write [default: the input with the extension .o,
-        /// next to it].
+        /// next to it]; with `--text`, the assembly [default: stdout].
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Drop the control bits of the input and fill them as the compiler
+        /// does (its `calc_instr_deps` pass, over the blocks the labels and
+        /// branches make; docs/latencies.md).
+        #[arg(long)]
+        auto_control: bool,
+        /// With `--auto-control`: write the assembly text with the new bits
+        /// (comments, labels and layout kept) instead of an object.
+        #[arg(long, requires = "auto_control")]
+        text: bool,
     },
     /// Disassemble an ELF object, or instructions given as 32-bit hex words
     /// (four per instruction, lowest word first).
@@ -171,7 +180,7 @@ fn main() -> ExitCode {
     die_quietly_on_closed_stdout();
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Asm { input, output } => cmd_asm(&input, output),
+        Cmd::Asm { input, output, auto_control, text } => cmd_asm(&input, output, auto_control, text),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
         Cmd::Fuzz { seed, count, jobs, no_reduce, show, jit_check } => {
             ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
@@ -235,9 +244,21 @@ fn die_quietly_on_closed_stdout() {
     }
 }
 
-fn cmd_asm(input: &Path, output: Option<PathBuf>) -> Result<(), String> {
+fn cmd_asm(input: &Path, output: Option<PathBuf>, auto_control: bool, as_text: bool) -> Result<(), String> {
     let bytes = ursa_cli::input::read_input(input)?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", input.display()))?;
+    let mut text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", input.display()))?;
+    if auto_control {
+        text = ursa_backend::emit::auto_control::auto_control(&text, &input.display().to_string())?;
+        if as_text {
+            return match output {
+                Some(out) => std::fs::write(&out, text).map_err(|e| format!("{}: {}", out.display(), e)),
+                None => {
+                    use std::io::Write;
+                    std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string())
+                }
+            };
+        }
+    }
     let obj = ursa_emit::asm::assemble(&text, &input.display().to_string()).map_err(|e| e.to_string())?;
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, ursa_emit::elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
