@@ -19,7 +19,9 @@ pub const R_URSA_REL32: u32 = 1;
 /// Name of the metadata section.
 pub const INFO_SECTION: &str = ".ursa.info";
 const INFO_MAGIC: &[u8; 4] = b"URSA";
-const INFO_VERSION: u32 = 1;
+/// Version 2 added each function's register count; version 1 objects
+/// still load (their count reads as 0, not recorded).
+const INFO_VERSION: u32 = 2;
 
 /// Bytes the kernel parameter block can hold: constant bank 0 is at most
 /// 64 KiB and the block starts at 0x160 (`docs/abi.md`).
@@ -94,6 +96,30 @@ pub struct Function {
     pub shared_size: u32,
     /// Bytes of local memory (stack) per thread.
     pub local_size: u32,
+    /// R registers per thread the function is allocated (as a cubin's
+    /// `.nv.info` records; the launch's occupancy depends on it). 0: not
+    /// recorded (a version-1 object); [`registers_in_code`] counts them.
+    pub registers: u32,
+}
+
+/// The R registers a function's code uses: one more than the highest R
+/// register any instruction reads or writes (tuples counted whole, RZ not
+/// counted), 0 for code that names none. Bytes that do not decode are
+/// skipped.
+pub fn registers_in_code(code: &[u8]) -> u32 {
+    let mut n = 0u32;
+    let mut refs = Vec::new();
+    for chunk in code.chunks_exact(crate::INST_BYTES) {
+        let Ok(inst) = crate::Inst::decode(chunk.try_into().expect("chunks of INST_BYTES")) else { continue };
+        refs.clear();
+        inst.reg_refs_into(&mut refs);
+        for r in &refs {
+            if r.file == crate::RegFile::R && r.num < crate::RegFile::R.zero() {
+                n = n.max(r.num + r.count.max(1));
+            }
+        }
+    }
+    n.min(crate::RegFile::R.zero())
 }
 
 /// An object file: a set of functions.
@@ -139,6 +165,7 @@ fn info_bytes(obj: &Object) -> Vec<u8> {
         put32(&mut b, f.kernel as u32);
         put32(&mut b, f.shared_size);
         put32(&mut b, f.local_size);
+        put32(&mut b, f.registers);
         put32(&mut b, f.params.len() as u32);
         for p in &f.params {
             put_str(&mut b, &p.name);
@@ -324,7 +351,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
     }
     r.pos = 4;
     let version = r.u32()?;
-    if version != INFO_VERSION {
+    if version != 1 && version != INFO_VERSION {
         return bad(format!("{} version {} is not supported", INFO_SECTION, version));
     }
     let n = r.u32()?;
@@ -334,6 +361,15 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
         let kernel = r.u32()? != 0;
         let shared_size = r.u32()?;
         let local_size = r.u32()?;
+        let registers = if version >= 2 { r.u32()? } else { 0 };
+        if registers > crate::RegFile::R.zero() {
+            return bad(format!(
+                "function `{}` records {} registers, more than the {} a thread can have",
+                name,
+                registers,
+                crate::RegFile::R.zero()
+            ));
+        }
         let np = r.u32()?;
         if np > PARAM_BYTES {
             return bad(format!("function `{}` has {} parameters: more than the parameter block has bytes", name, np));
@@ -370,7 +406,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
             }
             relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
         }
-        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size });
+        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size, registers });
     }
     Ok(obj)
 }
