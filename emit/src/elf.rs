@@ -427,12 +427,41 @@ mod tests {
                     relocs: vec![Reloc { offset: 20, symbol: "f".into(), addend: -12 }],
                     shared_size: 64,
                     local_size: 16,
+                    registers: 40,
                 },
                 Function { name: "f".into(), kernel: false, code: vec![1u8; 16], ..Default::default() },
             ],
         };
         let bytes = write(&obj);
         assert_eq!(read(&bytes).unwrap(), obj);
+    }
+
+    #[test]
+    fn version_1_objects_still_load() {
+        // A version-1 `.ursa.info` has no register count: rewrite a version-2
+        // object's section in place (drop the field, set the version).
+        let f = Function { name: "k".into(), kernel: true, code: vec![0u8; 16], registers: 7, ..Default::default() };
+        let mut bytes = write(&Object { functions: vec![f.clone()] });
+        let info = info_bytes(&Object { functions: vec![f.clone()] });
+        let at = bytes.windows(info.len()).position(|w| w == info.as_slice()).expect("the section's bytes");
+        let mut v1 = info.clone();
+        v1[4..8].copy_from_slice(&1u32.to_le_bytes());
+        let reg_field = 12 + 4 + 1 + 4 + 4 + 4; // magic, version, count, name, kernel, shared, local
+        v1.drain(reg_field..reg_field + 4);
+        v1.extend_from_slice(&[0; 4]); // same section size: a trailing pad the reader ignores
+        bytes[at..at + info.len()].copy_from_slice(&v1);
+        let read_back = read(&bytes).unwrap();
+        assert_eq!(read_back.functions[0], Function { registers: 0, ..f });
+    }
+
+    #[test]
+    fn register_count_from_code() {
+        let obj = crate::asm::assemble(".kernel k\n IADD R9, R4, 0x1 ;\n STG.64 [R[2:3]], R[10:11] ;\n EXIT ;\n", "t.s").unwrap();
+        assert_eq!(obj.functions[0].registers, 12);
+        assert_eq!(registers_in_code(&obj.functions[0].code), 12);
+        let obj = crate::asm::assemble(".kernel k\n.regs 64\n IADD R9, R4, 0x1 ;\n EXIT ;\n", "t.s").unwrap();
+        assert_eq!(obj.functions[0].registers, 64);
+        assert_eq!(registers_in_code(&crate::asm::assemble(".kernel k\n EXIT ;\n", "t.s").unwrap().functions[0].code), 0);
     }
 
     #[test]

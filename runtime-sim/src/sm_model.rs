@@ -168,8 +168,10 @@ struct Warp {
     sb_long: u8,
     /// Waiting at this barrier instance.
     bar: Option<(u8, u32)>,
-    /// This cycle's verdict and its wake time.
+    /// The last verdict, and until when it holds without a new look
+    /// (its blocking condition cannot clear earlier; 0: look every cycle).
     reason: StallReason,
+    wake: u64,
     /// Timeline: the current stall span (reason, start).
     span: Option<(StallReason, u64)>,
 }
@@ -285,6 +287,7 @@ pub(crate) fn run(
                                 sb_long: 0,
                                 bar: None,
                                 reason: StallReason::Selected,
+                                wake: 0,
                                 span: None,
                             };
                             let slot = match free_slots.pop() {
@@ -329,6 +332,7 @@ pub(crate) fn run(
     }
     let mut finished_ctas: Vec<usize> = Vec::new();
     let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
+    let mut issue: Vec<(usize, usize, usize)> = Vec::new();
     let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
     loop {
         // CTAs with no live warps free their SM.
@@ -342,14 +346,15 @@ pub(crate) fn run(
             break;
         }
         // Pass 1: each warp's verdict; each sub-partition's choice.
-        let mut any_issue = false;
         let mut wake = u64::MAX;
-        for sm in sms.iter_mut() {
+        let mut counts = [0u64; STALL_REASONS];
+        issue.clear();
+        for (si, sm) in sms.iter_mut().enumerate() {
             if sm.warps == 0 {
                 continue;
             }
             let lsu_busy = sm.lsu_free > now;
-            for sub in sm.subs.iter_mut() {
+            for (ui, sub) in sm.subs.iter_mut().enumerate() {
                 let n = sub.warps.len();
                 if n == 0 {
                     continue;
@@ -371,6 +376,11 @@ pub(crate) fn run(
                         (k, _) => (start + k - 1) % n,
                     };
                     let w = warps[sub.warps[i]].as_mut().expect("resident warp");
+                    if w.wake > now {
+                        counts[w.reason as usize] += 1;
+                        wake = wake.min(w.wake);
+                        continue;
+                    }
                     let rec = w.trace.recs[w.pos];
                     let inf = &info[rec.idx as usize];
                     let (reason, t) = if w.bar.is_some() {
@@ -400,15 +410,18 @@ pub(crate) fn run(
                         }
                     };
                     w.reason = reason;
+                    w.wake = if matches!(reason, StallReason::Selected | StallReason::NotSelected) { 0 } else { t };
+                    counts[reason as usize] += 1;
                     wake = wake.min(t);
                 }
                 if let Some(i) = chosen {
-                    any_issue = true;
                     sub.last = i;
                     sub.greedy = Some(sub.warps[i]);
+                    issue.push((si, ui, i));
                 }
             }
         }
+        let any_issue = !issue.is_empty();
         let dt = if any_issue { 1 } else { wake.saturating_sub(now).max(1) };
         if wake == u64::MAX && !any_issue {
             // Only barrier waits: cannot happen for a trace the interpreter
@@ -416,27 +429,34 @@ pub(crate) fn run(
             break;
         }
         // Pass 2: account the interval, then issue the chosen warps.
-        for (si, sm) in sms.iter_mut().enumerate() {
-            if sm.warps == 0 {
-                continue;
-            }
+        for (a, c) in stats.stall_cycles.iter_mut().zip(counts) {
+            *a += c * dt;
+        }
+        for sm in sms.iter().filter(|sm| sm.warps > 0) {
             stats.active_sm_cycles += dt;
             stats.resident_warp_cycles += sm.warps as u64 * dt;
-            for (ui, sub) in sm.subs.iter_mut().enumerate() {
-                for (i, &slot) in sub.warps.iter().enumerate() {
+        }
+        if let Some(p) = prof.as_mut() {
+            for (si, sm) in sms.iter().enumerate() {
+                for &slot in sm.subs.iter().flat_map(|sub| &sub.warps) {
                     let w = warps[slot].as_mut().expect("resident warp");
                     let rec = w.trace.recs[w.pos];
-                    stats.stall_cycles[w.reason as usize] += dt;
-                    if let Some(p) = prof.as_mut() {
-                        p.stalls[rec.idx as usize][w.reason as usize] += dt;
-                        if timeline {
-                            let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                            timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
-                        }
+                    p.stalls[rec.idx as usize][w.reason as usize] += dt;
+                    if timeline {
+                        let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
+                        timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
                     }
-                    if w.reason != StallReason::Selected {
-                        continue;
-                    }
+                }
+            }
+        }
+        for &(si, ui, i) in &issue {
+            let Sm { subs, lsu_free, l1, .. } = &mut sms[si];
+            let sub = &mut subs[ui];
+            let slot = sub.warps[i];
+            let w = warps[slot].as_mut().expect("resident warp");
+            let rec = w.trace.recs[w.pos];
+            {
+                {
                     // Issue.
                     let inf = info[rec.idx as usize];
                     stats.issued += 1;
@@ -454,9 +474,9 @@ pub(crate) fn run(
                                     prev = sct >> line_shift;
                                 }
                             }
-                            let begin = now.max(sm.lsu_free);
+                            let begin = now.max(*lsu_free);
                             let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
-                            sm.lsu_free = begin + occupy;
+                            *lsu_free = begin + occupy;
                             stats.sectors += count as u64;
                             stats.lines += lines;
                             let mut done = begin + occupy;
@@ -466,13 +486,13 @@ pub(crate) fn run(
                                     l2.access(sct);
                                     a + m.lat_atomic as u64
                                 } else if store {
-                                    sm.l1.invalidate(sct);
+                                    l1.invalidate(sct);
                                     let a = l2_bw.serve(begin);
                                     if !l2.access(sct) {
                                         stats.l2_misses += 1;
                                     }
                                     a
-                                } else if sm.l1.access(sct) {
+                                } else if l1.access(sct) {
                                     stats.l1_hits += 1;
                                     begin + lat_l1
                                 } else {
@@ -492,8 +512,8 @@ pub(crate) fn run(
                             long = true;
                         }
                         Access::Shared { wavefronts } => {
-                            let begin = now.max(sm.lsu_free);
-                            sm.lsu_free = begin + wavefronts as u64;
+                            let begin = now.max(*lsu_free);
+                            *lsu_free = begin + wavefronts as u64;
                             stats.shared_wavefronts += wavefronts as u64;
                             stats.shared_accesses += 1;
                             ready = begin + wavefronts as u64 + m.lat_shared as u64;
@@ -541,6 +561,7 @@ pub(crate) fn run(
                     if let Some(ow) = warps[o].as_mut() {
                         if ow.bar == Some((id, gen)) && ow.cta == ci {
                             ow.bar = None;
+                            ow.wake = 0;
                             ow.next_issue = ow.next_issue.max(now + 1);
                         }
                     }
