@@ -449,8 +449,7 @@ impl Profile {
                     seen = Some((sm as u64 | 1 << 63, u32::MAX));
                 }
                 if sm_seen_warp != Some((sm, tid)) {
-                    let (x, y, z) =
-                        (t.cta % grid[0] as u64, t.cta / grid[0] as u64 % grid[1] as u64, t.cta / (grid[0] as u64 * grid[1] as u64));
+                    let (x, y, z) = cta_xyz(t.cta, grid);
                     sep(out)?;
                     write!(
                         out,
@@ -478,8 +477,7 @@ impl Profile {
                 continue;
             }
             if seen.map(|s| s.0) != Some(t.cta) {
-                let (x, y, z) =
-                    (t.cta % grid[0] as u64, t.cta / grid[0] as u64 % grid[1] as u64, t.cta / (grid[0] as u64 * grid[1] as u64));
+                let (x, y, z) = cta_xyz(t.cta, grid);
                 sep(out)?;
                 write!(
                     out,
@@ -504,6 +502,11 @@ impl Profile {
         }
         out.write_all(b"]}")
     }
+}
+
+/// The (x, y, z) of a linear CTA index (x fastest).
+fn cta_xyz(cta: u64, grid: [u32; 3]) -> (u64, u64, u64) {
+    (cta % grid[0] as u64, cta / grid[0] as u64 % grid[1] as u64, cta / (grid[0] as u64 * grid[1] as u64))
 }
 
 /// `s` as a JSON string.
