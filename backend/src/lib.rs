@@ -338,6 +338,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::calc_instr_deps, &code);
     let (bytes, relocs) = encode::encode(&code).map_err(|e| e.in_pass(Pass::encode))?;
     run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
+    let registers = elf::registers_in_code(&bytes);
     Ok(Compiled {
         function: elf::Function {
             // `symbol_name(&func)`, from the name the lowering already wrote out.
@@ -348,6 +349,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
             relocs,
             shared_size,
             local_size: code.frame_size,
+            registers,
         },
         stats: asg.stats(&homes),
         pack,

@@ -182,7 +182,7 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                         sizes_given: Vec::new(),
                     });
                 }
-                "param" | "shared" | "local" => {
+                "param" | "shared" | "local" | "regs" => {
                     let Some(f) = funcs.last_mut() else {
                         return Err(err(no, col, format!("`.{}` outside a function", kw)));
                     };
@@ -217,6 +217,11 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                             let size = num(args).ok_or_else(|| err(no, col, format!("bad size `{}`", args)))?;
                             if kw == "shared" {
                                 f.func.shared_size = size;
+                            } else if kw == "regs" {
+                                if size == 0 || size > crate::RegFile::R.zero() {
+                                    return Err(err(no, col, format!("`.regs` must be 1 to {}, not {}", crate::RegFile::R.zero(), size)));
+                                }
+                                f.func.registers = size;
                             } else {
                                 f.func.local_size = size;
                             }
@@ -286,6 +291,18 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                 let start = pc as usize + fo as usize;
                 fs.func.code[start..start + 4].copy_from_slice(&[0; 4]);
             }
+        }
+        if fs.sizes_given.contains(&"regs") {
+            let used = crate::elf::registers_in_code(&fs.func.code);
+            if fs.func.registers < used {
+                return Err(err(
+                    fs.line,
+                    1,
+                    format!("`.regs {}` for `{}`, whose code uses {} registers", fs.func.registers, fs.func.name, used),
+                ));
+            }
+        } else {
+            fs.func.registers = crate::elf::registers_in_code(&fs.func.code);
         }
         obj.functions.push(fs.func);
     }
@@ -462,6 +479,11 @@ pub fn disassemble_function(f: &Function) -> Result<String, DisasmError> {
     }
     if f.local_size != 0 {
         out.push_str(&format!("    .local {}\n", f.local_size));
+    }
+    // The register count only where it is not what the code uses (the
+    // assembler's default): a padded budget, or 0 from a version-1 object.
+    if f.registers != crate::elf::registers_in_code(&f.code) && f.registers != 0 {
+        out.push_str(&format!("    .regs {}\n", f.registers));
     }
     let labels = TargetLabels { targets: &targets };
     for (i, inst) in insts.iter().enumerate() {

@@ -19,7 +19,9 @@ pub const R_URSA_REL32: u32 = 1;
 /// Name of the metadata section.
 pub const INFO_SECTION: &str = ".ursa.info";
 const INFO_MAGIC: &[u8; 4] = b"URSA";
-const INFO_VERSION: u32 = 1;
+/// Version 2 added each function's register count; version 1 objects
+/// still load (their count reads as 0, not recorded).
+const INFO_VERSION: u32 = 2;
 
 /// Bytes the kernel parameter block can hold: constant bank 0 is at most
 /// 64 KiB and the block starts at 0x160 (`docs/abi.md`).
@@ -94,6 +96,30 @@ pub struct Function {
     pub shared_size: u32,
     /// Bytes of local memory (stack) per thread.
     pub local_size: u32,
+    /// R registers per thread the function is allocated (as a cubin's
+    /// `.nv.info` records; the launch's occupancy depends on it). 0: not
+    /// recorded (a version-1 object); [`registers_in_code`] counts them.
+    pub registers: u32,
+}
+
+/// The R registers a function's code uses: one more than the highest R
+/// register any instruction reads or writes (tuples counted whole, RZ not
+/// counted), 0 for code that names none. Bytes that do not decode are
+/// skipped.
+pub fn registers_in_code(code: &[u8]) -> u32 {
+    let mut n = 0u32;
+    let mut refs = Vec::new();
+    for chunk in code.chunks_exact(crate::INST_BYTES) {
+        let Ok(inst) = crate::Inst::decode(chunk.try_into().expect("chunks of INST_BYTES")) else { continue };
+        refs.clear();
+        inst.reg_refs_into(&mut refs);
+        for r in &refs {
+            if r.file == crate::RegFile::R && r.num < crate::RegFile::R.zero() {
+                n = n.max(r.num + r.count.max(1));
+            }
+        }
+    }
+    n.min(crate::RegFile::R.zero())
 }
 
 /// An object file: a set of functions.
@@ -139,6 +165,7 @@ fn info_bytes(obj: &Object) -> Vec<u8> {
         put32(&mut b, f.kernel as u32);
         put32(&mut b, f.shared_size);
         put32(&mut b, f.local_size);
+        put32(&mut b, f.registers);
         put32(&mut b, f.params.len() as u32);
         for p in &f.params {
             put_str(&mut b, &p.name);
@@ -324,7 +351,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
     }
     r.pos = 4;
     let version = r.u32()?;
-    if version != INFO_VERSION {
+    if version != 1 && version != INFO_VERSION {
         return bad(format!("{} version {} is not supported", INFO_SECTION, version));
     }
     let n = r.u32()?;
@@ -334,6 +361,15 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
         let kernel = r.u32()? != 0;
         let shared_size = r.u32()?;
         let local_size = r.u32()?;
+        let registers = if version >= 2 { r.u32()? } else { 0 };
+        if registers > crate::RegFile::R.zero() {
+            return bad(format!(
+                "function `{}` records {} registers, more than the {} a thread can have",
+                name,
+                registers,
+                crate::RegFile::R.zero()
+            ));
+        }
         let np = r.u32()?;
         if np > PARAM_BYTES {
             return bad(format!("function `{}` has {} parameters: more than the parameter block has bytes", name, np));
@@ -370,7 +406,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
             }
             relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
         }
-        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size });
+        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size, registers });
     }
     Ok(obj)
 }
@@ -391,12 +427,41 @@ mod tests {
                     relocs: vec![Reloc { offset: 20, symbol: "f".into(), addend: -12 }],
                     shared_size: 64,
                     local_size: 16,
+                    registers: 40,
                 },
                 Function { name: "f".into(), kernel: false, code: vec![1u8; 16], ..Default::default() },
             ],
         };
         let bytes = write(&obj);
         assert_eq!(read(&bytes).unwrap(), obj);
+    }
+
+    #[test]
+    fn version_1_objects_still_load() {
+        // A version-1 `.ursa.info` has no register count: rewrite a version-2
+        // object's section in place (drop the field, set the version).
+        let f = Function { name: "k".into(), kernel: true, code: vec![0u8; 16], registers: 7, ..Default::default() };
+        let mut bytes = write(&Object { functions: vec![f.clone()] });
+        let info = info_bytes(&Object { functions: vec![f.clone()] });
+        let at = bytes.windows(info.len()).position(|w| w == info.as_slice()).expect("the section's bytes");
+        let mut v1 = info.clone();
+        v1[4..8].copy_from_slice(&1u32.to_le_bytes());
+        let reg_field = 12 + 4 + 1 + 4 + 4 + 4; // magic, version, count, name, kernel, shared, local
+        v1.drain(reg_field..reg_field + 4);
+        v1.extend_from_slice(&[0; 4]); // same section size: a trailing pad the reader ignores
+        bytes[at..at + info.len()].copy_from_slice(&v1);
+        let read_back = read(&bytes).unwrap();
+        assert_eq!(read_back.functions[0], Function { registers: 0, ..f });
+    }
+
+    #[test]
+    fn register_count_from_code() {
+        let obj = crate::asm::assemble(".kernel k\n IADD R9, R4, 0x1 ;\n STG.64 [R[2:3]], R[10:11] ;\n EXIT ;\n", "t.s").unwrap();
+        assert_eq!(obj.functions[0].registers, 12);
+        assert_eq!(registers_in_code(&obj.functions[0].code), 12);
+        let obj = crate::asm::assemble(".kernel k\n.regs 64\n IADD R9, R4, 0x1 ;\n EXIT ;\n", "t.s").unwrap();
+        assert_eq!(obj.functions[0].registers, 64);
+        assert_eq!(registers_in_code(&crate::asm::assemble(".kernel k\n EXIT ;\n", "t.s").unwrap().functions[0].code), 0);
     }
 
     #[test]

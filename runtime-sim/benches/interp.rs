@@ -107,6 +107,14 @@ fn setup_with(src: &str) -> (Program, Gpu, u64) {
     (prog, gpu, out)
 }
 
+/// The memory loop's program and device: 2048 threads stream 64 words
+/// each through 512 KiB in and out.
+fn memory_setup() -> (Program, Gpu, [Arg; 3]) {
+    let (prog, mut gpu, _) = setup_with(MEMORY_KERNEL);
+    let (input, out) = (gpu.alloc(4 * 2048 * 64, 16), gpu.alloc(4 * 2048 * 64, 16));
+    (prog, gpu, [Arg::Ptr(out), Arg::Ptr(input), Arg::U32(64)])
+}
+
 /// The full-warp kernels of group `interp` (and `interp_cpu`).
 fn full_warps<M: Measurement>(g: &mut BenchmarkGroup<M>) {
     // Load time: the ELF read and every instruction decoded into its op once.
@@ -129,19 +137,37 @@ fn full_warps<M: Measurement>(g: &mut BenchmarkGroup<M>) {
     let lane_insts = fgpu.launch(&fprog, "k", &cfg, &fargs).expect("launch").lane_instructions;
     g.throughput(Throughput::Elements(lane_insts));
     g.bench_function("f32_loop_2048_threads", |b| b.iter(|| fgpu.launch(&fprog, "k", &cfg, &fargs).unwrap()));
-    // 2048 threads stream 64 words each through 512 KiB in and out.
-    let (mprog, mut mgpu, _) = setup_with(MEMORY_KERNEL);
-    let (min, mout) = (mgpu.alloc(4 * 2048 * 64, 16), mgpu.alloc(4 * 2048 * 64, 16));
-    let margs = [Arg::Ptr(mout), Arg::Ptr(min), Arg::U32(64)];
+    let (mprog, mut mgpu, margs) = memory_setup();
     let lane_insts = mgpu.launch(&mprog, "k", &cfg, &margs).expect("launch").lane_instructions;
     g.throughput(Throughput::Elements(lane_insts));
     g.bench_function("memory_loop_2048_threads", |b| b.iter(|| mgpu.launch(&mprog, "k", &cfg, &margs).unwrap()));
+}
+
+/// The SM timing model (docs/timing.md) on the hash loop and the memory
+/// loop: group `sm_model`, throughput in warp-instructions per second (the
+/// interpreter's run of each CTA included, as `ursa run --timing sm` does).
+fn sm_model(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sm_model");
+    g.sample_size(10);
+    let machine = Some(std::sync::Arc::new(ursa_sim::machine_desc::MachineDesc::default()));
+    let cfg = LaunchConfig { grid: [8, 1, 1], block: [256, 1, 1], machine, ..Default::default() };
+    let (prog, mut gpu, out) = setup();
+    let args = [Arg::Ptr(out), Arg::U32(1024)];
+    let warp_insts = gpu.launch(&prog, "k", &cfg, &args).expect("launch").instructions;
+    g.throughput(Throughput::Elements(warp_insts));
+    g.bench_function("int_hash_loop_2048_threads", |b| b.iter(|| gpu.launch(&prog, "k", &cfg, &args).unwrap()));
+    let (mprog, mut mgpu, margs) = memory_setup();
+    let warp_insts = mgpu.launch(&mprog, "k", &cfg, &margs).expect("launch").instructions;
+    g.throughput(Throughput::Elements(warp_insts));
+    g.bench_function("memory_loop_2048_threads", |b| b.iter(|| mgpu.launch(&mprog, "k", &cfg, &margs).unwrap()));
+    g.finish();
 }
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("interp");
     full_warps(&mut g);
     g.finish();
+    sm_model(c);
 }
 
 /// The same kernels timed in CPU time of the process.

@@ -45,6 +45,8 @@ pub(crate) struct Ctx<'a> {
     /// Translation to host code is on (jit/): the per-run counters of
     /// translated block executions.
     pub jit: Option<Vec<u64>>,
+    /// The SM timing model is on: the trace of the CTA being run.
+    pub record: Option<Box<crate::sm_trace::Recorder>>,
 }
 
 /// Instructions a warp may issue before the scheduler moves to the next one.
@@ -209,7 +211,7 @@ impl Ctx<'_> {
         let mut interpret_next = false;
         // Nothing is observed per issue (no profile, trace or hazard check):
         // a full warp may run its threaded code in the inner loop below.
-        let plain = self.profile.is_none() && !self.trace && warp.hazards.is_none() && self.issue_loop;
+        let plain = self.profile.is_none() && !self.trace && warp.hazards.is_none() && self.issue_loop && self.record.is_none();
         while n < QUANTUM {
             if warp.dirty && !warp.regroup() {
                 break;
@@ -335,6 +337,8 @@ impl Ctx<'_> {
                             cycle: t,
                             cycles: e.ctrl.stall.max(1) as u32,
                             lanes: exec_mask.count_ones(),
+                            sm: None,
+                            stall: None,
                         });
                     } else {
                         p.timeline_dropped += 1;
@@ -364,6 +368,10 @@ impl Ctx<'_> {
             };
             if let Some(c) = self.per_form.get_mut(e.form as usize) {
                 *c += 1;
+            }
+            if let Some(r) = self.record.as_deref_mut() {
+                let gen = if let Op::Bar { id, .. } = e.op { bars[id as usize & 15].gen } else { 0 };
+                r.record(w, idx, &e.op, &warp.regs, self.cb, exec_mask, gen);
             }
             let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
             let fast = if exec_mask == u32::MAX { self.threaded.get(idx).and_then(Option::as_ref) } else { None };

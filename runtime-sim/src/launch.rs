@@ -4,6 +4,7 @@
 
 use crate::exec::Ctx;
 use crate::machine::{Cta, CtaBarrier, Warp};
+use crate::machine_desc::MachineDesc;
 use crate::memory::{ConstBanks, Global, GlobalMemory};
 use crate::profile::{Profile, Stats};
 use crate::program::{Program, RETURN_SENTINEL};
@@ -75,6 +76,12 @@ pub struct LaunchConfig {
     /// How instructions are executed (all fast paths on by default; the
     /// translation to host code is described in docs/sim-translation.md).
     pub engine: Engine,
+    /// Time the launch with the SM timing model of this machine
+    /// (docs/timing.md) instead of the per-warp issue model
+    /// (docs/latencies.md); `Stats::cycles` is then its launch duration and
+    /// `Stats::sm` its measurements. CTAs then run one after another on the
+    /// interpreter, as the model places them.
+    pub machine: Option<std::sync::Arc<MachineDesc>>,
 }
 
 /// How the simulator executes instructions: the interpreter and, one on top
@@ -120,6 +127,7 @@ impl Default for LaunchConfig {
             profile: false,
             timeline: false,
             engine: Engine::default(),
+            machine: None,
         }
     }
 }
@@ -364,7 +372,17 @@ impl Gpu {
             Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
         let profiling = cfg.profile || cfg.timeline;
-        let jit = cfg.engine >= Engine::Jit && !cfg.strict && !cfg.trace && !profiling;
+        // The SM model: the occupancy of the launch, checked before any CTA runs.
+        let sm_model = match &cfg.machine {
+            Some(m) => {
+                // A kernel's register count, or a device function's it may call if larger.
+                let registers = program.functions.iter().filter(|g| g.name == name || !g.kernel).map(|g| g.registers).max().unwrap_or(0);
+                let needs = crate::occupancy::CtaNeeds { threads: threads as u32, registers, shared: shmem };
+                Some((m.clone(), crate::occupancy::occupancy(m, needs).map_err(bad)?))
+            }
+            None => None,
+        };
+        let jit = cfg.engine >= Engine::Jit && !cfg.strict && !cfg.trace && !profiling && sm_model.is_none();
         // Threaded code pays off only where a warp can have all 32 lanes.
         let threaded =
             if cfg.engine >= Engine::Threaded && threads >= LANES as u64 { crate::threaded::build(program, &cb) } else { Vec::new() };
@@ -389,8 +407,13 @@ impl Gpu {
         // ordered stream; the profile of a trap is of the CTAs before it)
         // and when the kernel reads the clock (a CTA's clock starts where
         // the previous CTA's ended, a sequential notion).
-        let parallel =
-            ncta > 1 && call_args.is_none() && !cfg.trace && !profiling && rayon::current_num_threads() > 1 && !reads_clock(program);
+        let parallel = ncta > 1
+            && call_args.is_none()
+            && !cfg.trace
+            && !profiling
+            && sm_model.is_none()
+            && rayon::current_num_threads() > 1
+            && !reads_clock(program);
         // The CTAs that started, and the trap that ended the launch early.
         let mut started = ncta;
         let mut trap = None;
@@ -399,6 +422,41 @@ impl Gpu {
             let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);
             self.mem = lock.into_inner().unwrap_or_else(|p| p.into_inner());
             r.map_err(|t| with_memory_limit(t, cfg.memory_limit))?
+        } else if let Some((m, occ)) = &sm_model {
+            // CTAs run on the interpreter in CTA order as the model places
+            // them; the model times their traces.
+            let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
+            ctx.record = Some(Box::new(crate::sm_trace::Recorder::new(m.sector_bytes, m.shared_banks, m.shared_bank_bytes, local)));
+            let mut next_cta = |idx: u64| -> Option<Vec<crate::sm_trace::WarpTrace>> {
+                ctx.cta_index = idx;
+                let mut cta = make_cta(idx);
+                if let Some(r) = ctx.record.as_deref_mut() {
+                    r.start(idx, cta.warps.len());
+                }
+                match ctx.run_cta(&mut cta) {
+                    Ok(cycles) => ctx.clock_base += cycles,
+                    Err(t) => {
+                        (started, trap) = (idx + 1, Some(t));
+                        return None;
+                    }
+                }
+                if call_args.is_some() {
+                    final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
+                }
+                ctx.record.as_deref_mut().map(|r| std::mem::take(&mut r.warps))
+            };
+            let (sm_stats, sm_prof) = crate::sm_model::run(m, program, occ, ncta, profiling, cfg.timeline, &mut next_cta);
+            let mut profile = ctx.profile.take();
+            if let (Some(p), Some(sp)) = (profile.as_deref_mut(), sm_prof) {
+                for (ip, st) in p.insts.iter_mut().zip(sp.stalls) {
+                    ip.stalls = st;
+                }
+                p.timeline = sp.timeline;
+                p.timeline_dropped = sp.timeline_dropped;
+            }
+            let cycles = sm_stats.cycles;
+            stats.sm = Some(Box::new(sm_stats));
+            (ctx.issued, ctx.lane_insts, cycles, ctx.take_per_form(), profile)
         } else {
             let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
             for idx in 0..ncta {
@@ -551,6 +609,7 @@ impl<'a> CtxMaker<'a> {
             timeline: self.timeline,
             cta_index: 0,
             jit: self.jit.then(Vec::new),
+            record: None,
         }
     }
 }

@@ -17,6 +17,9 @@
 //! one instruction to them (`dispatch`), full-warp threaded code
 //! (`threaded`), translation to host code (`jit`), measurements
 //! (`profile`), the interpreter loop (`exec`) and the host API (`launch`).
+//! The SM timing model (docs/timing.md): its machine description
+//! (`machine_desc`), the occupancy calculator (`occupancy`), the traces the
+//! interpreter records for it (`sm_trace`) and the model (`sm_model`).
 //! The workspace's import-circle test (`ursa_tests::imports`) checks that
 //! no module imports one that imports it back.
 
@@ -37,13 +40,17 @@ mod fpconv;
 mod jit;
 mod launch;
 mod machine;
+pub mod machine_desc;
 mod mem_ops;
 pub mod memory;
+pub mod occupancy;
 mod ops;
 pub mod profile;
 mod program;
 mod regs;
 mod site;
+mod sm_model;
+mod sm_trace;
 mod threaded;
 pub mod timing;
 mod trap;
@@ -52,6 +59,6 @@ mod xu;
 pub use jit::cache::JitStats;
 pub use launch::{abi, Arg, Engine, Gpu, LaunchConfig, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
-pub use profile::{InstProfile, MemCount, Profile, Stats, TimelineEvent};
+pub use profile::{InstProfile, MemCount, Profile, SmStats, StallReason, Stats, TimelineEvent, STALL_REASONS};
 pub use program::{FunctionInfo, Program, CODE_BASE, RETURN_SENTINEL};
 pub use trap::{LoadError, Space, Trap, TrapKind};

@@ -187,6 +187,9 @@ impl Warp {
 pub struct CtaBarrier {
     pub arrived: u32,
     pub count: u32,
+    /// Releases so far: the instance a new arrival joins (the SM timing
+    /// model matches arrivals by it, sm_trace.rs).
+    pub gen: u32,
 }
 
 /// A CTA being executed.
@@ -225,6 +228,7 @@ impl Cta {
                     }
                 }
                 self.bars[b].arrived = 0;
+                self.bars[b].gen = self.bars[b].gen.wrapping_add(1);
             }
         }
     }

@@ -46,6 +46,9 @@ pub struct FunctionInfo {
     pub params: Vec<elf::Param>,
     pub shared_size: u32,
     pub local_size: u32,
+    /// R registers per thread: the object's record, or counted in the code
+    /// where the object has none (a version-1 object).
+    pub registers: u32,
 }
 
 /// A loaded program: the code space of all functions of one object.
@@ -87,6 +90,7 @@ impl Program {
                 params: f.params.clone(),
                 shared_size: f.shared_size,
                 local_size: f.local_size,
+                registers: if f.registers != 0 { f.registers } else { elf::registers_in_code(&f.code) },
             });
             addr += f.code.len() as u64;
         }

@@ -178,6 +178,40 @@ pub struct RunArgs<'a> {
     pub shared: u32,
     pub profile: bool,
     pub timeline: Option<&'a Path>,
+    /// `--timing warp|sm` (None: $URSA_TIMING, else `warp`).
+    pub timing: Option<&'a str>,
+    /// `--machine FILE`: overrides of the SM model's machine description.
+    pub machine: Option<&'a Path>,
+}
+
+/// The SM model's machine description if `--timing`, `--machine` or
+/// `$URSA_TIMING` asks for it (None: the per-warp issue model).
+pub fn machine_desc(timing: Option<&str>, machine: Option<&Path>) -> Result<Option<ursa_sim::machine_desc::MachineDesc>, String> {
+    let env = std::env::var("URSA_TIMING").ok();
+    let choice = timing.map(str::to_string).or(env.clone());
+    let sm = match choice.as_deref() {
+        None | Some("") => machine.is_some(),
+        Some("sm") => true,
+        Some("warp") => {
+            if machine.is_some() && timing.is_some() {
+                return Err("--machine describes the SM model; it cannot be used with --timing warp".into());
+            }
+            machine.is_some()
+        }
+        Some(other) => {
+            let from = if timing.is_some() { "--timing" } else { "$URSA_TIMING" };
+            return Err(format!("{} is `warp` or `sm`, not `{}`", from, other));
+        }
+    };
+    if !sm {
+        return Ok(None);
+    }
+    let mut d = ursa_sim::machine_desc::MachineDesc::default();
+    if let Some(path) = machine {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("--machine {}: {}", path.display(), e))?;
+        d.apply(&text).map_err(|e| format!("--machine {}: {}", path.display(), e))?;
+    }
+    Ok(Some(d))
 }
 
 /// The largest CTA (`--block`) in each dimension, as in CUDA; the simulator
@@ -314,6 +348,7 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         shared_size: a.shared,
         profile: a.profile,
         timeline: a.timeline.is_some(),
+        machine: machine_desc(a.timing, a.machine)?.map(std::sync::Arc::new),
         ..Default::default()
     };
     let message = |t: &ursa_sim::Trap| match t.kind {
@@ -353,6 +388,9 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         println!("lane-instructions:   {}", stats.lane_instructions);
         println!("SIMT efficiency:     {:.1}% (lane-instructions / (32 x instructions issued))", eff);
         println!("cycles:              {}", stats.cycles);
+        if let Some(sm) = &stats.sm {
+            print!("{}", sm.report());
+        }
         println!("per opcode:");
         for (op, n) in &stats.per_opcode {
             println!("  {:<10} {}", op, n);

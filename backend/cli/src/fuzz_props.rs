@@ -101,6 +101,8 @@ pub fn launch_args(data: &[u8]) {
         shared: 0,
         profile: false,
         timeline: None,
+        timing: None,
+        machine: None,
     });
 }
 

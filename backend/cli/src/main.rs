@@ -173,6 +173,15 @@ enum Cmd {
         /// Write a per-warp timeline in the Chrome trace / Perfetto JSON format.
         #[arg(long, value_name = "FILE.json")]
         timeline: Option<PathBuf>,
+        /// The timing model: `warp` (per-warp issue model, docs/latencies.md;
+        /// the default, or $URSA_TIMING) or `sm` (the SM model of
+        /// docs/timing.md: occupancy, schedulers, memory throughput).
+        #[arg(long, value_name = "warp|sm")]
+        timing: Option<String>,
+        /// Machine description for the SM model, overriding the shipped one
+        /// key by key (implies --timing sm; docs/timing.md).
+        #[arg(long, value_name = "FILE")]
+        machine: Option<PathBuf>,
     },
 }
 
@@ -204,24 +213,41 @@ fn main() -> ExitCode {
             ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
             cli_compile::test(&paths, !no_differential, verbose, opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name))
         }
-        Cmd::Run { input, kernel, grid, block, args, outs, stats, trace, strict, step_limit, memory_limit, shared, profile, timeline } => {
-            cli_run::run(cli_run::RunArgs {
-                input: &input,
-                kernel: &kernel,
-                grid: &grid,
-                block: &block,
-                args: &args,
-                outs: &outs,
-                stats,
-                trace,
-                strict,
-                step_limit: Some(step_limit),
-                memory_limit: Some(memory_limit),
-                shared,
-                profile,
-                timeline: timeline.as_deref(),
-            })
-        }
+        Cmd::Run {
+            input,
+            kernel,
+            grid,
+            block,
+            args,
+            outs,
+            stats,
+            trace,
+            strict,
+            step_limit,
+            memory_limit,
+            shared,
+            profile,
+            timeline,
+            timing,
+            machine,
+        } => cli_run::run(cli_run::RunArgs {
+            input: &input,
+            kernel: &kernel,
+            grid: &grid,
+            block: &block,
+            args: &args,
+            outs: &outs,
+            stats,
+            trace,
+            strict,
+            step_limit: Some(step_limit),
+            memory_limit: Some(memory_limit),
+            shared,
+            profile,
+            timeline: timeline.as_deref(),
+            timing: timing.as_deref(),
+            machine: machine.as_deref(),
+        }),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -64,3 +64,36 @@ fn limits_are_clear_errors() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The SM timing model from the command line: `--timing sm` and
+/// `--machine FILE` give the same outputs with the model's statistics,
+/// stall reasons and an SM timeline; bad choices are clear errors.
+#[test]
+fn sm_timing_model() {
+    let obj = vadd_object("vadd_sm.o");
+    let json = tmp("sm.json");
+    let o = run_vadd(&obj, &["--out", "out", "--stats", "--profile", "--timing", "sm", "--timeline", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("out = [11, 22, 33, 44, 55, 66, -63]"), "{}", out);
+    for want in
+        ["occupancy:           theoretical", "limited by", "achieved occupancy:", "warp cycles by reason", "long scoreboard", "sm-cycles"]
+    {
+        assert!(out.contains(want), "missing `{}` in\n{}", want, out);
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("timeline JSON");
+    let events = v["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["cat"] == "stall"), "no stall spans");
+    assert!(events.iter().any(|e| e["ph"] == "M" && e["args"]["name"] == "SM 0"));
+    // A one-SM machine: both CTAs on SM 0.
+    let m = tmp("one.machine");
+    std::fs::write(&m, "sms = 1\n").unwrap();
+    let o = run_vadd(&obj, &["--stats", "--machine", m.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("achieved occupancy"));
+    let o = run_vadd(&obj, &["--timing", "fast"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--timing is `warp` or `sm`"));
+    std::fs::write(&m, "sms = none\n").unwrap();
+    let o = run_vadd(&obj, &["--machine", m.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("line 1: `sms` needs a number"), "{}", String::from_utf8_lossy(&o.stderr));
+}

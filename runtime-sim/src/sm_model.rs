@@ -1,0 +1,640 @@
+//! The SM timing model (docs/timing.md): the CTAs of a launch placed on the
+//! SMs of a [`MachineDesc`] as their resources allow, each SM's warps
+//! divided among its sub-partitions, whose schedulers issue at most one
+//! warp-instruction per cycle by a policy (greedy-then-oldest or loose
+//! round robin), a warp being ready when its stall count has elapsed, the
+//! scoreboards it waits for are released, the pipe of its next instruction
+//! accepts it and it does not wait at a CTA barrier. Memory accesses take
+//! the LSU for one cycle per line (global, local) or wavefront (shared),
+//! and their results arrive when the sectored L1 / L2 / DRAM model has
+//! served them. Every cycle of every resident warp is attributed to one
+//! [`StallReason`].
+//!
+//! The model replays what the interpreter did: a CTA runs (functionally,
+//! with the interpreter, in CTA order) when the model places it, and its
+//! per-warp trace (`sm_trace`) is what the model schedules. So results,
+//! traps and instruction counts are those of the plain run; the model
+//! decides only when each instruction issues.
+
+use std::collections::HashMap;
+
+use crate::machine_desc::{MachineDesc, Policy};
+use crate::occupancy::Occupancy;
+use crate::ops::Op;
+use crate::profile::{SmStats, StallReason, TimelineEvent, STALL_REASONS, TIMELINE_LIMIT};
+use crate::program::Program;
+use crate::sm_trace::{Access, WarpTrace};
+use crate::timing::{Class, SCOREBOARDS};
+
+/// The pipes of a sub-partition (the LSU is per SM).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pipe {
+    Alu,
+    Fma,
+    Fp64,
+    Xu,
+    Shfl,
+    Uniform,
+    Cbu,
+    /// Loads, stores, atomics: the SM's LSU.
+    Lsu,
+}
+const PIPES: usize = 8;
+
+/// What the model needs of one instruction of the program.
+#[derive(Clone, Copy, Debug)]
+struct InstInfo {
+    pipe: Pipe,
+    interval: u32,
+    /// Latency from the table (variable-latency results not from memory).
+    lat: u32,
+    variable: bool,
+    stall: u32,
+    wsb: u8,
+    req: u8,
+    yield_: bool,
+}
+
+fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
+    let isa = &ursa_emit::ISA;
+    prog.code
+        .iter()
+        .map(|e| {
+            let class = isa.forms.get(e.form as usize).map(|f| crate::timing::class_of_optype(f.optype));
+            let mem = matches!(e.op, Op::Load { .. } | Op::Store { .. } | Op::Atom { .. });
+            let (pipe, rate) = match class {
+                _ if mem => (Pipe::Lsu, 0),
+                Some(Class::Alu) => (Pipe::Alu, m.rate_alu),
+                Some(Class::Mul | Class::Fp32) => (Pipe::Fma, m.rate_fma),
+                Some(Class::XuFixed | Class::Mufu | Class::Conv) => (Pipe::Xu, m.rate_xu),
+                Some(Class::Dfma | Class::Dcmp) => (Pipe::Fp64, m.rate_fp64),
+                Some(Class::Shuffle) => (Pipe::Shfl, m.rate_shfl),
+                Some(Class::Control) => (Pipe::Cbu, m.rate_cbu),
+                _ => (Pipe::Uniform, m.rate_uniform),
+            };
+            let membar = matches!(e.op, Op::Membar);
+            InstInfo {
+                pipe,
+                interval: if pipe == Pipe::Lsu { 1 } else { m.interval(rate) },
+                lat: e.lat as u32,
+                variable: e.variable,
+                stall: e.ctrl.stall.max(1) as u32,
+                wsb: e.ctrl.wsb,
+                req: if membar { (1 << SCOREBOARDS) - 1 } else { e.ctrl.req },
+                yield_: e.ctrl.yield_,
+            }
+        })
+        .collect()
+}
+
+/// A sectored, set-associative LRU cache: each entry is one sector; a set
+/// is chosen by the sector's line and holds `ways` lines' worth of sectors.
+struct Cache {
+    tags: Vec<u64>,
+    used: Vec<u64>,
+    sets: u64,
+    ways: usize,
+    sectors_per_line: u64,
+    tick: u64,
+}
+
+impl Cache {
+    fn new(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
+        let spl = (line / sector).max(1) as u64;
+        let sets = (bytes / line as u64 / ways as u64).max(1);
+        let ways = ways as usize * spl as usize;
+        Cache {
+            tags: vec![u64::MAX; sets as usize * ways],
+            used: vec![0; sets as usize * ways],
+            sets,
+            ways,
+            sectors_per_line: spl,
+            tick: 0,
+        }
+    }
+
+    /// Looks a sector up; a miss fills it (evicting the least recently
+    /// used sector of the set). True on a hit.
+    fn access(&mut self, sector: u64) -> bool {
+        self.tick += 1;
+        let set = ((sector / self.sectors_per_line) % self.sets) as usize;
+        let (tags, used) = (&mut self.tags[set * self.ways..][..self.ways], &mut self.used[set * self.ways..][..self.ways]);
+        if let Some(i) = tags.iter().position(|&t| t == sector) {
+            used[i] = self.tick;
+            return true;
+        }
+        let victim = (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0);
+        tags[victim] = sector;
+        used[victim] = self.tick;
+        false
+    }
+
+    /// Drops a sector if present (a store writes through around the L1).
+    fn invalidate(&mut self, sector: u64) {
+        let set = ((sector / self.sectors_per_line) % self.sets) as usize;
+        for t in &mut self.tags[set * self.ways..][..self.ways] {
+            if *t == sector {
+                *t = u64::MAX;
+            }
+        }
+    }
+}
+
+/// A bandwidth-limited server: `rate` sectors per cycle, first come first
+/// served. Returns when a sector arriving at `t` is through it.
+struct Server {
+    /// Time the server is next free, in 1/rate cycles.
+    free: u64,
+    rate: u64,
+}
+
+impl Server {
+    fn serve(&mut self, t: u64) -> u64 {
+        let start = self.free.max(t * self.rate);
+        self.free = start + 1;
+        start.div_ceil(self.rate)
+    }
+}
+
+struct Warp {
+    trace: WarpTrace,
+    pos: usize,
+    cta: usize,
+    /// Index of the warp in its CTA (for the timeline).
+    id: u32,
+    next_issue: u64,
+    sb: [u64; SCOREBOARDS],
+    /// Scoreboards last set by a global/local memory access (long scoreboard).
+    sb_long: u8,
+    /// Waiting at this barrier instance.
+    bar: Option<(u8, u32)>,
+    /// The last verdict, and until when it holds without a new look
+    /// (its blocking condition cannot clear earlier; 0: look every cycle).
+    reason: StallReason,
+    wake: u64,
+    /// Timeline: the current stall span (reason, start).
+    span: Option<(StallReason, u64)>,
+}
+
+struct Sub {
+    warps: Vec<usize>,
+    greedy: Option<usize>,
+    last: usize,
+    pipe_free: [u64; PIPES],
+}
+
+struct Sm {
+    subs: Vec<Sub>,
+    lsu_free: u64,
+    l1: Cache,
+    ctas: u32,
+    warps: u32,
+    next_sub: usize,
+}
+
+struct CtaRun {
+    index: u64,
+    sm: usize,
+    live: u32,
+    expect: HashMap<(u8, u32), u32>,
+    arrived: HashMap<(u8, u32), u32>,
+    warps: Vec<usize>,
+}
+
+/// What the model adds to a launch's profile: stall cycles per
+/// instruction by reason, and timeline events.
+pub(crate) struct SmProfile {
+    pub stalls: Vec<[u64; STALL_REASONS]>,
+    pub timeline: Vec<TimelineEvent>,
+    pub timeline_dropped: u64,
+}
+
+/// Runs the model. `next_cta(i)` runs CTA `i` on the interpreter and
+/// returns its warps' traces (None: it trapped; the model stops).
+pub(crate) fn run(
+    m: &MachineDesc,
+    prog: &Program,
+    occ: &Occupancy,
+    ncta: u64,
+    profile: bool,
+    timeline: bool,
+    next_cta: &mut dyn FnMut(u64) -> Option<Vec<WarpTrace>>,
+) -> (SmStats, Option<SmProfile>) {
+    let info = inst_info(m, prog);
+    let mut stats = SmStats {
+        occupancy: occ.clone(),
+        theoretical_occupancy: occ.theoretical(m),
+        sms: m.sms,
+        max_warps: m.max_warps,
+        ..Default::default()
+    };
+    let mut prof =
+        profile.then(|| SmProfile { stalls: vec![[0; STALL_REASONS]; prog.code.len()], timeline: Vec::new(), timeline_dropped: 0 });
+    let nsub = m.subpartitions as usize;
+    let mut sms: Vec<Sm> = (0..m.sms)
+        .map(|_| Sm {
+            subs: (0..nsub).map(|_| Sub { warps: Vec::new(), greedy: None, last: 0, pipe_free: [0; PIPES] }).collect(),
+            lsu_free: 0,
+            l1: Cache::new(m.l1_bytes, m.line_bytes, m.sector_bytes, m.l1_ways),
+            ctas: 0,
+            warps: 0,
+            next_sub: 0,
+        })
+        .collect();
+    let mut l2 = Cache::new(m.l2_bytes, m.line_bytes, m.sector_bytes, m.l2_ways);
+    let mut l2_bw = Server { free: 0, rate: m.l2_sectors_per_cycle as u64 };
+    let mut dram_bw = Server { free: 0, rate: m.dram_sectors_per_cycle as u64 };
+    let mut warps: Vec<Option<Warp>> = Vec::new();
+    let mut free_slots: Vec<usize> = Vec::new();
+    let mut ctas: Vec<Option<CtaRun>> = Vec::new();
+    let mut next: u64 = 0;
+    let mut stopped = false;
+    let mut now: u64 = 0;
+    let mut resident = 0usize;
+    let line_shift = (m.line_bytes / m.sector_bytes).trailing_zeros();
+    let (lat_l1, lat_l2, lat_dram) = (m.lat_l1 as u64, m.lat_l2 as u64, m.lat_dram as u64);
+    let per_cta = occ.ctas_per_sm;
+
+    // Places the next CTA on SM `s` (in CTA order): the interpreter runs it.
+    macro_rules! place_one {
+        ($s:expr) => {{
+            let s: usize = $s;
+            if !stopped && next < ncta && sms[s].ctas < per_cta {
+                let idx = next;
+                next += 1;
+                match next_cta(idx) {
+                    None => stopped = true,
+                    Some(traces) => {
+                        let ci = ctas.len();
+                        let mut run =
+                            CtaRun { index: idx, sm: s, live: 0, expect: HashMap::new(), arrived: HashMap::new(), warps: Vec::new() };
+                        for (wid, t) in traces.into_iter().enumerate() {
+                            for r in &t.recs {
+                                if let Access::Bar { id, gen, wait: true } = r.access {
+                                    *run.expect.entry((id, gen)).or_insert(0) += 1;
+                                }
+                            }
+                            if t.recs.is_empty() {
+                                continue;
+                            }
+                            let w = Warp {
+                                trace: t,
+                                pos: 0,
+                                cta: ci,
+                                id: wid as u32,
+                                next_issue: now,
+                                sb: [0; SCOREBOARDS],
+                                sb_long: 0,
+                                bar: None,
+                                reason: StallReason::Selected,
+                                wake: 0,
+                                span: None,
+                            };
+                            let slot = match free_slots.pop() {
+                                Some(i) => {
+                                    warps[i] = Some(w);
+                                    i
+                                }
+                                None => {
+                                    warps.push(Some(w));
+                                    warps.len() - 1
+                                }
+                            };
+                            let sm = &mut sms[s];
+                            let sub = sm.next_sub;
+                            sm.next_sub = (sm.next_sub + 1) % nsub;
+                            sm.subs[sub].warps.push(slot);
+                            sm.warps += 1;
+                            run.warps.push(slot);
+                            run.live += 1;
+                            resident += 1;
+                        }
+                        sms[s].ctas += 1;
+                        ctas.push(Some(run));
+                        stats.ctas_placed += 1;
+                    }
+                }
+                true
+            } else {
+                false
+            }
+        }};
+    }
+    // Breadth first: one CTA per SM in turn, as long as any fits.
+    loop {
+        let mut placed = false;
+        for s in 0..sms.len() {
+            placed |= place_one!(s);
+        }
+        if !placed {
+            break;
+        }
+    }
+    let mut finished_ctas: Vec<usize> = Vec::new();
+    let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
+    let mut issue: Vec<(usize, usize, usize)> = Vec::new();
+    let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
+    loop {
+        // CTAs with no live warps free their SM.
+        for ci in finished_ctas.drain(..) {
+            if let Some(run) = ctas[ci].take() {
+                sms[run.sm].ctas -= 1;
+                while place_one!(run.sm) {}
+            }
+        }
+        if resident == 0 {
+            break;
+        }
+        // Pass 1: each warp's verdict; each sub-partition's choice.
+        let mut wake = u64::MAX;
+        let mut counts = [0u64; STALL_REASONS];
+        issue.clear();
+        for (si, sm) in sms.iter_mut().enumerate() {
+            if sm.warps == 0 {
+                continue;
+            }
+            let lsu_busy = sm.lsu_free > now;
+            for (ui, sub) in sm.subs.iter_mut().enumerate() {
+                let n = sub.warps.len();
+                if n == 0 {
+                    continue;
+                }
+                let mut chosen: Option<usize> = None;
+                // Policy order: GTO tries the greedy warp, then the oldest
+                // (placement order); LRR starts after the last issuer.
+                let start = match m.scheduler {
+                    Policy::Gto => 0,
+                    Policy::Lrr => (sub.last + 1) % n,
+                };
+                let greedy =
+                    if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
+                for k in 0..=n {
+                    let i = match (k, greedy) {
+                        (0, Some(g)) => g,
+                        (0, None) => continue,
+                        (k, Some(g)) if (start + k - 1) % n == g => continue,
+                        (k, _) => (start + k - 1) % n,
+                    };
+                    let w = warps[sub.warps[i]].as_mut().expect("resident warp");
+                    if w.wake > now {
+                        counts[w.reason as usize] += 1;
+                        wake = wake.min(w.wake);
+                        continue;
+                    }
+                    let rec = w.trace.recs[w.pos];
+                    let inf = &info[rec.idx as usize];
+                    let (reason, t) = if w.bar.is_some() {
+                        (StallReason::Barrier, u64::MAX)
+                    } else if w.next_issue > now {
+                        (StallReason::Wait, w.next_issue)
+                    } else {
+                        let mut t = now;
+                        let mut long = false;
+                        for s in 0..SCOREBOARDS {
+                            if inf.req >> s & 1 != 0 && w.sb[s] > now {
+                                t = t.max(w.sb[s]);
+                                long |= w.sb_long >> s & 1 != 0;
+                            }
+                        }
+                        if t > now {
+                            (if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t)
+                        } else if inf.pipe == Pipe::Lsu && lsu_busy {
+                            (StallReason::MemPipe, sm.lsu_free)
+                        } else if inf.pipe != Pipe::Lsu && sub.pipe_free[inf.pipe as usize] > now {
+                            (StallReason::MathPipe, sub.pipe_free[inf.pipe as usize])
+                        } else if chosen.is_none() {
+                            chosen = Some(i);
+                            (StallReason::Selected, now + 1)
+                        } else {
+                            (StallReason::NotSelected, now + 1)
+                        }
+                    };
+                    w.reason = reason;
+                    w.wake = if matches!(reason, StallReason::Selected | StallReason::NotSelected) { 0 } else { t };
+                    counts[reason as usize] += 1;
+                    wake = wake.min(t);
+                }
+                if let Some(i) = chosen {
+                    sub.last = i;
+                    sub.greedy = Some(sub.warps[i]);
+                    issue.push((si, ui, i));
+                }
+            }
+        }
+        let any_issue = !issue.is_empty();
+        let dt = if any_issue { 1 } else { wake.saturating_sub(now).max(1) };
+        if wake == u64::MAX && !any_issue {
+            // Only barrier waits: cannot happen for a trace the interpreter
+            // completed (it would have deadlocked); end rather than spin.
+            break;
+        }
+        // Pass 2: account the interval, then issue the chosen warps.
+        for (a, c) in stats.stall_cycles.iter_mut().zip(counts) {
+            *a += c * dt;
+        }
+        for sm in sms.iter().filter(|sm| sm.warps > 0) {
+            stats.active_sm_cycles += dt;
+            stats.resident_warp_cycles += sm.warps as u64 * dt;
+        }
+        if let Some(p) = prof.as_mut() {
+            for (si, sm) in sms.iter().enumerate() {
+                for &slot in sm.subs.iter().flat_map(|sub| &sub.warps) {
+                    let w = warps[slot].as_mut().expect("resident warp");
+                    let rec = w.trace.recs[w.pos];
+                    p.stalls[rec.idx as usize][w.reason as usize] += dt;
+                    if timeline {
+                        let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
+                        timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
+                    }
+                }
+            }
+        }
+        for &(si, ui, i) in &issue {
+            let Sm { subs, lsu_free, l1, .. } = &mut sms[si];
+            let sub = &mut subs[ui];
+            let slot = sub.warps[i];
+            let w = warps[slot].as_mut().expect("resident warp");
+            let rec = w.trace.recs[w.pos];
+            {
+                {
+                    // Issue.
+                    let inf = info[rec.idx as usize];
+                    stats.issued += 1;
+                    w.next_issue = now + inf.stall as u64;
+                    let mut ready = now + inf.lat as u64;
+                    let mut long = false;
+                    match rec.access {
+                        Access::Sectors { start, count, store, atomic } => {
+                            let secs = &w.trace.sectors[start as usize..start as usize + count as usize];
+                            let mut lines = 0u64;
+                            let mut prev = u64::MAX;
+                            for &sct in secs {
+                                if sct >> line_shift != prev {
+                                    lines += 1;
+                                    prev = sct >> line_shift;
+                                }
+                            }
+                            let begin = now.max(*lsu_free);
+                            let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
+                            *lsu_free = begin + occupy;
+                            stats.sectors += count as u64;
+                            stats.lines += lines;
+                            let mut done = begin + occupy;
+                            for &sct in secs {
+                                let t = if atomic {
+                                    let a = l2_bw.serve(begin);
+                                    l2.access(sct);
+                                    a + m.lat_atomic as u64
+                                } else if store {
+                                    l1.invalidate(sct);
+                                    let a = l2_bw.serve(begin);
+                                    if !l2.access(sct) {
+                                        stats.l2_misses += 1;
+                                    }
+                                    a
+                                } else if l1.access(sct) {
+                                    stats.l1_hits += 1;
+                                    begin + lat_l1
+                                } else {
+                                    stats.l1_misses += 1;
+                                    let a = l2_bw.serve(begin);
+                                    if l2.access(sct) {
+                                        stats.l2_hits += 1;
+                                        a + lat_l2
+                                    } else {
+                                        stats.l2_misses += 1;
+                                        dram_bw.serve(a) + lat_dram
+                                    }
+                                };
+                                done = done.max(t);
+                            }
+                            ready = done;
+                            long = true;
+                        }
+                        Access::Shared { wavefronts } => {
+                            let begin = now.max(*lsu_free);
+                            *lsu_free = begin + wavefronts as u64;
+                            stats.shared_wavefronts += wavefronts as u64;
+                            stats.shared_accesses += 1;
+                            ready = begin + wavefronts as u64 + m.lat_shared as u64;
+                        }
+                        Access::Bar { id, gen, wait } => {
+                            if wait {
+                                w.bar = Some((id, gen));
+                                arrivals.push((w.cta, id, gen));
+                            }
+                        }
+                        Access::None => {
+                            if inf.pipe == Pipe::Lsu {
+                                // No executing lane: an issue, no round trip.
+                                ready = now + 1;
+                            }
+                        }
+                    }
+                    if inf.pipe != Pipe::Lsu {
+                        sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
+                    }
+                    if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
+                        let s = inf.wsb as usize;
+                        if ready > w.sb[s] {
+                            w.sb[s] = ready;
+                            w.sb_long = w.sb_long & !(1 << s) | (long as u8) << s;
+                        }
+                    }
+                    if inf.yield_ {
+                        sub.greedy = None;
+                    }
+                    w.pos += 1;
+                    if w.pos == w.trace.recs.len() {
+                        done_warps.push((si, ui, i));
+                    }
+                }
+            }
+        }
+        // Barrier arrivals; the last one of an instance releases its warps.
+        for (ci, id, gen) in arrivals.drain(..) {
+            let Some(c) = ctas[ci].as_mut() else { continue };
+            let a = c.arrived.entry((id, gen)).or_insert(0);
+            *a += 1;
+            if *a >= c.expect.get(&(id, gen)).copied().unwrap_or(0) {
+                for &o in &c.warps {
+                    if let Some(ow) = warps[o].as_mut() {
+                        if ow.bar == Some((id, gen)) && ow.cta == ci {
+                            ow.bar = None;
+                            ow.wake = 0;
+                            ow.next_issue = ow.next_issue.max(now + 1);
+                        }
+                    }
+                }
+            }
+        }
+        // Warps that issued their last instruction leave.
+        for &(si, ui, i) in done_warps.iter().rev() {
+            let slot = sms[si].subs[ui].warps.remove(i);
+            let sub = &mut sms[si].subs[ui];
+            if sub.greedy == Some(slot) {
+                sub.greedy = None;
+            }
+            if sub.last >= sub.warps.len() {
+                sub.last = 0;
+            }
+            sms[si].warps -= 1;
+            let w = warps[slot].take().expect("resident warp");
+            if let (Some(p), true) = (prof.as_mut(), timeline) {
+                let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
+                close_span(p, &w, si as u32, cta, now + 1);
+            }
+            if let Some(c) = ctas[w.cta].as_mut() {
+                c.live -= 1;
+                if c.live == 0 {
+                    finished_ctas.push(w.cta);
+                }
+            }
+            free_slots.push(slot);
+            resident -= 1;
+        }
+        done_warps.clear();
+        now += dt;
+    }
+    stats.cycles = now;
+    stats.warp_cycles = stats.stall_cycles.iter().sum();
+    (stats, prof)
+}
+
+/// Extends or closes the warp's stall span and records an issue.
+fn timeline_step(p: &mut SmProfile, w: &mut Warp, sm: u32, cta: u64, idx: u32, lanes: u32, now: u64) {
+    let pc = crate::program::CODE_BASE + 16 * idx as u64;
+    if w.reason == StallReason::Selected {
+        close_span(p, w, sm, cta, now);
+        w.span = None;
+        push(p, TimelineEvent { cta, warp: w.id, pc, cycle: now, cycles: 1, lanes: lanes.count_ones(), sm: Some(sm), stall: None });
+        return;
+    }
+    match w.span {
+        Some((r, _)) if r == w.reason => {}
+        _ => {
+            close_span(p, w, sm, cta, now);
+            w.span = Some((w.reason, now));
+        }
+    }
+}
+
+fn close_span(p: &mut SmProfile, w: &Warp, sm: u32, cta: u64, now: u64) {
+    if let Some((r, start)) = w.span {
+        if now > start {
+            let pc = crate::program::CODE_BASE + 16 * w.trace.recs.get(w.pos).map(|r| r.idx).unwrap_or(0) as u64;
+            push(
+                p,
+                TimelineEvent { cta, warp: w.id, pc, cycle: start, cycles: (now - start) as u32, lanes: 0, sm: Some(sm), stall: Some(r) },
+            );
+        }
+    }
+}
+
+fn push(p: &mut SmProfile, e: TimelineEvent) {
+    if p.timeline.len() < TIMELINE_LIMIT {
+        p.timeline.push(e);
+    } else {
+        p.timeline_dropped += 1;
+    }
+}

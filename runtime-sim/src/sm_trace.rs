@@ -1,0 +1,194 @@
+//! What the SM timing model replays: per warp, the instructions the
+//! interpreter issued in order, each with its executing lanes and what the
+//! model needs of it — the 32-byte sectors of a global or local access, the
+//! wavefronts (bank-conflict replays) of a shared access, the barrier
+//! instance a BAR joins. Recorded by the interpreter (`exec.rs`) as a CTA
+//! runs; docs/timing.md, "How it runs".
+
+use crate::machine::lanes;
+use crate::mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
+use crate::memory::ConstBanks;
+use crate::ops::{AddrSpace, Op};
+use crate::regs::{Regs, LANES};
+
+/// The memory part of a [`Rec`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Not a memory access, or one with no executing lane.
+    None,
+    /// Global or local memory: `count` sector indices at `start` in
+    /// [`WarpTrace::sectors`].
+    Sectors { start: u32, count: u16, store: bool, atomic: bool },
+    /// Shared memory: the wavefronts the access needs (1 without conflicts).
+    Shared { wavefronts: u16 },
+    /// A CTA barrier: barrier `id`, instance `gen`; `wait`: the warp's last
+    /// arrival at that instance (it waits for the release after it).
+    Bar { id: u8, gen: u32, wait: bool },
+}
+
+/// One issued warp-instruction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rec {
+    /// Index of the instruction in the program's code.
+    pub idx: u32,
+    /// Lanes that executed it.
+    pub lanes: u32,
+    pub access: Access,
+}
+
+/// One warp's issues.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WarpTrace {
+    pub recs: Vec<Rec>,
+    pub sectors: Vec<u64>,
+}
+
+/// Base of the address range local memory is mapped to for the caches:
+/// above any global address the simulator allocates.
+const LOCAL_BASE: u64 = 1 << 56;
+
+/// The recorder of one CTA.
+#[derive(Clone, Debug)]
+pub(crate) struct Recorder {
+    pub warps: Vec<WarpTrace>,
+    /// log2 of the sector size; shared banks and their width.
+    pub sector_shift: u32,
+    pub banks: u32,
+    pub bank_bytes: u32,
+    /// A number unique to the CTA over the launch (its index), for local memory.
+    pub cta: u64,
+    pub local_size: u32,
+}
+
+impl Recorder {
+    pub fn new(sector_bytes: u32, banks: u32, bank_bytes: u32, local_size: u32) -> Recorder {
+        Recorder { warps: Vec::new(), sector_shift: sector_bytes.trailing_zeros(), banks, bank_bytes, cta: 0, local_size }
+    }
+
+    /// Starts the trace of CTA `cta` with `nwarps` warps.
+    pub fn start(&mut self, cta: u64, nwarps: usize) {
+        self.cta = cta;
+        self.warps = vec![WarpTrace::default(); nwarps];
+    }
+
+    /// Records one issue of warp `w`, before the instruction runs (its
+    /// address registers are still the ones it reads). `bar_gen`: the
+    /// current instance of the barrier a BAR names.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(&mut self, w: usize, idx: usize, op: &Op, regs: &Regs, cb: &ConstBanks, e: u32, bar_gen: u32) {
+        let access = if e == 0 {
+            Access::None
+        } else {
+            match *op {
+                Op::Load { space, a, ofs, ty, .. } => {
+                    self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, ty.bytes(), e, false, false)
+                }
+                Op::Store { space, a, ofs, ty, .. } => {
+                    self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, ty.bytes(), e, true, false)
+                }
+                Op::Atom { a, ofs, wide, .. } => {
+                    self.addresses(w, AddrSpace::Generic, regs.get64::<32>(a, cb).ok(), ofs, if wide { 8 } else { 4 }, e, true, true)
+                }
+                Op::Bar { id, .. } => Access::Bar { id: id & 15, gen: bar_gen, wait: true },
+                _ => Access::None,
+            }
+        };
+        let t = &mut self.warps[w];
+        // An earlier arrival of the same warp at the same barrier instance
+        // (divergent lanes arriving in two groups) does not wait.
+        if let Access::Bar { id, gen, .. } = access {
+            for r in t.recs.iter_mut().rev() {
+                if let Access::Bar { id: i, gen: g, wait } = &mut r.access {
+                    if *i == id {
+                        if *g == gen {
+                            *wait = false;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        t.recs.push(Rec { idx: idx as u32, lanes: e, access });
+    }
+
+    /// The access of the executing lanes `e` at `base + ofs`, `n` bytes each.
+    #[allow(clippy::too_many_arguments)]
+    fn addresses(
+        &mut self,
+        w: usize,
+        space: AddrSpace,
+        base: Option<[u64; 32]>,
+        ofs: i32,
+        n: u32,
+        e: u32,
+        store: bool,
+        atomic: bool,
+    ) -> Access {
+        let Some(base) = base else { return Access::None };
+        let at = |l: usize| match space {
+            AddrSpace::Shared | AddrSpace::Local => (base[l] as u32).wrapping_add(ofs as u32) as u64,
+            _ => base[l].wrapping_add(ofs as i64 as u64),
+        };
+        // A generic access is classified by its first executing lane.
+        let first = at(e.trailing_zeros() as usize);
+        let space = match space {
+            AddrSpace::Generic => match first >> 32 {
+                SHARED_WINDOW => AddrSpace::Shared,
+                LOCAL_WINDOW => AddrSpace::Local,
+                _ => AddrSpace::Global,
+            },
+            s => s,
+        };
+        let low = |a: u64| if (a >> 32) == SHARED_WINDOW || (a >> 32) == LOCAL_WINDOW { a & 0xffff_ffff } else { a };
+        match space {
+            AddrSpace::Shared => {
+                // Distinct bank words per bank: the most any bank serves is
+                // the number of wavefronts (one word read by many lanes is a
+                // broadcast).
+                let mut words: Vec<u64> = Vec::with_capacity(LANES * 4);
+                for l in lanes(e) {
+                    let a = low(at(l));
+                    let (lo, hi) = (a / self.bank_bytes as u64, (a + n as u64 - 1) / self.bank_bytes as u64);
+                    words.extend(lo..=hi);
+                }
+                words.sort_unstable();
+                words.dedup();
+                let mut per_bank = vec![0u16; self.banks as usize];
+                for wd in words {
+                    per_bank[(wd % self.banks as u64) as usize] += 1;
+                }
+                Access::Shared { wavefronts: per_bank.into_iter().max().unwrap_or(1).max(1) }
+            }
+            _ => {
+                let local = space == AddrSpace::Local;
+                // Local memory is interleaved across the lanes by word, in a
+                // range of its own per warp.
+                let region = (self.cta << 16 | w as u64).wrapping_mul((self.local_size as u64 * LANES as u64).next_multiple_of(128));
+                let t = &mut self.warps[w];
+                let start = t.sectors.len();
+                for l in lanes(e) {
+                    let a = low(at(l));
+                    for b in [a, a + n as u64 - 1] {
+                        let g = if local {
+                            LOCAL_BASE.wrapping_add(region).wrapping_add((b / 4) * 4 * LANES as u64 + l as u64 * 4 + b % 4)
+                        } else {
+                            b
+                        };
+                        t.sectors.push(g >> self.sector_shift);
+                    }
+                }
+                let part = &mut t.sectors[start..];
+                part.sort_unstable();
+                let mut k = 0;
+                for i in 0..part.len() {
+                    if i == 0 || part[i] != part[k - 1] {
+                        part[k] = part[i];
+                        k += 1;
+                    }
+                }
+                t.sectors.truncate(start + k);
+                Access::Sectors { start: start as u32, count: k as u16, store, atomic }
+            }
+        }
+    }
+}
