@@ -649,6 +649,21 @@ mod tests {
         VCode { blocks: vec![VBlock { insts, ..Default::default() }], classes, ..Default::default() }
     }
 
+    /// `vcode` behind a call that reads `n` more values (numbered from
+    /// `first`) for the last time: the function's highest pressure is
+    /// before the call, so the code after it has registers to spare.
+    fn with_slack(insts: Vec<MInst>, mut classes: Vec<Class>, n: u32) -> VCode {
+        let first = classes.len() as u32;
+        classes.extend((0..n).map(|_| Class::R));
+        let mut call = Bundle::pseudo(Pseudo::Call);
+        for k in 0..n {
+            call = call.fixed(VReg(first + k), OpKind::Use, 4 + k as u8);
+        }
+        let mut all = vec![call.build()];
+        all.extend(insts);
+        vcode(all, classes)
+    }
+
     fn add(d: VReg, a: VReg, b: VReg) -> MInst {
         Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build()
     }
@@ -667,7 +682,7 @@ mod tests {
 
     /// The mnemonic lines of the block, in order.
     fn lines(v: &VCode) -> Vec<String> {
-        v.to_string().lines().filter(|l| l.starts_with("    ")).map(|l| l.trim().to_string()).collect()
+        v.to_string().lines().filter(|l| l.starts_with("    ") && !l.starts_with("    ;")).map(|l| l.trim().to_string()).collect()
     }
 
     fn first(lines: &[String], what: &str) -> usize {
@@ -680,7 +695,7 @@ mod tests {
         let (x, y, p, q, a, b, c, l1, l2, s) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8), VReg(9));
         // A chain a, b, c of ALU work, then two loads summed; all stored.
         let code = vec![add(a, x, y), add(b, a, y), add(c, b, a), ldg(l1, p, 0), ldg(l2, q, 0), add(s, l1, l2), stg(p, 0, s), stg(q, 0, c)];
-        let mut v = vcode(code, vec![R, R, W, W, R, R, R, R, R, R]);
+        let mut v = with_slack(code, vec![R, R, W, W, R, R, R, R, R, R], 4);
         assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
         let l = lines(&v);
         assert_eq!(first(&l, "LDG"), 0, "{:?}", l);
@@ -696,7 +711,7 @@ mod tests {
         // x + x, stored through p, then loads through q (may alias), through
         // p 8 bytes on (disjoint) and from shared memory (another space).
         let code = vec![add(s, x, x), stg(p, 0, s), ldg(l1, q, 0), ldg(l2, p, 8), lds(l3, x), add(t, l1, l2), add(u, t, l3), stg(q, 0, u)];
-        let mut v = vcode(code, vec![R, W, W, R, R, R, R, R, R]);
+        let mut v = with_slack(code, vec![R, W, W, R, R, R, R, R, R], 4);
         opt_instr_sched_prepass(&mut v);
         let l = lines(&v);
         let store = first(&l, "STG");
