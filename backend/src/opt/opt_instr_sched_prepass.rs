@@ -387,6 +387,28 @@ struct Last {
     all_readers: SmallVec<[usize; 4]>,
 }
 
+impl Last {
+    /// Node `j` reads the register: after its writer, by the writer's latency.
+    fn read(&mut self, j: usize, nodes: &[Node], edge: &mut impl FnMut(usize, usize, u32)) {
+        if let Some(w) = self.writer {
+            edge(w, j, nodes[w].lat);
+        }
+        self.readers.push(j);
+    }
+
+    /// Node `j` writes the register: after its last writer and its readers since.
+    fn write(&mut self, j: usize, edge: &mut impl FnMut(usize, usize, u32)) {
+        if let Some(w) = self.writer {
+            edge(w, j, 1);
+        }
+        for &i in &self.readers {
+            edge(i, j, 0);
+        }
+        self.writer = Some(j);
+        self.readers.clear();
+    }
+}
+
 /// Builds the dependence graph of `insts` (a region: no fixed instruction).
 /// `params` maps a value this block passes as a block argument to the
 /// parameters it becomes.
@@ -402,7 +424,7 @@ fn region(
     let nodes: Vec<Node> = insts.iter().map(|m| node(m, &mut refs)).collect();
     let mut succs: Vec<SmallVec<[(u32, u32); 4]>> = vec![SmallVec::new(); n];
     let mut npreds = vec![0u32; n];
-    let mut edge = |a: usize, b: usize, lat: u32, succs: &mut Vec<SmallVec<[(u32, u32); 4]>>| {
+    let mut edge = |a: usize, b: usize, lat: u32| {
         if a != b {
             succs[a].push((b as u32, lat));
             npreds[b] += 1;
@@ -431,18 +453,11 @@ fn region(
     for (j, nd) in nodes.iter().enumerate() {
         for &v in &nd.reads {
             let l = vlast.entry(v).or_default();
-            if let Some(w) = l.writer {
-                edge(w, j, nodes[w].lat, &mut succs);
-            }
-            l.readers.push(j);
+            l.read(j, &nodes, &mut edge);
             l.all_readers.push(j);
         }
         for &x in &nd.preg_reads {
-            let l = plast.entry(x).or_default();
-            if let Some(w) = l.writer {
-                edge(w, j, nodes[w].lat, &mut succs);
-            }
-            l.readers.push(j);
+            plast.entry(x).or_default().read(j, &nodes, &mut edge);
         }
         // Memory order (the base's version read before this instruction's writes).
         let m = &insts[j];
@@ -451,14 +466,14 @@ fn region(
             let acc = access(m, space, r, &vlast);
             for &(i, ref a) in &mem {
                 if a.conflicts(&acc) {
-                    edge(i, j, 1, &mut succs);
+                    edge(i, j, 1);
                 }
             }
             mem.push((j, acc));
         } else if r == Role::Atomic {
             let acc = Access { space: Space::Generic, atomic: true, store: true, base: None, lo: 0, hi: 0 };
             for &(i, _) in &mem {
-                edge(i, j, 1, &mut succs);
+                edge(i, j, 1);
             }
             mem.push((j, acc));
         }
@@ -468,31 +483,15 @@ fn region(
                 for p in ps {
                     if let Some(l) = vlast.get(p) {
                         for &i in &l.all_readers {
-                            edge(i, j, 0, &mut succs);
+                            edge(i, j, 0);
                         }
                     }
                 }
             }
-            let l = vlast.entry(v).or_default();
-            if let Some(w) = l.writer {
-                edge(w, j, 1, &mut succs);
-            }
-            for &i in &l.readers {
-                edge(i, j, 0, &mut succs);
-            }
-            l.writer = Some(j);
-            l.readers.clear();
+            vlast.entry(v).or_default().write(j, &mut edge);
         }
         for &x in &nd.preg_writes {
-            let l = plast.entry(x).or_default();
-            if let Some(w) = l.writer {
-                edge(w, j, 1, &mut succs);
-            }
-            for &i in &l.readers {
-                edge(i, j, 0, &mut succs);
-            }
-            l.writer = Some(j);
-            l.readers.clear();
+            plast.entry(x).or_default().write(j, &mut edge);
         }
     }
     // Heights, from the end (edges only go forward).
