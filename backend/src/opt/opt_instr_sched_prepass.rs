@@ -98,10 +98,10 @@ pub(crate) fn optype_role(name: &str) -> Role {
         // registers (a clock read is fixed: `role`).
         "IADD" | "IMAD" | "IMAD_WIDE" | "IDP2A" | "IDP4A" | "IMUL" | "LEA" | "IABS" | "IMNMX" | "P2R" | "R2P" | "ISETP" | "ISET"
         | "SEL" | "LOP3" | "PLOP3" | "SHF" | "MOV" | "PRMT" | "I2I" | "I2IP" | "R2UR" | "MUFU" | "POPC" | "FLO" | "BREV" | "BMSK"
-        | "SGXT" | "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" | "FADD" | "FMUL" | "FFMA" | "FMNMX" | "FSETP" | "FRND" | "I2F"
-        | "F2I" | "F2F" | "LDC" | "S2R" | "S2UR" | "ULDC" | "UIADD" | "UIMAD" | "UIMAD_WIDE" | "UIMUL" | "ULEA" | "UIABS"
-        | "UIMNMX" | "UP2UR" | "UR2UP" | "UISETP" | "USEL" | "ULOP3" | "UPLOP3" | "USHF" | "UMOV" | "UPRMT" | "UPOPC" | "UFLO"
-        | "UBREV" | "UBMSK" | "USGXT" | "UF2FP" => Role::Pure,
+        | "SGXT" | "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" | "FADD" | "FMUL" | "FFMA" | "FMNMX" | "FSETP" | "FRND" | "I2F" | "F2I"
+        | "F2F" | "LDC" | "S2R" | "S2UR" | "ULDC" | "UIADD" | "UIMAD" | "UIMAD_WIDE" | "UIMUL" | "ULEA" | "UIABS" | "UIMNMX" | "UP2UR"
+        | "UR2UP" | "UISETP" | "USEL" | "ULOP3" | "UPLOP3" | "USHF" | "UMOV" | "UPRMT" | "UPOPC" | "UFLO" | "UBREV" | "UBMSK" | "USGXT"
+        | "UF2FP" => Role::Pure,
         _ => Role::Fixed,
     }
 }
