@@ -30,7 +30,9 @@
 //!    [`reconv::insert_breg_saves`] — the convergence-barrier registers a device function
 //!    or a region saves and restores (`BMOV`, planned with the regions);
 //! 6. [`regalloc::lower_bundles`] — the multi-piece instructions of selection split into
-//!    one machine instruction each; [`regalloc::assign_regs_ssa`] — one final register per value, on the SSA code,
+//!    one machine instruction each; at [`OptLevel::Speed`] [`opt::opt_instr_sched_prepass`] —
+//!    instructions reordered in their block so latencies overlap (a list scheduler under a
+//!    register budget); [`regalloc::assign_regs_ssa`] — one final register per value, on the SSA code,
 //!    when the values fit; else [`regalloc::assign_regs_regalloc2`] — regalloc2 over R / R-pairs
 //!    / P; both give an [`regalloc::assignment::Assignment`] (checked by
 //!    [`regalloc::check_assignment`] or regalloc2's checker);
@@ -68,7 +70,9 @@ use mid::{
     legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_unreachable_code,
 };
 use module::{call_graph, call_stack, shared_mem};
-use opt::{opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_narrow_pairs, opt_sink_block_args, opt_uniform};
+use opt::{
+    opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_instr_sched_prepass, opt_narrow_pairs, opt_sink_block_args, opt_uniform,
+};
 use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_reconvergence};
 use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs};
 
@@ -266,6 +270,10 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::insert_breg_saves, &vcode);
     lower_bundles::lower_bundles(&mut vcode);
     run.ran(Pass::lower_bundles, &vcode);
+    if opts.opt_level == OptLevel::Speed {
+        opt_instr_sched_prepass::opt_instr_sched_prepass(&mut vcode);
+        run.ran(Pass::opt_instr_sched_prepass, &vcode);
+    }
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
     let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_regs_ssa(&vcode) };

@@ -108,6 +108,8 @@ passes! {
     insert_breg_saves: "reconv", VCode;
     /// Multi-piece instructions split into one machine instruction each.
     lower_bundles: "regalloc", VCode;
+    /// Instructions reordered in their block so latencies overlap, under a register budget.
+    opt_instr_sched_prepass: "opt", VCode;
     /// One register per value, chosen on the SSA code, when the values fit.
     assign_regs_ssa: "regalloc", Assignment;
     /// Registers by regalloc2, with spilling, where the SSA assignment gives up.

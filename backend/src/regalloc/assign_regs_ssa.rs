@@ -535,7 +535,7 @@ fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
 
 /// Liveness of the virtual registers: upward-exposed uses and definitions
 /// per block, then the fixed point (blocks in postorder).
-fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiveness) {
+pub(crate) fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiveness) {
     liveness.reset(vcode.blocks.len(), vcode.classes.len());
     for (b, blk) in vcode.blocks.iter().enumerate() {
         let (g, k) = (&mut liveness.gen[b], &mut liveness.kill[b]);

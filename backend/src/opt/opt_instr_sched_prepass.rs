@@ -1,0 +1,749 @@
+//! Instructions reordered within their block before register assignment, so
+//! that long latencies overlap (at `opt_level=speed`; `docs/optimization.md`,
+//! "Instruction scheduling").
+//!
+//! A block is cut into *regions* at every instruction that keeps its place
+//! ([`Role::Fixed`]: pseudo-instructions — arguments, calls, frame accesses,
+//! terminators —, out-of-line bundles, instructions with an ABI-fixed
+//! operand, barriers, fences, votes, shuffles, convergence-barrier
+//! instructions, clock reads, indexed register accesses, anything the pass
+//! does not know). Inside a region the order is free up to a dependence graph:
+//!
+//! - **registers**: a read after the write it reads (latency of the writer,
+//!   `ursa_emit::latency`), a write after every earlier read and write of the
+//!   same virtual register, and the same for the physical UR/UP (and any
+//!   unbound R/P) registers the fields name; an instruction that writes into
+//!   the register of one of its uses (`OpKind::Reuse`) counts as a write of
+//!   that use;
+//! - **memory**: loads may pass loads; a store or atomic is passed by no
+//!   memory access it may alias, and passes none. Two accesses are
+//!   *provably independent* when they are in different state spaces (global,
+//!   shared, local; a generic `LD`/`ST` may be any) or read the same base
+//!   value at disjoint `[offset, offset + width)` ranges; an atomic is
+//!   ordered with every access. `LDC`/`ULDC` read the constant bank, which no
+//!   instruction writes: they are ordinary values;
+//! - **block arguments**: a value passed to a block parameter stays after the
+//!   reads of that parameter that came before it (what `opt_sink_block_args`
+//!   arranged: the loop update shares the register of the value it replaces).
+//!
+//! Then a top-down list scheduler: each cycle the ready instruction whose
+//! inputs are available and whose path to the end of the region is longest
+//! (latencies summed: a 200-cycle global load first, so independent loads are
+//! issued together, and chains of fixed-latency work interleave), ties by the
+//! original order; when nothing is available, the one available soonest.
+//!
+//! **Register budget.** The pressure (32-bit registers live, a pair counting
+//! two, and predicates on their own) is tracked while scheduling. The budget
+//! of both is the highest pressure of the function in its original order: the
+//! allocator needs about that many registers whatever the order, so staying
+//! below it anywhere costs none. A choice that would exceed it gives way to
+//! the ready instruction that raises the pressure least (ties by the
+//! original order); a region whose schedule still exceeds the budget keeps
+//! its original order.
+
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
+use std::sync::OnceLock;
+
+use ursa_emit::latency::class_of_form;
+use ursa_emit::mods::SReg;
+use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
+
+use crate::regalloc::assign_regs_ssa::block_liveness;
+use crate::regalloc::liveness::Liveness;
+
+/// Regions longer than this are scheduled in windows of this many
+/// instructions (the list scheduler is quadratic in a region's length).
+const WINDOW: usize = 256;
+
+/// A state space of memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Space {
+    Global,
+    Shared,
+    Local,
+    /// `LD`/`ST`/`ATOM`: a generic address, any of the others.
+    Generic,
+}
+
+/// What an instruction is to the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Reads and writes registers only.
+    Pure,
+    Load(Space),
+    Store(Space),
+    /// Ordered with every memory access.
+    Atomic,
+    /// Keeps its place: nothing moves across it.
+    Fixed,
+}
+
+/// The role of an optype by name (`ursa_emit::ISA.optypes`): the optypes
+/// listed as pure or as memory accesses; every other one is fixed.
+pub(crate) fn optype_role(name: &str) -> Role {
+    match name {
+        "LDG" => Role::Load(Space::Global),
+        "LDS" => Role::Load(Space::Shared),
+        "LDL" => Role::Load(Space::Local),
+        "LD" => Role::Load(Space::Generic),
+        "STG" => Role::Store(Space::Global),
+        "STS" => Role::Store(Space::Shared),
+        "STL" => Role::Store(Space::Local),
+        "ST" => Role::Store(Space::Generic),
+        "ATOM" => Role::Atomic,
+        // Integer, multiply, bit and float arithmetic, conversions, moves,
+        // compares, the uniform datapath's ALU, constant-bank reads, special
+        // registers (a clock read is fixed: `role`).
+        "IADD" | "IMAD" | "IMAD_WIDE" | "IDP2A" | "IDP4A" | "IMUL" | "LEA" | "IABS" | "IMNMX" | "P2R" | "R2P" | "ISETP" | "ISET"
+        | "SEL" | "LOP3" | "PLOP3" | "SHF" | "MOV" | "PRMT" | "I2I" | "I2IP" | "R2UR" | "MUFU" | "POPC" | "FLO" | "BREV" | "BMSK"
+        | "SGXT" | "DADD" | "DMUL" | "DFMA" | "DMNMX" | "DSETP" | "FADD" | "FMUL" | "FFMA" | "FMNMX" | "FSETP" | "FRND" | "I2F" | "F2I"
+        | "F2F" | "LDC" | "S2R" | "S2UR" | "ULDC" | "UIADD" | "UIMAD" | "UIMAD_WIDE" | "UIMUL" | "ULEA" | "UIABS" | "UIMNMX" | "UP2UR"
+        | "UR2UP" | "UISETP" | "USEL" | "ULOP3" | "UPLOP3" | "USHF" | "UMOV" | "UPRMT" | "UPOPC" | "UFLO" | "UBREV" | "UBMSK" | "USGXT"
+        | "UF2FP" => Role::Pure,
+        _ => Role::Fixed,
+    }
+}
+
+/// [`optype_role`] of every optype, by index.
+fn optype_roles() -> &'static [Role] {
+    static ROLES: OnceLock<Vec<Role>> = OnceLock::new();
+    ROLES.get_or_init(|| ISA.optypes.iter().map(|o| optype_role(&o.name)).collect())
+}
+
+/// The role of an instruction of the VCode.
+pub(crate) fn role(m: &MInst) -> Role {
+    if m.pseudo != Pseudo::None
+        || m.clobbers_all
+        || m.cold_from.is_some()
+        || m.sym().is_some()
+        || m.pieces.len() != 1
+        || m.opnds.iter().any(|o| o.fixed.is_some())
+    {
+        return Role::Fixed;
+    }
+    let p = &m.pieces[0];
+    if p.has_dynamic_regs() {
+        return Role::Fixed;
+    }
+    let r = optype_roles()[p.def().optype as usize];
+    if r == Role::Pure {
+        if let Some(k) = fields::SR.place(p.form()) {
+            let sr = p.get_at(k);
+            if sr == SReg::SR_CLOCKLO.0 as u64 || sr == SReg::SR_CLOCKHI.0 as u64 {
+                return Role::Fixed;
+            }
+        }
+    }
+    r
+}
+
+/// A memory access: its space, the value its address is relative to (the
+/// operand of field `ra`, with the instruction that last wrote it in the
+/// region, or none for an absolute address) and its byte range from there.
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    space: Space,
+    atomic: bool,
+    store: bool,
+    base: Option<(VReg, bool, u32)>,
+    lo: i64,
+    hi: i64,
+}
+
+impl Access {
+    /// May the two touch the same byte, with one of them a write?
+    fn conflicts(&self, o: &Access) -> bool {
+        if !(self.store || o.store || self.atomic || o.atomic) {
+            return false;
+        }
+        if self.atomic || o.atomic {
+            return true;
+        }
+        if self.space != o.space && self.space != Space::Generic && o.space != Space::Generic {
+            return false;
+        }
+        !(self.base == o.base && (self.hi <= o.lo || o.hi <= self.lo))
+    }
+}
+
+/// The virtual registers an instruction reads and writes (each once; a
+/// `Reuse` writes the register of its use too), and its physical ones.
+#[derive(Default)]
+struct Node {
+    reads: SmallVec<[VReg; 4]>,
+    writes: SmallVec<[VReg; 3]>,
+    /// Writes that are no early def or scratch (may share a dying use's register).
+    late_writes: bool,
+    preg_reads: SmallVec<[(RegFile, u32); 2]>,
+    preg_writes: SmallVec<[(RegFile, u32); 2]>,
+    lat: u32,
+}
+
+fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> Node {
+    let mut n = Node { late_writes: true, lat: class_of_form(m.pieces[0].form()).latency() as u32, ..Node::default() };
+    for o in m.opnds.iter() {
+        match o.kind {
+            OpKind::Use => {
+                if !n.reads.contains(&o.vreg) {
+                    n.reads.push(o.vreg);
+                }
+            }
+            kind => {
+                if matches!(kind, OpKind::EarlyDef | OpKind::Temp) {
+                    n.late_writes = false;
+                }
+                if !n.writes.contains(&o.vreg) {
+                    n.writes.push(o.vreg);
+                }
+                if let OpKind::Reuse(k) = kind {
+                    let v = m.opnds[k as usize].vreg;
+                    if !n.writes.contains(&v) {
+                        n.writes.push(v);
+                    }
+                }
+            }
+        }
+    }
+    refs.clear();
+    let nr = m.pieces[0].reg_refs_into(refs);
+    for (k, r) in refs.iter().enumerate() {
+        let none = match r.file {
+            RegFile::R => RZ as u32,
+            RegFile::UR => URZ as u32,
+            RegFile::P | RegFile::UP => PT as u32,
+        };
+        for x in r.regs().filter(|&x| x < none) {
+            if k < nr {
+                n.preg_reads.push((r.file, x));
+            } else {
+                n.preg_writes.push((r.file, x));
+            }
+        }
+    }
+    n
+}
+
+/// Register pressure: 32-bit registers and predicates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Pressure {
+    r: i32,
+    p: i32,
+}
+
+impl Pressure {
+    fn of(class: Class) -> Pressure {
+        match class {
+            Class::R => Pressure { r: 1, p: 0 },
+            Class::RPair => Pressure { r: 2, p: 0 },
+            Class::P => Pressure { r: 0, p: 1 },
+        }
+    }
+    fn add(&mut self, o: Pressure) {
+        self.r += o.r;
+        self.p += o.p;
+    }
+    fn sub(&mut self, o: Pressure) {
+        self.r -= o.r;
+        self.p -= o.p;
+    }
+    fn max(self, o: Pressure) -> Pressure {
+        Pressure { r: self.r.max(o.r), p: self.p.max(o.p) }
+    }
+    fn exceeds(self, budget: Pressure) -> bool {
+        self.r > budget.r || self.p > budget.p
+    }
+}
+
+/// One region's dependence graph and the facts its pressure needs; the
+/// virtual registers it names are numbered densely (`local`).
+struct Region {
+    nodes: Vec<Node>,
+    /// Per node: the registers it reads and writes, by local number (a
+    /// register both read and written, the old version a `Reuse` writes
+    /// over, only among the reads).
+    reads: Vec<SmallVec<[u32; 4]>>,
+    writes: Vec<SmallVec<[u32; 3]>>,
+    /// Successors with the latency of the edge.
+    succs: Vec<SmallVec<[(u32, u32); 4]>>,
+    npreds: Vec<u32>,
+    /// Per node: the longest latency path from it to the end of the region.
+    height: Vec<u32>,
+    /// Per local register: its size, its reads in the region (one per
+    /// instruction) and whether it is live after the region.
+    size: Vec<Pressure>,
+    uses: Vec<u32>,
+    live_after: Vec<bool>,
+    /// Registers live at the start of the region.
+    start: Pressure,
+}
+
+impl Region {
+    /// The instruction's effect on the pressure when `left` holds the reads
+    /// still to come of each register: the pressure while it executes and
+    /// after it.
+    fn step(&self, i: usize, left: &[u32], cur: Pressure) -> (Pressure, Pressure) {
+        let mut dying = Pressure::default();
+        for &v in &self.reads[i] {
+            if left[v as usize] == 1 && !self.live_after[v as usize] {
+                dying.add(self.size[v as usize]);
+            }
+        }
+        let (mut defs, mut live_defs) = (Pressure::default(), Pressure::default());
+        for &v in &self.writes[i] {
+            let p = self.size[v as usize];
+            defs.add(p);
+            if left[v as usize] > 0 || self.live_after[v as usize] {
+                live_defs.add(p);
+            }
+        }
+        // Written registers beside those read, or in place of those that
+        // die (a plain def may take a dying use's register).
+        let mut during = cur;
+        during.add(defs);
+        if self.nodes[i].late_writes {
+            during.sub(dying);
+            during = during.max(cur);
+        }
+        let mut after = cur;
+        after.sub(dying);
+        after.add(live_defs);
+        (during, after)
+    }
+
+    fn consume(&self, i: usize, left: &mut [u32]) {
+        for &v in &self.reads[i] {
+            left[v as usize] -= 1;
+        }
+    }
+
+    /// The highest pressure of the region in `order`.
+    fn peak(&self, order: &[u32]) -> Pressure {
+        let mut left = self.uses.clone();
+        let mut cur = self.start;
+        let mut peak = cur;
+        for &i in order {
+            let (during, after) = self.step(i as usize, &left, cur);
+            self.consume(i as usize, &mut left);
+            peak = peak.max(during).max(after);
+            cur = after;
+        }
+        peak
+    }
+
+    /// The list schedule under `budget`.
+    fn schedule(&self, budget: Pressure) -> Vec<u32> {
+        let n = self.nodes.len();
+        let mut npreds = self.npreds.clone();
+        let mut earliest = vec![0u32; n];
+        let mut ready: Vec<u32> = (0..n as u32).filter(|&i| npreds[i as usize] == 0).collect();
+        let mut left = self.uses.clone();
+        let mut cur = self.start;
+        let mut t = 0u32;
+        let mut order = Vec::with_capacity(n);
+        while !ready.is_empty() {
+            // Available first, then the longest path, then the original order.
+            let key = |i: u32| (earliest[i as usize].max(t), std::cmp::Reverse(self.height[i as usize]), i);
+            let mut pick = (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction");
+            let (during, after) = self.step(ready[pick] as usize, &left, cur);
+            if during.exceeds(budget) || after.exceeds(budget) {
+                // Over the budget: the instruction that raises the pressure
+                // least, ties by the original order.
+                pick = (0..ready.len())
+                    .min_by_key(|&k| {
+                        let (during, after) = self.step(ready[k] as usize, &left, cur);
+                        let over = during.exceeds(budget) || after.exceeds(budget);
+                        (over, (after.r - cur.r) + (after.p - cur.p), ready[k])
+                    })
+                    .expect("a ready instruction");
+            }
+            let i = ready.swap_remove(pick);
+            cur = self.step(i as usize, &left, cur).1;
+            self.consume(i as usize, &mut left);
+            let at = earliest[i as usize].max(t);
+            t = at + 1;
+            order.push(i);
+            for &(s, lat) in &self.succs[i as usize] {
+                let s = s as usize;
+                earliest[s] = earliest[s].max(at + lat);
+                npreds[s] -= 1;
+                if npreds[s] == 0 {
+                    ready.push(s as u32);
+                }
+            }
+        }
+        debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
+        order
+    }
+}
+
+/// Per register, while the graph is built: the last writer and the readers since.
+#[derive(Default)]
+struct Last {
+    writer: Option<usize>,
+    readers: SmallVec<[usize; 4]>,
+    /// Every reader in the region so far (for the block-argument rule).
+    all_readers: SmallVec<[usize; 4]>,
+}
+
+impl Last {
+    /// Node `j` reads the register: after its writer, by the writer's latency.
+    fn read(&mut self, j: usize, nodes: &[Node], edge: &mut impl FnMut(usize, usize, u32)) {
+        if let Some(w) = self.writer {
+            edge(w, j, nodes[w].lat);
+        }
+        self.readers.push(j);
+    }
+
+    /// Node `j` writes the register: after its last writer and its readers since.
+    fn write(&mut self, j: usize, edge: &mut impl FnMut(usize, usize, u32)) {
+        if let Some(w) = self.writer {
+            edge(w, j, 1);
+        }
+        for &i in &self.readers {
+            edge(i, j, 0);
+        }
+        self.writer = Some(j);
+        self.readers.clear();
+    }
+}
+
+/// Builds the dependence graph of `insts` (a region: no fixed instruction).
+/// `params` maps a value this block passes as a block argument to the
+/// parameters it becomes.
+fn region(
+    classes: &[Class],
+    insts: &[MInst],
+    params: &HashMap<VReg, SmallVec<[VReg; 2]>>,
+    start: Pressure,
+    live_after: impl Fn(VReg) -> bool,
+) -> Region {
+    let n = insts.len();
+    let mut refs = Vec::new();
+    let nodes: Vec<Node> = insts.iter().map(|m| node(m, &mut refs)).collect();
+    let mut succs: Vec<SmallVec<[(u32, u32); 4]>> = vec![SmallVec::new(); n];
+    let mut npreds = vec![0u32; n];
+    let mut edge = |a: usize, b: usize, lat: u32| {
+        if a != b {
+            succs[a].push((b as u32, lat));
+            npreds[b] += 1;
+        }
+    };
+    let mut vlast: HashMap<VReg, Last> = HashMap::default();
+    let mut plast: HashMap<(RegFile, u32), Last> = HashMap::default();
+    let mut local: HashMap<VReg, u32> = HashMap::default();
+    let mut vregs: Vec<VReg> = Vec::new();
+    let mut id = |v: VReg| {
+        *local.entry(v).or_insert_with(|| {
+            vregs.push(v);
+            vregs.len() as u32 - 1
+        })
+    };
+    let reads: Vec<SmallVec<[u32; 4]>> = nodes.iter().map(|nd| nd.reads.iter().map(|&v| id(v)).collect()).collect();
+    let writes: Vec<SmallVec<[u32; 3]>> =
+        nodes.iter().map(|nd| nd.writes.iter().filter(|v| !nd.reads.contains(v)).map(|&v| id(v)).collect()).collect();
+    let mut uses = vec![0u32; vregs.len()];
+    for r in &reads {
+        for &v in r {
+            uses[v as usize] += 1;
+        }
+    }
+    let mut mem: Vec<(usize, Access)> = Vec::new();
+    for (j, nd) in nodes.iter().enumerate() {
+        for &v in &nd.reads {
+            let l = vlast.entry(v).or_default();
+            l.read(j, &nodes, &mut edge);
+            l.all_readers.push(j);
+        }
+        for &x in &nd.preg_reads {
+            plast.entry(x).or_default().read(j, &nodes, &mut edge);
+        }
+        // Memory order (the base's version read before this instruction's writes).
+        let m = &insts[j];
+        let r = role(m);
+        if let Role::Load(space) | Role::Store(space) = r {
+            let acc = access(m, space, r, &vlast);
+            for &(i, ref a) in &mem {
+                if a.conflicts(&acc) {
+                    edge(i, j, 1);
+                }
+            }
+            mem.push((j, acc));
+        } else if r == Role::Atomic {
+            let acc = Access { space: Space::Generic, atomic: true, store: true, base: None, lo: 0, hi: 0 };
+            for &(i, _) in &mem {
+                edge(i, j, 1);
+            }
+            mem.push((j, acc));
+        }
+        for &v in &nd.writes {
+            // After the reads of the parameters this value becomes.
+            if let Some(ps) = params.get(&v) {
+                for p in ps {
+                    if let Some(l) = vlast.get(p) {
+                        for &i in &l.all_readers {
+                            edge(i, j, 0);
+                        }
+                    }
+                }
+            }
+            vlast.entry(v).or_default().write(j, &mut edge);
+        }
+        for &x in &nd.preg_writes {
+            plast.entry(x).or_default().write(j, &mut edge);
+        }
+    }
+    // Heights, from the end (edges only go forward).
+    let mut height = vec![0u32; n];
+    for i in (0..n).rev() {
+        let mut h = nodes[i].lat;
+        for &(s, lat) in &succs[i] {
+            h = h.max(lat + height[s as usize]);
+        }
+        height[i] = h;
+    }
+    let size = vregs.iter().map(|v| Pressure::of(classes[v.0 as usize])).collect();
+    let live_after = vregs.iter().map(|&v| live_after(v)).collect();
+    Region { nodes, reads, writes, succs, npreds, height, size, uses, live_after, start }
+}
+
+/// The access of load or store `m`.
+fn access(m: &MInst, space: Space, r: Role, vlast: &HashMap<VReg, Last>) -> Access {
+    let p = &m.pieces[0];
+    let form = p.form();
+    let base = fields::RA.place(form).and_then(|ra| {
+        m.fixups.iter().find(|f| f.piece == 0 && f.field as usize == ra).map(|f| {
+            let v = m.opnds[f.opnd as usize].vreg;
+            let version = vlast.get(&v).and_then(|l| l.writer).map_or(0, |w| w as u32 + 1);
+            (v, f.hi, version)
+        })
+    });
+    // An address field holding a physical register other than RZ: unknown.
+    let unknown = base.is_none() && fields::RA.place(form).is_some_and(|ra| p.get_at(ra) != RZ as u64);
+    let ofs = fields::OFS.place(form).map_or(0, |k| sign_extend(p.get_at(k), p.def().fields[k].width as u32));
+    let data = if matches!(r, Role::Load(_)) { fields::RD.place(form) } else { fields::RB.place(form) };
+    let bytes = data.map_or(16, |k| p.def().bitwidth_of(k, p.values()) as i64 / 8).max(1);
+    let store = matches!(r, Role::Store(_));
+    if unknown {
+        return Access { space, atomic: false, store, base: Some((VReg(u32::MAX), false, u32::MAX)), lo: i64::MIN / 2, hi: i64::MAX / 2 };
+    }
+    Access { space, atomic: false, store, base, lo: ofs, hi: ofs + bytes }
+}
+
+fn sign_extend(v: u64, width: u32) -> i64 {
+    let s = 64 - width.min(64);
+    ((v << s) as i64) >> s
+}
+
+/// Reorders the instructions of every block (see the module's text);
+/// returns how many regions changed order.
+pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
+    let nb = vcode.blocks.len();
+    let mut live: Liveness<u32, Vec<u64>> = Liveness::default();
+    let order: Vec<usize> = (0..nb).collect();
+    block_liveness(vcode, &order, &mut live);
+    let params: Vec<HashMap<VReg, SmallVec<[VReg; 2]>>> = (0..nb).map(|b| block_arg_params(vcode, b)).collect();
+    let VCode { blocks, classes, .. } = vcode;
+    let classes: &[Class] = classes;
+    // Per block, backward: the pressure before each instruction and the
+    // last read of each register; the function's highest pressure in the
+    // original order is the budget.
+    let mut budget = Pressure::default();
+    let mut facts: Vec<(Vec<Pressure>, HashMap<VReg, usize>)> = Vec::with_capacity(nb);
+    let mut live_set: rustc_hash::FxHashSet<VReg> = Default::default();
+    for (bi, b) in blocks.iter().enumerate() {
+        live_set.clear();
+        let mut cur = Pressure::default();
+        for v in live.live_out[bi].iter() {
+            live_set.insert(VReg(v));
+            cur.add(Pressure::of(classes[v as usize]));
+        }
+        budget = budget.max(cur);
+        let mut before = vec![Pressure::default(); b.insts.len()];
+        let mut last_read: HashMap<VReg, usize> = HashMap::default();
+        for (i, m) in b.insts.iter().enumerate().rev() {
+            let mut during = cur;
+            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
+                if !live_set.contains(&o.vreg) {
+                    during.add(Pressure::of(classes[o.vreg.0 as usize]));
+                }
+            }
+            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
+                if live_set.remove(&o.vreg) {
+                    cur.sub(Pressure::of(classes[o.vreg.0 as usize]));
+                }
+            }
+            for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).chain(m.args().iter().flatten().copied()) {
+                last_read.entry(v).or_insert(i);
+                if live_set.insert(v) {
+                    cur.add(Pressure::of(classes[v.0 as usize]));
+                }
+            }
+            budget = budget.max(during).max(cur);
+            before[i] = cur;
+        }
+        facts.push((before, last_read));
+    }
+    let mut changed = 0;
+    for (bi, b) in blocks.iter_mut().enumerate() {
+        let (before, last_read) = &facts[bi];
+        let live_out = &live.live_out[bi];
+        let roles: Vec<Role> = b.insts.iter().map(role).collect();
+        let mut s = 0;
+        while s < b.insts.len() {
+            if roles[s] == Role::Fixed {
+                s += 1;
+                continue;
+            }
+            let end = (s..b.insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(b.insts.len()).min(s + WINDOW);
+            if end - s >= 2 {
+                let live_after = |v: VReg| live_out.contains(v.0) || last_read.get(&v).is_some_and(|&k| k >= end);
+                let reg = region(classes, &b.insts[s..end], &params[bi], before[s], live_after);
+                // A greedy schedule may corner itself above the budget: tried
+                // again with the budget lowered, so that the scheduler turns
+                // to pressure-reducing choices sooner.
+                let orig: Vec<u32> = (0..(end - s) as u32).collect();
+                let new = (0..=2)
+                    .map(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }))
+                    .find(|new| !reg.peak(new).exceeds(budget))
+                    .unwrap_or(orig);
+                let moved = new.iter().enumerate().any(|(k, &i)| k != i as usize);
+                if moved {
+                    let mut old: Vec<Option<MInst>> = b.insts.drain(s..end).map(Some).collect();
+                    let sorted: Vec<MInst> = new.iter().map(|&i| old[i as usize].take().expect("each instruction once")).collect();
+                    b.insts.splice(s..s, sorted);
+                    changed += 1;
+                }
+            }
+            s = end;
+        }
+    }
+    changed
+}
+
+/// The values block `b` passes as block arguments, with the parameters
+/// they become.
+fn block_arg_params(vcode: &VCode, b: usize) -> HashMap<VReg, SmallVec<[VReg; 2]>> {
+    let mut out: HashMap<VReg, SmallVec<[VReg; 2]>> = HashMap::default();
+    for m in vcode.blocks[b].insts.iter().filter(|m| m.is_terminator()) {
+        for (t, args) in m.targets().iter().zip(m.args().iter()) {
+            for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
+                out.entry(*a).or_default().push(*p);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ursa_emit::forms::{self, IADD_RR, LDG_RI, LDS_RI, STG_RIR};
+    use ursa_isel::vcode::{Bundle, VBlock};
+
+    fn vcode(insts: Vec<MInst>, classes: Vec<Class>) -> VCode {
+        let mut insts = insts;
+        insts.push(Bundle::pseudo(Pseudo::Exit).build());
+        VCode { blocks: vec![VBlock { insts, ..Default::default() }], classes, ..Default::default() }
+    }
+
+    /// `vcode` behind a call that reads `n` more values (numbered from
+    /// `first`) for the last time: the function's highest pressure is
+    /// before the call, so the code after it has registers to spare.
+    fn with_slack(insts: Vec<MInst>, mut classes: Vec<Class>, n: u32) -> VCode {
+        let first = classes.len() as u32;
+        classes.extend((0..n).map(|_| Class::R));
+        let mut call = Bundle::pseudo(Pseudo::Call);
+        for k in 0..n {
+            call = call.fixed(VReg(first + k), OpKind::Use, 4 + k as u8);
+        }
+        let mut all = vec![call.build()];
+        all.extend(insts);
+        vcode(all, classes)
+    }
+
+    fn add(d: VReg, a: VReg, b: VReg) -> MInst {
+        Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build()
+    }
+
+    fn ldg(d: VReg, p: VReg, ofs: u64) -> MInst {
+        Bundle::new().inst(forms::LDG_RI).def(LDG_RI::RD, d).use_(LDG_RI::RA, p).set(LDG_RI::OFS, ofs).build()
+    }
+
+    fn lds(d: VReg, p: VReg) -> MInst {
+        Bundle::new().inst(forms::LDS_RI).def(LDS_RI::RD, d).use_(LDS_RI::RA, p).build()
+    }
+
+    fn stg(p: VReg, ofs: u64, x: VReg) -> MInst {
+        Bundle::new().inst(forms::STG_RIR).use_(STG_RIR::RA, p).set(STG_RIR::OFS, ofs).use_(STG_RIR::RB, x).build()
+    }
+
+    /// The mnemonic lines of the block, in order.
+    fn lines(v: &VCode) -> Vec<String> {
+        v.to_string().lines().filter(|l| l.starts_with("    ") && !l.starts_with("    ;")).map(|l| l.trim().to_string()).collect()
+    }
+
+    fn first(lines: &[String], what: &str) -> usize {
+        lines.iter().position(|l| l.starts_with(what)).unwrap_or_else(|| panic!("no {} in {:?}", what, lines))
+    }
+
+    #[test]
+    fn independent_loads_go_above_alu_work() {
+        use Class::{RPair as W, R};
+        let (x, y, p, q, a, b, c, l1, l2, s) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8), VReg(9));
+        // A chain a, b, c of ALU work, then two loads summed; all stored.
+        let code = vec![add(a, x, y), add(b, a, y), add(c, b, a), ldg(l1, p, 0), ldg(l2, q, 0), add(s, l1, l2), stg(p, 0, s), stg(q, 0, c)];
+        let mut v = with_slack(code, vec![R, R, W, W, R, R, R, R, R, R], 4);
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+        let l = lines(&v);
+        assert_eq!(first(&l, "LDG"), 0, "{:?}", l);
+        assert_eq!(l[1].split_whitespace().next(), Some("LDG"), "the loads are issued together: {:?}", l);
+        // The sum of the loads waits for them: after the ALU chain.
+        assert!(first(&l, "IADD v9") > first(&l, "IADD v6"), "{:?}", l);
+    }
+
+    #[test]
+    fn a_load_does_not_pass_a_store_it_may_alias() {
+        use Class::{RPair as W, R};
+        let (x, p, q, l1, l2, l3, s, t, u) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8));
+        // x + x, stored through p, then loads through q (may alias), through
+        // p 8 bytes on (disjoint) and from shared memory (another space).
+        let code = vec![add(s, x, x), stg(p, 0, s), ldg(l1, q, 0), ldg(l2, p, 8), lds(l3, x), add(t, l1, l2), add(u, t, l3), stg(q, 0, u)];
+        let mut v = with_slack(code, vec![R, W, W, R, R, R, R, R, R], 4);
+        opt_instr_sched_prepass(&mut v);
+        let l = lines(&v);
+        let store = first(&l, "STG");
+        assert!(first(&l, "LDG v3") > store, "a load through another base stays after the store: {:?}", l);
+        assert!(first(&l, "LDG v4") < store, "a disjoint load through the same base passes it: {:?}", l);
+        assert!(first(&l, "LDS") < store, "a shared load passes a global store: {:?}", l);
+    }
+
+    #[test]
+    fn a_schedule_over_the_register_budget_keeps_the_original_order() {
+        use Class::{RPair as W, R};
+        // acc = ((x + [p]) + [p+4]) + [p+8]: each load used at once and dead
+        // after. Issuing the loads together would keep three values live
+        // where the original order keeps one.
+        let (x, p, l1, l2, l3, a1, a2, a3) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7));
+        let code = vec![ldg(l1, p, 0), add(a1, x, l1), ldg(l2, p, 4), add(a2, a1, l2), ldg(l3, p, 8), add(a3, a2, l3), stg(p, 12, a3)];
+        let mut v = vcode(code, vec![R, W, R, R, R, R, R, R]);
+        let before = lines(&v);
+        assert_eq!(opt_instr_sched_prepass(&mut v), 0, "{}", v);
+        assert_eq!(lines(&v), before);
+    }
+
+    #[test]
+    fn every_optype_has_a_role_and_unknown_ones_stay_fixed() {
+        let roles: Vec<(String, Role)> = ISA.optypes.iter().map(|o| (o.name.to_string(), optype_role(&o.name))).collect();
+        for name in ["BAR", "MEMBAR", "VOTE", "SHFL", "BSSY", "BSYNC", "BMOV", "CALL", "SETGPR", "GETUGPR", "NOP"] {
+            assert!(roles.iter().any(|(n, r)| n == name && *r == Role::Fixed), "{} is fixed", name);
+        }
+        assert_eq!(optype_role("no such optype"), Role::Fixed);
+        // Memory accesses are loads, stores or atomics, by name.
+        for (n, r) in &roles {
+            let memory = matches!(r, Role::Load(_) | Role::Store(_) | Role::Atomic);
+            assert_eq!(memory, ["LDG", "LDS", "LDL", "LD", "STG", "STS", "STL", "ST", "ATOM"].contains(&n.as_str()), "{}", n);
+        }
+    }
+}
