@@ -66,6 +66,7 @@ pub use pipeline::{Ir, Pass};
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
     legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_unreachable_code,
+    opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_narrow_pairs, opt_sink_block_args, opt_uniform};
@@ -378,9 +379,13 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             run.ran(Pass::opt_egraph, &ctx.func.display());
             Ok(())
         })?;
+        opt_unroll_loops::opt_unroll_loops(func).map_err(|e| e.in_pass(Pass::opt_unroll_loops))?;
+        run.ran(Pass::opt_unroll_loops, &func.display());
         if opts.check_regalloc {
             if let Some(text) = mid::verifier_report(func) {
-                return Err(Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_egraph));
+                return Err(
+                    Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_unroll_loops)
+                );
             }
         }
     }
