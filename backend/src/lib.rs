@@ -246,7 +246,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
         offsets = opts.shared.offsets();
         &offsets
     };
-    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
+    let mut vcode =
+        ursa_isel::lower(&func, opts.kernel, shared, opts.opt_level == OptLevel::Speed).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
     run.ran(Pass::lower, &vcode);
     opt_narrow_pairs::opt_narrow_pairs(&mut vcode);
     run.ran(Pass::opt_narrow_pairs, &vcode);

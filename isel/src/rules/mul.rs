@@ -211,6 +211,11 @@ impl Lower<'_> {
         d
     }
 
+    /// Lowering at `opt_level=speed`?
+    pub fn at_speed(&mut self) -> Option<()> {
+        self.speed.then_some(())
+    }
+
     /// `IMAD.WIDE(.U32) d, a, b, RZ`: the exact 64-bit product of two
     /// 32-bit values, sign- or zero-extended.
     pub fn imul_wide(&mut self, s: &Signed, a: VReg, b: VReg) -> VReg {
