@@ -50,7 +50,8 @@
 //! loads are in flight together.
 //!
 //! **Cost rule.** Only at `opt_level=speed`; a loop is unrolled when its
-//! body (without the branch) has at most [`MAX_BODY`] instructions, at most
+//! body (without the branch) has a load (the gain is the loads' latency
+//! overlapped), at most [`MAX_BODY`] instructions, at most
 //! [`MAX_PARAMS`] block parameters, no calls or atomics, and the four copies'
 //! loads need at most [`MAX_LOAD_WORDS`] 32-bit registers (the loaded values
 //! of the four iterations are live together); the induction type is `i32`
@@ -284,7 +285,9 @@ impl Loop {
                 loads_first = false;
             }
         }
-        if count > MAX_BODY || words * FACTOR as u32 > MAX_LOAD_WORDS {
+        // Without a load there is no latency to overlap: the loop stays as it is
+        // (and keeps its counter on the uniform datapath where it has one).
+        if words == 0 || count > MAX_BODY || words * FACTOR as u32 > MAX_LOAD_WORDS {
             return None;
         }
         // Every edge into `L` from outside is a plain jump or brif with value arguments.
