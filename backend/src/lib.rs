@@ -68,6 +68,7 @@ pub use pipeline::{Ir, Pass};
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
     legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_unreachable_code,
+    opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
@@ -249,7 +250,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
         offsets = opts.shared.offsets();
         &offsets
     };
-    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
+    let mut vcode =
+        ursa_isel::lower(&func, opts.kernel, shared, opts.opt_level == OptLevel::Speed).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
     run.ran(Pass::lower, &vcode);
     opt_narrow_pairs::opt_narrow_pairs(&mut vcode);
     run.ran(Pass::opt_narrow_pairs, &vcode);
@@ -388,9 +390,13 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             run.ran(Pass::opt_egraph, &ctx.func.display());
             Ok(())
         })?;
+        opt_unroll_loops::opt_unroll_loops(func).map_err(|e| e.in_pass(Pass::opt_unroll_loops))?;
+        run.ran(Pass::opt_unroll_loops, &func.display());
         if opts.check_regalloc {
             if let Some(text) = mid::verifier_report(func) {
-                return Err(Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_egraph));
+                return Err(
+                    Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_unroll_loops)
+                );
             }
         }
     }

@@ -78,6 +78,8 @@ passes! {
     opt_constant_phis: "mid", Clif;
     /// Cranelift's e-graph: value numbering, loop-invariant code motion, constant folding, redundant loads.
     opt_egraph: "mid", Clif;
+    /// Counted single-block loops unrolled four times (the loop kept for the remainder), loads first, addresses as offsets.
+    opt_unroll_loops: "mid", Clif;
     /// Every `i128` value split into two `i64` halves.
     legalize_i128: "mid", Clif;
     /// Integer division and remainder rewritten as software sequences (the machine has no divide).

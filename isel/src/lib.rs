@@ -44,15 +44,19 @@ impl std::error::Error for LowerError {}
 /// (`c[0x0][0x160]`, `docs/abi.md`) and ends with `EXIT`; other functions
 /// follow the device-function calling convention.
 /// `shared` gives the offset of each static shared-memory variable
-/// (`%ursa_shared_NAME` → offset of `NAME`).
+/// (`%ursa_shared_NAME` → offset of `NAME`). `speed` enables the rules
+/// that only `opt_level=speed` uses (so that `none` stays the compiler
+/// without its optimizations): the widening multiply.
 pub fn lower(
     f: &cranelift_codegen::ir::Function,
     kernel: bool,
     shared: &std::collections::HashMap<String, u32>,
+    speed: bool,
 ) -> Result<vcode::VCode, LowerError> {
     let mut l = lower::Lower::new(f);
     l.shared_offsets = shared.clone();
     l.kernel = kernel;
+    l.speed = speed;
     l.spaces = addr_space::infer(f, kernel);
     l.run()
 }

@@ -63,6 +63,8 @@ pub struct Lower<'f> {
     error: Option<String>,
     /// Lowering a kernel (parameters from constant bank 0, `EXIT`).
     pub kernel: bool,
+    /// Lowering at `opt_level=speed` (the rules only it uses are enabled).
+    pub speed: bool,
     /// The memory space of each address value (`addr_space`).
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
     /// Offsets of the static shared-memory variables by name.
@@ -103,6 +105,7 @@ impl<'f> Lower<'f> {
             link: None,
             error: None,
             kernel: false,
+            speed: false,
             spaces: SecondaryMap::new(),
             shared_offsets: std::collections::HashMap::new(),
             fused_carry: HashMap::default(),

@@ -9,6 +9,7 @@ pub mod opt_constant_phis;
 pub mod opt_egraph;
 pub mod opt_inline;
 pub mod opt_unreachable_code;
+pub mod opt_unroll_loops;
 pub mod source_order;
 
 use std::cell::RefCell;

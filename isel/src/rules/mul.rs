@@ -211,6 +211,19 @@ impl Lower<'_> {
         d
     }
 
+    /// Lowering at `opt_level=speed`?
+    pub fn at_speed(&mut self) -> Option<()> {
+        self.speed.then_some(())
+    }
+
+    /// `IMAD.WIDE(.U32) d, a, b, RZ`: the exact 64-bit product of two
+    /// 32-bit values, sign- or zero-extended.
+    pub fn imul_wide(&mut self, s: &Signed, a: VReg, b: VReg) -> VReg {
+        let d = self.temp(Class::RPair);
+        self.emit_b(Bundle::new().imad_wide(*s == Signed::S32, D::Lo(d), S::Lo(a), S::Lo(b), S::Z));
+        d
+    }
+
     /// `LEA d, x, a, k`: `(x << k) + a`.
     pub fn lea32(&mut self, x: VReg, k: u32, a: VReg) -> VReg {
         let d = self.temp(Class::R);

@@ -1,0 +1,618 @@
+//! Counted single-block loops unrolled four times, with the original loop
+//! kept as the remainder; in the unrolled body the loads of the four
+//! iterations come first, and a copy's address that is the first copy's
+//! address plus a constant becomes that address with an immediate offset.
+//!
+//! **The loops.** A block `L` that branches to itself (`brif c, L(..),
+//! E(..)` or `brif c, E(..), L(..)`), where one block parameter `i` is an
+//! induction variable: its back-edge argument is `i + s` (an `iadd` in `L`
+//! of `i` and a constant step `s > 0`), and the loop goes on while
+//! `i + s < n` — signed or unsigned, in any of the spellings (`icmp slt
+//! (i+s), n`, `icmp sgt n, (i+s)`, or `icmp sge (i+s), n` with `L` the
+//! false target, …) — with `n` defined outside `L`. Every other parameter
+//! is carried as it is.
+//!
+//! **The rewrite.** The edges that enter `L` from outside go to a new
+//! dispatch block `D`, which computes `lim = n - 3s` (saturated at the
+//! type's minimum: `MIN`, or 0 when unsigned) and branches to the unrolled
+//! block `U` when `i < lim`, else to `L`. `U` holds four copies of `L`'s
+//! body (the second copy's parameters are the first copy's back-edge
+//! arguments, and so on); it loops while `i + 4s < lim` (the fourth copy's
+//! induction value), else goes to a block `X` holding `L`'s own branch as
+//! the fourth copy computes it (on to `L`, now the remainder loop, or out).
+//!
+//! **Why it is exact.** `i < lim` means `i + 3s < n` with no wraparound
+//! (`lim` is saturated, and `i + 3s < n <= MAX`), so `i + s`, `i + 2s` and
+//! `i + 3s` do not wrap and each is `< n`: the original loop runs the
+//! iterations at `i`, `i + s`, `i + 2s` and `i + 3s`, exactly what `U`
+//! runs without the three tests between. The fourth test, and every
+//! iteration after the last group of four, are the original ones. So the
+//! loop runs the same iterations in the same order, on any input
+//! (a negative or huge `n`, wrapping steps included).
+//!
+//! **Offsets.** For `k = 1..3`, the values of copy `k` that are copy 0's
+//! value plus a known constant are tracked: the induction variable
+//! (`+ k·s`), constants and values from outside the loop (`+ 0`), `iadd`,
+//! `isub`, `ishl` and `imul` by constants (exact in wrapping arithmetic),
+//! and the extension of the induction variable itself when it cannot wrap:
+//! `sextend i` for a signed loop, `uextend i` for an unsigned one (shown
+//! above: `i + k·s` does not wrap in the loop's own signedness). A load or
+//! store of copy `k` whose 64-bit address is copy 0's address plus `d`
+//! addresses copy 0's address with its offset increased by `d` (when the
+//! sum fits the machine's signed 24-bit offset), so one address serves
+//! four accesses (`LDG R, [R+0x8]`).
+//!
+//! **Order.** When the body has no store, call, atomic or trapping
+//! instruction besides its loads, `U` is emitted as: the loads of the four
+//! copies and what their addresses need, in copy order, then everything
+//! else, in copy order. The loads keep their relative order, so a
+//! faulting load is still the first to fault, and the four iterations'
+//! loads are in flight together.
+//!
+//! **Cost rule.** Only at `opt_level=speed`; a loop is unrolled when its
+//! body (without the branch) has a load (the gain is the loads' latency
+//! overlapped), at most [`MAX_BODY`] instructions, at most
+//! [`MAX_PARAMS`] block parameters, no calls or atomics, and the four copies'
+//! loads need at most [`MAX_LOAD_WORDS`] 32-bit registers (the loaded values
+//! of the four iterations are live together); the induction type is `i32`
+//! or `i64` and `3s` fits it.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
+use cranelift_codegen::ir::immediates::Offset32;
+use cranelift_codegen::ir::{
+    types, Block, BlockArg, BlockCall, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef,
+};
+
+use crate::Error;
+
+/// The most instructions a body may have (its branch not counted).
+pub const MAX_BODY: usize = 24;
+/// The most block parameters the loop may have.
+pub const MAX_PARAMS: usize = 8;
+/// The most 32-bit words the four copies' loads may produce together.
+pub const MAX_LOAD_WORDS: u32 = 16;
+/// How many copies of the body the unrolled block holds.
+const FACTOR: i64 = 4;
+/// The machine's memory offsets (`SImm24`).
+const OFS_MIN: i64 = -(1 << 23);
+const OFS_MAX: i64 = (1 << 23) - 1;
+
+/// Unrolls every loop of `func` that the cost rule admits.
+pub fn opt_unroll_loops(func: &mut Function) -> Result<(), Error> {
+    let blocks: Vec<Block> = func.layout.blocks().collect();
+    for l in blocks {
+        if let Some(lp) = Loop::find(func, l) {
+            lp.unroll(func);
+        }
+    }
+    Ok(())
+}
+
+/// A loop the pass unrolls, as [`Loop::find`] recognized it.
+struct Loop {
+    block: Block,
+    /// The index of the induction variable among the block's parameters.
+    iv: usize,
+    step: i64,
+    ty: Type,
+    signed: bool,
+    bound: Value,
+    /// The bound, when it is a constant (the e-graph puts constants in the
+    /// block that uses them, so `D` makes its own).
+    bound_const: Option<i64>,
+    /// Do the loads go first (no other memory access or trap in the body)?
+    loads_first: bool,
+}
+
+/// The constant `v` is, if an `iconst` defines it.
+fn iconst(f: &Function, v: Value) -> Option<i64> {
+    match f.dfg.value_def(v) {
+        ValueDef::Result(inst, _) => match f.dfg.insts[inst] {
+            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The block that defines `v`.
+fn def_block(f: &Function, v: Value) -> Option<Block> {
+    match f.dfg.value_def(v) {
+        ValueDef::Result(inst, _) => f.layout.inst_block(inst),
+        ValueDef::Param(b, _) => Some(b),
+        _ => None,
+    }
+}
+
+/// The value arguments of a block call (`None` if one is not a value).
+fn call_args(f: &Function, call: &BlockCall) -> Option<Vec<Value>> {
+    call.args(&f.dfg.value_lists).map(|a| a.as_value()).collect()
+}
+
+/// `x` wrapped to the width of `ty`, sign-extended back to 64 bits.
+fn wrap(ty: Type, x: i64) -> i64 {
+    let bits = ty.bits();
+    if bits >= 64 {
+        x
+    } else {
+        (x << (64 - bits)) >> (64 - bits)
+    }
+}
+
+/// `x` as an `iconst` of type `ty` holds it (zero-extended from the type's width).
+fn imm(ty: Type, x: i64) -> i64 {
+    let bits = ty.bits();
+    if bits >= 64 {
+        x
+    } else {
+        x & ((1i64 << bits) - 1)
+    }
+}
+
+/// The values defined in `l` (its parameters and results) that instructions
+/// of other blocks use.
+fn escaping(f: &Function, l: Block) -> Vec<Value> {
+    let mut out = Vec::new();
+    for b in f.layout.blocks().filter(|&b| b != l) {
+        for inst in f.layout.block_insts(b) {
+            for v in f.dfg.inst_values(inst) {
+                if def_block(f, v) == Some(l) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How many branch edges lead to `b`.
+fn preds(f: &Function, b: Block) -> usize {
+    let mut n = 0;
+    for blk in f.layout.blocks() {
+        if let Some(t) = f.layout.last_inst(blk) {
+            n += f.dfg.insts[t]
+                .branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables)
+                .iter()
+                .filter(|c| c.block(&f.dfg.value_lists) == b)
+                .count();
+        }
+    }
+    n
+}
+
+impl Loop {
+    /// Recognizes `l` as a loop the pass unrolls.
+    fn find(f: &Function, l: Block) -> Option<Loop> {
+        let term = f.layout.last_inst(l)?;
+        let InstructionData::Brif { arg: cond, blocks, .. } = f.dfg.insts[term] else { return None };
+        let (t0, t1) = (blocks[0].block(&f.dfg.value_lists), blocks[1].block(&f.dfg.value_lists));
+        // Which target is the back edge: the loop goes on when the condition is `on_true`.
+        let (back, on_true) = match (t0 == l, t1 == l) {
+            (true, false) => (blocks[0], true),
+            (false, true) => (blocks[1], false),
+            _ => return None,
+        };
+        if f.layout.entry_block() == Some(l) {
+            return None;
+        }
+        let params = f.dfg.block_params(l);
+        if params.len() > MAX_PARAMS {
+            return None;
+        }
+        let back_args = call_args(f, &back)?;
+        // The condition: an `icmp` in `L` of the next induction value and an outside bound.
+        let ValueDef::Result(ci, _) = f.dfg.value_def(cond) else { return None };
+        let InstructionData::IntCompare { opcode: Opcode::Icmp, cond: cc, args } = f.dfg.insts[ci] else { return None };
+        if f.layout.inst_block(ci) != Some(l) {
+            return None;
+        }
+        let cc = if on_true { cc } else { cc.complement() };
+        let outside = |v: Value| def_block(f, v).is_some_and(|b| b != l) || iconst(f, v).is_some();
+        let (next, bound, cc) = if outside(args[1]) {
+            (args[0], args[1], cc)
+        } else if outside(args[0]) {
+            (args[1], args[0], cc.swap_args())
+        } else {
+            return None;
+        };
+        let signed = match cc {
+            IntCC::SignedLessThan => true,
+            IntCC::UnsignedLessThan => false,
+            _ => return None,
+        };
+        // `next` is `i + s`, the back-edge argument of the parameter `i`.
+        let ValueDef::Result(ni, _) = f.dfg.value_def(next) else { return None };
+        let InstructionData::Binary { opcode: Opcode::Iadd, args: nargs } = f.dfg.insts[ni] else { return None };
+        if f.layout.inst_block(ni) != Some(l) {
+            return None;
+        }
+        let (iv_val, step) = match (iconst(f, nargs[0]), iconst(f, nargs[1])) {
+            (None, Some(s)) => (nargs[0], s),
+            (Some(s), None) => (nargs[1], s),
+            _ => return None,
+        };
+        let iv = params.iter().position(|&p| p == iv_val)?;
+        if back_args[iv] != next {
+            return None;
+        }
+        let ty = f.dfg.value_type(iv_val);
+        if ty != types::I32 && ty != types::I64 {
+            return None;
+        }
+        // `3s` must fit the type, as a positive number.
+        let step = if ty == types::I32 { i64::from(step as u32) } else { step };
+        let max = if ty == types::I32 {
+            if signed {
+                i64::from(i32::MAX)
+            } else {
+                i64::from(u32::MAX)
+            }
+        } else {
+            i64::MAX
+        };
+        if step <= 0 || step.checked_mul(FACTOR - 1).is_none_or(|x| x > max) {
+            return None;
+        }
+        // The body: size, no calls or atomics, the loads' registers.
+        let mut count = 0;
+        let mut words = 0;
+        let mut loads_first = true;
+        for inst in f.layout.block_insts(l) {
+            let op = f.dfg.insts[inst].opcode();
+            if inst == term {
+                continue;
+            }
+            count += 1;
+            if op.is_call()
+                || op.is_branch()
+                || op.is_terminator()
+                || op == Opcode::AtomicRmw
+                || op == Opcode::AtomicCas
+                || op == Opcode::Fence
+            {
+                return None;
+            }
+            if matches!(f.dfg.insts[inst], InstructionData::Load { .. }) {
+                let ty = f.dfg.value_type(f.dfg.first_result(inst));
+                if ty.is_vector() {
+                    return None;
+                }
+                words += ty.bytes().div_ceil(4);
+            } else if op.can_store() || op.can_trap() || op.can_load() || op.other_side_effects() {
+                loads_first = false;
+            }
+        }
+        // Without a load there is no latency to overlap: the loop stays as it is
+        // (and keeps its counter on the uniform datapath where it has one).
+        if words == 0 || count > MAX_BODY || words * FACTOR as u32 > MAX_LOAD_WORDS {
+            return None;
+        }
+        // Every edge into `L` from outside is a plain jump or brif with value arguments.
+        for b in f.layout.blocks() {
+            if b == l {
+                continue;
+            }
+            let t = f.layout.last_inst(b)?;
+            let data = &f.dfg.insts[t];
+            for call in data.branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables) {
+                if call.block(&f.dfg.value_lists) == l
+                    && (!matches!(data.opcode(), Opcode::Jump | Opcode::Brif) || call_args(f, call).is_none())
+                {
+                    return None;
+                }
+            }
+        }
+        // Values of `L` used after the loop reach those uses through the exit
+        // block, which then must have no other predecessor.
+        let exit = if on_true { t1 } else { t0 };
+        if !escaping(f, l).is_empty() && preds(f, exit) != 1 {
+            return None;
+        }
+        Some(Loop { block: l, iv, step, ty, signed, bound, bound_const: iconst(f, bound), loads_first })
+    }
+
+    /// Rewrites the loop as the module documentation describes.
+    fn unroll(&self, f: &mut Function) {
+        let l = self.block;
+        let term = f.layout.last_inst(l).expect("a loop block has a branch");
+        let body: Vec<Inst> = f.layout.block_insts(l).filter(|&i| i != term).collect();
+        let params: Vec<Value> = f.dfg.block_params(l).to_vec();
+        let InstructionData::Brif { blocks, .. } = f.dfg.insts[term] else { unreachable!("Loop::find saw a brif") };
+        let back_idx = if blocks[0].block(&f.dfg.value_lists) == l { 0 } else { 1 };
+        // A value of `L` used after the loop becomes a parameter of the exit
+        // block (which the unrolled block's exit then passes too).
+        let escaping = escaping(f, l);
+        if !escaping.is_empty() {
+            let exit = blocks[1 - back_idx].block(&f.dfg.value_lists);
+            let renamed: Vec<(Value, Value)> = escaping
+                .iter()
+                .map(|&v| {
+                    let ty = f.dfg.value_type(v);
+                    (v, f.dfg.append_block_param(exit, ty))
+                })
+                .collect();
+            let others: Vec<Block> = f.layout.blocks().filter(|&b| b != l).collect();
+            for b in others {
+                let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+                for inst in insts {
+                    f.dfg.map_inst_values(inst, |v| renamed.iter().find(|r| r.0 == v).map_or(v, |r| r.1));
+                }
+            }
+            let dfg = &mut f.dfg;
+            if let InstructionData::Brif { blocks, .. } = &mut dfg.insts[term] {
+                blocks[1 - back_idx].extend(escaping.iter().copied(), &mut dfg.value_lists);
+            }
+        }
+        let back_args = call_args(f, &blocks[back_idx]).expect("Loop::find saw value arguments");
+
+        // The blocks: dispatch, unrolled, exit test; before `L` in the layout.
+        let d = f.dfg.make_block();
+        let u = f.dfg.make_block();
+        let x = f.dfg.make_block();
+        for b in [d, u, x] {
+            f.layout.insert_block(b, l);
+        }
+        let types: Vec<Type> = params.iter().map(|&p| f.dfg.value_type(p)).collect();
+        let d_params: Vec<Value> = types.iter().map(|&t| f.dfg.append_block_param(d, t)).collect();
+        let u_params: Vec<Value> = types.iter().map(|&t| f.dfg.append_block_param(u, t)).collect();
+
+        // Outside edges into `L` now go to `D`.
+        let outside: Vec<Block> = f.layout.blocks().filter(|&b| b != l && b != d && b != u && b != x).collect();
+        for b in outside {
+            let Some(t) = f.layout.last_inst(b) else { continue };
+            let dfg = &mut f.dfg;
+            for call in dfg.insts[t].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables) {
+                if call.block(&dfg.value_lists) == l {
+                    call.set_block(d, &mut dfg.value_lists);
+                }
+            }
+        }
+
+        // D: lim = n - 3s, saturated; brif i < lim, U, L.
+        let ty = self.ty;
+        let span = self.step * (FACTOR - 1);
+        let mut pos = FuncCursor::new(f).at_bottom(d);
+        let n = match self.bound_const {
+            Some(c) => pos.ins().iconst(ty, c),
+            None => self.bound,
+        };
+        let lim = if self.signed {
+            let min = wrap(ty, 1i64 << (ty.bits() - 1));
+            let neg = pos.ins().iconst(ty, imm(ty, -span));
+            let diff = pos.ins().iadd(n, neg);
+            let floor = pos.ins().iconst(ty, imm(ty, min + span));
+            let ok = pos.ins().icmp(IntCC::SignedGreaterThanOrEqual, n, floor);
+            let minv = pos.ins().iconst(ty, imm(ty, min));
+            pos.ins().select(ok, diff, minv)
+        } else {
+            let neg = pos.ins().iconst(ty, imm(ty, -span));
+            let diff = pos.ins().iadd(n, neg);
+            let spanv = pos.ins().iconst(ty, imm(ty, span));
+            let ok = pos.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, n, spanv);
+            let zero = pos.ins().iconst(ty, 0);
+            pos.ins().select(ok, diff, zero)
+        };
+        let lt = if self.signed { IntCC::SignedLessThan } else { IntCC::UnsignedLessThan };
+        let go = pos.ins().icmp(lt, d_params[self.iv], lim);
+        let d_args: Vec<BlockArg> = d_params.iter().map(|&v| BlockArg::Value(v)).collect();
+        pos.ins().brif(go, u, &d_args, l, &d_args);
+
+        // The order of U: (copy, instruction).
+        let slice = if self.loads_first { self.load_slice(f, &body, &params, &back_args) } else { vec![true; body.len()] };
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        for k in 0..FACTOR as usize {
+            order.extend((0..body.len()).filter(|&j| slice[j]).map(|j| (k, j)));
+        }
+        for k in 0..FACTOR as usize {
+            order.extend((0..body.len()).filter(|&j| !slice[j]).map(|j| (k, j)));
+        }
+
+        // Copy k's value of an original value, and its offset from copy 0's.
+        let mut map: Vec<HashMap<Value, Value>> = vec![HashMap::new(); FACTOR as usize];
+        let mut offs: Vec<HashMap<Value, i64>> = vec![HashMap::new(); FACTOR as usize];
+        fn resolve(map: &[HashMap<Value, Value>], params: &[Value], back: &[Value], u_params: &[Value], k: usize, v: Value) -> Value {
+            if let Some(j) = params.iter().position(|&p| p == v) {
+                return if k == 0 { u_params[j] } else { resolve(map, params, back, u_params, k - 1, back[j]) };
+            }
+            *map[k].get(&v).unwrap_or(&v)
+        }
+        for &(k, j) in &order {
+            let inst = body[j];
+            let new = f.dfg.clone_inst(inst);
+            let (m, p, b, up) = (&map, &params, &back_args, &u_params);
+            f.dfg.map_inst_values(new, |v| resolve(m, p, b, up, k, v));
+            // An access at copy 0's address plus a constant.
+            if k > 0 {
+                self.fold_offset(f, new, inst, k, &offs, &map, &params, &back_args, &u_params);
+            }
+            f.layout.append_inst(new, u);
+            for (&old, &nv) in f.dfg.inst_results(inst).to_vec().iter().zip(f.dfg.inst_results(new).to_vec().iter()) {
+                map[k].insert(old, nv);
+            }
+            if k > 0 {
+                if let Some(o) = self.offset_of_result(f, inst, k, &offs, &params, &back_args) {
+                    offs[k].insert(f.dfg.first_result(inst), o);
+                }
+            }
+        }
+
+        // U's back edge: brif i + 4s < lim, U(args of copy 3), X.
+        let last = FACTOR as usize - 1;
+        let args4: Vec<BlockArg> =
+            back_args.iter().map(|&v| BlockArg::Value(resolve(&map, &params, &back_args, &u_params, last, v))).collect();
+        let i4 = match args4[self.iv] {
+            BlockArg::Value(v) => v,
+            _ => unreachable!(),
+        };
+        let mut pos = FuncCursor::new(f).at_bottom(u);
+        let again = pos.ins().icmp(lt, i4, lim);
+        pos.ins().brif(again, u, &args4, x, &[]);
+
+        // X: L's branch as copy 3 computes it.
+        let new = f.dfg.clone_inst(term);
+        let (m, p, b, up) = (&map, &params, &back_args, &u_params);
+        f.dfg.map_inst_values(new, |v| resolve(m, p, b, up, last, v));
+        f.layout.append_inst(new, x);
+    }
+
+    /// Which body instructions the loads need (the loads, their operands'
+    /// definitions in the body, through the back edge for parameters).
+    fn load_slice(&self, f: &Function, body: &[Inst], params: &[Value], back: &[Value]) -> Vec<bool> {
+        let mut inside = vec![false; body.len()];
+        let mut work: Vec<Value> = Vec::new();
+        for (j, &inst) in body.iter().enumerate() {
+            if matches!(f.dfg.insts[inst], InstructionData::Load { .. }) {
+                inside[j] = true;
+                work.extend_from_slice(f.dfg.inst_args(inst));
+            }
+        }
+        let mut seen_params = vec![false; params.len()];
+        while let Some(v) = work.pop() {
+            if let Some(pj) = params.iter().position(|&p| p == v) {
+                if !seen_params[pj] {
+                    seen_params[pj] = true;
+                    work.push(back[pj]);
+                }
+                continue;
+            }
+            let ValueDef::Result(inst, _) = f.dfg.value_def(v) else { continue };
+            if let Some(j) = body.iter().position(|&b| b == inst) {
+                if !inside[j] {
+                    inside[j] = true;
+                    work.extend_from_slice(f.dfg.inst_args(inst));
+                }
+            }
+        }
+        inside
+    }
+
+    /// The offset of copy `k`'s value of `v` from copy 0's (`None`: not a
+    /// known constant).
+    #[allow(clippy::too_many_arguments)]
+    fn offset(&self, f: &Function, k: usize, v: Value, offs: &[HashMap<Value, i64>], params: &[Value], back: &[Value]) -> Option<i64> {
+        if let Some(j) = params.iter().position(|&p| p == v) {
+            if j == self.iv {
+                return Some(wrap(self.ty, self.step * k as i64));
+            }
+            // A parameter carried unchanged is the same in every copy.
+            return (back[j] == v).then_some(0);
+        }
+        if def_block(f, v) != Some(self.block) || iconst(f, v).is_some() {
+            return Some(0);
+        }
+        offs[k].get(&v).copied()
+    }
+
+    /// The offset of copy `k`'s result of `inst` from copy 0's.
+    #[allow(clippy::too_many_arguments)]
+    fn offset_of_result(
+        &self,
+        f: &Function,
+        inst: Inst,
+        k: usize,
+        offs: &[HashMap<Value, i64>],
+        params: &[Value],
+        back: &[Value],
+    ) -> Option<i64> {
+        let results = f.dfg.inst_results(inst);
+        if results.len() != 1 {
+            return None;
+        }
+        let ty = f.dfg.value_type(results[0]);
+        if !ty.is_int() || ty.is_vector() || ty.bits() > 64 {
+            return None;
+        }
+        let off = |v: Value| self.offset(f, k, v, offs, params, back);
+        let data = &f.dfg.insts[inst];
+        let o = match *data {
+            InstructionData::Binary { opcode: Opcode::Iadd, args } => off(args[0])?.wrapping_add(off(args[1])?),
+            InstructionData::Binary { opcode: Opcode::Isub, args } => off(args[0])?.wrapping_sub(off(args[1])?),
+            InstructionData::Binary { opcode: Opcode::Ishl, args } => {
+                let s = iconst(f, args[1])? as u32 & (ty.bits() - 1);
+                off(args[0])?.wrapping_shl(s)
+            }
+            InstructionData::Binary { opcode: Opcode::Imul, args } => match (iconst(f, args[0]), iconst(f, args[1])) {
+                (_, Some(c)) => off(args[0])?.wrapping_mul(c),
+                (Some(c), _) => off(args[1])?.wrapping_mul(c),
+                _ => return None,
+            },
+            InstructionData::Unary { opcode: Opcode::Sextend, arg } | InstructionData::Unary { opcode: Opcode::Uextend, arg } => {
+                let ext_signed = data.opcode() == Opcode::Sextend;
+                let is_iv = params.iter().position(|&p| p == arg) == Some(self.iv);
+                // The extension of the induction variable, which does not wrap in the loop's signedness.
+                if is_iv && ext_signed == self.signed {
+                    self.step * k as i64
+                } else if off(arg)? == 0 {
+                    0
+                } else {
+                    return None;
+                }
+            }
+            _ => {
+                // Any other pure instruction of unchanged operands is unchanged.
+                let op = data.opcode();
+                if op.can_load() || op.can_store() || op.can_trap() || op.other_side_effects() || op.is_call() {
+                    return None;
+                }
+                for &a in f.dfg.inst_args(inst) {
+                    if off(a)? != 0 {
+                        return None;
+                    }
+                }
+                0
+            }
+        };
+        Some(wrap(ty, o))
+    }
+
+    /// Copy `k`'s access `new` (of the body's `old`) at copy 0's address
+    /// plus a constant: addressed from copy 0's address with the offset.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_offset(
+        &self,
+        f: &mut Function,
+        new: Inst,
+        old: Inst,
+        k: usize,
+        offs: &[HashMap<Value, i64>],
+        map: &[HashMap<Value, Value>],
+        params: &[Value],
+        back: &[Value],
+        u_params: &[Value],
+    ) {
+        let (addr, offset) = match f.dfg.insts[old] {
+            InstructionData::Load { arg, offset, .. } => (arg, offset),
+            InstructionData::Store { args, offset, .. } => (args[1], offset),
+            _ => return,
+        };
+        if f.dfg.value_type(addr) != types::I64 {
+            return;
+        }
+        let Some(d) = self.offset(f, k, addr, offs, params, back) else { return };
+        let total = i64::from(offset).checked_add(d);
+        let Some(total) = total.filter(|t| d != 0 && (OFS_MIN..=OFS_MAX).contains(t)) else { return };
+        let base = {
+            fn resolve0(map: &[HashMap<Value, Value>], params: &[Value], u_params: &[Value], v: Value) -> Value {
+                match params.iter().position(|&p| p == v) {
+                    Some(j) => u_params[j],
+                    None => *map[0].get(&v).unwrap_or(&v),
+                }
+            }
+            resolve0(map, params, u_params, addr)
+        };
+        match &mut f.dfg.insts[new] {
+            InstructionData::Load { arg, offset, .. } => {
+                *arg = base;
+                *offset = Offset32::new(total as i32);
+            }
+            InstructionData::Store { args, offset, .. } => {
+                args[1] = base;
+                *offset = Offset32::new(total as i32);
+            }
+            _ => {}
+        }
+    }
+}
