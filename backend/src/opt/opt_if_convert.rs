@@ -158,12 +158,8 @@ pub fn opt_if_convert(vcode: &mut VCode) -> usize {
             if j.0 as usize == a || j == s || s_args.len() != e_args.len() {
                 continue;
             }
-            let sels: usize = s_args
-                .iter()
-                .zip(e_args)
-                .filter(|(x, y)| x != y)
-                .map(|(x, _)| if vcode.class(*x) == Class::RPair { 2 } else { 1 })
-                .sum();
+            let sels: usize =
+                s_args.iter().zip(e_args).filter(|(x, y)| x != y).map(|(x, _)| if vcode.class(*x) == Class::RPair { 2 } else { 1 }).sum();
             let pieces = body.iter().chain(e_body).map(|m| m.pieces.len()).sum::<usize>();
             if pieces + sels > MAX_PIECES || !body.iter().chain(e_body).all(convertible) {
                 continue;
