@@ -19,7 +19,7 @@ use crate::abi;
 use crate::intrinsics;
 use crate::vcode::*;
 use crate::LowerError;
-use ursa_emit::forms::{BAR_I, CALL_I, CALL_R, ISETP_RI, LDL_RI, LEPC_I, MOV_C, S2R_X, SEL_RI, SHFL_RI, STL_RIR, VOTE_X};
+use ursa_emit::forms::{BAR_I, CALL_I, CALL_R, LDL_RI, LEPC_I, MOV_C, S2R_X, SEL_RI, SHFL_RI, STL_RIR, VOTE_X};
 use ursa_emit::mods;
 use ursa_emit::optypes::SHFL;
 use ursa_emit::typed::{P, R};
@@ -30,7 +30,7 @@ pub type Unit = ();
 pub type InstOutput = SmallVec<[VReg; 2]>;
 
 #[allow(unused_imports, unused_variables, unreachable_patterns, dead_code, clippy::all)]
-mod generated {
+pub(crate) mod generated {
     use super::*;
     use crate::context::InstData;
     use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -73,6 +73,9 @@ pub struct Lower<'f> {
     /// that a later carry-in of the same block reads as a predicate: the
     /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
     pub fused_carry: HashMap<Value, VReg>,
+    /// How many instructions read each value, counted when a rule first
+    /// asks (`rules/preds.rs`).
+    pub(crate) use_counts: Option<SecondaryMap<Value, u32>>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -109,6 +112,7 @@ impl<'f> Lower<'f> {
             spaces: SecondaryMap::new(),
             shared_offsets: std::collections::HashMap::new(),
             fused_carry: HashMap::default(),
+            use_counts: None,
         }
     }
 
@@ -744,21 +748,10 @@ impl<'f> Lower<'f> {
                 b.set(SHFL::MODE, mode).def(SHFL::RD, d).use_(SHFL::RA, v).set(SHFL::VC, c).build()
             }
             I::Vote(_) | I::Ballot => {
-                // The argument as a predicate: its low 8 bits non-zero.
-                let x = self.use_value(args[0]);
-                let p = self.temp(Class::P);
-                let masked = self.zext_bits(x, 8);
-                let isetp = Bundle::new()
-                    .inst(forms::ISETP_RI)
-                    .set(ISETP_RI::COMPOP, mods::CompOp::NE)
-                    .set(ISETP_RI::BOOLOP, mods::BoolOp::AND)
-                    .set(ISETP_RI::ITYPE, mods::IType::U32)
-                    .def(ISETP_RI::PU, p)
-                    .use_(ISETP_RI::RA, masked)
-                    .set(ISETP_RI::VB, 0)
-                    .set(ISETP_RI::PP, P(ursa_emit::PT as u8))
-                    .build();
-                self.push(isetp);
+                // The argument as a predicate: its low 8 bits non-zero (a
+                // comparison or a tree of them read in its predicate,
+                // `cond_pred`).
+                let p = generated::constructor_cond_pred(self, args[0]);
                 match intr {
                     I::Ballot => Bundle::new()
                         .inst(forms::VOTE_X)

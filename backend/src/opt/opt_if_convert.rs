@@ -11,11 +11,27 @@
 //! ptxas does the same for the body of `if (tid < s) sdata[tid] += …` in
 //! a reduction: `@!P0 LDS … @!P0 STS` instead of `@P0 BRA` over them.
 //!
+//! A diamond is converted too: `S` and `E` each the only successor of
+//! `A` on their side (one of them may be an empty edge block), both ending
+//! in `jump J(…)` with arguments. Both bodies move into `A` under opposite
+//! guards and each argument the two jumps pass differently is joined by
+//! `SEL t, s, e, p` (two for a pair; the `E` side's copy of a constant read
+//! as SEL's immediate or `RZ`, its `MOV` deleted when nothing else reads
+//! it): `x = c ? load(p) : 0` is `@P0 LD R0, [R4]; SEL R0, R0, RZ, P0`
+//! where the branch was BSSY, `@!P0 BRA`, LD, BSYNC and a MOV. A value a
+//! body defines may then be read by those SELs (outside the guard) but by
+//! nothing else: where the guard skipped its definition, the SEL takes the
+//! other side. The cost rule: the guarded pieces of both bodies plus the
+//! SELs are at most [`MAX_PIECES`].
+//!
 //! A block whose join only ends the function is left alone: the branch
 //! around it becomes an early exit (`@!P0 EXIT`, `docs/kernels.md`).
 //!
 //! Correct because a guarded instruction whose guard is false does nothing
-//! (no result, no memory access, no fault), and every value `S` defines is
+//! (no result, no memory access, no fault: the simulator runs an
+//! instruction on the lanes of its active mask and its guard only, so a
+//! guarded-off load reads no memory and cannot fault,
+//! `runtime-sim/src/exec.rs`), and every value `S` defines is
 //! read only inside `S` (it dominates no other block), so no instruction
 //! runs on a value that was not computed. Warp-synchronous instructions
 //! (barriers, shuffles, votes), atomics, fences, calls, traps and
@@ -24,10 +40,14 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use ursa_emit::{optypes, Group, Inst};
-use ursa_isel::vcode::{BlockId, MInst, OpKind, Pseudo, VCode, VReg};
+use smallvec::SmallVec;
+use ursa_emit::forms::{MOV_I, SEL_RI, SEL_RR};
+use ursa_emit::optypes::SEL;
+use ursa_emit::typed::R;
+use ursa_emit::{forms, optypes, Group, Inst};
+use ursa_isel::vcode::{BlockId, Bundle, Class, MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::opt::opt_fold_cmem::def_counts;
+use crate::opt::opt_fold_cmem::{def_counts, remove_unread_copies, single_copies};
 
 /// Longest block converted, in machine instructions: above this, lanes of a
 /// warp that all skip the block would issue more instructions than the
@@ -72,20 +92,32 @@ fn ends_function(vcode: &VCode, j: BlockId) -> bool {
     insts.len() == 1 && matches!(insts[0].pseudo, Pseudo::Exit | Pseudo::Ret)
 }
 
-/// Is `b` a block that only jumps to `j` without arguments?
-fn only_jumps_to(vcode: &VCode, b: BlockId, j: BlockId) -> bool {
-    let blk = &vcode.blocks[b.0 as usize];
-    blk.params.is_empty()
-        && blk.insts.len() == 1
-        && blk.insts[0].pseudo == Pseudo::Jump
-        && blk.insts[0].targets()[0] == j
-        && blk.insts[0].args().iter().all(|a| a.is_empty())
+/// A side of a branch that can be guarded: a block of no parameters and
+/// one predecessor (`a`) ending in `jump J(args)`: its body, `J` and the
+/// arguments.
+fn side(vcode: &VCode, a: usize, s: BlockId) -> Option<(&[MInst], BlockId, &[VReg])> {
+    let sb = &vcode.blocks[s.0 as usize];
+    if s.0 as usize == a || sb.preds.len() != 1 || !sb.params.is_empty() {
+        return None;
+    }
+    let last = sb.insts.last()?;
+    if last.pseudo != Pseudo::Jump {
+        return None;
+    }
+    let args = last.args().first().map_or(&[][..], |x| x.as_slice());
+    Some((&sb.insts[..sb.insts.len() - 1], last.targets()[0], args))
+}
+
+/// The values defined in `body`.
+fn defined_in(body: &[MInst]) -> HashSet<VReg> {
+    body.iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg)).collect()
 }
 
 /// Converts every block that qualifies; returns how many.
 pub fn opt_if_convert(vcode: &mut VCode) -> usize {
     let mut done = 0;
     let mut dead: HashSet<usize> = HashSet::default();
+    let mut folded: HashSet<VReg> = HashSet::default();
     for a in 0..vcode.blocks.len() {
         if dead.contains(&a) {
             continue;
@@ -97,53 +129,85 @@ pub fn opt_if_convert(vcode: &mut VCode) -> usize {
         }
         let pred = term.opnds[0].vreg;
         let targets = [term.targets()[0], term.targets()[1]];
-        for side in 0..2 {
-            let (s, e) = (targets[side], targets[1 - side]);
-            let sb = &vcode.blocks[s.0 as usize];
-            if s.0 as usize == a || sb.preds.len() != 1 || !sb.params.is_empty() || dead.contains(&(s.0 as usize)) {
+        for side_i in 0..2 {
+            let (s, e) = (targets[side_i], targets[1 - side_i]);
+            if dead.contains(&(s.0 as usize)) || dead.contains(&(e.0 as usize)) {
                 continue;
             }
-            let Some(last) = sb.insts.last() else { continue };
-            if last.pseudo != Pseudo::Jump || last.args().iter().any(|x| !x.is_empty()) {
+            let Some((body, j, s_args)) = side(vcode, a, s) else { continue };
+            if body.is_empty() {
                 continue;
             }
-            let j = last.targets()[0];
+            // `E` is `J` itself (no arguments to join) or another guardable side to `J`.
             let edge = e != j;
+            let (e_body, e_args): (&[MInst], &[VReg]) = if edge {
+                match side(vcode, a, e) {
+                    Some((eb, ej, ea)) if ej == j && e != s => (eb, ea),
+                    _ => continue,
+                }
+            } else if s_args.is_empty() {
+                (&[], &[])
+            } else {
+                continue;
+            };
             // A branch around a block that leads straight to the end stays:
             // it becomes an early `@P EXIT` / `@P RET` (`opt_branches`).
             if ends_function(vcode, j) {
                 continue;
             }
-            if j.0 as usize == a || j == s || (edge && (!only_jumps_to(vcode, e, j) || vcode.blocks[e.0 as usize].preds.len() != 1)) {
+            if j.0 as usize == a || j == s || s_args.len() != e_args.len() {
                 continue;
             }
-            let body = &sb.insts[..sb.insts.len() - 1];
-            if body.is_empty()
-                || body.len() > MAX_PIECES
-                || body.iter().map(|m| m.pieces.len()).sum::<usize>() > MAX_PIECES
-                || !body.iter().all(convertible)
+            let sels: usize =
+                s_args.iter().zip(e_args).filter(|(x, y)| x != y).map(|(x, _)| if vcode.class(*x) == Class::RPair { 2 } else { 1 }).sum();
+            let pieces = body.iter().chain(e_body).map(|m| m.pieces.len()).sum::<usize>();
+            if pieces + sels > MAX_PIECES || !body.iter().chain(e_body).all(convertible) {
+                continue;
+            }
+            // The values the bodies define are read only in their body (and
+            // by the joined arguments).
+            let defs = def_counts(vcode);
+            let (s_defs, e_defs) = (defined_in(body), defined_in(e_body));
+            if s_defs.iter().chain(&e_defs).any(|&v| !defs.once(v))
+                || read_outside(vcode, s.0 as usize, &s_defs)
+                || (edge && read_outside(vcode, e.0 as usize, &e_defs))
             {
                 continue;
             }
-            // The values the body defines are read only in the body.
-            let defs = def_counts(vcode);
-            let defined: HashSet<VReg> =
-                body.iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg)).collect();
-            if defined.iter().any(|&v| !defs.once(v)) || read_outside(vcode, s.0 as usize, &defined) {
-                continue;
-            }
             // Taken to targets[0] when the predicate (xor negate) holds.
-            let not = (side == 0) == negate;
+            let not = (side_i == 0) == negate;
             let mut moved: Vec<MInst> = body.to_vec();
             for m in moved.iter_mut() {
                 m.guard(pred, not);
             }
+            let mut e_moved: Vec<MInst> = e_body.to_vec();
+            for m in e_moved.iter_mut() {
+                m.guard(pred, !not);
+            }
+            let (s_args, e_args) = (s_args.to_vec(), e_args.to_vec());
+            let consts: Vec<(VReg, u64)> = single_copies(vcode, forms::MOV_I, |_| true)
+                .filter(|(v, _)| e_args.contains(v) && vcode.class(*v) == Class::R)
+                .map(|(v, p)| (v, p.get(MOV_I::VB)))
+                .collect();
+            let mut args: SmallVec<[VReg; 4]> = SmallVec::new();
+            let mut sel_insts = Vec::new();
+            for (&x, &y) in s_args.iter().zip(&e_args) {
+                if x == y {
+                    args.push(x);
+                    continue;
+                }
+                let t = vcode.new_vreg(vcode.class(x));
+                sel_insts.push(join(vcode, t, x, y, pred, not, consts.iter().find(|c| c.0 == y).map(|c| c.1)));
+                args.push(t);
+            }
             let ab = &mut vcode.blocks[a];
             let t = ab.insts.pop().unwrap();
             ab.insts.extend(moved);
+            ab.insts.extend(e_moved);
+            ab.insts.extend(sel_insts);
             let mut jump = MInst::new(Pseudo::Jump);
             jump.extra_mut().targets.push(j);
-            jump.extra_mut().args.push(Default::default());
+            jump.extra_mut().args.push(args);
             jump.origin = t.origin;
             ab.insts.push(jump);
             ab.succs = vec![j];
@@ -155,22 +219,50 @@ pub fn opt_if_convert(vcode: &mut VCode) -> usize {
             jb.preds.retain(|&p| p != s && p != e);
             jb.preds.push(BlockId(a as u32));
             done += 1;
+            folded.extend(consts.iter().map(|c| c.0));
             break;
         }
     }
     if !dead.is_empty() {
         remove_blocks(vcode, &dead);
     }
+    // The copies of constants the SELs read as immediates, once the edge
+    // blocks that passed them are gone.
+    if !folded.is_empty() {
+        remove_unread_copies(vcode, |v| folded.contains(&v));
+    }
     done
 }
 
-/// Is any of `vals` read outside block `s`?
+/// Is any of `vals` read outside block `s` (its jump's arguments are
+/// joined by SELs)?
 fn read_outside(vcode: &VCode, s: usize, vals: &HashSet<VReg>) -> bool {
-    vcode.blocks.iter().enumerate().filter(|&(bi, _)| bi != s).any(|(_, b)| {
-        b.insts.iter().any(|m| {
-            m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg)) || m.args().iter().flatten().any(|v| vals.contains(v))
+    !vals.is_empty()
+        && vcode.blocks.iter().enumerate().filter(|&(bi, _)| bi != s).any(|(_, b)| {
+            b.insts.iter().any(|m| {
+                m.opnds.iter().any(|o| o.kind == OpKind::Use && vals.contains(&o.vreg))
+                    || m.args().iter().flatten().any(|v| vals.contains(v))
+            })
         })
-    }) || vcode.blocks[s].insts.iter().any(|m| m.args().iter().flatten().any(|v| vals.contains(v)))
+}
+
+/// `t = p' ? x : y` (`p' = p`, `!p` with `not`): `SEL t, x, y, p'`, one
+/// per half of a pair; `y` a copy of the constant `k`: `SEL t, x, k, p'`
+/// (`RZ` for 0).
+fn join(vcode: &VCode, t: VReg, x: VReg, y: VReg, p: VReg, not: bool, k: Option<u64>) -> MInst {
+    let mut b = Bundle::new();
+    let halves: &[bool] = if vcode.class(x) == Class::RPair { &[false, true] } else { &[false] };
+    for &hi in halves {
+        b = match k {
+            Some(0) => b.inst(forms::SEL_RR).set(SEL_RR::RB, R::Z),
+            Some(k) => b.inst(forms::SEL_RI).set(SEL_RI::VB, k),
+            None if hi => b.inst(forms::SEL_RR).use_hi(SEL_RR::RB, y),
+            None => b.inst(forms::SEL_RR).use_(SEL_RR::RB, y),
+        };
+        b = if hi { b.def_hi(SEL::RD, t).use_hi(SEL::RA, x) } else { b.def(SEL::RD, t).use_(SEL::RA, x) };
+        b = b.use_(SEL::PP, p).set(SEL::PP_NOT, not);
+    }
+    b.build()
 }
 
 /// Deletes the blocks in `dead` (unreachable now), renumbering the others.

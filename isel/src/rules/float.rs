@@ -46,10 +46,11 @@ const MNMX_PP: [Fld<Src<P>>; 2] = [FMNMX::PP, DMNMX::PP];
 const MNMX_PP_NOT: [Fld<Flag>; 2] = [FMNMX::PP_NOT, DMNMX::PP_NOT];
 /// FSETP / DSETP.
 const SETP_CMP: [Fld<Mod<FCMPOp>>; 2] = [FSETP::CMP, DSETP::CMP];
-const SETP_LOP: [Fld<Mod<LOPOp>>; 2] = [FSETP::LOP, DSETP::LOP];
+pub(crate) const SETP_LOP: [Fld<Mod<LOPOp>>; 2] = [FSETP::LOP, DSETP::LOP];
 const SETP_PU: [Fld<Dst<P>>; 2] = [FSETP::PU, DSETP::PU];
 const SETP_RA: [Fld<Src<R>>; 2] = [FSETP::RA, DSETP::RA];
-const SETP_PP: [Fld<Src<P>>; 2] = [FSETP::PP, DSETP::PP];
+pub(crate) const SETP_PP: [Fld<Src<P>>; 2] = [FSETP::PP, DSETP::PP];
+pub(crate) const SETP_PP_NOT: [Fld<Flag>; 2] = [FSETP::PP_NOT, DSETP::PP_NOT];
 const SETP_RB: [Fld<Src<R>>; 2] = [FSETP_RR::RB, DSETP_RR::RB];
 const SETP_VB: [Fld<Imm>; 2] = [FSETP_RI::VB, DSETP_RI::VB];
 

@@ -14,4 +14,5 @@ pub mod minmax;
 pub mod mul;
 pub mod ops;
 pub mod overflow;
+pub mod preds;
 pub mod shifts;

@@ -10,7 +10,7 @@ def suffix(cc):
 R = 'R$(=\\d+)'
 out = ['test compile', '',
        ';; icmp lowers to ISETP into a predicate (the signedness in the .U32 / default',
-       ';; S32 type), materialized as a value with SEL 1/0. Narrow operands are',
+       ';; S32 type), materialized as a value with one SEL (`SEL d, RZ, 0x1, !P`). Narrow operands are',
        ';; extended first (SGXT for signed conditions, LOP3 mask for unsigned). 64',
        ';; bits: an unsigned ISETP on the low words chained into ISETP.X on the high',
        ';; words. A constant right-hand side uses the immediate form.', '']
@@ -18,13 +18,13 @@ for cc in OP:
     out += ['function %%icmp_%s_i32(i32, i32) -> i8 {' % cc, 'block0(v0: i32, v1: i32):',
             '    v2 = icmp %s v0, v1' % cc, '    return v2', '}',
             '; check: ISETP.%s.AND%s P$(p=\\d), %s, %s, PT' % (OP[cc], suffix(cc), R, R),
-            '; check: SEL %s, %s, 0x0, P$p' % (R, R), '']
+            '; check: SEL %s, RZ, 0x1, !P$p' % R, '']
 for cc in OP:
     out += ['function %%icmp_%s_i64(i64, i64) -> i8 {' % cc, 'block0(v0: i64, v1: i64):',
             '    v2 = icmp %s v0, v1' % cc, '    return v2', '}',
             '; check: ISETP.%s.AND.U32 P$(lo=\\d), %s, %s, PT' % (OP[cc], R, R),
             '; check: ISETP.%s.AND%s.X P$(p=\\d), %s, %s, PT, P$lo' % (OP[cc], suffix(cc), R, R),
-            '; check: SEL %s, %s, 0x0, P$p' % (R, R), '']
+            '; check: SEL %s, RZ, 0x1, !P$p' % R, '']
 for b, hexb in [(8, '0x8'), (16, '0x10')]:
     t = TY[b]
     for cc in ['slt', 'sge']:
