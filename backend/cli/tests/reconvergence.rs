@@ -93,7 +93,12 @@ fn divergent_if_else_tail_runs_once_per_warp() {
     let got = out_values(&text, "out");
     for i in 0..n as i64 {
         let tid = i % block as i64;
-        let f = if tid & 1 != 0 { (i * 3) as i32 } else { (i + 100) as i32 };
+        let x = i as i32;
+        let f = if tid & 1 != 0 {
+            (0..5).fold(x.wrapping_mul(3), |a, _| a.wrapping_mul(a) ^ x)
+        } else {
+            (0..5).fold(x.wrapping_add(100), |b, _| b.wrapping_mul(b).wrapping_add(x))
+        };
         let want = f.wrapping_mul(7).wrapping_add((i as i32) ^ 5).wrapping_sub(3);
         assert_eq!(got[i as usize], want as i64, "out[{}]", i);
     }
