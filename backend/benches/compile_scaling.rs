@@ -91,24 +91,24 @@ fn opts() -> Options {
 
 fn bench(c: &mut Criterion) {
     let opts = opts();
-    for kind in FAMILIES {
+    let funcs: Vec<(&str, Vec<(usize, Function)>)> =
+        FAMILIES.iter().map(|&kind| (kind, sizes().into_iter().map(|n| (n, function(kind, n))).collect())).collect();
+    for (kind, fs) in &funcs {
         let mut g = c.benchmark_group(format!("compile_scaling/{}", kind));
         g.sample_size(10);
-        for n in sizes() {
-            let f = function(kind, n);
-            g.bench_with_input(BenchmarkId::from_parameter(n), &f, |b, f| b.iter(|| compile(f, &opts).expect("compiles")));
+        for (n, f) in fs {
+            g.bench_with_input(BenchmarkId::from_parameter(n), f, |b, f| b.iter(|| compile(f, &opts).expect("compiles")));
         }
         g.finish();
     }
     println!("growth exponents (log2 of the time ratio per doubling; 1 = linear):");
-    for kind in FAMILIES {
-        let times: Vec<(usize, f64)> = sizes()
-            .into_iter()
-            .map(|n| {
-                let f = function(kind, n);
+    for (kind, fs) in &funcs {
+        let times: Vec<(usize, f64)> = fs
+            .iter()
+            .map(|(n, f)| {
                 let t = Instant::now();
-                compile(&f, &opts).expect("compiles");
-                (n, t.elapsed().as_secs_f64())
+                compile(f, &opts).expect("compiles");
+                (*n, t.elapsed().as_secs_f64())
             })
             .collect();
         let steps: Vec<String> = times.windows(2).map(|w| format!("{}->{}: {:.2}", w[0].0, w[1].0, (w[1].1 / w[0].1).log2())).collect();

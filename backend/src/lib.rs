@@ -348,7 +348,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::calc_instr_deps, &code);
     let (bytes, relocs) = encode::encode(&code).map_err(|e| e.in_pass(Pass::encode))?;
     run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
-    let registers = elf::registers_in_code(&bytes);
+    // Counted on the instructions just encoded, not decoded back from the bytes.
+    let registers = elf::registers_of(code.items.iter().map(|it| &it.inst));
     Ok(Compiled {
         function: elf::Function {
             // `symbol_name(&func)`, from the name the lowering already wrote out.

@@ -107,12 +107,18 @@ pub struct Function {
 /// counted), 0 for code that names none. Bytes that do not decode are
 /// skipped.
 pub fn registers_in_code(code: &[u8]) -> u32 {
+    let insts = code.chunks_exact(crate::INST_BYTES).filter_map(|c| crate::Inst::decode(c.try_into().expect("chunks of INST_BYTES")).ok());
+    registers_of(insts)
+}
+
+/// The R registers the instructions `insts` use, counted as
+/// [`registers_in_code`] counts them in encoded code.
+pub fn registers_of<I: std::borrow::Borrow<crate::Inst>>(insts: impl IntoIterator<Item = I>) -> u32 {
     let mut n = 0u32;
     let mut refs = Vec::new();
-    for chunk in code.chunks_exact(crate::INST_BYTES) {
-        let Ok(inst) = crate::Inst::decode(chunk.try_into().expect("chunks of INST_BYTES")) else { continue };
+    for inst in insts {
         refs.clear();
-        inst.reg_refs_into(&mut refs);
+        inst.borrow().reg_refs_into(&mut refs);
         for r in &refs {
             if r.file == crate::RegFile::R && r.num < crate::RegFile::R.zero() {
                 n = n.max(r.num + r.count.max(1));
