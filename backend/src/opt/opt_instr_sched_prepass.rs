@@ -348,13 +348,23 @@ impl Region {
             let mut pick = (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction");
             let (during, after) = self.step(ready[pick] as usize, &left, cur);
             if during.exceeds(budget) || after.exceeds(budget) {
-                // Over the budget: the instruction that raises the pressure
-                // least, ties by the original order.
+                // Over the budget: among the choices within it, the one
+                // available soonest, then the one that raises the pressure
+                // least; when every choice exceeds it, the one that raises
+                // the pressure least, then the soonest. Ties by the original
+                // order.
                 pick = (0..ready.len())
                     .min_by_key(|&k| {
-                        let (during, after) = self.step(ready[k] as usize, &left, cur);
+                        let i = ready[k];
+                        let (during, after) = self.step(i as usize, &left, cur);
                         let over = during.exceeds(budget) || after.exceeds(budget);
-                        (over, (after.r - cur.r) + (after.p - cur.p), ready[k])
+                        let soon = i64::from(earliest[i as usize].max(t));
+                        let rise = i64::from((after.r - cur.r) + (after.p - cur.p));
+                        if over {
+                            (true, rise, soon, i)
+                        } else {
+                            (false, soon, rise, i)
+                        }
                     })
                     .expect("a ready instruction");
             }
