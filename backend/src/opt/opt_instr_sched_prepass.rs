@@ -37,8 +37,9 @@
 //! of both is the highest pressure of the function in its original order: the
 //! allocator needs about that many registers whatever the order, so staying
 //! below it anywhere costs none. A choice that would exceed it gives way to
-//! the ready instruction that raises the pressure least (ties by the
-//! original order); a region whose schedule still exceeds the budget keeps
+//! the ready instruction within the budget that is available soonest, then
+//! raises the pressure least (when none stays within it: the least raising,
+//! then the soonest; ties by the original order); a region whose schedule still exceeds the budget keeps
 //! its original order.
 
 use rustc_hash::FxHashMap as HashMap;
