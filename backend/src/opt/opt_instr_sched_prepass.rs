@@ -31,6 +31,10 @@
 //! (latencies summed: a 200-cycle global load first, so independent loads are
 //! issued together, and chains of fixed-latency work interleave), ties by the
 //! original order; when nothing is available, the one available soonest.
+//! A constant (an instruction computing from immediates and the constant
+//! bank alone) is taken only once a reader of it has nothing else left to
+//! wait for, or when nothing else is ready: taken early it would hold a
+//! register for nothing.
 //!
 //! **Register budget.** The pressure (32-bit registers live, a pair counting
 //! two, and predicates on their own) is tracked while scheduling. The budget
@@ -180,6 +184,8 @@ struct Node {
     preg_reads: SmallVec<[(RegFile, u32); 2]>,
     preg_writes: SmallVec<[(RegFile, u32); 2]>,
     lat: u32,
+    /// Computes from immediates and the constant bank alone ([`constant`]).
+    constant: bool,
 }
 
 fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> Node {
@@ -207,6 +213,7 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> Node {
             }
         }
     }
+    n.constant = constant(m, refs);
     refs.clear();
     let nr = m.pieces[0].reg_refs_into(refs);
     for (k, r) in refs.iter().enumerate() {
@@ -224,6 +231,21 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> Node {
         }
     }
     n
+}
+
+/// Does pure instruction `m` compute from immediates and the constant bank
+/// alone: fixed latency, no register read but the one it writes in place
+/// (the high half of a pair written into the register of its low half,
+/// `OpKind::Reuse`), no physical register?
+fn constant(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> bool {
+    if role(m) != Role::Pure || class_of_form(m.pieces[0].form()).variable() {
+        return false;
+    }
+    refs.clear();
+    m.pieces[0].reg_refs_into(refs);
+    refs.is_empty()
+        && m.opnds.iter().any(|o| o.kind != OpKind::Use)
+        && m.opnds.iter().enumerate().all(|(k, o)| o.kind != OpKind::Use || m.opnds.iter().any(|w| w.kind == OpKind::Reuse(k as u8)))
 }
 
 /// Register pressure: 32-bit registers and predicates.
@@ -343,9 +365,33 @@ impl Region {
         let mut cur = self.start;
         let mut t = 0u32;
         let mut order = Vec::with_capacity(n);
+        // Per instruction: its predecessors still to schedule that are no
+        // constants. A constant waits until a reader needs nothing else
+        // (it would hold a register for nothing before).
+        let mut others = vec![0u32; n];
+        for (i, nd) in self.nodes.iter().enumerate() {
+            if !nd.constant {
+                for &(s, _) in &self.succs[i] {
+                    others[s as usize] += 1;
+                }
+            }
+        }
+        fn wanted(r: &Region, others: &[u32], c: usize, depth: u32) -> bool {
+            r.succs[c].is_empty()
+                || r.succs[c].iter().any(|&(s, _)| {
+                    let s = s as usize;
+                    if r.nodes[s].constant {
+                        depth < 4 && wanted(r, others, s, depth + 1)
+                    } else {
+                        others[s] == 0
+                    }
+                })
+        }
         while !ready.is_empty() {
-            // Available first, then the longest path, then the original order.
-            let key = |i: u32| (earliest[i as usize].max(t), std::cmp::Reverse(self.height[i as usize]), i);
+            let lazy = |i: u32| self.nodes[i as usize].constant && !wanted(self, &others, i as usize, 0);
+            // Available first, then the longest path, then the original
+            // order; a constant no reader wants yet after everything else.
+            let key = |i: u32| (lazy(i), earliest[i as usize].max(t), std::cmp::Reverse(self.height[i as usize]), i);
             let mut pick = (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction");
             let (during, after) = self.step(ready[pick] as usize, &left, cur);
             if during.exceeds(budget) || after.exceeds(budget) {
@@ -362,9 +408,9 @@ impl Region {
                         let soon = i64::from(earliest[i as usize].max(t));
                         let rise = i64::from((after.r - cur.r) + (after.p - cur.p));
                         if over {
-                            (true, rise, soon, i)
+                            (true, lazy(i), rise, soon, i)
                         } else {
-                            (false, soon, rise, i)
+                            (false, lazy(i), soon, rise, i)
                         }
                     })
                     .expect("a ready instruction");
@@ -375,8 +421,12 @@ impl Region {
             let at = earliest[i as usize].max(t);
             t = at + 1;
             order.push(i);
+            let constant = self.nodes[i as usize].constant;
             for &(s, lat) in &self.succs[i as usize] {
                 let s = s as usize;
+                if !constant {
+                    others[s] -= 1;
+                }
                 earliest[s] = earliest[s].max(at + lat);
                 npreds[s] -= 1;
                 if npreds[s] == 0 {
