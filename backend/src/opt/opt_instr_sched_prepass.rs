@@ -288,6 +288,12 @@ struct Region {
 }
 
 impl Region {
+    /// Whether every instruction depends on the one before it: then only
+    /// one is ever ready and any list schedule is the original order.
+    fn is_chain(&self) -> bool {
+        (1..self.nodes.len()).all(|j| self.succs[j - 1].iter().any(|&(s, _)| s as usize == j))
+    }
+
     /// The instruction's effect on the pressure when `left` holds the reads
     /// still to come of each register: the pressure while it executes and
     /// after it.
@@ -516,11 +522,13 @@ fn refill<T: Default>(v: &mut Vec<T>, n: usize, clear: impl Fn(&mut T)) {
 /// Builds into `reg` the dependence graph of `insts` (a region: no fixed
 /// instruction). `params` lists the values this block passes as block
 /// arguments with the parameters they become, sorted by value.
+#[allow(clippy::too_many_arguments)]
 fn region(
     g: &mut Graph,
     reg: &mut Region,
     classes: &[Class],
     insts: &[MInst],
+    roles: &[Role],
     params: &[(VReg, VReg)],
     start: Pressure,
     live_after: impl Fn(VReg) -> bool,
@@ -588,8 +596,7 @@ fn region(
             g.plast(x).read(j, nodes, &mut edge);
         }
         // Memory order (the base's version read before this instruction's writes).
-        let m = &insts[j];
-        let r = role(m);
+        let (m, r) = (&insts[j], roles[j]);
         if let Role::Load(space) | Role::Store(space) = r {
             let acc = access(m, space, r, g);
             for &(i, ref a) in &g.mem {
@@ -763,7 +770,13 @@ fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
                         e == epoch && k as usize >= end
                     }
                 };
-                region(graph, reg, classes, &b.insts[s..end], args, before[s], live_after);
+                region(graph, reg, classes, &b.insts[s..end], &roles[s..end], args, before[s], live_after);
+                if reg.is_chain() {
+                    // One instruction ready at a time: the schedule is the
+                    // original order.
+                    s = end;
+                    continue;
+                }
                 // A greedy schedule may corner itself above the budget: tried
                 // again with the budget lowered, so that the scheduler turns
                 // to pressure-reducing choices sooner.
