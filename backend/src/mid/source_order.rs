@@ -60,18 +60,6 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
     // The index of an instruction in its block's body (valid for the block
     // being sorted: checked by the block).
     let mut local: SecondaryMap<Inst, u32> = SecondaryMap::with_capacity(func.dfg.num_insts());
-    // Per block, reused: keys, dependence edges (`edges[first[k]..first[k + 1]]`
-    // the predecessors of `k`, then `succ` the successors likewise), the
-    // ready heap and the sorted order.
-    let mut key: Vec<u64> = Vec::new();
-    let mut first: Vec<usize> = Vec::new();
-    let mut edges: Vec<usize> = Vec::new();
-    let mut waiting: Vec<usize> = Vec::new();
-    let mut succ_first: Vec<usize> = Vec::new();
-    let mut succs: Vec<usize> = Vec::new();
-    let mut fill: Vec<usize> = Vec::new();
-    let mut ready: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
-    let mut sorted = Vec::new();
     for block in blocks {
         insts.clear();
         insts.extend(func.layout.block_insts(block));
@@ -90,21 +78,18 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
         };
         // Keys: 2 × the input position; a value new to the function
         // 2 × its first reader's key − 1 (filled backwards).
-        key.clear();
-        key.resize(body.len(), u64::MAX);
-        first.clear();
-        edges.clear();
+        let mut key: Vec<u64> = vec![u64::MAX; body.len()];
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); body.len()];
         let mut last_effect: Option<usize> = None;
         for (k, &inst) in body.iter().enumerate() {
-            first.push(edges.len());
             for v in func.dfg.inst_values(inst) {
                 if let Some(j) = index(v, func) {
-                    edges.push(j);
+                    preds[k].push(j);
                 }
             }
             if has_effect(func.dfg.insts[inst].opcode()) {
                 if let Some(j) = last_effect {
-                    edges.push(j);
+                    preds[k].push(j);
                 }
                 last_effect = Some(k);
             }
@@ -112,45 +97,30 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
                 key[k] = 2 * u64::from(p);
             }
         }
-        first.push(edges.len());
-        let preds = |k: usize| &edges[first[k]..first[k + 1]];
         for k in (0..body.len()).rev() {
             if key[k] == u64::MAX {
                 continue;
             }
-            for &j in preds(k) {
+            for &j in &preds[k] {
                 if order.position(func, body[j]).is_none() {
                     key[j] = key[j].min(key[k].saturating_sub(1));
                 }
             }
         }
         // Kahn's algorithm, the smallest key first.
-        waiting.clear();
-        waiting.extend((0..body.len()).map(|k| first[k + 1] - first[k]));
-        succ_first.clear();
-        succ_first.resize(body.len() + 1, 0);
-        for &j in edges.iter() {
-            succ_first[j + 1] += 1;
-        }
-        for k in 0..body.len() {
-            succ_first[k + 1] += succ_first[k];
-        }
-        succs.clear();
-        succs.resize(edges.len(), 0);
-        fill.clear();
-        fill.extend_from_slice(&succ_first[..body.len()]);
-        for k in 0..body.len() {
-            for &j in preds(k) {
-                succs[fill[j]] = k;
-                fill[j] += 1;
+        let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); body.len()];
+        for (k, ps) in preds.iter().enumerate() {
+            for &j in ps {
+                succs[j].push(k);
             }
         }
-        ready.clear();
-        ready.extend((0..body.len()).filter(|&k| waiting[k] == 0).map(|k| Reverse((key[k], k))));
-        sorted.clear();
+        let mut ready: BinaryHeap<Reverse<(u64, usize)>> =
+            (0..body.len()).filter(|&k| waiting[k] == 0).map(|k| Reverse((key[k], k))).collect();
+        let mut sorted = Vec::with_capacity(body.len());
         while let Some(Reverse((_, k))) = ready.pop() {
             sorted.push(body[k]);
-            for &s in &succs[succ_first[k]..succ_first[k + 1]] {
+            for &s in &succs[k] {
                 waiting[s] -= 1;
                 if waiting[s] == 0 {
                     ready.push(Reverse((key[s], s)));

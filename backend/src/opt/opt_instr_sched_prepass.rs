@@ -890,11 +890,7 @@ mod tests {
 
     #[test]
     fn independent_loads_go_above_alu_work() {
-        use Class::{RPair as W, R};
-        let (x, y, p, q, a, b, c, l1, l2, s) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8), VReg(9));
-        // A chain a, b, c of ALU work, then two loads summed; all stored.
-        let code = vec![add(a, x, y), add(b, a, y), add(c, b, a), ldg(l1, p, 0), ldg(l2, q, 0), add(s, l1, l2), stg(p, 0, s), stg(q, 0, c)];
-        let mut v = with_slack(code, vec![R, R, W, W, R, R, R, R, R, R], 4);
+        let mut v = loads_and_chain();
         assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
         let l = lines(&v);
         assert_eq!(first(&l, "LDG"), 0, "{:?}", l);
@@ -931,6 +927,38 @@ mod tests {
         let before = lines(&v);
         assert_eq!(opt_instr_sched_prepass(&mut v), 0, "{}", v);
         assert_eq!(lines(&v), before);
+    }
+
+    /// A chain a, b, c of ALU work, then two loads summed; all stored.
+    fn loads_and_chain() -> VCode {
+        use Class::{RPair as W, R};
+        let (x, y, p, q, a, b, c, l1, l2, s) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8), VReg(9));
+        let code = vec![add(a, x, y), add(b, a, y), add(c, b, a), ldg(l1, p, 0), ldg(l2, q, 0), add(s, l1, l2), stg(p, 0, s), stg(q, 0, c)];
+        with_slack(code, vec![R, R, W, W, R, R, R, R, R, R], 4)
+    }
+
+    #[test]
+    fn the_working_memory_kept_from_other_functions_changes_no_schedule() {
+        use Class::R;
+        // Scheduled on a fresh thread: nothing left from earlier functions.
+        let fresh = std::thread::spawn(|| {
+            let mut v = loads_and_chain();
+            opt_instr_sched_prepass(&mut v);
+            lines(&v)
+        })
+        .join()
+        .expect("the scheduling thread");
+        // Here after a function with more registers, whose tables (local
+        // numbers, last readers, the physical registers' entries) the pass
+        // keeps; then the same function twice.
+        let big: Vec<MInst> = (0..40).map(|k| add(VReg(40 + k), VReg(k), VReg(k + 1))).collect();
+        let mut other = with_slack(big, vec![R; 80], 2);
+        opt_instr_sched_prepass(&mut other);
+        for _ in 0..2 {
+            let mut v = loads_and_chain();
+            opt_instr_sched_prepass(&mut v);
+            assert_eq!(lines(&v), fresh);
+        }
     }
 
     #[test]
