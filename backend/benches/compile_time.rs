@@ -37,17 +37,17 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_codegen::settings::Configurable;
-use cranelift_codegen::{settings, Context};
 use criterion::{criterion_group, criterion_main, Criterion};
 use ursa_backend::{compile, OptLevel, Options};
 
 #[path = "support/clif_corpus.rs"]
 mod clif_corpus;
 use clif_corpus::{clif_files, parse_clif};
+#[path = "support/cranelift_x64.rs"]
+mod cranelift_x64;
+use cranelift_x64::{both_compile, cranelift_compile};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -74,35 +74,7 @@ fn opts() -> Options {
 }
 
 fn x64() -> OwnedTargetIsa {
-    let b = cranelift_codegen::isa::lookup_by_name("x86_64").expect("cranelift-codegen built with the x86 feature");
-    let mut flags = settings::builder();
-    let name = if level() == OptLevel::None { "none" } else { "speed" };
-    flags.set("opt_level", name).expect("cranelift has the opt_level setting");
-    flags.set("enable_verifier", "false").expect("cranelift has the enable_verifier setting");
-    b.finish(settings::Flags::new(flags)).expect("x86-64 ISA")
-}
-
-fn ursa_compile(f: &Function) -> bool {
-    std::panic::catch_unwind(|| compile(f, &opts()).is_ok()).unwrap_or(false)
-}
-
-fn cranelift_compile(isa: &OwnedTargetIsa, f: &Function) -> bool {
-    // Verified once, as Ursa does (see the module docs).
-    if cranelift_codegen::verifier::verify_function(f, isa.flags()).is_err() {
-        return false;
-    }
-    // One `Context` per thread, cleared and reused as Cranelift intends
-    // (its regalloc2 tables among them): Ursa keeps its regalloc2 context
-    // the same way.
-    thread_local! {
-        static CTX: RefCell<Context> = RefCell::new(Context::new());
-    }
-    CTX.with(|ctx| {
-        let mut ctx = ctx.borrow_mut();
-        ctx.clear();
-        ctx.func = f.clone();
-        ctx.compile(&**isa, &mut ControlPlane::default()).is_ok()
-    })
+    cranelift_x64::x64(level())
 }
 
 /// Functions per category (the first folder under the corpus root) that both
@@ -124,7 +96,7 @@ fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
         let cat = if cat.ends_with(".clif") { "(top)".to_string() } else { cat };
         for f in parse_clif(p).unwrap_or_default() {
             total += 1;
-            if ursa_compile(&f) && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cranelift_compile(isa, &f))).unwrap_or(false) {
+            if both_compile(isa, &f, &opts()) {
                 kept += 1;
                 match cats.iter_mut().find(|c| c.0 == cat) {
                     Some(c) => c.1.push(f),

@@ -13,10 +13,35 @@
 //! (and named) when a directory is given. With a directory and a count of 1,
 //! `valgrind --tool=callgrind --toggle-collect='ursa_backend::compile'` gives
 //! instruction counts that do not depend on the machine's load.
+//!
+//! With `URSA_VS_CRANELIFT=1` it keeps only the functions that both Ursa and
+//! Cranelift's x86-64 backend compile (as the `compile_time` benchmark does)
+//! and compiles each with both, at the same optimization level, in
+//! `ursa_side` and `cranelift_side`: under callgrind, the inclusive counts
+//! of those two functions compare the compilers instruction for instruction.
 
 #[path = "../benches/support/clif_corpus.rs"]
 mod clif_corpus;
 use clif_corpus::{clif_files, parse_clif};
+#[path = "../benches/support/cranelift_x64.rs"]
+mod cranelift_x64;
+
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::isa::OwnedTargetIsa;
+
+#[inline(never)]
+fn ursa_side(funcs: &[Function], opts: &ursa_backend::Options) {
+    for f in funcs {
+        let _ = std::hint::black_box(ursa_backend::compile(f, opts));
+    }
+}
+
+#[inline(never)]
+fn cranelift_side(funcs: &[Function], isa: &OwnedTargetIsa) {
+    for f in funcs {
+        std::hint::black_box(cranelift_x64::cranelift_compile(isa, f));
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -44,11 +69,34 @@ fn main() {
     let funcs: Vec<_> = all.into_iter().filter(|f| args.get(3).is_none_or(|n| f.name.to_string().contains(n.as_str()))).collect();
     let level = std::env::var("URSA_OPT_LEVEL").ok().and_then(|v| ursa_backend::OptLevel::from_name(&v)).unwrap_or_default();
     let opts = ursa_backend::Options { opt_level: level, ..Default::default() };
+    if std::env::var_os("URSA_VS_CRANELIFT").is_some() {
+        let isa = cranelift_x64::x64(level);
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let funcs: Vec<_> = funcs.into_iter().filter(|f| cranelift_x64::both_compile(&isa, f, &opts)).collect();
+        std::panic::set_hook(hook);
+        let (mut tu, mut tc) = (0f64, 0f64);
+        for _ in 0..count {
+            let t0 = std::time::Instant::now();
+            ursa_side(&funcs, &opts);
+            tu += t0.elapsed().as_secs_f64();
+            let t0 = std::time::Instant::now();
+            cranelift_side(&funcs, &isa);
+            tc += t0.elapsed().as_secs_f64();
+        }
+        let per = |t: f64| t * 1e6 / count.max(1) as f64;
+        eprintln!(
+            "{} functions, per compile of the set: ursa {:.1} us, cranelift x86-64 {:.1} us, ratio {:.2}",
+            funcs.len(),
+            per(tu),
+            per(tc),
+            tu / tc
+        );
+        return;
+    }
     let t0 = std::time::Instant::now();
     for _ in 0..count {
-        for f in &funcs {
-            let _ = std::hint::black_box(ursa_backend::compile(f, &opts));
-        }
+        ursa_side(&funcs, &opts);
     }
     eprintln!("{} functions, {:.1} us per compile of the set", funcs.len(), t0.elapsed().as_secs_f64() * 1e6 / count.max(1) as f64);
 }

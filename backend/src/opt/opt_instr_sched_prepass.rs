@@ -46,17 +46,18 @@
 //! then the soonest; ties by the original order); a region whose schedule still exceeds the budget keeps
 //! its original order.
 
-use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use ursa_emit::latency::class_of_form;
 use ursa_emit::mods::SReg;
 use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
-use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
+use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VBlock, VCode, VReg};
 
 use crate::regalloc::assign_regs_ssa::block_liveness;
 use crate::regalloc::liveness::Liveness;
+use ursa_isel::bitset::BitSet;
 
 /// Regions longer than this are scheduled in windows of this many
 /// instructions (the list scheduler is quadratic in a region's length).
@@ -188,8 +189,14 @@ struct Node {
     constant: bool,
 }
 
-fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> Node {
-    let mut n = Node { late_writes: true, lat: class_of_form(m.pieces[0].form()).latency() as u32, ..Node::default() };
+/// Fills `n` (its storage reused) with what `m` reads and writes.
+fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
+    n.reads.clear();
+    n.writes.clear();
+    n.preg_reads.clear();
+    n.preg_writes.clear();
+    n.late_writes = true;
+    n.lat = class_of_form(m.pieces[0].form()).latency() as u32;
     for o in m.opnds.iter() {
         match o.kind {
             OpKind::Use => {
@@ -230,7 +237,6 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> Node {
             }
         }
     }
-    n
 }
 
 /// Does pure instruction `m` compute from immediates and the constant bank
@@ -280,7 +286,9 @@ impl Pressure {
 }
 
 /// One region's dependence graph and the facts its pressure needs; the
-/// virtual registers it names are numbered densely (`local`).
+/// virtual registers it names are numbered densely (`local`). Its storage
+/// is reused from one region to the next ([`Scratch`]).
+#[derive(Default)]
 struct Region {
     nodes: Vec<Node>,
     /// Per node: the registers it reads and writes, by local number (a
@@ -303,6 +311,12 @@ struct Region {
 }
 
 impl Region {
+    /// Whether every instruction depends on the one before it: then only
+    /// one is ever ready and any list schedule is the original order.
+    fn is_chain(&self) -> bool {
+        (1..self.nodes.len()).all(|j| self.succs[j - 1].iter().any(|&(s, _)| s as usize == j))
+    }
+
     /// The instruction's effect on the pressure when `left` holds the reads
     /// still to come of each register: the pressure while it executes and
     /// after it.
@@ -468,95 +482,218 @@ impl Last {
         self.writer = Some(j);
         self.readers.clear();
     }
+
+    fn clear(&mut self) {
+        self.writer = None;
+        self.readers.clear();
+        self.all_readers.clear();
+    }
 }
 
-/// Builds the dependence graph of `insts` (a region: no fixed instruction).
-/// `params` maps a value this block passes as a block argument to the
-/// parameters it becomes.
+/// Physical registers below RZ/URZ/PT, one slot each in a dense table.
+const PREG_FILE: usize = 256;
+
+fn preg_slot((file, x): (RegFile, u32)) -> usize {
+    let f = match file {
+        RegFile::R => 0,
+        RegFile::UR => 1,
+        RegFile::P => 2,
+        RegFile::UP => 3,
+    };
+    f * PREG_FILE + x as usize
+}
+
+/// Sentinel of the dense per-register tables: no entry.
+const NONE: u32 = u32::MAX;
+
+/// The working memory of the pass, kept per thread and reused from one
+/// region, block and function to the next: every table is indexed densely
+/// (by virtual register, local register number or physical register slot)
+/// and reset only where the previous use wrote it.
+#[derive(Default)]
+struct Scratch {
+    live: Liveness<u32, Vec<u64>>,
+    /// The live set of the backward pressure scan.
+    live_set: BitSet<u32, Vec<u64>>,
+    /// Per block, the offset of its instructions in `before`; per
+    /// instruction, the pressure before it in the original order.
+    first: Vec<usize>,
+    before: Vec<Pressure>,
+    /// Per virtual register: `(epoch, index)` of its last read in the block
+    /// being scheduled (valid when `epoch` is the block's).
+    last_read: Vec<(u32, u32)>,
+    epoch: u32,
+    /// The block's block arguments with the parameters they become, sorted by argument.
+    args: Vec<(VReg, VReg)>,
+    roles: Vec<Role>,
+    graph: Graph,
+    region: Region,
+}
+
+/// The tables of the dependence-graph construction.
+#[derive(Default)]
+struct Graph {
+    /// Per virtual register: its local number in the region, or [`NONE`].
+    local: Vec<u32>,
+    /// Per local register: the virtual register, its last writer and readers.
+    vregs: Vec<VReg>,
+    vlast: Vec<Last>,
+    /// Per physical register slot (`preg_slot`): its last writer and
+    /// readers, valid when `pstamp` holds the region's stamp.
+    plast: Vec<Last>,
+    pstamp: Vec<u32>,
+    stamp: u32,
+    mem: Vec<(usize, Access)>,
+    refs: Vec<ursa_emit::RegRef>,
+}
+
+impl Graph {
+    /// The local number of `v`, numbered on first sight.
+    fn id(&mut self, v: VReg) -> u32 {
+        let slot = &mut self.local[v.0 as usize];
+        if *slot == NONE {
+            *slot = self.vregs.len() as u32;
+            self.vregs.push(v);
+            if self.vlast.len() < self.vregs.len() {
+                self.vlast.push(Last::default());
+            } else {
+                self.vlast[self.vregs.len() - 1].clear();
+            }
+        }
+        *slot
+    }
+
+    fn plast(&mut self, x: (RegFile, u32)) -> &mut Last {
+        let k = preg_slot(x);
+        if self.pstamp[k] != self.stamp {
+            self.pstamp[k] = self.stamp;
+            self.plast[k].clear();
+        }
+        &mut self.plast[k]
+    }
+}
+
+/// Empties `v` and makes it `n` long, keeping the storage of its elements.
+fn refill<T: Default>(v: &mut Vec<T>, n: usize, clear: impl Fn(&mut T)) {
+    v.truncate(n);
+    v.iter_mut().for_each(clear);
+    v.resize_with(n, T::default);
+}
+
+/// Builds into `reg` the dependence graph of `insts` (a region: no fixed
+/// instruction). `params` lists the values this block passes as block
+/// arguments with the parameters they become, sorted by value.
+#[allow(clippy::too_many_arguments)]
 fn region(
+    g: &mut Graph,
+    reg: &mut Region,
     classes: &[Class],
     insts: &[MInst],
-    params: &HashMap<VReg, SmallVec<[VReg; 2]>>,
+    roles: &[Role],
+    params: &[(VReg, VReg)],
     start: Pressure,
     live_after: impl Fn(VReg) -> bool,
-) -> Region {
+) {
     let n = insts.len();
-    let mut refs = Vec::new();
-    let nodes: Vec<Node> = insts.iter().map(|m| node(m, &mut refs)).collect();
-    let mut succs: Vec<SmallVec<[(u32, u32); 4]>> = vec![SmallVec::new(); n];
-    let mut npreds = vec![0u32; n];
+    if g.local.len() < classes.len() {
+        g.local.resize(classes.len(), NONE);
+    }
+    if g.plast.is_empty() {
+        g.plast.resize_with(4 * PREG_FILE, Last::default);
+        g.pstamp.resize(4 * PREG_FILE, 0);
+    }
+    g.stamp = g.stamp.wrapping_add(1);
+    if g.stamp == 0 {
+        g.pstamp.iter_mut().for_each(|s| *s = NONE);
+        g.stamp = 1;
+    }
+    for &v in &g.vregs {
+        g.local[v.0 as usize] = NONE;
+    }
+    g.vregs.clear();
+    g.mem.clear();
+    let Region { nodes, reads, writes, succs, npreds, height, size, uses, live_after: after, start: reg_start } = reg;
+    *reg_start = start;
+    nodes.truncate(n);
+    nodes.resize_with(n, Node::default);
+    for (m, nd) in insts.iter().zip(nodes.iter_mut()) {
+        node(m, &mut g.refs, nd);
+    }
+    refill(succs, n, |s| s.clear());
+    npreds.clear();
+    npreds.resize(n, 0);
     let mut edge = |a: usize, b: usize, lat: u32| {
         if a != b {
             succs[a].push((b as u32, lat));
             npreds[b] += 1;
         }
     };
-    let mut vlast: HashMap<VReg, Last> = HashMap::default();
-    let mut plast: HashMap<(RegFile, u32), Last> = HashMap::default();
-    let mut local: HashMap<VReg, u32> = HashMap::default();
-    let mut vregs: Vec<VReg> = Vec::new();
-    let mut id = |v: VReg| {
-        *local.entry(v).or_insert_with(|| {
-            vregs.push(v);
-            vregs.len() as u32 - 1
-        })
-    };
-    let reads: Vec<SmallVec<[u32; 4]>> = nodes.iter().map(|nd| nd.reads.iter().map(|&v| id(v)).collect()).collect();
-    let writes: Vec<SmallVec<[u32; 3]>> =
-        nodes.iter().map(|nd| nd.writes.iter().filter(|v| !nd.reads.contains(v)).map(|&v| id(v)).collect()).collect();
-    let mut uses = vec![0u32; vregs.len()];
-    for r in &reads {
+    refill(reads, n, |r| r.clear());
+    refill(writes, n, |w| w.clear());
+    for (j, nd) in nodes.iter().enumerate() {
+        for &v in &nd.reads {
+            let id = g.id(v);
+            reads[j].push(id);
+        }
+        for &v in nd.writes.iter().filter(|v| !nd.reads.contains(v)) {
+            let id = g.id(v);
+            writes[j].push(id);
+        }
+    }
+    uses.clear();
+    uses.resize(g.vregs.len(), 0);
+    for r in reads.iter() {
         for &v in r {
             uses[v as usize] += 1;
         }
     }
-    let mut mem: Vec<(usize, Access)> = Vec::new();
     for (j, nd) in nodes.iter().enumerate() {
-        for &v in &nd.reads {
-            let l = vlast.entry(v).or_default();
-            l.read(j, &nodes, &mut edge);
+        for &id in &reads[j] {
+            let l = &mut g.vlast[id as usize];
+            l.read(j, nodes, &mut edge);
             l.all_readers.push(j);
         }
         for &x in &nd.preg_reads {
-            plast.entry(x).or_default().read(j, &nodes, &mut edge);
+            g.plast(x).read(j, nodes, &mut edge);
         }
         // Memory order (the base's version read before this instruction's writes).
-        let m = &insts[j];
-        let r = role(m);
+        let (m, r) = (&insts[j], roles[j]);
         if let Role::Load(space) | Role::Store(space) = r {
-            let acc = access(m, space, r, &vlast);
-            for &(i, ref a) in &mem {
+            let acc = access(m, space, r, g);
+            for &(i, ref a) in &g.mem {
                 if a.conflicts(&acc) {
                     edge(i, j, 1);
                 }
             }
-            mem.push((j, acc));
+            g.mem.push((j, acc));
         } else if r == Role::Atomic {
             let acc = Access { space: Space::Generic, atomic: true, store: true, base: None, lo: 0, hi: 0 };
-            for &(i, _) in &mem {
+            for &(i, _) in &g.mem {
                 edge(i, j, 1);
             }
-            mem.push((j, acc));
+            g.mem.push((j, acc));
         }
         for &v in &nd.writes {
             // After the reads of the parameters this value becomes.
-            if let Some(ps) = params.get(&v) {
-                for p in ps {
-                    if let Some(l) = vlast.get(p) {
-                        for &i in &l.all_readers {
-                            edge(i, j, 0);
-                        }
+            let from = params.partition_point(|&(a, _)| a < v);
+            for &(_, p) in params[from..].iter().take_while(|&&(a, _)| a == v) {
+                let lp = g.local.get(p.0 as usize).copied().unwrap_or(NONE);
+                if lp != NONE {
+                    for &i in &g.vlast[lp as usize].all_readers {
+                        edge(i, j, 0);
                     }
                 }
             }
-            vlast.entry(v).or_default().write(j, &mut edge);
+            let id = g.local[v.0 as usize];
+            g.vlast[id as usize].write(j, &mut edge);
         }
         for &x in &nd.preg_writes {
-            plast.entry(x).or_default().write(j, &mut edge);
+            g.plast(x).write(j, &mut edge);
         }
     }
     // Heights, from the end (edges only go forward).
-    let mut height = vec![0u32; n];
+    height.clear();
+    height.resize(n, 0);
     for i in (0..n).rev() {
         let mut h = nodes[i].lat;
         for &(s, lat) in &succs[i] {
@@ -564,19 +701,23 @@ fn region(
         }
         height[i] = h;
     }
-    let size = vregs.iter().map(|v| Pressure::of(classes[v.0 as usize])).collect();
-    let live_after = vregs.iter().map(|&v| live_after(v)).collect();
-    Region { nodes, reads, writes, succs, npreds, height, size, uses, live_after, start }
+    size.clear();
+    size.extend(g.vregs.iter().map(|v| Pressure::of(classes[v.0 as usize])));
+    after.clear();
+    after.extend(g.vregs.iter().map(|&v| live_after(v)));
 }
 
 /// The access of load or store `m`.
-fn access(m: &MInst, space: Space, r: Role, vlast: &HashMap<VReg, Last>) -> Access {
+fn access(m: &MInst, space: Space, r: Role, g: &Graph) -> Access {
     let p = &m.pieces[0];
     let form = p.form();
     let base = fields::RA.place(form).and_then(|ra| {
         m.fixups.iter().find(|f| f.piece == 0 && f.field as usize == ra).map(|f| {
             let v = m.opnds[f.opnd as usize].vreg;
-            let version = vlast.get(&v).and_then(|l| l.writer).map_or(0, |w| w as u32 + 1);
+            let version = match g.local.get(v.0 as usize) {
+                Some(&id) if id != NONE => g.vlast[id as usize].writer.map_or(0, |w| w as u32 + 1),
+                _ => 0,
+            };
             (v, f.hi, version)
         })
     });
@@ -600,57 +741,81 @@ fn sign_extend(v: u64, width: u32) -> i64 {
 /// Reorders the instructions of every block (see the module's text);
 /// returns how many regions changed order.
 pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
+    thread_local! {
+        static SCRATCH: RefCell<Scratch> = RefCell::default();
+    }
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => schedule_function(vcode, &mut s),
+        Err(_) => schedule_function(vcode, &mut Scratch::default()),
+    })
+}
+
+fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
-    let mut live: Liveness<u32, Vec<u64>> = Liveness::default();
+    let nv = vcode.classes.len();
     let order: Vec<usize> = (0..nb).collect();
-    block_liveness(vcode, &order, &mut live);
-    let params: Vec<HashMap<VReg, SmallVec<[VReg; 2]>>> = (0..nb).map(|b| block_arg_params(vcode, b)).collect();
+    block_liveness(vcode, &order, &mut sc.live);
+    let Scratch { live, live_set, first, before, last_read, epoch, args, roles, graph, region: reg } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
-    // Per block, backward: the pressure before each instruction and the
-    // last read of each register; the function's highest pressure in the
-    // original order is the budget.
+    // Per block, backward: the pressure before each instruction; the
+    // function's highest pressure in the original order is the budget.
     let mut budget = Pressure::default();
-    let mut facts: Vec<(Vec<Pressure>, HashMap<VReg, usize>)> = Vec::with_capacity(nb);
-    let mut live_set: rustc_hash::FxHashSet<VReg> = Default::default();
+    first.clear();
+    before.clear();
     for (bi, b) in blocks.iter().enumerate() {
-        live_set.clear();
+        live_set.clone_from(&live.live_out[bi]);
         let mut cur = Pressure::default();
-        for v in live.live_out[bi].iter() {
-            live_set.insert(VReg(v));
+        for v in live_set.iter() {
             cur.add(Pressure::of(classes[v as usize]));
         }
         budget = budget.max(cur);
-        let mut before = vec![Pressure::default(); b.insts.len()];
-        let mut last_read: HashMap<VReg, usize> = HashMap::default();
+        first.push(before.len());
+        before.resize(before.len() + b.insts.len(), Pressure::default());
+        let mine = &mut before[first[bi]..];
         for (i, m) in b.insts.iter().enumerate().rev() {
             let mut during = cur;
             for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
-                if !live_set.contains(&o.vreg) {
+                if !live_set.contains(o.vreg.0) {
                     during.add(Pressure::of(classes[o.vreg.0 as usize]));
                 }
             }
             for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
-                if live_set.remove(&o.vreg) {
+                if live_set.remove(o.vreg.0) {
                     cur.sub(Pressure::of(classes[o.vreg.0 as usize]));
                 }
             }
             for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).chain(m.args().iter().flatten().copied()) {
-                last_read.entry(v).or_insert(i);
-                if live_set.insert(v) {
+                if live_set.insert(v.0) {
                     cur.add(Pressure::of(classes[v.0 as usize]));
                 }
             }
             budget = budget.max(during).max(cur);
-            before[i] = cur;
+            mine[i] = cur;
         }
-        facts.push((before, last_read));
+    }
+    if last_read.len() < nv {
+        last_read.resize(nv, (0, 0));
     }
     let mut changed = 0;
-    for (bi, b) in blocks.iter_mut().enumerate() {
-        let (before, last_read) = &facts[bi];
+    for bi in 0..nb {
+        block_arg_params(blocks, bi, args);
+        let b = &mut blocks[bi];
+        // The last read of each register in the block, in the original order.
+        *epoch = epoch.wrapping_add(1);
+        if *epoch == 0 {
+            last_read.iter_mut().for_each(|e| *e = (0, 0));
+            *epoch = 1;
+        }
+        for (i, m) in b.insts.iter().enumerate() {
+            for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).chain(m.args().iter().flatten().copied()) {
+                last_read[v.0 as usize] = (*epoch, i as u32);
+            }
+        }
+        let before = &before[first[bi]..];
         let live_out = &live.live_out[bi];
-        let roles: Vec<Role> = b.insts.iter().map(role).collect();
+        roles.clear();
+        roles.extend(b.insts.iter().map(role));
         let mut s = 0;
         while s < b.insts.len() {
             if roles[s] == Role::Fixed {
@@ -659,22 +824,30 @@ pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
             }
             let end = (s..b.insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(b.insts.len()).min(s + WINDOW);
             if end - s >= 2 {
-                let live_after = |v: VReg| live_out.contains(v.0) || last_read.get(&v).is_some_and(|&k| k >= end);
-                let reg = region(classes, &b.insts[s..end], &params[bi], before[s], live_after);
+                let (last_read, epoch) = (&*last_read, *epoch);
+                let live_after = |v: VReg| {
+                    live_out.contains(v.0) || {
+                        let (e, k) = last_read[v.0 as usize];
+                        e == epoch && k as usize >= end
+                    }
+                };
+                region(graph, reg, classes, &b.insts[s..end], &roles[s..end], args, before[s], live_after);
+                if reg.is_chain() {
+                    // One instruction ready at a time: the schedule is the
+                    // original order.
+                    s = end;
+                    continue;
+                }
                 // A greedy schedule may corner itself above the budget: tried
                 // again with the budget lowered, so that the scheduler turns
                 // to pressure-reducing choices sooner.
-                let orig: Vec<u32> = (0..(end - s) as u32).collect();
                 let new = (0..=2)
                     .map(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }))
-                    .find(|new| !reg.peak(new).exceeds(budget))
-                    .unwrap_or(orig);
-                let moved = new.iter().enumerate().any(|(k, &i)| k != i as usize);
-                if moved {
-                    let mut old: Vec<Option<MInst>> = b.insts.drain(s..end).map(Some).collect();
-                    let sorted: Vec<MInst> = new.iter().map(|&i| old[i as usize].take().expect("each instruction once")).collect();
-                    b.insts.splice(s..s, sorted);
-                    changed += 1;
+                    .find(|new| !reg.peak(new).exceeds(budget));
+                if let Some(new) = new {
+                    if permute(&mut b.insts[s..end], &new) {
+                        changed += 1;
+                    }
                 }
             }
             s = end;
@@ -683,25 +856,52 @@ pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
     changed
 }
 
-/// The values block `b` passes as block arguments, with the parameters
-/// they become.
-fn block_arg_params(vcode: &VCode, b: usize) -> HashMap<VReg, SmallVec<[VReg; 2]>> {
-    let mut out: HashMap<VReg, SmallVec<[VReg; 2]>> = HashMap::default();
-    for m in vcode.blocks[b].insts.iter().filter(|m| m.is_terminator()) {
+/// Puts `order[k]`'s instruction at place `k` by swaps along the cycles of
+/// the permutation; returns whether anything moved.
+fn permute(insts: &mut [MInst], order: &[u32]) -> bool {
+    if order.iter().enumerate().all(|(k, &i)| k == i as usize) {
+        return false;
+    }
+    let mut moved = false;
+    let mut done = vec![false; order.len()];
+    for k in 0..order.len() {
+        if done[k] || order[k] as usize == k {
+            continue;
+        }
+        moved = true;
+        let mut cur = k;
+        loop {
+            done[cur] = true;
+            let next = order[cur] as usize;
+            if next == k {
+                break;
+            }
+            insts.swap(cur, next);
+            cur = next;
+        }
+    }
+    moved
+}
+
+/// Into `out`: the values block `b` passes as block arguments, with the
+/// parameters they become, sorted by value.
+fn block_arg_params(blocks: &[VBlock], b: usize, out: &mut Vec<(VReg, VReg)>) {
+    out.clear();
+    for m in blocks[b].insts.iter().filter(|m| m.is_terminator()) {
         for (t, args) in m.targets().iter().zip(m.args().iter()) {
-            for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
-                out.entry(*a).or_default().push(*p);
+            for (a, p) in args.iter().zip(blocks[t.0 as usize].params.iter()) {
+                out.push((*a, *p));
             }
         }
     }
-    out
+    out.sort_by_key(|&(a, _)| a.0);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ursa_emit::forms::{self, IADD_RR, LDG_RI, LDS_RI, STG_RIR};
-    use ursa_isel::vcode::{Bundle, VBlock};
+    use ursa_isel::vcode::Bundle;
 
     fn vcode(insts: Vec<MInst>, classes: Vec<Class>) -> VCode {
         let mut insts = insts;
@@ -751,11 +951,7 @@ mod tests {
 
     #[test]
     fn independent_loads_go_above_alu_work() {
-        use Class::{RPair as W, R};
-        let (x, y, p, q, a, b, c, l1, l2, s) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8), VReg(9));
-        // A chain a, b, c of ALU work, then two loads summed; all stored.
-        let code = vec![add(a, x, y), add(b, a, y), add(c, b, a), ldg(l1, p, 0), ldg(l2, q, 0), add(s, l1, l2), stg(p, 0, s), stg(q, 0, c)];
-        let mut v = with_slack(code, vec![R, R, W, W, R, R, R, R, R, R], 4);
+        let mut v = loads_and_chain();
         assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
         let l = lines(&v);
         assert_eq!(first(&l, "LDG"), 0, "{:?}", l);
@@ -792,6 +988,38 @@ mod tests {
         let before = lines(&v);
         assert_eq!(opt_instr_sched_prepass(&mut v), 0, "{}", v);
         assert_eq!(lines(&v), before);
+    }
+
+    /// A chain a, b, c of ALU work, then two loads summed; all stored.
+    fn loads_and_chain() -> VCode {
+        use Class::{RPair as W, R};
+        let (x, y, p, q, a, b, c, l1, l2, s) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6), VReg(7), VReg(8), VReg(9));
+        let code = vec![add(a, x, y), add(b, a, y), add(c, b, a), ldg(l1, p, 0), ldg(l2, q, 0), add(s, l1, l2), stg(p, 0, s), stg(q, 0, c)];
+        with_slack(code, vec![R, R, W, W, R, R, R, R, R, R], 4)
+    }
+
+    #[test]
+    fn the_working_memory_kept_from_other_functions_changes_no_schedule() {
+        use Class::R;
+        // Scheduled on a fresh thread: nothing left from earlier functions.
+        let fresh = std::thread::spawn(|| {
+            let mut v = loads_and_chain();
+            opt_instr_sched_prepass(&mut v);
+            lines(&v)
+        })
+        .join()
+        .expect("the scheduling thread");
+        // Here after a function with more registers, whose tables (local
+        // numbers, last readers, the physical registers' entries) the pass
+        // keeps; then the same function twice.
+        let big: Vec<MInst> = (0..40).map(|k| add(VReg(40 + k), VReg(k), VReg(k + 1))).collect();
+        let mut other = with_slack(big, vec![R; 80], 2);
+        opt_instr_sched_prepass(&mut other);
+        for _ in 0..2 {
+            let mut v = loads_and_chain();
+            opt_instr_sched_prepass(&mut v);
+            assert_eq!(lines(&v), fresh);
+        }
     }
 
     #[test]
