@@ -77,17 +77,32 @@ pub fn opt_merge_accesses(f: &mut Function, shared: &SharedLayout) -> Result<(),
     // Values passed to a call or returned: they go to fixed ABI registers, so
     // as the halves of a pair they would cost copies.
     let mut abi = HashSet::new();
+    // Per block: is there anything to do for loads (and the `aligned` flags),
+    // for stores? Most blocks have no access.
+    let mut work = Vec::with_capacity(blocks.len());
     for &b in &blocks {
+        let (mut loads, mut stores) = (false, false);
         for i in f.layout.block_insts(b) {
-            if f.dfg.insts[i].opcode().is_call() || f.dfg.insts[i].opcode().is_return() {
-                abi.extend(f.dfg.inst_args(i).iter().map(|&v| f.dfg.resolve_aliases(v)));
+            match f.dfg.insts[i] {
+                InstructionData::Load { .. } => loads = true,
+                InstructionData::Store { .. } => (loads, stores) = (true, true),
+                _ if f.dfg.insts[i].opcode().is_call() || f.dfg.insts[i].opcode().is_return() => {
+                    abi.extend(f.dfg.inst_args(i).iter().map(|&v| f.dfg.resolve_aliases(v)));
+                }
+                _ => {}
             }
         }
+        work.push((b, loads, stores));
     }
-    for b in blocks {
-        // Loads first: a store of words loaded by a merged load stores its i64.
-        merge_block(f, b, &mut align, &abi, false)?;
-        merge_block(f, b, &mut align, &abi, true)?;
+    for (b, loads, stores) in work {
+        // Loads first (with the flags): a store of words loaded by a merged
+        // load stores its i64.
+        if loads {
+            merge_block(f, b, &mut align, &abi, false)?;
+        }
+        if stores {
+            merge_block(f, b, &mut align, &abi, true)?;
+        }
     }
     Ok(())
 }
@@ -327,9 +342,9 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
         merged[j] = true;
         pairs.push((lo, hi, insts[first], insts[last]));
     }
-    // Accesses proven aligned for their own width get the flag.
+    // Accesses proven aligned for their own width get the flag (once, with the loads).
     for (i, a) in accesses.iter().enumerate() {
-        if merged[i] || a.size <= 1 || !a.size.is_power_of_two() {
+        if stores || merged[i] || a.size <= 1 || !a.size.is_power_of_two() {
             continue;
         }
         let Some(fd) = flags(f, a.inst).cloned() else { continue };
