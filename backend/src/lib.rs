@@ -67,8 +67,8 @@ pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
-    legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_unreachable_code,
-    opt_unroll_loops,
+    legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses,
+    opt_unreachable_code, opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
@@ -393,10 +393,12 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
         })?;
         opt_unroll_loops::opt_unroll_loops(func).map_err(|e| e.in_pass(Pass::opt_unroll_loops))?;
         run.ran(Pass::opt_unroll_loops, &func.display());
+        opt_merge_accesses::opt_merge_accesses(func, &opts.shared).map_err(|e| e.in_pass(Pass::opt_merge_accesses))?;
+        run.ran(Pass::opt_merge_accesses, &func.display());
         if opts.check_regalloc {
             if let Some(text) = mid::verifier_report(func) {
                 return Err(
-                    Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_unroll_loops)
+                    Error::internal(format!("the mid-end produced CLIF that does not verify:\n{}", text)).in_pass(Pass::opt_merge_accesses)
                 );
             }
         }

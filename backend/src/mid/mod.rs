@@ -8,6 +8,7 @@ pub mod legalize_memory;
 pub mod opt_constant_phis;
 pub mod opt_egraph;
 pub mod opt_inline;
+pub mod opt_merge_accesses;
 pub mod opt_unreachable_code;
 pub mod opt_unroll_loops;
 pub mod source_order;
