@@ -197,13 +197,18 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                             if !f.func.kernel {
                                 return Err(err(no, col, "`.param` is only for kernels".into()));
                             }
-                            let (name, ty) =
-                                args.split_once(',').ok_or_else(|| err(no, col, "expected `.param NAME, TYPE` or `.param NAME, SIZE`".into()))?;
+                            let (name, ty) = args
+                                .split_once(',')
+                                .ok_or_else(|| err(no, col, "expected `.param NAME, TYPE` or `.param NAME, SIZE`".into()))?;
                             let ty = ty.trim();
                             let (kind, size) = match ParamKind::parse_type(ty) {
                                 Some(typed) => typed,
                                 None => num(ty).filter(|s| *s > 0).map(|s| (ParamKind::Bytes, s)).ok_or_else(|| {
-                                    err(no, col, format!("bad parameter type `{}` (i8, i16, i32, i64, i128, f32, f64, ptr or a size in bytes)", ty))
+                                    err(
+                                        no,
+                                        col,
+                                        format!("bad parameter type `{}` (i8, i16, i32, i64, i128, f32, f64, ptr or a size in bytes)", ty),
+                                    )
                                 })?,
                             };
                             let name = name.trim();

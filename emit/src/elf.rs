@@ -559,12 +559,24 @@ mod tests {
         // Version 1 has no register count, versions 1 and 2 no parameter
         // kinds: they read as 0 (not recorded) and as untyped bytes.
         let param = |kind| Param { name: "n".into(), offset: 0, size: 4, kind };
-        let f = Function { name: "k".into(), kernel: true, code: vec![0u8; 16], registers: 7, params: vec![param(ParamKind::Int)], ..Default::default() };
+        let f = Function {
+            name: "k".into(),
+            kernel: true,
+            code: vec![0u8; 16],
+            registers: 7,
+            params: vec![param(ParamKind::Int)],
+            ..Default::default()
+        };
         let obj = Object { functions: vec![f.clone()] };
         for version in [1, 2] {
             let read_back = read(&write_with_info(&obj, info_bytes(&obj, version))).unwrap();
             let registers = if version == 1 { 0 } else { 7 };
-            assert_eq!(read_back.functions[0], Function { registers, params: vec![param(ParamKind::Bytes)], ..f.clone() }, "version {}", version);
+            assert_eq!(
+                read_back.functions[0],
+                Function { registers, params: vec![param(ParamKind::Bytes)], ..f.clone() },
+                "version {}",
+                version
+            );
         }
         assert_eq!(read(&write(&obj)).unwrap(), obj);
         let mut future = info_bytes(&obj, INFO_VERSION);

@@ -560,7 +560,15 @@ fn layout_params(f: &crate::program::FunctionInfo, args: &[Arg]) -> Result<Vec<u
             let b = a.bytes();
             if !p.accepts(a.kind(), b.len() as u32) {
                 let is = a.kind().type_name(b.len() as u32);
-                return Err(format!("argument {} ({:?}) is {}, but parameter `{}` of `{}` is {}", i + 1, a, is, p.name, f.name, p.type_name()));
+                return Err(format!(
+                    "argument {} ({:?}) is {}, but parameter `{}` of `{}` is {}",
+                    i + 1,
+                    a,
+                    is,
+                    p.name,
+                    f.name,
+                    p.type_name()
+                ));
             }
             let end = p.offset as usize + b.len();
             if block.len() < end {

@@ -280,7 +280,15 @@ pub fn run(a: RunArgs) -> Result<(), String> {
             };
             if !p.accepts(kind, size) {
                 let is = if kind == ParamKind::Ptr { "a buffer (a pointer)".to_string() } else { kind.type_name(size) };
-                return Err(format!("argument {} (`{}`) is {}, but parameter `{}` of `{}` is {}", i + 1, spec, is, p.name, a.kernel, p.type_name()));
+                return Err(format!(
+                    "argument {} (`{}`) is {}, but parameter `{}` of `{}` is {}",
+                    i + 1,
+                    spec,
+                    is,
+                    p.name,
+                    a.kernel,
+                    p.type_name()
+                ));
             }
         }
     }

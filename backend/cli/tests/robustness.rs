@@ -564,7 +564,10 @@ block0(v0: i64, v1: i32, v2: f32, v3: f64, v4: i8):
     for (args, want) in [
         (["buf:o=i32[2]", "f32:7", "f32:0.5", "f64:1", "i8:1"], "argument 2 (`f32:7`) is f32, but parameter `v1` of `k` is i32"),
         (["buf:o=i32[2]", "i32:7", "i32:1", "f64:1", "i8:1"], "argument 3 (`i32:1`) is i32, but parameter `v2` of `k` is f32"),
-        (["buf:o=i32[2]", "i32:7", "f32:1", "buf:d=f64[1]", "i8:1"], "argument 4 (`buf:d=f64[1]`) is a buffer (a pointer), but parameter `v3` of `k` is f64"),
+        (
+            ["buf:o=i32[2]", "i32:7", "f32:1", "buf:d=f64[1]", "i8:1"],
+            "argument 4 (`buf:d=f64[1]`) is a buffer (a pointer), but parameter `v3` of `k` is f64",
+        ),
         (["buf:o=i32[2]", "i32:7", "f32:1", "i64:1", "i8:1"], "argument 4 (`i64:1`) is i64, but parameter `v3` of `k` is f64"),
         (["f64:0", "i32:7", "f32:1", "f64:1", "i8:1"], "argument 1 (`f64:0`) is f64, but parameter `v0` of `k` is i64"),
     ] {
@@ -580,13 +583,16 @@ block0(v0: i64, v1: i32, v2: f32, v3: f64, v4: i8):
 
     // Assembly: `.param NAME, TYPE` is typed, `.param NAME, SIZE` is not;
     // a pointer takes a buffer or an address written as a 64-bit integer.
-    let obj = &asm_object("typed_asm", ".kernel k
+    let obj = &asm_object(
+        "typed_asm",
+        ".kernel k
 .param p, ptr
 .param n, i32
 .param raw, 4
 .param x, f64
 EXIT ;
-");
+",
+    );
     let text = String::from_utf8_lossy(&ursa(&["disasm", obj]).stdout).into_owned();
     assert!(text.contains(".param p, ptr\n    .param n, i32\n    .param raw, 4\n    .param x, f64\n"), "{}", text);
     let run = |args: &[&str]| {
@@ -606,10 +612,13 @@ EXIT ;
     assert!(stderr(&o).contains("argument 4 (`f32:1`) is f32, but parameter `x` of `k` is f64"), "{}", stderr(&o));
     let o = run(&["buf:b=i32[1]", "i32:1"]);
     assert!(stderr(&o).contains("takes 4 arguments (p (ptr), n (i32), raw (4 bytes), x (f64)), 2 given"), "{}", stderr(&o));
-    let s = write("badtype.s", ".kernel k
+    let s = write(
+        "badtype.s",
+        ".kernel k
 .param n, u32
 EXIT ;
-");
+",
+    );
     let o = ursa(&["asm", &s, "-o", tmp("badtype.o").to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("bad parameter type `u32` (i8, i16, i32, i64, i128, f32, f64, ptr or a size in bytes)"), "{}", stderr(&o));
