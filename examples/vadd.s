@@ -1,9 +1,9 @@
 // out[i] = a[i] + b[i] for i < n, one thread per element.
 .kernel vadd
-    .param a, 8
-    .param b, 8
-    .param out, 8
-    .param n, 4
+    .param a, ptr
+    .param b, ptr
+    .param out, ptr
+    .param n, i32
     S2R R0, SR_TID_X ;
     S2R R1, SR_CTAID_X ;
     IMAD R0, R1, c[0x0][0x0], R0 ;              // i = ctaid.x * ntid.x + tid.x

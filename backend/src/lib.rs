@@ -174,16 +174,25 @@ pub struct Compiled {
 /// The `.param` table of a kernel compiled from `func`: one parameter per
 /// entry-block parameter (`v0`, `v1`, …), each at the next offset aligned to
 /// its size (at most 8) — the layout the lowering reads them from and the one
-/// `.param` gives, so `ursa run` checks arguments against it.
+/// `.param` gives — and typed from the signature (integers `i8`…`i128`,
+/// `f32`, `f64`; other types, such as vectors, as bytes), so `ursa run`
+/// checks arguments against it.
 fn kernel_params(func: &Function) -> Vec<elf::Param> {
     let Some(entry) = func.layout.entry_block() else { return Vec::new() };
     let mut out = Vec::new();
     let mut ofs = 0u32;
     for &v in func.dfg.block_params(entry) {
-        let size = func.dfg.value_type(v).bytes().max(1);
+        let ty = func.dfg.value_type(v);
+        let size = ty.bytes().max(1);
+        let kind = match ty {
+            _ if ty.is_int() => elf::ParamKind::Int,
+            cranelift_codegen::ir::types::F32 | cranelift_codegen::ir::types::F64 => elf::ParamKind::Float,
+            _ => elf::ParamKind::Bytes,
+        };
+        let kind = if kind.allows_size(size) { kind } else { elf::ParamKind::Bytes };
         let align = size.min(8);
         ofs = ofs.next_multiple_of(align);
-        out.push(elf::Param { name: v.to_string(), offset: ofs, size });
+        out.push(elf::Param { name: v.to_string(), offset: ofs, size, kind });
         ofs += size;
     }
     out

@@ -5,10 +5,15 @@
 //! ```text
 //! .kernel NAME            start a kernel (launchable entry point)
 //! .func NAME              start a device function (called only)
-//! .param NAME, SIZE       next kernel parameter (placed at the next offset
-//!                         aligned to min(SIZE, 8))
+//! .param NAME, TYPE       next kernel parameter of TYPE (i8, i16, i32, i64,
+//!                         i128, f32, f64 or ptr), placed at the next offset
+//!                         aligned to min(its size, 8)
+//! .param NAME, SIZE       a parameter of SIZE bytes of no type (only the
+//!                         size of its argument is checked)
 //! .shared SIZE            bytes of shared memory per CTA
 //! .local SIZE             bytes of local memory (stack) per thread
+//! .regs N                 R registers per thread to record (at least what
+//!                         the code uses, which is the default)
 //! LABEL:                  a label, local to its function
 //! ```
 //!
@@ -21,7 +26,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use crate::elf::{Function, Object, Param, Reloc};
+use crate::elf::{Function, Object, Param, ParamKind, Reloc};
 use crate::inst::{Inst, INST_BYTES};
 use crate::model::Kind;
 use crate::text::{format_inst, parse_inst, Labels};
@@ -192,10 +197,20 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                             if !f.func.kernel {
                                 return Err(err(no, col, "`.param` is only for kernels".into()));
                             }
-                            let (name, size) = args.split_once(',').ok_or_else(|| err(no, col, "expected `.param NAME, SIZE`".into()))?;
-                            let size = num(size.trim())
-                                .filter(|s| *s > 0)
-                                .ok_or_else(|| err(no, col, format!("bad parameter size `{}`", size.trim())))?;
+                            let (name, ty) = args
+                                .split_once(',')
+                                .ok_or_else(|| err(no, col, "expected `.param NAME, TYPE` or `.param NAME, SIZE`".into()))?;
+                            let ty = ty.trim();
+                            let (kind, size) = match ParamKind::parse_type(ty) {
+                                Some(typed) => typed,
+                                None => num(ty).filter(|s| *s > 0).map(|s| (ParamKind::Bytes, s)).ok_or_else(|| {
+                                    err(
+                                        no,
+                                        col,
+                                        format!("bad parameter type `{}` (i8, i16, i32, i64, i128, f32, f64, ptr or a size in bytes)", ty),
+                                    )
+                                })?,
+                            };
                             let name = name.trim();
                             if !is_ident(name) {
                                 return Err(err(no, col, format!("bad parameter name `{}`", name)));
@@ -207,7 +222,7 @@ pub fn assemble(text: &str, file_name: &str) -> Result<Object, AsmError> {
                             let offset = f.next_param.checked_next_multiple_of(align).unwrap_or(u32::MAX);
                             crate::elf::param_room(offset, size).map_err(|m| err(no, col, format!("parameter `{}`: {}", name, m)))?;
                             f.next_param = offset + size;
-                            f.func.params.push(Param { name: name.to_string(), offset, size });
+                            f.func.params.push(Param { name: name.to_string(), offset, size, kind });
                         }
                         _ => {
                             if f.sizes_given.contains(&kw) {
@@ -472,7 +487,10 @@ pub fn disassemble_function(f: &Function) -> Result<String, DisasmError> {
     let mut out = String::new();
     out.push_str(&format!("{} {}\n", if f.kernel { ".kernel" } else { ".func" }, f.name));
     for p in &f.params {
-        out.push_str(&format!("    .param {}, {}\n", p.name, p.size));
+        match p.kind {
+            ParamKind::Bytes => out.push_str(&format!("    .param {}, {}\n", p.name, p.size)),
+            _ => out.push_str(&format!("    .param {}, {}\n", p.name, p.type_name())),
+        }
     }
     if f.shared_size != 0 {
         out.push_str(&format!("    .shared {}\n", f.shared_size));

@@ -19,9 +19,10 @@ pub const R_URSA_REL32: u32 = 1;
 /// Name of the metadata section.
 pub const INFO_SECTION: &str = ".ursa.info";
 const INFO_MAGIC: &[u8; 4] = b"URSA";
-/// Version 2 added each function's register count; version 1 objects
-/// still load (their count reads as 0, not recorded).
-const INFO_VERSION: u32 = 2;
+/// Version 2 added each function's register count, version 3 each
+/// parameter's kind; older objects still load (their register count reads
+/// as 0, not recorded, their parameters as [`ParamKind::Bytes`]).
+const INFO_VERSION: u32 = 3;
 
 /// Bytes the kernel parameter block can hold: constant bank 0 is at most
 /// 64 KiB and the block starts at 0x160 (`docs/abi.md`).
@@ -63,13 +64,99 @@ pub fn param_room(offset: u32, size: u32) -> Result<(), ParamError> {
     }
 }
 
+/// What a kernel parameter (or a launch argument) holds: with its size, its
+/// type. Recorded in the object since `.ursa.info` version 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ParamKind {
+    /// Bytes of no known type (`.param NAME, SIZE`, a CLIF vector, an object
+    /// older than version 3): only the size is checked.
+    #[default]
+    Bytes,
+    /// An integer of 1, 2, 4, 8 or 16 bytes (`i8` … `i128`; signless, as in CLIF).
+    Int,
+    /// A float of 4 or 8 bytes (`f32`, `f64`).
+    Float,
+    /// A global-memory address, 8 bytes (`ptr`).
+    Ptr,
+}
+
+impl ParamKind {
+    /// The kind's number in `.ursa.info`.
+    fn code(self) -> u32 {
+        match self {
+            ParamKind::Bytes => 0,
+            ParamKind::Int => 1,
+            ParamKind::Float => 2,
+            ParamKind::Ptr => 3,
+        }
+    }
+    fn from_code(c: u32) -> Option<ParamKind> {
+        [ParamKind::Bytes, ParamKind::Int, ParamKind::Float, ParamKind::Ptr].into_iter().find(|k| k.code() == c)
+    }
+    /// Whether a value of this kind can be `size` bytes.
+    pub fn allows_size(self, size: u32) -> bool {
+        match self {
+            ParamKind::Bytes => size > 0,
+            ParamKind::Int => matches!(size, 1 | 2 | 4 | 8 | 16),
+            ParamKind::Float => matches!(size, 4 | 8),
+            ParamKind::Ptr => size == 8,
+        }
+    }
+    /// The type written for a value of this kind and `size` bytes, as
+    /// `.param` and `ursa run` spell it (`i32`, `f64`, `ptr`, `12 bytes`).
+    pub fn type_name(self, size: u32) -> String {
+        match self {
+            ParamKind::Bytes => format!("{} bytes", size),
+            ParamKind::Int => format!("i{}", size * 8),
+            ParamKind::Float => format!("f{}", size * 8),
+            ParamKind::Ptr => "ptr".into(),
+        }
+    }
+    /// The kind and size a type name gives (`i8` … `i128`, `f32`, `f64`, `ptr`).
+    pub fn parse_type(s: &str) -> Option<(ParamKind, u32)> {
+        Some(match s {
+            "i8" => (ParamKind::Int, 1),
+            "i16" => (ParamKind::Int, 2),
+            "i32" => (ParamKind::Int, 4),
+            "i64" => (ParamKind::Int, 8),
+            "i128" => (ParamKind::Int, 16),
+            "f32" => (ParamKind::Float, 4),
+            "f64" => (ParamKind::Float, 8),
+            "ptr" => (ParamKind::Ptr, 8),
+            _ => return None,
+        })
+    }
+}
+
 /// A kernel parameter: its byte offset in the parameter block (constant bank
-/// 0 from 0x160) and its size.
+/// 0 from 0x160), its size and what it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Param {
     pub name: String,
     pub offset: u32,
     pub size: u32,
+    pub kind: ParamKind,
+}
+
+impl Param {
+    /// The parameter's type as `.param` writes it (`i32`, `ptr`, `8 bytes`).
+    pub fn type_name(&self) -> String {
+        self.kind.type_name(self.size)
+    }
+    /// Whether an argument of `kind` and `size` bytes may be passed for this
+    /// parameter: the sizes must be equal, and the kinds too unless either is
+    /// [`ParamKind::Bytes`]; an 8-byte integer and a pointer stand for each
+    /// other (CLIF has no pointer type: a compiled kernel's pointer
+    /// parameters are `i64`, and an address may be given as a number).
+    pub fn accepts(&self, kind: ParamKind, size: u32) -> bool {
+        let pointer_sized_int = |k: ParamKind| k == ParamKind::Int && size == 8;
+        size == self.size
+            && (kind == self.kind
+                || kind == ParamKind::Bytes
+                || self.kind == ParamKind::Bytes
+                || (kind == ParamKind::Ptr && pointer_sized_int(self.kind))
+                || (self.kind == ParamKind::Ptr && pointer_sized_int(kind)))
+    }
 }
 
 /// A relocation inside a function's code.
@@ -156,7 +243,9 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, ElfError> {
     Err(ElfError(msg.into()))
 }
 
-fn info_bytes(obj: &Object) -> Vec<u8> {
+/// The `.ursa.info` bytes of `obj` in format `version` (the current one; the
+/// tests write older ones, without the fields added since).
+fn info_bytes(obj: &Object, version: u32) -> Vec<u8> {
     let mut b = Vec::new();
     let put32 = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
     let put_str = |b: &mut Vec<u8>, s: &str| {
@@ -164,19 +253,24 @@ fn info_bytes(obj: &Object) -> Vec<u8> {
         b.extend_from_slice(s.as_bytes());
     };
     b.extend_from_slice(INFO_MAGIC);
-    put32(&mut b, INFO_VERSION);
+    put32(&mut b, version);
     put32(&mut b, obj.functions.len() as u32);
     for f in &obj.functions {
         put_str(&mut b, &f.name);
         put32(&mut b, f.kernel as u32);
         put32(&mut b, f.shared_size);
         put32(&mut b, f.local_size);
-        put32(&mut b, f.registers);
+        if version >= 2 {
+            put32(&mut b, f.registers);
+        }
         put32(&mut b, f.params.len() as u32);
         for p in &f.params {
             put_str(&mut b, &p.name);
             put32(&mut b, p.offset);
             put32(&mut b, p.size);
+            if version >= 3 {
+                put32(&mut b, p.kind.code());
+            }
         }
     }
     b
@@ -184,11 +278,14 @@ fn info_bytes(obj: &Object) -> Vec<u8> {
 
 /// Writes an object as ELF bytes.
 pub fn write(obj: &Object) -> Vec<u8> {
+    write_with_info(obj, info_bytes(obj, INFO_VERSION))
+}
+
+fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
     let mut buf = Vec::new();
     let mut w = Writer::new(Endianness::Little, true, &mut buf);
     let text_names: Vec<Vec<u8>> = obj.functions.iter().map(|f| format!(".text.{}", f.name).into_bytes()).collect();
     let rela_names: Vec<Vec<u8>> = obj.functions.iter().map(|f| format!(".rela.text.{}", f.name).into_bytes()).collect();
-    let info = info_bytes(obj);
 
     w.reserve_file_header();
     w.reserve_null_section_index();
@@ -357,7 +454,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
     }
     r.pos = 4;
     let version = r.u32()?;
-    if version != 1 && version != INFO_VERSION {
+    if !(1..=INFO_VERSION).contains(&version) {
         return bad(format!("{} version {} is not supported", INFO_SECTION, version));
     }
     let n = r.u32()?;
@@ -388,7 +485,17 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
             if let Err(m) = param_room(offset, size) {
                 return bad(format!("function `{}`, parameter `{}`: {}", name, pname, m));
             }
-            params.push(Param { name: pname, offset, size });
+            let kind = if version >= 3 {
+                let code = r.u32()?;
+                match ParamKind::from_code(code) {
+                    Some(k) if k.allows_size(size) => k,
+                    Some(k) => return bad(format!("function `{}`, parameter `{}`: {:?} of {} bytes is no type", name, pname, k, size)),
+                    None => return bad(format!("function `{}`, parameter `{}`: unknown kind {}", name, pname, code)),
+                }
+            } else {
+                ParamKind::Bytes
+            };
+            params.push(Param { name: pname, offset, size, kind });
         }
         let sec_name = format!(".text.{}", name);
         let sec = file.section_by_name(&sec_name).ok_or_else(|| ElfError(format!("function `{}` has no {} section", name, sec_name)))?;
@@ -429,7 +536,12 @@ mod tests {
                     name: "k".into(),
                     kernel: true,
                     code: vec![0u8; 32],
-                    params: vec![Param { name: "out".into(), offset: 0, size: 8 }],
+                    params: vec![
+                        Param { name: "out".into(), offset: 0, size: 8, kind: ParamKind::Ptr },
+                        Param { name: "n".into(), offset: 8, size: 4, kind: ParamKind::Int },
+                        Param { name: "x".into(), offset: 16, size: 8, kind: ParamKind::Float },
+                        Param { name: "v".into(), offset: 32, size: 16, kind: ParamKind::Bytes },
+                    ],
                     relocs: vec![Reloc { offset: 20, symbol: "f".into(), addend: -12 }],
                     shared_size: 64,
                     local_size: 16,
@@ -443,21 +555,76 @@ mod tests {
     }
 
     #[test]
-    fn version_1_objects_still_load() {
-        // A version-1 `.ursa.info` has no register count: rewrite a version-2
-        // object's section in place (drop the field, set the version).
-        let f = Function { name: "k".into(), kernel: true, code: vec![0u8; 16], registers: 7, ..Default::default() };
-        let mut bytes = write(&Object { functions: vec![f.clone()] });
-        let info = info_bytes(&Object { functions: vec![f.clone()] });
-        let at = bytes.windows(info.len()).position(|w| w == info.as_slice()).expect("the section's bytes");
-        let mut v1 = info.clone();
-        v1[4..8].copy_from_slice(&1u32.to_le_bytes());
-        let reg_field = 12 + 4 + 1 + 4 + 4 + 4; // magic, version, count, name, kernel, shared, local
-        v1.drain(reg_field..reg_field + 4);
-        v1.extend_from_slice(&[0; 4]); // same section size: a trailing pad the reader ignores
-        bytes[at..at + info.len()].copy_from_slice(&v1);
-        let read_back = read(&bytes).unwrap();
-        assert_eq!(read_back.functions[0], Function { registers: 0, ..f });
+    fn older_versions_still_load() {
+        // Version 1 has no register count, versions 1 and 2 no parameter
+        // kinds: they read as 0 (not recorded) and as untyped bytes.
+        let param = |kind| Param { name: "n".into(), offset: 0, size: 4, kind };
+        let f = Function {
+            name: "k".into(),
+            kernel: true,
+            code: vec![0u8; 16],
+            registers: 7,
+            params: vec![param(ParamKind::Int)],
+            ..Default::default()
+        };
+        let obj = Object { functions: vec![f.clone()] };
+        for version in [1, 2] {
+            let read_back = read(&write_with_info(&obj, info_bytes(&obj, version))).unwrap();
+            let registers = if version == 1 { 0 } else { 7 };
+            assert_eq!(
+                read_back.functions[0],
+                Function { registers, params: vec![param(ParamKind::Bytes)], ..f.clone() },
+                "version {}",
+                version
+            );
+        }
+        assert_eq!(read(&write(&obj)).unwrap(), obj);
+        let mut future = info_bytes(&obj, INFO_VERSION);
+        future[4..8].copy_from_slice(&(INFO_VERSION + 1).to_le_bytes());
+        assert!(read(&write_with_info(&obj, future)).unwrap_err().to_string().contains("version 4 is not supported"));
+    }
+
+    #[test]
+    fn parameter_kinds_are_checked_on_load() {
+        let with = |kind_code: u32, size: u32| {
+            let f = Function {
+                name: "k".into(),
+                kernel: true,
+                code: vec![0u8; 16],
+                params: vec![Param { name: "p".into(), offset: 0, size, kind: ParamKind::Bytes }],
+                ..Default::default()
+            };
+            let obj = Object { functions: vec![f] };
+            let mut info = info_bytes(&obj, INFO_VERSION);
+            let n = info.len();
+            info[n - 4..].copy_from_slice(&kind_code.to_le_bytes());
+            read(&write_with_info(&obj, info))
+        };
+        assert_eq!(with(2, 8).unwrap().functions[0].params[0].kind, ParamKind::Float);
+        assert!(with(9, 4).unwrap_err().to_string().contains("unknown kind 9"), "{:?}", with(9, 4));
+        assert!(with(2, 2).is_err(), "a 2-byte float");
+        assert!(with(3, 4).is_err(), "a 4-byte pointer");
+        assert!(with(1, 3).is_err(), "a 3-byte integer");
+    }
+
+    #[test]
+    fn arguments_match_parameter_types() {
+        let p = |kind, size| Param { name: "p".into(), offset: 0, size, kind };
+        assert!(p(ParamKind::Int, 4).accepts(ParamKind::Int, 4));
+        assert!(!p(ParamKind::Int, 4).accepts(ParamKind::Float, 4));
+        assert!(!p(ParamKind::Float, 8).accepts(ParamKind::Int, 8));
+        assert!(p(ParamKind::Int, 8).accepts(ParamKind::Ptr, 8), "a buffer for a CLIF i64");
+        assert!(p(ParamKind::Ptr, 8).accepts(ParamKind::Int, 8), "an address as a number");
+        assert!(!p(ParamKind::Ptr, 8).accepts(ParamKind::Float, 8));
+        assert!(!p(ParamKind::Int, 4).accepts(ParamKind::Int, 8));
+        assert!(p(ParamKind::Bytes, 4).accepts(ParamKind::Float, 4));
+        assert!(!p(ParamKind::Bytes, 4).accepts(ParamKind::Float, 8));
+        assert!(p(ParamKind::Float, 4).accepts(ParamKind::Bytes, 4));
+        for t in ["i8", "i16", "i32", "i64", "i128", "f32", "f64", "ptr"] {
+            let (k, size) = ParamKind::parse_type(t).unwrap();
+            assert!(k.allows_size(size));
+            assert_eq!(k.type_name(size), t);
+        }
     }
 
     #[test]

@@ -150,7 +150,7 @@ fn objects_with_parameters_past_the_bank_are_refused() {
             .map(|_| ())
             .map_err(|e| e.to_string())
     };
-    let p = |offset: u32, size: u32| ursa_emit::elf::Param { name: "x".into(), offset, size };
+    let p = |offset: u32, size: u32| ursa_emit::elf::Param { name: "x".into(), offset, size, kind: Default::default() };
     assert_eq!(with(vec![p(0, 4), p(65180, 4)]), Ok(()));
     let e = with(vec![p(0xfffffff0, 4)]).unwrap_err().to_string();
     assert!(e.contains("function `k`, parameter `x`: a parameter of 4 bytes at offset 4294967280 ends past"), "{}", e);

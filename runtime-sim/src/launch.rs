@@ -10,6 +10,7 @@ use crate::profile::{Profile, Stats};
 use crate::program::{Program, RETURN_SENTINEL};
 use crate::regs::LANES;
 use crate::trap::{Trap, TrapKind};
+use ursa_emit::elf;
 
 /// Offsets in constant bank 0 (docs/abi.md).
 pub mod abi {
@@ -161,6 +162,17 @@ impl Arg {
         }
     }
 
+    /// What the argument holds, to match a typed parameter
+    /// ([`elf::Param::accepts`]); raw bytes have no type.
+    pub fn kind(&self) -> elf::ParamKind {
+        match self {
+            Arg::U32(_) | Arg::I32(_) | Arg::U64(_) | Arg::I64(_) => elf::ParamKind::Int,
+            Arg::F32(_) | Arg::F64(_) => elf::ParamKind::Float,
+            Arg::Ptr(_) => elf::ParamKind::Ptr,
+            Arg::Bytes(_) => elf::ParamKind::Bytes,
+        }
+    }
+
     /// Alignment when no parameter table is given: `min(size, 8)` rounded up
     /// to a power of two (the assembler's `.param` rule).
     pub fn align(&self) -> usize {
@@ -179,17 +191,18 @@ impl Gpu {
         Gpu { mem: GlobalMemory::new() }
     }
 
-    /// Allocates zeroed global memory; returns its address. Panics where
-    /// [`Gpu::try_alloc`] fails.
+    /// Allocates zeroed global memory for sizes the caller fixes (tests,
+    /// benchmarks); returns its address. Panics where [`Gpu::try_alloc`]
+    /// fails: a size that comes from input goes through `try_alloc`.
     pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
-        self.mem.alloc(size, align)
+        self.try_alloc(size, align).unwrap_or_else(|t| panic!("{}", t))
     }
 
     /// Allocates zeroed global memory; its address, or a trap
     /// ([`TrapKind::HostMemory`]) naming the size where the host cannot
     /// allocate it.
     pub fn try_alloc(&mut self, size: u64, align: u64) -> Result<u64, Trap> {
-        self.mem.try_alloc(size, align).map_err(Trap::new)
+        self.mem.alloc(size, align).map_err(Trap::new)
     }
 
     /// Frees an allocation by its address; false if there is none.
@@ -421,7 +434,8 @@ impl Gpu {
             let lock = std::sync::Mutex::new(std::mem::take(&mut self.mem));
             let r = run_parallel(ncta, limit, &lock, &make_cta, &new_ctx);
             self.mem = lock.into_inner().unwrap_or_else(|p| p.into_inner());
-            r.map_err(|t| with_memory_limit(t, cfg.memory_limit))?
+            let (issued, lane_insts, cycles, per_form) = r.map_err(|t| with_memory_limit(t, cfg.memory_limit))?;
+            (issued, lane_insts, cycles, per_form, None)
         } else if let Some((m, occ)) = &sm_model {
             // CTAs run on the interpreter in CTA order as the model places
             // them; the model times their traces.
@@ -542,10 +556,19 @@ fn layout_params(f: &crate::program::FunctionInfo, args: &[Arg]) -> Result<Vec<u
         if args.len() != f.params.len() {
             return Err(format!("`{}` takes {} parameters, {} arguments given", f.name, f.params.len(), args.len()));
         }
-        for (p, a) in f.params.iter().zip(args) {
+        for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
             let b = a.bytes();
-            if b.len() != p.size as usize {
-                return Err(format!("parameter `{}` has {} bytes, the argument {:?} has {}", p.name, p.size, a, b.len()));
+            if !p.accepts(a.kind(), b.len() as u32) {
+                let is = a.kind().type_name(b.len() as u32);
+                return Err(format!(
+                    "argument {} ({:?}) is {}, but parameter `{}` of `{}` is {}",
+                    i + 1,
+                    a,
+                    is,
+                    p.name,
+                    f.name,
+                    p.type_name()
+                ));
             }
             let end = p.offset as usize + b.len();
             if block.len() < end {
@@ -614,9 +637,10 @@ impl<'a> CtxMaker<'a> {
     }
 }
 
-/// What the CTAs of a launch did: warp-instructions, lane-instructions,
-/// cycles, warp-instructions per form, and the profile if one was asked for.
-type Totals = (u64, u64, u64, Vec<u64>, Option<Box<Profile>>);
+/// What the CTAs of a parallel launch did: warp-instructions,
+/// lane-instructions, cycles and warp-instructions per form (a profiled
+/// launch runs its CTAs one after another, never in parallel).
+type Totals = (u64, u64, u64, Vec<u64>);
 
 /// What one CTA of a parallel launch did.
 struct CtaRun {
@@ -645,12 +669,10 @@ fn run_parallel(
     let first_trap = AtomicU64::new(u64::MAX);
     let (mut issued, mut lane_insts, mut cycles, mut steps) = (0u64, 0u64, 0u64, 0u64);
     let mut per_form = vec![0u64; ursa_emit::ISA.forms.len()];
-    let mut profile: Option<Box<Profile>> = None;
     let mut start = 0;
     while start < ncta {
         let end = ncta.min(start + ROUND);
-        #[allow(clippy::type_complexity)]
-        let parts: Vec<(Vec<u64>, u64, u64, Option<Box<Profile>>, Vec<(u64, CtaRun)>)> = (start..end)
+        let parts: Vec<(Vec<u64>, u64, u64, Vec<(u64, CtaRun)>)> = (start..end)
             .into_par_iter()
             .fold(
                 || (new_ctx.make(Global::Shared(lock)), Vec::new()),
@@ -672,15 +694,10 @@ fn run_parallel(
                     (ctx, runs)
                 },
             )
-            .map(|(mut ctx, runs)| (ctx.take_per_form(), ctx.issued, ctx.lane_insts, ctx.profile, runs))
+            .map(|(mut ctx, runs)| (ctx.take_per_form(), ctx.issued, ctx.lane_insts, runs))
             .collect();
         let mut runs: Vec<(u64, CtaRun)> = Vec::with_capacity((end - start) as usize);
-        for (pf, i, l, p, r) in parts {
-            match (&mut profile, p) {
-                (Some(a), Some(b)) => a.merge(*b),
-                (a @ None, b) => *a = b,
-                _ => {}
-            }
+        for (pf, i, l, r) in parts {
             for (k, n) in pf.iter().enumerate() {
                 per_form[k] += n;
             }
@@ -714,5 +731,5 @@ fn run_parallel(
         }
         start = end;
     }
-    Ok((issued, lane_insts, cycles, per_form, profile))
+    Ok((issued, lane_insts, cycles, per_form))
 }

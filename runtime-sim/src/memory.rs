@@ -70,16 +70,11 @@ impl GlobalMemory {
     }
 
     /// Allocates `size` zeroed bytes aligned to `align` (rounded up to a power
-    /// of two of at least [`MIN_ALIGN`]). A zero-size allocation gets an
+    /// of two of at least [`MIN_ALIGN`]); their address, or a
+    /// [`TrapKind::HostMemory`] where the host cannot allocate `size` bytes
+    /// (or the address space has no room). A zero-size allocation gets an
     /// address that no access can use.
-    /// Panics where [`GlobalMemory::try_alloc`] fails.
-    pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
-        self.try_alloc(size, align).unwrap_or_else(|k| panic!("{}", k))
-    }
-
-    /// [`GlobalMemory::alloc`], or a [`TrapKind::HostMemory`] where the host
-    /// cannot allocate `size` bytes (or the address space has no room).
-    pub fn try_alloc(&mut self, size: u64, align: u64) -> Result<u64, TrapKind> {
+    pub fn alloc(&mut self, size: u64, align: u64) -> Result<u64, TrapKind> {
         let no_room = || TrapKind::HostMemory { space: Space::Global, bytes: size, limit: None };
         let align = align.max(MIN_ALIGN).checked_next_power_of_two().ok_or_else(no_room)?;
         let base = self.next.checked_add(align - 1).ok_or_else(no_room)? & !(align - 1);

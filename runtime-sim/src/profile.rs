@@ -255,23 +255,6 @@ impl Profile {
         Profile { insts, ..Default::default() }
     }
 
-    /// Adds another part of the same launch (CTAs run on another thread).
-    pub(crate) fn merge(&mut self, o: Profile) {
-        for (a, b) in self.insts.iter_mut().zip(o.insts) {
-            a.issues += b.issues;
-            a.lanes += b.lanes;
-            a.active_lanes += b.active_lanes;
-            a.scoreboard_stall += b.scoreboard_stall;
-            a.fixed_stall += b.fixed_stall;
-            a.divergence_idle_lanes += b.divergence_idle_lanes;
-            for (x, y) in a.stalls.iter_mut().zip(b.stalls) {
-                *x += y;
-            }
-        }
-        self.timeline.extend(o.timeline);
-        self.timeline_dropped += o.timeline_dropped;
-    }
-
     /// Fills the summaries from the per-instruction counts and puts the
     /// timeline in a deterministic order.
     pub(crate) fn finish(&mut self, prog: &Program) {

@@ -109,4 +109,6 @@ fn local_memory_the_host_cannot_give_is_a_trap() {
         }
     }
     assert!(gpu.try_alloc(16, 16).is_ok());
+    // `GlobalMemory::alloc` has no panicking form: it gives the same error.
+    assert!(matches!(gpu.mem.alloc(u64::MAX, 16), Err(TrapKind::HostMemory { bytes: u64::MAX, .. })));
 }

@@ -1,8 +1,9 @@
 //! Differential test of the simulator's fast paths (`LaunchConfig::engine`)
 //! on compiled code: every kernel of `examples/kernels/` is launched over a
 //! grid whose CTAs end in a partial warp, with every pointer parameter given
-//! its own buffer of patterned bytes and every 32-bit parameter a small
-//! count (40 or so: `n`, or a matrix's side), with each engine, in default, strict and
+//! its own buffer of patterned bytes, every 32-bit integer parameter a small
+//! count (40 or so: `n`, or a matrix's side) and every float parameter 2.5
+//! or so, with each engine, in default, strict and
 //! profiling mode. Output memory, traps and statistics (cycles, per-form
 //! counts, the profile) must equal those of the run on the interpreter
 //! alone. (Generated programs get the same treatment in
@@ -25,16 +26,18 @@ fn launch(prog: &Program, kernel: &str, cfg: &LaunchConfig) -> (Result<Stats, Tr
     let mut args = Vec::new();
     let mut buffers = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
-        args.push(match p.size {
-            8 => {
+        args.push(match (p.kind, p.size) {
+            (elf::ParamKind::Float, 4) => Arg::F32(2.5 + i as f32),
+            (elf::ParamKind::Float, _) => Arg::F64(2.5 + i as f64),
+            (_, 8) => {
                 let at = gpu.alloc(BUFFER, 16);
                 let bytes: Vec<u8> = (0..BUFFER).map(|k| (k as u8).wrapping_mul(29).wrapping_add(i as u8 * 71 + 5)).collect();
                 gpu.write(at, &bytes).expect("write");
                 buffers.push(at);
                 Arg::Ptr(at)
             }
-            4 => Arg::U32(40 + i as u32),
-            n => Arg::Bytes(vec![3; n as usize]),
+            (_, 4) => Arg::U32(40 + i as u32),
+            (_, n) => Arg::Bytes(vec![3; n as usize]),
         });
     }
     let res = gpu.launch(prog, kernel, cfg, &args);

@@ -14,6 +14,7 @@
 
 use std::path::Path;
 
+use ursa_emit::elf::ParamKind;
 use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,6 +66,13 @@ impl Elem {
             Elem::I128 => "i128",
             Elem::F32 => "f32",
             Elem::F64 => "f64",
+        }
+    }
+    /// What a value of the type is, for the parameter check.
+    fn kind(self) -> ParamKind {
+        match self {
+            Elem::F32 | Elem::F64 => ParamKind::Float,
+            _ => ParamKind::Int,
         }
     }
     fn size(self) -> usize {
@@ -255,30 +263,31 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         Some(_) => {}
     }
     // With a `.param` table (assembled with `.param`, or `compile --kernel`),
-    // the arguments must match it in number and size.
+    // the arguments must match it in number, size and type.
     if let Some(f) = program.function(a.kernel).filter(|f| f.kernel && !f.params.is_empty()) {
         if a.args.len() != f.params.len() {
-            let names: Vec<String> = f.params.iter().map(|p| format!("{} ({} bytes)", p.name, p.size)).collect();
+            let names: Vec<String> = f.params.iter().map(|p| format!("{} ({})", p.name, p.type_name())).collect();
             return Err(format!("kernel `{}` takes {} arguments ({}), {} given", a.kernel, f.params.len(), names.join(", "), a.args.len()));
         }
         for (i, (spec, p)) in a.args.iter().zip(&f.params).enumerate() {
-            let size = if spec.starts_with("buf:") {
-                8
+            let (kind, size) = if spec.starts_with("buf:") {
+                (ParamKind::Ptr, 8)
             } else {
                 match spec.split_once(':').and_then(|(ty, _)| Elem::parse(ty)) {
-                    Some(e) => e.size(),
+                    Some(e) => (e.kind(), e.size() as u32),
                     None => continue, // reported below
                 }
             };
-            if size != p.size as usize {
+            if !p.accepts(kind, size) {
+                let is = if kind == ParamKind::Ptr { "a buffer (a pointer)".to_string() } else { kind.type_name(size) };
                 return Err(format!(
-                    "argument {} (`{}`) is {} bytes, but parameter `{}` of `{}` is {} bytes",
+                    "argument {} (`{}`) is {}, but parameter `{}` of `{}` is {}",
                     i + 1,
                     spec,
-                    size,
+                    is,
                     p.name,
                     a.kernel,
-                    p.size
+                    p.type_name()
                 ));
             }
         }

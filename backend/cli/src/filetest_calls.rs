@@ -102,7 +102,7 @@ pub(crate) fn compile_wrapper(f: &Function) -> Result<elf::Function, String> {
 pub(crate) fn call_simulator_wrapped(program: &Program, f: &Function, wrapper: &str, args: &[DataValue]) -> Result<SimCall, String> {
     let n = f.signature.params.len().max(f.signature.returns.len()).max(1) as u64;
     let mut gpu = Gpu::new();
-    let buf = gpu.alloc(SLOT * n, 16);
+    let buf = gpu.try_alloc(SLOT * n, 16).map_err(|t| format!("allocating the argument slots: {}", t))?;
     let mut bytes = vec![0u8; (SLOT * n) as usize];
     for (k, a) in args.iter().enumerate() {
         bytes[k * SLOT as usize..(k + 1) * SLOT as usize].copy_from_slice(&slot_bytes(a)?);

@@ -22,7 +22,7 @@ enum Cmd {
     /// Assemble a source file into an ELF object.
     Asm {
         /// The assembly source (syntax: docs/encoding.md; directives: `.kernel`,
-        /// `.func`, `.param`, `.shared`, `.local`).
+        /// `.func`, `.param NAME, TYPE|SIZE`, `.shared`, `.local`, `.regs`).
         input: PathBuf,
         /// The object to write [default: the input with the extension .o,
         /// next to it]; with `--text`, the assembly [default: stdout].
@@ -57,13 +57,16 @@ enum Cmd {
         output: Option<PathBuf>,
         /// `--kernel`: every function is a kernel. `--kernel NAME`
         /// (repeatable): only the named functions are kernels, the others
-        /// device functions callable from them.
+        /// device functions callable from them [default: no kernel; every
+        /// function a device function, with the call ABI of docs/abi.md].
         #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = cli_compile::BARE_KERNEL)]
         kernel: Vec<String>,
         /// Print the disassembly of the result.
         #[arg(short = 'S', long)]
         disasm: bool,
-        /// Print register-allocation statistics (moves, spills, reloads).
+        /// Print per function what ptxas -v reports (instructions, registers,
+        /// uniform registers, predicates, stack and shared bytes) and the
+        /// register allocator's moves, spills and reloads.
         #[arg(long)]
         stats: bool,
         /// Print each function's code (or the pass's other output) after PASS
@@ -139,14 +142,19 @@ enum Cmd {
         /// (as in CUDA).
         #[arg(long, default_value = "1")]
         block: String,
-        /// Kernel arguments in order: TYPE:VALUE, buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH;
-        /// TYPE is u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32 or f64.
+        /// Kernel arguments in order (repeatable): TYPE:VALUE, buf:NAME=TYPE[N]
+        /// (zeroed), buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH (a buffer, at
+        /// most 256 MiB, passed as its address); TYPE is u8, i8, u16, i16,
+        /// u32, i32, u64, i64, u128, i128, f32 or f64, a value within its
+        /// range. Checked against the kernel's `.param` types where it has
+        /// them (docs/abi.md).
         #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
         args: Vec<String>,
         /// Print this buffer after the run (repeatable).
         #[arg(long = "out", value_name = "NAME")]
         outs: Vec<String>,
-        /// Print instructions issued, cycles and per-opcode counts.
+        /// Print the launch size, instructions issued, SIMT efficiency, cycles
+        /// and per-opcode counts (with `--timing sm`, occupancy too).
         #[arg(long)]
         stats: bool,
         /// Print every executed warp instruction with its active mask.
@@ -163,14 +171,16 @@ enum Cmd {
         #[arg(long, value_name = "BYTES", default_value_t = ursa_sim::DEFAULT_MEMORY_LIMIT)]
         memory_limit: u64,
         /// Dynamic shared memory per CTA in bytes (`%ursa_shared_dynamic`),
-        /// after the kernel's static shared memory.
+        /// after the kernel's static shared memory (at most 160 KiB in all).
         #[arg(long, value_name = "BYTES", default_value_t = 0)]
         shared: u32,
         /// Print the disassembly annotated with issue counts, lanes and stall
-        /// cycles, and a summary (cycles, IPC, SIMT efficiency, classes, memory).
+        /// cycles, and a summary (cycles, IPC, SIMT efficiency, classes,
+        /// memory); also when the run traps.
         #[arg(long)]
         profile: bool,
-        /// Write a per-warp timeline in the Chrome trace / Perfetto JSON format.
+        /// Write a per-warp timeline in the Chrome trace / Perfetto JSON format
+        /// (also when the run traps; not onto the input object).
         #[arg(long, value_name = "FILE.json")]
         timeline: Option<PathBuf>,
         /// The timing model: `warp` (per-warp issue model, docs/latencies.md;

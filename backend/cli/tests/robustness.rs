@@ -48,11 +48,11 @@ fn compiled_kernels_check_their_arguments() {
     let obj = kernel_object();
     let o = ursa(&["disasm", &obj]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains(".param v1, 4"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(".param v1, i32"));
     // Before: an i64 for the i32 parameter shifted the rest silently.
     let o = ursa(&["run", &obj, "--kernel", "k", "--arg", "buf:x=i32[2]", "--arg", "i64:1", "--arg", "i32:2", "--out", "x"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("parameter `v1` of `k` is 4 bytes"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("argument 2 (`i64:1`) is i64, but parameter `v1` of `k` is i32"), "{}", stderr(&o));
     let o = ursa(&["run", &obj, "--kernel", "k", "--arg", "buf:x=i32[2]", "--arg", "i32:1"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("takes 3 arguments"), "{}", stderr(&o));
@@ -427,6 +427,10 @@ fn run_checks_values_names_and_dimensions() {
             "--block: Z = 65 is outside 1 to 64",
         ),
         (
+            &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--block", "32,32,2"],
+            "a CTA must have 1 to 1024 threads, not 2048",
+        ),
+        (
             &["--kernel", "k", "--arg", "i32:1", "--arg", "buf:x=i32[1]", "--arg", "buf:y=i32[1]", "--block", "x"],
             "--block: X = `x` is not a positive integer",
         ),
@@ -520,7 +524,104 @@ fn i128_arguments() {
     }
     let o = ursa(&["run", obj, "--kernel", "k", "--arg", "buf:o=u128[2]", "--arg", "i64:1", "--arg", "i64:0"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("argument 2 (`i64:1`) is 8 bytes, but parameter `v1` of `k` is 16 bytes"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("argument 2 (`i64:1`) is i64, but parameter `v1` of `k` is i128"), "{}", stderr(&o));
+}
+
+/// Issue 25, item 12: the `.param` table had sizes only, so `--arg f32:7`
+/// for an `i32` parameter (or `i32:7` for an `f32`, a buffer for an `f64`)
+/// was taken and the kernel read the wrong bits. Now the table is typed —
+/// by `compile` from the CLIF signature, by `asm` from `.param NAME, TYPE`
+/// — and `run` checks each argument's type.
+#[test]
+fn arguments_are_checked_against_parameter_types() {
+    let src = write(
+        "typed.clif",
+        "function %k(i64, i32, f32, f64, i8) {
+block0(v0: i64, v1: i32, v2: f32, v3: f64, v4: i8):
+             v5 = fcvt_from_sint.f32 v1
+    v6 = fadd v5, v2
+    store v6, v0
+    store v4, v0+4
+    return
+}
+",
+    );
+    let obj = tmp("typed.o");
+    let obj = obj.to_str().unwrap();
+    let o = ursa(&["compile", "--kernel", &src, "-o", obj]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&ursa(&["disasm", obj]).stdout).into_owned();
+    for line in [".param v0, i64", ".param v1, i32", ".param v2, f32", ".param v3, f64", ".param v4, i8"] {
+        assert!(text.contains(line), "{}: {}", line, text);
+    }
+    let run = |args: [&str; 5]| {
+        let mut v = vec!["run", obj, "--kernel", "k", "--out", "o"];
+        for a in args {
+            v.extend(["--arg", a]);
+        }
+        ursa(&v)
+    };
+    for (args, want) in [
+        (["buf:o=i32[2]", "f32:7", "f32:0.5", "f64:1", "i8:1"], "argument 2 (`f32:7`) is f32, but parameter `v1` of `k` is i32"),
+        (["buf:o=i32[2]", "i32:7", "i32:1", "f64:1", "i8:1"], "argument 3 (`i32:1`) is i32, but parameter `v2` of `k` is f32"),
+        (
+            ["buf:o=i32[2]", "i32:7", "f32:1", "buf:d=f64[1]", "i8:1"],
+            "argument 4 (`buf:d=f64[1]`) is a buffer (a pointer), but parameter `v3` of `k` is f64",
+        ),
+        (["buf:o=i32[2]", "i32:7", "f32:1", "i64:1", "i8:1"], "argument 4 (`i64:1`) is i64, but parameter `v3` of `k` is f64"),
+        (["f64:0", "i32:7", "f32:1", "f64:1", "i8:1"], "argument 1 (`f64:0`) is f64, but parameter `v0` of `k` is i64"),
+    ] {
+        let o = run(args);
+        assert!(!o.status.success(), "{:?}", args);
+        assert!(stderr(&o).contains(want), "{:?}: {}", args, stderr(&o));
+    }
+    // Integers are signless (`u32:` or `i32:` for an i32), and a buffer is
+    // an i64 (CLIF has no pointer type).
+    let o = run(["buf:o=f32:0,0", "u32:7", "f32:0.5", "f64:1", "u8:255"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("o = [7.5, 3.57e-43]"), "{}", String::from_utf8_lossy(&o.stdout));
+
+    // Assembly: `.param NAME, TYPE` is typed, `.param NAME, SIZE` is not;
+    // a pointer takes a buffer or an address written as a 64-bit integer.
+    let obj = &asm_object(
+        "typed_asm",
+        ".kernel k
+.param p, ptr
+.param n, i32
+.param raw, 4
+.param x, f64
+EXIT ;
+",
+    );
+    let text = String::from_utf8_lossy(&ursa(&["disasm", obj]).stdout).into_owned();
+    assert!(text.contains(".param p, ptr\n    .param n, i32\n    .param raw, 4\n    .param x, f64\n"), "{}", text);
+    let run = |args: &[&str]| {
+        let mut v = vec!["run", obj, "--kernel", "k"];
+        for a in args {
+            v.extend(["--arg", a]);
+        }
+        ursa(&v)
+    };
+    for ok in [&["buf:b=i32[1]", "i32:1", "f32:1", "f64:1"], &["u64:0", "u32:1", "i32:1", "f64:-0.5"]] {
+        let o = run(ok);
+        assert!(o.status.success(), "{:?}: {}", ok, stderr(&o));
+    }
+    let o = run(&["f64:1", "i32:1", "f32:1", "f64:1"]);
+    assert!(stderr(&o).contains("argument 1 (`f64:1`) is f64, but parameter `p` of `k` is ptr"), "{}", stderr(&o));
+    let o = run(&["buf:b=i32[1]", "i32:1", "i32:1", "f32:1"]);
+    assert!(stderr(&o).contains("argument 4 (`f32:1`) is f32, but parameter `x` of `k` is f64"), "{}", stderr(&o));
+    let o = run(&["buf:b=i32[1]", "i32:1"]);
+    assert!(stderr(&o).contains("takes 4 arguments (p (ptr), n (i32), raw (4 bytes), x (f64)), 2 given"), "{}", stderr(&o));
+    let s = write(
+        "badtype.s",
+        ".kernel k
+.param n, u32
+EXIT ;
+",
+    );
+    let o = ursa(&["asm", &s, "-o", tmp("badtype.o").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad parameter type `u32` (i8, i16, i32, i64, i128, f32, f64, ptr or a size in bytes)"), "{}", stderr(&o));
 }
 
 /// Output into a pipe whose reader is gone (`ursa isa | head -1`) panicked
