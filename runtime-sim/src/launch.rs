@@ -443,7 +443,7 @@ impl Gpu {
                 if call_args.is_some() {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
-                ctx.record.as_deref_mut().map(|r| std::mem::take(&mut r.warps))
+                ctx.record.as_deref_mut().map(|r| r.take())
             };
             let (sm_stats, sm_prof) = crate::sm_model::run(m, program, occ, ncta, profiling, cfg.timeline, &mut next_cta);
             let mut profile = ctx.profile.take();
