@@ -511,7 +511,7 @@ pub(crate) fn run(
                 let (reason, t) = if w.bar.is_some() {
                     (StallReason::Barrier, u64::MAX)
                 } else if w.next_issue > now {
-                    (StallReason::Wait, w.next_issue)
+                    (if w.after_branch { StallReason::Branch } else { StallReason::Wait }, w.next_issue)
                 } else {
                     let mut t = now;
                     let mut long = false;
