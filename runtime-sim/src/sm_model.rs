@@ -24,7 +24,7 @@ use crate::occupancy::Occupancy;
 use crate::ops::Op;
 use crate::profile::{SmStats, StallReason, TimelineEvent, STALL_REASONS, TIMELINE_LIMIT};
 use crate::program::Program;
-use crate::sm_trace::{Access, WarpTrace};
+use crate::sm_trace::{Access, Rec, WarpTrace};
 use crate::timing::{Class, SCOREBOARDS};
 
 /// The pipes of a sub-partition (the LSU is per SM).
@@ -178,6 +178,8 @@ impl Server {
 struct Warp {
     trace: WarpTrace,
     pos: usize,
+    /// `trace.recs[pos]` (read once per issue, not once per look).
+    cur: Rec,
     /// The next entry of `trace.accesses`.
     acc: usize,
     cta: usize,
@@ -267,7 +269,7 @@ fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, w: &mut Warp, n
     if d > 0 {
         stats.stall_cycles[w.reason as usize] += d;
         if let Some(p) = prof.as_mut() {
-            p.stalls[w.trace.recs[w.pos].idx as usize][w.reason as usize] += d;
+            p.stalls[w.cur.idx as usize][w.reason as usize] += d;
         }
     }
     w.since = now;
@@ -376,6 +378,7 @@ pub(crate) fn run(
                             let sub = sm.next_sub;
                             sm.next_sub = (sm.next_sub + 1) % nsub;
                             let w = Warp {
+                                cur: t.recs[0],
                                 trace: t,
                                 pos: 0,
                                 acc: 0,
@@ -493,8 +496,7 @@ pub(crate) fn run(
                 Policy::Gto => 0,
                 Policy::Lrr => (sub.last + 1) % n,
             };
-            let greedy =
-                if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
+            let greedy = if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
             for k in 0..=n {
                 let i = match (k, greedy) {
                     (0, Some(g)) => g,
@@ -506,7 +508,7 @@ pub(crate) fn run(
                     continue;
                 }
                 let w = warps[sub.warps[i]].as_mut().expect("resident warp");
-                let rec = w.trace.recs[w.pos];
+                let rec = w.cur;
                 let inf = &info[rec.idx as usize];
                 let (reason, t) = if w.bar.is_some() {
                     (StallReason::Barrier, u64::MAX)
@@ -548,7 +550,7 @@ pub(crate) fn run(
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 for &slot in &sub.warps {
                     let w = warps[slot].as_mut().expect("resident warp");
-                    let rec = w.trace.recs[w.pos];
+                    let rec = w.cur;
                     let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
                     timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
                 }
@@ -560,7 +562,7 @@ pub(crate) fn run(
             let sub = &mut subs[ui];
             let slot = sub.warps[i];
             let w = warps[slot].as_mut().expect("resident warp");
-            let rec = w.trace.recs[w.pos];
+            let rec = w.cur;
             let inf = info[rec.idx as usize];
             count_warp(&mut stats, &mut prof, w, now + 1);
             stats.issued += 1;
@@ -656,7 +658,9 @@ pub(crate) fn run(
                 sub.greedy = None;
             }
             w.pos += 1;
-            if w.pos == w.trace.recs.len() {
+            if let Some(&r) = w.trace.recs.get(w.pos) {
+                w.cur = r;
+            } else {
                 done_warps.push((si, ui, i));
             }
         }

@@ -207,6 +207,8 @@ impl Recorder {
                 let region = (self.cta << 16 | w as u64).wrapping_mul((self.local_size as u64 * LANES as u64).next_multiple_of(128));
                 let t = &mut self.warps[w];
                 let start = t.sectors.len();
+                let mut sorted = true;
+                let mut last = 0;
                 for l in lanes(e) {
                     let a = low(at(l));
                     for b in [a, a + n as u64 - 1] {
@@ -215,11 +217,20 @@ impl Recorder {
                         } else {
                             b
                         };
-                        t.sectors.push(g >> self.sector_shift);
+                        let sector = g >> self.sector_shift;
+                        // (Repeats of the last sector are dropped below anyway.)
+                        if t.sectors.len() > start && sector == last {
+                            continue;
+                        }
+                        sorted &= t.sectors.len() == start || sector > last;
+                        last = sector;
+                        t.sectors.push(sector);
                     }
                 }
                 let part = &mut t.sectors[start..];
-                part.sort_unstable();
+                if !sorted {
+                    part.sort_unstable();
+                }
                 let mut k = 0;
                 for i in 0..part.len() {
                     if i == 0 || part[i] != part[k - 1] {

@@ -199,15 +199,7 @@ fn figures() -> String {
             let _ = writeln!(
                 out,
                 "{} on {}: cycles {} issued {} ctas {} active-sm-cycles {} resident-warp-cycles {} warp-cycles {} outputs {:016x}",
-                case.name,
-                mname,
-                sm.cycles,
-                sm.issued,
-                sm.ctas_placed,
-                sm.active_sm_cycles,
-                sm.resident_warp_cycles,
-                sm.warp_cycles,
-                outs
+                case.name, mname, sm.cycles, sm.issued, sm.ctas_placed, sm.active_sm_cycles, sm.resident_warp_cycles, sm.warp_cycles, outs
             );
             let _ = writeln!(
                 out,
