@@ -89,18 +89,8 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
                 req: if membar { (1 << SCOREBOARDS) - 1 } else { e.ctrl.req },
                 yield_: e.ctrl.yield_,
                 access: crate::sm_trace::has_access(&e.op),
-                branch: matches!(
-                    e.op,
-                    Op::Bra { .. }
-                        | Op::BraR { .. }
-                        | Op::Call { .. }
-                        | Op::CallR { .. }
-                        | Op::Ret { .. }
-                        | Op::Exit
-                        | Op::Bssy { .. }
-                        | Op::Bsync { .. }
-                        | Op::Break { .. }
-                ),
+                branch: e.op.is_control()
+                    && !matches!(e.op, Op::Bpt { .. } | Op::Lepc { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } | Op::Bar { .. }),
             }
         })
         .collect()
@@ -108,6 +98,9 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 
 /// A sectored, set-associative LRU cache: each entry is one sector; a set
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
+/// Tags are stored plus one, so that an empty entry is 0 and the arrays
+/// start zeroed (the pages of an untouched set are never written: a 40 MiB
+/// L2 costs nothing until used).
 struct Cache {
     tags: Vec<u64>,
     used: Vec<u64>,
@@ -122,14 +115,7 @@ impl Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
-        Cache {
-            tags: vec![u64::MAX; sets as usize * ways],
-            used: vec![0; sets as usize * ways],
-            sets,
-            ways,
-            sectors_per_line: spl,
-            tick: 0,
-        }
+        Cache { tags: vec![0; sets as usize * ways], used: vec![0; sets as usize * ways], sets, ways, sectors_per_line: spl, tick: 0 }
     }
 
     /// Looks a sector up; a miss fills it (evicting the least recently
@@ -138,12 +124,13 @@ impl Cache {
         self.tick += 1;
         let set = ((sector / self.sectors_per_line) % self.sets) as usize;
         let (tags, used) = (&mut self.tags[set * self.ways..][..self.ways], &mut self.used[set * self.ways..][..self.ways]);
-        if let Some(i) = tags.iter().position(|&t| t == sector) {
+        let tag = sector.wrapping_add(1);
+        if let Some(i) = tags.iter().position(|&t| t == tag) {
             used[i] = self.tick;
             return true;
         }
         let victim = (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0);
-        tags[victim] = sector;
+        tags[victim] = tag;
         used[victim] = self.tick;
         false
     }
@@ -151,9 +138,10 @@ impl Cache {
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
         let set = ((sector / self.sectors_per_line) % self.sets) as usize;
+        let tag = sector.wrapping_add(1);
         for t in &mut self.tags[set * self.ways..][..self.ways] {
-            if *t == sector {
-                *t = u64::MAX;
+            if *t == tag {
+                *t = 0;
             }
         }
     }
