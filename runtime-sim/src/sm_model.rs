@@ -10,9 +10,10 @@
 //! served them. Every cycle of every resident warp is attributed to one
 //! [`StallReason`].
 //!
-//! The model replays what the interpreter did: a CTA runs (functionally,
-//! with the interpreter, in CTA order) when the model places it, and its
-//! per-warp trace (`sm_trace`) is what the model schedules. So results,
+//! The model replays what the interpreter did: the CTAs run (functionally,
+//! with the interpreter, in CTA order: the order the model places them in,
+//! on another thread when there is one), and their per-warp traces
+//! (`sm_trace`) are what the model schedules. So results,
 //! traps and instruction counts are those of the plain run; the model
 //! decides only when each instruction issues.
 
