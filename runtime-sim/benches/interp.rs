@@ -143,23 +143,55 @@ fn full_warps<M: Measurement>(g: &mut BenchmarkGroup<M>) {
     g.bench_function("memory_loop_2048_threads", |b| b.iter(|| mgpu.launch(&mprog, "k", &cfg, &margs).unwrap()));
 }
 
-/// The SM timing model (docs/timing.md) on the hash loop and the memory
-/// loop: group `sm_model`, throughput in warp-instructions per second (the
-/// interpreter's run of each CTA included, as `ursa run --timing sm` does).
-fn sm_model(c: &mut Criterion) {
-    let mut g = c.benchmark_group("sm_model");
+/// `matmul_i32` of `examples/kernels/` as compiled at 3fc04d4 (the fixed
+/// assembly of `tests/sm_kernels/`), n = 128 over 8 × 8 CTAs of 16 × 16.
+fn matmul_setup() -> (Program, Gpu, [Arg; 4]) {
+    let src = include_str!("../tests/sm_kernels/matmul_i32.s");
+    let prog = Program::load(&ursa_emit::elf::write(&ursa_emit::asm::assemble(src, "matmul_i32.s").expect("assemble"))).expect("load");
+    let mut gpu = Gpu::new();
+    let n = 128u64;
+    let (a, b, c) = (gpu.alloc(4 * n * n, 16), gpu.alloc(4 * n * n, 16), gpu.alloc(4 * n * n, 16));
+    let words: Vec<u8> = (0..n * n).flat_map(|i| ((i * 2_654_435_761) as u32 >> 7).to_le_bytes()).collect();
+    gpu.write(a, &words).unwrap();
+    gpu.write(b, &words).unwrap();
+    (prog, gpu, [Arg::Ptr(a), Arg::Ptr(b), Arg::Ptr(c), Arg::I32(n as i32)])
+}
+
+/// The SM timing model (docs/timing.md) on the hash loop, the memory loop
+/// and `matmul_i32`, throughput in warp-instructions per second (the
+/// interpreter's run of each CTA included, as `ursa run --timing sm` does),
+/// in rayon pools of `threads` threads (with two, the interpreter runs
+/// ahead of the model on the second).
+fn sm_model_workloads<M: Measurement>(g: &mut BenchmarkGroup<M>, threads: &[usize]) {
     g.sample_size(10);
     let machine = Some(std::sync::Arc::new(ursa_sim::machine_desc::MachineDesc::default()));
-    let cfg = LaunchConfig { grid: [8, 1, 1], block: [256, 1, 1], machine, ..Default::default() };
-    let (prog, mut gpu, out) = setup();
-    let args = [Arg::Ptr(out), Arg::U32(1024)];
-    let warp_insts = gpu.launch(&prog, "k", &cfg, &args).expect("launch").instructions;
-    g.throughput(Throughput::Elements(warp_insts));
-    g.bench_function("int_hash_loop_2048_threads", |b| b.iter(|| gpu.launch(&prog, "k", &cfg, &args).unwrap()));
-    let (mprog, mut mgpu, margs) = memory_setup();
-    let warp_insts = mgpu.launch(&mprog, "k", &cfg, &margs).expect("launch").instructions;
-    g.throughput(Throughput::Elements(warp_insts));
-    g.bench_function("memory_loop_2048_threads", |b| b.iter(|| mgpu.launch(&mprog, "k", &cfg, &margs).unwrap()));
+    let cfg = LaunchConfig { grid: [8, 1, 1], block: [256, 1, 1], machine: machine.clone(), ..Default::default() };
+    let (prog, gpu, out) = setup();
+    let args = vec![Arg::Ptr(out), Arg::U32(1024)];
+    let (mprog, mgpu, margs) = memory_setup();
+    let (xprog, xgpu, xargs) = matmul_setup();
+    let xcfg = LaunchConfig { grid: [8, 8, 1], block: [16, 16, 1], machine, ..Default::default() };
+    let mut work = [
+        ("int_hash_loop_2048_threads", prog, gpu, "k", cfg.clone(), args),
+        ("memory_loop_2048_threads", mprog, mgpu, "k", cfg, margs.to_vec()),
+        ("matmul_i32_n128", xprog, xgpu, "matmul_i32", xcfg, xargs.to_vec()),
+    ];
+    for (name, prog, gpu, kernel, cfg, args) in &mut work {
+        let warp_insts = gpu.launch(prog, kernel, cfg, args).expect("launch").instructions;
+        g.throughput(Throughput::Elements(warp_insts));
+        for &t in threads {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build().expect("pool");
+            g.bench_function(format!("{}_{}_threads", name, t), |b| {
+                b.iter(|| pool.install(|| gpu.launch(prog, kernel, cfg, args).unwrap()))
+            });
+        }
+    }
+}
+
+/// Group `sm_model` in wall-clock time, one and two threads.
+fn sm_model(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sm_model");
+    sm_model_workloads(&mut g, &[1, 2]);
     g.finish();
 }
 
@@ -170,10 +202,14 @@ fn bench(c: &mut Criterion) {
     sm_model(c);
 }
 
-/// The same kernels timed in CPU time of the process.
+/// The same kernels timed in CPU time of the process (the SM model on one
+/// thread: group `sm_model_cpu`).
 fn bench_cpu(c: &mut Criterion<ProcessCpu>) {
     let mut g = c.benchmark_group("interp_cpu");
     full_warps(&mut g);
+    g.finish();
+    let mut g = c.benchmark_group("sm_model_cpu");
+    sm_model_workloads(&mut g, &[1]);
     g.finish();
 }
 

@@ -211,7 +211,8 @@ impl Ctx<'_> {
         let mut interpret_next = false;
         // Nothing is observed per issue (no profile, trace or hazard check):
         // a full warp may run its threaded code in the inner loop below.
-        let plain = self.profile.is_none() && !self.trace && warp.hazards.is_none() && self.issue_loop && self.record.is_none();
+        // (The SM model's trace records these issues too: none has an access.)
+        let plain = self.profile.is_none() && !self.trace && warp.hazards.is_none() && self.issue_loop;
         while n < QUANTUM {
             if warp.dirty && !warp.regroup() {
                 break;
@@ -242,7 +243,8 @@ impl Ctx<'_> {
                 let mut pc = warp.group_pc;
                 let mut yielded = false;
                 while n < QUANTUM {
-                    let Some(f) = prog.index(pc).and_then(|i| self.threaded.get(i)).and_then(Option::as_ref) else { break };
+                    let Some(i) = prog.index(pc) else { break };
+                    let Some(f) = self.threaded.get(i).and_then(Option::as_ref) else { break };
                     let g = warp.regs.pin::<32>(f.guard);
                     if g != u32::MAX && g != 0 || steps >= self.step_limit {
                         break;
@@ -253,6 +255,9 @@ impl Ctx<'_> {
                     warp.clock.issue(f.ctrl, f.lat, f.variable);
                     if let Some(c) = self.per_form.get_mut(f.form as usize) {
                         *c += 1;
+                    }
+                    if let Some(r) = self.record.as_deref_mut() {
+                        r.record_plain(w, i, g);
                     }
                     pc = if g == 0 {
                         pc + 16

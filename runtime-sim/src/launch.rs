@@ -437,29 +437,67 @@ impl Gpu {
             let (issued, lane_insts, cycles, per_form) = r.map_err(|t| with_memory_limit(t, cfg.memory_limit))?;
             (issued, lane_insts, cycles, per_form, None)
         } else if let Some((m, occ)) = &sm_model {
-            // CTAs run on the interpreter in CTA order as the model places
-            // them; the model times their traces.
+            // CTAs run on the interpreter in CTA order (the model asks for
+            // them in that order, as it places them); the model times their
+            // traces. With more than one thread in the pool the interpreter
+            // runs ahead on a thread of its own, handing the traces over in
+            // order: the same CTAs in the same order, so the same results.
             let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
             ctx.record = Some(Box::new(crate::sm_trace::Recorder::new(m.sector_bytes, m.shared_banks, m.shared_bank_bytes, local)));
-            let mut next_cta = |idx: u64| -> Option<Vec<crate::sm_trace::WarpTrace>> {
+            let mut run_one = |ctx: &mut crate::exec::Ctx, idx: u64| -> Result<Vec<crate::sm_trace::WarpTrace>, Trap> {
                 ctx.cta_index = idx;
                 let mut cta = make_cta(idx);
                 if let Some(r) = ctx.record.as_deref_mut() {
                     r.start(idx, cta.warps.len());
                 }
-                match ctx.run_cta(&mut cta) {
-                    Ok(cycles) => ctx.clock_base += cycles,
-                    Err(t) => {
-                        (started, trap) = (idx + 1, Some(t));
-                        return None;
-                    }
-                }
+                ctx.clock_base += ctx.run_cta(&mut cta)?;
                 if call_args.is_some() {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
-                ctx.record.as_deref_mut().map(|r| std::mem::take(&mut r.warps))
+                Ok(ctx.record.as_deref_mut().map(|r| r.take()).unwrap_or_default())
             };
-            let (sm_stats, sm_prof) = crate::sm_model::run(m, program, occ, ncta, profiling, cfg.timeline, &mut next_cta);
+            let (sm_stats, sm_prof) = if rayon::current_num_threads() > 1 && ncta > 1 {
+                let (tx, rx) = std::sync::mpsc::sync_channel(PIPELINE_CTAS);
+                std::thread::scope(|scope| {
+                    let ctx = &mut ctx;
+                    let producer = scope.spawn(move || {
+                        for idx in 0..ncta {
+                            let r = run_one(ctx, idx);
+                            let end = r.is_err();
+                            if tx.send(r).is_err() || end {
+                                break;
+                            }
+                        }
+                    });
+                    let mut next_cta = |idx: u64| -> Option<Vec<crate::sm_trace::WarpTrace>> {
+                        match rx.recv() {
+                            Ok(Ok(t)) => Some(t),
+                            Ok(Err(t)) => {
+                                (started, trap) = (idx + 1, Some(t));
+                                None
+                            }
+                            Err(_) => None,
+                        }
+                    };
+                    let r = crate::sm_model::run(m, program, occ, ncta, profiling, cfg.timeline, &mut next_cta);
+                    drop(rx);
+                    if let Err(p) = producer.join() {
+                        std::panic::resume_unwind(p);
+                    }
+                    r
+                })
+            } else {
+                let mut next_cta = |idx: u64| -> Option<Vec<crate::sm_trace::WarpTrace>> {
+                    match run_one(&mut ctx, idx) {
+                        Ok(t) => Some(t),
+                        Err(t) => {
+                            (started, trap) = (idx + 1, Some(t));
+                            None
+                        }
+                    }
+                };
+                crate::sm_model::run(m, program, occ, ncta, profiling, cfg.timeline, &mut next_cta)
+            };
             let mut profile = ctx.profile.take();
             if let (Some(p), Some(sp)) = (profile.as_deref_mut(), sm_prof) {
                 for (ip, st) in p.insts.iter_mut().zip(sp.stalls) {
@@ -657,6 +695,10 @@ struct CtaRun {
 /// A CTA that the sequential run would stop in the middle of is run again
 /// alone to find where the limit strikes (global memory after a trap is
 /// unspecified).
+/// CTAs whose traces the interpreter's thread may have ready ahead of the
+/// SM model (`--timing sm` on more than one thread).
+const PIPELINE_CTAS: usize = 64;
+
 fn run_parallel(
     ncta: u64,
     limit: u64,

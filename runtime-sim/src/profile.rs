@@ -46,6 +46,11 @@ pub enum StallReason {
     NotSelected,
     /// Its own stall count (`&stall`) had not elapsed: a fixed-latency wait.
     Wait,
+    /// The same after a branch or convergence instruction (BRA, CALL, RET,
+    /// EXIT, BSSY, BSYNC, BREAK): resolving the branch, and the switch to
+    /// the next group of a divergent warp (the interpreter's streams put a
+    /// group's BSYNC before the other group's instructions).
+    Branch,
     /// Waiting (`&req`) for a scoreboard set by a global or local memory access.
     LongScoreboard,
     /// Waiting for a scoreboard set by another variable-latency instruction
@@ -60,13 +65,14 @@ pub enum StallReason {
 }
 
 /// Number of [`StallReason`]s.
-pub const STALL_REASONS: usize = 8;
+pub const STALL_REASONS: usize = 9;
 
 impl StallReason {
     pub const ALL: [StallReason; STALL_REASONS] = [
         StallReason::Selected,
         StallReason::NotSelected,
         StallReason::Wait,
+        StallReason::Branch,
         StallReason::LongScoreboard,
         StallReason::ShortScoreboard,
         StallReason::Barrier,
@@ -80,6 +86,7 @@ impl StallReason {
             StallReason::Selected => "selected",
             StallReason::NotSelected => "not selected",
             StallReason::Wait => "wait",
+            StallReason::Branch => "branch",
             StallReason::LongScoreboard => "long scoreboard",
             StallReason::ShortScoreboard => "short scoreboard",
             StallReason::Barrier => "barrier",

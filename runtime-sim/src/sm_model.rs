@@ -10,20 +10,22 @@
 //! served them. Every cycle of every resident warp is attributed to one
 //! [`StallReason`].
 //!
-//! The model replays what the interpreter did: a CTA runs (functionally,
-//! with the interpreter, in CTA order) when the model places it, and its
-//! per-warp trace (`sm_trace`) is what the model schedules. So results,
+//! The model replays what the interpreter did: the CTAs run (functionally,
+//! with the interpreter, in CTA order: the order the model places them in,
+//! on another thread when there is one), and their per-warp traces
+//! (`sm_trace`) are what the model schedules. So results,
 //! traps and instruction counts are those of the plain run; the model
 //! decides only when each instruction issues.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use crate::machine_desc::{MachineDesc, Policy};
 use crate::occupancy::Occupancy;
 use crate::ops::Op;
 use crate::profile::{SmStats, StallReason, TimelineEvent, STALL_REASONS, TIMELINE_LIMIT};
 use crate::program::Program;
-use crate::sm_trace::{Access, WarpTrace};
+use crate::sm_trace::{Access, Rec, WarpTrace};
 use crate::timing::{Class, SCOREBOARDS};
 
 /// The pipes of a sub-partition (the LSU is per SM).
@@ -53,6 +55,11 @@ struct InstInfo {
     wsb: u8,
     req: u8,
     yield_: bool,
+    /// Its issues have an entry in the trace's accesses (`sm_trace::has_access`).
+    access: bool,
+    /// A branch or convergence instruction (BRA, CALL, RET, EXIT, BSSY,
+    /// BSYNC, BREAK): the wait after it is `StallReason::Branch`.
+    branch: bool,
 }
 
 fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
@@ -82,6 +89,9 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
                 wsb: e.ctrl.wsb,
                 req: if membar { (1 << SCOREBOARDS) - 1 } else { e.ctrl.req },
                 yield_: e.ctrl.yield_,
+                access: crate::sm_trace::has_access(&e.op),
+                branch: e.op.is_control()
+                    && !matches!(e.op, Op::Bpt { .. } | Op::Lepc { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } | Op::Bar { .. }),
             }
         })
         .collect()
@@ -89,6 +99,9 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 
 /// A sectored, set-associative LRU cache: each entry is one sector; a set
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
+/// Tags are stored plus one, so that an empty entry is 0 and the arrays
+/// start zeroed (the pages of an untouched set are never written: a 40 MiB
+/// L2 costs nothing until used).
 struct Cache {
     tags: Vec<u64>,
     used: Vec<u64>,
@@ -103,14 +116,7 @@ impl Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
-        Cache {
-            tags: vec![u64::MAX; sets as usize * ways],
-            used: vec![0; sets as usize * ways],
-            sets,
-            ways,
-            sectors_per_line: spl,
-            tick: 0,
-        }
+        Cache { tags: vec![0; sets as usize * ways], used: vec![0; sets as usize * ways], sets, ways, sectors_per_line: spl, tick: 0 }
     }
 
     /// Looks a sector up; a miss fills it (evicting the least recently
@@ -119,12 +125,13 @@ impl Cache {
         self.tick += 1;
         let set = ((sector / self.sectors_per_line) % self.sets) as usize;
         let (tags, used) = (&mut self.tags[set * self.ways..][..self.ways], &mut self.used[set * self.ways..][..self.ways]);
-        if let Some(i) = tags.iter().position(|&t| t == sector) {
+        let tag = sector.wrapping_add(1);
+        if let Some(i) = tags.iter().position(|&t| t == tag) {
             used[i] = self.tick;
             return true;
         }
         let victim = (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0);
-        tags[victim] = sector;
+        tags[victim] = tag;
         used[victim] = self.tick;
         false
     }
@@ -132,9 +139,10 @@ impl Cache {
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
         let set = ((sector / self.sectors_per_line) % self.sets) as usize;
+        let tag = sector.wrapping_add(1);
         for t in &mut self.tags[set * self.ways..][..self.ways] {
-            if *t == sector {
-                *t = u64::MAX;
+            if *t == tag {
+                *t = 0;
             }
         }
     }
@@ -159,28 +167,48 @@ impl Server {
 struct Warp {
     trace: WarpTrace,
     pos: usize,
+    /// `trace.recs[pos]` (read once per issue, not once per look).
+    cur: Rec,
+    /// The next entry of `trace.accesses`.
+    acc: usize,
     cta: usize,
     /// Index of the warp in its CTA (for the timeline).
     id: u32,
+    /// Its SM and sub-partition.
+    sm: u32,
+    sub: u32,
     next_issue: u64,
     sb: [u64; SCOREBOARDS],
     /// Scoreboards last set by a global/local memory access (long scoreboard).
     sb_long: u8,
     /// Waiting at this barrier instance.
     bar: Option<(u8, u32)>,
-    /// The last verdict, and until when it holds without a new look
-    /// (its blocking condition cannot clear earlier; 0: look every cycle).
+    /// Its last issue was a branch or convergence instruction.
+    after_branch: bool,
+    /// The last verdict, and the cycle from which its cycles are not yet
+    /// counted (`stall_cycles`, the profile).
     reason: StallReason,
-    wake: u64,
+    since: u64,
     /// Timeline: the current stall span (reason, start).
     span: Option<(StallReason, u64)>,
 }
 
 struct Sub {
+    /// The resident warps (slots), oldest first, and the cycle each is
+    /// next looked at (its verdict cannot change earlier).
     warps: Vec<usize>,
+    wake: Vec<u64>,
+    /// The earliest of `wake` (u64::MAX: none).
+    next: u64,
     greedy: Option<usize>,
     last: usize,
     pipe_free: [u64; PIPES],
+}
+
+impl Sub {
+    fn update_next(&mut self) {
+        self.next = self.wake.iter().copied().min().unwrap_or(u64::MAX);
+    }
 }
 
 struct Sm {
@@ -189,7 +217,21 @@ struct Sm {
     l1: Cache,
     ctas: u32,
     warps: u32,
+    /// The cycle from which `active_sm_cycles` and `resident_warp_cycles`
+    /// are not yet counted.
+    since: u64,
     next_sub: usize,
+}
+
+impl Sm {
+    /// Counts the SM's cycles up to `t` (before its resident warps change).
+    fn count(&mut self, stats: &mut SmStats, t: u64) {
+        if self.warps > 0 {
+            stats.active_sm_cycles += t - self.since;
+            stats.resident_warp_cycles += self.warps as u64 * (t - self.since);
+        }
+        self.since = t;
+    }
 }
 
 struct CtaRun {
@@ -209,8 +251,45 @@ pub(crate) struct SmProfile {
     pub timeline_dropped: u64,
 }
 
+/// Counts warp `w`'s cycles from its `since` to `now` for its current
+/// verdict (the instruction it waits to issue).
+fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, w: &mut Warp, now: u64) {
+    let d = now - w.since;
+    if d > 0 {
+        stats.stall_cycles[w.reason as usize] += d;
+        if let Some(p) = prof.as_mut() {
+            p.stalls[w.cur.idx as usize][w.reason as usize] += d;
+        }
+    }
+    w.since = now;
+}
+
+/// The cycles sub-partitions are looked at next: a queue of (cycle, global
+/// sub-partition index), with the next cycle's entries apart (most are).
+/// Entries whose sub-partition's `next` has changed since are stale.
+struct Agenda {
+    soon: Vec<u32>,
+    later: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl Agenda {
+    fn add(&mut self, now: u64, t: u64, g: usize) {
+        if t == now + 1 {
+            self.soon.push(g as u32);
+        } else if t != u64::MAX {
+            self.later.push(Reverse((t, g as u32)));
+        }
+    }
+}
+
 /// Runs the model. `next_cta(i)` runs CTA `i` on the interpreter and
 /// returns its warps' traces (None: it trapped; the model stops).
+///
+/// Event-driven: a warp's verdict is looked at again only at the cycle it
+/// can change (its `wake`); a step visits the sub-partitions with a warp to
+/// look at, in SM and sub-partition order, and time jumps to the next such
+/// cycle. Every verdict is the one a scan of every warp at every cycle
+/// would give, and cycles are counted per warp and SM when they change.
 pub(crate) fn run(
     m: &MachineDesc,
     prog: &Program,
@@ -233,11 +312,14 @@ pub(crate) fn run(
     let nsub = m.subpartitions as usize;
     let mut sms: Vec<Sm> = (0..m.sms)
         .map(|_| Sm {
-            subs: (0..nsub).map(|_| Sub { warps: Vec::new(), greedy: None, last: 0, pipe_free: [0; PIPES] }).collect(),
+            subs: (0..nsub)
+                .map(|_| Sub { warps: Vec::new(), wake: Vec::new(), next: u64::MAX, greedy: None, last: 0, pipe_free: [0; PIPES] })
+                .collect(),
             lsu_free: 0,
             l1: Cache::new(m.l1_bytes, m.line_bytes, m.sector_bytes, m.l1_ways),
             ctas: 0,
             warps: 0,
+            since: 0,
             next_sub: 0,
         })
         .collect();
@@ -247,18 +329,21 @@ pub(crate) fn run(
     let mut warps: Vec<Option<Warp>> = Vec::new();
     let mut free_slots: Vec<usize> = Vec::new();
     let mut ctas: Vec<Option<CtaRun>> = Vec::new();
+    let mut agenda = Agenda { soon: Vec::new(), later: BinaryHeap::new() };
     let mut next: u64 = 0;
     let mut stopped = false;
+    // The cycle being simulated; `at` is when new CTAs are placed.
     let mut now: u64 = 0;
     let mut resident = 0usize;
     let line_shift = (m.line_bytes / m.sector_bytes).trailing_zeros();
     let (lat_l1, lat_l2, lat_dram) = (m.lat_l1 as u64, m.lat_l2 as u64, m.lat_dram as u64);
     let per_cta = occ.ctas_per_sm;
 
-    // Places the next CTA on SM `s` (in CTA order): the interpreter runs it.
+    // Places the next CTA on SM `s` (in CTA order) at cycle `at`: the
+    // interpreter runs it.
     macro_rules! place_one {
-        ($s:expr) => {{
-            let s: usize = $s;
+        ($s:expr, $at:expr) => {{
+            let (s, at): (usize, u64) = ($s, $at);
             if !stopped && next < ncta && sms[s].ctas < per_cta {
                 let idx = next;
                 next += 1;
@@ -268,26 +353,35 @@ pub(crate) fn run(
                         let ci = ctas.len();
                         let mut run =
                             CtaRun { index: idx, sm: s, live: 0, expect: HashMap::new(), arrived: HashMap::new(), warps: Vec::new() };
+                        sms[s].count(&mut stats, at);
                         for (wid, t) in traces.into_iter().enumerate() {
-                            for r in &t.recs {
-                                if let Access::Bar { id, gen, wait: true } = r.access {
+                            for a in &t.accesses {
+                                if let Access::Bar { id, gen, wait: true } = *a {
                                     *run.expect.entry((id, gen)).or_insert(0) += 1;
                                 }
                             }
                             if t.recs.is_empty() {
                                 continue;
                             }
+                            let sm = &mut sms[s];
+                            let sub = sm.next_sub;
+                            sm.next_sub = (sm.next_sub + 1) % nsub;
                             let w = Warp {
+                                cur: t.recs[0],
                                 trace: t,
                                 pos: 0,
+                                acc: 0,
                                 cta: ci,
                                 id: wid as u32,
-                                next_issue: now,
+                                sm: s as u32,
+                                sub: sub as u32,
+                                next_issue: at,
                                 sb: [0; SCOREBOARDS],
                                 sb_long: 0,
                                 bar: None,
+                                after_branch: false,
                                 reason: StallReason::Selected,
-                                wake: 0,
+                                since: at,
                                 span: None,
                             };
                             let slot = match free_slots.pop() {
@@ -300,10 +394,13 @@ pub(crate) fn run(
                                     warps.len() - 1
                                 }
                             };
-                            let sm = &mut sms[s];
-                            let sub = sm.next_sub;
-                            sm.next_sub = (sm.next_sub + 1) % nsub;
-                            sm.subs[sub].warps.push(slot);
+                            let u = &mut sm.subs[sub];
+                            u.warps.push(slot);
+                            u.wake.push(at);
+                            if at < u.next {
+                                u.next = at;
+                                agenda.add(now, at, s * nsub + sub);
+                            }
                             sm.warps += 1;
                             run.warps.push(slot);
                             run.live += 1;
@@ -324,7 +421,7 @@ pub(crate) fn run(
     loop {
         let mut placed = false;
         for s in 0..sms.len() {
-            placed |= place_one!(s);
+            placed |= place_one!(s, 0);
         }
         if !placed {
             break;
@@ -334,221 +431,226 @@ pub(crate) fn run(
     let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
     let mut issue: Vec<(usize, usize, usize)> = Vec::new();
     let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
-    loop {
-        // CTAs with no live warps free their SM.
-        for ci in finished_ctas.drain(..) {
-            if let Some(run) = ctas[ci].take() {
-                sms[run.sm].ctas -= 1;
-                while place_one!(run.sm) {}
+    let mut active: Vec<u32> = Vec::new();
+    // The cycle after the last step (the launch's duration).
+    let mut end: u64 = 0;
+    while resident > 0 {
+        // The next cycle with a verdict to look at.
+        let t = match (agenda.soon.is_empty(), agenda.later.peek()) {
+            (false, _) => end,
+            (true, Some(Reverse((t, _)))) => *t,
+            (true, None) => {
+                // Only barrier waits: cannot happen for a trace the
+                // interpreter completed (it would have deadlocked); end
+                // rather than spin.
+                for w in warps.iter_mut().flatten() {
+                    count_warp(&mut stats, &mut prof, w, end);
+                }
+                for sm in &mut sms {
+                    sm.count(&mut stats, end);
+                }
+                break;
             }
+        };
+        now = t;
+        active.clear();
+        if !agenda.soon.is_empty() {
+            active.append(&mut agenda.soon);
         }
-        if resident == 0 {
-            break;
+        while let Some(Reverse((t, g))) = agenda.later.peek().copied() {
+            if t != now {
+                break;
+            }
+            agenda.later.pop();
+            active.push(g);
         }
-        // Pass 1: each warp's verdict; each sub-partition's choice.
-        let mut wake = u64::MAX;
-        let mut counts = [0u64; STALL_REASONS];
+        active.sort_unstable();
+        active.dedup();
+        // Pass 1: the verdicts of the warps due now; each sub-partition's choice.
         issue.clear();
-        for (si, sm) in sms.iter_mut().enumerate() {
-            if sm.warps == 0 {
-                continue;
-            }
+        for &g in &active {
+            let (si, ui) = (g as usize / nsub, g as usize % nsub);
+            let sm = &mut sms[si];
             let lsu_busy = sm.lsu_free > now;
-            for (ui, sub) in sm.subs.iter_mut().enumerate() {
-                let n = sub.warps.len();
-                if n == 0 {
+            let lsu_free = sm.lsu_free;
+            let sub = &mut sm.subs[ui];
+            if sub.next != now {
+                continue; // stale
+            }
+            let n = sub.warps.len();
+            let mut chosen: Option<usize> = None;
+            // Policy order: GTO tries the greedy warp, then the oldest
+            // (placement order); LRR starts after the last issuer.
+            let start = match m.scheduler {
+                Policy::Gto => 0,
+                Policy::Lrr => (sub.last + 1) % n,
+            };
+            let greedy = if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
+            for k in 0..=n {
+                let i = match (k, greedy) {
+                    (0, Some(g)) => g,
+                    (0, None) => continue,
+                    (k, Some(g)) if (start + k - 1) % n == g => continue,
+                    (k, _) => (start + k - 1) % n,
+                };
+                if sub.wake[i] > now {
                     continue;
                 }
-                let mut chosen: Option<usize> = None;
-                // Policy order: GTO tries the greedy warp, then the oldest
-                // (placement order); LRR starts after the last issuer.
-                let start = match m.scheduler {
-                    Policy::Gto => 0,
-                    Policy::Lrr => (sub.last + 1) % n,
-                };
-                let greedy =
-                    if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
-                for k in 0..=n {
-                    let i = match (k, greedy) {
-                        (0, Some(g)) => g,
-                        (0, None) => continue,
-                        (k, Some(g)) if (start + k - 1) % n == g => continue,
-                        (k, _) => (start + k - 1) % n,
-                    };
-                    let w = warps[sub.warps[i]].as_mut().expect("resident warp");
-                    if w.wake > now {
-                        counts[w.reason as usize] += 1;
-                        wake = wake.min(w.wake);
-                        continue;
+                let w = warps[sub.warps[i]].as_mut().expect("resident warp");
+                let rec = w.cur;
+                let inf = &info[rec.idx as usize];
+                let (reason, t) = if w.bar.is_some() {
+                    (StallReason::Barrier, u64::MAX)
+                } else if w.next_issue > now {
+                    (if w.after_branch { StallReason::Branch } else { StallReason::Wait }, w.next_issue)
+                } else {
+                    let mut t = now;
+                    let mut long = false;
+                    for s in 0..SCOREBOARDS {
+                        if inf.req >> s & 1 != 0 && w.sb[s] > now {
+                            t = t.max(w.sb[s]);
+                            long |= w.sb_long >> s & 1 != 0;
+                        }
                     }
-                    let rec = w.trace.recs[w.pos];
-                    let inf = &info[rec.idx as usize];
-                    let (reason, t) = if w.bar.is_some() {
-                        (StallReason::Barrier, u64::MAX)
-                    } else if w.next_issue > now {
-                        (StallReason::Wait, w.next_issue)
+                    if t > now {
+                        (if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t)
+                    } else if inf.pipe == Pipe::Lsu && lsu_busy {
+                        (StallReason::MemPipe, lsu_free)
+                    } else if inf.pipe != Pipe::Lsu && sub.pipe_free[inf.pipe as usize] > now {
+                        (StallReason::MathPipe, sub.pipe_free[inf.pipe as usize])
+                    } else if chosen.is_none() {
+                        chosen = Some(i);
+                        (StallReason::Selected, now + 1)
                     } else {
-                        let mut t = now;
-                        let mut long = false;
-                        for s in 0..SCOREBOARDS {
-                            if inf.req >> s & 1 != 0 && w.sb[s] > now {
-                                t = t.max(w.sb[s]);
-                                long |= w.sb_long >> s & 1 != 0;
-                            }
-                        }
-                        if t > now {
-                            (if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t)
-                        } else if inf.pipe == Pipe::Lsu && lsu_busy {
-                            (StallReason::MemPipe, sm.lsu_free)
-                        } else if inf.pipe != Pipe::Lsu && sub.pipe_free[inf.pipe as usize] > now {
-                            (StallReason::MathPipe, sub.pipe_free[inf.pipe as usize])
-                        } else if chosen.is_none() {
-                            chosen = Some(i);
-                            (StallReason::Selected, now + 1)
-                        } else {
-                            (StallReason::NotSelected, now + 1)
-                        }
-                    };
-                    w.reason = reason;
-                    w.wake = if matches!(reason, StallReason::Selected | StallReason::NotSelected) { 0 } else { t };
-                    counts[reason as usize] += 1;
-                    wake = wake.min(t);
-                }
-                if let Some(i) = chosen {
-                    sub.last = i;
-                    sub.greedy = Some(sub.warps[i]);
-                    issue.push((si, ui, i));
-                }
-            }
-        }
-        let any_issue = !issue.is_empty();
-        let dt = if any_issue { 1 } else { wake.saturating_sub(now).max(1) };
-        if wake == u64::MAX && !any_issue {
-            // Only barrier waits: cannot happen for a trace the interpreter
-            // completed (it would have deadlocked); end rather than spin.
-            break;
-        }
-        // Pass 2: account the interval, then issue the chosen warps.
-        for (a, c) in stats.stall_cycles.iter_mut().zip(counts) {
-            *a += c * dt;
-        }
-        for sm in sms.iter().filter(|sm| sm.warps > 0) {
-            stats.active_sm_cycles += dt;
-            stats.resident_warp_cycles += sm.warps as u64 * dt;
-        }
-        if let Some(p) = prof.as_mut() {
-            for (si, sm) in sms.iter().enumerate() {
-                for &slot in sm.subs.iter().flat_map(|sub| &sub.warps) {
-                    let w = warps[slot].as_mut().expect("resident warp");
-                    let rec = w.trace.recs[w.pos];
-                    p.stalls[rec.idx as usize][w.reason as usize] += dt;
-                    if timeline {
-                        let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                        timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
+                        (StallReason::NotSelected, now + 1)
                     }
+                };
+                count_warp(&mut stats, &mut prof, w, now);
+                w.reason = reason;
+                sub.wake[i] = t;
+            }
+            if let Some(i) = chosen {
+                sub.last = i;
+                sub.greedy = Some(sub.warps[i]);
+                issue.push((si, ui, i));
+            }
+            sub.update_next();
+            agenda.add(now, sub.next, g as usize);
+            if let (Some(p), true) = (prof.as_mut(), timeline) {
+                for &slot in &sub.warps {
+                    let w = warps[slot].as_mut().expect("resident warp");
+                    let rec = w.cur;
+                    let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
+                    timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
                 }
             }
         }
+        // Pass 2: issue the chosen warps.
         for &(si, ui, i) in &issue {
             let Sm { subs, lsu_free, l1, .. } = &mut sms[si];
             let sub = &mut subs[ui];
             let slot = sub.warps[i];
             let w = warps[slot].as_mut().expect("resident warp");
-            let rec = w.trace.recs[w.pos];
-            {
-                {
-                    // Issue.
-                    let inf = info[rec.idx as usize];
-                    stats.issued += 1;
-                    w.next_issue = now + inf.stall as u64;
-                    let mut ready = now + inf.lat as u64;
-                    let mut long = false;
-                    match rec.access {
-                        Access::Sectors { start, count, store, atomic } => {
-                            let secs = &w.trace.sectors[start as usize..start as usize + count as usize];
-                            let mut lines = 0u64;
-                            let mut prev = u64::MAX;
-                            for &sct in secs {
-                                if sct >> line_shift != prev {
-                                    lines += 1;
-                                    prev = sct >> line_shift;
-                                }
-                            }
-                            let begin = now.max(*lsu_free);
-                            let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
-                            *lsu_free = begin + occupy;
-                            stats.sectors += count as u64;
-                            stats.lines += lines;
-                            let mut done = begin + occupy;
-                            for &sct in secs {
-                                let t = if atomic {
-                                    let a = l2_bw.serve(begin);
-                                    l2.access(sct);
-                                    a + m.lat_atomic as u64
-                                } else if store {
-                                    l1.invalidate(sct);
-                                    let a = l2_bw.serve(begin);
-                                    if !l2.access(sct) {
-                                        stats.l2_misses += 1;
-                                    }
-                                    a
-                                } else if l1.access(sct) {
-                                    stats.l1_hits += 1;
-                                    begin + lat_l1
-                                } else {
-                                    stats.l1_misses += 1;
-                                    let a = l2_bw.serve(begin);
-                                    if l2.access(sct) {
-                                        stats.l2_hits += 1;
-                                        a + lat_l2
-                                    } else {
-                                        stats.l2_misses += 1;
-                                        dram_bw.serve(a) + lat_dram
-                                    }
-                                };
-                                done = done.max(t);
-                            }
-                            ready = done;
-                            long = true;
-                        }
-                        Access::Shared { wavefronts } => {
-                            let begin = now.max(*lsu_free);
-                            *lsu_free = begin + wavefronts as u64;
-                            stats.shared_wavefronts += wavefronts as u64;
-                            stats.shared_accesses += 1;
-                            ready = begin + wavefronts as u64 + m.lat_shared as u64;
-                        }
-                        Access::Bar { id, gen, wait } => {
-                            if wait {
-                                w.bar = Some((id, gen));
-                                arrivals.push((w.cta, id, gen));
-                            }
-                        }
-                        Access::None => {
-                            if inf.pipe == Pipe::Lsu {
-                                // No executing lane: an issue, no round trip.
-                                ready = now + 1;
-                            }
+            let rec = w.cur;
+            let inf = info[rec.idx as usize];
+            count_warp(&mut stats, &mut prof, w, now + 1);
+            stats.issued += 1;
+            w.next_issue = now + inf.stall as u64;
+            w.after_branch = inf.branch;
+            let mut ready = now + inf.lat as u64;
+            let mut long = false;
+            let access = if inf.access {
+                w.acc += 1;
+                w.trace.accesses[w.acc - 1]
+            } else {
+                Access::None
+            };
+            match access {
+                Access::Sectors { start, count, store, atomic } => {
+                    let secs = &w.trace.sectors[start as usize..start as usize + count as usize];
+                    let mut lines = 0u64;
+                    let mut prev = u64::MAX;
+                    for &sct in secs {
+                        if sct >> line_shift != prev {
+                            lines += 1;
+                            prev = sct >> line_shift;
                         }
                     }
-                    if inf.pipe != Pipe::Lsu {
-                        sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
+                    let begin = now.max(*lsu_free);
+                    let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
+                    *lsu_free = begin + occupy;
+                    stats.sectors += count as u64;
+                    stats.lines += lines;
+                    let mut done = begin + occupy;
+                    for &sct in secs {
+                        let t = if atomic {
+                            let a = l2_bw.serve(begin);
+                            l2.access(sct);
+                            a + m.lat_atomic as u64
+                        } else if store {
+                            l1.invalidate(sct);
+                            let a = l2_bw.serve(begin);
+                            if !l2.access(sct) {
+                                stats.l2_misses += 1;
+                            }
+                            a
+                        } else if l1.access(sct) {
+                            stats.l1_hits += 1;
+                            begin + lat_l1
+                        } else {
+                            stats.l1_misses += 1;
+                            let a = l2_bw.serve(begin);
+                            if l2.access(sct) {
+                                stats.l2_hits += 1;
+                                a + lat_l2
+                            } else {
+                                stats.l2_misses += 1;
+                                dram_bw.serve(a) + lat_dram
+                            }
+                        };
+                        done = done.max(t);
                     }
-                    if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
-                        let s = inf.wsb as usize;
-                        if ready > w.sb[s] {
-                            w.sb[s] = ready;
-                            w.sb_long = w.sb_long & !(1 << s) | (long as u8) << s;
-                        }
-                    }
-                    if inf.yield_ {
-                        sub.greedy = None;
-                    }
-                    w.pos += 1;
-                    if w.pos == w.trace.recs.len() {
-                        done_warps.push((si, ui, i));
+                    ready = done;
+                    long = true;
+                }
+                Access::Shared { wavefronts } => {
+                    let begin = now.max(*lsu_free);
+                    *lsu_free = begin + wavefronts as u64;
+                    stats.shared_wavefronts += wavefronts as u64;
+                    stats.shared_accesses += 1;
+                    ready = begin + wavefronts as u64 + m.lat_shared as u64;
+                }
+                Access::Bar { id, gen, wait } => {
+                    if wait {
+                        w.bar = Some((id, gen));
+                        arrivals.push((w.cta, id, gen));
                     }
                 }
+                Access::None => {
+                    if inf.pipe == Pipe::Lsu {
+                        // No executing lane: an issue, no round trip.
+                        ready = now + 1;
+                    }
+                }
+            }
+            if inf.pipe != Pipe::Lsu {
+                sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
+            }
+            if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
+                let s = inf.wsb as usize;
+                if ready > w.sb[s] {
+                    w.sb[s] = ready;
+                    w.sb_long = w.sb_long & !(1 << s) | (long as u8) << s;
+                }
+            }
+            if inf.yield_ {
+                sub.greedy = None;
+            }
+            w.pos += 1;
+            if let Some(&r) = w.trace.recs.get(w.pos) {
+                w.cur = r;
+            } else {
+                done_warps.push((si, ui, i));
             }
         }
         // Barrier arrivals; the last one of an instance releases its warps.
@@ -561,8 +663,16 @@ pub(crate) fn run(
                     if let Some(ow) = warps[o].as_mut() {
                         if ow.bar == Some((id, gen)) && ow.cta == ci {
                             ow.bar = None;
-                            ow.wake = 0;
                             ow.next_issue = ow.next_issue.max(now + 1);
+                            let (s, u) = (ow.sm as usize, ow.sub as usize);
+                            let sub = &mut sms[s].subs[u];
+                            if let Some(i) = sub.warps.iter().position(|&x| x == o) {
+                                sub.wake[i] = now + 1;
+                                if now + 1 < sub.next {
+                                    sub.next = now + 1;
+                                    agenda.add(now, now + 1, s * nsub + u);
+                                }
+                            }
                         }
                     }
                 }
@@ -570,8 +680,12 @@ pub(crate) fn run(
         }
         // Warps that issued their last instruction leave.
         for &(si, ui, i) in done_warps.iter().rev() {
-            let slot = sms[si].subs[ui].warps.remove(i);
+            sms[si].count(&mut stats, now + 1);
             let sub = &mut sms[si].subs[ui];
+            let slot = sub.warps.remove(i);
+            sub.wake.remove(i);
+            sub.update_next();
+            agenda.add(now, sub.next, si * nsub + ui);
             if sub.greedy == Some(slot) {
                 sub.greedy = None;
             }
@@ -594,9 +708,16 @@ pub(crate) fn run(
             resident -= 1;
         }
         done_warps.clear();
-        now += dt;
+        end = now + 1;
+        // CTAs with no live warps free their SM; the next ones start next cycle.
+        for ci in finished_ctas.drain(..) {
+            if let Some(run) = ctas[ci].take() {
+                sms[run.sm].ctas -= 1;
+                while place_one!(run.sm, end) {}
+            }
+        }
     }
-    stats.cycles = now;
+    stats.cycles = end;
     stats.warp_cycles = stats.stall_cycles.iter().sum();
     (stats, prof)
 }

@@ -33,14 +33,22 @@ pub(crate) struct Rec {
     pub idx: u32,
     /// Lanes that executed it.
     pub lanes: u32,
-    pub access: Access,
 }
 
-/// One warp's issues.
+/// One warp's issues: every issue in `recs`; the issues of the
+/// instructions [`has_access`] accepts also have their [`Access`] in
+/// `accesses`, in the same order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WarpTrace {
     pub recs: Vec<Rec>,
+    pub accesses: Vec<Access>,
     pub sectors: Vec<u64>,
+}
+
+/// Whether an issue of `op` has an entry in [`WarpTrace::accesses`]:
+/// loads, stores, atomics and CTA barriers.
+pub(crate) fn has_access(op: &Op) -> bool {
+    matches!(op, Op::Load { .. } | Op::Store { .. } | Op::Atom { .. } | Op::Bar { .. })
 }
 
 /// Base of the address range local memory is mapped to for the caches:
@@ -58,17 +66,45 @@ pub(crate) struct Recorder {
     /// A number unique to the CTA over the launch (its index), for local memory.
     pub cta: u64,
     pub local_size: u32,
+    /// Issues per warp of the previous CTA (the next CTA's traces reserve as many).
+    hint: usize,
+    /// Scratch space of shared accesses: bank words, and words per bank.
+    words: Vec<u64>,
+    per_bank: Vec<u16>,
 }
 
 impl Recorder {
     pub fn new(sector_bytes: u32, banks: u32, bank_bytes: u32, local_size: u32) -> Recorder {
-        Recorder { warps: Vec::new(), sector_shift: sector_bytes.trailing_zeros(), banks, bank_bytes, cta: 0, local_size }
+        Recorder {
+            warps: Vec::new(),
+            sector_shift: sector_bytes.trailing_zeros(),
+            banks,
+            bank_bytes,
+            cta: 0,
+            local_size,
+            hint: 0,
+            words: Vec::new(),
+            per_bank: vec![0; banks as usize],
+        }
     }
 
     /// Starts the trace of CTA `cta` with `nwarps` warps.
     pub fn start(&mut self, cta: u64, nwarps: usize) {
         self.cta = cta;
-        self.warps = vec![WarpTrace::default(); nwarps];
+        self.warps = (0..nwarps).map(|_| WarpTrace { recs: Vec::with_capacity(self.hint), ..Default::default() }).collect();
+    }
+
+    /// The traces of the CTA that ran.
+    pub fn take(&mut self) -> Vec<WarpTrace> {
+        self.hint = self.warps.iter().map(|t| t.recs.len()).max().unwrap_or(0);
+        std::mem::take(&mut self.warps)
+    }
+
+    /// Records an issue of warp `w` of an instruction without an access
+    /// (not [`has_access`]).
+    #[inline(always)]
+    pub fn record_plain(&mut self, w: usize, idx: usize, e: u32) {
+        self.warps[w].recs.push(Rec { idx: idx as u32, lanes: e });
     }
 
     /// Records one issue of warp `w`, before the instruction runs (its
@@ -76,6 +112,9 @@ impl Recorder {
     /// current instance of the barrier a BAR names.
     #[allow(clippy::too_many_arguments)]
     pub fn record(&mut self, w: usize, idx: usize, op: &Op, regs: &Regs, cb: &ConstBanks, e: u32, bar_gen: u32) {
+        if !has_access(op) {
+            return self.record_plain(w, idx, e);
+        }
         let access = if e == 0 {
             Access::None
         } else {
@@ -97,8 +136,8 @@ impl Recorder {
         // An earlier arrival of the same warp at the same barrier instance
         // (divergent lanes arriving in two groups) does not wait.
         if let Access::Bar { id, gen, .. } = access {
-            for r in t.recs.iter_mut().rev() {
-                if let Access::Bar { id: i, gen: g, wait } = &mut r.access {
+            for a in t.accesses.iter_mut().rev() {
+                if let Access::Bar { id: i, gen: g, wait } = a {
                     if *i == id {
                         if *g == gen {
                             *wait = false;
@@ -108,7 +147,8 @@ impl Recorder {
                 }
             }
         }
-        t.recs.push(Rec { idx: idx as u32, lanes: e, access });
+        t.recs.push(Rec { idx: idx as u32, lanes: e });
+        t.accesses.push(access);
     }
 
     /// The access of the executing lanes `e` at `base + ofs`, `n` bytes each.
@@ -145,7 +185,8 @@ impl Recorder {
                 // Distinct bank words per bank: the most any bank serves is
                 // the number of wavefronts (one word read by many lanes is a
                 // broadcast).
-                let mut words: Vec<u64> = Vec::with_capacity(LANES * 4);
+                let (words, per_bank) = (&mut self.words, &mut self.per_bank);
+                words.clear();
                 for l in lanes(e) {
                     let a = low(at(l));
                     let (lo, hi) = (a / self.bank_bytes as u64, (a + n as u64 - 1) / self.bank_bytes as u64);
@@ -153,11 +194,11 @@ impl Recorder {
                 }
                 words.sort_unstable();
                 words.dedup();
-                let mut per_bank = vec![0u16; self.banks as usize];
-                for wd in words {
+                per_bank.fill(0);
+                for &wd in words.iter() {
                     per_bank[(wd % self.banks as u64) as usize] += 1;
                 }
-                Access::Shared { wavefronts: per_bank.into_iter().max().unwrap_or(1).max(1) }
+                Access::Shared { wavefronts: per_bank.iter().copied().max().unwrap_or(1).max(1) }
             }
             _ => {
                 let local = space == AddrSpace::Local;
@@ -166,6 +207,8 @@ impl Recorder {
                 let region = (self.cta << 16 | w as u64).wrapping_mul((self.local_size as u64 * LANES as u64).next_multiple_of(128));
                 let t = &mut self.warps[w];
                 let start = t.sectors.len();
+                let mut sorted = true;
+                let mut last = 0;
                 for l in lanes(e) {
                     let a = low(at(l));
                     for b in [a, a + n as u64 - 1] {
@@ -174,11 +217,20 @@ impl Recorder {
                         } else {
                             b
                         };
-                        t.sectors.push(g >> self.sector_shift);
+                        let sector = g >> self.sector_shift;
+                        // (Repeats of the last sector are dropped below anyway.)
+                        if t.sectors.len() > start && sector == last {
+                            continue;
+                        }
+                        sorted &= t.sectors.len() == start || sector > last;
+                        last = sector;
+                        t.sectors.push(sector);
                     }
                 }
                 let part = &mut t.sectors[start..];
-                part.sort_unstable();
+                if !sorted {
+                    part.sort_unstable();
+                }
                 let mut k = 0;
                 for i in 0..part.len() {
                     if i == 0 || part[i] != part[k - 1] {

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::load;
+use common::{bench_kernel, load};
 use ursa_sim::{Arg, Engine, Gpu, LaunchConfig, Program, Stats, Trap};
 
 /// The engines compared: the interpreter alone (the reference), then each
@@ -294,20 +294,13 @@ fn generated_programs_agree_with_and_without_fast_paths() {
 /// full warp's run of threaded code.
 #[test]
 fn bench_kernels_and_step_limits_agree() {
-    let bench = include_str!("../benches/interp.rs");
-    let kernel = |name: &str| {
-        let head = format!("pub const {}: &str = \"", name);
-        let start = bench.find(&head).expect("kernel") + head.len();
-        let len = bench[start..].find("\";").expect("end");
-        bench[start..start + len].to_string()
-    };
     // Three CTAs of 96 threads; the memory kernel steps its addresses by
     // 8 KiB per iteration.
     let cfg = LaunchConfig { grid: [3, 1, 1], block: [96, 1, 1], ..Default::default() };
     let iters = |_| vec![Arg::U32(37)];
     let memory = |input| vec![Arg::Ptr(input), Arg::U32(5)];
     for (name, extra) in [("KERNEL", &iters as Extra), ("FLOAT_KERNEL", &iters), ("MEMORY_KERNEL", &memory)] {
-        let src = kernel(name);
+        let src = bench_kernel(name);
         let prog = load(&src);
         let bytes = 48 << 10;
         compare(name, &src, &prog, &cfg, bytes, extra);

@@ -260,3 +260,58 @@ fn stall_reasons_add_up_to_the_warps_cycles() {
     let report = p.report(&prog, &s);
     assert!(report.contains("long scoreboard"), "{}", report);
 }
+
+/// The wait after a branch or convergence instruction is `Branch`: a
+/// divergent `BSSY`/`BRA`/`BSYNC` region whose control instructions carry
+/// stall counts; the reasons still add up, and the same code with the
+/// waits on ordinary instructions has none.
+#[test]
+fn branch_waits_are_their_own_reason() {
+    let src = |bra: u32, after: u32| {
+        format!(
+            ".kernel k
+.param out, 8
+    S2R R0, SR_TID_X &wsb=0 ;
+    MOV.64 R[2:3], c[0x0][0x160] &req=1 ;
+    LOP3 R1, R0, 0x1, RZ, 0xc0, !PT ;
+    ISETP.NE.AND P0, R1, RZ, PT &stall=4 ;
+    BSSY B0, L_join &stall={bra} ;
+    MOV R4, RZ &stall={after} ;
+@P0 BRA L_odd &stall={bra} ;
+    MOV R4, 0x2 &stall={after} ;
+    BRA L_join &stall={bra} ;
+L_odd:
+    MOV R4, 0x1 &stall={after} ;
+L_join:
+    BSYNC B0 &stall={bra} ;
+    MOV R5, RZ &stall={after} ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] &stall=5 ;
+    STG [R[2:3]], R4 ;
+    EXIT ;
+"
+        )
+    };
+    let run = |bra, after| {
+        let prog = load(&src(bra, after));
+        let mut gpu = Gpu::new();
+        let out = gpu.alloc(4 * 64, 16);
+        let cfg = LaunchConfig { profile: true, ..sm_cfg(MachineDesc::default(), 1, 64) };
+        let s = gpu.launch(&prog, "k", &cfg, &[Arg::Ptr(out)]).unwrap();
+        let got: Vec<u32> = gpu.read(out, 4 * 64).unwrap().chunks(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
+        assert_eq!(got, (0..64).map(|t| if t % 2 == 1 { 1 } else { 2 }).collect::<Vec<u32>>());
+        let sm = *s.sm.clone().unwrap();
+        let totals = s.profile.as_ref().unwrap().stall_totals();
+        assert_eq!(totals, sm.stall_cycles);
+        assert_eq!(totals.iter().sum::<u64>(), sm.warp_cycles);
+        sm
+    };
+    let on_branches = run(6, 1);
+    let elsewhere = run(1, 6);
+    let (b, w) = (StallReason::Branch as usize, StallReason::Wait as usize);
+    // Each issue of BSSY, BRA or BSYNC waits 5 cycles beyond the minimum
+    // (the instructions after them read nothing they wait for).
+    let branch = on_branches.stall_cycles[b];
+    assert!(branch > 0 && branch % 5 == 0, "{:?}", on_branches.stall_cycles);
+    assert_eq!(elsewhere.stall_cycles[b], 0);
+    assert!(elsewhere.stall_cycles[w] > 0);
+}

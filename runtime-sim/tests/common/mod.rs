@@ -12,6 +12,16 @@ pub const PROLOGUE: &str = "
     MOV.64 R[2:3], c[0x0][0x160] ;
 ";
 
+/// The source of a benchmark kernel of `benches/interp.rs` by its
+/// constant's name (`KERNEL`, `FLOAT_KERNEL`, `MEMORY_KERNEL`).
+pub fn bench_kernel(name: &str) -> String {
+    let bench = include_str!("../../benches/interp.rs");
+    let head = format!("pub const {}: &str = \"", name);
+    let start = bench.find(&head).expect("kernel") + head.len();
+    let len = bench[start..].find("\";").expect("end");
+    bench[start..start + len].to_string()
+}
+
 /// Assembles a source file and loads it.
 pub fn load(src: &str) -> Program {
     let obj = ursa_emit::asm::assemble(src, "test.s").unwrap_or_else(|e| panic!("assembly failed: {}\n{}", e, src));
