@@ -306,7 +306,12 @@ pub fn clif_file(k: &Kernel, f: &Failure, origin: &str) -> String {
     for l in f.message.lines() {
         let _ = writeln!(s, ";; {}", l);
     }
-    let _ = writeln!(s, ";; Launch (output slots not written hold 0x{:02x} bytes; the atomic words are 64-bit slots):", SENTINEL);
+    let _ = writeln!(
+        s,
+        ";; Launch (out: {} u64 slots per thread, in global thread order; atom: one 64-bit slot per operation, {}):",
+        k.outs.len(),
+        list(AtomOp::ALL.iter().map(|o| format!("{:?}", o).to_lowercase()))
+    );
     for l in launch_lines(k).lines() {
         let _ = writeln!(s, ";;   {}", l);
     }

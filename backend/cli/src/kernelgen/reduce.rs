@@ -83,19 +83,20 @@ fn edit(body: &mut Vec<KStmt>, target: usize, next: &mut usize, e: Edit) -> bool
     false
 }
 
-struct Reducer {
+struct Reducer<'a> {
     best: Kernel,
     fail: Failure,
     tries: usize,
+    check: &'a dyn Fn(&Kernel) -> Outcome,
 }
 
-impl Reducer {
+impl Reducer<'_> {
     fn try_k(&mut self, cand: Kernel) -> bool {
         if self.tries >= MAX_TRIES || cand == self.best || !valid(&cand) {
             return false;
         }
         self.tries += 1;
-        if let Outcome::Fail(f) = check(&cand) {
+        if let Outcome::Fail(f) = (self.check)(&cand) {
             if same_kind(&f.kind, &self.fail.kind) {
                 self.best = cand;
                 self.fail = f;
@@ -112,7 +113,12 @@ fn same_kind(a: &FailKind, b: &FailKind) -> bool {
 
 /// The reduced kernel and its failure.
 pub fn reduce(k: Kernel, f: Failure) -> (Kernel, Failure) {
-    let mut r = Reducer { best: k, fail: f, tries: 0 };
+    reduce_with(k, f, &check)
+}
+
+/// [`reduce`] with another check (tests of the reducer).
+pub fn reduce_with(k: Kernel, f: Failure, check: &dyn Fn(&Kernel) -> Outcome) -> (Kernel, Failure) {
+    let mut r = Reducer { best: k, fail: f, tries: 0, check };
     loop {
         let mut progress = false;
         // Statements, from the last one back (a later statement rarely
