@@ -54,7 +54,9 @@ pub fn fuzz_kernels(seed: u64, count: u64, jobs: usize, reduce: bool, show: bool
     let t0 = Instant::now();
     let report = |failure: Option<&str>, sum: &kernelgen::Summary| match failure {
         Some(f) => println!("{}", f),
-        None => eprintln!("fuzz: {} / {} kernels: {} ({:.0} s)", sum.passed + sum.failed, count, sum, t0.elapsed().as_secs_f64()),
+        None => {
+            eprintln!("fuzz: {} / {} kernels: {} ({:.0} s)", sum.passed + sum.failed + sum.skipped, count, sum, t0.elapsed().as_secs_f64())
+        }
     };
     let sum = kernelgen::run(seed, count, jobs, reduce, &report);
     println!("fuzz: kernels of seeds {}..{}: {} ({:.1} s)", seed, seed.wrapping_add(count), sum, t0.elapsed().as_secs_f64());
