@@ -144,18 +144,18 @@ pub fn reduce_with(k: Kernel, f: Failure, check: &dyn Fn(&Kernel) -> Outcome) ->
                 progress |= r.try_k(cand);
             }
         }
-        // The launch.
-        let l = r.best.launch;
-        for launch in [
-            Launch { grid: [1, 1, 1], ..l },
-            Launch { grid: [l.grid[0].min(2), 1, 1], ..l },
-            Launch { block: [32, 1, 1], ..l },
-            Launch { block: [1, 1, 1], ..l },
-            Launch { block: [l.block[0], 1, 1], ..l },
-            Launch { block: [(l.block[0] / 2).max(1), l.block[1], l.block[2]], ..l },
-        ] {
+        // The launch (each candidate from the launch kept so far).
+        let shrinks: [fn(Launch) -> Launch; 6] = [
+            |l| Launch { grid: [1, 1, 1], ..l },
+            |l| Launch { grid: [l.grid[0].min(2), 1, 1], ..l },
+            |l| Launch { block: [32, 1, 1], ..l },
+            |l| Launch { block: [1, 1, 1], ..l },
+            |l| Launch { block: [l.block[0], 1, 1], ..l },
+            |l| Launch { block: [(l.block[0] / 2).max(1), l.block[1], l.block[2]], ..l },
+        ];
+        for shrink in shrinks {
             let mut cand = r.best.clone();
-            cand.launch = launch;
+            cand.launch = shrink(cand.launch);
             progress |= r.try_k(cand);
         }
         // Values.
@@ -166,9 +166,10 @@ pub fn reduce_with(k: Kernel, f: Failure, check: &dyn Fn(&Kernel) -> Outcome) ->
                 progress |= r.try_k(cand);
             }
         }
-        for (elem64, atom64, n) in [(false, r.best.atom64, r.best.n), (r.best.elem64, false, r.best.n), (r.best.elem64, r.best.atom64, 0)] {
+        let zeros: [fn(&mut Kernel); 3] = [|k| k.elem64 = false, |k| k.atom64 = false, |k| k.n = 0];
+        for zero in zeros {
             let mut cand = r.best.clone();
-            (cand.elem64, cand.atom64, cand.n) = (elem64, atom64, n);
+            zero(&mut cand);
             progress |= r.try_k(cand);
         }
         if !progress || r.tries >= MAX_TRIES {
