@@ -135,8 +135,24 @@ pub fn sim_stream(data: &[u8]) {
     let _ = Gpu::new().launch(&program, "k", &cfg, &[]);
 }
 
+/// A generated kernel: the first 8 bytes (little-endian, zero-padded) are
+/// the seed of `ursa fuzz --kernels`; the kernel must compile with every
+/// configuration and agree across them, the engines and the reference
+/// ([`crate::kernelgen::check`]). A failure panics with the reduced kernel.
+pub fn kernel_seed(data: &[u8]) {
+    let mut b = [0u8; 8];
+    let n = data.len().min(8);
+    b[..n].copy_from_slice(&data[..n]);
+    let seed = u64::from_le_bytes(b);
+    let k = crate::kernelgen::case(seed, &crate::kernelgen::gen::Limits::default());
+    if let crate::kernelgen::Outcome::Fail(f) = crate::kernelgen::check(&k) {
+        let (k, f) = crate::kernelgen::reduce::reduce(k, f);
+        panic!("{}", crate::kernelgen::clif_file(&k, &f, &format!("`ursa fuzz --kernels --seed {} --count 1`", seed)));
+    }
+}
+
 /// The fuzz targets, by name (the names of the `fuzz/` targets).
-pub const TARGETS: [&str; 6] = ["decode", "asm", "elf", "clif", "launch", "sim"];
+pub const TARGETS: [&str; 7] = ["decode", "asm", "elf", "clif", "launch", "sim", "kernel"];
 
 /// Runs target `name`'s property on `data`.
 pub fn run_target(name: &str, data: &[u8]) {
@@ -147,6 +163,7 @@ pub fn run_target(name: &str, data: &[u8]) {
         "clif" => clif_text(data),
         "launch" => launch_args(data),
         "sim" => sim_stream(data),
+        "kernel" => kernel_seed(data),
         _ => panic!("no fuzz target named `{}`", name),
     }
 }
@@ -163,6 +180,7 @@ struct Seeds {
     decode: Vec<Vec<u8>>,
     sim: Vec<Vec<u8>>,
     launch: Vec<Vec<u8>>,
+    kernel: Vec<Vec<u8>>,
 }
 
 /// The seed corpus of target `name`, made from the shipped examples
@@ -193,6 +211,7 @@ pub fn seeds(name: &str) -> &'static [Vec<u8>] {
                 b"1\n32\nbuf:a=i32:1,2,3\nbuf:b=i32[3]\nbuf:out=i32[3]\nu32:3".to_vec(),
                 b"2,1,1\n4,2\nbuf:a=u8:0,255\nbuf:b=i64:-1\nbuf:out=f32:1.5,2\ni32:-7".to_vec(),
             ],
+            kernel: vec![0u64.to_le_bytes().to_vec(), 0x6b65_0000u64.to_le_bytes().to_vec()],
         }
     });
     match name {
@@ -202,6 +221,7 @@ pub fn seeds(name: &str) -> &'static [Vec<u8>] {
         "clif" => &s.clif,
         "launch" => &s.launch,
         "sim" => &s.sim,
+        "kernel" => &s.kernel,
         _ => panic!("no fuzz target named `{}`", name),
     }
 }

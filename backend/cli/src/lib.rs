@@ -12,6 +12,7 @@ mod filetest_calls;
 pub mod fuzz_props;
 pub mod fuzzgen;
 pub mod input;
+pub mod kernelgen;
 
 /// The compiler options every compilation of the tool starts from: what the
 /// environment asks for. `URSA_REGALLOC2` (set to anything but `0`) sends every

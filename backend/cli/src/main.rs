@@ -122,6 +122,16 @@ enum Cmd {
         /// code and through its interpreter and fail where they differ.
         #[arg(long)]
         jit_check: bool,
+        /// Generate kernels instead of programs: each is compiled at both
+        /// optimization levels with both register allocators and launched
+        /// over several CTAs on every simulator engine, and the outputs must
+        /// agree byte for byte (docs/testing.md, "Kernel generator").
+        #[arg(long)]
+        kernels: bool,
+        /// With --kernels: compile the kernels at speed and print how many
+        /// of their counted loops opt_unroll_loops unrolls (nothing is run).
+        #[arg(long, requires = "kernels")]
+        unroll_share: bool,
     },
     /// List the opcode forms, or describe one in full.
     Isa {
@@ -201,9 +211,15 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Asm { input, output, auto_control, text } => cmd_asm(&input, output, auto_control, text),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
-        Cmd::Fuzz { seed, count, jobs, no_reduce, show, jit_check } => {
+        Cmd::Fuzz { seed, count, jobs, no_reduce, show, jit_check, kernels, unroll_share } => {
             ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
-            cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show)
+            if unroll_share {
+                cli_fuzz::unroll_share(seed, count)
+            } else if kernels {
+                cli_fuzz::fuzz_kernels(seed, count, jobs, !no_reduce, show)
+            } else {
+                cli_fuzz::fuzz(seed, count, jobs, !no_reduce, show)
+            }
         }
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
         Cmd::Compile { input, output, kernel, disasm, stats, print_after, opt_level } => match cli_compile::kernel_selection(input, kernel)

@@ -22,21 +22,23 @@ fn trap_code() -> TrapCode {
     TrapCode::user(1).expect("user trap code 1")
 }
 
-struct B<'a, 'b> {
-    b: &'a mut FunctionBuilder<'b>,
-    vars: Vec<Variable>,
-    tys: Vec<Type>,
-    refs: Vec<Option<(FuncRef, SigRef)>>,
-    slot: Option<StackSlot>,
+/// A function being built (the kernel generator builds its straight-line
+/// statements with it too).
+pub(crate) struct B<'a, 'b> {
+    pub(crate) b: &'a mut FunctionBuilder<'b>,
+    pub(crate) vars: Vec<Variable>,
+    pub(crate) tys: Vec<Type>,
+    pub(crate) refs: Vec<Option<(FuncRef, SigRef)>>,
+    pub(crate) slot: Option<StackSlot>,
     /// Building the copy run in cranelift-interpreter (see [`build_reference`]).
-    reference: bool,
+    pub(crate) reference: bool,
 }
 
 impl B<'_, '_> {
-    fn get(&mut self, v: Var) -> Value {
+    pub(crate) fn get(&mut self, v: Var) -> Value {
         self.b.use_var(self.vars[v])
     }
-    fn set(&mut self, v: Var, x: Value) {
+    pub(crate) fn set(&mut self, v: Var, x: Value) {
         self.b.def_var(self.vars[v], x);
     }
     fn addr(&mut self, a: &Addr, load32: bool) -> Value {
@@ -80,7 +82,7 @@ impl B<'_, '_> {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt) {
+    pub(crate) fn stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Const { dst, val } => {
                 let ty = self.tys[*dst];
@@ -428,7 +430,7 @@ fn mark_callees(body: &[Stmt], used: &mut [bool]) {
 
 /// The constant `val` of `ty`; an i128 one from its two i64 halves
 /// (`iconst` has no i128 form).
-fn iconst(b: &mut FunctionBuilder, ty: Type, val: u128) -> Value {
+pub(crate) fn iconst(b: &mut FunctionBuilder, ty: Type, val: u128) -> Value {
     if ty == types::I128 {
         let lo = b.ins().iconst(types::I64, val as u64 as i64);
         let hi = b.ins().iconst(types::I64, (val >> 64) as u64 as i64);

@@ -355,3 +355,30 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
     }
     Program { funcs: funcs.into_iter().map(|f| f.unwrap()).collect() }
 }
+
+/// One straight-line statement over variables of `vars` (which holds every
+/// type of [`TYPES`]), appended to `out` with what it needs before it: no
+/// control flow, memory access, call or trap, and divisions whose divisor is
+/// made non-zero (and, for `sdiv`, non-negative) first, so it never traps.
+/// The kernel generator's scalar statements.
+pub fn straight_stmt(r: &mut SmallRng, vars: &[Type], out: &mut Vec<Stmt>) {
+    let lim = Limits { max_depth: 0, ..Limits::default() };
+    let mut g = FuncGen { r, lim, vars: vars.to_vec(), callees: &[], stmts_left: 0, slot: false };
+    loop {
+        let mut tmp = Vec::new();
+        g.stmt(0, &mut tmp);
+        let Some(s) = tmp.pop() else { continue };
+        match s {
+            Stmt::AddTrap { .. } | Stmt::TrapIf { .. } | Stmt::Trap | Stmt::Load { .. } | Stmt::Store { .. } => continue,
+            Stmt::Bin { op, b, .. } if op.is_div() => {
+                if op == BinOp::Sdiv {
+                    out.push(Stmt::Imm { op: ImmOp::UshrImm, dst: b, a: b, imm: 1 });
+                }
+                out.push(Stmt::Imm { op: ImmOp::BorImm, dst: b, a: b, imm: 1 });
+                out.push(s);
+            }
+            s => out.push(s),
+        }
+        return;
+    }
+}
