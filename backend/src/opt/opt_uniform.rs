@@ -195,6 +195,43 @@ pub fn uniform_params(
     out
 }
 
+/// The blocks of `f` that only some lanes of a warp may run while the
+/// others wait elsewhere: those reachable from a divergent branch before its
+/// immediate post-dominator (all reachable ones when it has none), by
+/// `Block::index()`. The uniform registers are the warp's, not the lane's:
+/// the lane groups of a divergent branch run its paths one after the other,
+/// so a UR written on one path would overwrite a UR that the allocator gave
+/// to a value the other path still reads (control-flow liveness sees the
+/// paths as exclusive). [`opt_uniform`] writes no UR in these blocks.
+/// `div` is the analysis `plan_reconvergence` ran (`None`: the function has
+/// no conditional branch, so no block is divergent).
+pub fn divergent_blocks(cfg: &Cfg, div: Option<&Divergence>) -> Vec<bool> {
+    let n = cfg.num_blocks();
+    let mut out = vec![false; n];
+    let Some(div) = div else { return out };
+    if !div.branches.iter().any(|&b| b) {
+        return out;
+    }
+    let ipdoms = cfg.ipdoms();
+    for x in cfg.rpo.iter().copied().filter(|x| div.branches[x.index()]) {
+        let stop = match ipdoms[x.index()] {
+            Some(Some(j)) => Some(j),
+            _ => None,
+        };
+        for s in cfg.succs[x.index()].iter().copied() {
+            if Some(s) == stop {
+                continue;
+            }
+            for (k, r) in cfg.reach_until(s, stop).into_iter().enumerate() {
+                if r && stop.is_none_or(|j| j.index() != k) {
+                    out[k] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether per-lane instruction `m` can read every value `moved` names as a
 /// UR operand at once.
 fn takes_as_ur(m: &MInst, moved: impl Fn(VReg) -> bool) -> bool {
@@ -239,7 +276,7 @@ fn plain(i: Inst, origin: Option<u32>) -> MInst {
 /// Moves uniform values to the uniform datapath; returns how many
 /// instructions and block parameters were moved. `params` are the block
 /// parameters that may become uniform registers ([`uniform_params`]).
-pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usize {
+pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, divergent: &[bool]) -> usize {
     if vcode.makes_calls {
         return 0;
     }
@@ -251,9 +288,20 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>) -> usiz
     if params.is_empty() && !vcode.blocks.iter().flat_map(|b| b.insts.iter()).any(source) {
         return 0;
     }
+    // The VCode blocks some lanes may run without the others
+    // ([`divergent_blocks`]); an edge-split block, by the block it leaves.
+    let clif_div = |c: Option<u32>| c.is_some_and(|c| divergent.get(c as usize).copied().unwrap_or(true));
+    let skip: Vec<bool> = vcode
+        .blocks
+        .iter()
+        .map(|b| match b.clif {
+            Some(_) => clif_div(b.clif),
+            None => b.preds.iter().any(|p| clif_div(vcode.blocks[p.0 as usize].clif)) || b.preds.len() != 1,
+        })
+        .collect();
     let mut banned: HashSet<VReg> = HashSet::default();
     loop {
-        match plan(vcode, params, &banned) {
+        match plan(vcode, params, &banned, &skip) {
             Plan::Nothing => return 0,
             Plan::TooManyPredicates(p) => banned.extend(p),
             Plan::Move(sel) => return rewrite(vcode, sel),
@@ -281,12 +329,12 @@ enum Plan {
     Move(Selection),
 }
 
-fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg>) -> Plan {
+fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg>, skip: &[bool]) -> Plan {
     // Single definitions, and where the sources are.
     let ndefs = def_counts(vcode);
     let single = |v: &VReg| ndefs.once(*v);
     let mut origin: HashMap<VReg, (Origin, usize, usize)> = HashMap::default();
-    for (bi, b) in vcode.blocks.iter().enumerate() {
+    for (bi, b) in vcode.blocks.iter().enumerate().filter(|(bi, _)| !skip[*bi]) {
         for (ii, m) in b.insts.iter().enumerate() {
             if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.opnds.len() == 1 && m.fixups.len() == 1 && !m.pieces[0].is_guarded() {
                 let (p, o) = (&m.pieces[0], m.opnds[0]);
@@ -320,7 +368,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
         return Plan::Nothing;
     }
     let mut cands: HashMap<VReg, (usize, usize, Uses)> = HashMap::default();
-    for (bi, b) in vcode.blocks.iter().enumerate() {
+    for (bi, b) in vcode.blocks.iter().enumerate().filter(|(bi, _)| !skip[*bi]) {
         for (ii, m) in b.insts.iter().enumerate() {
             if let Some((d, uses)) = candidate(m) {
                 cands.insert(d, (bi, ii, uses));
@@ -330,7 +378,7 @@ fn plan(vcode: &VCode, allowed: &StdHashSet<(u32, usize)>, banned: &HashSet<VReg
     // Block parameters that may be uniform, and the values each receives.
     let mut params: HashMap<VReg, (usize, usize)> = HashMap::default();
     let mut incoming: HashMap<VReg, Vec<VReg>> = HashMap::default();
-    for (bi, b) in vcode.blocks.iter().enumerate() {
+    for (bi, b) in vcode.blocks.iter().enumerate().filter(|(bi, _)| !skip[*bi]) {
         let Some(c) = b.clif else { continue };
         for (k, &p) in b.params.iter().enumerate() {
             if allowed.contains(&(c, k)) && vcode.class(p) == Class::R && single(&p) {
