@@ -205,12 +205,16 @@ pub fn uniform_params(
 /// paths as exclusive). [`opt_uniform`] writes no UR in these blocks.
 /// `div` is the analysis `plan_reconvergence` ran (`None`: the function has
 /// no conditional branch, so no block is divergent).
-pub fn divergent_blocks(cfg: &Cfg, div: Option<&Divergence>) -> Vec<bool> {
+/// A block ending in a divergent branch is not itself divergent, but the
+/// edges it leaves by are: an edge-split block after it counts as divergent
+/// ([`opt_uniform`] asks `branches` for that).
+pub fn divergent_blocks(cfg: &Cfg, div: Option<&Divergence>) -> (Vec<bool>, Vec<bool>) {
     let n = cfg.num_blocks();
     let mut out = vec![false; n];
-    let Some(div) = div else { return out };
+    let Some(div) = div else { return (out, vec![false; n]) };
+    let branches = div.branches.clone();
     if !div.branches.iter().any(|&b| b) {
-        return out;
+        return (out, branches);
     }
     let ipdoms = cfg.ipdoms();
     for x in cfg.rpo.iter().copied().filter(|x| div.branches[x.index()]) {
@@ -229,7 +233,7 @@ pub fn divergent_blocks(cfg: &Cfg, div: Option<&Divergence>) -> Vec<bool> {
             }
         }
     }
-    out
+    (out, branches)
 }
 
 /// Whether per-lane instruction `m` can read every value `moved` names as a
@@ -276,7 +280,7 @@ fn plain(i: Inst, origin: Option<u32>) -> MInst {
 /// Moves uniform values to the uniform datapath; returns how many
 /// instructions and block parameters were moved. `params` are the block
 /// parameters that may become uniform registers ([`uniform_params`]).
-pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, divergent: &[bool]) -> usize {
+pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, divergent: &(Vec<bool>, Vec<bool>)) -> usize {
     if vcode.makes_calls {
         return 0;
     }
@@ -290,13 +294,18 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, diverge
     }
     // The VCode blocks some lanes may run without the others
     // ([`divergent_blocks`]); an edge-split block, by the block it leaves.
-    let clif_div = |c: Option<u32>| c.is_some_and(|c| divergent.get(c as usize).copied().unwrap_or(true));
+    let (inside, branches) = divergent;
+    let clif_div = |c: Option<u32>| c.is_some_and(|c| inside.get(c as usize).copied().unwrap_or(true));
+    let clif_branch = |c: Option<u32>| c.is_some_and(|c| branches.get(c as usize).copied().unwrap_or(true));
     let skip: Vec<bool> = vcode
         .blocks
         .iter()
         .map(|b| match b.clif {
             Some(_) => clif_div(b.clif),
-            None => b.preds.iter().any(|p| clif_div(vcode.blocks[p.0 as usize].clif)) || b.preds.len() != 1,
+            None => b.preds.iter().any(|p| {
+                let c = vcode.blocks[p.0 as usize].clif;
+                clif_div(c) || clif_branch(c)
+            }),
         })
         .collect();
     let mut banned: HashSet<VReg> = HashSet::default();

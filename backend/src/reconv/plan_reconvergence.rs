@@ -372,6 +372,10 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
     };
     // A setup block for the joins at or above `start`: executed once per
     // entry into the region, every path from it meeting a join or ending.
+    // And no lane that met a join may come back to the branch without
+    // passing the setup again: it would wait at the join for lanes that
+    // went round an enclosing loop the other way (and may wait at another
+    // region's join for it), a deadlock.
     let setup_for = |start: Block, joins: &[Block], tails: &[bool]| -> Option<Block> {
         let stop = cfg.mask_of(joins);
         let mut p = start;
@@ -380,7 +384,8 @@ fn groups(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option
                 return None;
             }
             if !cfg.cycles_avoiding_any(p, &stop) {
-                return covers(cfg, p, joins, tails).then_some(p);
+                let returns = joins.iter().any(|&j| cfg.reach_until(j, Some(p))[start.index()] && start != p);
+                return (covers(cfg, p, joins, tails) && !returns).then_some(p);
             }
             p = idoms[p.index()]?;
         }
