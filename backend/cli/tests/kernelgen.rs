@@ -17,8 +17,8 @@ fn generated_kernels_agree() {
         }
     });
     assert_eq!(sum.failed, 0, "{}\n{}", sum, sum.reports.join("\n"));
-    assert_eq!(sum.passed + sum.skipped, 2000);
-    assert!(sum.skipped < 20, "{}", sum);
+    assert_eq!(sum.passed + sum.skipped + sum.refused, 2000);
+    assert!(sum.skipped < 20 && sum.refused < 20, "{}", sum);
     // A good share also runs thread by thread in cranelift-interpreter.
     assert!(sum.referenced > 300, "{}", sum);
 }

@@ -82,6 +82,10 @@ pub enum Outcome {
     /// The kernel needs more than [`STEP_LIMIT`] warp-instructions unoptimized
     /// too (legitimately long, e.g. `i128` divisions in a long loop).
     Skip,
+    /// A configuration refused to compile it: a CTA barrier the compiler
+    /// cannot prove every non-exited lane reaches (an unsupported program,
+    /// reported as such, not a pass).
+    Refused(String),
     Fail(Failure),
 }
 
@@ -229,6 +233,11 @@ fn check_inner(k: &Kernel) -> Outcome {
     for (ci, &cfg) in CONFIGS.iter().enumerate() {
         let prog = match compile(&f, cfg) {
             Ok(p) => p,
+            // A barrier the compiler cannot prove every lane reaches is an
+            // unsupported program (a clean error, no code): reported as
+            // refused, whichever configuration said so (the mid-end may
+            // simplify the control flow enough at `speed` to prove it).
+            Err(e) if e.message.contains("inside divergent control flow") => return Outcome::Refused(e.message),
             Err(e) => return Outcome::Fail(e),
         };
         let mut runs: Vec<(Engine, bool)> = vec![(Engine::Interpreter, true)];
@@ -337,6 +346,9 @@ pub struct Summary {
     pub failed: u64,
     /// Kernels too long to run within the step limit even unoptimized.
     pub skipped: u64,
+    /// Kernels a configuration refused (a barrier the compiler cannot prove
+    /// every non-exited lane reaches): unsupported, not passed.
+    pub refused: u64,
     /// Passing kernels also checked thread by thread against cranelift-interpreter.
     pub referenced: u64,
     pub reports: Vec<String>,
@@ -346,8 +358,8 @@ impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} passed, {} failed, {} skipped ({} of the passed also checked thread by thread against cranelift-interpreter)",
-            self.passed, self.failed, self.skipped, self.referenced
+            "{} passed, {} failed, {} skipped, {} refused by the compiler ({} of the passed also checked thread by thread against cranelift-interpreter)",
+            self.passed, self.failed, self.skipped, self.refused, self.referenced
         )
     }
 }
@@ -380,13 +392,14 @@ pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, report: &(dyn Fn(
                     t.referenced += reference as u64;
                 }
                 Outcome::Skip => t.skipped += 1,
+                Outcome::Refused(_) => t.refused += 1,
                 Outcome::Fail(_) => t.failed += 1,
             }
             if let Some(r) = failure {
                 report(Some(&r), &t);
                 t.reports.push(r);
             }
-            if (t.passed + t.failed + t.skipped) % 1000 == 0 {
+            if (t.passed + t.failed + t.skipped + t.refused) % 1000 == 0 {
                 report(None, &t);
             }
             drop(t);
