@@ -232,42 +232,40 @@ impl std::fmt::Display for Summary {
     }
 }
 
-/// Runs cases `seed .. seed+count` (split over `jobs` threads); failures are
-/// reduced (when `minimize`) and reported as filetests. `report` is called
-/// with each failure's filetest as soon as it is found, and with `None` after
-/// every 1000th case (progress); it gets the counts so far.
-pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, report: &(dyn Fn(Option<&str>, &Summary) + Sync)) -> Summary {
-    let lim = gen::Limits::default();
+/// The counts of a run of generated cases ([`run_cases`]).
+pub(crate) trait Tally: Default + Send {
+    type Outcome;
+    /// Counts one case.
+    fn add(&mut self, o: &Self::Outcome);
+    /// How many cases are counted.
+    fn cases(&self) -> u64;
+    fn reports(&mut self) -> &mut Vec<String>;
+}
+
+/// Runs cases `seed .. seed+count`, case `i` on thread `i % jobs`: `case`
+/// runs one seed and gives its outcome and, for a failure, its report.
+/// `report` is called with each report as soon as it is found, and with
+/// `None` after every 1000th case (progress); it gets the counts so far.
+pub(crate) fn run_cases<T: Tally>(
+    seed: u64,
+    count: u64,
+    jobs: usize,
+    case: &(dyn Fn(u64) -> (T::Outcome, Option<String>) + Sync),
+    report: &(dyn Fn(Option<&str>, &T) + Sync),
+) -> T {
     let jobs = jobs.max(1) as u64;
-    let total = std::sync::Mutex::new(Summary::default());
+    let total = std::sync::Mutex::new(T::default());
     let one = |j: u64| {
         let mut i = j;
         while i < count {
-            let s = seed.wrapping_add(i);
-            let (p, args) = case(s, &lim);
-            let outcome = check(&p, &args);
-            let failure = match outcome {
-                Outcome::Fail(ref f) => {
-                    let (p, f) = if minimize { reduce::reduce(p, f.clone()) } else { (p, f.clone()) };
-                    Some(filetest(&p, &f, &format!("`ursa fuzz --seed {} --count 1`", s)))
-                }
-                _ => None,
-            };
+            let (outcome, failure) = case(seed.wrapping_add(i));
             let mut t = total.lock().unwrap_or_else(|e| e.into_inner());
-            match outcome {
-                Outcome::Pass { returned, trapped } => {
-                    t.passed += 1;
-                    t.returned += returned as u64;
-                    t.trapped += trapped as u64;
-                }
-                Outcome::Skip(_) => t.skipped += 1,
-                Outcome::Fail(_) => t.failed += 1,
-            }
+            t.add(&outcome);
             if let Some(r) = failure {
                 report(Some(&r), &t);
-                t.reports.push(r);
+                t.reports().push(r);
             }
-            if (t.passed + t.failed + t.skipped) % 1000 == 0 {
+            if t.cases() % 1000 == 0 {
                 report(None, &t);
             }
             drop(t);
@@ -284,4 +282,46 @@ pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, report: &(dyn Fn(
         });
     }
     total.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Tally for Summary {
+    type Outcome = Outcome;
+    fn add(&mut self, o: &Outcome) {
+        match o {
+            Outcome::Pass { returned, trapped } => {
+                self.passed += 1;
+                self.returned += *returned as u64;
+                self.trapped += *trapped as u64;
+            }
+            Outcome::Skip(_) => self.skipped += 1,
+            Outcome::Fail(_) => self.failed += 1,
+        }
+    }
+    fn cases(&self) -> u64 {
+        self.passed + self.failed + self.skipped
+    }
+    fn reports(&mut self) -> &mut Vec<String> {
+        &mut self.reports
+    }
+}
+
+/// Runs cases `seed .. seed+count` (split over `jobs` threads); failures are
+/// reduced (when `minimize`) and reported as filetests. `report` is called
+/// with each failure's filetest as soon as it is found, and with `None` after
+/// every 1000th case (progress); it gets the counts so far.
+pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, report: &(dyn Fn(Option<&str>, &Summary) + Sync)) -> Summary {
+    let lim = gen::Limits::default();
+    let one = |s: u64| {
+        let (p, args) = case(s, &lim);
+        let outcome = check(&p, &args);
+        let failure = match outcome {
+            Outcome::Fail(ref f) => {
+                let (p, f) = if minimize { reduce::reduce(p, f.clone()) } else { (p, f.clone()) };
+                Some(filetest(&p, &f, &format!("`ursa fuzz --seed {} --count 1`", s)))
+            }
+            _ => None,
+        };
+        (outcome, failure)
+    };
+    run_cases(seed, count, jobs, &one, report)
 }

@@ -364,58 +364,46 @@ impl std::fmt::Display for Summary {
     }
 }
 
+impl crate::fuzzgen::Tally for Summary {
+    type Outcome = Outcome;
+    fn add(&mut self, o: &Outcome) {
+        match o {
+            Outcome::Pass { reference } => {
+                self.passed += 1;
+                self.referenced += *reference as u64;
+            }
+            Outcome::Skip => self.skipped += 1,
+            Outcome::Refused(_) => self.refused += 1,
+            Outcome::Fail(_) => self.failed += 1,
+        }
+    }
+    fn cases(&self) -> u64 {
+        self.passed + self.failed + self.skipped + self.refused
+    }
+    fn reports(&mut self) -> &mut Vec<String> {
+        &mut self.reports
+    }
+}
+
 /// Runs cases `seed .. seed+count` over `jobs` threads; failures are reduced
 /// (when `minimize`) and reported as `.clif` files. `report` gets each
 /// failure's file as soon as it is found, and `None` after every 1000th
 /// case, with the counts so far.
 pub fn run(seed: u64, count: u64, jobs: usize, minimize: bool, report: &(dyn Fn(Option<&str>, &Summary) + Sync)) -> Summary {
     let lim = gen::Limits::default();
-    let jobs = jobs.max(1) as u64;
-    let total = std::sync::Mutex::new(Summary::default());
-    let one = |j: u64| {
-        let mut i = j;
-        while i < count {
-            let s = seed.wrapping_add(i);
-            let k = case(s, &lim);
-            let outcome = check(&k);
-            let failure = match outcome {
-                Outcome::Fail(ref f) => {
-                    let (k, f) = if minimize { reduce::reduce(k, f.clone()) } else { (k, f.clone()) };
-                    Some(clif_file(&k, &f, &format!("`ursa fuzz --kernels --seed {} --count 1`", s)))
-                }
-                _ => None,
-            };
-            let mut t = total.lock().unwrap_or_else(|e| e.into_inner());
-            match outcome {
-                Outcome::Pass { reference } => {
-                    t.passed += 1;
-                    t.referenced += reference as u64;
-                }
-                Outcome::Skip => t.skipped += 1,
-                Outcome::Refused(_) => t.refused += 1,
-                Outcome::Fail(_) => t.failed += 1,
+    let one = |s: u64| {
+        let k = case(s, &lim);
+        let outcome = check(&k);
+        let failure = match outcome {
+            Outcome::Fail(ref f) => {
+                let (k, f) = if minimize { reduce::reduce(k, f.clone()) } else { (k, f.clone()) };
+                Some(clif_file(&k, &f, &format!("`ursa fuzz --kernels --seed {} --count 1`", s)))
             }
-            if let Some(r) = failure {
-                report(Some(&r), &t);
-                t.reports.push(r);
-            }
-            if (t.passed + t.failed + t.skipped + t.refused) % 1000 == 0 {
-                report(None, &t);
-            }
-            drop(t);
-            i += jobs;
-        }
+            _ => None,
+        };
+        (outcome, failure)
     };
-    if jobs == 1 {
-        one(0);
-    } else {
-        std::thread::scope(|sc| {
-            for j in 0..jobs {
-                sc.spawn(move || one(j));
-            }
-        });
-    }
-    total.into_inner().unwrap_or_else(|e| e.into_inner())
+    crate::fuzzgen::run_cases(seed, count, jobs, &one, report)
 }
 
 /// How `opt_unroll_loops` treats the generated counted loops.
