@@ -9,6 +9,12 @@
 //! alone. (Generated programs get the same treatment in
 //! `runtime-sim/tests/fast_paths.rs`. The filetests' run lines call
 //! functions on one lane, where these full-warp paths never apply.)
+//!
+//! The launches run on a one-thread rayon pool, so CTAs run one after the
+//! other in CTA order: the 2 × 2 grid of 48 × 2 threads makes the
+//! one-dimensional kernels' CTAs and warps write the same elements (four
+//! threads per `y[i]` of `daxpy_f64`), a race whose outcome on the parallel
+//! path depends on which CTA's read-modify-write comes first.
 
 use ursa_emit::elf;
 use ursa_sim::{Arg, Engine, Gpu, LaunchConfig, Program, Stats, Trap};
@@ -46,6 +52,11 @@ fn launch(prog: &Program, kernel: &str, cfg: &LaunchConfig) -> (Result<Stats, Tr
 
 #[test]
 fn example_kernels_agree_with_and_without_fast_paths() {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("one-thread pool");
+    pool.install(check_example_kernels);
+}
+
+fn check_example_kernels() {
     let files = example_files(&examples_dir()).expect("examples");
     assert!(files.len() >= 10, "{} example files", files.len());
     let mut launched = 0;
