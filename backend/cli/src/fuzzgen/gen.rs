@@ -73,6 +73,33 @@ pub fn gen_args(r: &mut SmallRng, p: &Program, n: usize) -> Vec<Vec<u64>> {
     (0..n).map(|_| p.funcs[0].params().iter().map(|&t| edge_value(r, t) as u64).collect()).collect()
 }
 
+/// A generator of nested statement lists with a budget of statements
+/// (the program generator's and the kernel generator's).
+pub(crate) trait Blocks {
+    type Stmt;
+    /// The random source and the statements still to be generated.
+    fn budget(&mut self) -> (&mut SmallRng, &mut usize);
+    /// Appends one statement (several where one needs set-up) at nesting
+    /// depth `depth`.
+    fn stmt(&mut self, depth: u32, out: &mut Vec<Self::Stmt>);
+
+    /// A list of one to six statements, within the budget.
+    fn block(&mut self, depth: u32) -> Vec<Self::Stmt> {
+        let (r, left) = self.budget();
+        let n = r.random_range(1..=6usize).min(*left);
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let (_, left) = self.budget();
+            if *left == 0 {
+                break;
+            }
+            *left -= 1;
+            self.stmt(depth, &mut out);
+        }
+        out
+    }
+}
+
 struct FuncGen<'a> {
     r: &'a mut SmallRng,
     lim: Limits,
@@ -81,6 +108,16 @@ struct FuncGen<'a> {
     callees: &'a [(usize, Vec<Type>, Vec<Type>)],
     stmts_left: usize,
     slot: bool,
+}
+
+impl Blocks for FuncGen<'_> {
+    type Stmt = Stmt;
+    fn budget(&mut self) -> (&mut SmallRng, &mut usize) {
+        (&mut *self.r, &mut self.stmts_left)
+    }
+    fn stmt(&mut self, depth: u32, out: &mut Vec<Stmt>) {
+        self.statement(depth, out)
+    }
 }
 
 impl FuncGen<'_> {
@@ -109,20 +146,7 @@ impl FuncGen<'_> {
         Addr { wide, off, index }
     }
 
-    fn block(&mut self, depth: u32) -> Vec<Stmt> {
-        let n = self.r.random_range(1..=6usize).min(self.stmts_left);
-        let mut out = Vec::new();
-        for _ in 0..n {
-            if self.stmts_left == 0 {
-                break;
-            }
-            self.stmts_left -= 1;
-            self.stmt(depth, &mut out);
-        }
-        out
-    }
-
-    fn stmt(&mut self, depth: u32, out: &mut Vec<Stmt>) {
+    fn statement(&mut self, depth: u32, out: &mut Vec<Stmt>) {
         let r = self.r.random_range(0..100u32);
         let control = depth < self.lim.max_depth;
         let s = match r {

@@ -21,7 +21,7 @@ use rand::RngExt;
 
 use super::ast::*;
 use crate::fuzzgen::ast::TYPES;
-use crate::fuzzgen::gen::{edge_value, straight_stmt};
+use crate::fuzzgen::gen::{edge_value, straight_stmt, Blocks};
 
 /// Limits of a generated kernel.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +47,16 @@ struct KGen<'a> {
 
 const LOAD_OPS: [BinOp; 6] = [BinOp::Iadd, BinOp::Bxor, BinOp::Iadd, BinOp::Umax, BinOp::Isub, BinOp::Bor];
 
+impl Blocks for KGen<'_> {
+    type Stmt = KStmt;
+    fn budget(&mut self) -> (&mut SmallRng, &mut usize) {
+        (&mut *self.r, &mut self.stmts_left)
+    }
+    fn stmt(&mut self, depth: u32, out: &mut Vec<KStmt>) {
+        self.statement(depth, out)
+    }
+}
+
 impl KGen<'_> {
     fn var_of(&mut self, ty: Type) -> Var {
         let c: Vec<Var> = (0..self.vars.len()).filter(|&v| self.vars[v] == ty).collect();
@@ -69,26 +79,13 @@ impl KGen<'_> {
         }
     }
 
-    fn block(&mut self, depth: u32) -> Vec<KStmt> {
-        let n = self.r.random_range(1..=6usize).min(self.stmts_left);
-        let mut out = Vec::new();
-        for _ in 0..n {
-            if self.stmts_left == 0 {
-                break;
-            }
-            self.stmts_left -= 1;
-            self.stmt(depth, &mut out);
-        }
-        out
-    }
-
     fn scalar(&mut self, out: &mut Vec<KStmt>) {
         let mut v = Vec::new();
         straight_stmt(self.r, &self.vars, &mut v);
         out.extend(v.into_iter().map(KStmt::Scalar));
     }
 
-    fn stmt(&mut self, depth: u32, out: &mut Vec<KStmt>) {
+    fn statement(&mut self, depth: u32, out: &mut Vec<KStmt>) {
         let top = depth == 0;
         let control = depth < self.lim.max_depth;
         let k = self.r.random_range(0..100u32);
