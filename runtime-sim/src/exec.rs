@@ -43,8 +43,9 @@ pub(crate) struct Ctx<'a> {
     /// Linear index of the CTA being run (for the timeline).
     pub cta_index: u64,
     /// Translation to host code is on (jit/): the per-run counters of
-    /// translated block executions.
-    pub jit: Option<Vec<u64>>,
+    /// translated block executions, and the arrivals at an entry that
+    /// translate its region (`LaunchConfig::jit_threshold`).
+    pub jit: Option<(Vec<u64>, u32)>,
     /// The SM timing model is on: the trace of the CTA being run.
     pub record: Option<Box<crate::sm_trace::Recorder>>,
 }
@@ -170,9 +171,9 @@ impl Ctx<'_> {
         bars: &mut [CtaBarrier; 16],
         steps: u64,
     ) -> Result<(u64, u64), Trap> {
-        let counts = self.jit.as_mut().expect("checked by jit_ready");
+        let (counts, threshold) = self.jit.as_mut().expect("checked by jit_ready");
         let site = Site { grid: self.grid, block: self.block, cta, clock: self.clock_base, shared, bars };
-        match jit::run(self.prog, self.cb, &mut self.mem, site, counts, warp, steps, self.step_limit) {
+        match jit::run(self.prog, self.cb, &mut self.mem, site, counts, *threshold, warp, steps, self.step_limit) {
             Ok(r) => Ok(r),
             Err((f, pc)) => Err(self.trap(f.kind, cta, warp.id, f.lane, pc)),
         }
@@ -180,7 +181,7 @@ impl Ctx<'_> {
 
     /// Warp-instructions per opcode form, with those of translated blocks.
     pub(crate) fn take_per_form(&mut self) -> Vec<u64> {
-        if let Some(counts) = self.jit.as_mut() {
+        if let Some((counts, _)) = self.jit.as_mut() {
             jit::add_block_counts(self.prog, counts, &mut self.per_form);
         }
         std::mem::take(&mut self.per_form)

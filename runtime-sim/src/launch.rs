@@ -83,7 +83,19 @@ pub struct LaunchConfig {
     /// `Stats::sm` its measurements. CTAs then run one after another on the
     /// interpreter, as the model places them.
     pub machine: Option<std::sync::Arc<MachineDesc>>,
+    /// With [`Engine::Jit`]: the number of times a lane must reach an
+    /// instruction (from the interpreter) before the region starting there is
+    /// translated to host code. Translating costs far more than interpreting
+    /// code once (docs/performance.md, 5.1.2), so cold code stays
+    /// interpreted; 1 translates every region on first use (what the
+    /// differential tests use to run as much code as possible translated).
+    /// Counts belong to the [`Program`] and persist across launches.
+    pub jit_threshold: u32,
 }
+
+/// [`LaunchConfig::jit_threshold`]'s default: a loop is translated in its
+/// 64th iteration.
+pub const DEFAULT_JIT_THRESHOLD: u32 = 64;
 
 /// How the simulator executes instructions: the interpreter and, one on top
 /// of the other, its fast paths. A fast path never changes results, traps or
@@ -129,6 +141,7 @@ impl Default for LaunchConfig {
             timeline: false,
             engine: Engine::default(),
             machine: None,
+            jit_threshold: DEFAULT_JIT_THRESHOLD,
         }
     }
 }
@@ -395,7 +408,8 @@ impl Gpu {
             }
             None => None,
         };
-        let jit = cfg.engine >= Engine::Jit && !cfg.strict && !cfg.trace && !profiling && sm_model.is_none();
+        let jit = (cfg.engine >= Engine::Jit && !cfg.strict && !cfg.trace && !profiling && sm_model.is_none())
+            .then_some(cfg.jit_threshold.max(1));
         // Threaded code pays off only where a warp can have all 32 lanes.
         let threaded =
             if cfg.engine >= Engine::Threaded && threads >= LANES as u64 { crate::threaded::build(program, &cb) } else { Vec::new() };
@@ -641,7 +655,8 @@ struct CtxMaker<'a> {
     limit: u64,
     profile: bool,
     timeline: bool,
-    jit: bool,
+    /// Translation on, with its threshold.
+    jit: Option<u32>,
 }
 
 impl<'a> CtxMaker<'a> {
@@ -669,7 +684,7 @@ impl<'a> CtxMaker<'a> {
             profile: self.profile.then(|| Box::new(Profile::new(self.prog))),
             timeline: self.timeline,
             cta_index: 0,
-            jit: self.jit.then(Vec::new),
+            jit: self.jit.map(|threshold| (Vec::new(), threshold)),
             record: None,
         }
     }

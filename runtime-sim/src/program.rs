@@ -59,7 +59,7 @@ pub struct Program {
     pub(crate) errors: Vec<Option<String>>,
     pub(crate) uses: Vec<RegUse>,
     pub functions: Vec<FunctionInfo>,
-    /// Translations to host code, made on first use (jit/).
+    /// Translations to host code, made once their entry is hot (jit/).
     pub(crate) jit: Cache,
 }
 

@@ -274,7 +274,7 @@ fn compare(what: &str, src: &str, prog: &Program, cfg: &LaunchConfig, out_bytes:
 #[test]
 fn generated_programs_agree_with_and_without_fast_paths() {
     // Two CTAs of 80 threads: two full warps and a partial one each.
-    let cfg = LaunchConfig { grid: [2, 1, 1], block: [80, 1, 1], ..Default::default() };
+    let cfg = LaunchConfig { grid: [2, 1, 1], block: [80, 1, 1], jit_threshold: 1, ..Default::default() };
     let mut issued = 0;
     let mut full = 0;
     for seed in 0..200 {
@@ -296,7 +296,7 @@ fn generated_programs_agree_with_and_without_fast_paths() {
 fn bench_kernels_and_step_limits_agree() {
     // Three CTAs of 96 threads; the memory kernel steps its addresses by
     // 8 KiB per iteration.
-    let cfg = LaunchConfig { grid: [3, 1, 1], block: [96, 1, 1], ..Default::default() };
+    let cfg = LaunchConfig { grid: [3, 1, 1], block: [96, 1, 1], jit_threshold: 1, ..Default::default() };
     let iters = |_| vec![Arg::U32(37)];
     let memory = |input| vec![Arg::Ptr(input), Arg::U32(5)];
     for (name, extra) in [("KERNEL", &iters as Extra), ("FLOAT_KERNEL", &iters), ("MEMORY_KERNEL", &memory)] {

@@ -39,7 +39,7 @@ fn engine(jit: bool) -> Engine {
 }
 
 fn cfg(jit: bool) -> LaunchConfig {
-    LaunchConfig { engine: engine(jit), local_size: 256, ..Default::default() }
+    LaunchConfig { engine: engine(jit), local_size: 256, jit_threshold: 1, ..Default::default() }
 }
 
 type Outcome = Result<(Vec<u32>, Stats), String>;
@@ -282,6 +282,50 @@ fn long_straight_line_code_is_cut_into_short_regions() {
 }
 
 #[test]
+fn regions_are_translated_once_their_entry_is_hot() {
+    // A loop of R4 (low 8 bits) iterations after straight-line code.
+    let src = ".func f
+    LOP3 R4, R4, 0xff, RZ, 0xc0, !PT ;
+    IADD R6, R6, 0x5 ;
+    IMAD R6, R6, 0x3, R7 ;
+    MOV R5, 0x0 ;
+.L_loop:
+    ISETP.EQ.AND P0, PT, R4, RZ, PT ;
+    @P0 BRA .L_done ;
+    IADD R5, R5, R4 ;
+    IADD R4, R4, -0x1 ;
+    BRA .L_loop ;
+.L_done:
+    RET R[20:21] ;
+";
+    let call = |prog: &Program, trips: u32, threshold: u32| {
+        let cfg = LaunchConfig { jit_threshold: threshold, ..Default::default() };
+        let r = Gpu::new().call_with(prog, "f", &[trips, 0, 9, 4], 4, &cfg).map_err(|t| t.to_string());
+        let interp = Gpu::new().call_with(prog, "f", &[trips, 0, 9, 4], 4, &cfg_interp()).map_err(|t| t.to_string());
+        assert_eq!(r, interp, "{} trips, threshold {}", trips, threshold);
+        prog.jit_stats().regions
+    };
+    // Below the threshold nothing is translated: the loop's PCs are reached
+    // 10 times, the straight-line code once.
+    let prog = load(src);
+    assert_eq!(call(&prog, 10, 64), 0);
+    // The loop's 64th iteration translates the region of the first PC that
+    // gets there; the code before the loop, run once, is not translated.
+    assert_eq!(call(&prog, 200, 64), 1);
+    // The translation is the program's: the next call enters it at the
+    // loop's first PC, and the code before the loop (reached twice now)
+    // stays interpreted.
+    assert_eq!(call(&prog, 200, 64), 1);
+    // Threshold 1: every region on first use, the entry's included.
+    let fresh = load(src);
+    assert!(call(&fresh, 3, 1) >= 1);
+}
+
+fn cfg_interp() -> LaunchConfig {
+    LaunchConfig { engine: Engine::IssueLoop, ..Default::default() }
+}
+
+#[test]
 fn helpers_float_and_memory_spaces() {
     // Float and conversion run in place through the interpreter's semantics.
     agree("FADD R4, R4, -R5 ;\n FFMA R6, R6, R7, R8 ;\n I2F.F64 R[8:9], R9 ;\n F2I.RZ R10, R10 ;\n POPC R11, R11 ;", 100);
@@ -293,7 +337,7 @@ fn step_limit_stops_at_the_same_instruction() {
     let prog = load(src);
     for limit in [10_000u64, 10_001, 10_002, 65_537] {
         let run = |jit: bool| {
-            let cfg = LaunchConfig { engine: engine(jit), step_limit: Some(limit), ..Default::default() };
+            let cfg = LaunchConfig { engine: engine(jit), step_limit: Some(limit), jit_threshold: 1, ..Default::default() };
             Gpu::new().call_with(&prog, "f", &[0, 0], 2, &cfg).map_err(|t| t.to_string())
         };
         let (a, b) = (run(true), run(false));
@@ -340,7 +384,7 @@ fn recursion_returns_through_translated_code() {
     let prog = load(src);
     for n in [0u32, 1, 2, 10, 15] {
         let run = |jit: bool| {
-            let cfg = LaunchConfig { engine: engine(jit), local_size: 4096, ..Default::default() };
+            let cfg = LaunchConfig { engine: engine(jit), local_size: 4096, jit_threshold: 1, ..Default::default() };
             Gpu::new().call_with(&prog, "f", &[n], 1, &cfg).map_err(|t| t.to_string())
         };
         let (a, b) = (run(true), run(false));

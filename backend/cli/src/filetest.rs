@@ -629,7 +629,7 @@ pub(crate) fn jit_check(
     let run = |jit: bool| {
         let mut g = gpu.clone();
         let engine = if jit { Engine::Jit } else { Engine::IssueLoop };
-        let cfg = LaunchConfig { strict: false, engine, ..test_config() };
+        let cfg = LaunchConfig { strict: false, engine, jit_threshold: 1, ..test_config() };
         let r = g.call_with(program, function, words, nret, &cfg).map_err(|t| t.to_string());
         let mem = read.map(|(a, n)| g.read(a, n).map_err(|t| t.to_string()));
         format!("{:?} {:?}", r, mem)

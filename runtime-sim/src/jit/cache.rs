@@ -1,6 +1,7 @@
 //! The translations of one program: the Cranelift module holding their
 //! code, the region function of each entry instruction and what the
-//! translator did (kept in [`crate::program::Program`], built on first use).
+//! translator did, and the arrivals at entries not translated yet (kept in
+//! [`crate::program::Program`], built on first use).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -20,6 +21,9 @@ pub(super) struct Inner {
     /// Translated regions by entry instruction (None: translation failed;
     /// the interpreter runs from there).
     pub(super) entries: HashMap<usize, Option<RegionFn>>,
+    /// How often a lane reached each entry not translated yet (below the
+    /// launch's `jit_threshold`).
+    pub(super) arrivals: HashMap<usize, u32>,
     /// The opcode forms of each block, by global block number.
     pub(super) block_forms: Vec<Vec<u16>>,
     pub(super) stats: JitStats,
@@ -53,7 +57,7 @@ pub struct JitStats {
 
 impl Default for Cache {
     fn default() -> Self {
-        Cache { inner: Mutex::new(Inner { module: None, entries: HashMap::new(), block_forms: Vec::new(), stats: JitStats::default() }) }
+        Cache { inner: Mutex::new(Inner { module: None, entries: HashMap::new(), arrivals: HashMap::new(), block_forms: Vec::new(), stats: JitStats::default() }) }
     }
 }
 

@@ -8,7 +8,8 @@
 //! - `translate.rs` emits the Cranelift IR;
 //! - `state.rs` is the interface of the generated code (its state, its type);
 //! - `cache.rs` keeps the translations of a [`Program`];
-//! - this file translates a region on first use of its entry PC and runs
+//! - this file translates a region once a lane has reached its entry PC
+//!   `LaunchConfig::jit_threshold` times, and runs
 //!   it for the interpreter loop (`exec.rs`), with the calls back into the
 //!   interpreter's semantics (`dispatch.rs`).
 //!
@@ -56,12 +57,21 @@ struct Env {
     fault: Option<Fault>,
 }
 
-/// The translation of the region at `entry`, made on first use, and the
-/// number of blocks known (for the per-run counters).
-fn region_fn(prog: &Program, entry: usize) -> (Option<RegionFn>, usize) {
+/// The translation of the region at `entry`, made when a lane reaches
+/// `entry` for the `threshold`-th time (None before, and where translation
+/// failed), and the number of blocks known (for the per-run counters).
+fn region_fn(prog: &Program, entry: usize, threshold: u32) -> (Option<RegionFn>, usize) {
     let mut g = prog.jit.lock();
     if let Some(f) = g.entries.get(&entry) {
         return (*f, g.block_forms.len());
+    }
+    if threshold > 1 {
+        let n = g.arrivals.entry(entry).or_insert(0);
+        *n += 1;
+        if *n < threshold {
+            return (None, g.block_forms.len());
+        }
+        g.arrivals.remove(&entry);
     }
     let start = Instant::now();
     let f = g.compile(prog, entry);
@@ -127,8 +137,10 @@ pub(crate) fn ready(nwarps: usize, warp: &Warp, steps: u64, step_limit: u64) -> 
 /// warp-instructions issued so far; returns the instructions it issued and
 /// the lane-instructions (issues with a true guard). The warp's PC is then
 /// where the interpreter goes on. `site.clock` is the clock base of the
-/// CTA; `counts` are the per-run counters of block executions. A fault
-/// comes back with its lane and PC.
+/// CTA; `counts` are the per-run counters of block executions;
+/// `threshold` is the launch's `jit_threshold` (where the region at the PC
+/// is not translated yet, nothing runs: `Ok((0, 0))`). A fault comes back
+/// with its lane and PC.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     prog: &Program,
@@ -136,12 +148,13 @@ pub(crate) fn run(
     mem: &mut Global,
     site: Site,
     counts: &mut Vec<u64>,
+    threshold: u32,
     warp: &mut Warp,
     steps: u64,
     step_limit: u64,
 ) -> Result<(u64, u64), (Fault, u64)> {
     let Some(entry) = prog.index(warp.group_pc) else { return Ok((0, 0)) };
-    let (f, nblocks) = region_fn(prog, entry);
+    let (f, nblocks) = region_fn(prog, entry, threshold);
     let Some(f) = f else { return Ok((0, 0)) };
     if counts.len() < nblocks {
         counts.resize(nblocks, 0);
