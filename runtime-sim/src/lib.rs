@@ -57,7 +57,9 @@ mod trap;
 mod xu;
 
 pub use jit::cache::JitStats;
-pub use launch::{abi, Arg, Engine, Gpu, LaunchConfig, DEFAULT_JIT_THRESHOLD, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA};
+pub use launch::{
+    abi, Arg, Engine, Gpu, LaunchConfig, DEFAULT_JIT_THRESHOLD, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA,
+};
 pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, SmStats, StallReason, Stats, TimelineEvent, STALL_REASONS};
 pub use program::{FunctionInfo, Program, CODE_BASE, RETURN_SENTINEL};

@@ -66,8 +66,14 @@ fn check_example_kernels() {
             let prog = Program::load(&elf::write(&elf::Object { functions: vec![function] })).expect("load");
             // CTAs of 96 threads (three warps) in a 2 × 2 grid; shared
             // memory for the kernels that take it dynamically.
-            let base =
-                LaunchConfig { grid: [2, 2, 1], block: [48, 2, 1], step_limit: Some(4_000_000), shared_size: 4096, jit_threshold: 1, ..Default::default() };
+            let base = LaunchConfig {
+                grid: [2, 2, 1],
+                block: [48, 2, 1],
+                step_limit: Some(4_000_000),
+                shared_size: 4096,
+                jit_threshold: 1,
+                ..Default::default()
+            };
             for (strict, profile) in [(false, false), (true, false), (false, true)] {
                 let run = |engine| launch(&prog, &k.name, &LaunchConfig { engine, strict, profile, ..base.clone() });
                 let reference = run(MODES[0]);

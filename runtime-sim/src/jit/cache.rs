@@ -57,7 +57,15 @@ pub struct JitStats {
 
 impl Default for Cache {
     fn default() -> Self {
-        Cache { inner: Mutex::new(Inner { module: None, entries: HashMap::new(), arrivals: HashMap::new(), block_forms: Vec::new(), stats: JitStats::default() }) }
+        Cache {
+            inner: Mutex::new(Inner {
+                module: None,
+                entries: HashMap::new(),
+                arrivals: HashMap::new(),
+                block_forms: Vec::new(),
+                stats: JitStats::default(),
+            }),
+        }
     }
 }
 

@@ -161,8 +161,15 @@ pub fn launch(k: &Kernel, prog: &Program, engine: Engine, strict: bool) -> Resul
     let ab = atom_bytes(k);
     let patom = gpu.alloc(ab.len() as u64, 8);
     gpu.write(patom, &ab).map_err(|t| t.to_string())?;
-    let cfg =
-        LaunchConfig { grid: k.launch.grid, block: k.launch.block, strict, engine, step_limit: Some(STEP_LIMIT), jit_threshold: 1, ..Default::default() };
+    let cfg = LaunchConfig {
+        grid: k.launch.grid,
+        block: k.launch.block,
+        strict,
+        engine,
+        step_limit: Some(STEP_LIMIT),
+        jit_threshold: 1,
+        ..Default::default()
+    };
     let s = gpu
         .launch(prog, build::KERNEL_NAME, &cfg, &[Arg::Ptr(pin), Arg::Ptr(pout), Arg::Ptr(patom), Arg::I32(k.n)])
         .map_err(|t| format!("trap: {}", t.to_string().lines().next().unwrap_or_default()))?;
