@@ -258,6 +258,7 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
     }
     let cmds: Vec<&str> = tf.commands.iter().map(|c| c.command).collect();
     let is_run = cmds.iter().any(|c| *c == "run" || *c == "interpret");
+    let runs_by_position = cmds.iter().any(|c| *c == "run");
     let is_compile = cmds.iter().any(|c| *c == "compile");
     if !is_run && !is_compile {
         let _ = writeln!(log, "SKIP {}: no `test run`, `test interpret` or `test compile` command", shown);
@@ -389,8 +390,12 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             continue;
         }
         for c in details.comments.iter() {
-            // A run line may call any function of the file.
-            let f = match invoked_name(c.text) {
+            // As in Cranelift's runners: under `test run` a run line belongs
+            // to the function it follows (parsed against its signature and
+            // calling it, whatever name it writes: `test_run.rs`); a file
+            // that is only `test interpret` calls the function by the name
+            // the line writes (`test_interpret.rs`).
+            let f = match invoked_name(c.text).filter(|_| !runs_by_position) {
                 Some(n) => match run_target(&tf.functions, n) {
                     Some(g) => g,
                     None => {

@@ -1,5 +1,5 @@
 //! The test runner's calls (`ursa test`, `filetest.rs`): which function a
-//! `; run:` line calls, and the generated caller through which functions
+//! `; run:` line of a `test interpret` file calls, and the generated caller through which functions
 //! with stack-passed arguments or results are run.
 //!
 //! `Gpu::call` passes arguments and results in registers only (at most

@@ -1,5 +1,6 @@
 //! The filetest runner's handling of run lines (`ursa_cli::filetest`): a run
-//! line may call any function of its file; functions with stack-passed
+//! line calls the function it follows under `test run` and the function it
+//! names under `test interpret` alone, as Cranelift's two runners; functions with stack-passed
 //! arguments or results run through a generated caller; a line where
 //! cranelift-interpreter disagrees with the file and the simulator agrees
 //! passes with a note and its own count.
@@ -19,10 +20,32 @@ fn run(name: &str, text: &str) -> (Tally, String) {
 }
 
 #[test]
-fn a_run_line_may_call_any_function_of_the_file() {
+fn under_test_run_a_run_line_calls_the_function_it_follows() {
+    // As Cranelift's `test run`: the line after %double calls %double and
+    // is parsed with its signature, whatever name it writes (a runner that
+    // looked the name up would call %triple and get 63, 6).
+    let (t, log) = run(
+        "follows.clif",
+        "test run\n\
+         function %triple(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 3\n    v2 = imul v0, v1\n    return v2\n}\n\
+         ; run: %triple(5) == 15\n\
+         function %double(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    return v1\n}\n\
+         ; run: %triple(21) == 42\n\
+         ; run: %double(2) == 4\n\
+         ; run: %nope(3) == 6\n\
+         ; run: %double(2) == 5\n",
+    );
+    assert_eq!((t.passed, t.failed, t.skipped), (4, 1, 0), "{}", log);
+    assert!(log.contains("expected == 5, got 4"), "{}", log);
+}
+
+#[test]
+fn under_test_interpret_alone_a_run_line_calls_the_function_it_names() {
+    // As cranelift-interpreter's `test interpret`: any function of the file,
+    // by name, its arguments parsed with that function's signature.
     let (t, log) = run(
         "any.clif",
-        "test run\n\
+        "test interpret\n\
          function %double(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    return v1\n}\n\
          function %pair(i64, i8) -> i64, i8 {\nblock0(v0: i64, v1: i8):\n    return v0, v1\n}\n\
          ; run: %double(21) == 42\n\
