@@ -55,8 +55,7 @@ use ursa_emit::mods::SReg;
 use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VBlock, VCode, VReg};
 
-use crate::regalloc::assign_regs_ssa::block_liveness;
-use crate::regalloc::liveness::Liveness;
+use crate::regalloc::assign_regs_ssa::{block_liveness, take_liveness, VLiveness};
 use ursa_isel::bitset::BitSet;
 
 /// Regions longer than this are scheduled in windows of this many
@@ -189,8 +188,8 @@ struct Node {
     constant: bool,
 }
 
-/// Fills `n` (its storage reused) with what `m` reads and writes.
-fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
+/// Fills `n` (its storage reused) with what `m`, of role `role`, reads and writes.
+fn node(m: &MInst, role: Role, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
     n.reads.clear();
     n.writes.clear();
     n.preg_reads.clear();
@@ -220,9 +219,9 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
             }
         }
     }
-    n.constant = constant(m, refs);
     refs.clear();
     let nr = m.pieces[0].reg_refs_into(refs);
+    n.constant = constant(m, role, refs.is_empty());
     for (k, r) in refs.iter().enumerate() {
         let none = match r.file {
             RegFile::R => RZ as u32,
@@ -239,17 +238,15 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
     }
 }
 
-/// Does pure instruction `m` compute from immediates and the constant bank
-/// alone: fixed latency, no register read but the one it writes in place
-/// (the high half of a pair written into the register of its low half,
-/// `OpKind::Reuse`), no physical register?
-fn constant(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> bool {
-    if role(m) != Role::Pure || class_of_form(m.pieces[0].form()).variable() {
+/// Does instruction `m` of role `role` (pure) compute from immediates and
+/// the constant bank alone: fixed latency, no register read but the one it
+/// writes in place (the high half of a pair written into the register of
+/// its low half, `OpKind::Reuse`), no physical register (`no_pregs`)?
+fn constant(m: &MInst, role: Role, no_pregs: bool) -> bool {
+    if role != Role::Pure || class_of_form(m.pieces[0].form()).variable() {
         return false;
     }
-    refs.clear();
-    m.pieces[0].reg_refs_into(refs);
-    refs.is_empty()
+    no_pregs
         && m.opnds.iter().any(|o| o.kind != OpKind::Use)
         && m.opnds.iter().enumerate().all(|(k, o)| o.kind != OpKind::Use || m.opnds.iter().any(|w| w.kind == OpKind::Reuse(k as u8)))
 }
@@ -512,7 +509,6 @@ const NONE: u32 = u32::MAX;
 /// and reset only where the previous use wrote it.
 #[derive(Default)]
 struct Scratch {
-    live: Liveness<u32, Vec<u64>>,
     /// The live set of the backward pressure scan.
     live_set: BitSet<u32, Vec<u64>>,
     /// Per block, the offset of its instructions in `before`; per
@@ -616,8 +612,8 @@ fn region(
     *reg_start = start;
     nodes.truncate(n);
     nodes.resize_with(n, Node::default);
-    for (m, nd) in insts.iter().zip(nodes.iter_mut()) {
-        node(m, &mut g.refs, nd);
+    for ((m, &r), nd) in insts.iter().zip(roles).zip(nodes.iter_mut()) {
+        node(m, r, &mut g.refs, nd);
     }
     refill(succs, n, |s| s.clear());
     npreds.clear();
@@ -741,21 +737,30 @@ fn sign_extend(v: u64, width: u32) -> i64 {
 /// Reorders the instructions of every block (see the module's text);
 /// returns how many regions changed order.
 pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
+    opt_instr_sched_prepass_live(vcode).0
+}
+
+/// [`opt_instr_sched_prepass`], also returning the block liveness of the
+/// code (the same before and after: instructions move only within their
+/// block, after what they depend on), for `assign_regs_ssa_after`.
+pub fn opt_instr_sched_prepass_live(vcode: &mut VCode) -> (usize, VLiveness) {
     thread_local! {
         static SCRATCH: RefCell<Scratch> = RefCell::default();
     }
-    SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut s) => schedule_function(vcode, &mut s),
-        Err(_) => schedule_function(vcode, &mut Scratch::default()),
-    })
+    let mut live = take_liveness();
+    let order: Vec<usize> = (0..vcode.blocks.len()).collect();
+    block_liveness(vcode, &order, &mut live);
+    let changed = SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => schedule_function(vcode, &live, &mut s),
+        Err(_) => schedule_function(vcode, &live, &mut Scratch::default()),
+    });
+    (changed, live)
 }
 
-fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
+fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
-    let order: Vec<usize> = (0..nb).collect();
-    block_liveness(vcode, &order, &mut sc.live);
-    let Scratch { live, live_set, first, before, last_read, epoch, args, roles, graph, region: reg } = sc;
+    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     // Per block, backward: the pressure before each instruction; the

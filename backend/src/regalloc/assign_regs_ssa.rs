@@ -131,7 +131,7 @@ fn size(c: Class) -> u32 {
 /// walk's loops test and add members for every operand).
 type VSet = BitSet<u32, Vec<u64>>;
 /// The liveness of the virtual registers, per block.
-type VLiveness = Liveness<u32, Vec<u64>>;
+pub(crate) type VLiveness = Liveness<u32, Vec<u64>>;
 
 thread_local! {
     /// The liveness sets, reused from one function to the next (most
@@ -433,14 +433,29 @@ fn compact_slots(moves: &mut [Move]) -> usize {
 /// Assigns the registers (see the module docs); the reason when the function
 /// is left to regalloc2.
 pub fn assign_regs_ssa(vcode: &VCode) -> Result<Assignment, GiveUp> {
-    let mut liveness = LIVENESS.with(|l| l.take());
-    let asg = assign_with(vcode, &mut liveness);
+    assign_regs_ssa_after(vcode, None)
+}
+
+/// [`assign_regs_ssa`] given the block liveness of `vcode` when a pass
+/// before it computed it on the same code ([`block_liveness`], as
+/// `opt_instr_sched_prepass` does: reordering instructions within their
+/// blocks changes no block's liveness).
+pub fn assign_regs_ssa_after(vcode: &VCode, known: Option<VLiveness>) -> Result<Assignment, GiveUp> {
+    let solved = known.is_some();
+    let mut liveness = known.unwrap_or_else(take_liveness);
+    let asg = assign_with(vcode, &mut liveness, solved);
     LIVENESS.with(|l| l.replace(liveness));
     asg
 }
 
-fn assign_with(vcode: &VCode, liveness: &mut VLiveness) -> Result<Assignment, GiveUp> {
-    let mut walk = Walk::new(vcode, liveness)?;
+/// The thread's liveness tables, for [`block_liveness`] (their storage
+/// reused; [`assign_regs_ssa_after`] gives them back).
+pub(crate) fn take_liveness() -> VLiveness {
+    LIVENESS.with(|l| l.take())
+}
+
+fn assign_with(vcode: &VCode, liveness: &mut VLiveness, solved: bool) -> Result<Assignment, GiveUp> {
+    let mut walk = Walk::new(vcode, liveness, solved)?;
     for k in 0..walk.rpo.len() {
         let b = walk.rpo[k];
         walk.enter_block(b)?;
@@ -740,8 +755,9 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// The analyses: numbering, order, liveness, hints, groups, deaths and calls.
-    fn new(vcode: &'a VCode, liveness: &'a mut VLiveness) -> Result<Walk<'a>, GiveUp> {
+    /// The analyses: numbering, order, liveness (unless `solved`: already
+    /// in `liveness`), hints, groups, deaths and calls.
+    fn new(vcode: &'a VCode, liveness: &'a mut VLiveness, solved: bool) -> Result<Walk<'a>, GiveUp> {
         let nv = vcode.classes.len();
         if vcode.blocks.is_empty() {
             return Err(GiveUp::NoBlocks);
@@ -752,7 +768,9 @@ impl<'a> Walk<'a> {
             reserved.insert(SP);
         }
         let rpo = reverse_postorder(vcode)?;
-        block_liveness(vcode, &rpo, liveness);
+        if !solved {
+            block_liveness(vcode, &rpo, liveness);
+        }
         if !liveness.live_in[0].is_empty() {
             return Err(GiveUp::LiveIntoFunction);
         }
