@@ -352,34 +352,38 @@ impl Region {
         }
     }
 
-    /// The highest pressure of the region in `order`.
-    fn peak(&self, order: &[u32]) -> Pressure {
-        let mut left = self.uses.clone();
+    /// The highest pressure of the region in `order` (`left`: working memory).
+    fn peak(&self, order: &[u32], left: &mut Vec<u32>) -> Pressure {
+        left.clone_from(&self.uses);
         let mut cur = self.start;
         let mut peak = cur;
         for &i in order {
-            let (during, after) = self.step(i as usize, &left, cur);
-            self.consume(i as usize, &mut left);
+            let (during, after) = self.step(i as usize, left, cur);
+            self.consume(i as usize, left);
             peak = peak.max(during).max(after);
             cur = after;
         }
         peak
     }
 
-    /// The list schedule under `budget`.
-    fn schedule(&self, budget: Pressure) -> Vec<u32> {
+    /// Into `order`, the list schedule under `budget` (`ls`: working memory).
+    fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) {
         let n = self.nodes.len();
-        let mut npreds = self.npreds.clone();
-        let mut earliest = vec![0u32; n];
-        let mut ready: Vec<u32> = (0..n as u32).filter(|&i| npreds[i as usize] == 0).collect();
-        let mut left = self.uses.clone();
+        let ListState { npreds, earliest, ready, left, others } = ls;
+        npreds.clone_from(&self.npreds);
+        earliest.clear();
+        earliest.resize(n, 0);
+        ready.clear();
+        ready.extend((0..n as u32).filter(|&i| npreds[i as usize] == 0));
+        left.clone_from(&self.uses);
         let mut cur = self.start;
         let mut t = 0u32;
-        let mut order = Vec::with_capacity(n);
+        order.clear();
         // Per instruction: its predecessors still to schedule that are no
         // constants. A constant waits until a reader needs nothing else
         // (it would hold a register for nothing before).
-        let mut others = vec![0u32; n];
+        others.clear();
+        others.resize(n, 0);
         for (i, nd) in self.nodes.iter().enumerate() {
             if !nd.constant {
                 for &(s, _) in &self.succs[i] {
@@ -404,7 +408,7 @@ impl Region {
             // order; a constant no reader wants yet after everything else.
             let key = |i: u32| (lazy(i), earliest[i as usize].max(t), std::cmp::Reverse(self.height[i as usize]), i);
             let mut pick = (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction");
-            let (during, after) = self.step(ready[pick] as usize, &left, cur);
+            let (during, after) = self.step(ready[pick] as usize, left, cur);
             if during.exceeds(budget) || after.exceeds(budget) {
                 // Over the budget: among the choices within it, the one
                 // available soonest, then the one that raises the pressure
@@ -414,7 +418,7 @@ impl Region {
                 pick = (0..ready.len())
                     .min_by_key(|&k| {
                         let i = ready[k];
-                        let (during, after) = self.step(i as usize, &left, cur);
+                        let (during, after) = self.step(i as usize, left, cur);
                         let over = during.exceeds(budget) || after.exceeds(budget);
                         let soon = i64::from(earliest[i as usize].max(t));
                         let rise = i64::from((after.r - cur.r) + (after.p - cur.p));
@@ -427,8 +431,8 @@ impl Region {
                     .expect("a ready instruction");
             }
             let i = ready.swap_remove(pick);
-            cur = self.step(i as usize, &left, cur).1;
-            self.consume(i as usize, &mut left);
+            cur = self.step(i as usize, left, cur).1;
+            self.consume(i as usize, left);
             let at = earliest[i as usize].max(t);
             t = at + 1;
             order.push(i);
@@ -446,8 +450,17 @@ impl Region {
             }
         }
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
-        order
     }
+}
+
+/// The working memory of [`Region::schedule`], reused from one region to the next.
+#[derive(Default)]
+struct ListState {
+    npreds: Vec<u32>,
+    earliest: Vec<u32>,
+    ready: Vec<u32>,
+    left: Vec<u32>,
+    others: Vec<u32>,
 }
 
 /// Per register, while the graph is built: the last writer and the readers since.
@@ -524,6 +537,9 @@ struct Scratch {
     roles: Vec<Role>,
     graph: Graph,
     region: Region,
+    list: ListState,
+    /// The schedule of the region.
+    order: Vec<u32>,
 }
 
 /// The tables of the dependence-graph construction.
@@ -760,7 +776,7 @@ pub fn opt_instr_sched_prepass_live(vcode: &mut VCode) -> (usize, VLiveness) {
 fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
-    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg } = sc;
+    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     // Per block, backward: the pressure before each instruction; the
@@ -846,13 +862,12 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
                 // A greedy schedule may corner itself above the budget: tried
                 // again with the budget lowered, so that the scheduler turns
                 // to pressure-reducing choices sooner.
-                let new = (0..=2)
-                    .map(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }))
-                    .find(|new| !reg.peak(new).exceeds(budget));
-                if let Some(new) = new {
-                    if permute(&mut b.insts[s..end], &new) {
-                        changed += 1;
-                    }
+                let found = (0..=2).any(|margin| {
+                    reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, list, order);
+                    !reg.peak(order, &mut list.left).exceeds(budget)
+                });
+                if found && permute(&mut b.insts[s..end], order) {
+                    changed += 1;
                 }
             }
             s = end;
