@@ -182,13 +182,14 @@ fn sequentialize(copies: &mut Vec<(u32, u32)>, temp: impl FnOnce() -> Option<u32
 
 /// The register state of the walk: which value holds each register.
 struct Regs {
-    /// Value in each general register (NONE: free).
-    r: Vec<u32>,
+    /// Value in each general register (NONE: free); inline, as the counts
+    /// (no allocation per function).
+    r: [u32; 256],
     r_bits: RegBits,
     p: [u32; 8],
     p_bits: RegBits,
     /// Live values holding each register (values of one group share).
-    r_count: Vec<u32>,
+    r_count: [u32; 256],
     p_count: [u32; 8],
     /// Registers never given to a value (`R1` when the stack pointer is used).
     reserved: RegBits,
@@ -197,11 +198,11 @@ struct Regs {
 impl Regs {
     fn new(reserved: RegBits) -> Regs {
         let mut regs = Regs {
-            r: vec![NONE; 256],
+            r: [NONE; 256],
             r_bits: RegBits::default(),
             p: [NONE; 8],
             p_bits: RegBits::default(),
-            r_count: vec![0; 256],
+            r_count: [0; 256],
             p_count: [0; 8],
             reserved,
         };
