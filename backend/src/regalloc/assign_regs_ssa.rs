@@ -138,6 +138,40 @@ thread_local! {
     /// functions are small: allocating them per function cost more than
     /// solving).
     static LIVENESS: std::cell::RefCell<VLiveness> = std::cell::RefCell::default();
+    /// The walk's own tables, reused likewise ([`Tables`]).
+    static TABLES: std::cell::RefCell<Tables> = std::cell::RefCell::default();
+}
+
+/// The storage of the walk's tables that the assignment does not keep,
+/// from one function to the next: taken by [`Walk::new`], given back when
+/// the walk ends.
+#[derive(Default)]
+struct Tables {
+    first: Vec<usize>,
+    rpo: Vec<usize>,
+    hint: Vec<u32>,
+    param_of: Vec<u32>,
+    same: Vec<u32>,
+    dies: Vec<bool>,
+    param_live: Vec<bool>,
+    crosses: Vec<bool>,
+    cross_g: Vec<bool>,
+    reg: Vec<u32>,
+    group_reg: Vec<u32>,
+    partial: Vec<u8>,
+    moves: Vec<(u32, u8, Move)>,
+    copies: Vec<(u32, u32)>,
+    seq: Vec<(u32, u32)>,
+    live: VSet,
+    needed: VSet,
+}
+
+/// `v` made `n` copies of `x` (its storage kept).
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.clear();
+    v.resize(n, x);
+    v
 }
 
 /// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
@@ -472,8 +506,8 @@ fn assign_with(vcode: &VCode, liveness: &mut VLiveness, solved: bool) -> Result<
 /// first instruction (and the count at the end), each instruction's first
 /// operand (and the count at the end); whether the code touches the stack
 /// pointer. Code the walk does not handle is refused here.
-fn number(vcode: &VCode) -> Result<(Vec<usize>, Vec<u32>, bool), GiveUp> {
-    let mut first = Vec::with_capacity(vcode.blocks.len() + 1);
+fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), GiveUp> {
+    first.clear();
     let mut op_at = Vec::new();
     let mut nops = 0u32;
     let mut uses_sp = vcode.slots_size > 0 || vcode.incoming_bytes > 0 || vcode.makes_calls;
@@ -519,13 +553,13 @@ fn number(vcode: &VCode) -> Result<(Vec<usize>, Vec<u32>, bool), GiveUp> {
     let n = op_at.len();
     op_at.push(nops);
     first.push(n);
-    Ok((first, op_at, uses_sp))
+    Ok((op_at, uses_sp))
 }
 
-/// The blocks in reverse postorder from the entry.
-fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
+/// Into `rpo`, the blocks in reverse postorder from the entry.
+fn reverse_postorder(vcode: &VCode, rpo: &mut Vec<usize>) -> Result<(), GiveUp> {
     let nb = vcode.blocks.len();
-    let mut rpo = Vec::with_capacity(nb);
+    rpo.clear();
     let mut seen = vec![false; nb];
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     seen[0] = true;
@@ -546,7 +580,7 @@ fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
         return Err(GiveUp::UnreachableBlock);
     }
     rpo.reverse();
-    Ok(rpo)
+    Ok(())
 }
 
 /// Liveness of the virtual registers: upward-exposed uses and definitions
@@ -582,11 +616,11 @@ pub(crate) fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiven
 /// Preferred registers: the ABI register a value is used in, carried back
 /// through copies and block arguments (`hint`); the block parameter a value
 /// is passed to (`param_of`).
-fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
+fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
-    let mut hint = vec![NONE; nv];
-    let mut param_of = vec![NONE; nv];
+    *hint = refill(hint, nv, NONE);
+    *param_of = refill(param_of, nv, NONE);
     for b in &vcode.blocks {
         for m in &b.insts {
             for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
@@ -633,7 +667,6 @@ fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
             }
         }
     }
-    (hint, param_of)
 }
 
 /// Values that hold one value (`same[v]`, the group's first value): a
@@ -642,10 +675,11 @@ fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
 /// hold the same bits wherever both are live, so they may share a
 /// register although both are live (the copy, or the edge's copy, then
 /// vanishes).
-fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
+fn same_value_groups(vcode: &VCode, rpo: &[usize], same: &mut Vec<u32>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
-    let mut same: Vec<u32> = (0..nv as u32).collect();
+    same.clear();
+    same.extend(0..nv as u32);
     let find = |same: &[u32], mut v: u32| {
         while same[v as usize] != v {
             v = same[v as usize];
@@ -658,7 +692,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
         for &b in rpo {
             let blk = &vcode.blocks[b];
             for (k, p) in blk.params.iter().enumerate() {
-                let gp = find(&same, p.0);
+                let gp = find(same, p.0);
                 let mut g = NONE;
                 let mut one = true;
                 for pred in &blk.preds {
@@ -668,7 +702,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
                             continue;
                         }
                         let Some(a) = args.get(k) else { continue };
-                        let ga = find(&same, a.0);
+                        let ga = find(same, a.0);
                         if ga == gp {
                             continue;
                         }
@@ -685,7 +719,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
             }
             for m in &blk.insts {
                 if let (Some((k, false)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
-                    let (gs, gd) = (find(&same, m.opnds[k].vreg.0), find(&same, d.vreg.0));
+                    let (gs, gd) = (find(same, m.opnds[k].vreg.0), find(same, d.vreg.0));
                     if gs != gd && class(m.opnds[k].vreg.0) == Class::R && class(d.vreg.0) == Class::R && gd == d.vreg.0 {
                         same[gd as usize] = gs;
                         changed = true;
@@ -695,9 +729,8 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
         }
     }
     for v in 0..nv as u32 {
-        same[v as usize] = find(&same, v);
+        same[v as usize] = find(same, v);
     }
-    same
 }
 
 /// The allocator's state: what the analyses found before the walk (fixed
@@ -749,6 +782,9 @@ struct Walk<'a> {
     // Scratch, reused from one instruction to the next.
     copies: Vec<(u32, u32)>,
     seq: Vec<(u32, u32)>,
+    /// The live sets of [`Walk::find_deaths`].
+    live: VSet,
+    needed: VSet,
     reads: SmallVec<[(bool, u32, u8); 8]>,
     placed: SmallVec<[(bool, u32, u8, u8); 8]>,
     stored_args: SmallVec<[u32; 4]>,
@@ -763,46 +799,50 @@ impl<'a> Walk<'a> {
         if vcode.blocks.is_empty() {
             return Err(GiveUp::NoBlocks);
         }
-        let (first, op_at, uses_sp) = number(vcode)?;
+        let mut t = TABLES.with(|t| t.take());
+        let (op_at, uses_sp) = number(vcode, &mut t.first)?;
         let mut reserved = RegBits::default();
         if uses_sp {
             reserved.insert(SP);
         }
-        let rpo = reverse_postorder(vcode)?;
+        reverse_postorder(vcode, &mut t.rpo)?;
         if !solved {
-            block_liveness(vcode, &rpo, liveness);
+            block_liveness(vcode, &t.rpo, liveness);
         }
         if !liveness.live_in[0].is_empty() {
             return Err(GiveUp::LiveIntoFunction);
         }
-        let (hint, param_of) = hints(vcode);
-        let same = same_value_groups(vcode, &rpo);
+        hints(vcode, &mut t.hint, &mut t.param_of);
+        same_value_groups(vcode, &t.rpo, &mut t.same);
         let nops = *op_at.last().unwrap() as usize;
+        t.moves.clear();
         let mut walk = Walk {
             vcode,
-            first,
+            first: std::mem::take(&mut t.first),
             op_at,
-            rpo,
+            rpo: std::mem::take(&mut t.rpo),
             liveness,
             reserved,
-            hint,
-            param_of,
-            same,
-            dies: vec![false; nops],
-            param_live: vec![false; nv],
-            crosses: vec![false; nv],
+            hint: std::mem::take(&mut t.hint),
+            param_of: std::mem::take(&mut t.param_of),
+            same: std::mem::take(&mut t.same),
+            dies: refill(&mut t.dies, nops, false),
+            param_live: refill(&mut t.param_live, nv, false),
+            crosses: refill(&mut t.crosses, nv, false),
             reloads: Reloads::default(),
-            cross_g: vec![false; nv],
+            cross_g: refill(&mut t.cross_g, nv, false),
             call_fixed: Avoid::default(),
             hint_first: vcode.makes_calls,
-            reg: vec![NONE; nv],
+            reg: refill(&mut t.reg, nv, NONE),
             regs: vec![NONE; nops],
-            group_reg: vec![NONE; nv],
-            partial: vec![BOTH; nv],
-            moves: Vec::new(),
+            group_reg: refill(&mut t.group_reg, nv, NONE),
+            partial: refill(&mut t.partial, nv, BOTH),
+            moves: std::mem::take(&mut t.moves),
             state: Regs::new(reserved),
-            copies: Vec::new(),
-            seq: Vec::new(),
+            copies: std::mem::take(&mut t.copies),
+            seq: std::mem::take(&mut t.seq),
+            live: std::mem::take(&mut t.live),
+            needed: std::mem::take(&mut t.needed),
             reads: SmallVec::new(),
             placed: SmallVec::new(),
             stored_args: SmallVec::new(),
@@ -826,9 +866,10 @@ impl<'a> Walk<'a> {
     fn find_deaths(&mut self) {
         let nv = self.vcode.classes.len();
         let (same, dies, reloads) = (&self.same, &mut self.dies, &mut self.reloads);
-        let mut live = VSet::new(nv);
+        let (live, needed) = (&mut self.live, &mut self.needed);
+        live.reset(nv);
         // Groups read before the next call (or live at the block's end).
-        let mut needed = VSet::new(nv);
+        needed.reset(nv);
         for (b, blk) in self.vcode.blocks.iter().enumerate() {
             live.clone_from(&self.liveness.live_out[b]);
             needed.clear();
@@ -1389,8 +1430,9 @@ impl<'a> Walk<'a> {
     }
 
     /// The moves by program point, the spill slots numbered: the assignment.
-    fn finish(self) -> Result<Assignment, GiveUp> {
-        let Walk { vcode, mut moves, op_at, regs, reg, reloads, crosses, .. } = self;
+    fn finish(mut self) -> Result<Assignment, GiveUp> {
+        let (vcode, op_at, regs) = (self.vcode, std::mem::take(&mut self.op_at), std::mem::take(&mut self.regs));
+        let Walk { moves, reg, reloads, crosses, .. } = &mut self;
         let class = |v: u32| vcode.classes[v as usize];
         let n = op_at.len() - 1;
         moves.sort_by_key(|&(p, phase, _)| (p, phase));
@@ -1418,9 +1460,36 @@ impl<'a> Walk<'a> {
                 return Err(GiveUp::TooManyAcrossCalls);
             }
         }
-        let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
+        let mut moves: Vec<Move> = moves.iter().map(|m| m.2).collect();
         let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
         Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
+    }
+}
+
+impl Drop for Walk<'_> {
+    /// The tables' storage back to the thread, for the next function.
+    fn drop(&mut self) {
+        use std::mem::take;
+        let t = Tables {
+            first: take(&mut self.first),
+            rpo: take(&mut self.rpo),
+            hint: take(&mut self.hint),
+            param_of: take(&mut self.param_of),
+            same: take(&mut self.same),
+            dies: take(&mut self.dies),
+            param_live: take(&mut self.param_live),
+            crosses: take(&mut self.crosses),
+            cross_g: take(&mut self.cross_g),
+            reg: take(&mut self.reg),
+            group_reg: take(&mut self.group_reg),
+            partial: take(&mut self.partial),
+            moves: take(&mut self.moves),
+            copies: take(&mut self.copies),
+            seq: take(&mut self.seq),
+            live: take(&mut self.live),
+            needed: take(&mut self.needed),
+        };
+        TABLES.with(|c| c.replace(t));
     }
 }
 
