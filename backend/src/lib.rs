@@ -290,8 +290,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     }
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa =
-        if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_regs_ssa_after(&vcode, live) };
+    let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_regs_ssa_after(&vcode, live) };
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {

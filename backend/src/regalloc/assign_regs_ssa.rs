@@ -1692,6 +1692,25 @@ mod tests {
     }
 
     #[test]
+    fn tables_kept_from_other_functions_and_a_given_liveness_change_no_assignment() {
+        // On a fresh thread: nothing left from earlier functions.
+        let fresh = std::thread::spawn(|| format!("{:?}", assign_regs_ssa(&swapping_loop()).unwrap()))
+            .join()
+            .expect("the assigning thread");
+        // Here after other functions (one with a call: reloads, more
+        // values), then with the liveness solved beforehand in block order,
+        // as the scheduler hands it over.
+        assign_regs_ssa(&across_call(false)).unwrap();
+        assign_regs_ssa(&split_add64()).unwrap();
+        let v = swapping_loop();
+        assert_eq!(format!("{:?}", assign_regs_ssa(&v).unwrap()), fresh);
+        let mut live = take_liveness();
+        let order: Vec<usize> = (0..v.blocks.len()).collect();
+        block_liveness(&v, &order, &mut live);
+        assert_eq!(format!("{:?}", assign_regs_ssa_after(&v, Some(live)).unwrap()), fresh);
+    }
+
+    #[test]
     fn a_straight_function_needs_no_copies() {
         // The arguments arrive in R[4:5] and R[6:7]; the sum leaves in R4.
         let mut v = VCode::default();
