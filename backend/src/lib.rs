@@ -282,13 +282,15 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::insert_breg_saves, &vcode);
     lower_bundles::lower_bundles(&mut vcode);
     run.ran(Pass::lower_bundles, &vcode);
+    // The scheduler's block liveness serves the SSA assignment.
+    let mut live = None;
     if opts.opt_level == OptLevel::Speed {
-        opt_instr_sched_prepass::opt_instr_sched_prepass(&mut vcode);
+        live = Some(opt_instr_sched_prepass::opt_instr_sched_prepass_live(&mut vcode).1);
         run.ran(Pass::opt_instr_sched_prepass, &vcode);
     }
     // Registers chosen on the SSA code when the values fit, else regalloc2
     // (`docs/regalloc.md`).
-    let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_regs_ssa(&vcode) };
+    let ssa = if opts.regalloc2 { Err(assign_regs_ssa::GiveUp::Asked) } else { assign_regs_ssa::assign_regs_ssa_after(&vcode, live) };
     let asg = match ssa {
         Ok(asg) => {
             if opts.check_regalloc {

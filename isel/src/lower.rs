@@ -895,10 +895,13 @@ pub fn callee_symbol(f: &Function, fr: ir::FuncRef) -> Option<String> {
 /// does not start with a letter, `_` or `$` gets `_` in front (`%1` → `_1`).
 pub fn object_symbol(clif_name: &str) -> String {
     let s = clif_name.strip_prefix('%').unwrap_or(clif_name);
-    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$') { c } else { '_' }).collect();
-    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') {
-        out.insert(0, '_');
+    let map = |c: char| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$') { c } else { '_' };
+    // Written once into room for all of it (not grown character by character).
+    let mut out = String::with_capacity(s.len() + 1);
+    if !s.chars().next().map(map).is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$') {
+        out.push('_');
     }
+    out.extend(s.chars().map(map));
     out
 }
 

@@ -55,8 +55,7 @@ use ursa_emit::mods::SReg;
 use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VBlock, VCode, VReg};
 
-use crate::regalloc::assign_regs_ssa::block_liveness;
-use crate::regalloc::liveness::Liveness;
+use crate::regalloc::assign_regs_ssa::{block_liveness, take_liveness, VLiveness};
 use ursa_isel::bitset::BitSet;
 
 /// Regions longer than this are scheduled in windows of this many
@@ -189,8 +188,8 @@ struct Node {
     constant: bool,
 }
 
-/// Fills `n` (its storage reused) with what `m` reads and writes.
-fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
+/// Fills `n` (its storage reused) with what `m`, of role `role`, reads and writes.
+fn node(m: &MInst, role: Role, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
     n.reads.clear();
     n.writes.clear();
     n.preg_reads.clear();
@@ -220,9 +219,9 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
             }
         }
     }
-    n.constant = constant(m, refs);
     refs.clear();
     let nr = m.pieces[0].reg_refs_into(refs);
+    n.constant = constant(m, role, refs.is_empty());
     for (k, r) in refs.iter().enumerate() {
         let none = match r.file {
             RegFile::R => RZ as u32,
@@ -239,17 +238,15 @@ fn node(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
     }
 }
 
-/// Does pure instruction `m` compute from immediates and the constant bank
-/// alone: fixed latency, no register read but the one it writes in place
-/// (the high half of a pair written into the register of its low half,
-/// `OpKind::Reuse`), no physical register?
-fn constant(m: &MInst, refs: &mut Vec<ursa_emit::RegRef>) -> bool {
-    if role(m) != Role::Pure || class_of_form(m.pieces[0].form()).variable() {
+/// Does instruction `m` of role `role` (pure) compute from immediates and
+/// the constant bank alone: fixed latency, no register read but the one it
+/// writes in place (the high half of a pair written into the register of
+/// its low half, `OpKind::Reuse`), no physical register (`no_pregs`)?
+fn constant(m: &MInst, role: Role, no_pregs: bool) -> bool {
+    if role != Role::Pure || class_of_form(m.pieces[0].form()).variable() {
         return false;
     }
-    refs.clear();
-    m.pieces[0].reg_refs_into(refs);
-    refs.is_empty()
+    no_pregs
         && m.opnds.iter().any(|o| o.kind != OpKind::Use)
         && m.opnds.iter().enumerate().all(|(k, o)| o.kind != OpKind::Use || m.opnds.iter().any(|w| w.kind == OpKind::Reuse(k as u8)))
 }
@@ -355,34 +352,38 @@ impl Region {
         }
     }
 
-    /// The highest pressure of the region in `order`.
-    fn peak(&self, order: &[u32]) -> Pressure {
-        let mut left = self.uses.clone();
+    /// The highest pressure of the region in `order` (`left`: working memory).
+    fn peak(&self, order: &[u32], left: &mut Vec<u32>) -> Pressure {
+        left.clone_from(&self.uses);
         let mut cur = self.start;
         let mut peak = cur;
         for &i in order {
-            let (during, after) = self.step(i as usize, &left, cur);
-            self.consume(i as usize, &mut left);
+            let (during, after) = self.step(i as usize, left, cur);
+            self.consume(i as usize, left);
             peak = peak.max(during).max(after);
             cur = after;
         }
         peak
     }
 
-    /// The list schedule under `budget`.
-    fn schedule(&self, budget: Pressure) -> Vec<u32> {
+    /// Into `order`, the list schedule under `budget` (`ls`: working memory).
+    fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) {
         let n = self.nodes.len();
-        let mut npreds = self.npreds.clone();
-        let mut earliest = vec![0u32; n];
-        let mut ready: Vec<u32> = (0..n as u32).filter(|&i| npreds[i as usize] == 0).collect();
-        let mut left = self.uses.clone();
+        let ListState { npreds, earliest, ready, left, others } = ls;
+        npreds.clone_from(&self.npreds);
+        earliest.clear();
+        earliest.resize(n, 0);
+        ready.clear();
+        ready.extend((0..n as u32).filter(|&i| npreds[i as usize] == 0));
+        left.clone_from(&self.uses);
         let mut cur = self.start;
         let mut t = 0u32;
-        let mut order = Vec::with_capacity(n);
+        order.clear();
         // Per instruction: its predecessors still to schedule that are no
         // constants. A constant waits until a reader needs nothing else
         // (it would hold a register for nothing before).
-        let mut others = vec![0u32; n];
+        others.clear();
+        others.resize(n, 0);
         for (i, nd) in self.nodes.iter().enumerate() {
             if !nd.constant {
                 for &(s, _) in &self.succs[i] {
@@ -407,7 +408,7 @@ impl Region {
             // order; a constant no reader wants yet after everything else.
             let key = |i: u32| (lazy(i), earliest[i as usize].max(t), std::cmp::Reverse(self.height[i as usize]), i);
             let mut pick = (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction");
-            let (during, after) = self.step(ready[pick] as usize, &left, cur);
+            let (during, after) = self.step(ready[pick] as usize, left, cur);
             if during.exceeds(budget) || after.exceeds(budget) {
                 // Over the budget: among the choices within it, the one
                 // available soonest, then the one that raises the pressure
@@ -417,7 +418,7 @@ impl Region {
                 pick = (0..ready.len())
                     .min_by_key(|&k| {
                         let i = ready[k];
-                        let (during, after) = self.step(i as usize, &left, cur);
+                        let (during, after) = self.step(i as usize, left, cur);
                         let over = during.exceeds(budget) || after.exceeds(budget);
                         let soon = i64::from(earliest[i as usize].max(t));
                         let rise = i64::from((after.r - cur.r) + (after.p - cur.p));
@@ -430,8 +431,8 @@ impl Region {
                     .expect("a ready instruction");
             }
             let i = ready.swap_remove(pick);
-            cur = self.step(i as usize, &left, cur).1;
-            self.consume(i as usize, &mut left);
+            cur = self.step(i as usize, left, cur).1;
+            self.consume(i as usize, left);
             let at = earliest[i as usize].max(t);
             t = at + 1;
             order.push(i);
@@ -449,8 +450,17 @@ impl Region {
             }
         }
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
-        order
     }
+}
+
+/// The working memory of [`Region::schedule`], reused from one region to the next.
+#[derive(Default)]
+struct ListState {
+    npreds: Vec<u32>,
+    earliest: Vec<u32>,
+    ready: Vec<u32>,
+    left: Vec<u32>,
+    others: Vec<u32>,
 }
 
 /// Per register, while the graph is built: the last writer and the readers since.
@@ -512,7 +522,6 @@ const NONE: u32 = u32::MAX;
 /// and reset only where the previous use wrote it.
 #[derive(Default)]
 struct Scratch {
-    live: Liveness<u32, Vec<u64>>,
     /// The live set of the backward pressure scan.
     live_set: BitSet<u32, Vec<u64>>,
     /// Per block, the offset of its instructions in `before`; per
@@ -528,6 +537,9 @@ struct Scratch {
     roles: Vec<Role>,
     graph: Graph,
     region: Region,
+    list: ListState,
+    /// The schedule of the region.
+    order: Vec<u32>,
 }
 
 /// The tables of the dependence-graph construction.
@@ -616,8 +628,8 @@ fn region(
     *reg_start = start;
     nodes.truncate(n);
     nodes.resize_with(n, Node::default);
-    for (m, nd) in insts.iter().zip(nodes.iter_mut()) {
-        node(m, &mut g.refs, nd);
+    for ((m, &r), nd) in insts.iter().zip(roles).zip(nodes.iter_mut()) {
+        node(m, r, &mut g.refs, nd);
     }
     refill(succs, n, |s| s.clear());
     npreds.clear();
@@ -741,21 +753,30 @@ fn sign_extend(v: u64, width: u32) -> i64 {
 /// Reorders the instructions of every block (see the module's text);
 /// returns how many regions changed order.
 pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
+    opt_instr_sched_prepass_live(vcode).0
+}
+
+/// [`opt_instr_sched_prepass`], also returning the block liveness of the
+/// code (the same before and after: instructions move only within their
+/// block, after what they depend on), for `assign_regs_ssa_after`.
+pub fn opt_instr_sched_prepass_live(vcode: &mut VCode) -> (usize, VLiveness) {
     thread_local! {
         static SCRATCH: RefCell<Scratch> = RefCell::default();
     }
-    SCRATCH.with(|s| match s.try_borrow_mut() {
-        Ok(mut s) => schedule_function(vcode, &mut s),
-        Err(_) => schedule_function(vcode, &mut Scratch::default()),
-    })
+    let mut live = take_liveness();
+    let order: Vec<usize> = (0..vcode.blocks.len()).collect();
+    block_liveness(vcode, &order, &mut live);
+    let changed = SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => schedule_function(vcode, &live, &mut s),
+        Err(_) => schedule_function(vcode, &live, &mut Scratch::default()),
+    });
+    (changed, live)
 }
 
-fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
+fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
-    let order: Vec<usize> = (0..nb).collect();
-    block_liveness(vcode, &order, &mut sc.live);
-    let Scratch { live, live_set, first, before, last_read, epoch, args, roles, graph, region: reg } = sc;
+    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     // Per block, backward: the pressure before each instruction; the
@@ -841,13 +862,12 @@ fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
                 // A greedy schedule may corner itself above the budget: tried
                 // again with the budget lowered, so that the scheduler turns
                 // to pressure-reducing choices sooner.
-                let new = (0..=2)
-                    .map(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }))
-                    .find(|new| !reg.peak(new).exceeds(budget));
-                if let Some(new) = new {
-                    if permute(&mut b.insts[s..end], &new) {
-                        changed += 1;
-                    }
+                let found = (0..=2).any(|margin| {
+                    reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, list, order);
+                    !reg.peak(order, &mut list.left).exceeds(budget)
+                });
+                if found && permute(&mut b.insts[s..end], order) {
+                    changed += 1;
                 }
             }
             s = end;

@@ -131,13 +131,47 @@ fn size(c: Class) -> u32 {
 /// walk's loops test and add members for every operand).
 type VSet = BitSet<u32, Vec<u64>>;
 /// The liveness of the virtual registers, per block.
-type VLiveness = Liveness<u32, Vec<u64>>;
+pub(crate) type VLiveness = Liveness<u32, Vec<u64>>;
 
 thread_local! {
     /// The liveness sets, reused from one function to the next (most
     /// functions are small: allocating them per function cost more than
     /// solving).
     static LIVENESS: std::cell::RefCell<VLiveness> = std::cell::RefCell::default();
+    /// The walk's own tables, reused likewise ([`Tables`]).
+    static TABLES: std::cell::RefCell<Tables> = std::cell::RefCell::default();
+}
+
+/// The storage of the walk's tables that the assignment does not keep,
+/// from one function to the next: taken by [`Walk::new`], given back when
+/// the walk ends.
+#[derive(Default)]
+struct Tables {
+    first: Vec<usize>,
+    rpo: Vec<usize>,
+    hint: Vec<u32>,
+    param_of: Vec<u32>,
+    same: Vec<u32>,
+    dies: Vec<bool>,
+    param_live: Vec<bool>,
+    crosses: Vec<bool>,
+    cross_g: Vec<bool>,
+    reg: Vec<u32>,
+    group_reg: Vec<u32>,
+    partial: Vec<u8>,
+    moves: Vec<(u32, u8, Move)>,
+    copies: Vec<(u32, u32)>,
+    seq: Vec<(u32, u32)>,
+    live: VSet,
+    needed: VSet,
+}
+
+/// `v` made `n` copies of `x` (its storage kept).
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.clear();
+    v.resize(n, x);
+    v
 }
 
 /// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
@@ -182,13 +216,14 @@ fn sequentialize(copies: &mut Vec<(u32, u32)>, temp: impl FnOnce() -> Option<u32
 
 /// The register state of the walk: which value holds each register.
 struct Regs {
-    /// Value in each general register (NONE: free).
-    r: Vec<u32>,
+    /// Value in each general register (NONE: free); inline, as the counts
+    /// (no allocation per function).
+    r: [u32; 256],
     r_bits: RegBits,
     p: [u32; 8],
     p_bits: RegBits,
     /// Live values holding each register (values of one group share).
-    r_count: Vec<u32>,
+    r_count: [u32; 256],
     p_count: [u32; 8],
     /// Registers never given to a value (`R1` when the stack pointer is used).
     reserved: RegBits,
@@ -197,11 +232,11 @@ struct Regs {
 impl Regs {
     fn new(reserved: RegBits) -> Regs {
         let mut regs = Regs {
-            r: vec![NONE; 256],
+            r: [NONE; 256],
             r_bits: RegBits::default(),
             p: [NONE; 8],
             p_bits: RegBits::default(),
-            r_count: vec![0; 256],
+            r_count: [0; 256],
             p_count: [0; 8],
             reserved,
         };
@@ -433,14 +468,29 @@ fn compact_slots(moves: &mut [Move]) -> usize {
 /// Assigns the registers (see the module docs); the reason when the function
 /// is left to regalloc2.
 pub fn assign_regs_ssa(vcode: &VCode) -> Result<Assignment, GiveUp> {
-    let mut liveness = LIVENESS.with(|l| l.take());
-    let asg = assign_with(vcode, &mut liveness);
+    assign_regs_ssa_after(vcode, None)
+}
+
+/// [`assign_regs_ssa`] given the block liveness of `vcode` when a pass
+/// before it computed it on the same code ([`block_liveness`], as
+/// `opt_instr_sched_prepass` does: reordering instructions within their
+/// blocks changes no block's liveness).
+pub fn assign_regs_ssa_after(vcode: &VCode, known: Option<VLiveness>) -> Result<Assignment, GiveUp> {
+    let solved = known.is_some();
+    let mut liveness = known.unwrap_or_else(take_liveness);
+    let asg = assign_with(vcode, &mut liveness, solved);
     LIVENESS.with(|l| l.replace(liveness));
     asg
 }
 
-fn assign_with(vcode: &VCode, liveness: &mut VLiveness) -> Result<Assignment, GiveUp> {
-    let mut walk = Walk::new(vcode, liveness)?;
+/// The thread's liveness tables, for [`block_liveness`] (their storage
+/// reused; [`assign_regs_ssa_after`] gives them back).
+pub(crate) fn take_liveness() -> VLiveness {
+    LIVENESS.with(|l| l.take())
+}
+
+fn assign_with(vcode: &VCode, liveness: &mut VLiveness, solved: bool) -> Result<Assignment, GiveUp> {
+    let mut walk = Walk::new(vcode, liveness, solved)?;
     for k in 0..walk.rpo.len() {
         let b = walk.rpo[k];
         walk.enter_block(b)?;
@@ -456,8 +506,8 @@ fn assign_with(vcode: &VCode, liveness: &mut VLiveness) -> Result<Assignment, Gi
 /// first instruction (and the count at the end), each instruction's first
 /// operand (and the count at the end); whether the code touches the stack
 /// pointer. Code the walk does not handle is refused here.
-fn number(vcode: &VCode) -> Result<(Vec<usize>, Vec<u32>, bool), GiveUp> {
-    let mut first = Vec::with_capacity(vcode.blocks.len() + 1);
+fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), GiveUp> {
+    first.clear();
     let mut op_at = Vec::new();
     let mut nops = 0u32;
     let mut uses_sp = vcode.slots_size > 0 || vcode.incoming_bytes > 0 || vcode.makes_calls;
@@ -503,13 +553,13 @@ fn number(vcode: &VCode) -> Result<(Vec<usize>, Vec<u32>, bool), GiveUp> {
     let n = op_at.len();
     op_at.push(nops);
     first.push(n);
-    Ok((first, op_at, uses_sp))
+    Ok((op_at, uses_sp))
 }
 
-/// The blocks in reverse postorder from the entry.
-fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
+/// Into `rpo`, the blocks in reverse postorder from the entry.
+fn reverse_postorder(vcode: &VCode, rpo: &mut Vec<usize>) -> Result<(), GiveUp> {
     let nb = vcode.blocks.len();
-    let mut rpo = Vec::with_capacity(nb);
+    rpo.clear();
     let mut seen = vec![false; nb];
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     seen[0] = true;
@@ -530,7 +580,7 @@ fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
         return Err(GiveUp::UnreachableBlock);
     }
     rpo.reverse();
-    Ok(rpo)
+    Ok(())
 }
 
 /// Liveness of the virtual registers: upward-exposed uses and definitions
@@ -566,11 +616,11 @@ pub(crate) fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiven
 /// Preferred registers: the ABI register a value is used in, carried back
 /// through copies and block arguments (`hint`); the block parameter a value
 /// is passed to (`param_of`).
-fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
+fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
-    let mut hint = vec![NONE; nv];
-    let mut param_of = vec![NONE; nv];
+    *hint = refill(hint, nv, NONE);
+    *param_of = refill(param_of, nv, NONE);
     for b in &vcode.blocks {
         for m in &b.insts {
             for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
@@ -617,7 +667,6 @@ fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
             }
         }
     }
-    (hint, param_of)
 }
 
 /// Values that hold one value (`same[v]`, the group's first value): a
@@ -626,10 +675,11 @@ fn hints(vcode: &VCode) -> (Vec<u32>, Vec<u32>) {
 /// hold the same bits wherever both are live, so they may share a
 /// register although both are live (the copy, or the edge's copy, then
 /// vanishes).
-fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
+fn same_value_groups(vcode: &VCode, rpo: &[usize], same: &mut Vec<u32>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
-    let mut same: Vec<u32> = (0..nv as u32).collect();
+    same.clear();
+    same.extend(0..nv as u32);
     let find = |same: &[u32], mut v: u32| {
         while same[v as usize] != v {
             v = same[v as usize];
@@ -642,7 +692,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
         for &b in rpo {
             let blk = &vcode.blocks[b];
             for (k, p) in blk.params.iter().enumerate() {
-                let gp = find(&same, p.0);
+                let gp = find(same, p.0);
                 let mut g = NONE;
                 let mut one = true;
                 for pred in &blk.preds {
@@ -652,7 +702,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
                             continue;
                         }
                         let Some(a) = args.get(k) else { continue };
-                        let ga = find(&same, a.0);
+                        let ga = find(same, a.0);
                         if ga == gp {
                             continue;
                         }
@@ -669,7 +719,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
             }
             for m in &blk.insts {
                 if let (Some((k, false)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
-                    let (gs, gd) = (find(&same, m.opnds[k].vreg.0), find(&same, d.vreg.0));
+                    let (gs, gd) = (find(same, m.opnds[k].vreg.0), find(same, d.vreg.0));
                     if gs != gd && class(m.opnds[k].vreg.0) == Class::R && class(d.vreg.0) == Class::R && gd == d.vreg.0 {
                         same[gd as usize] = gs;
                         changed = true;
@@ -679,9 +729,8 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize]) -> Vec<u32> {
         }
     }
     for v in 0..nv as u32 {
-        same[v as usize] = find(&same, v);
+        same[v as usize] = find(same, v);
     }
-    same
 }
 
 /// The allocator's state: what the analyses found before the walk (fixed
@@ -733,6 +782,9 @@ struct Walk<'a> {
     // Scratch, reused from one instruction to the next.
     copies: Vec<(u32, u32)>,
     seq: Vec<(u32, u32)>,
+    /// The live sets of [`Walk::find_deaths`].
+    live: VSet,
+    needed: VSet,
     reads: SmallVec<[(bool, u32, u8); 8]>,
     placed: SmallVec<[(bool, u32, u8, u8); 8]>,
     stored_args: SmallVec<[u32; 4]>,
@@ -740,50 +792,57 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    /// The analyses: numbering, order, liveness, hints, groups, deaths and calls.
-    fn new(vcode: &'a VCode, liveness: &'a mut VLiveness) -> Result<Walk<'a>, GiveUp> {
+    /// The analyses: numbering, order, liveness (unless `solved`: already
+    /// in `liveness`), hints, groups, deaths and calls.
+    fn new(vcode: &'a VCode, liveness: &'a mut VLiveness, solved: bool) -> Result<Walk<'a>, GiveUp> {
         let nv = vcode.classes.len();
         if vcode.blocks.is_empty() {
             return Err(GiveUp::NoBlocks);
         }
-        let (first, op_at, uses_sp) = number(vcode)?;
+        let mut t = TABLES.with(|t| t.take());
+        let (op_at, uses_sp) = number(vcode, &mut t.first)?;
         let mut reserved = RegBits::default();
         if uses_sp {
             reserved.insert(SP);
         }
-        let rpo = reverse_postorder(vcode)?;
-        block_liveness(vcode, &rpo, liveness);
+        reverse_postorder(vcode, &mut t.rpo)?;
+        if !solved {
+            block_liveness(vcode, &t.rpo, liveness);
+        }
         if !liveness.live_in[0].is_empty() {
             return Err(GiveUp::LiveIntoFunction);
         }
-        let (hint, param_of) = hints(vcode);
-        let same = same_value_groups(vcode, &rpo);
+        hints(vcode, &mut t.hint, &mut t.param_of);
+        same_value_groups(vcode, &t.rpo, &mut t.same);
         let nops = *op_at.last().unwrap() as usize;
+        t.moves.clear();
         let mut walk = Walk {
             vcode,
-            first,
+            first: std::mem::take(&mut t.first),
             op_at,
-            rpo,
+            rpo: std::mem::take(&mut t.rpo),
             liveness,
             reserved,
-            hint,
-            param_of,
-            same,
-            dies: vec![false; nops],
-            param_live: vec![false; nv],
-            crosses: vec![false; nv],
+            hint: std::mem::take(&mut t.hint),
+            param_of: std::mem::take(&mut t.param_of),
+            same: std::mem::take(&mut t.same),
+            dies: refill(&mut t.dies, nops, false),
+            param_live: refill(&mut t.param_live, nv, false),
+            crosses: refill(&mut t.crosses, nv, false),
             reloads: Reloads::default(),
-            cross_g: vec![false; nv],
+            cross_g: refill(&mut t.cross_g, nv, false),
             call_fixed: Avoid::default(),
             hint_first: vcode.makes_calls,
-            reg: vec![NONE; nv],
+            reg: refill(&mut t.reg, nv, NONE),
             regs: vec![NONE; nops],
-            group_reg: vec![NONE; nv],
-            partial: vec![BOTH; nv],
-            moves: Vec::new(),
+            group_reg: refill(&mut t.group_reg, nv, NONE),
+            partial: refill(&mut t.partial, nv, BOTH),
+            moves: std::mem::take(&mut t.moves),
             state: Regs::new(reserved),
-            copies: Vec::new(),
-            seq: Vec::new(),
+            copies: std::mem::take(&mut t.copies),
+            seq: std::mem::take(&mut t.seq),
+            live: std::mem::take(&mut t.live),
+            needed: std::mem::take(&mut t.needed),
             reads: SmallVec::new(),
             placed: SmallVec::new(),
             stored_args: SmallVec::new(),
@@ -807,9 +866,10 @@ impl<'a> Walk<'a> {
     fn find_deaths(&mut self) {
         let nv = self.vcode.classes.len();
         let (same, dies, reloads) = (&self.same, &mut self.dies, &mut self.reloads);
-        let mut live = VSet::new(nv);
+        let (live, needed) = (&mut self.live, &mut self.needed);
+        live.reset(nv);
         // Groups read before the next call (or live at the block's end).
-        let mut needed = VSet::new(nv);
+        needed.reset(nv);
         for (b, blk) in self.vcode.blocks.iter().enumerate() {
             live.clone_from(&self.liveness.live_out[b]);
             needed.clear();
@@ -1370,8 +1430,9 @@ impl<'a> Walk<'a> {
     }
 
     /// The moves by program point, the spill slots numbered: the assignment.
-    fn finish(self) -> Result<Assignment, GiveUp> {
-        let Walk { vcode, mut moves, op_at, regs, reg, reloads, crosses, .. } = self;
+    fn finish(mut self) -> Result<Assignment, GiveUp> {
+        let (vcode, op_at, regs) = (self.vcode, std::mem::take(&mut self.op_at), std::mem::take(&mut self.regs));
+        let Walk { moves, reg, reloads, crosses, .. } = &mut self;
         let class = |v: u32| vcode.classes[v as usize];
         let n = op_at.len() - 1;
         moves.sort_by_key(|&(p, phase, _)| (p, phase));
@@ -1399,9 +1460,36 @@ impl<'a> Walk<'a> {
                 return Err(GiveUp::TooManyAcrossCalls);
             }
         }
-        let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
+        let mut moves: Vec<Move> = moves.iter().map(|m| m.2).collect();
         let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
         Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
+    }
+}
+
+impl Drop for Walk<'_> {
+    /// The tables' storage back to the thread, for the next function.
+    fn drop(&mut self) {
+        use std::mem::take;
+        let t = Tables {
+            first: take(&mut self.first),
+            rpo: take(&mut self.rpo),
+            hint: take(&mut self.hint),
+            param_of: take(&mut self.param_of),
+            same: take(&mut self.same),
+            dies: take(&mut self.dies),
+            param_live: take(&mut self.param_live),
+            crosses: take(&mut self.crosses),
+            cross_g: take(&mut self.cross_g),
+            reg: take(&mut self.reg),
+            group_reg: take(&mut self.group_reg),
+            partial: take(&mut self.partial),
+            moves: take(&mut self.moves),
+            copies: take(&mut self.copies),
+            seq: take(&mut self.seq),
+            live: take(&mut self.live),
+            needed: take(&mut self.needed),
+        };
+        TABLES.with(|c| c.replace(t));
     }
 }
 
@@ -1601,6 +1689,25 @@ mod tests {
         let at = asg.op_at[2] as usize;
         asg.regs[at + d] = 8;
         assert!(check_assignment(&v, &asg).unwrap_err().message().contains("not the register of the value it continues"));
+    }
+
+    #[test]
+    fn tables_kept_from_other_functions_and_a_given_liveness_change_no_assignment() {
+        // On a fresh thread: nothing left from earlier functions.
+        let fresh = std::thread::spawn(|| format!("{:?}", assign_regs_ssa(&swapping_loop()).unwrap()))
+            .join()
+            .expect("the assigning thread");
+        // Here after other functions (one with a call: reloads, more
+        // values), then with the liveness solved beforehand in block order,
+        // as the scheduler hands it over.
+        assign_regs_ssa(&across_call(false)).unwrap();
+        assign_regs_ssa(&split_add64()).unwrap();
+        let v = swapping_loop();
+        assert_eq!(format!("{:?}", assign_regs_ssa(&v).unwrap()), fresh);
+        let mut live = take_liveness();
+        let order: Vec<usize> = (0..v.blocks.len()).collect();
+        block_liveness(&v, &order, &mut live);
+        assert_eq!(format!("{:?}", assign_regs_ssa_after(&v, Some(live)).unwrap()), fresh);
     }
 
     #[test]
