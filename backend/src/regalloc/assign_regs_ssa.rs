@@ -302,6 +302,14 @@ impl Regs {
             }
         }
     }
+    /// Whether a quad `R[r:r+3]` (two pairs) may take `r`, a multiple of 4.
+    fn fits_quad(&self, r: u32, avoid: &Avoid) -> bool {
+        r % 4 == 0 && self.fits(Class::RPair, r, avoid) && self.fits(Class::RPair, r + 2, avoid)
+    }
+    /// The lowest register a quad may take.
+    fn lowest_quad(&self, avoid: &Avoid) -> Option<u32> {
+        (0..NREGS).step_by(4).find(|&r| self.fits_quad(r, avoid))
+    }
     /// The lowest register a value of class `c` may take where `ok` agrees.
     fn lowest_where(&self, c: Class, avoid: &Avoid, ok: impl Fn(u32) -> bool) -> Option<u32> {
         let mut avoid = *avoid;
@@ -1053,6 +1061,26 @@ impl<'a> Walk<'a> {
                 self.copies.push((d, r + x));
             }
         }
+        // A quad read from pairs that are not one: both copied into a free quad.
+        for (lo, hi) in m.quads() {
+            if ops[lo].kind != OpKind::Use {
+                continue;
+            }
+            let (ra, rb) = (self.regs[ob + lo], self.regs[ob + hi]);
+            if ra % 4 == 0 && rb == ra + 2 {
+                continue;
+            }
+            let q = self.state.lowest_quad(&busy).ok_or(GiveUp::Full)?;
+            for x in 0..2 {
+                self.copies.push((q + x, ra + x));
+                self.copies.push((q + 2 + x, rb + x));
+            }
+            for x in 0..4 {
+                busy.r.insert(q + x);
+            }
+            self.regs[ob + lo] = q;
+            self.regs[ob + hi] = q + 2;
+        }
         if !self.copies.is_empty() {
             self.seq.clear();
             let srcs: Vec<u32> = self.copies.iter().map(|c| c.1).collect();
@@ -1152,8 +1180,30 @@ impl<'a> Walk<'a> {
         let m = &vcode.blocks[b].insts[j];
         let ob = self.op_at[self.first[b] + j] as usize;
         let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
+        // A quad written (a `.128` load): its two pairs at a multiple of 4, the
+        // low pair's hint first.
+        let mut quad_defs: SmallVec<[usize; 2]> = SmallVec::new();
+        for (lo, hi) in m.quads() {
+            let (a, b) = (&m.opnds[lo], &m.opnds[hi]);
+            if a.kind != OpKind::Def || b.kind != OpKind::Def || a.fixed.is_some() || b.fixed.is_some() {
+                continue;
+            }
+            let avoid = self.avoid_for(a.vreg.0, &self.avoid_for(b.vreg.0, &Avoid::default()));
+            let h = self.hint[a.vreg.0 as usize];
+            let r = match h {
+                NONE => None,
+                h => Some(h).filter(|&h| self.state.fits_quad(h, &avoid)),
+            };
+            let r = r.or_else(|| self.state.lowest_quad(&avoid)).ok_or(GiveUp::Full)?;
+            self.place(a.vreg.0, r, Some(ob + lo));
+            self.place(b.vreg.0, r + 2, Some(ob + hi));
+            quad_defs.extend([lo, hi]);
+        }
         for fixed_pass in [true, false] {
             for (k, o) in m.opnds.iter().enumerate() {
+                if quad_defs.contains(&k) {
+                    continue;
+                }
                 // The next version of a pair takes the register of the
                 // version it continues, which dies here (with the fixed
                 // defs: before a free def could take the register).
