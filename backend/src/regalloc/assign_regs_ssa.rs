@@ -1748,6 +1748,56 @@ mod tests {
     }
 
     /// `asg` with the moves at program point `p` replaced by `new`.
+    /// `LD.128` of the quad (q0, q1) from the pair argument, `ST.128` of
+    /// (s0, s1) to it; with `swapped`, the stored quad is (q1, q0).
+    fn quad_copy(swapped: bool) -> VCode {
+        use ursa_emit::forms::{LD_RI, ST_RIR};
+        let mut v = VCode::default();
+        let (a, link, q0, q1) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
+        let ld = Bundle::new().inst(forms::LD_RI).use_(LD_RI::RA, a).set(LD_RI::DTYPE, mods::MEMDType::_128).def_quad(LD_RI::RD, q0, q1).build();
+        let (s0, s1) = if swapped { (q1, q0) } else { (q0, q1) };
+        let st = Bundle::new().inst(forms::ST_RIR).use_(ST_RIR::RA, a).set(ST_RIR::DTYPE, mods::MEMDType::_128).use_quad(ST_RIR::RB, s0, s1).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, ld, st, ret], &[], &[]));
+        v
+    }
+
+    #[test]
+    fn a_loaded_quad_is_stored_from_its_registers() {
+        let v = quad_copy(false);
+        let asg = assign_regs_ssa(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        assert!(asg.moves.is_empty());
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        // R[4:7] holds the address: the lowest free quad is R[8:11].
+        assert_eq!(text(&code), ["LD.128 R[8:11], [R[4:5]]", "ST.128 [R[4:5]], R[8:11]", "RET R[20:21]"]);
+    }
+
+    #[test]
+    fn a_quad_of_pairs_placed_apart_is_copied_into_a_free_quad() {
+        let v = quad_copy(true);
+        let asg = assign_regs_ssa(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        assert_eq!(
+            text(&code),
+            ["LD.128 R[8:11], [R[4:5]]", "MOV R12, R10", "MOV R14, R8", "MOV R13, R11", "MOV R15, R9", "ST.128 [R[4:5]], R[12:15]", "RET R[20:21]"]
+        );
+    }
+
+    #[test]
+    fn the_checker_rejects_a_quad_off_a_multiple_of_four() {
+        let v = quad_copy(false);
+        let mut asg = assign_regs_ssa(&v).unwrap();
+        // The load (flat index 1) writes its quad at R[10:13].
+        let at = asg.op_at[1] as usize;
+        let (lo, hi) = v.blocks[0].insts[1].quads().next().unwrap();
+        asg.regs[at + lo] = 10;
+        asg.regs[at + hi] = 12;
+        assert!(check_assignment(&v, &asg).unwrap_err().message().contains("not R[4n:4n+3]"));
+    }
+
     fn with_moves_at(asg: &Assignment, p: usize, new: &[Move]) -> Assignment {
         let mut bad = asg.clone();
         let (from, to) = (bad.move_at[p] as usize, bad.move_at[p + 1] as usize);

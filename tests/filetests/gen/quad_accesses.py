@@ -36,7 +36,8 @@ P("""test run
 ;; computed generic address. Each function stores known values and returns
 ;; combinations of what it read in which every word's place shows (both
 ;; ends of the quad). tests/filetests/memory/quad_accesses_code.clif checks
-;; which instructions these become.
+;; which instructions these become (tests/precise/quad_accesses.clif: in
+;; each address space).
 
 ; ursa.shared %ursa_shared_q 64 align 16
 """)
@@ -93,68 +94,94 @@ for x in I128[:5]:
         P(f"; run: %generic_i128({h128(x)}, {k}) == {h128(~x)}")
 P("")
 
+# The loads go through `p = slot + ((k & 1) << 4)` (element k of two), an
+# address the e-graph cannot match with the stores' (which would forward the
+# stored values and leave no loads), known 16-aligned all the same.
+ADDR = """    v90 = iconst.i64 1
+    v91 = band v{k}, v90
+    v92 = iconst.i64 4
+    v93 = ishl v91, v92
+    v94 = iadd v{slot}, v93"""
 WORDS = [(1, 2, 3, 4), (-1, 0, 0x7fffffff, -0x80000000), (0x12345678, -0x1000000, 9, 0x55aa55aa)]
+FLIP = 0x5a5a5a5a
+
+
+def elem(ws, k):
+    return [w ^ FLIP if k else w for w in ws]
+
+
 for off in (0, 4, 8, 16):
-    P(f"""function %words_at{off}(i32, i32, i32, i32) -> i32, i32, i32 {{
-    ss0 = explicit_slot 48, align = 16
-block0(v0: i32, v1: i32, v2: i32, v3: i32):
-    v4 = stack_addr.i64 ss0
-    store aligned v0, v4+{off}
-    store aligned v1, v4+{off + 4}
-    store aligned v2, v4+{off + 8}
-    store aligned v3, v4+{off + 12}
-    v5 = load.i32 v4+{off}
-    v6 = load.i32 v4+{off + 4}
-    v7 = load.i32 v4+{off + 8}
-    v8 = load.i32 v4+{off + 12}
-    v9 = isub v5, v6
-    v10 = isub v7, v8
-    v11 = isub v5, v8
-    return v9, v10, v11
+    stores = "\n".join(f"    store aligned v{i}, v5+{off + 4 * i}\n    v{20 + i} = bxor v{i}, v19\n    store aligned v{20 + i}, v5+{off + 16 + 4 * i}" for i in range(4))
+    P(f"""function %words_at{off}(i32, i32, i32, i32, i64) -> i32, i32, i32 {{
+    ss0 = explicit_slot 64, align = 16
+block0(v0: i32, v1: i32, v2: i32, v3: i32, v4: i64):
+    v5 = stack_addr.i64 ss0
+    v19 = iconst.i32 {FLIP}
+{stores}
+{ADDR.format(k=4, slot=5)}
+    v6 = load.i32 v94+{off}
+    v7 = load.i32 v94+{off + 4}
+    v8 = load.i32 v94+{off + 8}
+    v9 = load.i32 v94+{off + 12}
+    v10 = isub v6, v7
+    v11 = isub v8, v9
+    v12 = isub v6, v9
+    return v10, v11, v12
 }}""")
-    for a, b, c, d in WORDS:
-        P(f"; run: %words_at{off}({a}, {b}, {c}, {d}) == [{s32(a - b)}, {s32(c - d)}, {s32(a - d)}]")
+    for ws in WORDS:
+        for k in (0, 1):
+            a, b, c, d = elem(ws, k)
+            P(f"; run: %words_at{off}({ws[0]}, {ws[1]}, {ws[2]}, {ws[3]}, {k}) == [{s32(a - b)}, {s32(c - d)}, {s32(a - d)}]")
     P("")
 
 for off in (0, 8):
-    P(f"""function %i64s_at{off}(i64, i64) -> i64, i64 {{
-    ss0 = explicit_slot 48, align = 16
-block0(v0: i64, v1: i64):
-    v2 = stack_addr.i64 ss0
-    store aligned v0, v2+{off}
-    store aligned v1, v2+{off + 8}
-    v3 = load.i64 v2+{off}
-    v4 = load.i64 v2+{off + 8}
-    v5 = isub v3, v4
-    v6 = bxor v3, v4
-    return v5, v6
+    P(f"""function %i64s_at{off}(i64, i64, i64) -> i64, i64 {{
+    ss0 = explicit_slot 64, align = 16
+block0(v0: i64, v1: i64, v2: i64):
+    v5 = stack_addr.i64 ss0
+    store aligned v0, v5+{off}
+    store aligned v1, v5+{off + 8}
+    v19 = bnot v0
+    v20 = bnot v1
+    store aligned v19, v5+{off + 16}
+    store aligned v20, v5+{off + 24}
+{ADDR.format(k=2, slot=5)}
+    v3 = load.i64 v94+{off}
+    v4 = load.i64 v94+{off + 8}
+    v6 = isub v3, v4
+    v7 = bxor v3, v4
+    return v6, v7
 }}""")
     for a, b in [(1, 2), (-1, 0x7fffffffffffffff), (0x0123456789abcdef, -0x0123456789abcdf0)]:
-        P(f"; run: %i64s_at{off}({a}, {b}) == [{s64(a - b)}, {s64(a ^ b)}]")
+        for k in (0, 1):
+            x, y = (~a, ~b) if k else (a, b)
+            P(f"; run: %i64s_at{off}({a}, {b}, {k}) == [{s64(x - y)}, {s64(x ^ y)}]")
     P("")
 
-P("""function %copy_words(i32, i32, i32, i32) -> i64, i64 {
-    ss0 = explicit_slot 16, align = 16
+stores = "\n".join(f"    store aligned v{i}, v5+{4 * i}\n    v{20 + i} = bxor v{i}, v19\n    store aligned v{20 + i}, v5+{16 + 4 * i}" for i in range(4))
+P(f"""function %copy_words(i32, i32, i32, i32, i64) -> i64, i64 {{
+    ss0 = explicit_slot 32, align = 16
     ss1 = explicit_slot 16, align = 16
-block0(v0: i32, v1: i32, v2: i32, v3: i32):
-    v4 = stack_addr.i64 ss0
-    v5 = stack_addr.i64 ss1
-    store aligned v0, v4
-    store aligned v1, v4+4
-    store aligned v2, v4+8
-    store aligned v3, v4+12
-    v6 = load.i32 v4
-    v7 = load.i32 v4+4
-    v8 = load.i32 v4+8
-    v9 = load.i32 v4+12
-    store aligned v6, v5
-    store aligned v7, v5+4
-    store aligned v8, v5+8
-    store aligned v9, v5+12
-    v10 = load.i64 v5
-    v11 = load.i64 v5+8
+block0(v0: i32, v1: i32, v2: i32, v3: i32, v4: i64):
+    v5 = stack_addr.i64 ss0
+    v15 = stack_addr.i64 ss1
+    v19 = iconst.i32 {FLIP}
+{stores}
+{ADDR.format(k=4, slot=5)}
+    v6 = load.i32 v94
+    v7 = load.i32 v94+4
+    v8 = load.i32 v94+8
+    v9 = load.i32 v94+12
+    store aligned v6, v15
+    store aligned v7, v15+4
+    store aligned v8, v15+8
+    store aligned v9, v15+12
+    v10 = load.i64 v15
+    v11 = load.i64 v15+8
     return v10, v11
-}""")
-for a, b, c, d in WORDS:
-    P(f"; run: %copy_words({a}, {b}, {c}, {d}) == [{s64((a & M32) | (b & M32) << 32)}, {s64((c & M32) | (d & M32) << 32)}]")
+}}""")
+for ws in WORDS:
+    for k in (0, 1):
+        a, b, c, d = [w & M32 for w in elem(ws, k)]
+        P(f"; run: %copy_words({ws[0]}, {ws[1]}, {ws[2]}, {ws[3]}, {k}) == [{s64(a | b << 32)}, {s64(c | d << 32)}]")
 print("\n".join(out))
