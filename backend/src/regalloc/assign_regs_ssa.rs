@@ -1755,9 +1755,15 @@ mod tests {
         let mut v = VCode::default();
         let (a, link, q0, q1) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
-        let ld = Bundle::new().inst(forms::LD_RI).use_(LD_RI::RA, a).set(LD_RI::DTYPE, mods::MEMDType::_128).def_quad(LD_RI::RD, q0, q1).build();
+        let ld =
+            Bundle::new().inst(forms::LD_RI).use_(LD_RI::RA, a).set(LD_RI::DTYPE, mods::MEMDType::_128).def_quad(LD_RI::RD, q0, q1).build();
         let (s0, s1) = if swapped { (q1, q0) } else { (q0, q1) };
-        let st = Bundle::new().inst(forms::ST_RIR).use_(ST_RIR::RA, a).set(ST_RIR::DTYPE, mods::MEMDType::_128).use_quad(ST_RIR::RB, s0, s1).build();
+        let st = Bundle::new()
+            .inst(forms::ST_RIR)
+            .use_(ST_RIR::RA, a)
+            .set(ST_RIR::DTYPE, mods::MEMDType::_128)
+            .use_quad(ST_RIR::RB, s0, s1)
+            .build();
         let ret = Bundle::pseudo(Pseudo::Ret).fixed(link, OpKind::Use, 20).build();
         v.blocks.push(block(&[], vec![args, ld, st, ret], &[], &[]));
         v
@@ -1782,7 +1788,15 @@ mod tests {
         let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
         assert_eq!(
             text(&code),
-            ["LD.128 R[8:11], [R[4:5]]", "MOV R12, R10", "MOV R14, R8", "MOV R13, R11", "MOV R15, R9", "ST.128 [R[4:5]], R[12:15]", "RET R[20:21]"]
+            [
+                "LD.128 R[8:11], [R[4:5]]",
+                "MOV R12, R10",
+                "MOV R14, R8",
+                "MOV R13, R11",
+                "MOV R15, R9",
+                "ST.128 [R[4:5]], R[12:15]",
+                "RET R[20:21]"
+            ]
         );
     }
 
