@@ -184,4 +184,33 @@ for ws in WORDS:
     for k in (0, 1):
         a, b, c, d = [w & M32 for w in elem(ws, k)]
         P(f"; run: %copy_words({ws[0]}, {ws[1]}, {ws[2]}, {ws[3]}, {k}) == [{s64(a | b << 32)}, {s64(c | d << 32)}]")
+P("")
+# A loaded quad live across calls (at `none`; at `speed` the callee is
+# inlined): its pairs are stored after the load and reloaded after the calls.
+P("""function %times3(i64) -> i64 {
+block0(v0: i64):
+    v1 = iconst.i64 3
+    v2 = imul v0, v1
+    return v2
+}
+
+function %across_calls(i128, i64) -> i128, i64 {
+    ss0 = explicit_slot 32, align = 16
+    fn0 = %times3(i64) -> i64
+block0(v0: i128, v1: i64):
+    v2 = stack_addr.i64 ss0
+    store aligned v0, v2
+""" + ADDR.format(k=1, slot=2) + """
+    v8 = load.i128 aligned v94
+    v9 = call fn0(v1)
+    v10 = call fn0(v9)
+    store aligned v8, v2+16
+    v11 = load.i64 v2+16
+    v12 = load.i64 v2+24
+    v13 = iconcat v11, v12
+    return v13, v10
+}""")
+for x in I128[:6]:
+    for k in (0, 2):
+        P(f"; run: %across_calls({h128(x)}, {k}) == [{h128(x)}, {s64(9 * k)}]")
 print("\n".join(out))
