@@ -548,6 +548,9 @@ pub struct VCode {
     /// argument past the eighth), just below the stack pointer at entry; the
     /// frame reserves them at its top (`docs/abi.md`).
     pub incoming_bytes: u32,
+    /// Some instruction reads or writes a register quad ([`MInst::quads`]):
+    /// the allocators look for them only then.
+    pub has_quads: bool,
 }
 
 /// A register operand of the wrong file or width for its field (a bug of

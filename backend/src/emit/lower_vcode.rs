@@ -345,7 +345,7 @@ impl<'a> Layout<'a> {
             placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(self.frame_size as i64 + offset as i64));
         }
         for fx in m.fixups.iter() {
-            if fx.hi && m.is_quad_hi(fx) {
+            if fx.hi && self.vcode.has_quads && m.is_quad_hi(fx) {
                 // The field holds the quad's base, the low pair's register.
                 continue;
             }

@@ -105,12 +105,11 @@ pub fn opt_merge_accesses(f: &mut Function, shared: &SharedLayout) -> Result<(),
         // Loads first (with the flags): a store of words loaded by a merged
         // load stores its i64. Words into i64s first, then i64s (merged or
         // not) into i128s.
-        if loads {
-            merge_block(f, b, &mut align, &abi, false, 4)?;
+        // (The second round only where the first leaves two 8-byte accesses.)
+        if loads && merge_block(f, b, &mut align, &abi, false, 4)? >= 2 {
             merge_block(f, b, &mut align, &abi, false, 8)?;
         }
-        if stores {
-            merge_block(f, b, &mut align, &abi, true, 4)?;
+        if stores && merge_block(f, b, &mut align, &abi, true, 4)? >= 2 {
             merge_block(f, b, &mut align, &abi, true, 8)?;
         }
     }
@@ -293,8 +292,9 @@ fn known_tz(f: &Function, align: &mut Align, facts: &[(Value, i64, u32)], root: 
     tz
 }
 
-/// Merges the pairs of adjacent `n`-byte loads (or stores) of block `b` into `2n`-byte ones.
-fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Value>, stores: bool, n: u32) -> Result<(), Error> {
+/// Merges the pairs of adjacent `n`-byte loads (or stores) of block `b` into
+/// `2n`-byte ones; how many plain `2n`-byte loads (stores) the block then has.
+fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Value>, stores: bool, n: u32) -> Result<usize, Error> {
     let step = i64::from(n);
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     let mut accesses = Vec::new();
@@ -373,6 +373,7 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
             }
         }
     }
+    let wide = accesses.iter().filter(|a| a.plain && a.size == 2 * n && a.store == stores).count() + pairs.len();
     for (lo, hi, first, last) in pairs {
         if lo.store {
             merge_stores(f, lo, hi, last, n)?;
@@ -380,7 +381,7 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
             merge_loads(f, lo, hi, first, n)?;
         }
     }
-    Ok(())
+    Ok(wide)
 }
 
 /// The merged access's flags: the accesses' own, `aligned`.

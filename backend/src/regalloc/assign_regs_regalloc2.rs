@@ -38,6 +38,9 @@ pub const P_ALLOCATABLE: usize = 6;
 /// Every `.128` access of `vcode` as two `.64` accesses
 /// ([`ursa_isel::rules::memory::split_quad`]), for regalloc2.
 pub fn split_quads(vcode: &mut VCode) -> Result<(), Error> {
+    if !vcode.has_quads {
+        return Ok(());
+    }
     for b in vcode.blocks.iter_mut() {
         if !b.insts.iter().any(|m| m.has_quad()) {
             continue;
@@ -54,6 +57,7 @@ pub fn split_quads(vcode: &mut VCode) -> Result<(), Error> {
         }
         b.insts = out;
     }
+    vcode.has_quads = false;
     Ok(())
 }
 

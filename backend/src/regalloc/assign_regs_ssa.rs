@@ -1062,7 +1062,7 @@ impl<'a> Walk<'a> {
             }
         }
         // A quad read from pairs that are not one: both copied into a free quad.
-        for (lo, hi) in m.quads() {
+        for (lo, hi) in self.vcode.has_quads.then(|| m.quads()).into_iter().flatten() {
             if ops[lo].kind != OpKind::Use {
                 continue;
             }
@@ -1183,7 +1183,7 @@ impl<'a> Walk<'a> {
         // A quad written (a `.128` load): its two pairs at a multiple of 4, the
         // low pair's hint first.
         let mut quad_defs: SmallVec<[usize; 2]> = SmallVec::new();
-        for (lo, hi) in m.quads() {
+        for (lo, hi) in vcode.has_quads.then(|| m.quads()).into_iter().flatten() {
             let (a, b) = (&m.opnds[lo], &m.opnds[hi]);
             if a.kind != OpKind::Def || b.kind != OpKind::Def || a.fixed.is_some() || b.fixed.is_some() {
                 continue;
@@ -1766,6 +1766,7 @@ mod tests {
             .build();
         let ret = Bundle::pseudo(Pseudo::Ret).fixed(link, OpKind::Use, 20).build();
         v.blocks.push(block(&[], vec![args, ld, st, ret], &[], &[]));
+        v.has_quads = true;
         v
     }
 

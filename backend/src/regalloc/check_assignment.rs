@@ -107,7 +107,7 @@ fn check(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
             if regs.len() != m.opnds.len() {
                 return Err(at(j, "operand count differs".into()));
             }
-            for (lo, hi) in m.quads() {
+            for (lo, hi) in vcode.has_quads.then(|| m.quads()).into_iter().flatten() {
                 if regs[lo] % 4 != 0 || regs[hi] != regs[lo] + 2 {
                     return Err(at(
                         j,

@@ -235,6 +235,7 @@ impl Lower<'_> {
                 let (base, off) = self.quad_base(arg, offset);
                 let b = self.mem_bundle(forms::LD_RI, forms::LDL_RI, base, off).set(MEM_DTYPE, MEMDType::_128).def_quad(LOAD_RD, lo, hi);
                 self.emit_b(b);
+                self.vcode.has_quads = true;
                 Ok(true)
             }
             InstructionData::Store { opcode: Opcode::Store, flags, args: [v, addr], offset } if is128(v) => {
@@ -257,6 +258,7 @@ impl Lower<'_> {
                 let (lo, hi) = (self.use_value(a), self.use_value(b));
                 let b = self.mem_bundle(forms::ST_RIR, forms::STL_RIR, base, off).set(MEM_DTYPE, MEMDType::_128).use_quad(STORE_RB, lo, hi);
                 self.emit_b(b);
+                self.vcode.has_quads = true;
                 Ok(true)
             }
             _ => Ok(false),

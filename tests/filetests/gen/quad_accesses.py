@@ -35,9 +35,8 @@ P("""test run
 ;; slot (16-aligned), shared memory, or a stack slot reached through a
 ;; computed generic address. Each function stores known values and returns
 ;; combinations of what it read in which every word's place shows (both
-;; ends of the quad). tests/filetests/memory/quad_accesses_code.clif checks
-;; which instructions these become (tests/precise/quad_accesses.clif: in
-;; each address space).
+;; ends of the quad). tests/precise/quad_accesses.clif shows which
+;; instructions these become (and the i128 access in each address space).
 
 ; ursa.shared %ursa_shared_q 64 align 16
 """)
