@@ -1061,25 +1061,8 @@ impl<'a> Walk<'a> {
                 self.copies.push((d, r + x));
             }
         }
-        // A quad read from pairs that are not one: both copied into a free quad.
-        for (lo, hi) in self.vcode.has_quads.then(|| m.quads()).into_iter().flatten() {
-            if ops[lo].kind != OpKind::Use {
-                continue;
-            }
-            let (ra, rb) = (self.regs[ob + lo], self.regs[ob + hi]);
-            if ra % 4 == 0 && rb == ra + 2 {
-                continue;
-            }
-            let q = self.state.lowest_quad(&busy).ok_or(GiveUp::Full)?;
-            for x in 0..2 {
-                self.copies.push((q + x, ra + x));
-                self.copies.push((q + 2 + x, rb + x));
-            }
-            for x in 0..4 {
-                busy.r.insert(q + x);
-            }
-            self.regs[ob + lo] = q;
-            self.regs[ob + hi] = q + 2;
+        if self.vcode.has_quads {
+            self.copy_quad_uses(ob, m, &mut busy)?;
         }
         if !self.copies.is_empty() {
             self.seq.clear();
@@ -1173,17 +1156,40 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    /// The defs of instruction `j` of block `b`, the fixed ones first.
-    #[inline]
-    fn place_results(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
-        let vcode = self.vcode;
-        let m = &vcode.blocks[b].insts[j];
-        let ob = self.op_at[self.first[b] + j] as usize;
-        let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
-        // A quad written (a `.128` load): its two pairs at a multiple of 4, the
-        // low pair's hint first.
-        let mut quad_defs: SmallVec<[usize; 2]> = SmallVec::new();
-        for (lo, hi) in vcode.has_quads.then(|| m.quads()).into_iter().flatten() {
+    /// The quads `m` reads from pairs that are not one (operands from `ob`):
+    /// both pairs copied into a free quad before it (`busy`: the registers
+    /// the copies write).
+    #[inline(never)]
+    fn copy_quad_uses(&mut self, ob: usize, m: &MInst, busy: &mut Avoid) -> Result<(), GiveUp> {
+        for (lo, hi) in m.quads() {
+            if m.opnds[lo].kind != OpKind::Use {
+                continue;
+            }
+            let (ra, rb) = (self.regs[ob + lo], self.regs[ob + hi]);
+            if ra % 4 == 0 && rb == ra + 2 {
+                continue;
+            }
+            let q = self.state.lowest_quad(busy).ok_or(GiveUp::Full)?;
+            for x in 0..2 {
+                self.copies.push((q + x, ra + x));
+                self.copies.push((q + 2 + x, rb + x));
+            }
+            for x in 0..4 {
+                busy.r.insert(q + x);
+            }
+            self.regs[ob + lo] = q;
+            self.regs[ob + hi] = q + 2;
+        }
+        Ok(())
+    }
+
+    /// The quads `m` writes (a `.128` load; operands from `ob`): the two
+    /// pairs at a multiple of 4, the low pair's hint first. The operands
+    /// placed, as a bit set.
+    #[inline(never)]
+    fn place_quad_defs(&mut self, ob: usize, m: &MInst) -> Result<u64, GiveUp> {
+        let mut placed = 0u64;
+        for (lo, hi) in m.quads() {
             let (a, b) = (&m.opnds[lo], &m.opnds[hi]);
             if a.kind != OpKind::Def || b.kind != OpKind::Def || a.fixed.is_some() || b.fixed.is_some() {
                 continue;
@@ -1197,11 +1203,23 @@ impl<'a> Walk<'a> {
             let r = r.or_else(|| self.state.lowest_quad(&avoid)).ok_or(GiveUp::Full)?;
             self.place(a.vreg.0, r, Some(ob + lo));
             self.place(b.vreg.0, r + 2, Some(ob + hi));
-            quad_defs.extend([lo, hi]);
+            placed |= 1 << lo | 1 << hi;
         }
+        Ok(placed)
+    }
+
+    /// The defs of instruction `j` of block `b`, the fixed ones first.
+    #[inline]
+    fn place_results(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
+        let vcode = self.vcode;
+        let m = &vcode.blocks[b].insts[j];
+        let ob = self.op_at[self.first[b] + j] as usize;
+        let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
+        // Operands placed as a quad (bit k: operand k).
+        let quad_defs = if vcode.has_quads { self.place_quad_defs(ob, m)? } else { 0 };
         for fixed_pass in [true, false] {
             for (k, o) in m.opnds.iter().enumerate() {
-                if quad_defs.contains(&k) {
+                if quad_defs >> k & 1 != 0 {
                     continue;
                 }
                 // The next version of a pair takes the register of the
