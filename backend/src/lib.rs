@@ -303,6 +303,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
             if opts.trace_allocator {
                 eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
             }
+            assign_regs_regalloc2::split_quads(&mut vcode)?;
             let asg = assign_regs_regalloc2::assign_regs_regalloc2(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc)
                 .map_err(|e| e.in_pass(Pass::assign_regs_regalloc2))?;
             run.ran(Pass::assign_regs_regalloc2, &asg);

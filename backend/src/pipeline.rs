@@ -80,7 +80,7 @@ passes! {
     opt_egraph: "mid", Clif;
     /// Counted single-block loops unrolled four times (the loop kept for the remainder), loads first, addresses as offsets.
     opt_unroll_loops: "mid", Clif;
-    /// Adjacent 32-bit loads and stores through one base merged into a 64-bit access where it is proven aligned.
+    /// Adjacent 32-bit (64-bit) loads and stores through one base merged into a 64-bit (128-bit) access where it is proven aligned.
     opt_merge_accesses: "mid", Clif;
     /// Every `i128` value split into two `i64` halves.
     legalize_i128: "mid", Clif;

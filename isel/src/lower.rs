@@ -73,6 +73,10 @@ pub struct Lower<'f> {
     /// that a later carry-in of the same block reads as a predicate: the
     /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
     pub fused_carry: HashMap<Value, VReg>,
+    /// The pairs of an `i128` loaded whole (`rules/memory.rs`,
+    /// [`Lower::lower_quad`]): set where its `isplit` is lowered, which
+    /// comes first (the lowering goes backwards), read by the load.
+    pub(crate) quads: HashMap<Value, (VReg, VReg)>,
     /// How many instructions read each value, counted when a rule first
     /// asks (`rules/preds.rs`).
     pub(crate) use_counts: Option<SecondaryMap<Value, u32>>,
@@ -112,11 +116,12 @@ impl<'f> Lower<'f> {
             spaces: SecondaryMap::new(),
             shared_offsets: std::collections::HashMap::new(),
             fused_carry: HashMap::default(),
+            quads: HashMap::default(),
             use_counts: None,
         }
     }
 
-    fn err(&self, inst: ir::Inst, msg: impl Into<String>) -> LowerError {
+    pub(crate) fn err(&self, inst: ir::Inst, msg: impl Into<String>) -> LowerError {
         LowerError { inst: Some(self.f.dfg.display_inst(inst).to_string()), msg: msg.into() }
     }
 
@@ -341,6 +346,9 @@ impl<'f> Lower<'f> {
                     let results = f.dfg.inst_results(inst);
                     let pure = !has_side_effect(f, inst);
                     if pure && results.iter().all(|r| !self.used[*r] && !self.fused_carry.contains_key(r)) {
+                        continue;
+                    }
+                    if self.lower_quad(inst)? {
                         continue;
                     }
                     self.check_operand_types(inst)?;

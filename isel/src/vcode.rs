@@ -473,10 +473,35 @@ impl MInst {
     /// written whole).
     pub fn names_half(&self, f: &Fixup, h: u32) -> bool {
         if f.hi {
-            return h == 1;
+            // The high pair of a quad (both its halves), else a pair's high half.
+            return h == 1 || self.is_quad_hi(f);
         }
         let p = &self.pieces[f.piece as usize];
         h == 0 || p.def().bitwidth_of(f.field as usize, p.values()) > 32
+    }
+
+    /// Whether `.hi` fixup `f` names the high pair of a quad: another
+    /// fixup binds the low pair to the same field.
+    #[inline]
+    pub fn is_quad_hi(&self, f: &Fixup) -> bool {
+        self.fixups.iter().any(|g| !g.hi && g.piece == f.piece && g.field == f.field)
+    }
+
+    /// The register quads `R[n:n+3]` of `m`'s 128-bit fields ([`Bundle::use_quad`],
+    /// [`Bundle::def_quad`]): (operand of the low pair, operand of the high
+    /// pair). The low pair's register must be a multiple of 4 and the high
+    /// pair's that plus 2.
+    #[inline]
+    pub fn quads(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.fixups.iter().filter(|f| f.hi).filter_map(move |f| {
+            self.fixups.iter().find(|g| !g.hi && g.piece == f.piece && g.field == f.field).map(|g| (g.opnd as usize, f.opnd as usize))
+        })
+    }
+
+    /// Whether `m` reads or writes a register quad.
+    #[inline]
+    pub fn has_quad(&self) -> bool {
+        self.quads().next().is_some()
     }
 
     pub fn is_terminator(&self) -> bool {
@@ -523,6 +548,9 @@ pub struct VCode {
     /// argument past the eighth), just below the stack pointer at entry; the
     /// frame reserves them at its top (`docs/abi.md`).
     pub incoming_bytes: u32,
+    /// Some instruction reads or writes a register quad ([`MInst::quads`]):
+    /// the allocators look for them only then.
+    pub has_quads: bool,
 }
 
 /// A register operand of the wrong file or width for its field (a bug of
@@ -564,10 +592,12 @@ impl VCode {
             // The field's width (its generated rule) only where the class
             // does not settle it.
             let pair = || p.reg_field_bits(fx.field as usize) > 32;
+            let quad = || p.reg_field_bits(fx.field as usize) > 64;
             let ok = match f.kind {
                 Kind::Reg => match class {
                     Class::R => !fx.hi && !pair(),
-                    Class::RPair => !fx.hi || !pair(),
+                    // A 128-bit field names two pairs, the high one `.hi`.
+                    Class::RPair => !fx.hi || !pair() || (quad() && m.is_quad_hi(fx)),
                     Class::P => false,
                 },
                 Kind::Pred => class == Class::P && !fx.hi,
@@ -686,6 +716,16 @@ impl Bundle {
     pub fn use_hi<K: Reads>(self, h: impl Handle<K>, v: VReg) -> Self {
         self.reg(h, v, OpKind::Use, true)
     }
+    /// The 128-bit field `h` reads the quad of pairs `lo` and `hi` (two
+    /// distinct values: the allocator places `hi` two registers above `lo`).
+    pub fn use_quad<K: Reads, H: Handle<K> + Copy>(self, h: H, lo: VReg, hi: VReg) -> Self {
+        debug_assert!(lo != hi, "a quad of one pair twice");
+        self.reg(h, lo, OpKind::Use, false).reg(h, hi, OpKind::Use, true)
+    }
+    /// The 128-bit field `h` writes the quad of pairs `lo` and `hi`.
+    pub fn def_quad<K: Writes, H: Handle<K> + Copy>(self, h: H, lo: VReg, hi: VReg) -> Self {
+        self.reg(h, lo, OpKind::Def, false).reg(h, hi, OpKind::Def, true)
+    }
     /// Field `h` writes `v`.
     pub fn def<K: Writes>(self, h: impl Handle<K>, v: VReg) -> Self {
         self.reg(h, v, OpKind::Def, false)
@@ -802,7 +842,15 @@ impl VCode {
             let kind = p.def().fields[field].kind;
             shown.set_at(field, if matches!(kind, Kind::Pred | Kind::UPred) { k as u64 % 7 } else { 4 * (k as u64 + 1) });
             let v = m.opnds[x.opnd as usize].vreg;
+            if x.hi && m.is_quad_hi(x) {
+                // The low pair's name stands for the quad.
+                continue;
+            }
             let name = match self.class(v) {
+                Class::RPair if p.def().bitwidth_of(field, p.values()) > 64 => {
+                    let hi = m.fixups.iter().find(|y| y.hi && y.piece == x.piece && y.field == x.field);
+                    format!("{}+{}:quad", v, hi.map_or(v, |y| m.opnds[y.opnd as usize].vreg))
+                }
                 Class::RPair if x.hi => format!("{}.hi", v),
                 Class::RPair if p.def().bitwidth_of(field, p.values()) <= 32 => format!("{}.lo", v),
                 _ => self.vreg_text(v),

@@ -195,6 +195,45 @@ fn unaligned_global_accesses() {
     assert_eq!(dst, want);
 }
 
+/// 16-byte elements copied over several CTAs in strict mode
+/// (`tests/kernels/copy16.clif`): whole (one `.128` load and store), with
+/// the halves swapped, and word by word plus one; the elements past `n` and
+/// the bytes around the copied ones untouched.
+#[test]
+fn copy_16_byte_elements() {
+    let prog = kernel_file("tests/kernels/copy16.clif");
+    let (ctas, threads, n) = (5u32, 48u32, 200usize);
+    let total = (ctas * threads) as usize;
+    let src: Vec<u8> = (0..16 * total).map(|i| (i as u32).wrapping_mul(0x9e37_79b9).rotate_right(11) as u8).collect();
+    for kernel in ["copy_i128", "swap_halves", "add_words"] {
+        let mut gpu = Gpu::new();
+        let ps = gpu.alloc(src.len() as u64, 256);
+        gpu.write(ps, &src).unwrap();
+        let pd = gpu.alloc(src.len() as u64, 256);
+        let cfg = LaunchConfig { grid: [ctas, 1, 1], block: [threads, 1, 1], strict: true, ..Default::default() };
+        gpu.launch(&prog, kernel, &cfg, &[Arg::Ptr(ps), Arg::Ptr(pd), Arg::I32(n as i32)]).expect("runs");
+        let dst = gpu.read(pd, src.len() as u64).unwrap();
+        let mut want = vec![0u8; src.len()];
+        for (i, e) in src.chunks(16).take(n).enumerate() {
+            let w = &mut want[16 * i..16 * i + 16];
+            match kernel {
+                "copy_i128" => w.copy_from_slice(e),
+                "swap_halves" => {
+                    w[..8].copy_from_slice(&e[8..]);
+                    w[8..].copy_from_slice(&e[..8]);
+                }
+                _ => {
+                    for k in 0..4 {
+                        let x = u32::from_le_bytes(e[4 * k..4 * k + 4].try_into().unwrap()).wrapping_add(1);
+                        w[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
+        }
+        assert_eq!(dst, want, "{}", kernel);
+    }
+}
+
 #[test]
 fn kernel_tail_call_is_rejected() {
     let src = "function %f(i64) tail {\nblock0(v0: i64):\n    return\n}\n\

@@ -345,6 +345,10 @@ impl<'a> Layout<'a> {
             placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(self.frame_size as i64 + offset as i64));
         }
         for fx in m.fixups.iter() {
+            if fx.hi && self.vcode.has_quads && m.is_quad_hi(fx) {
+                // The field holds the quad's base, the low pair's register.
+                continue;
+            }
             let r = reg_of(allocs, fx.opnd as usize, at)? + fx.hi as u32;
             placed[fx.piece as usize].inst.set_at(fx.field as usize, r as u64);
         }

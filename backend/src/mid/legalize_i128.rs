@@ -18,6 +18,10 @@
 //! Unreachable blocks that touch `i128` are replaced by a `trap` (they never
 //! run). An `i128` instruction this pass does not know is an "unsupported"
 //! error naming it. A big-endian `i128` access puts the high half first.
+//! An aligned little-endian `load`/`store` of an `i128` stays one access
+//! (`.128` on a register quad, `docs/regalloc.md`): `w = load.i128 …;
+//! lo, hi = isplit w` and `store.i128 (iconcat lo hi), …` are the only
+//! `i128` values left, which instruction selection lowers together.
 //!
 //! The sequences (`x = (x0, x1)`, low half first; all `i64` arithmetic
 //! wraps; `s` is a shift amount, which CLIF takes modulo the width: the
@@ -401,9 +405,16 @@ impl Narrow {
                 let InstructionData::Load { flags, arg, offset, .. } = data else {
                     return Err(unsupported(pos.func, inst, "this load form with i128"));
                 };
-                let off8 = offset8(pos.func, inst, offset)?;
                 let fd = pos.func.dfg.mem_flags[flags].clone();
                 let big = fd.endianness(Endianness::Little) == Endianness::Big;
+                if fd.aligned() && !big {
+                    // One 128-bit access (a register quad), read as its halves.
+                    let w = pos.ins().load(I128, fd, arg, offset);
+                    let (lo, hi) = pos.ins().isplit(w);
+                    out.push(Ok((lo, hi)));
+                    return Ok(true);
+                }
+                let off8 = offset8(pos.func, inst, offset)?;
                 let (lo_off, hi_off) = if big { (off8, offset) } else { (offset, off8) };
                 let lo = pos.ins().load(I64, fd.clone(), arg, lo_off);
                 let hi = pos.ins().load(I64, fd, arg, hi_off);
@@ -414,9 +425,14 @@ impl Narrow {
                     return Err(unsupported(pos.func, inst, "this store form with i128"));
                 };
                 let (lo, hi) = self.halves(pos.func, inst, args[0])?;
-                let off8 = offset8(pos.func, inst, offset)?;
                 let fd = pos.func.dfg.mem_flags[flags].clone();
                 let big = fd.endianness(Endianness::Little) == Endianness::Big;
+                if fd.aligned() && !big {
+                    let w = pos.ins().iconcat(lo, hi);
+                    pos.ins().store(fd, w, args[1], offset);
+                    return Ok(true);
+                }
+                let off8 = offset8(pos.func, inst, offset)?;
                 let (lo_off, hi_off) = if big { (off8, offset) } else { (offset, off8) };
                 pos.ins().store(fd.clone(), lo, args[1], lo_off);
                 pos.ins().store(fd, hi, args[1], hi_off);

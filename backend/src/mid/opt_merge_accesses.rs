@@ -1,5 +1,6 @@
 //! Adjacent 32-bit loads and stores through the same base merged into one
-//! 64-bit access where its alignment is proven (`docs/optimization.md`,
+//! 64-bit access, adjacent 64-bit ones into one 128-bit access, where its
+//! alignment is proven (`docs/optimization.md`,
 //! "Wider memory accesses").
 //!
 //! Two `load.i32` (or `f32`) at `b+o` and `b+o+4` of one block, with
@@ -48,9 +49,15 @@
 //! aligned for its own width that is not merged gets the `aligned` flag
 //! (so `legalize_memory` adds no run-time check to it).
 //!
-//! 128-bit accesses (four words on a 16-byte boundary) are not formed: the
-//! register allocators have no class for an aligned quad, so four words are
-//! two 64-bit accesses.
+//! *128 bits*: the same rule, a second time, on 8-byte accesses: two
+//! adjacent `i64`/`f64` loads (those just merged from words included) at a
+//! multiple of 16 become `w = load.i128 aligned; lo, hi = isplit w`, two
+//! such stores `store.i128 aligned w` when the stored halves are the two
+//! halves of one merged load (no `i128` constants). `legalize_i128` keeps
+//! the aligned `i128` access whole, and it becomes one `.128` access on a
+//! register quad (`docs/regalloc.md`), the `isplit` halves its two pairs.
+//! So four words at a multiple of 16 are one `LDG.128`; at a multiple of 8
+//! only, two `LDG.64`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -96,28 +103,31 @@ pub fn opt_merge_accesses(f: &mut Function, shared: &SharedLayout) -> Result<(),
     }
     for (b, loads, stores) in work {
         // Loads first (with the flags): a store of words loaded by a merged
-        // load stores its i64.
-        if loads {
-            merge_block(f, b, &mut align, &abi, false)?;
+        // load stores its i64. Words into i64s first, then i64s (merged or
+        // not) into i128s.
+        // (The second round only where the first leaves two 8-byte accesses.)
+        if loads && merge_block(f, b, &mut align, &abi, false, 4)? >= 2 {
+            merge_block(f, b, &mut align, &abi, false, 8)?;
         }
-        if stores {
-            merge_block(f, b, &mut align, &abi, true)?;
+        if stores && merge_block(f, b, &mut align, &abi, true, 4)? >= 2 {
+            merge_block(f, b, &mut align, &abi, true, 8)?;
         }
     }
     Ok(())
 }
 
-/// Can `lo` and `hi` be the words of a merged access without copies: for
-/// loads, results that are not ABI values; for stores, two constants (one
-/// i64 constant) or the two words of one merged load, in order (its i64).
-/// Other stored words would have to be copied into the halves of a pair,
-/// which costs more than the second store.
+/// Can `lo` and `hi` be the halves of a merged access without copies: for
+/// loads, results that are not ABI values; for stores, two 32-bit constants
+/// (one i64 constant) or the two halves of one merged load, in order (its
+/// value). Other stored halves would have to be copied into the halves of a
+/// pair (a quad), which costs more than the second store.
 fn pairable(f: &Function, lo: Value, hi: Value, store: bool, abi: &HashSet<Value>) -> bool {
     let (lo, hi) = (f.dfg.resolve_aliases(lo), f.dfg.resolve_aliases(hi));
     if !store {
         return !abi.contains(&lo) && !abi.contains(&hi);
     }
-    (iconst(f, lo).is_some() && iconst(f, hi).is_some()) || split_of(f, lo, 0).is_some_and(|w| split_of(f, hi, 1) == Some(w))
+    let words = f.dfg.value_type(lo).bytes() == 4;
+    (words && iconst(f, lo).is_some() && iconst(f, hi).is_some()) || split_of(f, lo, 0).is_some_and(|w| split_of(f, hi, 1) == Some(w))
 }
 
 /// The known alignment of values (trailing zero bits), memoized.
@@ -218,7 +228,7 @@ fn root(f: &Function, v: Value) -> (Value, i64) {
     (v, k)
 }
 
-/// A load or store of 32 bits (or any access, for the facts of `aligned`).
+/// A load or store (the facts of `aligned`; a candidate for merging when `plain`).
 #[derive(Clone, Copy)]
 struct Access {
     inst: Inst,
@@ -230,8 +240,8 @@ struct Access {
     root: Value,
     /// Byte offset from `root` (access offset included).
     at: i64,
-    /// A candidate for merging: a plain `load`/`store` of `i32`/`f32`.
-    word: bool,
+    /// A candidate for merging: a plain `load`/`store` of `i32`/`f32`/`i64`/`f64`.
+    plain: bool,
 }
 
 fn access(f: &Function, inst: Inst, pos: usize) -> Option<Access> {
@@ -249,8 +259,8 @@ fn access(f: &Function, inst: Inst, pos: usize) -> Option<Access> {
         _ => return None,
     };
     let (root, k) = root(f, addr);
-    let word = matches!(opcode, Opcode::Load | Opcode::Store) && (ty == types::I32 || ty == types::F32);
-    Some(Access { inst, pos, store, size, root, at: k.wrapping_add(i64::from(offset)), word })
+    let plain = matches!(opcode, Opcode::Load | Opcode::Store) && matches!(ty, types::I32 | types::F32 | types::I64 | types::F64);
+    Some(Access { inst, pos, store, size, root, at: k.wrapping_add(i64::from(offset)), plain })
 }
 
 fn flags(f: &Function, inst: Inst) -> Option<&MemFlagsData> {
@@ -282,7 +292,10 @@ fn known_tz(f: &Function, align: &mut Align, facts: &[(Value, i64, u32)], root: 
     tz
 }
 
-fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Value>, stores: bool) -> Result<(), Error> {
+/// Merges the pairs of adjacent `n`-byte loads (or stores) of block `b` into
+/// `2n`-byte ones; how many plain `2n`-byte loads (stores) the block then has.
+fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Value>, stores: bool, n: u32) -> Result<usize, Error> {
+    let step = i64::from(n);
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     let mut accesses = Vec::new();
     // Facts of the accesses flagged `aligned`, in block order.
@@ -302,22 +315,23 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
     let mut pairs = Vec::new();
     for i in 0..accesses.len() {
         let a = accesses[i];
-        if merged[i] || !a.word || a.store != stores {
+        if merged[i] || !a.plain || a.size != n || a.store != stores {
             continue;
         }
         let Some(fa) = flags(f, a.inst) else { continue };
         if fa.endianness(Endianness::Little) != Endianness::Little {
             continue;
         }
-        // The partner: the same kind, root and flags, 4 bytes away, in the block.
+        // The partner: the same kind, size, root and flags, n bytes away, in the block.
         let partner = (0..accesses.len()).find(|&j| {
             let c = accesses[j];
             j != i
                 && !merged[j]
-                && c.word
+                && c.plain
+                && c.size == n
                 && c.store == a.store
                 && c.root == a.root
-                && (c.at == a.at.wrapping_add(4) || c.at == a.at.wrapping_sub(4))
+                && (c.at == a.at.wrapping_add(step) || c.at == a.at.wrapping_sub(step))
                 && flags(f, c.inst) == Some(fa)
         });
         let Some(j) = partner else { continue };
@@ -327,7 +341,7 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
             continue;
         }
         // The facts of the accesses up to the later of the two.
-        if known_tz(f, align, &facts[..facts_through[i.max(j)]], a.root, lo.at) < 3 {
+        if known_tz(f, align, &facts[..facts_through[i.max(j)]], a.root, lo.at) < (2 * n).trailing_zeros() {
             continue;
         }
         let word = |x: &Access| if x.store { f.dfg.inst_args(x.inst)[0] } else { f.dfg.first_result(x.inst) };
@@ -344,7 +358,7 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
     }
     // Accesses proven aligned for their own width get the flag (once, with the loads).
     for (i, a) in accesses.iter().enumerate() {
-        if stores || merged[i] || a.size <= 1 || !a.size.is_power_of_two() {
+        if stores || n != 4 || merged[i] || a.size <= 1 || !a.size.is_power_of_two() {
             continue;
         }
         let Some(fd) = flags(f, a.inst).cloned() else { continue };
@@ -359,14 +373,15 @@ fn merge_block(f: &mut Function, b: Block, align: &mut Align, abi: &HashSet<Valu
             }
         }
     }
+    let wide = accesses.iter().filter(|a| a.plain && a.size == 2 * n && a.store == stores).count() + pairs.len();
     for (lo, hi, first, last) in pairs {
         if lo.store {
-            merge_stores(f, lo, hi, last)?;
+            merge_stores(f, lo, hi, last, n)?;
         } else {
-            merge_loads(f, lo, hi, first)?;
+            merge_loads(f, lo, hi, first, n)?;
         }
     }
-    Ok(())
+    Ok(wide)
 }
 
 /// The merged access's flags: the accesses' own, `aligned`.
@@ -374,7 +389,7 @@ fn merged_flags(f: &Function, inst: Inst) -> MemFlagsData {
     flags(f, inst).cloned().unwrap_or_else(MemFlagsData::new).with_aligned()
 }
 
-/// The i64 that `v` is word `k` of, if `v` is that result of an `isplit`.
+/// The value (i64, i128) that `v` is half `k` of, if `v` is that result of an `isplit`.
 fn split_of(f: &Function, v: Value, k: usize) -> Option<Value> {
     match f.dfg.value_def(v) {
         ValueDef::Result(inst, n) if n == k => match f.dfg.insts[inst] {
@@ -385,16 +400,26 @@ fn split_of(f: &Function, v: Value, k: usize) -> Option<Value> {
     }
 }
 
-/// `w = load.i64 root+lo.at` before `first`; each load's result becomes its word.
-fn merge_loads(f: &mut Function, lo: Access, hi: Access, first: Inst) -> Result<(), Error> {
+/// The integer type of `n` bytes.
+fn int_type(n: u32) -> Type {
+    match n {
+        4 => types::I32,
+        8 => types::I64,
+        _ => types::I128,
+    }
+}
+
+/// `w = load.i64 root+lo.at` (`i128` for two `n` = 8 loads) before `first`;
+/// each load's result becomes its half.
+fn merge_loads(f: &mut Function, lo: Access, hi: Access, first: Inst, n: u32) -> Result<(), Error> {
     let fd = merged_flags(f, lo.inst);
     let mut pos = FuncCursor::new(f).at_inst(first);
-    let w = pos.ins().load(types::I64, fd, lo.root, Offset32::new(lo.at as i32));
+    let w = pos.ins().load(int_type(2 * n), fd, lo.root, Offset32::new(lo.at as i32));
     let (wl, wh) = pos.ins().isplit(w);
     for (a, word) in [(lo, wl), (hi, wh)] {
         let old = pos.func.dfg.first_result(a.inst);
         let ty: Type = pos.func.dfg.value_type(old);
-        let new = if ty == types::F32 { pos.ins().bitcast(types::F32, MemFlagsData::new(), word) } else { word };
+        let new = if ty.is_float() { pos.ins().bitcast(ty, MemFlagsData::new(), word) } else { word };
         pos.func.layout.remove_inst(a.inst);
         pos.func.dfg.clear_results(a.inst);
         pos.func.dfg.change_to_alias(old, new);
@@ -402,14 +427,15 @@ fn merge_loads(f: &mut Function, lo: Access, hi: Access, first: Inst) -> Result<
     Ok(())
 }
 
-/// `store.i64 w, root+lo.at` before `last` (`pairable`'s `w`), the two stores deleted.
-fn merge_stores(f: &mut Function, lo: Access, hi: Access, last: Inst) -> Result<(), Error> {
+/// `store.i64 w, root+lo.at` (`i128` for two `n` = 8 stores) before `last`
+/// (`pairable`'s `w`), the two stores deleted.
+fn merge_stores(f: &mut Function, lo: Access, hi: Access, last: Inst, n: u32) -> Result<(), Error> {
     let fd = merged_flags(f, lo.inst);
     let mut pos = FuncCursor::new(f).at_inst(last);
     let words = [lo, hi].map(|a| pos.func.dfg.resolve_aliases(pos.func.dfg.inst_args(a.inst)[0]));
-    // `pairable`: two constants, or the two words of one merged load.
+    // `pairable`: two 32-bit constants, or the two halves of one merged load.
     let w = match (iconst(pos.func, words[0]), iconst(pos.func, words[1]), split_of(pos.func, words[0], 0)) {
-        (Some(l), Some(h), _) => pos.ins().iconst(types::I64, (l as u32 as i64) | (h << 32)),
+        (Some(l), Some(h), _) if n == 4 => pos.ins().iconst(types::I64, (l as u32 as i64) | (h << 32)),
         (.., Some(x)) => x,
         _ => {
             return Err(

@@ -121,7 +121,7 @@ fn plan(m: &MInst, narrow: &VSet) -> Option<Plan> {
         if !outs[k] || !narrow.contains(&o.vreg) || fx.hi {
             continue;
         }
-        if p.def().bitwidth_of(fx.field as usize, p.values()) == 64 {
+        if p.def().bitwidth_of(fx.field as usize, p.values()) >= 64 {
             let twin = narrow_twin(kept(&out, m, fx.piece as usize)?)?;
             out[fx.piece as usize] = Fate::Twin(Box::new(twin));
         }
@@ -255,7 +255,7 @@ fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet, plans: &mut Plans) 
                 },
                 None => (orig, f.field as usize),
             };
-            if f.hi || p.def().bitwidth_of(fi, p.values()) == 64 {
+            if f.hi || p.def().bitwidth_of(fi, p.values()) >= 64 {
                 wide.insert(o.vreg);
             }
         }
@@ -310,7 +310,7 @@ fn survivors_bound(vcode: &VCode, cand: &VSet) -> VSet {
                 if !s.contains(&v) || is_output(p, f.field as usize) {
                     continue;
                 }
-                if f.hi || p.def().bitwidth_of(f.field as usize, p.values()) == 64 {
+                if f.hi || p.def().bitwidth_of(f.field as usize, p.values()) >= 64 {
                     if writes.is_empty() {
                         s.remove(v);
                     } else {

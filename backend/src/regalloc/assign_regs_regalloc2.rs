@@ -12,6 +12,12 @@
 //!
 //! `R0` (spill scratch for predicates), `R1` (stack pointer), `R2`–`R3` and
 //! `R196`–`R254` are never allocated.
+//!
+//! regalloc2 has no class for a register quad either (a fourth class, or
+//! pairs of its `Float` registers kept adjacent, it cannot express): before
+//! it runs, [`split_quads`] turns each `.128` access on a quad into two
+//! `.64` accesses, one per pair (the address is a multiple of 16, so each
+//! half is aligned).
 
 use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegClass, RegallocOptions};
 use regalloc2 as ra;
@@ -28,6 +34,32 @@ pub const PAIR_BASE: u32 = 4;
 /// Registers per regalloc2 class that may be allocated (the 64th is scratch).
 pub const ALLOCATABLE: usize = 63;
 pub const P_ALLOCATABLE: usize = 6;
+
+/// Every `.128` access of `vcode` as two `.64` accesses
+/// ([`ursa_isel::rules::memory::split_quad`]), for regalloc2.
+pub fn split_quads(vcode: &mut VCode) -> Result<(), Error> {
+    if !vcode.has_quads {
+        return Ok(());
+    }
+    for b in vcode.blocks.iter_mut() {
+        if !b.insts.iter().any(|m| m.has_quad()) {
+            continue;
+        }
+        let mut out = Vec::with_capacity(b.insts.len() + 2);
+        for m in b.insts.drain(..) {
+            if !m.has_quad() {
+                out.push(m);
+                continue;
+            }
+            let halves = ursa_isel::rules::memory::split_quad(&m)
+                .ok_or_else(|| Error::unsupported(format!("a 128-bit access regalloc2 cannot split: {:?}", m.pieces[0].form().name())))?;
+            out.extend(halves);
+        }
+        b.insts = out;
+    }
+    vcode.has_quads = false;
+    Ok(())
+}
 
 pub fn rc(c: Class) -> RegClass {
     match c {

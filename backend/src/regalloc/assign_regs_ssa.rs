@@ -337,6 +337,14 @@ impl Regs {
             }
         }
     }
+    /// Whether a quad `R[r:r+3]` (two pairs) may take `r`, a multiple of 4.
+    fn fits_quad(&self, r: u32, avoid: &Avoid) -> bool {
+        r % 4 == 0 && self.fits(Class::RPair, r, avoid) && self.fits(Class::RPair, r + 2, avoid)
+    }
+    /// The lowest register a quad may take.
+    fn lowest_quad(&self, avoid: &Avoid) -> Option<u32> {
+        (0..NREGS).step_by(4).find(|&r| self.fits_quad(r, avoid))
+    }
     /// The lowest register a value of class `c` may take where `ok` agrees.
     fn lowest_where(&self, c: Class, avoid: &Avoid, ok: impl Fn(u32) -> bool) -> Option<u32> {
         let mut avoid = *avoid;
@@ -1113,6 +1121,9 @@ impl<'a> Walk<'a> {
                 self.copies.push((d, r + x));
             }
         }
+        if self.vcode.has_quads {
+            self.copy_quad_uses(ob, m, &mut busy)?;
+        }
         if !self.copies.is_empty() {
             self.seq.clear();
             let srcs: Vec<u32> = self.copies.iter().map(|c| c.1).collect();
@@ -1205,6 +1216,58 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// The quads `m` reads from pairs that are not one (operands from `ob`):
+    /// both pairs copied into a free quad before it (`busy`: the registers
+    /// the copies write).
+    #[inline(never)]
+    fn copy_quad_uses(&mut self, ob: usize, m: &MInst, busy: &mut Avoid) -> Result<(), GiveUp> {
+        for (lo, hi) in m.quads() {
+            if m.opnds[lo].kind != OpKind::Use {
+                continue;
+            }
+            let (ra, rb) = (self.regs[ob + lo], self.regs[ob + hi]);
+            if ra % 4 == 0 && rb == ra + 2 {
+                continue;
+            }
+            let q = self.state.lowest_quad(busy).ok_or(GiveUp::Full)?;
+            for x in 0..2 {
+                self.copies.push((q + x, ra + x));
+                self.copies.push((q + 2 + x, rb + x));
+            }
+            for x in 0..4 {
+                busy.r.insert(q + x);
+            }
+            self.regs[ob + lo] = q;
+            self.regs[ob + hi] = q + 2;
+        }
+        Ok(())
+    }
+
+    /// The quads `m` writes (a `.128` load; operands from `ob`): the two
+    /// pairs at a multiple of 4, the low pair's hint first. The operands
+    /// placed, as a bit set.
+    #[inline(never)]
+    fn place_quad_defs(&mut self, ob: usize, m: &MInst) -> Result<u64, GiveUp> {
+        let mut placed = 0u64;
+        for (lo, hi) in m.quads() {
+            let (a, b) = (&m.opnds[lo], &m.opnds[hi]);
+            if a.kind != OpKind::Def || b.kind != OpKind::Def || a.fixed.is_some() || b.fixed.is_some() {
+                continue;
+            }
+            let avoid = self.avoid_for(a.vreg.0, &self.avoid_for(b.vreg.0, &Avoid::default()));
+            let h = self.hint[a.vreg.0 as usize];
+            let r = match h {
+                NONE => None,
+                h => Some(h).filter(|&h| self.state.fits_quad(h, &avoid)),
+            };
+            let r = r.or_else(|| self.state.lowest_quad(&avoid)).ok_or(GiveUp::Full)?;
+            self.place(a.vreg.0, r, Some(ob + lo));
+            self.place(b.vreg.0, r + 2, Some(ob + hi));
+            placed |= 1 << lo | 1 << hi;
+        }
+        Ok(placed)
+    }
+
     /// The defs of instruction `j` of block `b`, the fixed ones first.
     #[inline]
     fn place_results(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
@@ -1212,8 +1275,13 @@ impl<'a> Walk<'a> {
         let m = &vcode.blocks[b].insts[j];
         let ob = self.op_at[self.first[b] + j] as usize;
         let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
+        // Operands placed as a quad (bit k: operand k).
+        let quad_defs = if vcode.has_quads { self.place_quad_defs(ob, m)? } else { 0 };
         for fixed_pass in [true, false] {
             for (k, o) in m.opnds.iter().enumerate() {
+                if quad_defs >> k & 1 != 0 {
+                    continue;
+                }
                 // The next version of a pair takes the register of the
                 // version it continues, which dies here (with the fixed
                 // defs: before a free def could take the register).
@@ -1805,6 +1873,71 @@ mod tests {
     }
 
     /// `asg` with the moves at program point `p` replaced by `new`.
+    /// `LD.128` of the quad (q0, q1) from the pair argument, `ST.128` of
+    /// (s0, s1) to it; with `swapped`, the stored quad is (q1, q0).
+    fn quad_copy(swapped: bool) -> VCode {
+        use ursa_emit::forms::{LD_RI, ST_RIR};
+        let mut v = VCode::default();
+        let (a, link, q0, q1) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(link, OpKind::Def, 20).build();
+        let ld =
+            Bundle::new().inst(forms::LD_RI).use_(LD_RI::RA, a).set(LD_RI::DTYPE, mods::MEMDType::_128).def_quad(LD_RI::RD, q0, q1).build();
+        let (s0, s1) = if swapped { (q1, q0) } else { (q0, q1) };
+        let st = Bundle::new()
+            .inst(forms::ST_RIR)
+            .use_(ST_RIR::RA, a)
+            .set(ST_RIR::DTYPE, mods::MEMDType::_128)
+            .use_quad(ST_RIR::RB, s0, s1)
+            .build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, ld, st, ret], &[], &[]));
+        v.has_quads = true;
+        v
+    }
+
+    #[test]
+    fn a_loaded_quad_is_stored_from_its_registers() {
+        let v = quad_copy(false);
+        let asg = assign_regs_ssa(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        assert!(asg.moves.is_empty());
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        // R[4:7] holds the address: the lowest free quad is R[8:11].
+        assert_eq!(text(&code), ["LD.128 R[8:11], [R[4:5]]", "ST.128 [R[4:5]], R[8:11]", "RET R[20:21]"]);
+    }
+
+    #[test]
+    fn a_quad_of_pairs_placed_apart_is_copied_into_a_free_quad() {
+        let v = quad_copy(true);
+        let asg = assign_regs_ssa(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        let code = crate::emit::lower_vcode::lower_vcode(&v, &asg, &SlotHomes::memory(&asg)).unwrap();
+        assert_eq!(
+            text(&code),
+            [
+                "LD.128 R[8:11], [R[4:5]]",
+                "MOV R12, R10",
+                "MOV R14, R8",
+                "MOV R13, R11",
+                "MOV R15, R9",
+                "ST.128 [R[4:5]], R[12:15]",
+                "RET R[20:21]"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_checker_rejects_a_quad_off_a_multiple_of_four() {
+        let v = quad_copy(false);
+        let mut asg = assign_regs_ssa(&v).unwrap();
+        // The load (flat index 1) writes its quad at R[10:13].
+        let at = asg.op_at[1] as usize;
+        let (lo, hi) = v.blocks[0].insts[1].quads().next().unwrap();
+        asg.regs[at + lo] = 10;
+        asg.regs[at + hi] = 12;
+        assert!(check_assignment(&v, &asg).unwrap_err().message().contains("not R[4n:4n+3]"));
+    }
+
     fn with_moves_at(asg: &Assignment, p: usize, new: &[Move]) -> Assignment {
         let mut bad = asg.clone();
         let (from, to) = (bad.move_at[p] as usize, bad.move_at[p + 1] as usize);

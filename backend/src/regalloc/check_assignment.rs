@@ -12,7 +12,8 @@
 //! Every use must find its value in the operand's register (an ABI operand in
 //! its fixed register), an early def or a scratch register must not be a
 //! register one of the instruction's uses reads, two results of one
-//! instruction must not share a register, pairs must be even-aligned, no
+//! instruction must not share a register, pairs must be even-aligned (the
+//! two pairs of a quad at `R[4n]` and `R[4n+2]`), no
 //! value may be put in `R1` where the stack pointer lives, nor in `P6`.
 
 use crate::Error;
@@ -105,6 +106,17 @@ fn check(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
             let regs = asg.operand_regs(i);
             if regs.len() != m.opnds.len() {
                 return Err(at(j, "operand count differs".into()));
+            }
+            for (lo, hi) in vcode.has_quads.then(|| m.quads()).into_iter().flatten() {
+                if regs[lo] % 4 != 0 || regs[hi] != regs[lo] + 2 {
+                    return Err(at(
+                        j,
+                        format!(
+                            "the quad of {} and {} is in {} and {}, not R[4n:4n+3]",
+                            m.opnds[lo].vreg, m.opnds[hi].vreg, regs[lo], regs[hi]
+                        ),
+                    ));
+                }
             }
             // Uses read their values.
             for (k, o) in m.opnds.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {

@@ -1,13 +1,14 @@
 //! Constructors for `isle/lower/memory.isle`: loads, stores, stack addresses.
 
 use cranelift_codegen::ir::immediates::Offset32;
-use cranelift_codegen::ir::{types, Endianness, MemFlags, Opcode, StackSlot, Type, Value};
+use cranelift_codegen::ir::{self as ir, types, Endianness, InstructionData, MemFlags, Opcode, StackSlot, Type, Value, ValueDef};
 use ursa_emit::{forms, FormId};
 
 use crate::abi;
 use crate::addr_space::Space;
 use crate::lower::{InstOutput, Lower};
-use crate::vcode::{Bundle, Class, VReg};
+use crate::vcode::{Bundle, Class, MInst, VReg};
+use crate::LowerError;
 use ursa_emit::forms::{IADD_RI, MOV_I};
 use ursa_emit::forms::{LDG_RI, LDL_RI, LDS_RI, LD_RI, STG_RIR, STL_RIR, STS_RIR, ST_RIR};
 use ursa_emit::mods::MEMDType;
@@ -202,6 +203,107 @@ impl Lower<'_> {
         self.store(op, flags, v, Base::Stack, o)
     }
 
+    /// The `i128` accesses `legalize_i128` keeps whole (aligned,
+    /// little-endian): `load.i128` is one `.128` load into a register quad
+    /// whose two pairs are the results of the `isplit` of its value (the
+    /// only reader it has), and `store.i128` of an `iconcat` one `.128`
+    /// store of the quad of the two halves (the allocator places them
+    /// there). The `iconcat` is then read by nothing and not lowered. False
+    /// for every other instruction.
+    pub(crate) fn lower_quad(&mut self, inst: ir::Inst) -> Result<bool, LowerError> {
+        let f = self.f;
+        let is128 = |v: Value| f.dfg.value_type(v) == types::I128;
+        match f.dfg.insts[inst] {
+            InstructionData::Unary { opcode: Opcode::Isplit, arg } if is128(arg) => {
+                let from_load = matches!(f.dfg.value_def(f.dfg.resolve_aliases(arg)), ValueDef::Result(i, 0)
+                    if matches!(f.dfg.insts[i], InstructionData::Load { opcode: Opcode::Load, .. }));
+                if !from_load {
+                    return Err(self.err(inst, "an i128 split that is not a load's"));
+                }
+                let rs = f.dfg.inst_results(inst);
+                let (lo, hi) = (self.value_vreg(rs[0]), self.value_vreg(rs[1]));
+                self.quads.insert(f.dfg.resolve_aliases(arg), (lo, hi));
+                Ok(true)
+            }
+            InstructionData::Load { opcode: Opcode::Load, flags, arg, offset } if is128(f.dfg.first_result(inst)) => {
+                let v = f.dfg.first_result(inst);
+                let (lo, hi) = match self.quads.remove(&v) {
+                    Some(q) => q,
+                    None => (self.temp(Class::RPair), self.temp(Class::RPair)),
+                };
+                self.check_quad_flags(inst, flags)?;
+                let (base, off) = self.quad_base(arg, offset);
+                let b = self.mem_bundle(forms::LD_RI, forms::LDL_RI, base, off).set(MEM_DTYPE, MEMDType::_128).def_quad(LOAD_RD, lo, hi);
+                self.emit_b(b);
+                self.vcode.has_quads = true;
+                Ok(true)
+            }
+            InstructionData::Store { opcode: Opcode::Store, flags, args: [v, addr], offset } if is128(v) => {
+                self.check_quad_flags(inst, flags)?;
+                let def = match f.dfg.value_def(f.dfg.resolve_aliases(v)) {
+                    ValueDef::Result(i, 0) => f.dfg.insts[i],
+                    _ => return Err(self.err(inst, "an i128 stored that is not an iconcat")),
+                };
+                let InstructionData::Binary { opcode: Opcode::Iconcat, args: [a, b] } = def else {
+                    return Err(self.err(inst, "an i128 stored that is not an iconcat"));
+                };
+                let (base, off) = self.quad_base(addr, offset);
+                if !self.halves_of_one_load(a, b) {
+                    // Halves computed apart would be copied into a quad
+                    // (four MOVs): two `.64` stores instead.
+                    self.store(&Opcode::Store, flags, a, base, off);
+                    self.store(&Opcode::Store, flags, b, base, off + 8);
+                    return Ok(true);
+                }
+                let (lo, hi) = (self.use_value(a), self.use_value(b));
+                let b = self.mem_bundle(forms::ST_RIR, forms::STL_RIR, base, off).set(MEM_DTYPE, MEMDType::_128).use_quad(STORE_RB, lo, hi);
+                self.emit_b(b);
+                self.vcode.has_quads = true;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Whether `a` and `b` are the low and high halves (the `isplit`) of one
+    /// `i128` load, which the allocator places in one quad.
+    fn halves_of_one_load(&self, a: Value, b: Value) -> bool {
+        let dfg = &self.f.dfg;
+        match (dfg.value_def(dfg.resolve_aliases(a)), dfg.value_def(dfg.resolve_aliases(b))) {
+            (ValueDef::Result(i, 0), ValueDef::Result(j, 1)) if i == j => {
+                matches!(dfg.insts[i], InstructionData::Unary { opcode: Opcode::Isplit, arg } if dfg.value_type(arg) == types::I128)
+            }
+            _ => false,
+        }
+    }
+
+    /// `legalize_i128` keeps only aligned little-endian `i128` accesses.
+    fn check_quad_flags(&self, inst: ir::Inst, flags: MemFlags) -> Result<(), LowerError> {
+        let fd = &self.f.dfg.mem_flags[flags];
+        if !fd.aligned() || fd.endianness(Endianness::Little) != Endianness::Little {
+            return Err(self.err(inst, "an i128 access that is not aligned and little-endian"));
+        }
+        Ok(())
+    }
+
+    /// The base and offset of a `.128` access at `addr + offset`, as the
+    /// rules of `memory.isle` choose them for the other widths.
+    fn quad_base(&mut self, addr: Value, offset: Offset32) -> (Base, i64) {
+        let f = self.f;
+        let off = i64::from(offset);
+        if let ValueDef::Result(i, 0) = f.dfg.value_def(f.dfg.resolve_aliases(addr)) {
+            if let InstructionData::StackAddr { stack_slot, offset: so, .. } = f.dfg.insts[i] {
+                return (Base::Stack, self.slot_offset(stack_slot) + i64::from(so) + off);
+            }
+        }
+        let r = self.use_value(addr);
+        if f.dfg.value_type(addr) == types::I64 {
+            (self.base64(r), off)
+        } else {
+            (Base::Local(r), off)
+        }
+    }
+
     /// `stack_addr`: `R1 + offset` as a local address (i32) or as a generic
     /// address in the local window (i64).
     pub fn stack_slot_addr(&mut self, ty: Type, ss: StackSlot, off: i64) -> VReg {
@@ -244,4 +346,37 @@ impl Lower<'_> {
         // bit 3 of a nibble replicates the selected byte's sign.
         self.prmt_imm(a, sel)
     }
+}
+
+/// A `.128` access on a register quad ([`Lower::lower_quad`]) as two `.64`
+/// accesses, one per pair, at its offset and 8 bytes above: for the
+/// allocator that has no quads (regalloc2, `docs/regalloc.md`). None when
+/// `m` is no such access or the upper offset does not fit the field.
+pub fn split_quad(m: &MInst) -> Option<[MInst; 2]> {
+    let (lo, hi) = m.quads().next()?;
+    if m.pieces.len() != 1 {
+        return None;
+    }
+    let ofs = m.pieces[0].get(MEM_OFS);
+    // SImm24, sign-extended.
+    let ofs = ((ofs as i64) << 40) >> 40;
+    if ofs + 8 > OFS_MAX {
+        return None;
+    }
+    let mut halves = [m.clone(), m.clone()];
+    for (k, h) in halves.iter_mut().enumerate() {
+        let (keep, drop) = if k == 0 { (lo, hi) } else { (hi, lo) };
+        let at = h.fixups.iter().position(|f| f.opnd as usize == drop)?;
+        h.unbind(at);
+        if k == 1 {
+            // The high pair's `.hi` fixup becomes a whole 64-bit operand.
+            let at = h.fixups.iter().position(|f| f.opnd as usize == keep)?;
+            let f = h.unbind(at);
+            h.bind(f.piece, f.field, f.opnd, false);
+            h.pieces[0].set(MEM_OFS, (ofs + 8) as u32 as u64 & 0xff_ffff);
+        }
+        h.pieces[0].set(MEM_DTYPE, MEMDType::_64);
+        h.retain_operands(|j, _, _| j != drop);
+    }
+    Some(halves)
 }
