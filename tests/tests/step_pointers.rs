@@ -95,7 +95,11 @@ fn program(level: OptLevel) -> Program {
     let obj = elf::Object {
         functions: funcs
             .iter()
-            .map(|f| compile(f, &Options { kernel: true, check_regalloc: true, opt_level: level, ..Default::default() }).expect("compiles").function)
+            .map(|f| {
+                compile(f, &Options { kernel: true, check_regalloc: true, opt_level: level, ..Default::default() })
+                    .expect("compiles")
+                    .function
+            })
             .collect(),
     };
     Program::load(&elf::write(&obj)).unwrap()

@@ -115,7 +115,9 @@ pub fn plain_entries(f: &Function, l: Block) -> bool {
         let Some(t) = f.layout.last_inst(b) else { return false };
         let data = &f.dfg.insts[t];
         for call in data.branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables) {
-            if call.block(&f.dfg.value_lists) == l && (!matches!(data.opcode(), Opcode::Jump | Opcode::Brif) || call_args(f, call).is_none()) {
+            if call.block(&f.dfg.value_lists) == l
+                && (!matches!(data.opcode(), Opcode::Jump | Opcode::Brif) || call_args(f, call).is_none())
+            {
                 return false;
             }
         }
@@ -388,4 +390,3 @@ pub fn affine_range(a: i64, c: i128, lo: i128, hi: i128) -> (i128, i128) {
     let (x, y) = (c + i128::from(a) * lo, c + i128::from(a) * hi);
     (x.min(y), x.max(y))
 }
-

@@ -172,7 +172,14 @@ fn candidates(f: &Function, lp: &CountedLoop) -> Vec<Cand> {
             continue;
         }
         let cand = if lp.ty == types::I64 {
-            affine(f, lp, addr).filter(|e| e.a != Inv::Const(0)).map(|e| Cand { addr, base: None, ext: Ext::None, scale: 1, e, check: false })
+            affine(f, lp, addr).filter(|e| e.a != Inv::Const(0)).map(|e| Cand {
+                addr,
+                base: None,
+                ext: Ext::None,
+                scale: 1,
+                e,
+                check: false,
+            })
         } else {
             index_of(f, lp, addr).map(|(base, ext, scale, e)| {
                 let check = !proven(&e, ext, lo_min, hi_max);
@@ -321,7 +328,11 @@ fn rewrite(f: &mut Function, lp: &CountedLoop, cands: &[Cand]) {
     });
     if let (true, Some(hi)) = (iv_check, hi) {
         // `hi + s` fits: `hi <= MAX - s`.
-        let (cc, lim) = if lp.signed { (IntCC::SignedLessThanOrEqual, i64::from(i32::MAX)) } else { (IntCC::UnsignedLessThanOrEqual, i64::from(u32::MAX)) };
+        let (cc, lim) = if lp.signed {
+            (IntCC::SignedLessThanOrEqual, i64::from(i32::MAX))
+        } else {
+            (IntCC::UnsignedLessThanOrEqual, i64::from(u32::MAX))
+        };
         let k = pos.ins().iconst(ty, super::induction::imm(ty, lim - lp.step));
         ok = Some(pos.ins().icmp(cc, hi, k));
     }
@@ -459,4 +470,3 @@ fn copy_loop(f: &mut Function, lp: &CountedLoop) -> Block {
     }
     o
 }
-

@@ -64,9 +64,7 @@ use std::collections::HashMap;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
-use cranelift_codegen::ir::{
-    types, Block, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef,
-};
+use cranelift_codegen::ir::{types, Block, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef};
 
 use super::induction::{call_args, def_block, escaping, iconst, imm, plain_entries, preds, wrap, CountedLoop};
 use crate::Error;
