@@ -12,7 +12,10 @@ use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
 
 /// `out[0] = sum over k in k0..n of src[ext(c + a·k)]` (i32 counter, do-while
 /// behind an `n > k0` guard), and `dst[sext(k - k0)] = src[ext(c + a·k)]`
-/// for each `k` (a store in the loop too).
+/// for each `k` (a store in the loop too). `%divergent_versions`: each lane
+/// sums `src[c + k + tid]` for `k` below `n` (even lanes) or `i32::MIN`
+/// (odd lanes: `n - 1` wraps, the check fails and the original loop runs
+/// once), so the lanes of one warp take both versions.
 const KERNELS: &str = "
 function %gather_sext(i64, i64, i32, i32, i32, i32) {
 block0(v0: i64, v1: i64, v2: i32, v3: i32, v4: i32, v5: i32):
@@ -88,6 +91,38 @@ block2(v30: i32):
     store aligned v30, v1
     return
 }
+
+function %divergent_versions(i64, i64, i32, i32) {
+    fn0 = %ursa_tid_x() -> i32
+block0(v0: i64, v1: i64, v2: i32, v3: i32):
+    v4 = call fn0()
+    v5 = iconst.i32 1
+    v6 = band v4, v5
+    v7 = iconst.i32 -2147483648
+    v8 = select v6, v7, v3
+    v9 = iconst.i32 0
+    jump block1(v9, v9)
+block1(v10: i32, v11: i32):
+    v12 = iadd v2, v10
+    v13 = iadd v12, v4
+    v14 = sextend.i64 v13
+    v15 = iconst.i32 2
+    v16 = ishl v14, v15
+    v17 = iadd v0, v16
+    v18 = load.i32 aligned v17
+    v19 = iadd v11, v18
+    v20 = iconst.i32 1
+    v21 = iadd v10, v20
+    v22 = icmp slt v21, v8
+    brif v22, block1(v21, v19), block2(v19)
+block2(v30: i32):
+    v31 = uextend.i64 v4
+    v32 = iconst.i32 2
+    v33 = ishl v31, v32
+    v34 = iadd v1, v33
+    store aligned v30, v34
+    return
+}
 ";
 
 fn program(level: OptLevel) -> Program {
@@ -111,6 +146,10 @@ const LEN: u64 = 64;
 
 /// Runs `kernel` with the index parameters; the output words or the fault.
 fn run(prog: &Program, kernel: &str, origin: i64, params: &[i64]) -> Result<Vec<u8>, String> {
+    run_threads(prog, kernel, origin, params, 1)
+}
+
+fn run_threads(prog: &Program, kernel: &str, origin: i64, params: &[i64], threads: u32) -> Result<Vec<u8>, String> {
     let mut gpu = Gpu::new();
     let src = gpu.alloc(4 * LEN, 8);
     let words: Vec<u8> = (0..LEN as i32).flat_map(|i| (i * 7 + 3).to_le_bytes()).collect();
@@ -121,7 +160,7 @@ fn run(prog: &Program, kernel: &str, origin: i64, params: &[i64]) -> Result<Vec<
     let mut args = vec![Arg::Ptr(base), Arg::Ptr(dst)];
     let wide = kernel.ends_with("i64");
     args.extend(params.iter().map(|&p| if wide { Arg::I64(p) } else { Arg::I32(p as i32) }));
-    let cfg = LaunchConfig { grid: [1, 1, 1], block: [1, 1, 1], strict: true, ..Default::default() };
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [threads, 1, 1], strict: true, ..Default::default() };
     match gpu.launch(prog, kernel, &cfg, &args) {
         Ok(_) => Ok(gpu.read(dst, 8 + 4 * LEN).unwrap()),
         Err(t) => Err(t.kind.to_string()),
@@ -171,4 +210,19 @@ fn step_pointers_agree_with_the_unoptimized_code() {
     }
     // The wrapping launches fault (the test would not see a wrong version choice otherwise).
     assert_eq!(faults, 3);
+}
+
+#[test]
+fn lanes_of_one_warp_take_both_versions() {
+    let (fast, plain) = (program(OptLevel::Speed), program(OptLevel::None));
+    for (c, n) in [(0, 5), (3, 1), (0, 9)] {
+        let a = run_threads(&fast, "divergent_versions", 0, &[c, n], 32);
+        assert_eq!(a, run_threads(&plain, "divergent_versions", 0, &[c, n], 32), "c {} n {}", c, n);
+        // Lane 0 summed n elements, lane 1 one.
+        let w = a.expect("runs");
+        let word = |k: usize| i32::from_le_bytes(w[4 * k..4 * k + 4].try_into().unwrap());
+        let src = |i: i64| (i * 7 + 3) as i32;
+        assert_eq!(word(0), (c..c + n).map(src).sum::<i32>());
+        assert_eq!(word(1), src(c + 1));
+    }
 }

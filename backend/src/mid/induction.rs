@@ -125,6 +125,21 @@ pub fn plain_entries(f: &Function, l: Block) -> bool {
     true
 }
 
+/// Every edge into `l` from a block other than `l` and those of `except`
+/// sent to `to` instead (with the same arguments).
+pub fn redirect_entries(f: &mut Function, l: Block, to: Block, except: &[Block]) {
+    let outside: Vec<Block> = f.layout.blocks().filter(|&b| b != l && b != to && !except.contains(&b)).collect();
+    for b in outside {
+        let Some(t) = f.layout.last_inst(b) else { continue };
+        let dfg = &mut f.dfg;
+        for call in dfg.insts[t].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables) {
+            if call.block(&dfg.value_lists) == l {
+                call.set_block(to, &mut dfg.value_lists);
+            }
+        }
+    }
+}
+
 /// A counted single-block loop (module documentation).
 #[derive(Clone, Debug)]
 pub struct CountedLoop {

@@ -41,9 +41,11 @@
 //! proven is checked in `V` in 64-bit arithmetic (no product there
 //! overflows: `|A| ≤ 2^31`, `hi < 2^32`): `hi + s`, `E(lo)` and `E(hi)`
 //! fit. `V` then branches to the rewritten `L` when all hold, else to a
-//! copy of the original loop (with its own back edge, to the same exit), so
-//! every input runs the iterations the program wrote, with the same
-//! addresses.
+//! copy of the original loop (with its own back edge, to the same exit;
+//! marked cold: not unrolled, laid out last, no reconvergence region of its
+//! own), so every input runs the iterations the program wrote, with the same
+//! addresses. A loop with a call is left alone (lanes taking different
+//! versions would run a warp-collective intrinsic apart).
 //!
 //! **Cost rule.** Only at `opt_level=speed`. An address is replaced when
 //! the instructions of `L` only it uses number at least [`MIN_COST`] (an
@@ -57,7 +59,7 @@ use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef};
 
-use super::induction::{affine, call_args, def_block, escaping, iconst, plain_entries, wrap, Affine, CountedLoop, Inv};
+use super::induction::{affine, call_args, def_block, escaping, iconst, plain_entries, redirect_entries, wrap, Affine, CountedLoop, Inv};
 use crate::Error;
 
 /// The fewest instructions of the loop an address must free to be replaced.
@@ -70,7 +72,10 @@ pub fn opt_step_pointers(func: &mut Function) -> Result<(), Error> {
     let blocks: Vec<Block> = func.layout.blocks().collect();
     for l in blocks {
         let Some(lp) = CountedLoop::find(func, l) else { continue };
-        if !plain_entries(func, l) {
+        // No calls: lanes that take different versions would run a
+        // warp-collective intrinsic apart.
+        let calls = func.layout.block_insts(l).any(|i| func.dfg.insts[i].opcode().is_call());
+        if calls || !plain_entries(func, l) {
             continue;
         }
         let mut cands = candidates(func, &lp);
@@ -290,16 +295,7 @@ fn rewrite(f: &mut Function, lp: &CountedLoop, cands: &[Cand]) {
     let v = f.dfg.make_block();
     f.layout.insert_block(v, l);
     let v_params: Vec<Value> = types.iter().map(|&t| f.dfg.append_block_param(v, t)).collect();
-    let outside: Vec<Block> = f.layout.blocks().filter(|&b| b != l && b != v).collect();
-    for b in outside {
-        let Some(t) = f.layout.last_inst(b) else { continue };
-        let dfg = &mut f.dfg;
-        for call in dfg.insts[t].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables) {
-            if call.block(&dfg.value_lists) == l {
-                call.set_block(v, &mut dfg.value_lists);
-            }
-        }
-    }
+    redirect_entries(f, l, v, &[]);
     // The original loop, kept for the inputs the check rejects.
     let orig = version.then(|| copy_loop(f, lp));
 
@@ -342,18 +338,31 @@ fn rewrite(f: &mut Function, lp: &CountedLoop, cands: &[Cand]) {
         let a = slope.unwrap_or_else(|| c.e.a.emit(&mut pos, ty));
         let cv = c.e.c.emit(&mut pos, ty);
         // `e` at `i0`, in the induction type (wrapping).
-        let ai = pos.ins().imul(a, i0);
-        let e0 = pos.ins().iadd(cv, ai);
+        let ai = match c.e.a.konst() {
+            Some(1) => i0,
+            _ => pos.ins().imul(a, i0),
+        };
+        let e0 = match c.e.c.konst() {
+            Some(0) => ai,
+            _ => pos.ins().iadd(cv, ai),
+        };
         let first = if c.ext == Ext::None {
             e0
         } else {
             if let (true, Some(hi)) = (c.check, hi) {
                 // `E(i) = C + A·i` in 64 bits, at `lo` and `hi`.
-                let big_a = pos.ins().sextend(types::I64, a);
+                let big_a = match c.e.a.konst() {
+                    Some(1) => None,
+                    Some(k) => Some(pos.ins().iconst(types::I64, i64::from(k as i32))),
+                    None => Some(pos.ins().sextend(types::I64, a)),
+                };
                 let big_c = extend(&mut pos, c.ext, cv);
                 for i in [i0, hi] {
                     let big_i = if lp.signed { pos.ins().sextend(types::I64, i) } else { pos.ins().uextend(types::I64, i) };
-                    let m = pos.ins().imul(big_a, big_i);
+                    let m = match big_a {
+                        Some(a) => pos.ins().imul(a, big_i),
+                        None => big_i,
+                    };
                     let e = pos.ins().iadd(big_c, m);
                     ok = and_fits(&mut pos, ok, c.ext, e);
                 }
@@ -463,6 +472,8 @@ fn copy_loop(f: &mut Function, lp: &CountedLoop) -> Block {
             map.insert(old, nv);
         }
     }
+    // Rarely run: `opt_unroll_loops` leaves it as it is, and the selection lays it out last.
+    f.layout.set_cold(o);
     let term = f.layout.last_inst(o).expect("the copy has the branch");
     let dfg = &mut f.dfg;
     if let Some(call) = dfg.insts[term].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables).get_mut(lp.back) {

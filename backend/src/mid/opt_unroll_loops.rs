@@ -51,7 +51,8 @@
 //! faulting load is still the first to fault, and the four iterations'
 //! loads are in flight together.
 //!
-//! **Cost rule.** Only at `opt_level=speed`; a loop is unrolled when its
+//! **Cost rule.** Only at `opt_level=speed`; a loop is unrolled when it is
+//! not cold (the original copy of a loop `opt_step_pointers` versioned), its
 //! body (without the branch) has a load (the gain is the loads' latency
 //! overlapped), at most [`MAX_BODY`] instructions, at most
 //! [`MAX_PARAMS`] block parameters, no calls or atomics, and the four copies'
@@ -66,7 +67,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
 use cranelift_codegen::ir::{types, Block, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef};
 
-use super::induction::{call_args, def_block, escaping, iconst, imm, plain_entries, preds, wrap, CountedLoop};
+use super::induction::{call_args, def_block, escaping, iconst, imm, plain_entries, preds, redirect_entries, wrap, CountedLoop};
 use crate::Error;
 
 /// The most instructions a body may have (its branch not counted).
@@ -111,6 +112,10 @@ struct Loop {
 impl Loop {
     /// Recognizes `l` as a loop the pass unrolls.
     fn find(f: &Function, l: Block) -> Option<Loop> {
+        // The original copy of a loop `opt_step_pointers` versioned is cold: it stays as it is.
+        if f.layout.is_cold(l) {
+            return None;
+        }
         let CountedLoop { block: _, iv, step, ty, signed, bound, bound_const, back } = CountedLoop::find(f, l)?;
         if f.dfg.block_params(l).len() > MAX_PARAMS {
             return None;
@@ -223,16 +228,7 @@ impl Loop {
         let u_params: Vec<Value> = types.iter().map(|&t| f.dfg.append_block_param(u, t)).collect();
 
         // Outside edges into `L` now go to `D`.
-        let outside: Vec<Block> = f.layout.blocks().filter(|&b| b != l && b != d && b != u && b != x).collect();
-        for b in outside {
-            let Some(t) = f.layout.last_inst(b) else { continue };
-            let dfg = &mut f.dfg;
-            for call in dfg.insts[t].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables) {
-                if call.block(&dfg.value_lists) == l {
-                    call.set_block(d, &mut dfg.value_lists);
-                }
-            }
-        }
+        redirect_entries(f, l, d, &[u, x]);
 
         // D: lim = n - 3s, saturated; brif i < lim, U, L.
         let ty = self.ty;
