@@ -68,7 +68,7 @@ pub use pipeline::{Ir, Pass};
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
     legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses,
-    opt_unreachable_code, opt_unroll_loops,
+    opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
@@ -404,6 +404,8 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             run.ran(Pass::opt_egraph, &ctx.func.display());
             Ok(())
         })?;
+        opt_step_pointers::opt_step_pointers(func).map_err(|e| e.in_pass(Pass::opt_step_pointers))?;
+        run.ran(Pass::opt_step_pointers, &func.display());
         opt_unroll_loops::opt_unroll_loops(func).map_err(|e| e.in_pass(Pass::opt_unroll_loops))?;
         run.ran(Pass::opt_unroll_loops, &func.display());
         opt_merge_accesses::opt_merge_accesses(func, &opts.shared).map_err(|e| e.in_pass(Pass::opt_merge_accesses))?;

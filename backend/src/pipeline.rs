@@ -78,6 +78,8 @@ passes! {
     opt_constant_phis: "mid", Clif;
     /// Cranelift's e-graph: value numbering, loop-invariant code motion, constant folding, redundant loads.
     opt_egraph: "mid", Clif;
+    /// Addresses affine in a counted loop's induction variable replaced by stepped pointers (the loop versioned on a no-wrap check where needed).
+    opt_step_pointers: "mid", Clif;
     /// Counted single-block loops unrolled four times (the loop kept for the remainder), loads first, addresses as offsets.
     opt_unroll_loops: "mid", Clif;
     /// Adjacent 32-bit (64-bit) loads and stores through one base merged into a 64-bit (128-bit) access where it is proven aligned.

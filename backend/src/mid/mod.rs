@@ -1,6 +1,7 @@
 //! Passes on Cranelift IR before instruction selection, and the analyses they share.
 
 pub mod divergence;
+pub mod induction;
 pub mod legalize_atomics;
 pub mod legalize_div;
 pub mod legalize_i128;
@@ -9,13 +10,14 @@ pub mod opt_constant_phis;
 pub mod opt_egraph;
 pub mod opt_inline;
 pub mod opt_merge_accesses;
+pub mod opt_step_pointers;
 pub mod opt_unreachable_code;
 pub mod opt_unroll_loops;
 pub mod source_order;
 
 use std::cell::RefCell;
 
-use cranelift_codegen::ir::Function;
+use cranelift_codegen::ir::{Block, Function, Inst, Value};
 use cranelift_codegen::{settings, Context};
 
 use crate::Error;
@@ -77,5 +79,38 @@ pub(crate) fn verify_in_debug(f: &Function) -> Result<(), Error> {
     match verifier_report(f) {
         Some(text) => Err(Error::internal(format!("the rewritten function does not verify:\n{}", text))),
         None => Ok(()),
+    }
+}
+
+/// The instructions of `l` without side effects whose results nothing uses, deleted.
+pub(crate) fn delete_dead(f: &mut Function, l: Block) {
+    loop {
+        let mut used: std::collections::HashSet<Value> = std::collections::HashSet::new();
+        for b in f.layout.blocks() {
+            for inst in f.layout.block_insts(b) {
+                used.extend(f.dfg.inst_values(inst));
+            }
+        }
+        let dead: Vec<Inst> = f
+            .layout
+            .block_insts(l)
+            .filter(|&inst| {
+                let op = f.dfg.insts[inst].opcode();
+                let pure = !(op.can_load()
+                    || op.can_store()
+                    || op.can_trap()
+                    || op.other_side_effects()
+                    || op.is_call()
+                    || op.is_branch()
+                    || op.is_terminator());
+                pure && f.dfg.inst_results(inst).iter().all(|r| !used.contains(r))
+            })
+            .collect();
+        if dead.is_empty() {
+            return;
+        }
+        for inst in dead {
+            f.layout.remove_inst(inst);
+        }
     }
 }

@@ -3,14 +3,10 @@
 //! iterations come first, and a copy's address that is the first copy's
 //! address plus a constant becomes that address with an immediate offset.
 //!
-//! **The loops.** A block `L` that branches to itself (`brif c, L(..),
-//! E(..)` or `brif c, E(..), L(..)`), where one block parameter `i` is an
-//! induction variable: its back-edge argument is `i + s` (an `iadd` in `L`
-//! of `i` and a constant step `s > 0`), and the loop goes on while
-//! `i + s < n` — signed or unsigned, in any of the spellings (`icmp slt
-//! (i+s), n`, `icmp sgt n, (i+s)`, or `icmp sge (i+s), n` with `L` the
-//! false target, …) — with `n` defined outside `L`. Every other parameter
-//! is carried as it is.
+//! **The loops.** The counted loops of [`super::induction`]: a block `L`
+//! that branches to itself, with an induction variable `i` stepped by a
+//! constant `s > 0` while `i + s < n` (signed or unsigned). Every other
+//! parameter is carried as it is.
 //!
 //! **The rewrite.** The edges that enter `L` from outside go to a new
 //! dispatch block `D`, which computes `lim = n - 3s` (saturated at the
@@ -32,7 +28,8 @@
 //!
 //! **Offsets.** For `k = 1..3`, the values of copy `k` that are copy 0's
 //! value plus a known constant are tracked: the induction variable
-//! (`+ k·s`), constants and values from outside the loop (`+ 0`), `iadd`,
+//! (`+ k·s`), a parameter stepped by a constant `t` like it (the pointers
+//! of `opt_step_pointers`: `+ k·t`), constants and values from outside the loop (`+ 0`), `iadd`,
 //! `isub`, `ishl` and `imul` by constants (exact in wrapping arithmetic),
 //! and the extension of the induction variable itself when it cannot wrap:
 //! `sextend i` for a signed loop, `uextend i` for an unsigned one (shown
@@ -42,6 +39,11 @@
 //! sum fits the machine's signed 24-bit offset), so one address serves
 //! four accesses (`LDG R, [R+0x8]`).
 //!
+//! **Steps.** In `U`, `(x + k1) + k2` becomes `x + (k1 + k2)` (exact in
+//! wrapping arithmetic) and the pure instructions nothing uses are deleted:
+//! the copies' counter and constant-step pointer updates become one add
+//! each from copy 0's value, and those only the next copy read go.
+//!
 //! **Order.** When the body has no store, call, atomic or trapping
 //! instruction besides its loads, `U` is emitted as: the loads of the four
 //! copies and what their addresses need, in copy order, then everything
@@ -49,7 +51,8 @@
 //! faulting load is still the first to fault, and the four iterations'
 //! loads are in flight together.
 //!
-//! **Cost rule.** Only at `opt_level=speed`; a loop is unrolled when its
+//! **Cost rule.** Only at `opt_level=speed`; a loop is unrolled when it is
+//! not cold (the original copy of a loop `opt_step_pointers` versioned), its
 //! body (without the branch) has a load (the gain is the loads' latency
 //! overlapped), at most [`MAX_BODY`] instructions, at most
 //! [`MAX_PARAMS`] block parameters, no calls or atomics, and the four copies'
@@ -60,12 +63,11 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Offset32;
-use cranelift_codegen::ir::{
-    types, Block, BlockArg, BlockCall, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef,
-};
+use cranelift_codegen::ir::{types, Block, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value, ValueDef};
 
+use super::induction::{call_args, def_block, escaping, iconst, imm, plain_entries, preds, redirect_entries, wrap, CountedLoop};
 use crate::Error;
 
 /// The most instructions a body may have (its branch not counted).
@@ -107,143 +109,20 @@ struct Loop {
     loads_first: bool,
 }
 
-/// The constant `v` is, if an `iconst` defines it.
-fn iconst(f: &Function, v: Value) -> Option<i64> {
-    match f.dfg.value_def(v) {
-        ValueDef::Result(inst, _) => match f.dfg.insts[inst] {
-            InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// The block that defines `v`.
-fn def_block(f: &Function, v: Value) -> Option<Block> {
-    match f.dfg.value_def(v) {
-        ValueDef::Result(inst, _) => f.layout.inst_block(inst),
-        ValueDef::Param(b, _) => Some(b),
-        _ => None,
-    }
-}
-
-/// The value arguments of a block call (`None` if one is not a value).
-fn call_args(f: &Function, call: &BlockCall) -> Option<Vec<Value>> {
-    call.args(&f.dfg.value_lists).map(|a| a.as_value()).collect()
-}
-
-/// `x` wrapped to the width of `ty`, sign-extended back to 64 bits.
-fn wrap(ty: Type, x: i64) -> i64 {
-    let bits = ty.bits();
-    if bits >= 64 {
-        x
-    } else {
-        (x << (64 - bits)) >> (64 - bits)
-    }
-}
-
-/// `x` as an `iconst` of type `ty` holds it (zero-extended from the type's width).
-fn imm(ty: Type, x: i64) -> i64 {
-    let bits = ty.bits();
-    if bits >= 64 {
-        x
-    } else {
-        x & ((1i64 << bits) - 1)
-    }
-}
-
-/// The values defined in `l` (its parameters and results) that instructions
-/// of other blocks use.
-fn escaping(f: &Function, l: Block) -> Vec<Value> {
-    let mut out = Vec::new();
-    for b in f.layout.blocks().filter(|&b| b != l) {
-        for inst in f.layout.block_insts(b) {
-            for v in f.dfg.inst_values(inst) {
-                if def_block(f, v) == Some(l) && !out.contains(&v) {
-                    out.push(v);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// How many branch edges lead to `b`.
-fn preds(f: &Function, b: Block) -> usize {
-    let mut n = 0;
-    for blk in f.layout.blocks() {
-        if let Some(t) = f.layout.last_inst(blk) {
-            n += f.dfg.insts[t]
-                .branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables)
-                .iter()
-                .filter(|c| c.block(&f.dfg.value_lists) == b)
-                .count();
-        }
-    }
-    n
-}
-
 impl Loop {
     /// Recognizes `l` as a loop the pass unrolls.
     fn find(f: &Function, l: Block) -> Option<Loop> {
+        // The original copy of a loop `opt_step_pointers` versioned is cold: it stays as it is.
+        if f.layout.is_cold(l) {
+            return None;
+        }
+        let CountedLoop { block: _, iv, step, ty, signed, bound, bound_const, back } = CountedLoop::find(f, l)?;
+        if f.dfg.block_params(l).len() > MAX_PARAMS {
+            return None;
+        }
         let term = f.layout.last_inst(l)?;
-        let InstructionData::Brif { arg: cond, blocks, .. } = f.dfg.insts[term] else { return None };
-        let (t0, t1) = (blocks[0].block(&f.dfg.value_lists), blocks[1].block(&f.dfg.value_lists));
-        // Which target is the back edge: the loop goes on when the condition is `on_true`.
-        let (back, on_true) = match (t0 == l, t1 == l) {
-            (true, false) => (blocks[0], true),
-            (false, true) => (blocks[1], false),
-            _ => return None,
-        };
-        if f.layout.entry_block() == Some(l) {
-            return None;
-        }
-        let params = f.dfg.block_params(l);
-        if params.len() > MAX_PARAMS {
-            return None;
-        }
-        let back_args = call_args(f, &back)?;
-        // The condition: an `icmp` in `L` of the next induction value and an outside bound.
-        let ValueDef::Result(ci, _) = f.dfg.value_def(cond) else { return None };
-        let InstructionData::IntCompare { opcode: Opcode::Icmp, cond: cc, args } = f.dfg.insts[ci] else { return None };
-        if f.layout.inst_block(ci) != Some(l) {
-            return None;
-        }
-        let cc = if on_true { cc } else { cc.complement() };
-        let outside = |v: Value| def_block(f, v).is_some_and(|b| b != l) || iconst(f, v).is_some();
-        let (next, bound, cc) = if outside(args[1]) {
-            (args[0], args[1], cc)
-        } else if outside(args[0]) {
-            (args[1], args[0], cc.swap_args())
-        } else {
-            return None;
-        };
-        let signed = match cc {
-            IntCC::SignedLessThan => true,
-            IntCC::UnsignedLessThan => false,
-            _ => return None,
-        };
-        // `next` is `i + s`, the back-edge argument of the parameter `i`.
-        let ValueDef::Result(ni, _) = f.dfg.value_def(next) else { return None };
-        let InstructionData::Binary { opcode: Opcode::Iadd, args: nargs } = f.dfg.insts[ni] else { return None };
-        if f.layout.inst_block(ni) != Some(l) {
-            return None;
-        }
-        let (iv_val, step) = match (iconst(f, nargs[0]), iconst(f, nargs[1])) {
-            (None, Some(s)) => (nargs[0], s),
-            (Some(s), None) => (nargs[1], s),
-            _ => return None,
-        };
-        let iv = params.iter().position(|&p| p == iv_val)?;
-        if back_args[iv] != next {
-            return None;
-        }
-        let ty = f.dfg.value_type(iv_val);
-        if ty != types::I32 && ty != types::I64 {
-            return None;
-        }
+        let InstructionData::Brif { blocks, .. } = f.dfg.insts[term] else { return None };
         // `3s` must fit the type, as a positive number.
-        let step = if ty == types::I32 { i64::from(step as u32) } else { step };
         let max = if ty == types::I32 {
             if signed {
                 i64::from(i32::MAX)
@@ -253,7 +132,7 @@ impl Loop {
         } else {
             i64::MAX
         };
-        if step <= 0 || step.checked_mul(FACTOR - 1).is_none_or(|x| x > max) {
+        if step.checked_mul(FACTOR - 1).is_none_or(|x| x > max) {
             return None;
         }
         // The body: size, no calls or atomics, the loads' registers.
@@ -291,27 +170,16 @@ impl Loop {
             return None;
         }
         // Every edge into `L` from outside is a plain jump or brif with value arguments.
-        for b in f.layout.blocks() {
-            if b == l {
-                continue;
-            }
-            let t = f.layout.last_inst(b)?;
-            let data = &f.dfg.insts[t];
-            for call in data.branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables) {
-                if call.block(&f.dfg.value_lists) == l
-                    && (!matches!(data.opcode(), Opcode::Jump | Opcode::Brif) || call_args(f, call).is_none())
-                {
-                    return None;
-                }
-            }
+        if !plain_entries(f, l) {
+            return None;
         }
         // Values of `L` used after the loop reach those uses through the exit
         // block, which then must have no other predecessor.
-        let exit = if on_true { t1 } else { t0 };
+        let exit = blocks[1 - back].block(&f.dfg.value_lists);
         if !escaping(f, l).is_empty() && preds(f, exit) != 1 {
             return None;
         }
-        Some(Loop { block: l, iv, step, ty, signed, bound, bound_const: iconst(f, bound), loads_first })
+        Some(Loop { block: l, iv, step, ty, signed, bound, bound_const, loads_first })
     }
 
     /// Rewrites the loop as the module documentation describes.
@@ -360,16 +228,7 @@ impl Loop {
         let u_params: Vec<Value> = types.iter().map(|&t| f.dfg.append_block_param(u, t)).collect();
 
         // Outside edges into `L` now go to `D`.
-        let outside: Vec<Block> = f.layout.blocks().filter(|&b| b != l && b != d && b != u && b != x).collect();
-        for b in outside {
-            let Some(t) = f.layout.last_inst(b) else { continue };
-            let dfg = &mut f.dfg;
-            for call in dfg.insts[t].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables) {
-                if call.block(&dfg.value_lists) == l {
-                    call.set_block(d, &mut dfg.value_lists);
-                }
-            }
-        }
+        redirect_entries(f, l, d, &[u, x]);
 
         // D: lim = n - 3s, saturated; brif i < lim, U, L.
         let ty = self.ty;
@@ -456,6 +315,8 @@ impl Loop {
         let (m, p, b, up) = (&map, &params, &back_args, &u_params);
         f.dfg.map_inst_values(new, |v| resolve(m, p, b, up, last, v));
         f.layout.append_inst(new, x);
+        fold_steps(f, u);
+        super::delete_dead(f, u);
     }
 
     /// Which body instructions the loads need (the loads, their operands'
@@ -497,8 +358,21 @@ impl Loop {
             if j == self.iv {
                 return Some(wrap(self.ty, self.step * k as i64));
             }
-            // A parameter carried unchanged is the same in every copy.
-            return (back[j] == v).then_some(0);
+            // A parameter carried unchanged is the same in every copy; one
+            // stepped by a constant (a pointer of `opt_step_pointers`) is
+            // `k` steps further (exact in wrapping arithmetic).
+            if back[j] == v {
+                return Some(0);
+            }
+            let ValueDef::Result(si, _) = f.dfg.value_def(back[j]) else { return None };
+            let InstructionData::Binary { opcode: Opcode::Iadd, args } = f.dfg.insts[si] else { return None };
+            let ty = f.dfg.value_type(v);
+            return match (args[0] == v, args[1] == v) {
+                (true, _) => iconst(f, args[1]),
+                (_, true) => iconst(f, args[0]),
+                _ => None,
+            }
+            .map(|s| wrap(ty, s.wrapping_mul(k as i64)));
         }
         if def_block(f, v) != Some(self.block) || iconst(f, v).is_some() {
             return Some(0);
@@ -614,5 +488,31 @@ impl Loop {
             }
             _ => {}
         }
+    }
+}
+
+/// In `u`, `(x + k1) + k2` becomes `x + (k1 + k2)` (exact in wrapping
+/// arithmetic): the four copies' steps of a counter or pointer then each
+/// start from copy 0's value, and those only the next copy read go.
+fn fold_steps(f: &mut Function, u: Block) {
+    let step = |f: &Function, inst: Inst| match f.dfg.insts[inst] {
+        InstructionData::Binary { opcode: Opcode::Iadd, args } => match (iconst(f, args[0]), iconst(f, args[1])) {
+            (None, Some(k)) => Some((args[0], k)),
+            (Some(k), None) => Some((args[1], k)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let insts: Vec<Inst> = f.layout.block_insts(u).collect();
+    for inst in insts {
+        let Some((y, k2)) = step(f, inst) else { continue };
+        let ValueDef::Result(yi, _) = f.dfg.value_def(y) else { continue };
+        if f.layout.inst_block(yi) != Some(u) {
+            continue;
+        }
+        let Some((x, k1)) = step(f, yi) else { continue };
+        let ty = f.dfg.value_type(y);
+        let k = FuncCursor::new(f).at_inst(inst).ins().iconst(ty, imm(ty, wrap(ty, k1.wrapping_add(k2))));
+        f.dfg.insts[inst] = InstructionData::Binary { opcode: Opcode::Iadd, args: [x, k] };
     }
 }
