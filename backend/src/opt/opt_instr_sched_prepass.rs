@@ -55,8 +55,7 @@ use ursa_emit::mods::SReg;
 use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VBlock, VCode, VReg};
 
-use crate::regalloc::assign_regs_ssa::block_liveness;
-use crate::regalloc::liveness::Liveness;
+use crate::regalloc::assign_regs_ssa::{block_liveness, VLiveness};
 use ursa_isel::bitset::BitSet;
 
 /// Regions longer than this are scheduled in windows of this many
@@ -512,7 +511,7 @@ const NONE: u32 = u32::MAX;
 /// and reset only where the previous use wrote it.
 #[derive(Default)]
 struct Scratch {
-    live: Liveness<u32, Vec<u64>>,
+    live: VLiveness,
     /// The live set of the backward pressure scan.
     live_set: BitSet<u32, Vec<u64>>,
     /// Per block, the offset of its instructions in `before`; per
@@ -753,9 +752,9 @@ pub fn opt_instr_sched_prepass(vcode: &mut VCode) -> usize {
 fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
-    let order: Vec<usize> = (0..nb).collect();
-    block_liveness(vcode, &order, &mut sc.live);
+    block_liveness(vcode, &mut sc.live);
     let Scratch { live, live_set, first, before, last_read, epoch, args, roles, graph, region: reg } = sc;
+    live_set.reset(nv);
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     // Per block, backward: the pressure before each instruction; the
@@ -764,9 +763,10 @@ fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
     first.clear();
     before.clear();
     for (bi, b) in blocks.iter().enumerate() {
-        live_set.clone_from(&live.live_out[bi]);
+        live_set.clear();
         let mut cur = Pressure::default();
-        for v in live_set.iter() {
+        for &v in live.sets.live_out(bi) {
+            live_set.insert(v);
             cur.add(Pressure::of(classes[v as usize]));
         }
         budget = budget.max(cur);
@@ -813,7 +813,7 @@ fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
             }
         }
         let before = &before[first[bi]..];
-        let live_out = &live.live_out[bi];
+        let live_out = live.sets.live_out(bi);
         roles.clear();
         roles.extend(b.insts.iter().map(role));
         let mut s = 0;
@@ -826,7 +826,7 @@ fn schedule_function(vcode: &mut VCode, sc: &mut Scratch) -> usize {
             if end - s >= 2 {
                 let (last_read, epoch) = (&*last_read, *epoch);
                 let live_after = |v: VReg| {
-                    live_out.contains(v.0) || {
+                    live_out.binary_search(&v.0).is_ok() || {
                         let (e, k) = last_read[v.0 as usize];
                         e == epoch && k as usize >= end
                     }

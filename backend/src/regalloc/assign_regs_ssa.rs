@@ -49,7 +49,7 @@ use ursa_isel::bitset::BitSet;
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move};
-use crate::regalloc::liveness::Liveness;
+use crate::regalloc::liveness::ValueLiveness;
 use ursa_isel::abi::{P_SCRATCH, SPILL_SCRATCH};
 
 /// `R0`–`R254`.
@@ -130,8 +130,16 @@ fn size(c: Class) -> u32 {
 /// A set of virtual registers, by number (its words on the heap: the
 /// walk's loops test and add members for every operand).
 type VSet = BitSet<u32, Vec<u64>>;
-/// The liveness of the virtual registers, per block.
-type VLiveness = Liveness<u32, Vec<u64>>;
+/// The liveness of the virtual registers, per block, and the tables
+/// [`block_liveness`] fills it from.
+#[derive(Default)]
+pub(crate) struct VLiveness {
+    pub sets: ValueLiveness,
+    gen: Vec<(u32, u32)>,
+    kill: Vec<(u32, u32)>,
+    read: Vec<u32>,
+    written: Vec<u32>,
+}
 
 thread_local! {
     /// The liveness sets, reused from one function to the next (most
@@ -534,33 +542,42 @@ fn reverse_postorder(vcode: &VCode) -> Result<Vec<usize>, GiveUp> {
 }
 
 /// Liveness of the virtual registers: upward-exposed uses and definitions
-/// per block, then the fixed point (blocks in postorder).
-pub(crate) fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiveness) {
-    liveness.reset(vcode.blocks.len(), vcode.classes.len());
+/// per block, then the sets ([`ValueLiveness`]).
+pub(crate) fn block_liveness(vcode: &VCode, liveness: &mut VLiveness) {
+    let VLiveness { sets, gen, kill, read, written } = liveness;
+    let nv = vcode.classes.len();
+    gen.clear();
+    kill.clear();
+    // Per value: the last block + 1 that read it before writing it, and
+    // that wrote it.
+    for m in [&mut *read, &mut *written] {
+        m.clear();
+        m.resize(nv, 0);
+    }
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        let (g, k) = (&mut liveness.gen[b], &mut liveness.kill[b]);
-        for &p in &blk.params {
-            k.insert(p.0);
+        let mark = b as u32 + 1;
+        for v in blk.params.iter().map(|p| p.0) {
+            if written[v as usize] != mark {
+                written[v as usize] = mark;
+                kill.push((v, b as u32));
+            }
         }
         for m in &blk.insts {
-            for o in &m.opnds {
-                if o.kind == OpKind::Use && !k.contains(o.vreg.0) {
-                    g.insert(o.vreg.0);
+            for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg.0).chain(m.args().iter().flatten().map(|a| a.0)) {
+                if written[v as usize] != mark && read[v as usize] != mark {
+                    read[v as usize] = mark;
+                    gen.push((v, b as u32));
                 }
             }
-            for a in m.args().iter().flatten() {
-                if !k.contains(a.0) {
-                    g.insert(a.0);
-                }
-            }
-            for o in &m.opnds {
-                if o.kind != OpKind::Use {
-                    k.insert(o.vreg.0);
+            for v in m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg.0) {
+                if written[v as usize] != mark {
+                    written[v as usize] = mark;
+                    kill.push((v, b as u32));
                 }
             }
         }
     }
-    liveness.solve(rpo.iter().rev().copied(), |b| vcode.blocks[b].succs.iter().map(|s| s.0 as usize));
+    sets.solve(vcode.blocks.len(), nv, gen, kill, |b| vcode.blocks[b].succs.iter().map(|s| s.0 as usize));
 }
 
 /// Preferred registers: the ABI register a value is used in, carried back
@@ -752,8 +769,8 @@ impl<'a> Walk<'a> {
             reserved.insert(SP);
         }
         let rpo = reverse_postorder(vcode)?;
-        block_liveness(vcode, &rpo, liveness);
-        if !liveness.live_in[0].is_empty() {
+        block_liveness(vcode, liveness);
+        if !liveness.sets.live_in(0).is_empty() {
             return Err(GiveUp::LiveIntoFunction);
         }
         let (hint, param_of) = hints(vcode);
@@ -811,9 +828,10 @@ impl<'a> Walk<'a> {
         // Groups read before the next call (or live at the block's end).
         let mut needed = VSet::new(nv);
         for (b, blk) in self.vcode.blocks.iter().enumerate() {
-            live.clone_from(&self.liveness.live_out[b]);
+            live.clear();
             needed.clear();
-            for v in live.iter() {
+            for &v in self.liveness.sets.live_out(b) {
+                live.insert(v);
                 needed.insert(same[v as usize]);
             }
             for (j, m) in blk.insts.iter().enumerate().rev() {
@@ -934,7 +952,7 @@ impl<'a> Walk<'a> {
         let class = |v: u32| vcode.classes[v as usize];
         let blk = &vcode.blocks[b];
         self.state.reset();
-        for v in self.liveness.live_in[b].iter() {
+        for &v in self.liveness.sets.live_in(b) {
             if self.reg[v as usize] == NONE {
                 return Err(GiveUp::UseBeforeDef);
             }
@@ -1344,7 +1362,7 @@ impl<'a> Walk<'a> {
         // A free register for a cycle: none of the values live there.
         let temp = || {
             let mut avoid = self.reserved;
-            for v in self.liveness.live_in[s].iter() {
+            for &v in self.liveness.sets.live_in(s) {
                 let c = self.class(v);
                 if c != Class::P {
                     for x in 0..size(c) {
@@ -1401,7 +1419,7 @@ impl<'a> Walk<'a> {
         }
         let mut moves: Vec<Move> = moves.into_iter().map(|m| m.2).collect();
         let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
-        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
+        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true, slots_in_memory: true })
     }
 }
 
