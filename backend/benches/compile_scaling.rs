@@ -22,67 +22,14 @@ use cranelift_codegen::ir::Function;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ursa_backend::{compile, OptLevel, Options};
 
-const FAMILIES: [&str; 4] = ["params", "live", "blocks", "insts"];
-
-/// The CLIF text of family `kind` at size `n`.
-fn source(kind: &str, n: usize) -> String {
-    let mut o = vec!["function %f(i32) -> i32 {".to_string(), "block0(v0: i32):".into(), "    v999999 = iconst.i32 7".into()];
-    match kind {
-        "params" => {
-            for i in 1..=n {
-                o.push(format!("    v{} = iadd v{}, v999999", i, i - 1));
-            }
-            let args: Vec<String> = (1..=n).map(|i| format!("v{}", i)).collect();
-            o.push(format!("    jump block1({})", args.join(", ")));
-            let base = n + 1;
-            let params: Vec<String> = (0..n).map(|i| format!("v{}: i32", base + i)).collect();
-            o.push(format!("block1({}):", params.join(", ")));
-            let mut acc = base;
-            for i in 1..n {
-                o.push(format!("    v{} = iadd v{}, v{}", base + n + i, acc, base + i));
-                acc = base + n + i;
-            }
-            o.push(format!("    return v{}", acc));
-        }
-        "live" => {
-            for i in 1..=n {
-                o.push(format!("    v{} = imul v0, v{}", i, i - 1));
-            }
-            let mut acc = n;
-            for i in (1..n).rev() {
-                o.push(format!("    v{} = iadd v{}, v{}", 2 * n - i, acc, i));
-                acc = 2 * n - i;
-            }
-            o.push(format!("    return v{}", acc));
-        }
-        "blocks" => {
-            for b in 0..n {
-                o.push(format!("    v{} = iadd v{}, v999999", b + 1, b));
-                o.push(format!("    jump block{}", b + 1));
-                o.push(format!("block{}:", b + 1));
-            }
-            o.push(format!("    return v{}", n));
-        }
-        _ => {
-            for i in 0..n {
-                let op = if i % 2 == 1 { format!("iadd v{}, v999999", i) } else { format!("imul v{}, v{}", i, i) };
-                o.push(format!("    v{} = {}", i + 1, op));
-            }
-            o.push(format!("    return v{}", n));
-        }
-    }
-    o.push("}".into());
-    o.join("\n")
-}
+#[allow(dead_code)]
+#[path = "support/scaling_families.rs"]
+mod scaling_families;
+use scaling_families::{sizes, source, FAMILIES};
 
 fn function(kind: &str, n: usize) -> Function {
     let mut funcs = cranelift_reader::parse_functions(&source(kind, n)).expect("generated CLIF parses");
     funcs.remove(0)
-}
-
-fn sizes() -> Vec<usize> {
-    let max: usize = std::env::var("URSA_SCALING_MAX").ok().and_then(|s| s.parse().ok()).unwrap_or(4000);
-    std::iter::successors(Some(1000), |n| Some(n * 2)).take_while(|&n| n <= max).collect()
 }
 
 fn opts() -> Options {

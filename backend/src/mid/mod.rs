@@ -17,7 +17,8 @@ pub mod source_order;
 
 use std::cell::RefCell;
 
-use cranelift_codegen::ir::{Block, Function, Inst, Value};
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, Value};
 use cranelift_codegen::{settings, Context};
 
 use crate::Error;
@@ -65,10 +66,40 @@ pub(crate) fn flags() -> &'static settings::Flags {
 
 /// Cranelift's verifier on `f`: its report, when it finds errors (the
 /// verifier reads no setting of [`flags`]; one set serves every check).
+///
+/// The verifier checks every parameter of a block at each of the block's
+/// instructions: one jump to 32k parameters followed by 32k instructions
+/// would cost 10^9 checks. Where a block's parameters times its
+/// instructions pass [`SPLIT_PRODUCT`], the verifier reads a copy in which
+/// that block ends after its first instruction with a jump to a new block
+/// holding the rest (the same values, defined in the same order, each
+/// dominating the same uses); a report then shows the copy.
 pub(crate) fn verifier_report(f: &Function) -> Option<String> {
-    let errs = cranelift_codegen::verifier::verify_function(f, flags()).err()?;
-    Some(cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs))
+    let big = |b| f.dfg.block_params(b).len().saturating_mul(f.layout.block_insts(b).count()) > SPLIT_PRODUCT;
+    if !f.layout.blocks().any(big) {
+        let errs = cranelift_codegen::verifier::verify_function(f, flags()).err()?;
+        return Some(cranelift_codegen::print_errors::pretty_verifier_error(f, None, errs));
+    }
+    let mut g = f.clone();
+    let blocks: Vec<_> = f.layout.blocks().filter(|&b| big(b)).collect();
+    for b in blocks {
+        let mut insts = g.layout.block_insts(b);
+        let (Some(first), Some(second)) = (insts.next(), insts.next()) else { continue };
+        if g.dfg.insts[first].opcode().is_terminator() {
+            continue;
+        }
+        let rest = g.dfg.make_block();
+        g.layout.split_block(rest, second);
+        FuncCursor::new(&mut g).at_bottom(b).ins().jump(rest, &[]);
+    }
+    let errs = cranelift_codegen::verifier::verify_function(&g, flags()).err()?;
+    Some(cranelift_codegen::print_errors::pretty_verifier_error(&g, None, errs))
 }
+
+/// Parameters times instructions of a block beyond which
+/// [`verifier_report`] splits it (1M checks: far beyond any hand-written
+/// function).
+const SPLIT_PRODUCT: usize = 1 << 20;
 
 /// In a debug build, the function a CLIF pass produced checked by
 /// Cranelift's verifier (an error there is a bug of the pass).

@@ -276,10 +276,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options)
 /// blocks, inline calls); `None` if it is not valid CLIF or they fail (the
 /// compiler reports that when it compiles the function).
 fn prepared(f: &Function, kernel: bool, opts: &crate::Options) -> Option<Function> {
-    if f.layout.entry_block().is_none()
-        || cranelift_codegen::verifier::verify_function(f, &cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder()))
-            .is_err()
-    {
+    if f.layout.entry_block().is_none() || crate::mid::verifier_report(f).is_some() {
         return None;
     }
     let mut f = f.clone();

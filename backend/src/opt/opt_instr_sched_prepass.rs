@@ -764,8 +764,7 @@ pub fn opt_instr_sched_prepass_live(vcode: &mut VCode) -> (usize, VLiveness) {
         static SCRATCH: RefCell<Scratch> = RefCell::default();
     }
     let mut live = take_liveness();
-    let order: Vec<usize> = (0..vcode.blocks.len()).collect();
-    block_liveness(vcode, &order, &mut live);
+    block_liveness(vcode, &mut live);
     let changed = SCRATCH.with(|s| match s.try_borrow_mut() {
         Ok(mut s) => schedule_function(vcode, &live, &mut s),
         Err(_) => schedule_function(vcode, &live, &mut Scratch::default()),
@@ -777,6 +776,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
     let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order } = sc;
+    live_set.reset(nv);
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     // Per block, backward: the pressure before each instruction; the
@@ -785,9 +785,10 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
     first.clear();
     before.clear();
     for (bi, b) in blocks.iter().enumerate() {
-        live_set.clone_from(&live.live_out[bi]);
+        live_set.clear();
         let mut cur = Pressure::default();
-        for v in live_set.iter() {
+        for &v in live.sets.live_out(bi) {
+            live_set.insert(v);
             cur.add(Pressure::of(classes[v as usize]));
         }
         budget = budget.max(cur);
@@ -834,7 +835,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             }
         }
         let before = &before[first[bi]..];
-        let live_out = &live.live_out[bi];
+        let live_out = live.sets.live_out(bi);
         roles.clear();
         roles.extend(b.insts.iter().map(role));
         let mut s = 0;
@@ -847,7 +848,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             if end - s >= 2 {
                 let (last_read, epoch) = (&*last_read, *epoch);
                 let live_after = |v: VReg| {
-                    live_out.contains(v.0) || {
+                    live_out.binary_search(&v.0).is_ok() || {
                         let (e, k) = last_read[v.0 as usize];
                         e == epoch && k as usize >= end
                     }

@@ -47,8 +47,15 @@ pub fn opt_sink_block_args(vcode: &mut VCode) -> usize {
             && m.opnds.iter().all(|o| o.fixed.is_none())
     };
     let mut moved = 0;
+    // The values read in the block (moving instructions within it does not
+    // change them): a block that reads none of an argument's parameters has
+    // nothing to scan for (a jump with n arguments into n parameters read
+    // only by the next block would otherwise cost n scans of its block).
+    let mut read: HashSet<VReg> = HashSet::default();
     for b in vcode.blocks.iter_mut() {
         let Some(term) = b.insts.iter().position(|m| m.is_terminator()) else { continue };
+        read.clear();
+        read.extend(b.insts[..term].iter().flat_map(|m| m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg)));
         let mut i = term;
         while i > 0 {
             i -= 1;
@@ -60,7 +67,8 @@ pub fn opt_sink_block_args(vcode: &mut VCode) -> usize {
             }
             let writes: Vec<VReg> = m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg).collect();
             let reads: Vec<VReg> = m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).collect();
-            let params: HashSet<VReg> = writes.iter().filter_map(|w| params_of.get(w)).flatten().copied().collect();
+            let params: HashSet<VReg> =
+                writes.iter().filter_map(|w| params_of.get(w)).flatten().copied().filter(|p| read.contains(p)).collect();
             if params.is_empty() {
                 continue;
             }

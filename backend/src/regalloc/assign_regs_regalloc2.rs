@@ -18,6 +18,18 @@
 //! it runs, [`split_quads`] turns each `.128` access on a quad into two
 //! `.64` accesses, one per pair (the address is a multiple of 16, so each
 //! half is aligned).
+//!
+//! regalloc2's default algorithm (Ion: live ranges, bundles, splitting)
+//! gives the better code, but its time grows with the square of the
+//! function where many long-lived values spill (each spilled bundle is
+//! tried against every register over its whole range,
+//! `try_allocating_regs_for_spilled_bundles`): 8k simultaneously live
+//! values took 23 s. A function of [`LINEAR_FROM`] instructions or more is
+//! allocated by regalloc2's single pass instead (`Algorithm::Fastalloc`:
+//! each value spilled around the places it does not fit, in time linear in
+//! the code), and every spill slot of it is placed in local memory
+//! ([`Assignment::slots_in_memory`]), which makes the rest of the pipeline
+//! linear too (`place_spill_slots`, `docs/regalloc.md`).
 
 use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegClass, RegallocOptions};
 use regalloc2 as ra;
@@ -292,10 +304,17 @@ impl ra::Function for RaFunc<'_> {
     }
 }
 
+/// Instructions from which a function is allocated in linear time, its
+/// spill slots in memory (see the module's text). Far above any function
+/// of the conformance tests and examples, whose code this leaves alone.
+pub const LINEAR_FROM: usize = 4096;
+
 /// Allocates; with `check`, regalloc2's checker verifies the result.
 pub fn assign_regs_regalloc2(func: &RaFunc, check: bool) -> Result<Assignment, Error> {
     let env = machine_env();
-    let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm: ra::Algorithm::Ion };
+    let linear = func.insts.len() >= LINEAR_FROM;
+    let algorithm = if linear { ra::Algorithm::Fastalloc } else { ra::Algorithm::Ion };
+    let opts = RegallocOptions { verbose_log: false, validate_ssa: cfg!(debug_assertions) || check, algorithm };
     // regalloc2's working tables are kept per thread and reused, as
     // Cranelift keeps them in its `Context` (the output is read there).
     thread_local! {
@@ -309,7 +328,7 @@ pub fn assign_regs_regalloc2(func: &RaFunc, check: bool) -> Result<Assignment, E
             checker.prepare(&ctx.output);
             checker.run().map_err(|e| Error::internal(format!("regalloc2's checker rejects the allocation: {:?}", e)))?;
         }
-        Ok(assignment(func, &ctx.output))
+        Ok(Assignment { slots_in_memory: linear, ..assignment(func, &ctx.output) })
     })
 }
 
@@ -324,6 +343,7 @@ fn assignment(func: &RaFunc, output: &ra::Output) -> Assignment {
         move_at: Vec::with_capacity(2 * n + 1),
         num_spillslots: output.num_spillslots,
         ssa: false,
+        slots_in_memory: false,
     };
     for i in 0..n {
         a.op_at.push(a.regs.len() as u32);

@@ -49,7 +49,7 @@ use ursa_isel::bitset::BitSet;
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VCode, VReg};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move};
-use crate::regalloc::liveness::Liveness;
+use crate::regalloc::liveness::ValueLiveness;
 use ursa_isel::abi::{P_SCRATCH, SPILL_SCRATCH};
 
 /// `R0`–`R254`.
@@ -130,8 +130,16 @@ fn size(c: Class) -> u32 {
 /// A set of virtual registers, by number (its words on the heap: the
 /// walk's loops test and add members for every operand).
 type VSet = BitSet<u32, Vec<u64>>;
-/// The liveness of the virtual registers, per block.
-pub(crate) type VLiveness = Liveness<u32, Vec<u64>>;
+/// The liveness of the virtual registers, per block, and the tables
+/// [`block_liveness`] fills it from.
+#[derive(Default)]
+pub(crate) struct VLiveness {
+    pub sets: ValueLiveness,
+    gen: Vec<(u32, u32)>,
+    kill: Vec<(u32, u32)>,
+    read: Vec<u32>,
+    written: Vec<u32>,
+}
 
 thread_local! {
     /// The liveness sets, reused from one function to the next (most
@@ -592,33 +600,42 @@ fn reverse_postorder(vcode: &VCode, rpo: &mut Vec<usize>) -> Result<(), GiveUp> 
 }
 
 /// Liveness of the virtual registers: upward-exposed uses and definitions
-/// per block, then the fixed point (blocks in postorder).
-pub(crate) fn block_liveness(vcode: &VCode, rpo: &[usize], liveness: &mut VLiveness) {
-    liveness.reset(vcode.blocks.len(), vcode.classes.len());
+/// per block, then the sets ([`ValueLiveness`]).
+pub(crate) fn block_liveness(vcode: &VCode, liveness: &mut VLiveness) {
+    let VLiveness { sets, gen, kill, read, written } = liveness;
+    let nv = vcode.classes.len();
+    gen.clear();
+    kill.clear();
+    // Per value: the last block + 1 that read it before writing it, and
+    // that wrote it.
+    for m in [&mut *read, &mut *written] {
+        m.clear();
+        m.resize(nv, 0);
+    }
     for (b, blk) in vcode.blocks.iter().enumerate() {
-        let (g, k) = (&mut liveness.gen[b], &mut liveness.kill[b]);
-        for &p in &blk.params {
-            k.insert(p.0);
+        let mark = b as u32 + 1;
+        for v in blk.params.iter().map(|p| p.0) {
+            if written[v as usize] != mark {
+                written[v as usize] = mark;
+                kill.push((v, b as u32));
+            }
         }
         for m in &blk.insts {
-            for o in &m.opnds {
-                if o.kind == OpKind::Use && !k.contains(o.vreg.0) {
-                    g.insert(o.vreg.0);
+            for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg.0).chain(m.args().iter().flatten().map(|a| a.0)) {
+                if written[v as usize] != mark && read[v as usize] != mark {
+                    read[v as usize] = mark;
+                    gen.push((v, b as u32));
                 }
             }
-            for a in m.args().iter().flatten() {
-                if !k.contains(a.0) {
-                    g.insert(a.0);
-                }
-            }
-            for o in &m.opnds {
-                if o.kind != OpKind::Use {
-                    k.insert(o.vreg.0);
+            for v in m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg.0) {
+                if written[v as usize] != mark {
+                    written[v as usize] = mark;
+                    kill.push((v, b as u32));
                 }
             }
         }
     }
-    liveness.solve(rpo.iter().rev().copied(), |b| vcode.blocks[b].succs.iter().map(|s| s.0 as usize));
+    sets.solve(vcode.blocks.len(), nv, gen, kill, |b| vcode.blocks[b].succs.iter().map(|s| s.0 as usize));
 }
 
 /// Preferred registers: the ABI register a value is used in, carried back
@@ -815,9 +832,9 @@ impl<'a> Walk<'a> {
         }
         reverse_postorder(vcode, &mut t.rpo)?;
         if !solved {
-            block_liveness(vcode, &t.rpo, liveness);
+            block_liveness(vcode, liveness);
         }
-        if !liveness.live_in[0].is_empty() {
+        if !liveness.sets.live_in(0).is_empty() {
             return Err(GiveUp::LiveIntoFunction);
         }
         hints(vcode, &mut t.hint, &mut t.param_of);
@@ -879,9 +896,10 @@ impl<'a> Walk<'a> {
         // Groups read before the next call (or live at the block's end).
         needed.reset(nv);
         for (b, blk) in self.vcode.blocks.iter().enumerate() {
-            live.clone_from(&self.liveness.live_out[b]);
+            live.clear();
             needed.clear();
-            for v in live.iter() {
+            for &v in self.liveness.sets.live_out(b) {
+                live.insert(v);
                 needed.insert(same[v as usize]);
             }
             for (j, m) in blk.insts.iter().enumerate().rev() {
@@ -1002,7 +1020,7 @@ impl<'a> Walk<'a> {
         let class = |v: u32| vcode.classes[v as usize];
         let blk = &vcode.blocks[b];
         self.state.reset();
-        for v in self.liveness.live_in[b].iter() {
+        for &v in self.liveness.sets.live_in(b) {
             if self.reg[v as usize] == NONE {
                 return Err(GiveUp::UseBeforeDef);
             }
@@ -1472,7 +1490,7 @@ impl<'a> Walk<'a> {
         // A free register for a cycle: none of the values live there.
         let temp = || {
             let mut avoid = self.reserved;
-            for v in self.liveness.live_in[s].iter() {
+            for &v in self.liveness.sets.live_in(s) {
                 let c = self.class(v);
                 if c != Class::P {
                     for x in 0..size(c) {
@@ -1530,7 +1548,7 @@ impl<'a> Walk<'a> {
         }
         let mut moves: Vec<Move> = moves.iter().map(|m| m.2).collect();
         let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
-        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true })
+        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true, slots_in_memory: true })
     }
 }
 
@@ -1766,15 +1784,14 @@ mod tests {
             .join()
             .expect("the assigning thread");
         // Here after other functions (one with a call: reloads, more
-        // values), then with the liveness solved beforehand in block order,
-        // as the scheduler hands it over.
+        // values), then with the liveness solved beforehand, as the
+        // scheduler hands it over.
         assign_regs_ssa(&across_call(false)).unwrap();
         assign_regs_ssa(&split_add64()).unwrap();
         let v = swapping_loop();
         assert_eq!(format!("{:?}", assign_regs_ssa(&v).unwrap()), fresh);
         let mut live = take_liveness();
-        let order: Vec<usize> = (0..v.blocks.len()).collect();
-        block_liveness(&v, &order, &mut live);
+        block_liveness(&v, &mut live);
         assert_eq!(format!("{:?}", assign_regs_ssa_after(&v, Some(live)).unwrap()), fresh);
     }
 

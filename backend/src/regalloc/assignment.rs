@@ -56,6 +56,10 @@ pub struct Assignment {
     /// final, so `lower_vcode` drops a copy whose two sides got one register and
     /// `pack_regs` leaves the general registers alone.
     pub ssa: bool,
+    /// Every spill slot lives in local memory (`place_spill_slots` keeps none
+    /// in a register): the SSA assignment's slots, and those of a function
+    /// allocated in linear time (`assign_regs_regalloc2::LINEAR_FROM`).
+    pub slots_in_memory: bool,
 }
 
 impl Assignment {

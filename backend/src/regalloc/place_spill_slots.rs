@@ -21,7 +21,10 @@
 //! it cannot do better), so the search ends with valid code.
 //!
 //! After `assign_regs_ssa` the registers are final and its slots hold values
-//! live across calls: all of them are in memory, one layout.
+//! live across calls: all of them are in memory, one layout. So are the
+//! slots of a function large enough to be allocated in linear time
+//! (`assign_regs_regalloc2::LINEAR_FROM`): every attempt of the search packs
+//! the whole function, in time that grows with the names live at once.
 
 use crate::error::Error;
 use crate::regalloc::assignment::{Assignment, SlotHomes, SLOT_REG_BASE};
@@ -84,8 +87,8 @@ enum Phase {
 impl SlotSearch {
     pub fn new(asg: &Assignment) -> SlotSearch {
         let memory = SlotHomes::memory(asg);
-        if asg.ssa {
-            return SlotSearch { homes: memory.clone(), memory, phase: Phase::Memory, ssa: true, slots: Vec::new() };
+        if asg.slots_in_memory {
+            return SlotSearch { homes: memory.clone(), memory, phase: Phase::Memory, ssa: asg.ssa, slots: Vec::new() };
         }
         let homes = memory.with(|s| memory.size[s] > 0);
         SlotSearch { homes, memory, phase: Phase::Registers, ssa: false, slots: slots_by_use(asg) }
