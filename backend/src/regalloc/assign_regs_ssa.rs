@@ -133,7 +133,7 @@ type VSet = BitSet<u32, Vec<u64>>;
 /// The liveness of the virtual registers, per block, and the tables
 /// [`block_liveness`] fills it from.
 #[derive(Default)]
-pub(crate) struct VLiveness {
+pub struct VLiveness {
     pub sets: ValueLiveness,
     gen: Vec<(u32, u32)>,
     kill: Vec<(u32, u32)>,
@@ -1780,9 +1780,8 @@ mod tests {
     #[test]
     fn tables_kept_from_other_functions_and_a_given_liveness_change_no_assignment() {
         // On a fresh thread: nothing left from earlier functions.
-        let fresh = std::thread::spawn(|| format!("{:?}", assign_regs_ssa(&swapping_loop()).unwrap()))
-            .join()
-            .expect("the assigning thread");
+        let fresh =
+            std::thread::spawn(|| format!("{:?}", assign_regs_ssa(&swapping_loop()).unwrap())).join().expect("the assigning thread");
         // Here after other functions (one with a call: reloads, more
         // values), then with the liveness solved beforehand, as the
         // scheduler hands it over.
