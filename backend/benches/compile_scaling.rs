@@ -32,8 +32,10 @@ fn function(kind: &str, n: usize) -> Function {
     funcs.remove(0)
 }
 
+/// `opt_level=none`, or the level `$URSA_OPT_LEVEL` names.
 fn opts() -> Options {
-    Options { opt_level: OptLevel::None, ..Options::default() }
+    let level = std::env::var("URSA_OPT_LEVEL").ok().and_then(|v| OptLevel::from_name(&v)).unwrap_or(OptLevel::None);
+    Options { opt_level: level, ..Options::default() }
 }
 
 fn bench(c: &mut Criterion) {

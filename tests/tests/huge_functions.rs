@@ -23,12 +23,18 @@ use scaling_families::{expected, source};
 
 const N: usize = 32_000;
 
-/// Compiles family `kind` at size N (allocation checked) and runs it on each
-/// of `xs` against the host's result.
+/// Compiles family `kind` at size N (allocation checked) at `opt_level=none`
+/// and runs it on each of `xs` against the host's result.
 fn check(kind: &str, xs: &[i32]) {
+    check_at(kind, OptLevel::None, xs)
+}
+
+/// [`check`] at `level`. At `speed` the mid-end runs too, except the e-graph
+/// pass, which a function of this size skips (`mid::opt_egraph::EGRAPH_MAX_INSTS`).
+fn check_at(kind: &str, level: OptLevel, xs: &[i32]) {
     let src = source(kind, N);
     let funcs = cranelift_reader::parse_functions(&src).expect("generated CLIF parses");
-    let opts = Options { opt_level: OptLevel::None, check_regalloc: true, ..Options::default() };
+    let opts = Options { opt_level: level, check_regalloc: true, ..Options::default() };
     let c = compile(&funcs[0], &opts).expect("compiles");
     // The function's own frame (its spill slots), not the test runner's stack size.
     let program = Program::load(&elf::write(&elf::Object { functions: vec![c.function], ..Default::default() })).expect("loads");
@@ -56,4 +62,11 @@ fn a_chain_of_32k_blocks() {
 #[test]
 fn dependent_instructions_32k() {
     check("insts", &[2]);
+}
+
+#[test]
+fn every_family_at_opt_level_speed() {
+    for (kind, x) in [("params", 3), ("live", -5), ("blocks", 11), ("insts", 2)] {
+        check_at(kind, OptLevel::Speed, &[x]);
+    }
 }
