@@ -162,3 +162,46 @@ fn params_to_calls(func: &mut Function, reads: &[PureRead]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A function of `n` instructions: `iconst 1 + iconst 2` (which the
+    /// e-graph folds to `iconst 3`), added to `v0`, then `v0` added again
+    /// and again.
+    fn function(n: usize) -> Function {
+        let mut text = String::from(
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 1\n    v2 = iconst.i32 2\n    v3 = iadd v1, v2\n",
+        );
+        text.push_str("    v4 = iadd v0, v3\n");
+        for i in 5..n + 1 {
+            text.push_str(&format!("    v{} = iadd v{}, v0\n", i, i - 1));
+        }
+        text.push_str(&format!("    return v{}\n}}\n", n));
+        cranelift_reader::parse_functions(&text).unwrap().remove(0)
+    }
+
+    fn optimized(n: usize) -> Function {
+        let mut f = function(n);
+        crate::mid::with_context(&mut f, |ctx| {
+            ctx.flowgraph();
+            opt_egraph(ctx).unwrap()
+        });
+        f
+    }
+
+    fn folded(f: &Function) -> bool {
+        let entry = f.layout.entry_block().unwrap();
+        f.layout.block_insts(entry).any(|i| matches!(f.dfg.insts[i], InstructionData::UnaryImm { imm, .. } if imm.bits() == 3))
+    }
+
+    #[test]
+    fn functions_from_the_size_limit_keep_their_code() {
+        // n counts the instructions: 3 before the chain, n - 3 adds, the return.
+        assert!(folded(&optimized(EGRAPH_MAX_INSTS - 2)), "one instruction below the limit the pass runs");
+        let f = optimized(EGRAPH_MAX_INSTS - 1);
+        assert!(!folded(&f), "at the limit the pass does not run");
+        assert_eq!(f.display().to_string(), function(EGRAPH_MAX_INSTS - 1).display().to_string());
+    }
+}
