@@ -506,7 +506,8 @@ fn warp_reduce_f32() {
         let po = upload(&mut gpu, &vec![0u32; 1 + PAD]);
         let cfg = LaunchConfig { grid: [(n as u32).div_ceil(128), 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
         gpu.launch(&prog, "warp_reduce_f32", &cfg, &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
-        let got: Vec<f32> = gpu.read(po, ((1 + PAD) * 4) as u64).unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        let got: Vec<f32> =
+            gpu.read(po, ((1 + PAD) * 4) as u64).unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(got[0], a.iter().sum::<f32>(), "sum over {} elements", n);
         assert!(got[1..].iter().all(|&x| x == 0.0), "wrote past its output");
     }

@@ -346,7 +346,19 @@ fn typed_warp_operations() {
 #[test]
 fn typed_and_relaxed_atomics() {
     let (prog, text) = kernel_file_with_shared("tests/kernels/atomics_typed.clif");
-    for want in ["RED.ADD.F32", "RED.ADD.F64", "RED.ADD.U32", "RED.MAX.U64", "RED.MIN [", "ATOM.ADD.F32 R", "ATOM.CAS.U64", "ATOMS.ADD.U32 RZ", "ATOMS.XOR.U32 RZ", "ATOMS.ADD.F32 RZ", "RED.XOR.U32"] {
+    for want in [
+        "RED.ADD.F32",
+        "RED.ADD.F64",
+        "RED.ADD.U32",
+        "RED.MAX.U64",
+        "RED.MIN [",
+        "ATOM.ADD.F32 R",
+        "ATOM.CAS.U64",
+        "ATOMS.ADD.U32 RZ",
+        "ATOMS.XOR.U32 RZ",
+        "ATOMS.ADD.F32 RZ",
+        "RED.XOR.U32",
+    ] {
         assert!(text.contains(want), "no {} in\n{}", want, text);
     }
     let (g, bsz) = (3usize, 64usize);

@@ -1053,7 +1053,12 @@ mod tests {
         // Memory accesses are loads, stores or atomics, by name.
         for (n, r) in &roles {
             let memory = matches!(r, Role::Load(_) | Role::Store(_) | Role::Atomic);
-            assert_eq!(memory, ["LDG", "LDS", "LDL", "LD", "STG", "STS", "STL", "ST", "ATOM", "ATOMS", "RED"].contains(&n.as_str()), "{}", n);
+            assert_eq!(
+                memory,
+                ["LDG", "LDS", "LDL", "LD", "STG", "STS", "STL", "ST", "ATOM", "ATOMS", "RED"].contains(&n.as_str()),
+                "{}",
+                n
+            );
         }
     }
 }

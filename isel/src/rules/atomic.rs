@@ -186,7 +186,8 @@ impl Lower<'_> {
             } else {
                 Bundle::new().inst(forms::ATOM_RIR)
             };
-            let b = b.set([ATOM_RIR::OFS, ATOMS_RIR::OFS], 0).use_([ATOM_RIR::RA, ATOMS_RIR::RA], a).use_([ATOM_RIR::RB, ATOMS_RIR::RB], rmw.b);
+            let b =
+                b.set([ATOM_RIR::OFS, ATOMS_RIR::OFS], 0).use_([ATOM_RIR::RA, ATOMS_RIR::RA], a).use_([ATOM_RIR::RB, ATOMS_RIR::RB], rmw.b);
             let b = match rmw.c {
                 Some(c) => b.use_([ATOM_RIR::RC, ATOMS_RIR::RC], c),
                 None => b,
@@ -198,7 +199,9 @@ impl Lower<'_> {
                 b.set([ATOM_RIR::RD, ATOMS_RIR::RD], R(ursa_emit::RZ as u8))
             }
         };
-        self.emit_b(b.set([ATOM_RIR::OP, ATOMS_RIR::OP, RED_RIR::OP], rmw.op).set([ATOM_RIR::ITYPE, ATOMS_RIR::ITYPE, RED_RIR::ITYPE], rmw.ty));
+        self.emit_b(
+            b.set([ATOM_RIR::OP, ATOMS_RIR::OP, RED_RIR::OP], rmw.op).set([ATOM_RIR::ITYPE, ATOMS_RIR::ITYPE, RED_RIR::ITYPE], rmw.ty),
+        );
         d
     }
 

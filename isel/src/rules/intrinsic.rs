@@ -56,7 +56,12 @@ impl Lower<'_> {
     fn mufu(&mut self, op: mods::MUFUOp, x: VReg) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(
-            Bundle::new().inst(forms::MUFU_R).set(MUFU_R::MUFUOP, op).set(MUFU_R::DTYPE, mods::MUFUDType::F32).def(MUFU_R::RD, d).use_(MUFU_R::RB, x),
+            Bundle::new()
+                .inst(forms::MUFU_R)
+                .set(MUFU_R::MUFUOP, op)
+                .set(MUFU_R::DTYPE, mods::MUFUDType::F32)
+                .def(MUFU_R::RD, d)
+                .use_(MUFU_R::RB, x),
         );
         d
     }
