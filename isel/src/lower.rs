@@ -19,9 +19,8 @@ use crate::abi;
 use crate::intrinsics;
 use crate::vcode::*;
 use crate::LowerError;
-use ursa_emit::forms::{BAR_I, CALL_I, CALL_R, LDL_RI, LEPC_I, MOV_C, S2R_X, SEL_RI, SHFL_RI, STL_RIR, VOTE_X};
+use ursa_emit::forms::{BAR_I, CALL_I, CALL_R, LDL_RI, LEPC_I, MOV_C, S2R_X, SEL_RI, STL_RIR, VOTE_X};
 use ursa_emit::mods;
-use ursa_emit::optypes::SHFL;
 use ursa_emit::typed::{P, R};
 
 pub type Reg = VReg;
@@ -612,7 +611,7 @@ impl<'f> Lower<'f> {
                 let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
                 if let Some(intr) = intrinsics::lookup(&name, sig).map_err(|e| self.err(inst, e.to_string()))? {
                     let args: Vec<Value> = f.dfg.inst_args(inst).to_vec();
-                    return Ok(Some(self.lower_intrinsic(intr, &args)));
+                    return self.lower_intrinsic(inst, intr, &args).map(Some);
                 }
                 (Callee::Direct(name), f.dfg.inst_args(inst).to_vec())
             }
@@ -730,45 +729,54 @@ impl<'f> Lower<'f> {
     }
 
     /// A kernel intrinsic's machine instructions; its result (if any) in a
-    /// fresh 32-bit register.
-    fn lower_intrinsic(&mut self, intr: intrinsics::Intrinsic, args: &[Value]) -> InstOutput {
+    /// fresh register (a pair for 64-bit types).
+    fn lower_intrinsic(&mut self, inst: ir::Inst, intr: intrinsics::Intrinsic, args: &[Value]) -> Result<InstOutput, LowerError> {
         use intrinsics::Intrinsic as I;
         use ursa_emit::forms;
-        let d = self.temp(Class::R);
-        let m = match intr {
-            I::Special(sr) => Bundle::new().inst(forms::S2R_X).def(S2R_X::RD, d).set(S2R_X::SR, sr).build(),
-            I::Const0(ofs) => Bundle::new().inst(forms::MOV_C).def(MOV_C::RD, d).set(MOV_C::VB, ofs as u64).build(),
+        let d = match intr {
+            I::Special(sr) => {
+                let d = self.temp(Class::R);
+                self.push(Bundle::new().inst(forms::S2R_X).def(S2R_X::RD, d).set(S2R_X::SR, sr).build());
+                d
+            }
+            I::Const0(ofs) => {
+                let d = self.temp(Class::R);
+                self.push(Bundle::new().inst(forms::MOV_C).def(MOV_C::RD, d).set(MOV_C::VB, ofs as u64).build());
+                d
+            }
             I::Barrier => {
                 self.push(Bundle::new().inst(forms::BAR_I).set(BAR_I::MODE, mods::BarMode::SYNC).set(BAR_I::BARID, 0).build());
-                return smallvec![];
+                return Ok(smallvec![]);
             }
-            I::Shuffle(mode) => {
+            I::Clock { wide } => self.clock(wide),
+            I::Shuffle(mode, ty) => {
                 let v = self.use_value(args[0]);
-                // Full warp: clamp 31 (0 for UP), no segments (isa-extensions, SHFL).
-                let c = if mode == mods::ShflMode::UP { 0 } else { 0x1f };
-                let b = match crate::context::const_bits(self, args[1]) {
-                    Some(k) if k < 32 => Bundle::new().inst(forms::SHFL_RI).set(SHFL_RI::VB, k),
-                    _ => {
-                        let r = self.use_value(args[1]);
-                        Bundle::new().inst(forms::SHFL_RR).use_(ursa_emit::forms::SHFL_RR::RB, r)
-                    }
-                };
-                b.set(SHFL::MODE, mode).def(SHFL::RD, d).use_(SHFL::RA, v).set(SHFL::VC, c).build()
+                if ty.bits() == 64 {
+                    // One SHFL per word, with the same lane operand.
+                    let (lo, hi) = (self.temp(Class::R), self.temp(Class::R));
+                    self.shfl(mode, args[1], v, false, lo);
+                    self.shfl(mode, args[1], v, true, hi);
+                    self.pair(lo, hi)
+                } else {
+                    let d = self.temp(Class::R);
+                    self.shfl(mode, args[1], v, false, d);
+                    d
+                }
             }
-            I::Vote(_) | I::Ballot => {
-                // The argument as a predicate: its low 8 bits non-zero (a
-                // comparison or a tree of them read in its predicate,
-                // `cond_pred`).
+            I::Vote(_, _) | I::Ballot(_) => {
+                let d = self.temp(Class::R);
+                // The argument as a predicate: non-zero (a comparison or a
+                // tree of them read in its predicate, `cond_pred`).
                 let p = generated::constructor_cond_pred(self, args[0]);
-                match intr {
-                    I::Ballot => Bundle::new()
+                let m = match intr {
+                    I::Ballot(_) => Bundle::new()
                         .inst(forms::VOTE_X)
                         .set(VOTE_X::MODE, mods::VoteMode::ANY)
                         .def(VOTE_X::RD, d)
                         .set(VOTE_X::PU, P(ursa_emit::PT as u8))
                         .use_(VOTE_X::PP, p)
                         .build(),
-                    I::Vote(mode) => {
+                    I::Vote(mode, _) => {
                         let q = self.temp(Class::P);
                         self.push(
                             Bundle::new()
@@ -789,11 +797,21 @@ impl<'f> Lower<'f> {
                             .build()
                     }
                     _ => unreachable!(),
-                }
+                };
+                self.push(m);
+                d
+            }
+            I::Fast(m) => {
+                let x = self.use_value(args[0]);
+                let y = args.get(1).map(|&v| self.use_value(v));
+                self.fast_math(m, x, y)
+            }
+            I::Atomic(what, _) => {
+                let used = self.is_used(self.f.dfg.first_result(inst));
+                self.relaxed_atomic(what, args[0], &args[1..], used).map_err(|m| self.err(inst, m))?
             }
         };
-        self.push(m);
-        smallvec![d]
+        Ok(smallvec![d])
     }
 
     fn func_name(&self, fr: ir::FuncRef) -> Option<String> {

@@ -147,16 +147,28 @@ pub(crate) fn decode_ext(f: &Fields, ot: u16, pc: u64) -> R<Option<Op>> {
             let off = if a == Src::R(ZERO_ROW) { raw as i32 } else { sign_extend(raw, 16) as i32 };
             Op::Ldc { d: dst_rows(f, k::RD, ty.regs())?, a, bank: ((v >> 16) & 63) as u8, off, ty }
         }
-        o::ATOM::ID => {
-            let it = int_ty(f.e(k::ITYPE)?)?;
-            let wide = it.wide();
+        o::ATOM::ID | o::ATOMS::ID | o::RED::ID => {
+            let (wide, signed, float) = match f.e(k::ITYPE)? {
+                mods::AtomType::S32 => (false, true, false),
+                mods::AtomType::U32 => (false, false, false),
+                mods::AtomType::S64 => (true, true, false),
+                mods::AtomType::U64 => (true, false, false),
+                mods::AtomType::F32 => (false, false, true),
+                mods::AtomType::F64 => (true, false, true),
+                x => return Err(format!("unknown atomic type {}", x.0)),
+            };
+            let shared = ot == o::ATOMS::ID;
             Op::Atom {
-                d: dst_w(f, k::RD, wide)?,
-                a: f.src64(k::RA)?,
+                space: if shared { AddrSpace::Shared } else { AddrSpace::Generic },
+                // RED returns nothing: the old value goes to the dump rows.
+                d: if ot == o::RED::ID { Dst64::R(DUMP_ROW, DUMP_ROW_HI) } else { dst_w(f, k::RD, wide)? },
+                a: if shared { src_w(f, k::RA, false)? } else { f.src64(k::RA)? },
                 ofs: sign_extend(f.v(k::OFS)?, 24) as i32,
                 b: src_w(f, k::RB, wide)?,
-                c: src_w(f, k::RC, wide)?,
+                c: if ot == o::RED::ID { Src64::R(ZERO_ROW, ZERO_ROW) } else { src_w(f, k::RC, wide)? },
                 op: match f.e(k::OP)? {
+                    mods::AtomOp::ADD if float => AtomOp::Fadd,
+                    _ if float => return Err("float atomics are ADD only".to_string()),
                     mods::AtomOp::ADD => AtomOp::Add,
                     mods::AtomOp::MIN => AtomOp::Min,
                     mods::AtomOp::MAX => AtomOp::Max,
@@ -168,7 +180,7 @@ pub(crate) fn decode_ext(f: &Fields, ot: u16, pc: u64) -> R<Option<Op>> {
                     x => return Err(format!("unknown atomic operation {}", x.0)),
                 },
                 wide,
-                signed: it.signed(),
+                signed,
             }
         }
         o::S2R::ID | o::S2UR::ID => Op::S2r { d: f.dst(if ot == o::S2R::ID { k::RD } else { k::URD })?, sr: f.v(k::SR)? as u8 },

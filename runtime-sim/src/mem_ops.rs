@@ -98,7 +98,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
     // others take the lock of a parallel launch.
     let touches_global = match *op {
         Op::Load { space, .. } | Op::Store { space, .. } => matches!(space, AddrSpace::Global | AddrSpace::Generic),
-        Op::Atom { .. } => true,
+        Op::Atom { space, .. } => space != AddrSpace::Shared,
         _ => false,
     };
     let mut unused = GlobalMemory::new();
@@ -159,11 +159,10 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
             }
             write_rows(regs, d, ty, &data, e);
         }
-        Op::Atom { d, a, ofs, b, c, op, wide, signed } => {
+        Op::Atom { space, d, a, ofs, b, c, op, wide, signed } => {
             let base = regs.get64::<32>(a, cb)?;
             let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
             let n = if wide { 8 } else { 4 };
-            let space = AddrSpace::Generic;
             for l in lanes(e) {
                 sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
             }
@@ -214,6 +213,8 @@ fn atom(op: AtomOp, old: u64, b: u64, c: u64, wide: bool, signed: bool) -> u64 {
                 old
             }
         }
+        AtomOp::Fadd if wide => crate::dalu::dadd(old, b, crate::ops::Rnd::Rn),
+        AtomOp::Fadd => crate::float32::fadd(old as u32, b as u32, crate::ops::Rnd::Rn) as u64,
     };
     r & mask
 }

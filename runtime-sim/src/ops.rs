@@ -230,6 +230,9 @@ pub enum AtomOp {
     Xor,
     Exch,
     Cas,
+    /// Float add (`.F32`/`.F64`: `wide` tells which), rounded to nearest
+    /// under the rules of FADD / DADD.
+    Fadd,
 }
 
 /// Integer type of conversions.
@@ -242,9 +245,6 @@ pub enum IntTy {
 }
 
 impl IntTy {
-    pub fn signed(self) -> bool {
-        matches!(self, IntTy::S32 | IntTy::S64)
-    }
     pub fn wide(self) -> bool {
         matches!(self, IntTy::S64 | IntTy::U64)
     }
@@ -636,7 +636,10 @@ pub enum Op {
         off: i32,
         ty: MemTy,
     },
+    /// ATOM (generic address), ATOMS (`space` Shared: a 32-bit shared
+    /// address) and RED (the old value to the dump row).
     Atom {
+        space: AddrSpace,
         d: Dst64,
         a: Src64,
         ofs: i32,

@@ -279,7 +279,7 @@ impl Profile {
             let mem = match e.op {
                 Op::Load { space, ty, .. } | Op::Store { space, ty, .. } => Some((space_name(space), ty.bytes() as u64)),
                 Op::Ldc { ty, .. } => Some(("constant", ty.bytes() as u64)),
-                Op::Atom { wide, .. } => Some(("generic", if wide { 8 } else { 4 })),
+                Op::Atom { space, wide, .. } => Some((space_name(space), if wide { 8 } else { 4 })),
                 _ => None,
             };
             if let Some((space, size)) = mem {

@@ -125,8 +125,8 @@ impl Recorder {
                 Op::Store { space, a, ofs, ty, .. } => {
                     self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, ty.bytes(), e, true, false)
                 }
-                Op::Atom { a, ofs, wide, .. } => {
-                    self.addresses(w, AddrSpace::Generic, regs.get64::<32>(a, cb).ok(), ofs, if wide { 8 } else { 4 }, e, true, true)
+                Op::Atom { space, a, ofs, wide, .. } => {
+                    self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, if wide { 8 } else { 4 }, e, true, true)
                 }
                 Op::Bar { id, .. } => Access::Bar { id: id & 15, gen: bar_gen, wait: true },
                 _ => Access::None,

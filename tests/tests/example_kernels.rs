@@ -482,6 +482,38 @@ fn histogram_i32() {
 }
 
 #[test]
+fn histogram_relaxed_i32() {
+    // histogram_i32 with relaxed intrinsics: ATOMS into the shared bins,
+    // RED into the global ones, no fences.
+    launch_accumulating("histogram_relaxed_i32.clif", "histogram_relaxed_i32", 10, &[1000, 1, 129], 16, |a| {
+        let mut h = vec![0i32; 16];
+        a.iter().for_each(|&x| h[(x & 15) as usize] += 1);
+        h
+    });
+}
+
+#[test]
+fn warp_reduce_f32() {
+    // f32 shuffles and one RED.ADD.F32 per warp, 8 CTAs of 128 threads. The
+    // inputs are integers below 2^12, so every partial sum is exact and the
+    // order of the additions does not matter.
+    let prog = program("warp_reduce_f32.clif");
+    let mut r = rng(13);
+    for n in [1000usize, 1, 33] {
+        let a: Vec<f32> = (0..n).map(|_| (any_i32(&mut r) & 0xfff) as f32 - 2048.0).collect();
+        let mut gpu = Gpu::new();
+        let pa = upload(&mut gpu, &a.iter().map(|x| x.to_bits()).collect::<Vec<u32>>());
+        let po = upload(&mut gpu, &vec![0u32; 1 + PAD]);
+        let cfg = LaunchConfig { grid: [(n as u32).div_ceil(128), 1, 1], block: [128, 1, 1], strict: true, ..Default::default() };
+        gpu.launch(&prog, "warp_reduce_f32", &cfg, &[Arg::Ptr(pa), Arg::Ptr(po), Arg::I32(n as i32)]).expect("runs");
+        let got: Vec<f32> =
+            gpu.read(po, ((1 + PAD) * 4) as u64).unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got[0], a.iter().sum::<f32>(), "sum over {} elements", n);
+        assert!(got[1..].iter().all(|&x| x == 0.0), "wrote past its output");
+    }
+}
+
+#[test]
 fn warp_reduce_i32() {
     // Butterfly shuffles within each warp, one global atomic per warp, over
     // 8 CTAs of 128 threads with 1000 elements (the last CTA partly idle).
@@ -580,7 +612,9 @@ fn every_example_kernel_is_tested() {
         "sqrt_f64",
         "block_reduce_i32",
         "histogram_i32",
+        "histogram_relaxed_i32",
         "warp_reduce_i32",
+        "warp_reduce_f32",
         "divergent_loop",
     ];
     for f in example_files(&examples_dir()).unwrap() {

@@ -296,3 +296,97 @@ fn uniform_loop_counters() {
         assert_eq!(read_i32s(&mut gpu, out, threads), want, "divergent_break n={}", n);
     }
 }
+
+/// Compiles a CLIF file (path from the repository root) with its shared
+/// memory directives, every function a kernel; also its disassembly.
+fn kernel_file_with_shared(rel: &str) -> (Program, String) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
+    let kernels = ursa_tests::kernels::compile_file(&path).unwrap();
+    let functions: Vec<elf::Function> = kernels.into_iter().map(|k| k.result.unwrap_or_else(|e| panic!("%{}: {}", k.name, e))).collect();
+    let text = functions.iter().map(|f| ursa_emit::asm::disassemble_function(f).unwrap()).collect();
+    (Program::load(&elf::write(&elf::Object { functions })).unwrap(), text)
+}
+
+/// Shuffles of i64, f32 and f64 values and votes and ballots of i16, i32
+/// and i64 arguments, against the PTX-style semantics computed on the host
+/// (`tests/kernels/typed_warp_ops.clif`).
+#[test]
+fn typed_warp_operations() {
+    let prog = kernel_file("tests/kernels/typed_warp_ops.clif");
+    let mut gpu = Gpu::new();
+    let out = gpu.alloc(64 * 32, 8);
+    gpu.write(out, &[0xeeu8; 64 * 32]).unwrap();
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [32, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "typed_warp_ops", &cfg, &[Arg::Ptr(out)]).expect("runs");
+    let b = gpu.read(out, 64 * 32).unwrap();
+    let u32_at = |t: usize, o: usize| u32::from_le_bytes(b[64 * t + o..64 * t + o + 4].try_into().unwrap());
+    let u64_at = |t: usize, o: usize| u64::from_le_bytes(b[64 * t + o..64 * t + o + 8].try_into().unwrap());
+    let ballot3: u32 = (0..32).filter(|t| t % 3 == 0).fold(0, |m, t| m | 1 << t);
+    for t in 0..32usize {
+        let v64 = |l: usize| (l as u64) << 40 | (3 * l as u64 + 1);
+        let down = if t + 1 <= 31 { t + 1 } else { t };
+        assert_eq!(u64_at(t, 0), v64(down), "shfl_down_i64, thread {}", t);
+        let f64_of = |l: usize| l as f64 * 0.25 - 3.0;
+        assert_eq!(f64::from_bits(u64_at(t, 8)), f64_of((t + 5) & 31), "shfl_idx_f64, thread {}", t);
+        assert_eq!(f32::from_bits(u32_at(t, 16)), (t ^ 3) as f32 * 1.5, "shfl_bfly_f32, thread {}", t);
+        let up = if t >= 2 { t - 2 } else { t };
+        assert_eq!(u32_at(t, 20), 7 * up as u32, "shfl_up_i32, thread {}", t);
+        assert_eq!(u32_at(t, 24), 1, "vote_any_i64 of a high-word-only value, thread {}", t);
+        assert_eq!(u32_at(t, 28), 1, "vote_all_i16, thread {}", t);
+        assert_eq!(u32_at(t, 32), 0, "vote_all_i32 (thread 0 votes 0), thread {}", t);
+        assert_eq!(u32_at(t, 36), ballot3, "ballot_i32 of bit 8, thread {}", t);
+        assert_eq!(u32_at(t, 40), 0xffff_fffe, "ballot_i64 of t << 35, thread {}", t);
+        assert_eq!(u32_at(t, 44), 0, "vote_any_i16 of t << 16 (low half zero), thread {}", t);
+    }
+}
+
+/// Float, relaxed, shared-memory and result-less atomics over 3 CTAs of 64
+/// threads (`tests/kernels/atomics_typed.clif`), against the host, with the
+/// instructions each must become.
+#[test]
+fn typed_and_relaxed_atomics() {
+    let (prog, text) = kernel_file_with_shared("tests/kernels/atomics_typed.clif");
+    for want in [
+        "RED.ADD.F32",
+        "RED.ADD.F64",
+        "RED.ADD.U32",
+        "RED.MAX.U64",
+        "RED.MIN [",
+        "ATOM.ADD.F32 R",
+        "ATOM.CAS.U64",
+        "ATOMS.ADD.U32 RZ",
+        "ATOMS.XOR.U32 RZ",
+        "ATOMS.ADD.F32 RZ",
+        "RED.XOR.U32",
+    ] {
+        assert!(text.contains(want), "no {} in\n{}", want, text);
+    }
+    let (g, bsz) = (3usize, 64usize);
+    let n = g * bsz;
+    let mut gpu = Gpu::new();
+    let size = 2048 + 8 * n;
+    let p = gpu.alloc(size as u64, 8);
+    gpu.write(p, &vec![0u8; size]).unwrap();
+    let cfg = LaunchConfig { grid: [g as u32, 1, 1], block: [bsz as u32, 1, 1], strict: true, ..Default::default() };
+    gpu.launch(&prog, "atomics_typed", &cfg, &[Arg::Ptr(p)]).expect("runs");
+    let m = gpu.read(p, size as u64).unwrap();
+    let u32_at = |o: usize| u32::from_le_bytes(m[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(m[o..o + 8].try_into().unwrap());
+    assert_eq!(f32::from_bits(u32_at(0)), 0.5 * n as f32, "f32 sum");
+    assert_eq!(f64::from_bits(u64_at(8)), 0.25 * n as f64, "f64 sum");
+    assert_eq!(u32_at(16), n as u32, "relaxed count");
+    assert_eq!(u64_at(24), ((n - 1) as u64) << 33, "u64 max");
+    assert_eq!(f32::from_bits(u32_at(40)), n as f32, "tickets handed out");
+    let mut tickets: Vec<u32> = (0..n).map(|k| f32::from_bits(u32_at(256 + 4 * k)) as u32).collect();
+    tickets.sort();
+    assert_eq!(tickets, (0..n as u32).collect::<Vec<_>>(), "every ticket once");
+    let cas = u64_at(48);
+    assert!((100..100 + n as u64).contains(&cas), "the CAS word holds a winner's value: {}", cas);
+    let seen: Vec<u64> = (0..n).map(|k| u64_at(2048 + 8 * k)).collect();
+    assert_eq!(seen.iter().filter(|&&s| s == 0).count(), 1, "one CAS succeeded");
+    assert!(seen.iter().all(|&s| s == 0 || s == cas), "the others saw the winner's value");
+    assert_eq!(u32_at(56) as i32, -50, "s32 min");
+    assert_eq!(u32_at(64), n as u32, "count through shared memory");
+    assert_eq!(u32_at(68), (0..n as u32).fold(0, |x, k| x ^ k), "xor through shared memory");
+    assert_eq!(f32::from_bits(u32_at(72)), 2.0 * n as f32, "f32 sum through shared memory");
+}

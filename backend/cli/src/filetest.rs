@@ -852,24 +852,35 @@ fn run_one(
 /// What the kernel intrinsics do in the runner's launches, as CLIF functions
 /// for cranelift-interpreter: a `; run:` line is one thread of a 1x1x1 launch
 /// (`Gpu::call`), so every index is 0 and every dimension 1, a barrier does
-/// nothing, and a vote or ballot sees the one lane. Shuffles are not modelled
-/// (a line using one is reported as not checked against the interpreter).
+/// nothing, a vote or ballot sees the one lane, and a relaxed atomic is
+/// CLIF's own (`atomic_rmw`, `atomic_cas`; a float add a load, `fadd` and
+/// store). Shuffles, the clock and the fast-math functions (whose results
+/// are the simulator's MUFU) are not modelled: a line using one is reported
+/// as not checked against the interpreter.
 fn intrinsic_models() -> Vec<Function> {
+    use ursa_isel::intrinsics::{by_name, AtomicIntr, Intrinsic};
     let mut text = String::new();
     for name in ursa_isel::intrinsics::names() {
-        let body = if name.contains("ntid") || name.contains("nctaid") {
-            "() -> i32 {\nblock0:\n    v0 = iconst.i32 1\n    return v0\n}".to_string()
-        } else if name.contains("tid") || name.contains("ctaid") || name == "ursa_laneid" {
-            "() -> i32 {\nblock0:\n    v0 = iconst.i32 0\n    return v0\n}".to_string()
-        } else if name == "ursa_barrier" {
-            "() {\nblock0:\n    return\n}".to_string()
-        } else if name == "ursa_vote_any" || name == "ursa_vote_all" {
-            "(i8) -> i8 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    return v1\n}".to_string()
-        } else if name == "ursa_ballot" {
-            "(i8) -> i32 {\nblock0(v0: i8):\n    v9 = iconst.i8 0\n    v1 = icmp ne v0, v9\n    v2 = uextend.i32 v1\n    return v2\n}"
-                .to_string()
-        } else {
-            continue;
+        let body = match by_name(name) {
+            Some(Intrinsic::Const0(_)) => "() -> i32 {\nblock0:\n    v0 = iconst.i32 1\n    return v0\n}".to_string(),
+            Some(Intrinsic::Special(_)) => "() -> i32 {\nblock0:\n    v0 = iconst.i32 0\n    return v0\n}".to_string(),
+            Some(Intrinsic::Barrier) => "() {\nblock0:\n    return\n}".to_string(),
+            Some(Intrinsic::Vote(_, t)) => {
+                format!("({t}) -> i8 {{\nblock0(v0: {t}):\n    v9 = iconst.{t} 0\n    v1 = icmp ne v0, v9\n    return v1\n}}")
+            }
+            Some(Intrinsic::Ballot(t)) => format!(
+                "({t}) -> i32 {{\nblock0(v0: {t}):\n    v9 = iconst.{t} 0\n    v1 = icmp ne v0, v9\n    v2 = uextend.i32 v1\n    return v2\n}}"
+            ),
+            Some(Intrinsic::Atomic(AtomicIntr::Rmw(op), t)) => {
+                format!("(i64, {t}) -> {t} {{\nblock0(v0: i64, v1: {t}):\n    v2 = atomic_rmw.{t} {op} v0, v1\n    return v2\n}}")
+            }
+            Some(Intrinsic::Atomic(AtomicIntr::Cas, t)) => {
+                format!("(i64, {t}, {t}) -> {t} {{\nblock0(v0: i64, v1: {t}, v2: {t}):\n    v3 = atomic_cas.{t} v0, v1, v2\n    return v3\n}}")
+            }
+            Some(Intrinsic::Atomic(AtomicIntr::Fadd, t)) => format!(
+                "(i64, {t}) -> {t} {{\nblock0(v0: i64, v1: {t}):\n    v2 = load.{t} v0\n    v3 = fadd v2, v1\n    store v3, v0\n    return v2\n}}"
+            ),
+            _ => continue,
         };
         text.push_str(&format!("function %{}{}\n", name, body));
     }

@@ -62,7 +62,7 @@ fn guardable(p: &Inst) -> bool {
     }
     match p.form().group() {
         Group::IALU | Group::XU | Group::DALU | Group::D_ARITH | Group::EXT_FARITH => true,
-        Group::EXT_MEM => def.optype != optypes::ATOM::ID,
+        Group::EXT_MEM => ![optypes::ATOM::ID, optypes::ATOMS::ID, optypes::RED::ID].contains(&def.optype),
         Group::EXT => [
             optypes::F2F::ID,
             optypes::F2I::ID,

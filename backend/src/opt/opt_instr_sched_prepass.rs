@@ -97,7 +97,7 @@ pub(crate) fn optype_role(name: &str) -> Role {
         "STS" => Role::Store(Space::Shared),
         "STL" => Role::Store(Space::Local),
         "ST" => Role::Store(Space::Generic),
-        "ATOM" => Role::Atomic,
+        "ATOM" | "ATOMS" | "RED" => Role::Atomic,
         // Integer, multiply, bit and float arithmetic, conversions, moves,
         // compares, the uniform datapath's ALU, constant-bank reads, special
         // registers (a clock read is fixed: `role`).
@@ -1053,7 +1053,12 @@ mod tests {
         // Memory accesses are loads, stores or atomics, by name.
         for (n, r) in &roles {
             let memory = matches!(r, Role::Load(_) | Role::Store(_) | Role::Atomic);
-            assert_eq!(memory, ["LDG", "LDS", "LDL", "LD", "STG", "STS", "STL", "ST", "ATOM"].contains(&n.as_str()), "{}", n);
+            assert_eq!(
+                memory,
+                ["LDG", "LDS", "LDL", "LD", "STG", "STS", "STL", "ST", "ATOM", "ATOMS", "RED"].contains(&n.as_str()),
+                "{}",
+                n
+            );
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod control;
 pub mod div;
 pub mod fdiv;
 pub mod float;
+pub mod intrinsic;
 pub mod memory;
 pub mod minmax;
 pub mod mul;
