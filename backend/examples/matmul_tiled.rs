@@ -28,14 +28,21 @@ use cranelift_codegen::ir::{condcodes::IntCC, types, AbiParam, InstBuilder, MemF
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{Linkage, Module, ModuleResult};
 use ursa_backend::module::kernel_builder::{Dim, KernelBuilder};
-use ursa_backend::UrsaModule;
+use ursa_backend::{OptLevel, UrsaModule};
 
 /// The tile edge (threads per CTA: `TILE × TILE`).
 pub const TILE: u32 = 8;
 
-/// The ELF object holding the kernel `matmul(a: i64, b: i64, c: i64, n: i32)`.
-pub fn build() -> ModuleResult<Vec<u8>> {
-    let mut module = UrsaModule::new();
+/// The optimization level the example compiles at: `none`, because at
+/// `speed` the mid-end's `opt_merge_accesses` panics on this kernel ("Instruction
+/// before insertion point not in the layout", reported as an internal
+/// compiler error; `backend/tests/module.rs`, `matmul_at_speed`).
+pub const OPT_LEVEL: OptLevel = OptLevel::None;
+
+/// The ELF object holding the kernel `matmul(a: i64, b: i64, c: i64, n: i32)`,
+/// compiled at `level`.
+pub fn build(level: OptLevel) -> ModuleResult<Vec<u8>> {
+    let mut module = UrsaModule::with_options(ursa_backend::Options { opt_level: level, ..Default::default() });
     let tile_bytes = TILE * TILE * 4;
     let as_tile = module.declare_shared("as", tile_bytes, 16)?;
     let bs_tile = module.declare_shared("bs", tile_bytes, 16)?;
@@ -103,7 +110,7 @@ pub fn build() -> ModuleResult<Vec<u8>> {
     }
     k.def_var(acc, sum);
     k.sync_threads()?;
-    let next = k.ins().iadd_imm(tv, TILE as i64);
+    let next = k.ins().iadd_imm_u(tv, TILE as i64);
     k.def_var(t, next);
     k.ins().jump(head, &[]);
 
@@ -145,7 +152,7 @@ pub fn run(n: u32) -> Result<(Vec<f32>, Vec<f32>, u64), String> {
     if n == 0 || n % TILE != 0 {
         return Err(format!("N = {} is not a positive multiple of the tile ({})", n, TILE));
     }
-    let bytes = build().map_err(|e| e.to_string())?;
+    let bytes = build(OPT_LEVEL).map_err(|e| e.to_string())?;
     let program = ursa_sim::Program::load(&bytes).map_err(|e| e.to_string())?;
     let (a, b) = inputs(n as usize);
     let size = 4 * (n as u64) * (n as u64);

@@ -36,11 +36,20 @@ fn matmul_example_matches_the_host() {
 
 #[test]
 fn matmul_example_uses_shared_memory_and_barriers() {
-    let obj = ursa_emit::elf::read(&matmul_tiled::build().expect("builds")).expect("reads");
+    let obj = ursa_emit::elf::read(&matmul_tiled::build(matmul_tiled::OPT_LEVEL).expect("builds")).expect("reads");
     let f = obj.function("matmul").expect("the kernel");
     assert!(f.kernel);
     assert_eq!(f.shared_size, 2 * 4 * matmul_tiled::TILE * matmul_tiled::TILE);
     assert_eq!(f.params.len(), 4);
+}
+
+/// At `speed` the mid-end's `opt_merge_accesses` panics on the matmul
+/// kernel (an internal compiler error the module reports); the example
+/// compiles at `none` until it is fixed.
+#[test]
+#[ignore = "opt_merge_accesses panics on this kernel at speed (Instruction before insertion point not in the layout)"]
+fn matmul_at_speed() {
+    matmul_tiled::build(ursa_backend::OptLevel::Speed).expect("compiles at speed");
 }
 
 #[test]
@@ -125,10 +134,10 @@ fn warp_reduction_with_shuffles_votes_and_a_device_function() {
             let other = k.shfl(&SHFL_BFLY, v, dv).unwrap();
             v = k.ins().iadd(v, other);
         }
-        let odd = k.ins().band_imm(lane, 1);
-        let p = k.ins().icmp_imm(IntCC::NotEqual, odd, 0);
+        let odd = k.ins().band_imm_u(lane, 1);
+        let p = k.ins().icmp_imm_u(IntCC::NotEqual, odd, 0);
         let mask = k.ballot(p).unwrap();
-        let lane0 = k.ins().icmp_imm(IntCC::Equal, lane, 0);
+        let lane0 = k.ins().icmp_imm_u(IntCC::Equal, lane, 0);
         let one = k.ins().iconst(types::I8, 1);
         let all = k.vote_all(one).unwrap();
         let all = k.ins().uextend(types::I32, all);
@@ -140,7 +149,7 @@ fn warp_reduction_with_shuffles_votes_and_a_device_function() {
         k.ins().store(MemFlagsData::trusted(), all, out, 12);
         k.ins().jump(join, &[]);
         k.switch_to_block(join);
-        let at = k.ins().iadd_imm(out, 4);
+        let at = k.ins().iadd_imm_u(out, 4);
         let one = k.ins().iconst(types::I32, 1);
         k.atomic_add(at, one);
     });
@@ -161,7 +170,7 @@ fn shared_variable_declared_through_the_module_reverses_a_block() {
         k.ins().store(MemFlagsData::trusted(), sq, mine, 0);
         k.sync_threads().unwrap();
         let r = k.ins().isub(n, t);
-        let r = k.ins().iadd_imm(r, -1);
+        let r = k.ins().iadd_imm_s(r, -1);
         let theirs = k.element_addr(base, r, 4);
         let v = k.ins().load(types::I32, MemFlagsData::trusted(), theirs, 0);
         let at = k.element_addr(out, t, 4);
