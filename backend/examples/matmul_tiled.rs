@@ -33,11 +33,8 @@ use ursa_backend::{OptLevel, UrsaModule};
 /// The tile edge (threads per CTA: `TILE × TILE`).
 pub const TILE: u32 = 8;
 
-/// The optimization level the example compiles at: `none`, because at
-/// `speed` the mid-end's `opt_merge_accesses` panics on this kernel ("Instruction
-/// before insertion point not in the layout", reported as an internal
-/// compiler error; `backend/tests/module.rs`, `matmul_at_speed`).
-pub const OPT_LEVEL: OptLevel = OptLevel::None;
+/// The optimization level the example compiles at.
+pub const OPT_LEVEL: OptLevel = OptLevel::Speed;
 
 /// The ELF object holding the kernel `matmul(a: i64, b: i64, c: i64, n: i32)`,
 /// compiled at `level`.
