@@ -63,6 +63,7 @@ pub mod regalloc;
 
 pub use error::Error;
 pub use module::symbol_name;
+pub use module::ursa_module::UrsaModule;
 pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
@@ -445,13 +446,20 @@ pub fn undefined_callees(obj: &elf::Object) -> Vec<(String, String)> {
     out
 }
 
-/// Compiles every function of a module into one object.
+/// Compiles every function of a module into one object (each a kernel if
+/// [`Options::kernel`] is set).
 pub fn compile_module(funcs: &[Function], opts: &Options) -> Result<elf::Object, (String, Error)> {
+    compile_module_kernels(funcs, &vec![opts.kernel; funcs.len()], opts)
+}
+
+/// Compiles every function of a module into one object; `funcs[i]` is a
+/// kernel if `kernels[i]` ([`Options::kernel`] is not read). `Err` names the
+/// function (its object symbol) that failed.
+pub fn compile_module_kernels(funcs: &[Function], kernels: &[bool], opts: &Options) -> Result<elf::Object, (String, Error)> {
     let mut obj = elf::Object::default();
-    let kernels = vec![opts.kernel; funcs.len()];
-    let opts = &opts.for_module(funcs, &kernels);
-    for f in funcs {
-        let c = compile(f, opts).map_err(|e| (symbol_name(f), e))?;
+    let opts = opts.for_module(funcs, kernels);
+    for (f, &kernel) in funcs.iter().zip(kernels) {
+        let c = compile(f, &Options { kernel, ..opts.clone() }).map_err(|e| (symbol_name(f), e))?;
         obj.functions.push(c.function);
     }
     if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {

@@ -416,12 +416,16 @@ fn merge_loads(f: &mut Function, lo: Access, hi: Access, first: Inst, n: u32) ->
     let mut pos = FuncCursor::new(f).at_inst(first);
     let w = pos.ins().load(int_type(2 * n), fd, lo.root, Offset32::new(lo.at as i32));
     let (wl, wh) = pos.ins().isplit(w);
-    for (a, word) in [(lo, wl), (hi, wh)] {
+    // Both words (bitcast for floats) before `first`, which is one of the
+    // two loads, is deleted.
+    let words = [(lo, wl), (hi, wh)].map(|(a, word)| {
         let old = pos.func.dfg.first_result(a.inst);
         let ty: Type = pos.func.dfg.value_type(old);
-        let new = if ty.is_float() { pos.ins().bitcast(ty, MemFlagsData::new(), word) } else { word };
-        pos.func.layout.remove_inst(a.inst);
-        pos.func.dfg.clear_results(a.inst);
+        (a.inst, old, if ty.is_float() { pos.ins().bitcast(ty, MemFlagsData::new(), word) } else { word })
+    });
+    for (inst, old, new) in words {
+        pos.func.layout.remove_inst(inst);
+        pos.func.dfg.clear_results(inst);
         pos.func.dfg.change_to_alias(old, new);
     }
     Ok(())

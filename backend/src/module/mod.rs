@@ -1,8 +1,13 @@
-//! Facts about a whole module that the compilation of each function reads.
+//! Facts about a whole module that the compilation of each function reads,
+//! and the module as a frontend builds it ([`ursa_module::UrsaModule`], a
+//! `cranelift_module::Module`; [`kernel_builder::KernelBuilder`], kernels
+//! written with `FunctionBuilder` and the intrinsics).
 
 pub mod call_graph;
 pub mod call_stack;
+pub mod kernel_builder;
 pub mod shared_mem;
+pub mod ursa_module;
 
 use cranelift_codegen::ir::Function;
 

@@ -33,6 +33,9 @@ pub const STATIC_LIMIT: u32 = 48 * 1024;
 /// needs no directive: `ursa run --shared BYTES` sizes it per launch.
 pub const DYNAMIC: &str = "dynamic";
 
+/// The alignment of a variable that names none.
+pub const DEFAULT_ALIGN: u32 = 8;
+
 /// One declared variable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SharedVar {
@@ -42,7 +45,8 @@ pub struct SharedVar {
     pub align: u32,
     /// Byte offset in the CTA's shared memory.
     pub offset: u32,
-    /// 1-based line of the directive.
+    /// 1-based line of the directive (0: declared through
+    /// [`crate::module::ursa_module::UrsaModule`]).
     pub line: usize,
 }
 
@@ -53,6 +57,44 @@ pub struct SharedLayout {
 }
 
 impl SharedLayout {
+    /// Adds the variable `name` (`tile` for `%ursa_shared_tile`) of `size`
+    /// bytes at the next offset aligned to `align`, declared at `line` (0:
+    /// through [`crate::module::ursa_module::UrsaModule`], not a directive).
+    /// `Err` says why it cannot be: size 0, an alignment that is not a power
+    /// of two up to 256, the dynamic shared memory's name, a name declared
+    /// already, or an end past [`STATIC_LIMIT`].
+    pub fn declare(&mut self, name: &str, size: u32, align: u32, line: usize) -> Result<&SharedVar, String> {
+        if size == 0 {
+            return Err(format!("%{}{} has size 0", SHARED_PREFIX, name));
+        }
+        if !align.is_power_of_two() || align > 256 {
+            return Err(format!("alignment {} is not a power of two up to 256", align));
+        }
+        if name == DYNAMIC {
+            return Err(format!(
+                "%{}{} is the dynamic shared memory, sized at launch (`ursa run --shared BYTES`), not by a directive",
+                SHARED_PREFIX, DYNAMIC
+            ));
+        }
+        if let Some(prev) = self.vars.iter().find(|v| v.name == name) {
+            return Err(match prev.line {
+                0 => format!("%{}{} is declared twice", SHARED_PREFIX, name),
+                line => format!("%{}{} is declared again (first at line {})", SHARED_PREFIX, name, line),
+            });
+        }
+        let offset = self.vars.iter().map(|v| v.offset as u64 + v.size as u64).max().unwrap_or(0);
+        let start = offset.next_multiple_of(align as u64);
+        let end = start + size as u64;
+        if end > STATIC_LIMIT as u64 {
+            return Err(format!(
+                "%{}{} ends at byte {}: the file's static shared memory exceeds the limit of {} bytes per CTA",
+                SHARED_PREFIX, name, end, STATIC_LIMIT
+            ));
+        }
+        self.vars.push(SharedVar { name: name.to_string(), size, align, offset: start as u32, line });
+        Ok(self.vars.last().expect("just pushed"))
+    }
+
     /// Name → offset, for instruction selection; `dynamic` (the dynamic
     /// shared memory sized at launch) starts after the static variables.
     pub fn offsets(&self) -> HashMap<String, u32> {
@@ -109,7 +151,6 @@ impl std::error::Error for DirectiveError {}
 /// Parses the `; ursa.shared` directives of a CLIF file's text.
 pub fn parse(text: &str) -> Result<SharedLayout, DirectiveError> {
     let mut layout = SharedLayout::default();
-    let mut offset = 0u64;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         if !t.starts_with(';') {
@@ -133,35 +174,11 @@ pub fn parse(text: &str) -> Result<SharedLayout, DirectiveError> {
             u32::try_from(n).map_err(|_| bad(format!("{} is too large (at most {})", s, u32::MAX)))
         };
         let size = num(size)?;
-        if size == 0 {
-            return Err(bad(format!("%{}{} has size 0", SHARED_PREFIX, name)));
-        }
         let align = match align {
             Some(a) => num(a)?,
-            None => 8,
+            None => DEFAULT_ALIGN,
         };
-        if !align.is_power_of_two() || align > 256 {
-            return Err(bad(format!("alignment {} is not a power of two up to 256", align)));
-        }
-        if name == DYNAMIC {
-            return Err(bad(format!(
-                "%{}{} is the dynamic shared memory, sized at launch (`ursa run --shared BYTES`), not by a directive",
-                SHARED_PREFIX, DYNAMIC
-            )));
-        }
-        if let Some(prev) = layout.vars.iter().find(|v| v.name == name) {
-            return Err(bad(format!("%{}{} is declared again (first at line {})", SHARED_PREFIX, name, prev.line)));
-        }
-        let start = offset.next_multiple_of(align as u64);
-        let end = start + size as u64;
-        if end > STATIC_LIMIT as u64 {
-            return Err(bad(format!(
-                "%{}{} ends at byte {}: the file's static shared memory exceeds the limit of {} bytes per CTA",
-                SHARED_PREFIX, name, end, STATIC_LIMIT
-            )));
-        }
-        layout.vars.push(SharedVar { name: name.to_string(), size, align, offset: start as u32, line: at });
-        offset = end;
+        layout.declare(name, size, align, at).map_err(bad)?;
     }
     Ok(layout)
 }

@@ -1,0 +1,349 @@
+//! `UrsaModule` and `KernelBuilder` (`docs/module.md`): the two examples run
+//! and checked, kernels built with `FunctionBuilder` run on the simulator,
+//! and one test per error the module reports.
+
+#[path = "../examples/matmul_tiled.rs"]
+mod matmul_tiled;
+#[path = "../examples/toy_kernels.rs"]
+mod toy_kernels;
+
+use cranelift_codegen::ir::{condcodes::IntCC, types, AbiParam, InstBuilder, MemFlagsData, Signature};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{DataDescription, FuncId, Linkage, Module, ModuleError};
+use ursa_backend::module::kernel_builder::{Dim, KernelBuilder, SHFL_BFLY};
+use ursa_backend::UrsaModule;
+use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
+
+#[test]
+fn matmul_example_matches_the_host() {
+    for n in [8, 32] {
+        let (got, want, cycles) = matmul_tiled::run(n).expect("runs");
+        assert_eq!(got.len(), (n * n) as usize);
+        let wrong: Vec<usize> = (0..got.len()).filter(|&k| got[k].to_bits() != want[k].to_bits()).collect();
+        assert!(
+            wrong.is_empty(),
+            "N = {}: {} elements differ, first at {}: {} vs {}",
+            n,
+            wrong.len(),
+            wrong[0],
+            got[wrong[0]],
+            want[wrong[0]]
+        );
+        assert!(cycles > 0);
+    }
+    assert!(matmul_tiled::run(12).is_err(), "N not a multiple of the tile is refused");
+}
+
+#[test]
+fn matmul_example_uses_shared_memory_and_barriers() {
+    let obj = ursa_emit::elf::read(&matmul_tiled::build(matmul_tiled::OPT_LEVEL).expect("builds")).expect("reads");
+    let f = obj.function("matmul").expect("the kernel");
+    assert!(f.kernel);
+    assert_eq!(f.shared_size, 2 * 4 * matmul_tiled::TILE * matmul_tiled::TILE);
+    assert_eq!(f.params.len(), 4);
+}
+
+/// The example at `none` too (at `speed`, `opt_merge_accesses` merges its
+/// pairs of adjacent `f32` loads from shared memory into 64-bit loads).
+#[test]
+fn matmul_example_compiles_at_none() {
+    let bytes = matmul_tiled::build(ursa_backend::OptLevel::None).expect("compiles at none");
+    assert_ne!(bytes, matmul_tiled::build(ursa_backend::OptLevel::Speed).expect("compiles at speed"));
+}
+
+#[test]
+fn toy_example_agrees_with_the_host_jit_and_the_evaluator() {
+    let outcomes = toy_kernels::run(toy_kernels::PROGRAM, 200).expect("runs");
+    assert_eq!(outcomes.len(), 4);
+    for o in &outcomes {
+        assert_eq!(o.gpu, o.eval, "{}: GPU vs evaluator", o.name);
+        assert_eq!(o.host, o.eval, "{}: host JIT vs evaluator", o.name);
+    }
+    // Not a constant: the evaluator computes something that depends on x.
+    let clamp = outcomes.iter().find(|o| o.name == "clamp").expect("clamp");
+    assert!(clamp.eval.contains(&0) && clamp.eval.contains(&50) && clamp.eval.iter().any(|&v| v > 0 && v < 50));
+    assert!(toy_kernels::run("bad: x +", 4).is_err());
+}
+
+/// A kernel `name(out: i64)` built by `body` (given the kernel builder and
+/// `out`), defined in `m`.
+fn kernel(
+    m: &mut UrsaModule,
+    name: &str,
+    body: impl FnOnce(&mut KernelBuilder<'_, '_, UrsaModule>, cranelift_codegen::ir::Value),
+) -> FuncId {
+    let mut ctx = m.make_context();
+    ctx.func.signature.params.push(AbiParam::new(types::I64));
+    let id = m.declare_function(name, Linkage::Export, &ctx.func.signature).expect("declares");
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let out = b.block_params(entry)[0];
+    let mut k = KernelBuilder::new(m, &mut b);
+    body(&mut k, out);
+    k.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    m.define_function(id, &mut ctx).expect("defines");
+    id
+}
+
+/// Launches `name(out)` with `threads` threads in one CTA; the `i32`s of `out`.
+fn launch(bytes: &[u8], name: &str, threads: u32, words: u64) -> Vec<i32> {
+    let p = Program::load(bytes).expect("loads");
+    let mut gpu = Gpu::new();
+    let out = gpu.alloc(4 * words, 16);
+    let cfg = LaunchConfig { block: [threads, 1, 1], ..Default::default() };
+    gpu.launch(&p, name, &cfg, &[Arg::Ptr(out)]).expect("runs");
+    gpu.read(out, 4 * words).unwrap().chunks_exact(4).map(|w| i32::from_le_bytes(w.try_into().unwrap())).collect()
+}
+
+#[test]
+fn warp_reduction_with_shuffles_votes_and_a_device_function() {
+    // A device function `twice(x) = 2x`, a kernel that sums 2*lane over the
+    // warp with butterfly shuffles, counts lanes with a ballot, and adds the
+    // sum into out[1] atomically from every lane.
+    let mut m = UrsaModule::new();
+    let mut sig = m.make_signature();
+    sig.params.push(AbiParam::new(types::I32));
+    sig.returns.push(AbiParam::new(types::I32));
+    let twice = m.declare_function("twice", Linkage::Local, &sig).unwrap();
+    let mut ctx = m.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let e = b.create_block();
+    b.append_block_params_for_function_params(e);
+    b.switch_to_block(e);
+    let x = b.block_params(e)[0];
+    let y = b.ins().iadd(x, x);
+    b.ins().return_(&[y]);
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    m.define_function(twice, &mut ctx).unwrap();
+    kernel(&mut m, "reduce", |k, out| {
+        let lane = k.lane_id().unwrap();
+        let f = k.func_ref(twice);
+        let call = k.ins().call(f, &[lane]);
+        let mut v = k.inst_results(call)[0];
+        for d in [16, 8, 4, 2, 1] {
+            let dv = k.ins().iconst(types::I32, d);
+            let other = k.shfl(&SHFL_BFLY, v, dv).unwrap();
+            v = k.ins().iadd(v, other);
+        }
+        let odd = k.ins().band_imm_u(lane, 1);
+        let p = k.ins().icmp_imm_u(IntCC::NotEqual, odd, 0);
+        let mask = k.ballot(p).unwrap();
+        let lane0 = k.ins().icmp_imm_u(IntCC::Equal, lane, 0);
+        let one = k.ins().iconst(types::I8, 1);
+        let all = k.vote_all(one).unwrap();
+        let all = k.ins().uextend(types::I32, all);
+        let (then_b, join) = (k.create_block(), k.create_block());
+        k.ins().brif(lane0, then_b, &[], join, &[]);
+        k.switch_to_block(then_b);
+        k.ins().store(MemFlagsData::trusted(), v, out, 0);
+        k.ins().store(MemFlagsData::trusted(), mask, out, 8);
+        k.ins().store(MemFlagsData::trusted(), all, out, 12);
+        k.ins().jump(join, &[]);
+        k.switch_to_block(join);
+        let at = k.ins().iadd_imm_u(out, 4);
+        let one = k.ins().iconst(types::I32, 1);
+        k.atomic_add(at, one);
+    });
+    let got = launch(&m.finish().unwrap(), "reduce", 32, 4);
+    assert_eq!(got, vec![2 * (0..32).sum::<i32>(), 32, 0xAAAA_AAAAu32 as i32, 1]);
+}
+
+#[test]
+fn shared_variable_declared_through_the_module_reverses_a_block() {
+    let mut m = UrsaModule::new();
+    let tile = m.declare_shared("tile", 64 * 4, 16).unwrap();
+    kernel(&mut m, "reverse", |k, out| {
+        let t = k.thread_idx(Dim::X).unwrap();
+        let n = k.block_dim(Dim::X).unwrap();
+        let base = k.shared(tile);
+        let mine = k.element_addr(base, t, 4);
+        let sq = k.ins().imul(t, t);
+        k.ins().store(MemFlagsData::trusted(), sq, mine, 0);
+        k.sync_threads().unwrap();
+        let r = k.ins().isub(n, t);
+        let r = k.ins().iadd_imm_s(r, -1);
+        let theirs = k.element_addr(base, r, 4);
+        let v = k.ins().load(types::I32, MemFlagsData::trusted(), theirs, 0);
+        let at = k.element_addr(out, t, 4);
+        k.ins().store(MemFlagsData::trusted(), v, at, 0);
+    });
+    let bytes = m.finish().unwrap();
+    let obj = ursa_emit::elf::read(&bytes).unwrap();
+    assert_eq!(obj.function("reverse").unwrap().shared_size, 256);
+    let got = launch(&bytes, "reverse", 64, 64);
+    let want: Vec<i32> = (0..64).map(|t| (63 - t) * (63 - t)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn target_config_and_triple() {
+    let m = UrsaModule::new();
+    let c = m.target_config();
+    assert_eq!(c.pointer_type(), types::I64);
+    assert_eq!(c.default_call_conv, ursa_backend::module::ursa_module::CALL_CONV);
+    assert_eq!(m.make_signature().call_conv, c.default_call_conv);
+    let t = ursa_backend::module::ursa_module::triple();
+    assert_eq!(t.vendor.as_str(), "ursa");
+    assert_eq!(t.to_string().parse::<target_lexicon::Triple>().unwrap(), t);
+}
+
+/// A module error's text.
+fn text(e: ModuleError) -> String {
+    e.to_string()
+}
+
+/// Defines `id` (a `() -> ()` function) with an empty body.
+fn define_empty(m: &mut UrsaModule, id: FuncId) -> Result<(), ModuleError> {
+    let mut ctx = m.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    m.define_function(id, &mut ctx)
+}
+
+/// A function `() -> ()` with an empty body, defined as `name` with `linkage`.
+fn empty(m: &mut UrsaModule, name: &str, linkage: Linkage) -> Result<FuncId, ModuleError> {
+    let id = m.declare_function(name, linkage, &m.make_signature())?;
+    define_empty(m, id)?;
+    Ok(id)
+}
+
+#[test]
+fn error_duplicate_definition() {
+    let mut m = UrsaModule::new();
+    let id = empty(&mut m, "f", Linkage::Export).unwrap();
+    assert!(matches!(define_empty(&mut m, id), Err(ModuleError::DuplicateDefinition(n)) if n == "f"));
+    let mut d = DataDescription::new();
+    d.define_zeroinit(4);
+    let s = m.declare_data("ursa_shared_s", Linkage::Local, true, false).unwrap();
+    m.define_data(s, &d).unwrap();
+    assert!(matches!(m.define_data(s, &d), Err(ModuleError::DuplicateDefinition(n)) if n == "ursa_shared_s"));
+}
+
+#[test]
+fn error_undefined_function() {
+    let mut m = UrsaModule::new();
+    m.declare_function("never", Linkage::Local, &m.make_signature()).unwrap();
+    let e = text(m.finish().unwrap_err());
+    assert!(e.contains("`never` is declared") && e.contains("never defined"), "{}", e);
+
+    // A call of an import that is no intrinsic.
+    let mut m = UrsaModule::new();
+    let ext = m.declare_function("elsewhere", Linkage::Import, &m.make_signature()).unwrap();
+    kernel(&mut m, "k", |k, _| {
+        let f = k.func_ref(ext);
+        k.ins().call(f, &[]);
+    });
+    let e = text(m.finish().unwrap_err());
+    assert!(e.contains("elsewhere") && e.contains("imports must be intrinsics"), "{}", e);
+}
+
+#[test]
+fn error_reserved_names() {
+    let mut m = UrsaModule::new();
+    let sig = m.make_signature();
+    // Not an intrinsic.
+    let e = text(m.declare_function("ursa_nothing", Linkage::Import, &sig).unwrap_err());
+    assert!(e.contains("unknown intrinsic %ursa_nothing"), "{}", e);
+    // An intrinsic with another signature.
+    let e = text(m.declare_function("ursa_tid_x", Linkage::Import, &sig).unwrap_err());
+    assert!(e.contains("must be declared `() -> i32`"), "{}", e);
+    // An intrinsic defined as a function.
+    let mut tid = m.make_signature();
+    tid.returns.push(AbiParam::new(types::I32));
+    let e = text(m.declare_function("ursa_tid_x", Linkage::Export, &tid).unwrap_err());
+    assert!(e.contains("Linkage::Import"), "{}", e);
+    let e = text(empty(&mut m, "ursa_mine", Linkage::Local).unwrap_err());
+    assert!(e.contains("reserved"), "{}", e);
+    // Data.
+    let e = text(m.declare_data("ursa_table", Linkage::Local, false, false).unwrap_err());
+    assert!(e.contains("reserved"), "{}", e);
+    let e = text(m.declare_data("ursa_shared_t", Linkage::Local, true, true).unwrap_err());
+    assert!(e.contains("thread-local"), "{}", e);
+    let e = text(m.declare_shared("dynamic", 16, 16).unwrap_err());
+    assert!(e.contains("sized at launch"), "{}", e);
+    // The intrinsic declared properly is accepted.
+    assert!(m.declare_function("ursa_tid_x", Linkage::Import, &tid).is_ok());
+}
+
+#[test]
+fn error_data_that_is_not_shared_memory() {
+    let mut m = UrsaModule::new();
+    let id = m.declare_data("table", Linkage::Local, false, false).unwrap();
+    let mut d = DataDescription::new();
+    d.define(vec![1, 2, 3, 4].into_boxed_slice());
+    let e = text(m.define_data(id, &d).unwrap_err());
+    assert!(e.contains("not supported yet"), "{}", e);
+    let s = m.declare_data("ursa_shared_init", Linkage::Local, true, false).unwrap();
+    let e = text(m.define_data(s, &d).unwrap_err());
+    assert!(e.contains("cannot have contents"), "{}", e);
+    let e = text(m.declare_shared("big", 64 * 1024, 16).unwrap_err());
+    assert!(e.contains("exceeds the limit"), "{}", e);
+}
+
+#[test]
+fn error_import_definition_and_incompatible_declarations() {
+    let mut m = UrsaModule::new();
+    let e = empty(&mut m, "imp", Linkage::Import).unwrap_err();
+    assert!(matches!(e, ModuleError::InvalidImportDefinition(n) if n == "imp"));
+    m.declare_data("d", Linkage::Local, false, false).unwrap();
+    assert!(matches!(m.declare_function("d", Linkage::Local, &m.make_signature()), Err(ModuleError::IncompatibleDeclaration(_))));
+    assert!(matches!(m.declare_data("d", Linkage::Local, false, true), Err(ModuleError::IncompatibleDeclaration(_))));
+    let mut other = Signature::new(ursa_backend::module::ursa_module::CALL_CONV);
+    other.params.push(AbiParam::new(types::I32));
+    let f = m.declare_function("f", Linkage::Local, &m.make_signature()).unwrap();
+    let mut ctx = m.make_context();
+    ctx.func.signature = other;
+    assert!(matches!(m.define_function(f, &mut ctx), Err(ModuleError::IncompatibleSignature(..))));
+}
+
+#[test]
+fn error_body_that_does_not_verify_or_compile() {
+    let mut m = UrsaModule::new();
+    let id = m.declare_function("bad", Linkage::Local, &m.make_signature()).unwrap();
+    let mut ctx = m.make_context();
+    // A block without a terminator.
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    b.ins().iconst(types::I32, 1);
+    let e = text(m.define_function(id, &mut ctx).unwrap_err());
+    assert!(e.contains("does not verify"), "{}", e);
+    // A kernel cannot make a tail call: a compile error naming it.
+    let mut m = UrsaModule::new();
+    let sig = m.make_signature();
+    let id = m.declare_function("k", Linkage::Export, &sig).unwrap();
+    let mut ctx = m.make_context();
+    let me = m.declare_func_in_func(id, &mut ctx.func);
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    b.ins().return_call(me, &[]);
+    b.seal_all_blocks();
+    b.finalize(m.target_config());
+    m.define_function(id, &mut ctx).unwrap();
+    let e = text(m.finish().unwrap_err());
+    assert!(e.contains("function `k`") && e.contains("tail call"), "{}", e);
+}
+
+#[test]
+fn error_define_function_bytes() {
+    let mut m = UrsaModule::new();
+    let id = m.declare_function("raw", Linkage::Export, &m.make_signature()).unwrap();
+    let e = text(m.define_function_bytes(id, 16, &[0; 16], &[]).unwrap_err());
+    assert!(e.contains("ursa asm"), "{}", e);
+}
