@@ -317,8 +317,8 @@ impl Kernel {
     /// assert_eq!(out.to_vec()?, [2, 4, 6]);
     /// let e = vadd.launch(1, 32, 0, &[&a, &a, &out]).unwrap_err();
     /// assert_eq!(e.to_string(), "kernel `vadd` takes 4 arguments (a (ptr), b (ptr), out (ptr), n (i32)), 3 given");
-    /// let e = vadd.launch(1, 32, 0, &[&a, &a, &7i64, &3i32]).unwrap_err();
-    /// assert!(e.to_string().contains("argument 3 is i64, but parameter `out`"), "{}", e);
+    /// let e = vadd.launch(1, 32, 0, &[&a, &a, &7i32, &3i32]).unwrap_err();
+    /// assert_eq!(e.to_string(), "argument 3 is i32, but parameter `out` of kernel `vadd` is ptr");
     /// # Ok::<(), ursa_sim::host::HostError>(())
     /// ```
     pub fn launch(
@@ -350,22 +350,8 @@ impl Kernel {
     /// # Ok::<(), ursa_sim::host::HostError>(())
     /// ```
     pub fn launch_with(&self, cfg: &LaunchConfig, args: &[&dyn AsKernelArg]) -> Result<Launch, HostError> {
-        let args: Vec<KernelArg> = args.iter().map(|a| a.as_kernel_arg()).collect();
-        let (f, kernel) = (self.info(), || self.name().to_string());
-        let device = self.module.device();
-        if let Some(i) = args.iter().position(|a| a.device.as_ref().is_some_and(|d| !d.is(device))) {
-            return Err(HostError::OtherDevice { kernel: kernel(), index: i + 1 });
-        }
-        let params = layout_params(f, args.iter().map(|a| (a.kind, a.bytes.clone()))).map_err(|m| match m {
-            ArgMismatch::Count => HostError::ArgumentCount { kernel: kernel(), params: f.params.clone(), given: args.len() },
-            ArgMismatch::Type { index } => HostError::ArgumentType {
-                kernel: kernel(),
-                index: index + 1,
-                param: f.params[index].clone(),
-                given: args[index].type_name(),
-            },
-        })?;
-        let result = device.gpu().launch_block(self.module.program(), f, cfg, &params);
+        let params = self.parameter_block(args)?;
+        let result = self.module.device().gpu().launch_block(self.module.program(), self.info(), cfg, &params);
         let launch = |stats, trap| Launch { kernel: self.clone(), grid: cfg.grid, stats, trap };
         match result {
             Ok(stats) => Ok(launch(stats, None)),
@@ -374,6 +360,41 @@ impl Kernel {
                 Err(HostError::Trap { trap: Box::new(trap), before })
             }
         }
+    }
+
+    /// Checks arguments as [`Kernel::launch`] does, without launching.
+    ///
+    /// ```
+    /// # let elf = ursa_sim::host::example_object();
+    /// let dev = ursa_sim::host::Device::new();
+    /// let vadd = dev.load_module(&elf)?.kernel("vadd")?;
+    /// let a = dev.alloc_zeros::<f32>(4)?;
+    /// assert!(vadd.check_args(&[&a, &a, &a, &4i32]).is_ok());
+    /// assert!(vadd.check_args(&[&a, &a, &a, &4i64]).is_err());
+    /// # Ok::<(), ursa_sim::host::HostError>(())
+    /// ```
+    pub fn check_args(&self, args: &[&dyn AsKernelArg]) -> Result<(), HostError> {
+        self.parameter_block(args).map(|_| ())
+    }
+
+    /// The parameter block of a launch with `args` (docs/abi.md), or why
+    /// they do not fit the kernel.
+    fn parameter_block(&self, args: &[&dyn AsKernelArg]) -> Result<Vec<u8>, HostError> {
+        let args: Vec<KernelArg> = args.iter().map(|a| a.as_kernel_arg()).collect();
+        let (f, kernel) = (self.info(), || self.name().to_string());
+        let device = self.module.device();
+        if let Some(i) = args.iter().position(|a| a.device.as_ref().is_some_and(|d| !d.is(device))) {
+            return Err(HostError::OtherDevice { kernel: kernel(), index: i + 1 });
+        }
+        layout_params(f, args.iter().map(|a| (a.kind, a.bytes.clone()))).map_err(|m| match m {
+            ArgMismatch::Count => HostError::ArgumentCount { kernel: kernel(), params: f.params.clone(), given: args.len() },
+            ArgMismatch::Type { index } => HostError::ArgumentType {
+                kernel: kernel(),
+                index: index + 1,
+                param: f.params[index].clone(),
+                given: args[index].type_name(),
+            },
+        })
     }
 }
 

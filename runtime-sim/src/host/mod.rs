@@ -4,7 +4,7 @@
 //! launches whose arguments are checked against the kernel's `.param` table
 //! before anything runs ([`Kernel::launch`]). Errors are [`HostError`]
 //! values, never panics. It is built on the raw layer ([`Gpu`],
-//! [`Program`], [`crate::Arg`], [`LaunchConfig`]), which stays available
+//! [`Program`], [`crate::Arg`], [`crate::LaunchConfig`]), which stays available
 //! ([`Device::with_gpu`]).
 //!
 //! ```
