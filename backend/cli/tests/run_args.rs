@@ -25,29 +25,17 @@ fn vadd(args: &[&str]) -> std::process::Output {
     ursa(&all)
 }
 
+/// [`vadd`] with the whitespace-separated words of `line`.
+fn vadd_words(line: &str) -> std::process::Output {
+    vadd(&line.split_whitespace().collect::<Vec<_>>())
+}
+
 #[test]
 fn typed_buffers_from_files_print_in_their_type() {
     let a: Vec<u8> = [1i32, -2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
     let a = write_bytes("a.i32", &a);
     let (fa, fb) = (format!("buf:a=i32:file:{}", a), format!("buf:b=u32:file:{}", a));
-    let o = vadd(&[
-        "--block",
-        "4",
-        "--arg",
-        &fa,
-        "--arg",
-        &fb,
-        "--arg",
-        "buf:out=i32[3]",
-        "--arg",
-        "i32:3",
-        "--out",
-        "a",
-        "--out",
-        "b",
-        "--out",
-        "out",
-    ]);
+    let o = vadd_words(&format!("--block 4 --arg {} --arg {} --arg buf:out=i32[3] --arg i32:3 --out a --out b --out out", fa, fb));
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "a = [1, -2, 3]\nb = [1, 4294967294, 3]\nout = [2, -4, 6]\n");
     // An untyped file is bytes.
@@ -81,22 +69,7 @@ fn bad_buffer_files_are_errors_naming_the_argument() {
 
 #[test]
 fn empty_lists_are_empty_buffers() {
-    let o = vadd(&[
-        "--arg",
-        "buf:a=i32:",
-        "--arg",
-        "buf:b=f64:",
-        "--arg",
-        "buf:out=i32[0]",
-        "--arg",
-        "i32:0",
-        "--out",
-        "a",
-        "--out",
-        "b",
-        "--out",
-        "out",
-    ]);
+    let o = vadd_words("--arg buf:a=i32: --arg buf:b=f64: --arg buf:out=i32[0] --arg i32:0 --out a --out b --out out");
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "a = []\nb = []\nout = []\n");
 }
