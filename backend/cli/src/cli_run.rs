@@ -266,6 +266,9 @@ fn dims(s: &str, what: &str, max: [u32; 3]) -> Result<[u32; 3], String> {
     Ok(d)
 }
 
+/// The characters of an argument an error quotes; a longer one is cut.
+const SHOWN_SPEC_CHARS: usize = 80;
+
 /// What a buffer argument may be.
 const BUFFER_FORMS: &str = "expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2, buf:NAME=TYPE:file:PATH or buf:NAME=file:PATH";
 
@@ -320,10 +323,16 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         HostError::NotAKernel { kernels, .. } => format!("--kernel {}: a device function, not a kernel ({})", a.kernel, which(&kernels)),
         e => e.to_string(),
     })?;
-    // `argument N (`SPEC`)`, after `FILE:LINE: ` for an argument from a file.
+    // `argument N (`SPEC`)`, after `FILE:LINE: ` for an argument from a file;
+    // a long SPEC (inline data) cut to its start.
     let argument = |i: usize| {
         let origin = a.arg_origins.get(i).cloned().flatten().map(|o| format!("{}: ", o)).unwrap_or_default();
-        format!("{}argument {} (`{}`)", origin, i + 1, a.args[i])
+        let spec = &a.args[i];
+        let shown = match spec.char_indices().nth(SHOWN_SPEC_CHARS) {
+            Some((cut, _)) => format!("{}…", &spec[..cut]),
+            None => spec.clone(),
+        };
+        format!("{}argument {} (`{}`)", origin, i + 1, shown)
     };
     let mut buffers: Vec<Buffer> = Vec::new();
     let mut kargs = Vec::new();

@@ -106,6 +106,11 @@ fn errors_from_argument_files_name_the_file_and_line() {
     let o = vadd(&[&format!("@{}", args)]);
     let want = format!("{}:3: argument 4 (`f32:1`) is f32, but parameter `n` of `vadd` is i32", args);
     assert!(!o.status.success() && stderr(&o).contains(&want), "{}", stderr(&o));
+    // A long list is quoted by its start.
+    let long = format!("--arg buf:a=i32:{}x", "1,".repeat(1000));
+    let o = vadd(&[&format!("@{}", write("long.args", &long))]);
+    let want = format!("long.args:1: argument 1 (`buf:a=i32:{}…`): `1x` is not a value of type i32", "1,".repeat(35));
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     // Arguments from the command line have no place.
     let o = vadd(&["--arg", "buf:a=i32:1", "--arg", "buf:b=i32:1", "--arg", "buf:out=i32[1]", "--arg", "f32:1"]);
     assert!(stderr(&o).contains("error: argument 4 (`f32:1`) is f32"), "{}", stderr(&o));
