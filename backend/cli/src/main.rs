@@ -1,5 +1,9 @@
 //! `ursa`: the command-line tool.
 
+// The doc comments of the command-line structs are `--help` text in the tool's
+// syntax (`X[,Y[,Z]]`, `TYPE[N]`), not rustdoc links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
