@@ -109,7 +109,7 @@ fn errors_from_argument_files_name_the_file_and_line() {
     // A long list is quoted by its start.
     let long = format!("--arg buf:a=i32:{}x", "1,".repeat(1000));
     let o = vadd(&[&format!("@{}", write("long.args", &long))]);
-    let want = format!("long.args:1: argument 1 (`buf:a=i32:{}…`): `1x` is not a value of type i32", "1,".repeat(35));
+    let want = format!("long.args:1: argument 1 (`buf:a=i32:{}…`): `x` is not a value of type i32", "1,".repeat(35));
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     // Arguments from the command line have no place.
     let o = vadd(&["--arg", "buf:a=i32:1", "--arg", "buf:b=i32:1", "--arg", "buf:out=i32[1]", "--arg", "f32:1"]);
