@@ -7,7 +7,7 @@ use crate::machine::{Cta, CtaBarrier, Warp};
 use crate::machine_desc::MachineDesc;
 use crate::memory::{ConstBanks, Global, GlobalMemory};
 use crate::profile::{Profile, Stats};
-use crate::program::{Program, RETURN_SENTINEL};
+use crate::program::{FunctionInfo, Program, RETURN_SENTINEL};
 use crate::regs::LANES;
 use crate::trap::{Trap, TrapKind};
 use ursa_emit::elf;
@@ -189,8 +189,14 @@ impl Arg {
     /// Alignment when no parameter table is given: `min(size, 8)` rounded up
     /// to a power of two (the assembler's `.param` rule).
     pub fn align(&self) -> usize {
-        self.bytes().len().clamp(1, 8).next_power_of_two()
+        param_align(self.bytes().len())
     }
+}
+
+/// Alignment of an argument of `size` bytes when no parameter table is
+/// given: `min(size, 8)` rounded up to a power of two.
+fn param_align(size: usize) -> usize {
+    size.clamp(1, 8).next_power_of_two()
 }
 
 /// A simulated device.
@@ -260,9 +266,32 @@ impl Gpu {
         if !f.kernel {
             return Err((bad(format!("`{}` is a device function, not a kernel", kernel)), None));
         }
-        let params = layout_params(f, args).map_err(|m| (bad(m), None))?;
+        let params = layout_params(f, args.iter().map(|a| (a.kind(), a.bytes()))).map_err(|m| {
+            let m = match m {
+                ArgMismatch::Count => format!("`{}` takes {} parameters, {} arguments given", f.name, f.params.len(), args.len()),
+                ArgMismatch::Type { index } => {
+                    let (a, p) = (&args[index], &f.params[index]);
+                    let is = a.kind().type_name(a.bytes().len() as u32);
+                    format!("argument {} ({:?}) is {}, but parameter `{}` of `{}` is {}", index + 1, a, is, p.name, f.name, p.type_name())
+                }
+            };
+            (bad(m), None)
+        })?;
+        self.launch_block(program, f, cfg, &params)
+    }
+
+    /// Runs kernel `f` of `program` with its parameter block already laid
+    /// out (`layout_params`): [`Gpu::launch_profiled`] after its checks of
+    /// the arguments, which the typed host API (`host`) makes its own way.
+    pub(crate) fn launch_block(
+        &mut self,
+        program: &Program,
+        f: &FunctionInfo,
+        cfg: &LaunchConfig,
+        params: &[u8],
+    ) -> Result<Stats, (Trap, Option<Box<Stats>>)> {
         let mut before = None;
-        self.run(program, kernel, f.address, cfg, &params, None, &mut before).map(|(s, _)| s).map_err(|t| (t, before))
+        self.run(program, &f.name, f.address, cfg, params, None, &mut before).map(|(s, _)| s).map_err(|t| (t, before))
     }
 
     /// Calls a device function in one thread with 32-bit arguments in
@@ -594,33 +623,38 @@ fn put_u32(b: &mut [u8], off: usize, v: u32) {
     b[off..off + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// Lays the arguments out in the parameter block (docs/abi.md).
-fn layout_params(f: &crate::program::FunctionInfo, args: &[Arg]) -> Result<Vec<u8>, String> {
+/// How launch arguments fail to match a kernel's `.param` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ArgMismatch {
+    /// Not as many arguments as parameters.
+    Count,
+    /// Argument `index` (from 0) has the wrong kind or size for its parameter.
+    Type { index: usize },
+}
+
+/// Lays arguments, each what it holds and its little-endian bytes, out in
+/// the parameter block (docs/abi.md): at the offsets of the kernel's
+/// `.param` table, checked against it (number, sizes, kinds:
+/// [`elf::Param::accepts`]); without a table, one after another, each
+/// aligned to its size (at most 8; the assembler's `.param` rule).
+pub(crate) fn layout_params(
+    f: &FunctionInfo,
+    args: impl ExactSizeIterator<Item = (elf::ParamKind, Vec<u8>)>,
+) -> Result<Vec<u8>, ArgMismatch> {
     let mut block = Vec::new();
     if f.params.is_empty() {
-        for a in args {
-            let b = a.bytes();
-            let off = block.len().next_multiple_of(a.align());
+        for (_, b) in args {
+            let off = block.len().next_multiple_of(param_align(b.len()));
             block.resize(off, 0);
             block.extend_from_slice(&b);
         }
     } else {
         if args.len() != f.params.len() {
-            return Err(format!("`{}` takes {} parameters, {} arguments given", f.name, f.params.len(), args.len()));
+            return Err(ArgMismatch::Count);
         }
-        for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
-            let b = a.bytes();
-            if !p.accepts(a.kind(), b.len() as u32) {
-                let is = a.kind().type_name(b.len() as u32);
-                return Err(format!(
-                    "argument {} ({:?}) is {}, but parameter `{}` of `{}` is {}",
-                    i + 1,
-                    a,
-                    is,
-                    p.name,
-                    f.name,
-                    p.type_name()
-                ));
+        for (index, (p, (kind, b))) in f.params.iter().zip(args).enumerate() {
+            if !p.accepts(kind, b.len() as u32) {
+                return Err(ArgMismatch::Type { index });
             }
             let end = p.offset as usize + b.len();
             if block.len() < end {

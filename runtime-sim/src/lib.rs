@@ -16,7 +16,9 @@
 //! `alu_uniform`, `collective`, `control`, `mem_ops`) and the dispatch of
 //! one instruction to them (`dispatch`), full-warp threaded code
 //! (`threaded`), translation to host code (`jit`), measurements
-//! (`profile`), the interpreter loop (`exec`) and the host API (`launch`).
+//! (`profile`), the interpreter loop (`exec`), the raw host API (`launch`:
+//! [`Gpu`], [`Program`], [`Arg`]) and the typed host API on it (`host`:
+//! [`host::Device`], [`host::DeviceBuffer`], [`host::Kernel`]).
 //! The SM timing model (docs/timing.md): its machine description
 //! (`machine_desc`), the occupancy calculator (`occupancy`), the traces the
 //! interpreter records for it (`sm_trace`) and the model (`sm_model`).
@@ -37,6 +39,7 @@ mod dispatch;
 mod exec;
 mod float32;
 mod fpconv;
+pub mod host;
 mod jit;
 mod launch;
 mod machine;

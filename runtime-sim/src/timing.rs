@@ -196,7 +196,7 @@ impl HazardState {
 
     /// Checks one instruction issued at cycle `t` and records its results.
     /// The common case (nothing pending, no dynamic register) is decided
-    /// without building any message; otherwise [`HazardState::check_report`]
+    /// without building any message; otherwise `HazardState::check_report`
     /// finds and words the first hazard.
     #[allow(clippy::too_many_arguments)]
     #[inline]

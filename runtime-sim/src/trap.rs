@@ -116,7 +116,7 @@ impl Fault {
     }
 }
 
-/// A fault report: a [`Fault`] with where it happened.
+/// A fault report: a `Fault` (what an instruction raises) with where it happened.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trap {
     pub kind: TrapKind,

@@ -1,12 +1,19 @@
-//! `ursa run`: launch a kernel of an object on the simulator.
+//! `ursa run`: launch a kernel of an object on the simulator, a client of
+//! the typed host API (`ursa_sim::host`): it turns the text of the arguments
+//! into buffers and scalars; the host API checks them against the kernel's
+//! `.param` table and launches.
 //!
 //! Arguments, in parameter order:
 //! - scalars `TYPE:VALUE` (`u32:7`, `i64:-1`, `i128:-1`, `f32:1.5`), each in
 //!   its type's range,
 //! - buffers `buf:NAME=TYPE[N]` (N zeroed elements), `buf:NAME=TYPE:v1,v2,…`
-//!   (inline values) or `buf:NAME=file:PATH` (raw bytes), passed as pointers.
+//!   (inline values; `buf:NAME=TYPE:` is empty), `buf:NAME=TYPE:file:PATH`
+//!   (the file's bytes, a whole number of elements) or `buf:NAME=file:PATH`
+//!   (the file's bytes as `u8`), passed as pointers.
 //!
 //! `--out NAME` prints a buffer after the run, as values of its type.
+//! Arguments may come from files (`@FILE`, `crate::argsfile`); errors about
+//! one of them name its file and line.
 //!
 //! A buffer holds at most [`MAX_BUFFER_BYTES`]; a larger size (or a file that
 //! goes on past it, such as `/dev/zero`) is refused before anything is
@@ -14,8 +21,8 @@
 
 use std::path::Path;
 
-use ursa_emit::elf::ParamKind;
-use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
+use ursa_sim::host::{Device, DeviceBuffer, HostError, KernelArg};
+use ursa_sim::LaunchConfig;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Elem {
@@ -66,13 +73,6 @@ impl Elem {
             Elem::I128 => "i128",
             Elem::F32 => "f32",
             Elem::F64 => "f64",
-        }
-    }
-    /// What a value of the type is, for the parameter check.
-    fn kind(self) -> ParamKind {
-        match self {
-            Elem::F32 | Elem::F64 => ParamKind::Float,
-            _ => ParamKind::Int,
         }
     }
     fn size(self) -> usize {
@@ -149,6 +149,23 @@ impl Elem {
             Elem::F64 => format!("{:?}", f64::from_le_bytes(b[..8].try_into().unwrap())),
         }
     }
+    /// The scalar argument of the little-endian bytes of one value ([`Elem::encode`]).
+    fn arg(self, b: &[u8]) -> KernelArg {
+        match self {
+            Elem::U8 => KernelArg::scalar(b[0]),
+            Elem::I8 => KernelArg::scalar(b[0] as i8),
+            Elem::U16 => KernelArg::scalar(u16::from_le_bytes([b[0], b[1]])),
+            Elem::I16 => KernelArg::scalar(i16::from_le_bytes([b[0], b[1]])),
+            Elem::U32 => KernelArg::scalar(u32::from_le_bytes(b[..4].try_into().unwrap())),
+            Elem::I32 => KernelArg::scalar(i32::from_le_bytes(b[..4].try_into().unwrap())),
+            Elem::U64 => KernelArg::scalar(u64::from_le_bytes(b[..8].try_into().unwrap())),
+            Elem::I64 => KernelArg::scalar(i64::from_le_bytes(b[..8].try_into().unwrap())),
+            Elem::U128 => KernelArg::scalar(u128::from_le_bytes(b[..16].try_into().unwrap())),
+            Elem::I128 => KernelArg::scalar(i128::from_le_bytes(b[..16].try_into().unwrap())),
+            Elem::F32 => KernelArg::scalar(f32::from_le_bytes(b[..4].try_into().unwrap())),
+            Elem::F64 => KernelArg::scalar(f64::from_le_bytes(b[..8].try_into().unwrap())),
+        }
+    }
 }
 
 /// The largest buffer argument, in bytes (256 MiB).
@@ -163,11 +180,11 @@ fn buffer_bytes(n: &str, elem: Elem) -> Result<usize, String> {
     }
 }
 
+/// A buffer argument: its name, its element type (for `--out`) and its bytes on the device.
 struct Buffer {
     name: String,
     elem: Elem,
-    addr: u64,
-    len: usize,
+    data: DeviceBuffer<u8>,
 }
 
 pub struct RunArgs<'a> {
@@ -176,6 +193,9 @@ pub struct RunArgs<'a> {
     pub grid: &'a str,
     pub block: &'a str,
     pub args: &'a [String],
+    /// Where each of `args` comes from, if from a file (`@FILE`): `FILE:LINE`,
+    /// for errors (shorter than `args`, or empty: the rest from the command line).
+    pub arg_origins: &'a [Option<String>],
     pub outs: &'a [String],
     pub stats: bool,
     pub trace: bool,
@@ -246,6 +266,47 @@ fn dims(s: &str, what: &str, max: [u32; 3]) -> Result<[u32; 3], String> {
     Ok(d)
 }
 
+/// The characters of an argument an error quotes; a longer one is cut.
+const SHOWN_SPEC_CHARS: usize = 80;
+
+/// What a buffer argument may be.
+const BUFFER_FORMS: &str = "expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2, buf:NAME=TYPE:file:PATH or buf:NAME=file:PATH";
+
+/// The data of a buffer argument `buf:NAME=DEF` (`DEF` without the name)
+/// and its element type.
+fn buffer_data(def: &str) -> Result<(Elem, Vec<u8>), String> {
+    let file = |path: &str| crate::input::read_bounded(Path::new(path), MAX_BUFFER_BYTES, "buffer");
+    if let Some(path) = def.strip_prefix("file:") {
+        return Ok((Elem::U8, file(path)?));
+    }
+    let (elem, rest) = match def.find(['[', ':']) {
+        Some(at) => (&def[..at], &def[at..]),
+        None => return Err(BUFFER_FORMS.into()),
+    };
+    let elem = Elem::parse(elem).ok_or_else(|| format!("unknown element type `{}`", elem))?;
+    if let Some(n) = rest.strip_prefix('[') {
+        let n = n.strip_suffix(']').ok_or("expected TYPE[N]")?;
+        return Ok((elem, vec![0u8; buffer_bytes(n, elem)?]));
+    }
+    let vals = &rest[1..];
+    if let Some(path) = vals.strip_prefix("file:") {
+        let data = file(path)?;
+        if data.len() % elem.size() != 0 {
+            return Err(format!("{}: {} bytes are not a whole number of {} ({} bytes each)", path, data.len(), elem.name(), elem.size()));
+        }
+        return Ok((elem, data));
+    }
+    let mut data = Vec::new();
+    // `TYPE:` alone is an empty buffer.
+    for v in vals.split(',').filter(|_| !vals.trim().is_empty()) {
+        data.extend(elem.encode(v.trim())?);
+        if data.len() as u64 > MAX_BUFFER_BYTES {
+            return Err(format!("more values than the buffer limit of {} bytes", MAX_BUFFER_BYTES));
+        }
+    }
+    Ok((elem, data))
+}
+
 pub fn run(a: RunArgs) -> Result<(), String> {
     if let Some(t) = a.timeline {
         let same = |x: &Path, y: &Path| x == y || std::fs::canonicalize(x).ok().is_some_and(|c| std::fs::canonicalize(y).ok() == Some(c));
@@ -254,94 +315,55 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         }
     }
     let bytes = crate::input::read_input(a.input)?;
-    let program = Program::load(&bytes).map_err(|e| format!("{}: {}", a.input.display(), e))?;
-    let kernels: Vec<&str> = program.functions.iter().filter(|f| f.kernel).map(|f| f.name.as_str()).collect();
-    let which = || format!("the kernels of {}: {}", a.input.display(), if kernels.is_empty() { "none".into() } else { kernels.join(", ") });
-    match program.function(a.kernel) {
-        None => return Err(format!("--kernel {}: no function of that name ({})", a.kernel, which())),
-        Some(f) if !f.kernel => return Err(format!("--kernel {}: a device function, not a kernel ({})", a.kernel, which())),
-        Some(_) => {}
-    }
-    // With a `.param` table (assembled with `.param`, or `compile --kernel`),
-    // the arguments must match it in number, size and type.
-    if let Some(f) = program.function(a.kernel).filter(|f| f.kernel && !f.params.is_empty()) {
-        if a.args.len() != f.params.len() {
-            let names: Vec<String> = f.params.iter().map(|p| format!("{} ({})", p.name, p.type_name())).collect();
-            return Err(format!("kernel `{}` takes {} arguments ({}), {} given", a.kernel, f.params.len(), names.join(", "), a.args.len()));
-        }
-        for (i, (spec, p)) in a.args.iter().zip(&f.params).enumerate() {
-            let (kind, size) = if spec.starts_with("buf:") {
-                (ParamKind::Ptr, 8)
-            } else {
-                match spec.split_once(':').and_then(|(ty, _)| Elem::parse(ty)) {
-                    Some(e) => (e.kind(), e.size() as u32),
-                    None => continue, // reported below
-                }
-            };
-            if !p.accepts(kind, size) {
-                let is = if kind == ParamKind::Ptr { "a buffer (a pointer)".to_string() } else { kind.type_name(size) };
-                return Err(format!(
-                    "argument {} (`{}`) is {}, but parameter `{}` of `{}` is {}",
-                    i + 1,
-                    spec,
-                    is,
-                    p.name,
-                    a.kernel,
-                    p.type_name()
-                ));
-            }
-        }
-    }
-    let mut gpu = Gpu::new();
+    let device = Device::new();
+    let module = device.load_module(&bytes).map_err(|e| format!("{}: {}", a.input.display(), e))?;
+    let which = |k: &[String]| format!("the kernels of {}: {}", a.input.display(), if k.is_empty() { "none".into() } else { k.join(", ") });
+    let kernel = module.kernel(a.kernel).map_err(|e| match e {
+        HostError::NoKernel { kernels, .. } => format!("--kernel {}: no function of that name ({})", a.kernel, which(&kernels)),
+        HostError::NotAKernel { kernels, .. } => format!("--kernel {}: a device function, not a kernel ({})", a.kernel, which(&kernels)),
+        e => e.to_string(),
+    })?;
+    // `argument N (`SPEC`)`, after `FILE:LINE: ` for an argument from a file;
+    // a long SPEC (inline data) cut to its start.
+    let argument = |i: usize| {
+        let origin = a.arg_origins.get(i).cloned().flatten().map(|o| format!("{}: ", o)).unwrap_or_default();
+        let spec = &a.args[i];
+        let shown = match spec.char_indices().nth(SHOWN_SPEC_CHARS) {
+            Some((cut, _)) => format!("{}…", &spec[..cut]),
+            None => spec.clone(),
+        };
+        format!("{}argument {} (`{}`)", origin, i + 1, shown)
+    };
     let mut buffers: Vec<Buffer> = Vec::new();
     let mut kargs = Vec::new();
     for (i, spec) in a.args.iter().enumerate() {
-        let bad = |m: &str| format!("argument {} (`{}`): {}", i + 1, spec, m);
+        let bad = |m: &str| format!("{}: {}", argument(i), m);
         if let Some(b) = spec.strip_prefix("buf:") {
-            let (name, def) =
-                b.split_once('=').ok_or_else(|| bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"))?;
+            let (name, def) = b.split_once('=').ok_or_else(|| bad(BUFFER_FORMS))?;
             if name.is_empty() {
                 return Err(bad("the buffer has no name (buf:NAME=…)"));
             }
             if buffers.iter().any(|b| b.name == name) {
                 return Err(bad(&format!("a buffer named `{}` is given twice", name)));
             }
-            let (elem, data) = if let Some(path) = def.strip_prefix("file:") {
-                (Elem::U8, crate::input::read_bounded(std::path::Path::new(path), MAX_BUFFER_BYTES, "buffer").map_err(|e| bad(&e))?)
-            } else if let Some((ty, rest)) = def.split_once('[') {
-                let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown element type `{}`", ty)))?;
-                let n = rest.strip_suffix(']').ok_or_else(|| bad("expected TYPE[N]"))?;
-                (elem, vec![0u8; buffer_bytes(n, elem).map_err(|e| bad(&e))?])
-            } else if let Some((ty, vals)) = def.split_once(':') {
-                let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown element type `{}`", ty)))?;
-                let mut d = Vec::new();
-                for v in vals.split(',') {
-                    d.extend(elem.encode(v.trim()).map_err(|e| bad(&e))?);
-                    if d.len() as u64 > MAX_BUFFER_BYTES {
-                        return Err(bad(&format!("more values than the buffer limit of {} bytes", MAX_BUFFER_BYTES)));
-                    }
-                }
-                (elem, d)
-            } else {
-                return Err(bad("expected buf:NAME=TYPE[N], buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH"));
-            };
-            let addr = gpu.try_alloc(data.len().max(1) as u64, 16).map_err(|t| bad(&t.to_string()))?;
-            gpu.write(addr, &data).map_err(|t| bad(&t.to_string()))?;
-            buffers.push(Buffer { name: name.to_string(), elem, addr, len: data.len() });
-            kargs.push(Arg::Ptr(addr));
+            let (elem, data) = buffer_data(def).map_err(|e| bad(&e))?;
+            let data = device.buffer_from(&data).map_err(|e| bad(&e.to_string()))?;
+            kargs.push(KernelArg::buffer(&data));
+            buffers.push(Buffer { name: name.to_string(), elem, data });
         } else {
             let (ty, v) = spec.split_once(':').ok_or_else(|| bad("expected TYPE:VALUE or buf:…"))?;
             let elem = Elem::parse(ty).ok_or_else(|| bad(&format!("unknown type `{}`", ty)))?;
-            let b = elem.encode(v).map_err(|e| bad(&e))?;
-            kargs.push(match elem {
-                Elem::F32 => Arg::F32(f32::from_le_bytes(b[..4].try_into().unwrap())),
-                Elem::F64 => Arg::F64(f64::from_le_bytes(b[..8].try_into().unwrap())),
-                Elem::U64 | Elem::I64 => Arg::U64(u64::from_le_bytes(b[..8].try_into().unwrap())),
-                Elem::U32 | Elem::I32 => Arg::U32(u32::from_le_bytes(b[..4].try_into().unwrap())),
-                _ => Arg::Bytes(b),
-            });
+            kargs.push(elem.arg(&elem.encode(v).map_err(|e| bad(&e))?));
         }
     }
+    let args: Vec<&dyn ursa_sim::host::AsKernelArg> = kargs.iter().map(|k| k as _).collect();
+    let arg_error = |e: HostError| match e {
+        HostError::ArgumentType { kernel, index, param, given } => {
+            format!("{} is {}, but parameter `{}` of `{}` is {}", argument(index - 1), given, param.name, kernel, param.type_name())
+        }
+        e => e.to_string(),
+    };
+    kernel.check_args(&args).map_err(arg_error)?;
     for o in a.outs {
         if !buffers.iter().any(|b| &b.name == o) {
             return Err(format!("--out {}: no buffer argument of that name", o));
@@ -360,37 +382,37 @@ pub fn run(a: RunArgs) -> Result<(), String> {
         machine: machine_desc(a.timing, a.machine)?.map(std::sync::Arc::new),
         ..Default::default()
     };
-    let message = |t: &ursa_sim::Trap| match t.kind {
-        ursa_sim::TrapKind::Launch(_) => t.to_string(),
-        _ => format!("trap: {}", t),
-    };
     // A trap of a profiled launch still gives the profile and the timeline
     // of what ran before it; then the trap is the error.
-    let (stats, trap) = match gpu.launch_profiled(&program, a.kernel, &cfg, &kargs) {
-        Ok(stats) => (stats, None),
-        Err((t, Some(before))) => (*before, Some(message(&t))),
-        Err((t, None)) => return Err(message(&t)),
+    let (launch, trap) = match kernel.launch_with(&cfg, &args) {
+        Ok(launch) => (launch, None),
+        Err(HostError::Trap { trap, before: Some(before) }) => {
+            let e = HostError::Trap { trap, before: None }.to_string();
+            (*before, Some(e))
+        }
+        Err(e) => return Err(arg_error(e)),
     };
     if trap.is_none() {
         for b in buffers.iter().filter(|b| a.outs.contains(&b.name)) {
-            let data = gpu.read(b.addr, b.len as u64).map_err(|t| t.to_string())?;
-            let vals: Vec<String> = data.chunks(b.elem.size()).filter(|c| c.len() == b.elem.size()).map(|c| b.elem.show(c)).collect();
+            let data = b.data.to_vec().map_err(|e| e.to_string())?;
+            let vals: Vec<String> = data.chunks_exact(b.elem.size()).map(|c| b.elem.show(c)).collect();
             println!("{} = [{}]", b.name, vals.join(", "));
         }
     }
-    if let (Some(path), Some(p)) = (a.timeline, &stats.profile) {
+    if let Some(path) = a.timeline {
         let io = |e: std::io::Error| format!("--timeline {}: {}", path.display(), e);
         let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
-        p.write_chrome_trace(&program, cfg.grid, trap.as_deref(), &mut out).map_err(io)?;
+        launch.write_timeline(&mut out).map_err(io)?;
         std::io::Write::flush(&mut out).map_err(io)?;
     }
-    if let (true, Some(p)) = (a.profile, &stats.profile) {
-        print!("{}", p.report(&program, &stats));
+    if let (true, Some(report)) = (a.profile, launch.profile_report()) {
+        print!("{}", report);
     }
     if let Some(t) = trap {
         return Err(t);
     }
     if a.stats {
+        let stats = launch.stats();
         let eff = if stats.instructions == 0 { 0.0 } else { 100.0 * stats.lane_instructions as f64 / (32.0 * stats.instructions as f64) };
         println!("launch:              {} CTAs, {} warps", stats.ctas, stats.warps);
         println!("instructions issued: {}", stats.instructions);

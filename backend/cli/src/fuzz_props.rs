@@ -92,6 +92,7 @@ pub fn launch_args(data: &[u8]) {
         grid,
         block,
         args: &args,
+        arg_origins: &[],
         outs: &[],
         stats: false,
         trace: false,

@@ -5,6 +5,7 @@
 //! This crate sits above the compiler library (`ursa-backend`), which depends on
 //! neither the simulator, the interpreter, filecheck nor clap.
 
+pub mod argsfile;
 pub mod cli_run;
 pub mod clif_limits;
 pub mod filetest;

@@ -1,9 +1,13 @@
 //! `ursa`: the command-line tool.
 
+// The doc comments of the command-line structs are `--help` text in the tool's
+// syntax (`X[,Y[,Z]]`, `TYPE[N]`), not rustdoc links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use ursa_cli::cli_run;
 
 mod cli_compile;
@@ -153,11 +157,14 @@ enum Cmd {
         #[arg(long, default_value = "1")]
         block: String,
         /// Kernel arguments in order (repeatable): TYPE:VALUE, buf:NAME=TYPE[N]
-        /// (zeroed), buf:NAME=TYPE:v1,v2 or buf:NAME=file:PATH (a buffer, at
-        /// most 256 MiB, passed as its address); TYPE is u8, i8, u16, i16,
-        /// u32, i32, u64, i64, u128, i128, f32 or f64, a value within its
-        /// range. Checked against the kernel's `.param` types where it has
-        /// them (docs/abi.md).
+        /// (zeroed), buf:NAME=TYPE:v1,v2 (`TYPE:` alone: empty),
+        /// buf:NAME=TYPE:file:PATH (the file's bytes) or buf:NAME=file:PATH
+        /// (bytes; u8) (a buffer, at most 256 MiB, passed as its address);
+        /// TYPE is u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32 or
+        /// f64, a value within its range. Checked against the kernel's
+        /// `.param` types where it has them (docs/abi.md). Any argument of
+        /// `ursa` may come from a file: `@FILE` stands for its
+        /// whitespace-separated words (for more data than a command line holds).
         #[arg(long = "arg", value_name = "SPEC", allow_hyphen_values = true)]
         args: Vec<String>,
         /// Print this buffer after the run (repeatable).
@@ -207,7 +214,17 @@ enum Cmd {
 
 fn main() -> ExitCode {
     die_quietly_on_closed_stdout();
-    let cli = Cli::parse();
+    let expanded = match ursa_cli::argsfile::expand(std::env::args_os()) {
+        Ok(e) => e,
+        Err(msg) => {
+            eprintln!("error: {}", msg);
+            return ExitCode::FAILURE;
+        }
+    };
+    let cli = match Cli::command().try_get_matches_from(&expanded.args).and_then(|m| Cli::from_arg_matches(&m)) {
+        Ok(c) => c,
+        Err(e) => exit_naming_the_file(e, &expanded),
+    };
     let r = match cli.cmd {
         Cmd::Asm { input, output, auto_control, text } => cmd_asm(&input, output, auto_control, text),
         Cmd::Disasm { input, hex } => cmd_disasm(input.as_deref(), hex),
@@ -262,6 +279,7 @@ fn main() -> ExitCode {
             grid: &grid,
             block: &block,
             args: &args,
+            arg_origins: &expanded.origins_of_values("--arg", &args),
             outs: &outs,
             stats,
             trace,
@@ -282,6 +300,21 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints a command-line parse error and exits as clap does, adding the
+/// file and line of the argument it quotes where that comes from an `@FILE`.
+fn exit_naming_the_file(e: clap::Error, expanded: &ursa_cli::argsfile::Expanded) -> ! {
+    use clap::error::{ContextKind, ContextValue};
+    let _ = e.print();
+    let quoted = [ContextKind::InvalidArg, ContextKind::InvalidValue].into_iter().filter_map(|k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    });
+    if let Some((word, origin)) = quoted.into_iter().find_map(|w| expanded.origin_of(&w).map(|o| (w.clone(), o.to_string()))) {
+        eprintln!("note: `{}` comes from {}", word, origin);
+    }
+    std::process::exit(e.exit_code())
 }
 
 /// Output into a pipe whose reader has gone (`ursa isa | head -1`) ends the

@@ -8,7 +8,7 @@
 //! first; the runs of one compiled program must also agree on the
 //! statistics (instructions, lane instructions, cycles); and a kernel without
 //! cross-lane statements is also run thread by thread in
-//! cranelift-interpreter ([`reference`]). A compile error, a trap, a
+//! cranelift-interpreter ([`mod@reference`]). A compile error, a trap, a
 //! difference or a panic is a failure: it is delta-reduced ([`reduce`]) and
 //! printed as a `.clif` file with the commands that launch it.
 
