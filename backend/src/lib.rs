@@ -74,7 +74,8 @@ use mid::{
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
-    opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_hoist_invariants, opt_if_convert, opt_instr_sched_prepass, opt_narrow_pairs, opt_sink_block_args, opt_uniform,
+    opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_hoist_invariants, opt_if_convert, opt_instr_sched_prepass, opt_narrow_pairs,
+    opt_sink_block_args, opt_uniform,
 };
 use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_reconvergence};
 use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs};

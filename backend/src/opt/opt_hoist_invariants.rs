@@ -470,6 +470,10 @@ fn equal(vcode: &VCode, a: &MInst, b: &MInst) -> bool {
         && a.opnds.iter().zip(b.opnds.iter()).all(|(x, y)| {
             x.kind == y.kind
                 && x.fixed == y.fixed
-                && if x.kind == OpKind::Use { x.vreg == y.vreg } else { vcode.classes[x.vreg.0 as usize] == vcode.classes[y.vreg.0 as usize] }
+                && if x.kind == OpKind::Use {
+                    x.vreg == y.vreg
+                } else {
+                    vcode.classes[x.vreg.0 as usize] == vcode.classes[y.vreg.0 as usize]
+                }
         })
 }

@@ -1663,7 +1663,10 @@ fn half_claim(
     // The value in the high register: not read before the continuing
     // instruction, which reads it for the last time (and, if it is the pair
     // at r, only through its high half).
-    if between.iter().any(|i| i.opnds.iter().any(|o| same[o.vreg.0 as usize] == x) || i.args().iter().flatten().any(|a| same[a.0 as usize] == x)) {
+    if between
+        .iter()
+        .any(|i| i.opnds.iter().any(|o| same[o.vreg.0 as usize] == x) || i.args().iter().flatten().any(|a| same[a.0 as usize] == x))
+    {
         return None;
     }
     let ob = ops_at[jn] as usize;
