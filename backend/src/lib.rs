@@ -30,7 +30,9 @@
 //!    [`reconv::insert_breg_saves`] — the convergence-barrier registers a device function
 //!    or a region saves and restores (`BMOV`, planned with the regions);
 //! 6. [`regalloc::lower_bundles`] — the multi-piece instructions of selection split into
-//!    one machine instruction each; at [`OptLevel::Speed`] [`opt::opt_instr_sched_prepass`] —
+//!    one machine instruction each; at [`OptLevel::Speed`] [`opt::opt_hoist_invariants`] —
+//!    loop-invariant instructions moved to the loop's pre-header (within the register budget),
+//!    and [`opt::opt_instr_sched_prepass`] —
 //!    instructions reordered in their block so latencies overlap (a list scheduler under a
 //!    register budget); [`regalloc::assign_regs_ssa`] — one final register per value, on the SSA code,
 //!    when the values fit; else [`regalloc::assign_regs_regalloc2`] — regalloc2 over R / R-pairs
@@ -73,7 +75,8 @@ use mid::{
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
-    opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_if_convert, opt_instr_sched_prepass, opt_narrow_pairs, opt_sink_block_args, opt_uniform,
+    opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_hoist_invariants, opt_if_convert, opt_instr_sched_prepass, opt_narrow_pairs,
+    opt_sink_block_args, opt_uniform,
 };
 use reconv::{insert_breg_saves, insert_reconvergence, opt_idle_regions, plan_reconvergence};
 use regalloc::{assign_regs_regalloc2, assign_regs_ssa, assignment, check_assignment, lower_bundles, pack_regs};
@@ -286,6 +289,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     // The scheduler's block liveness serves the SSA assignment.
     let mut live = None;
     if opts.opt_level == OptLevel::Speed {
+        opt_hoist_invariants::opt_hoist_invariants(&mut vcode);
+        run.ran(Pass::opt_hoist_invariants, &vcode);
         live = Some(opt_instr_sched_prepass::opt_instr_sched_prepass_live(&mut vcode).1);
         run.ran(Pass::opt_instr_sched_prepass, &vcode);
     }

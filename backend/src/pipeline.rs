@@ -114,6 +114,8 @@ passes! {
     insert_breg_saves: "reconv", VCode;
     /// Multi-piece instructions split into one machine instruction each.
     lower_bundles: "regalloc", VCode;
+    /// Loop-invariant instructions (constants an instruction needs in a register, legalized masks) moved to the loop's pre-header, within the register budget.
+    opt_hoist_invariants: "opt", VCode;
     /// Instructions reordered in their block so latencies overlap, under a register budget.
     opt_instr_sched_prepass: "opt", VCode;
     /// One register per value, chosen on the SSA code, when the values fit.

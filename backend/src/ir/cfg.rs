@@ -250,7 +250,7 @@ impl Cfg {
 
 /// The nodes (below `n`) reachable from `root` in reverse postorder (depth
 /// first, successors in order; `succ(x, i)` is the `i`th successor of `x`).
-fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Option<usize>) -> Vec<usize> {
+pub(crate) fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Option<usize>) -> Vec<usize> {
     let mut seen = vec![false; n];
     let mut post = Vec::new();
     let mut stack = vec![(root, 0usize)];
@@ -273,7 +273,7 @@ fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Optio
 /// Cooper, Harvey and Kennedy's iterative dominator algorithm over node
 /// indices: `nodes` in reverse postorder from `root`, `order` their position,
 /// `pred(x, i)` the `i`th predecessor of `x`.
-fn iterate_doms(
+pub(crate) fn iterate_doms(
     n: usize,
     root: usize,
     nodes: &[usize],

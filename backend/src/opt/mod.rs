@@ -3,6 +3,7 @@
 pub mod opt_fold_cmem;
 pub mod opt_fold_imm;
 pub mod opt_fold_zero;
+pub mod opt_hoist_invariants;
 pub mod opt_if_convert;
 pub mod opt_instr_sched_prepass;
 pub mod opt_narrow_pairs;

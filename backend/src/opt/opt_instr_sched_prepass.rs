@@ -253,31 +253,31 @@ fn constant(m: &MInst, role: Role, no_pregs: bool) -> bool {
 
 /// Register pressure: 32-bit registers and predicates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Pressure {
-    r: i32,
-    p: i32,
+pub(crate) struct Pressure {
+    pub(crate) r: i32,
+    pub(crate) p: i32,
 }
 
 impl Pressure {
-    fn of(class: Class) -> Pressure {
+    pub(crate) fn of(class: Class) -> Pressure {
         match class {
             Class::R => Pressure { r: 1, p: 0 },
             Class::RPair => Pressure { r: 2, p: 0 },
             Class::P => Pressure { r: 0, p: 1 },
         }
     }
-    fn add(&mut self, o: Pressure) {
+    pub(crate) fn add(&mut self, o: Pressure) {
         self.r += o.r;
         self.p += o.p;
     }
-    fn sub(&mut self, o: Pressure) {
+    pub(crate) fn sub(&mut self, o: Pressure) {
         self.r -= o.r;
         self.p -= o.p;
     }
-    fn max(self, o: Pressure) -> Pressure {
+    pub(crate) fn max(self, o: Pressure) -> Pressure {
         Pressure { r: self.r.max(o.r), p: self.p.max(o.p) }
     }
-    fn exceeds(self, budget: Pressure) -> bool {
+    pub(crate) fn exceeds(self, budget: Pressure) -> bool {
         self.r > budget.r || self.p > budget.p
     }
 }
@@ -776,46 +776,9 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
     let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order } = sc;
-    live_set.reset(nv);
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
-    // Per block, backward: the pressure before each instruction; the
-    // function's highest pressure in the original order is the budget.
-    let mut budget = Pressure::default();
-    first.clear();
-    before.clear();
-    for (bi, b) in blocks.iter().enumerate() {
-        live_set.clear();
-        let mut cur = Pressure::default();
-        for &v in live.sets.live_out(bi) {
-            live_set.insert(v);
-            cur.add(Pressure::of(classes[v as usize]));
-        }
-        budget = budget.max(cur);
-        first.push(before.len());
-        before.resize(before.len() + b.insts.len(), Pressure::default());
-        let mine = &mut before[first[bi]..];
-        for (i, m) in b.insts.iter().enumerate().rev() {
-            let mut during = cur;
-            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
-                if !live_set.contains(o.vreg.0) {
-                    during.add(Pressure::of(classes[o.vreg.0 as usize]));
-                }
-            }
-            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
-                if live_set.remove(o.vreg.0) {
-                    cur.sub(Pressure::of(classes[o.vreg.0 as usize]));
-                }
-            }
-            for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).chain(m.args().iter().flatten().copied()) {
-                if live_set.insert(v.0) {
-                    cur.add(Pressure::of(classes[v.0 as usize]));
-                }
-            }
-            budget = budget.max(during).max(cur);
-            mine[i] = cur;
-        }
-    }
+    let budget = pressure_before(blocks, classes, live, live_set, first, before);
     if last_read.len() < nv {
         last_read.resize(nv, (0, 0));
     }
@@ -875,6 +838,58 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
         }
     }
     changed
+}
+
+/// Per block, backward: the pressure before each instruction in the current
+/// order (`before`, block `b`'s from `first[b]`; `live_set` working memory,
+/// reset to the function's registers). Returns the function's highest
+/// pressure, also counting the results an instruction writes beside what is
+/// live across it.
+pub(crate) fn pressure_before(
+    blocks: &[VBlock],
+    classes: &[Class],
+    live: &VLiveness,
+    live_set: &mut BitSet<u32, Vec<u64>>,
+    first: &mut Vec<usize>,
+    before: &mut Vec<Pressure>,
+) -> Pressure {
+    live_set.reset(classes.len());
+    let mut budget = Pressure::default();
+    first.clear();
+    before.clear();
+    for (bi, b) in blocks.iter().enumerate() {
+        live_set.clear();
+        let mut cur = Pressure::default();
+        for &v in live.sets.live_out(bi) {
+            live_set.insert(v);
+            cur.add(Pressure::of(classes[v as usize]));
+        }
+        budget = budget.max(cur);
+        first.push(before.len());
+        before.resize(before.len() + b.insts.len(), Pressure::default());
+        let mine = &mut before[first[bi]..];
+        for (i, m) in b.insts.iter().enumerate().rev() {
+            let mut during = cur;
+            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
+                if !live_set.contains(o.vreg.0) {
+                    during.add(Pressure::of(classes[o.vreg.0 as usize]));
+                }
+            }
+            for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
+                if live_set.remove(o.vreg.0) {
+                    cur.sub(Pressure::of(classes[o.vreg.0 as usize]));
+                }
+            }
+            for v in m.opnds.iter().filter(|o| o.kind == OpKind::Use).map(|o| o.vreg).chain(m.args().iter().flatten().copied()) {
+                if live_set.insert(v.0) {
+                    cur.add(Pressure::of(classes[v.0 as usize]));
+                }
+            }
+            budget = budget.max(during).max(cur);
+            mine[i] = cur;
+        }
+    }
+    budget
 }
 
 /// Puts `order[k]`'s instruction at place `k` by swaps along the cycles of

@@ -640,7 +640,8 @@ pub(crate) fn block_liveness(vcode: &VCode, liveness: &mut VLiveness) {
 
 /// Preferred registers: the ABI register a value is used in, carried back
 /// through copies and block arguments (`hint`); the block parameter a value
-/// is passed to (`param_of`).
+/// is passed to, carried back to the inputs of the instruction that
+/// computes it (`param_of`).
 fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
@@ -680,6 +681,22 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
                     }
                     if param_of[s as usize] == NONE {
                         param_of[s as usize] = param_of[o.vreg.0 as usize];
+                    }
+                }
+            }
+            // The block parameter a result is passed to is also preferred by
+            // the inputs it is computed from (of its class, not fixed): one of
+            // them that dies there leaves the register to the result, so a
+            // chain of updates (a pointer stepped four times in an unrolled
+            // loop) stays in the parameter's register and the back edge needs
+            // no copy.
+            if let [d] = m.opnds.iter().filter(|o| o.kind != OpKind::Use).collect::<SmallVec<[_; 2]>>()[..] {
+                let p = param_of[d.vreg.0 as usize];
+                if d.kind == OpKind::Def && d.fixed.is_none() && p != NONE {
+                    for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use && o.fixed.is_none() && class(o.vreg.0) == class(d.vreg.0)) {
+                        if param_of[o.vreg.0 as usize] == NONE {
+                            param_of[o.vreg.0 as usize] = p;
+                        }
                     }
                 }
             }
@@ -796,8 +813,8 @@ struct Walk<'a> {
     regs: Vec<u32>,
     /// The register the live values of each group hold.
     group_reg: Vec<u32>,
-    /// Pairs that hold one of their two registers for an instruction
-    /// ([`half_claim`]): `LOW` the first half of a pair the next instruction
+    /// Pairs that hold one of their two registers until an instruction
+    /// ([`half_claim`]): `LOW` the first half of a pair a later instruction
     /// continues, `HIGH` a pair whose low half is read no more.
     partial: Vec<u8>,
     /// (program point, phase: 0 edge copies, 1 stores of block parameters,
@@ -1584,16 +1601,23 @@ const BOTH: u8 = 0;
 const LOW: u8 = 1;
 const HIGH: u8 = 2;
 
+/// How far after the first half of a pair [`half_claim`] looks for the
+/// instruction that continues it (the scheduler may put others between).
+const CONTINUE_WINDOW: usize = 16;
+
 /// The preferred register of the pair result `k` of instruction `j` of
 /// `blk`, taken by its low half alone, when the instruction writes only that
-/// half and the next instruction continues the pair (`OpKind::Reuse`) by
-/// writing the other, while the high register still holds a value the next
-/// instruction reads for the last time — a single register, or the high half
-/// of a pair whose low half is read no more (returned: its low register
-/// passes to the result now). The two share the high register for one
-/// instruction, as the pieces of the bundle did; the continued pair then
-/// finds both registers free. `ops_at[j]` is instruction `j`'s first operand
-/// in `dies`.
+/// half and a later instruction of the block continues the pair
+/// (`OpKind::Reuse`) by writing the other, while the high register still
+/// holds a value that instruction reads for the last time — a single
+/// register, or the high half of a pair whose low half is read no more
+/// (returned: its low register passes to the result now). The two share the
+/// high register until the continuing instruction, as the pieces of the
+/// bundle did; the continued pair then finds both registers free. The
+/// instructions between (at most [`CONTINUE_WINDOW`] - 1, as the scheduler
+/// placed them) read neither value, name no ABI register and do not call,
+/// so the two registers stay as they are. `ops_at[j]` is instruction `j`'s
+/// first operand in `dies`.
 #[allow(clippy::too_many_arguments)]
 fn half_claim(
     state: &Regs,
@@ -1608,9 +1632,16 @@ fn half_claim(
     same: &[u32],
     reg: &[u32],
 ) -> Option<(u32, Option<u32>)> {
-    let (m, next) = (&blk.insts[j], blk.insts.get(j + 1)?);
+    let m = &blk.insts[j];
     let v = m.opnds[k].vreg;
-    if vcode.class(v) != Class::RPair || m.pieces.len() != 1 || next.pieces.len() != 1 {
+    if vcode.class(v) != Class::RPair || m.pieces.len() != 1 {
+        return None;
+    }
+    // The continuing instruction: the next one to name `v`.
+    let names = |i: &MInst, w: VReg| i.opnds.iter().any(|o| o.vreg == w) || i.args().iter().flatten().any(|&a| a == w);
+    let jn = (j + 1..blk.insts.len().min(j + CONTINUE_WINDOW)).find(|&i| names(&blk.insts[i], v))?;
+    let (next, between) = (&blk.insts[jn], &blk.insts[j + 1..jn]);
+    if next.pieces.len() != 1 || between.iter().any(|i| i.clobbers_all || i.opnds.iter().any(|o| o.fixed.is_some())) {
         return None;
     }
     let low_only = m.fixups.iter().filter(|f| f.opnd as usize == k).all(|f| !m.names_half(f, 1));
@@ -1629,9 +1660,16 @@ fn half_claim(
     if x == NONE || state.r_count[r as usize + 1] != 1 {
         return None;
     }
-    // The value in the high register: read by the next instruction for the
-    // last time (and, if it is the pair at r, only through its high half).
-    let ob = ops_at[j + 1] as usize;
+    // The value in the high register: not read before the continuing
+    // instruction, which reads it for the last time (and, if it is the pair
+    // at r, only through its high half).
+    if between
+        .iter()
+        .any(|i| i.opnds.iter().any(|o| same[o.vreg.0 as usize] == x) || i.args().iter().flatten().any(|a| same[a.0 as usize] == x))
+    {
+        return None;
+    }
+    let ob = ops_at[jn] as usize;
     let mut last: Option<u32> = None;
     for (k2, o) in next.opnds.iter().enumerate() {
         let w = o.vreg.0;
