@@ -68,8 +68,8 @@ pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
-    legalize_atomics, legalize_div, legalize_i128, legalize_libcalls, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses,
-    opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
+    legalize_atomics, legalize_div, legalize_i128, legalize_libcalls, legalize_memory, opt_constant_phis, opt_egraph, opt_inline,
+    opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{

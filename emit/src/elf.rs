@@ -587,7 +587,10 @@ fn read_lines(data: &[u8], obj: &mut Object) -> Result<(), ElfError> {
                 Some(&LineRow { offset: prev, .. }) => offset > prev,
             };
             if !in_order || offset as usize % crate::INST_BYTES != 0 || offset as usize >= f.code.len() {
-                return bad(format!("{}: function `{}`, row {}: offset 0x{:x} is out of order or not an instruction", LINES_SECTION, name, k, offset));
+                return bad(format!(
+                    "{}: function `{}`, row {}: offset 0x{:x} is out of order or not an instruction",
+                    LINES_SECTION, name, k, offset
+                ));
             }
             rows.push(LineRow { offset, line });
         }
@@ -680,7 +683,17 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
             }
             relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
         }
-        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size, registers, lines: LineTable::default() });
+        obj.functions.push(Function {
+            name,
+            kernel,
+            code,
+            params,
+            relocs,
+            shared_size,
+            local_size,
+            registers,
+            lines: LineTable::default(),
+        });
     }
     // The line tables are optional: an object without them loads.
     if let Some(sec) = file.section_by_name(LINES_SECTION) {
@@ -739,7 +752,8 @@ mod tests {
         assert_eq!(LineTable::from_lines("", [Some(2)]).location_at(0).as_deref(), Some("line 2"));
         // A table that does not fit the code is refused, not trusted.
         let mut obj = Object { functions: vec![Function { name: "k".into(), code: vec![0u8; 32], ..Default::default() }] };
-        obj.functions[0].lines = LineTable { file: "a".into(), rows: vec![LineRow { offset: 0, line: 1 }, LineRow { offset: 48, line: 2 }] };
+        obj.functions[0].lines =
+            LineTable { file: "a".into(), rows: vec![LineRow { offset: 0, line: 1 }, LineRow { offset: 48, line: 2 }] };
         assert!(read(&write(&obj)).unwrap_err().to_string().contains("out of order"), "{:?}", read(&write(&obj)));
     }
 
