@@ -309,15 +309,21 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, ElfError> {
     Err(ElfError(msg.into()))
 }
 
+/// Appends `v`, little-endian.
+fn put32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `s` as its byte length and its UTF-8 bytes.
+fn put_str(b: &mut Vec<u8>, s: &str) {
+    put32(b, s.len() as u32);
+    b.extend_from_slice(s.as_bytes());
+}
+
 /// The `.ursa.info` bytes of `obj` in format `version` (the current one; the
 /// tests write older ones, without the fields added since).
 fn info_bytes(obj: &Object, version: u32) -> Vec<u8> {
     let mut b = Vec::new();
-    let put32 = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
-    let put_str = |b: &mut Vec<u8>, s: &str| {
-        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        b.extend_from_slice(s.as_bytes());
-    };
     b.extend_from_slice(INFO_MAGIC);
     put32(&mut b, version);
     put32(&mut b, obj.functions.len() as u32);
@@ -350,11 +356,6 @@ fn lines_bytes(obj: &Object) -> Option<Vec<u8>> {
         return None;
     }
     let mut b = Vec::new();
-    let put32 = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
-    let put_str = |b: &mut Vec<u8>, s: &str| {
-        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        b.extend_from_slice(s.as_bytes());
-    };
     b.extend_from_slice(LINES_MAGIC);
     put32(&mut b, LINES_VERSION);
     put32(&mut b, with.len() as u32);
