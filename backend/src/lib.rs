@@ -8,7 +8,8 @@
 //!    Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
 //!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
 //!    constant folding, redundant loads);
-//! 2. [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
+//! 2. [`mid::legalize_libcalls`] — calls of the float library routines
+//!    Cranelift emits become their instruction; [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
 //!    [`mid::legalize_div`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //!    and [`mid::legalize_memory`] — loads and stores that may be misaligned get
@@ -70,8 +71,8 @@ pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
-    legalize_atomics, legalize_div, legalize_i128, legalize_memory, opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses,
-    opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
+    legalize_atomics, legalize_div, legalize_i128, legalize_libcalls, legalize_memory, opt_constant_phis, opt_egraph, opt_inline,
+    opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
@@ -213,7 +214,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // before the verifier, which would ask for a target ISA.
     for inst in func.layout.blocks().flat_map(|b| func.layout.block_insts(b)) {
         use cranelift_codegen::ir::Opcode;
-        if matches!(func.dfg.insts[inst].opcode(), Opcode::GetFramePointer | Opcode::GetReturnAddress | Opcode::GetStackPointer) {
+        if matches!(func.dfg.insts[inst].opcode(), Opcode::GetFramePointer | Opcode::GetReturnAddress) {
             return Err(
                 Error::unsupported("frame introspection (used by exception handling) is not supported").at(func.dfg.display_inst(inst))
             );
@@ -369,6 +370,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
     // Counted on the instructions just encoded, not decoded back from the bytes.
     let registers = elf::registers_of(code.items.iter().map(|it| &it.inst));
+    let lines = line_table(&func, &code);
     Ok(Compiled {
         function: elf::Function {
             // `symbol_name(&func)`, from the name the lowering already wrote out.
@@ -380,12 +382,34 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
             shared_size,
             local_size: code.frame_size,
             registers,
+            lines,
         },
         stats: asg.stats(&homes),
         pack,
         printed: String::new(),
         passes: Vec::new(),
     })
+}
+
+/// The line table of `code`, lowered from `func`: each machine instruction
+/// has the source location of the CLIF instruction it came from
+/// ([`ir::code::Item::origin`]), taken as a line number (`ursa compile` gives
+/// every instruction its line in the `.clif` file; `docs/binary-format.md`);
+/// one with none has its predecessor's ([`elf::LineTable::from_lines`]). No
+/// table when the function has no source locations. The file is left for
+/// the caller to name.
+fn line_table(func: &Function, code: &ir::code::Code) -> elf::LineTable {
+    use cranelift_codegen::entity::EntityRef;
+    if func.params.base_srcloc().is_default() {
+        return elf::LineTable::default();
+    }
+    let n = func.dfg.num_insts();
+    let line = |o: u32| -> Option<u32> {
+        let inst = cranelift_codegen::ir::Inst::new(o as usize);
+        let loc = if (o as usize) < n { func.srcloc(inst) } else { Default::default() };
+        (!loc.is_default()).then(|| loc.bits())
+    };
+    elf::LineTable::from_lines("", code.items.iter().map(|it| it.origin.and_then(line)))
 }
 
 /// The passes on CLIF, in order: at [`OptLevel::Speed`] the mid-end
@@ -424,6 +448,8 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             }
         }
     }
+    legalize_libcalls::legalize_libcalls(func);
+    run.ran(Pass::legalize_libcalls, &func.display());
     legalize_i128::legalize_i128(func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
     run.ran(Pass::legalize_i128, &func.display());
     legalize_div::legalize_div(func).map_err(|e| e.in_pass(Pass::legalize_div))?;

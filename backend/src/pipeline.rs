@@ -84,6 +84,8 @@ passes! {
     opt_unroll_loops: "mid", Clif;
     /// Adjacent 32-bit (64-bit) loads and stores through one base merged into a 64-bit (128-bit) access where it is proven aligned.
     opt_merge_accesses: "mid", Clif;
+    /// Calls of the float library routines Cranelift emits (`ceil`, `floor`, `trunc`, `nearest`, `fma`) replaced by their instruction.
+    legalize_libcalls: "mid", Clif;
     /// Every `i128` value split into two `i64` halves.
     legalize_i128: "mid", Clif;
     /// Integer division and remainder rewritten as software sequences (the machine has no divide).

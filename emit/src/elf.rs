@@ -2,7 +2,9 @@
 //! `.text.NAME` section per function, a global function symbol per entry
 //! point, `.rela.text.NAME` relocations for calls between sections, and the
 //! `.ursa.info` section with each function's kind, parameter layout and
-//! memory sizes. `docs/binary-format.md` describes it byte by byte.
+//! memory sizes, and (when the compiler had source locations) the
+//! `.ursa.lines` section with each function's line table.
+//! `docs/binary-format.md` describes it byte by byte.
 
 use std::fmt;
 
@@ -23,6 +25,11 @@ const INFO_MAGIC: &[u8; 4] = b"URSA";
 /// parameter's kind; older objects still load (their register count reads
 /// as 0, not recorded, their parameters as [`ParamKind::Bytes`]).
 const INFO_VERSION: u32 = 3;
+
+/// Name of the line-table section (optional).
+pub const LINES_SECTION: &str = ".ursa.lines";
+const LINES_MAGIC: &[u8; 4] = b"URLN";
+const LINES_VERSION: u32 = 1;
 
 /// Bytes the kernel parameter block can hold: constant bank 0 is at most
 /// 64 KiB and the block starts at 0x160 (`docs/abi.md`).
@@ -169,6 +176,63 @@ pub struct Reloc {
     pub addend: i64,
 }
 
+/// Where a function's instructions come from: a source file and, for each
+/// run of instructions from one line, the byte offset of its first
+/// instruction and the line (`.ursa.lines`). Empty when the compiler had no
+/// source locations (an assembled function, CLIF built without them).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct LineTable {
+    /// The source file as the compiler's caller named it (may be empty).
+    pub file: String,
+    /// Sorted by offset, the first at 0; a row holds until the next one.
+    pub rows: Vec<LineRow>,
+}
+
+/// One row of a [`LineTable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineRow {
+    /// Byte offset of the first instruction of the run in the function's code.
+    pub offset: u32,
+    /// Its line in the source file (from 1).
+    pub line: u32,
+}
+
+impl LineTable {
+    /// The table of code whose `k`th instruction comes from line `lines[k]`:
+    /// an instruction of no line of its own (a register copy, a prologue, a
+    /// branch the layout added) counts as its predecessor's line, those
+    /// before the first line as the first line. Empty when no instruction
+    /// has a line.
+    pub fn from_lines(file: &str, lines: impl IntoIterator<Item = Option<u32>>) -> LineTable {
+        let mut rows: Vec<LineRow> = Vec::new();
+        for (k, line) in lines.into_iter().enumerate() {
+            let Some(line) = line else { continue };
+            let offset = if rows.is_empty() { 0 } else { (k * crate::INST_BYTES) as u32 };
+            if rows.last().is_none_or(|r| r.line != line) {
+                rows.push(LineRow { offset, line });
+            }
+        }
+        LineTable { file: if rows.is_empty() { String::new() } else { file.to_string() }, rows }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The line of the instruction at byte `offset` of the function.
+    pub fn line_at(&self, offset: u64) -> Option<u32> {
+        let k = self.rows.partition_point(|r| u64::from(r.offset) <= offset);
+        k.checked_sub(1).map(|k| self.rows[k].line)
+    }
+
+    /// `file:line` of the instruction at byte `offset` (`line N` when the
+    /// table names no file).
+    pub fn location_at(&self, offset: u64) -> Option<String> {
+        let line = self.line_at(offset)?;
+        Some(if self.file.is_empty() { format!("line {}", line) } else { format!("{}:{}", self.file, line) })
+    }
+}
+
 /// One function or kernel.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Function {
@@ -187,6 +251,8 @@ pub struct Function {
     /// `.nv.info` records; the launch's occupancy depends on it). 0: not
     /// recorded (a version-1 object); [`registers_in_code`] counts them.
     pub registers: u32,
+    /// The source line of each instruction (`.ursa.lines`; empty if none).
+    pub lines: LineTable,
 }
 
 /// The R registers a function's code uses: one more than the highest R
@@ -243,15 +309,21 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, ElfError> {
     Err(ElfError(msg.into()))
 }
 
+/// Appends `v`, little-endian.
+fn put32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends `s` as its byte length and its UTF-8 bytes.
+fn put_str(b: &mut Vec<u8>, s: &str) {
+    put32(b, s.len() as u32);
+    b.extend_from_slice(s.as_bytes());
+}
+
 /// The `.ursa.info` bytes of `obj` in format `version` (the current one; the
 /// tests write older ones, without the fields added since).
 fn info_bytes(obj: &Object, version: u32) -> Vec<u8> {
     let mut b = Vec::new();
-    let put32 = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
-    let put_str = |b: &mut Vec<u8>, s: &str| {
-        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        b.extend_from_slice(s.as_bytes());
-    };
     b.extend_from_slice(INFO_MAGIC);
     put32(&mut b, version);
     put32(&mut b, obj.functions.len() as u32);
@@ -276,12 +348,36 @@ fn info_bytes(obj: &Object, version: u32) -> Vec<u8> {
     b
 }
 
+/// The `.ursa.lines` bytes of `obj`: the line tables of the functions that
+/// have one; `None` when none has.
+fn lines_bytes(obj: &Object) -> Option<Vec<u8>> {
+    let with: Vec<&Function> = obj.functions.iter().filter(|f| !f.lines.is_empty()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let mut b = Vec::new();
+    b.extend_from_slice(LINES_MAGIC);
+    put32(&mut b, LINES_VERSION);
+    put32(&mut b, with.len() as u32);
+    for f in with {
+        put_str(&mut b, &f.name);
+        put_str(&mut b, &f.lines.file);
+        put32(&mut b, f.lines.rows.len() as u32);
+        for r in &f.lines.rows {
+            put32(&mut b, r.offset);
+            put32(&mut b, r.line);
+        }
+    }
+    Some(b)
+}
+
 /// Writes an object as ELF bytes.
 pub fn write(obj: &Object) -> Vec<u8> {
     write_with_info(obj, info_bytes(obj, INFO_VERSION))
 }
 
 fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
+    let lines = lines_bytes(obj);
     let mut buf = Vec::new();
     let mut w = Writer::new(Endianness::Little, true, &mut buf);
     let text_names: Vec<Vec<u8>> = obj.functions.iter().map(|f| format!(".text.{}", f.name).into_bytes()).collect();
@@ -306,6 +402,11 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
     }
     let info_name = w.add_section_name(INFO_SECTION.as_bytes());
     let info_idx = w.reserve_section_index();
+    let lines_name = lines.as_ref().map(|_| {
+        let name = w.add_section_name(LINES_SECTION.as_bytes());
+        w.reserve_section_index();
+        name
+    });
     let symtab_idx = w.reserve_symtab_section_index();
     w.reserve_strtab_section_index();
     w.reserve_shstrtab_section_index();
@@ -330,6 +431,7 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
         rela_off.push(if f.relocs.is_empty() { 0 } else { w.reserve_relocations(f.relocs.len(), true) });
     }
     let info_off = w.reserve(info.len(), 4);
+    let lines_off = lines.as_ref().map(|l| w.reserve(l.len(), 4));
     w.reserve_section_headers();
 
     w.write_file_header(&WFileHeader {
@@ -372,6 +474,10 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
     }
     w.write_align(4);
     w.write(&info);
+    if let Some(l) = &lines {
+        w.write_align(4);
+        w.write(l);
+    }
 
     w.write_null_section_header();
     for (i, f) in obj.functions.iter().enumerate() {
@@ -405,6 +511,20 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
         sh_addralign: 4,
         sh_entsize: 0,
     });
+    if let (Some(name), Some(l), Some(off)) = (lines_name, &lines, lines_off) {
+        w.write_section_header(&SectionHeader {
+            name: Some(name),
+            sh_type: elf::SHT_PROGBITS,
+            sh_flags: 0,
+            sh_addr: 0,
+            sh_offset: off as u64,
+            sh_size: l.len() as u64,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: 4,
+            sh_entsize: 0,
+        });
+    }
     let _ = info_idx;
     w.write_symtab_section_header(1);
     w.write_strtab_section_header();
@@ -416,11 +536,13 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
 struct Reader<'a> {
     b: &'a [u8],
     pos: usize,
+    /// The section read, for messages.
+    section: &'static str,
 }
 
 impl<'a> Reader<'a> {
     fn u32(&mut self) -> Result<u32, ElfError> {
-        let s = self.b.get(self.pos..self.pos + 4).ok_or_else(|| ElfError(format!("{} truncated at byte {}", INFO_SECTION, self.pos)))?;
+        let s = self.b.get(self.pos..self.pos + 4).ok_or_else(|| ElfError(format!("{} truncated at byte {}", self.section, self.pos)))?;
         self.pos += 4;
         Ok(u32::from_le_bytes(s.try_into().unwrap()))
     }
@@ -429,10 +551,53 @@ impl<'a> Reader<'a> {
         let s = self
             .b
             .get(self.pos..self.pos.saturating_add(n))
-            .ok_or_else(|| ElfError(format!("{} truncated at byte {}", INFO_SECTION, self.pos)))?;
+            .ok_or_else(|| ElfError(format!("{} truncated at byte {}", self.section, self.pos)))?;
         self.pos += n;
-        String::from_utf8(s.to_vec()).map_err(|_| ElfError(format!("{}: name is not UTF-8", INFO_SECTION)))
+        String::from_utf8(s.to_vec()).map_err(|_| ElfError(format!("{}: name is not UTF-8", self.section)))
     }
+}
+
+/// Reads the `.ursa.lines` section `data` into the functions of `obj`.
+fn read_lines(data: &[u8], obj: &mut Object) -> Result<(), ElfError> {
+    if data.get(..4) != Some(LINES_MAGIC) {
+        return bad(format!("{} has no URLN magic", LINES_SECTION));
+    }
+    let mut r = Reader { b: data, pos: 4, section: LINES_SECTION };
+    let version = r.u32()?;
+    if version != LINES_VERSION {
+        return bad(format!("{} version {} is not supported", LINES_SECTION, version));
+    }
+    let n = r.u32()?;
+    for _ in 0..n {
+        let name = r.str()?;
+        let file = r.str()?;
+        let nrows = r.u32()? as usize;
+        let f = obj
+            .functions
+            .iter_mut()
+            .find(|f| f.name == name)
+            .ok_or_else(|| ElfError(format!("{}: no function `{}`", LINES_SECTION, name)))?;
+        if nrows > f.code.len() / crate::INST_BYTES {
+            return bad(format!("{}: function `{}` has {} rows for {} instructions", LINES_SECTION, name, nrows, f.code.len() / 16));
+        }
+        let mut rows = Vec::with_capacity(nrows);
+        for k in 0..nrows {
+            let (offset, line) = (r.u32()?, r.u32()?);
+            let in_order = match rows.last() {
+                None => offset == 0,
+                Some(&LineRow { offset: prev, .. }) => offset > prev,
+            };
+            if !in_order || offset as usize % crate::INST_BYTES != 0 || offset as usize >= f.code.len() {
+                return bad(format!(
+                    "{}: function `{}`, row {}: offset 0x{:x} is out of order or not an instruction",
+                    LINES_SECTION, name, k, offset
+                ));
+            }
+            rows.push(LineRow { offset, line });
+        }
+        f.lines = LineTable { file, rows };
+    }
+    Ok(())
 }
 
 /// Reads an Ursa object.
@@ -448,7 +613,7 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
     }
     let info = file.section_by_name(INFO_SECTION).ok_or_else(|| ElfError(format!("missing {} section", INFO_SECTION)))?;
     let info = info.data().map_err(|e| ElfError(format!("{}: {}", INFO_SECTION, e)))?;
-    let mut r = Reader { b: info, pos: 0 };
+    let mut r = Reader { b: info, pos: 0, section: INFO_SECTION };
     if info.get(..4) != Some(INFO_MAGIC) {
         return bad(format!("{} has no URSA magic", INFO_SECTION));
     }
@@ -519,7 +684,22 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
             }
             relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
         }
-        obj.functions.push(Function { name, kernel, code, params, relocs, shared_size, local_size, registers });
+        obj.functions.push(Function {
+            name,
+            kernel,
+            code,
+            params,
+            relocs,
+            shared_size,
+            local_size,
+            registers,
+            lines: LineTable::default(),
+        });
+    }
+    // The line tables are optional: an object without them loads.
+    if let Some(sec) = file.section_by_name(LINES_SECTION) {
+        let data = sec.data().map_err(|e| ElfError(format!("{}: {}", LINES_SECTION, e)))?;
+        read_lines(data, &mut obj)?;
     }
     Ok(obj)
 }
@@ -546,12 +726,36 @@ mod tests {
                     shared_size: 64,
                     local_size: 16,
                     registers: 40,
+                    lines: LineTable::default(),
                 },
                 Function { name: "f".into(), kernel: false, code: vec![1u8; 16], ..Default::default() },
             ],
         };
         let bytes = write(&obj);
         assert_eq!(read(&bytes).unwrap(), obj);
+        // With a line table on one function.
+        let mut with_lines = obj.clone();
+        with_lines.functions[0].lines = LineTable::from_lines("k.clif", [None, Some(7)]);
+        assert_eq!(with_lines.functions[0].lines.rows, vec![LineRow { offset: 0, line: 7 }]);
+        assert_eq!(read(&write(&with_lines)).unwrap(), with_lines);
+    }
+
+    #[test]
+    fn line_tables() {
+        let t = LineTable::from_lines("a.clif", [None, Some(3), None, Some(3), Some(5), None, Some(4)]);
+        let rows: Vec<(u32, u32)> = t.rows.iter().map(|r| (r.offset, r.line)).collect();
+        assert_eq!(rows, vec![(0, 3), (64, 5), (96, 4)]);
+        assert_eq!(t.location_at(0).as_deref(), Some("a.clif:3"));
+        assert_eq!(t.location_at(48).as_deref(), Some("a.clif:3"));
+        assert_eq!(t.location_at(80).as_deref(), Some("a.clif:5"));
+        assert_eq!(t.location_at(96).as_deref(), Some("a.clif:4"));
+        assert!(LineTable::from_lines("a.clif", [None, None]).is_empty());
+        assert_eq!(LineTable::from_lines("", [Some(2)]).location_at(0).as_deref(), Some("line 2"));
+        // A table that does not fit the code is refused, not trusted.
+        let mut obj = Object { functions: vec![Function { name: "k".into(), code: vec![0u8; 32], ..Default::default() }] };
+        obj.functions[0].lines =
+            LineTable { file: "a".into(), rows: vec![LineRow { offset: 0, line: 1 }, LineRow { offset: 48, line: 2 }] };
+        assert!(read(&write(&obj)).unwrap_err().to_string().contains("out of order"), "{:?}", read(&write(&obj)));
     }
 
     #[test]

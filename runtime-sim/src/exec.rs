@@ -64,6 +64,7 @@ impl Ctx<'_> {
             pc: Some(pc),
             function: self.prog.locate(pc).map(|(f, off)| (f.name.clone(), off)),
             inst: self.prog.disassemble_at(pc),
+            source: self.prog.source_line(pc),
         }
     }
 
@@ -152,6 +153,7 @@ impl Ctx<'_> {
             pc,
             function: pc.and_then(|pc| self.prog.locate(pc).map(|(f, off)| (f.name.clone(), off))),
             inst: pc.and_then(|pc| self.prog.disassemble_at(pc)),
+            source: pc.and_then(|pc| self.prog.source_line(pc)),
         }
     }
 

@@ -395,7 +395,16 @@ impl Profile {
                         .map_or("", |r| r.name());
                     let _ = write!(o, " {:>9} {:>9}  {:<16}", all, stalled, top);
                 }
-                let _ = writeln!(o, "  {:04x}  {}", p.pc - f.address, prog.disassemble_at(p.pc).unwrap_or_default());
+                let text = prog.disassemble_at(p.pc).unwrap_or_default();
+                match f.lines.location_at(p.pc - f.address) {
+                    // The source line after the instruction, in a column.
+                    Some(line) => {
+                        let _ = writeln!(o, "  {:04x}  {:<48}  {}", p.pc - f.address, text, line);
+                    }
+                    None => {
+                        let _ = writeln!(o, "  {:04x}  {}", p.pc - f.address, text);
+                    }
+                }
             }
         }
         o
@@ -412,6 +421,18 @@ impl Profile {
     /// nothing but the disassembly of each PC is kept besides the output.
     pub fn write_chrome_trace(&self, prog: &Program, grid: [u32; 3], trap: Option<&str>, out: &mut dyn Write) -> io::Result<()> {
         let mut names: BTreeMap<u64, String> = BTreeMap::new();
+        // The `"line":"file:line"` member of an event's args (with its
+        // comma), or nothing, per PC.
+        let mut lines: BTreeMap<u64, String> = BTreeMap::new();
+        let mut line_arg = |pc: u64| -> String {
+            lines
+                .entry(pc)
+                .or_insert_with(|| match prog.source_line(pc) {
+                    Some(l) => format!("\"line\":{},", serde_json::Value::String(l)),
+                    None => String::new(),
+                })
+                .clone()
+        };
         let mut seen: Option<(u64, u32)> = None;
         let mut sm_seen_warp: Option<(u32, u64)> = None;
         out.write_all(b"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_events\":")?;
@@ -457,7 +478,8 @@ impl Profile {
                 sep(out)?;
                 write!(
                     out,
-                    "{{\"args\":{{\"pc\":\"0x{:x}\"}},\"cat\":\"{}\",\"dur\":{},\"name\":",
+                    "{{\"args\":{{{}\"pc\":\"0x{:x}\"}},\"cat\":\"{}\",\"dur\":{},\"name\":",
+                    line_arg(t.pc),
                     t.pc,
                     if t.stall.is_some() { "stall" } else { "issue" },
                     t.cycles
@@ -486,7 +508,14 @@ impl Profile {
             }
             let name = names.entry(t.pc).or_insert_with(|| prog.disassemble_at(t.pc).unwrap_or_else(|| format!("0x{:x}", t.pc)));
             sep(out)?;
-            write!(out, "{{\"args\":{{\"lanes\":{},\"pc\":\"0x{:x}\"}},\"cat\":\"issue\",\"dur\":{},\"name\":", t.lanes, t.pc, t.cycles)?;
+            write!(
+                out,
+                "{{\"args\":{{\"lanes\":{},{}\"pc\":\"0x{:x}\"}},\"cat\":\"issue\",\"dur\":{},\"name\":",
+                t.lanes,
+                line_arg(t.pc),
+                t.pc,
+                t.cycles
+            )?;
             json_str(out, name)?;
             write!(out, ",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{}}}", t.cta, t.warp, t.cycle)?;
         }

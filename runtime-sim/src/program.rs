@@ -49,6 +49,9 @@ pub struct FunctionInfo {
     /// R registers per thread: the object's record, or counted in the code
     /// where the object has none (a version-1 object).
     pub registers: u32,
+    /// The source line of each instruction (the object's `.ursa.lines`;
+    /// empty if it has none).
+    pub lines: elf::LineTable,
 }
 
 /// A loaded program: the code space of all functions of one object.
@@ -91,6 +94,7 @@ impl Program {
                 shared_size: f.shared_size,
                 local_size: f.local_size,
                 registers: if f.registers != 0 { f.registers } else { elf::registers_in_code(&f.code) },
+                lines: f.lines.clone(),
             });
             addr += f.code.len() as u64;
         }
@@ -144,6 +148,13 @@ impl Program {
     /// The function containing a code address, and the offset in it.
     pub fn locate(&self, pc: u64) -> Option<(&FunctionInfo, u64)> {
         self.functions.iter().find(|f| pc >= f.address && pc < f.address + f.size).map(|f| (f, pc - f.address))
+    }
+
+    /// The source line of the instruction at `pc` (`file:line`), if its
+    /// function has a line table.
+    pub fn source_line(&self, pc: u64) -> Option<String> {
+        let (f, off) = self.locate(pc)?;
+        f.lines.location_at(off)
     }
 
     /// Index of the instruction at `pc`, if `pc` is a valid code address.

@@ -131,12 +131,15 @@ pub struct Trap {
     pub function: Option<(String, u64)>,
     /// The instruction in canonical text.
     pub inst: Option<String>,
+    /// The source line of the instruction (`file:line`), when the object
+    /// has a line table.
+    pub source: Option<String>,
 }
 
 impl Trap {
     /// A trap with no location (host API, launch checks).
     pub fn new(kind: TrapKind) -> Trap {
-        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None }
+        Trap { kind, kernel: String::new(), cta: None, warp: None, lane: None, pc: None, function: None, inst: None, source: None }
     }
 }
 
@@ -158,8 +161,11 @@ impl fmt::Display for Trap {
         if let Some(pc) = self.pc {
             write!(f, ", pc 0x{:x}", pc)?;
         }
-        if let Some((name, off)) = &self.function {
-            write!(f, " ({}+0x{:x})", name, off)?;
+        match (&self.function, &self.source) {
+            (Some((name, off)), Some(line)) => write!(f, " ({}+0x{:x}, {})", name, off, line)?,
+            (Some((name, off)), None) => write!(f, " ({}+0x{:x})", name, off)?,
+            (None, Some(line)) => write!(f, " ({})", line)?,
+            (None, None) => {}
         }
         if let Some(i) = &self.inst {
             write!(f, ": {}", i)?;

@@ -3,7 +3,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use cranelift_reader::{parse_functions, parse_test, ParseOptions};
+use cranelift_reader::{parse_test, ParseOptions};
 use ursa_backend::{compile as compile_fn, symbol_name, OptLevel, Options};
 use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_emit::elf;
@@ -97,13 +97,15 @@ pub fn compile(
     let text = ursa_cli::input::read_text(input)?;
     let shown = input.display().to_string();
     ursa_cli::clif_limits::check(&text).map_err(|e| format!("{}: {}", shown, e))?;
-    // Accept both plain function lists and filetests (with `test`/`target` lines).
-    let funcs = match parse_functions(&text) {
-        Ok(f) => f,
-        Err(_) => parse_test(&text, ParseOptions::default())
-            .map(|t| t.functions.into_iter().map(|(f, _)| f).collect())
-            .map_err(|e| format!("{}:{}: {}", shown, e.location.line_number, e.message))?,
-    };
+    // Accept both plain function lists and filetests (with `test`/`target`
+    // lines). Every instruction's source location becomes its line in the
+    // file, for the object's line table (docs/binary-format.md).
+    let funcs: Vec<_> = parse_test(&text, ParseOptions::default())
+        .map_err(|e| format!("{}:{}: {}", shown, e.location.line_number, e.message))?
+        .functions
+        .into_iter()
+        .map(|(f, details)| ursa_cli::input::with_line_locations(f, &details))
+        .collect();
     if funcs.is_empty() {
         return Err(format!("{}: no functions", shown));
     }
@@ -156,6 +158,10 @@ pub fn compile(
             .map_err(|_| format!("{}: function %{}: internal compiler error (panic)", shown, name))?;
         let c = r.map_err(|e| format!("{}: function %{}: {}", shown, name, e))?;
         print!("{}", c.printed);
+        let mut c = c;
+        if !c.function.lines.is_empty() {
+            c.function.lines.file = shown.clone();
+        }
         if stats {
             stat_lines.push((name.clone(), c.pack.regs_after, c.pack.uregs_after, c.stats));
         }
@@ -169,15 +175,18 @@ pub fn compile(
     }
     ursa_backend::propagate_callee_needs(&mut obj);
     // What `ptxas -v` reports, per function (shared bytes after propagation:
-    // a kernel's include its callees').
+    // a kernel's include its callees'). The register count is the highest R
+    // + 1; ptxas's `Used N registers` was the highest R + 3 on every kernel
+    // compared (docs/performance.md), so its figure for the code is given too.
     for (name, regs, uregs, ra) in stat_lines {
         let Some(f) = obj.functions.iter().find(|f| f.name == name) else { continue };
         eprintln!(
-            "%{}: {} instructions, {} registers (R0-R{}), {} uniform registers, {} predicates, {} bytes stack, {} bytes shared, {} moves, {} spills, {} reloads, {} spill slots",
+            "%{}: {} instructions, {} registers (R0-R{}; ptxas -v would say {}), {} uniform registers, {} predicates, {} bytes stack, {} bytes shared, {} moves, {} spills, {} reloads, {} spill slots",
             name,
             f.code.len() / ursa_emit::INST_BYTES,
             regs,
             regs.saturating_sub(1),
+            ptxas_registers(regs),
             uregs,
             predicates(&f.code),
             f.local_size,
@@ -199,6 +208,14 @@ pub fn compile(
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
     std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+}
+
+/// The `Used N registers` of `ptxas -v` for code whose highest R register is
+/// `regs - 1`: on every kernel of the ptxas comparison (docs/performance.md,
+/// section 3) ptxas's figure was the highest register touched + 3, two more
+/// than Ursa's count.
+fn ptxas_registers(regs: u32) -> u32 {
+    regs + 2
 }
 
 /// Distinct predicate registers (P0–P6, PT not counted) `code` names.

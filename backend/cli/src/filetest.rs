@@ -217,6 +217,9 @@ fn callees(f: &Function) -> Vec<String> {
     f.dfg
         .ext_funcs
         .keys()
+        // The float library routines are no functions of the file
+        // (`legalize_libcalls` makes their calls instructions).
+        .filter(|&fr| !ursa_backend::mid::legalize_libcalls::is_routine(f, fr))
         .filter_map(|fr| ursa_isel::lower::callee_symbol(f, fr))
         .filter(|n| !ursa_isel::intrinsics::is_reserved(n))
         .collect()

@@ -30,6 +30,21 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     String::from_utf8(read_input(path)?).map_err(|e| format!("{}: not UTF-8 text (byte {})", path.display(), e.utf8_error().valid_up_to()))
 }
 
+/// `f` with every instruction's source location set to its line in the
+/// text it was parsed from (`details`, the parser's source map): what the
+/// compiler records in the object's line table (`docs/binary-format.md`).
+/// Locations the text gave (`@0012`) are replaced.
+pub fn with_line_locations(mut f: cranelift_codegen::ir::Function, details: &cranelift_reader::Details) -> cranelift_codegen::ir::Function {
+    use cranelift_codegen::ir::{entities::AnyEntity, SourceLoc};
+    let insts: Vec<_> = f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).collect();
+    for inst in insts {
+        if let Some(loc) = details.map.location(AnyEntity::Inst(inst)) {
+            f.set_srcloc(inst, SourceLoc::new(loc.line_number as u32));
+        }
+    }
+    f
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,8 +68,9 @@ enum Cmd {
         /// Print the disassembly of the result.
         #[arg(short = 'S', long)]
         disasm: bool,
-        /// Print per function what ptxas -v reports (instructions, registers,
-        /// uniform registers, predicates, stack and shared bytes) and the
+        /// Print per function what ptxas -v reports (instructions, registers:
+        /// highest R + 1 and, beside it, ptxas -v's figure for such code,
+        /// highest R + 3; uniform registers, predicates, stack and shared bytes) and the
         /// register allocator's moves, spills and reloads.
         #[arg(long)]
         stats: bool,

@@ -124,4 +124,11 @@ fn high_pressure_uses_the_whole_register_file() {
     let spills = stat(&l, "spills");
     assert!((47..=60).contains(&spills), "{}", l);
     assert!(stat(&l, "registers") <= 255, "{}", l);
+    // Beside the count (highest R + 1), ptxas -v's figure for such code
+    // (highest R + 3, docs/performance.md section 3).
+    for f in ["%live_110_i64:", "%live_300_i32:"] {
+        let l = line(f);
+        let regs = stat(&l, "registers");
+        assert!(l.contains(&format!("(R0-R{}; ptxas -v would say {})", regs - 1, regs + 2)), "{}", l);
+    }
 }

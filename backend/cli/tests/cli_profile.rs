@@ -97,3 +97,75 @@ fn sm_timing_model() {
     let o = run_vadd(&obj, &["--machine", m.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 1: `sms` needs a number"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// A kernel with a store on a known line of its `.clif` file, and a trap
+/// when `n` is 0.
+const LINES_CLIF: &str = "\
+; line 1
+function %lines(i64, i32) {
+block0(v0: i64, v1: i32):
+    v2 = iadd v1, v1
+    store.i32 notrap aligned v2, v0
+    trapz v1, user7
+    v3 = imul v1, v2
+    store.i32 notrap aligned v3, v0+4
+    return
+}
+";
+
+/// The CLIF lines of a compiled kernel reach the object (`.ursa.lines`) and
+/// the simulator: `--profile` names each instruction's `file:line`, a trap
+/// report names the trapping one's, the timeline has them as `args.line`
+/// (docs/binary-format.md).
+#[test]
+fn profile_and_traps_name_clif_lines() {
+    let src = write("lines.clif", LINES_CLIF);
+    let obj = tmp("lines.o");
+    let o = ursa(&["compile", "--kernel", &src, "-o", obj.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = |n: &str, extra: &[&str]| {
+        let mut args = vec!["run", obj.to_str().unwrap(), "--kernel", "lines", "--arg", "buf:out=i32[2]", "--arg", n, "--out", "out"];
+        args.extend_from_slice(extra);
+        ursa(&args)
+    };
+    let json = tmp("lines.json");
+    let o = run("i32:2", &["--profile", "--timeline", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("out = [4, 8]"), "{}", out);
+    // Every instruction of the listing names a line of the function, and
+    // each store its own.
+    let listing: Vec<&str> = out.lines().skip_while(|l| !l.starts_with(".kernel lines")).skip(1).collect();
+    assert!(!listing.is_empty(), "{}", out);
+    for l in &listing {
+        let line: u32 = l.rsplit(':').next().and_then(|n| n.trim().parse().ok()).unwrap_or_else(|| panic!("no line in `{}`", l));
+        assert!(l.contains(&format!("{}:", src)) && (2..=10).contains(&line), "{}", l);
+    }
+    let stores: Vec<&&str> = listing.iter().filter(|l| l.contains("ST")).collect();
+    assert_eq!(stores.len(), 2, "{}", out);
+    assert!(stores[0].ends_with(&format!("{}:5", src)), "{}", stores[0]);
+    assert!(stores[1].ends_with(&format!("{}:8", src)), "{}", stores[1]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("timeline JSON");
+    let issues: Vec<&serde_json::Value> = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").collect();
+    assert!(!issues.is_empty());
+    assert!(issues.iter().all(|e| e["args"]["line"].as_str().is_some_and(|l| l.starts_with(&src))), "{:?}", issues[0]);
+    // The trap report names line 6 (`trapz`).
+    let o = run("i32:0", &[]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains(&format!("{}:6)", src)), "{}", e);
+}
+
+/// An object without a line table (assembled) runs and profiles as before:
+/// no line column, no `line` in the timeline.
+#[test]
+fn objects_without_lines_still_load() {
+    let obj = vadd_object("vadd_nolines.o");
+    let json = tmp("nolines.json");
+    let o = run_vadd(&obj, &["--out", "out", "--profile", "--timeline", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains(".s:"), "{}", out);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(v["traceEvents"].as_array().unwrap().iter().all(|e| e["args"].get("line").is_none()));
+}

@@ -184,7 +184,15 @@ pub fn lower_vcode(vcode: &VCode, asg: &Assignment, homes: &SlotHomes) -> Result
         let next = BlockId(b as u32 + 1);
         for m in vcode.blocks[b].insts.iter() {
             l.moves(2 * flat)?;
+            let first = l.items.len();
             l.inst(m, flat, b, next)?;
+            if m.origin.is_some() {
+                // What the instruction became inline (its out-of-line part
+                // keeps the origin in `cold`).
+                for it in l.items.iter_mut().skip(first) {
+                    it.origin = m.origin;
+                }
+            }
             l.moves(2 * flat + 1)?;
             flat += 1;
         }
@@ -205,8 +213,8 @@ struct Layout<'a> {
     starts: Vec<(usize, u32)>,
     next_label: u32,
     /// The out-of-line parts, laid out after the last block: (cold block
-    /// label, pieces, join label).
-    cold: Vec<(u32, Vec<Inst>, u32)>,
+    /// label, pieces, join label, the CLIF instruction they come from).
+    cold: Vec<(u32, Vec<Inst>, u32, Option<u32>)>,
     dropped_copies: usize,
 }
 
@@ -357,7 +365,7 @@ impl<'a> Layout<'a> {
             self.dropped_copies += 1;
         }
         if let Some(k) = m.cold_from {
-            self.out_of_line(base + k as usize, base)?;
+            self.out_of_line(base + k as usize, base, m.origin)?;
         }
         Ok(())
     }
@@ -365,7 +373,7 @@ impl<'a> Layout<'a> {
     /// The items from `k` on (of an instruction starting at `base`) go out
     /// of line: the inline part ends with the guarded branch to the cold
     /// block, and the join point starts a new block.
-    fn out_of_line(&mut self, k: usize, base: usize) -> Result<(), Error> {
+    fn out_of_line(&mut self, k: usize, base: usize, origin: Option<u32>) -> Result<(), Error> {
         let (cold_id, join_id) = (self.next_label, self.next_label + 1);
         self.next_label += 2;
         let rest: Vec<Inst> = self.items.drain(k..).map(|it| it.inst).collect();
@@ -374,7 +382,7 @@ impl<'a> Layout<'a> {
         }
         self.items.last_mut().unwrap().target = Some(BlockId(cold_id));
         self.starts.push((self.items.len(), join_id));
-        self.cold.push((cold_id, rest, join_id));
+        self.cold.push((cold_id, rest, join_id, origin));
         Ok(())
     }
 
@@ -415,10 +423,10 @@ impl<'a> Layout<'a> {
     /// branch back; the blocks numbered in layout order.
     fn finish(mut self) -> Code {
         let nblocks = self.vcode.blocks.len();
-        for (id, pieces, join) in std::mem::take(&mut self.cold) {
+        for (id, pieces, join, origin) in std::mem::take(&mut self.cold) {
             self.starts.push((self.items.len(), id));
-            self.items.extend(pieces.into_iter().map(Item::new));
-            self.items.push(bra(BlockId(join), None));
+            self.items.extend(pieces.into_iter().map(|p| Item::new(p).from_clif(origin)));
+            self.items.push(bra(BlockId(join), None).from_clif(origin));
         }
         let Layout { frame_size, mut items, mut starts, next_label, dropped_copies, .. } = self;
         if next_label as usize == nblocks {

@@ -29,6 +29,10 @@ pub struct Item {
     /// A guarded instruction whose results only readers under the same
     /// guard read (`MInst::predicated`): its writes start new values.
     pub predicated: bool,
+    /// The CLIF instruction it was lowered from (`MInst::origin`), for the
+    /// line table; `None` for what the layout adds (the allocator's moves,
+    /// prologue, epilogue, branches, convergence barriers).
+    pub origin: Option<u32>,
 }
 
 /// Registers an instruction uses by convention rather than by field.
@@ -57,7 +61,7 @@ pub struct Code {
 impl Item {
     #[inline]
     pub fn new(i: Inst) -> Item {
-        Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false }
+        Item { inst: i, target: None, label: None, call: None, implicit: Implicit::default(), predicated: false, origin: None }
     }
     /// A branch to block `b`.
     #[inline]
@@ -81,6 +85,12 @@ impl Item {
     #[inline]
     pub fn using(mut self, implicit: Implicit) -> Item {
         self.implicit = implicit;
+        self
+    }
+    /// The CLIF instruction it comes from ([`Item::origin`](Item#structfield.origin)).
+    #[inline]
+    pub fn from_clif(mut self, origin: Option<u32>) -> Item {
+        self.origin = origin;
         self
     }
     /// See [`Item::predicated`](Item#structfield.predicated).

@@ -5,6 +5,7 @@ pub mod induction;
 pub mod legalize_atomics;
 pub mod legalize_div;
 pub mod legalize_i128;
+pub mod legalize_libcalls;
 pub mod legalize_memory;
 pub mod opt_constant_phis;
 pub mod opt_egraph;

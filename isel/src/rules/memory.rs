@@ -307,7 +307,19 @@ impl Lower<'_> {
     /// `stack_addr`: `R1 + offset` as a local address (i32) or as a generic
     /// address in the local window (i64).
     pub fn stack_slot_addr(&mut self, ty: Type, ss: StackSlot, off: i64) -> VReg {
-        let o = (self.slot_offset(ss) + off) as u32 as u64;
+        let o = self.slot_offset(ss) + off;
+        self.sp_plus(ty, o)
+    }
+
+    /// `get_stack_pointer`: `R1` (after the prologue) as a local address
+    /// (i32) or as a generic address in the local window (i64).
+    pub fn stack_pointer(&mut self, ty: Type) -> VReg {
+        self.sp_plus(ty, 0)
+    }
+
+    /// `R1 + o` as a local address (i32) or in the local window (i64).
+    fn sp_plus(&mut self, ty: Type, o: i64) -> VReg {
+        let o = o as u32 as u64;
         if ty == types::I64 {
             let d = self.temp(Class::RPair);
             self.emit_b(
