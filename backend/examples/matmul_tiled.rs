@@ -150,23 +150,16 @@ pub fn run(n: u32) -> Result<(Vec<f32>, Vec<f32>, u64), String> {
         return Err(format!("N = {} is not a positive multiple of the tile ({})", n, TILE));
     }
     let bytes = build(OPT_LEVEL).map_err(|e| e.to_string())?;
-    let program = ursa_sim::Program::load(&bytes).map_err(|e| e.to_string())?;
     let (a, b) = inputs(n as usize);
-    let size = 4 * (n as u64) * (n as u64);
-    let mut gpu = ursa_sim::Gpu::new();
-    let mut upload = |v: &[f32]| -> Result<u64, String> {
-        let at = gpu.try_alloc(size, 16).map_err(|t| t.to_string())?;
-        let raw: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        gpu.write(at, &raw).map_err(|t| t.to_string())?;
-        Ok(at)
-    };
-    let (da, db) = (upload(&a)?, upload(&b)?);
-    let dc = gpu.try_alloc(size, 16).map_err(|t| t.to_string())?;
-    let cfg = ursa_sim::LaunchConfig { grid: [n / TILE, n / TILE, 1], block: [TILE, TILE, 1], ..Default::default() };
-    let args = [ursa_sim::Arg::Ptr(da), ursa_sim::Arg::Ptr(db), ursa_sim::Arg::Ptr(dc), ursa_sim::Arg::U32(n)];
-    let stats = gpu.launch(&program, "matmul", &cfg, &args).map_err(|t| t.to_string())?;
-    let raw = gpu.read(dc, size).map_err(|t| t.to_string())?;
-    let got = raw.chunks_exact(4).map(|w| f32::from_le_bytes(w.try_into().expect("4 bytes"))).collect();
+    // The host API (`ursa_sim::host`): typed buffers, a checked launch.
+    let dev = ursa_sim::host::Device::new();
+    let matmul = dev.load_module(&bytes).and_then(|m| m.kernel("matmul")).map_err(|e| e.to_string())?;
+    let da = dev.buffer_from(&a).map_err(|e| e.to_string())?;
+    let db = dev.buffer_from(&b).map_err(|e| e.to_string())?;
+    let dc = dev.alloc_zeros::<f32>(a.len()).map_err(|e| e.to_string())?;
+    let launch = matmul.launch((n / TILE, n / TILE), (TILE, TILE), 0, &[&da, &db, &dc, &n]).map_err(|e| e.to_string())?;
+    let stats = launch.stats();
+    let got = dc.to_vec().map_err(|e| e.to_string())?;
     Ok((got, host_matmul(&a, &b, n as usize), stats.cycles))
 }
 

@@ -357,23 +357,21 @@ pub fn run(program: &str, n: u32) -> Result<Vec<Outcome>, String> {
     let funcs = parse(program)?;
     let bytes = build_gpu(&funcs).map_err(|e| e.to_string())?;
     let host = build_host(&funcs)?;
-    let prog = ursa_sim::Program::load(&bytes).map_err(|e| e.to_string())?;
     let xs: Vec<i32> = (0..n as i32).map(|k| (k * 37) % 201 - 100).collect();
-    let mut gpu = ursa_sim::Gpu::new();
-    let bytes_in: Vec<u8> = xs.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let din = gpu.try_alloc(4 * n as u64, 16).map_err(|t| t.to_string())?;
-    gpu.write(din, &bytes_in).map_err(|t| t.to_string())?;
-    let dout = gpu.try_alloc(4 * n as u64, 16).map_err(|t| t.to_string())?;
-    let cfg = ursa_sim::LaunchConfig { grid: [n.div_ceil(64), 1, 1], block: [64, 1, 1], ..Default::default() };
+    // The host API (`ursa_sim::host`): typed buffers, a checked launch.
+    let dev = ursa_sim::host::Device::new();
+    let module = dev.load_module(&bytes).map_err(|e| e.to_string())?;
+    let din = dev.buffer_from(&xs).map_err(|e| e.to_string())?;
+    let dout = dev.alloc_zeros::<i32>(xs.len()).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for (name, e) in &funcs {
-        let args = [ursa_sim::Arg::Ptr(din), ursa_sim::Arg::Ptr(dout), ursa_sim::Arg::U32(n)];
-        gpu.launch(&prog, &format!("{}_map", name), &cfg, &args).map_err(|t| t.to_string())?;
-        let raw = gpu.read(dout, 4 * n as u64).map_err(|t| t.to_string())?;
+        let kernel = module.kernel(&format!("{}_map", name)).map_err(|e| e.to_string())?;
+        kernel.launch(n.div_ceil(64), 64, 0, &[&din, &dout, &n]).map_err(|e| e.to_string())?;
+        let gpu = dout.to_vec().map_err(|e| e.to_string())?;
         let f = host[name];
         out.push(Outcome {
             name: name.clone(),
-            gpu: raw.chunks_exact(4).map(|w| i32::from_le_bytes(w.try_into().expect("4 bytes"))).collect(),
+            gpu,
             host: xs.iter().enumerate().map(|(i, &x)| f(x, i as i32)).collect(),
             eval: xs.iter().enumerate().map(|(i, &x)| eval(e, x, i as i32)).collect(),
         });

@@ -12,7 +12,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{DataDescription, FuncId, Linkage, Module, ModuleError};
 use ursa_backend::module::kernel_builder::{Dim, KernelBuilder, SHFL_BFLY};
 use ursa_backend::UrsaModule;
-use ursa_sim::{Arg, Gpu, LaunchConfig, Program};
+use ursa_sim::host::Device;
 
 #[test]
 fn matmul_example_matches_the_host() {
@@ -90,14 +90,36 @@ fn kernel(
     id
 }
 
-/// Launches `name(out)` with `threads` threads in one CTA; the `i32`s of `out`.
+/// Launches `name(out)` with `threads` threads in one CTA through the host
+/// API (a typed buffer, a checked launch); the `i32`s of `out`.
 fn launch(bytes: &[u8], name: &str, threads: u32, words: u64) -> Vec<i32> {
-    let p = Program::load(bytes).expect("loads");
-    let mut gpu = Gpu::new();
-    let out = gpu.alloc(4 * words, 16);
-    let cfg = LaunchConfig { block: [threads, 1, 1], ..Default::default() };
-    gpu.launch(&p, name, &cfg, &[Arg::Ptr(out)]).expect("runs");
-    gpu.read(out, 4 * words).unwrap().chunks_exact(4).map(|w| i32::from_le_bytes(w.try_into().unwrap())).collect()
+    let dev = Device::new();
+    let k = dev.load_module(bytes).expect("loads").kernel(name).expect("is a kernel");
+    let out = dev.alloc_zeros::<i32>(words as usize).expect("allocates");
+    k.launch(1, threads, 0, &[&out]).expect("runs");
+    out.to_vec().expect("reads back")
+}
+
+/// The host API checks a launch of a module's kernel against its parameter
+/// table: a wrong count or size names the kernel and the parameter.
+#[test]
+fn host_api_checks_the_arguments_of_a_module_kernel() {
+    let mut m = UrsaModule::new();
+    kernel(&mut m, "fill", |k, out| {
+        let tid = k.thread_idx(Dim::X).expect("declares the intrinsic");
+        let addr = k.element_addr(out, tid, 4);
+        k.ins().store(MemFlagsData::trusted(), tid, addr, 0);
+    });
+    let bytes = m.finish().expect("compiles");
+    let dev = Device::new();
+    let fill = dev.load_module(&bytes).expect("loads").kernel("fill").expect("is a kernel");
+    let out = dev.alloc_zeros::<i32>(8).expect("allocates");
+    fill.launch(1, 8, 0, &[&out]).expect("runs");
+    assert_eq!(out.to_vec().unwrap(), [0, 1, 2, 3, 4, 5, 6, 7]);
+    let count = fill.launch(1, 8, 0, &[&out, &out]).unwrap_err().to_string();
+    assert!(count.contains("kernel `fill` takes 1 argument"), "{}", count);
+    let size = fill.launch(1, 8, 0, &[&7i32]).unwrap_err().to_string();
+    assert!(size.contains("parameter") && size.contains("kernel `fill`"), "{}", size);
 }
 
 #[test]
