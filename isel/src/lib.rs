@@ -4,7 +4,7 @@
 //! * `isle/prelude.isle` — types and Cranelift-IR extractors;
 //! * `isle/inst.isle` — constructors of machine instructions ([`machine`]);
 //! * `isle/lower/*.isle` — the rules, one file per family of opcodes;
-//! * [`lower`] — the driver that walks the function and calls the rules.
+//! * [`mod@lower`] — the driver that walks the function and calls the rules.
 
 extern crate alloc;
 

@@ -1,5 +1,5 @@
 //! `ursa asm --auto-control`: assembly text whose control bits are filled by
-//! the compiler's own [`calc_instr_deps`], so hand-written or translated
+//! the compiler's own `calc_instr_deps`, so hand-written or translated
 //! code (the ptxas translations of `../shared/anchors/ptxas-ursa`) runs
 //! under the same control-bit policy as the compiler's output.
 //!

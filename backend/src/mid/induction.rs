@@ -17,7 +17,7 @@
 //! (whatever `n` is), then with every `i + s` that is `< n`. When no `i + s`
 //! wraps, these are values from `i0` up to `max(i0, n - 1)` (in the loop's
 //! signedness); no `i + s` wraps exactly when `max(i0, n - 1) + s` is at
-//! most the type's maximum ([`CountedLoop::hi`]).
+//! most the type's maximum (`CountedLoop::hi`).
 //!
 //! **Affine values.** The analysis sees why the loop works on machine
 //! integers, not mathematical ones: a value `e` of the induction type is

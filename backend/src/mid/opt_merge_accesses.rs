@@ -25,7 +25,7 @@
 //! offset, plus the constants of `iadd`/`isub` with an `iconst` it is built
 //! from — so `load v1+4` and `load (iadd v1, 4)` are the same place.
 //!
-//! *Alignment*: [`Align`], the known trailing zero bits of a value: an
+//! *Alignment*: `Align`, the known trailing zero bits of a value: an
 //! `iconst`'s own; `iadd`/`isub`/`bor` the smaller of their operands',
 //! `band` the larger, `imul` the sum, `ishl` by a constant `k` plus `k`;
 //! extensions and `ireduce` keep it; a `stack_addr` its slot's alignment

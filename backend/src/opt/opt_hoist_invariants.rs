@@ -18,7 +18,7 @@
 //!   (the pre-header: the lowering splits critical edges, so a loop entered
 //!   from a two-way branch has one), and the loop calls nothing (a value
 //!   live across a call is stored and reloaded).
-//! - **Invariant**: a pure instruction (the scheduler's [`role`]: no memory
+//! - **Invariant**: a pure instruction (the scheduler's `role`: no memory
 //!   access, no side effect, no clock read, one machine instruction, no ABI
 //!   register), not guarded, naming no physical register (`R1`, the uniform
 //!   registers `opt_uniform` numbered), whose every input is defined outside

@@ -3,7 +3,7 @@
 //! "Instruction scheduling").
 //!
 //! A block is cut into *regions* at every instruction that keeps its place
-//! ([`Role::Fixed`]: pseudo-instructions — arguments, calls, frame accesses,
+//! (`Role::Fixed`: pseudo-instructions — arguments, calls, frame accesses,
 //! terminators —, out-of-line bundles, instructions with an ABI-fixed
 //! operand, barriers, fences, votes, shuffles, convergence-barrier
 //! instructions, clock reads, indexed register accesses, anything the pass

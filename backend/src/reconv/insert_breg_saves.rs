@@ -6,7 +6,7 @@
 //! - a device function's saved registers ([`Plan::saved`]):
 //!   `BMOV.CLEAR Rn, Bk` at entry, `BMOV Bk, Rn` before each `RET` (and
 //!   tail call);
-//! - a region that borrows its register ([`Region::borrow`]):
+//! - a region that borrows its register (`Region::borrow`):
 //!   `BMOV.CLEAR Rn, Bk` at the start of its setup block, `BMOV Bk, Rn` at
 //!   the start of its join.
 //!

@@ -4,13 +4,13 @@
 //!
 //! The regions are planned on CLIF ([`plan`], before instruction selection,
 //! with the divergence analysis of [`crate::mid::divergence`]) and the
-//! instructions put into the laid-out code after `encode` ([`insert`]):
+//! instructions put into the laid-out code after `encode` (`insert`):
 //!
 //! - For a divergent `brif` / `br_table` in block `b`, the join `J` is the
 //!   immediate post-dominator of `b`; no region when `J` only ends the
 //!   kernel. When it is the virtual exit (lanes leave by different
 //!   `return`s), a kernel's join is found past the exit tails
-//!   ([`exit_join`]: the lanes that end on the way count as arrived), and a
+//!   (`exit_join`: the lanes that end on the way count as arrived), and a
 //!   device function's lanes meet at every return block (one region from
 //!   the entry). An intended early exit (`if (i >= n) return;`) needs none.
 //! - The `BSSY` goes at the start of a block `P` executed once per entry into

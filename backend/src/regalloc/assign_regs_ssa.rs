@@ -131,7 +131,7 @@ fn size(c: Class) -> u32 {
 /// walk's loops test and add members for every operand).
 type VSet = BitSet<u32, Vec<u64>>;
 /// The liveness of the virtual registers, per block, and the tables
-/// [`block_liveness`] fills it from.
+/// `block_liveness` fills it from.
 #[derive(Default)]
 pub struct VLiveness {
     pub sets: ValueLiveness,
@@ -488,7 +488,7 @@ pub fn assign_regs_ssa(vcode: &VCode) -> Result<Assignment, GiveUp> {
 }
 
 /// [`assign_regs_ssa`] given the block liveness of `vcode` when a pass
-/// before it computed it on the same code ([`block_liveness`], as
+/// before it computed it on the same code (`block_liveness`, as
 /// `opt_instr_sched_prepass` does: reordering instructions within their
 /// blocks changes no block's liveness).
 pub fn assign_regs_ssa_after(vcode: &VCode, known: Option<VLiveness>) -> Result<Assignment, GiveUp> {

@@ -10,7 +10,7 @@
 //! about a 64-bit value as a whole (`opt_narrow_pairs` drops the pieces of a high
 //! word, `opt_fold_cmem`/`opt_uniform` move a value only if every piece can take
 //! it); from here on every instruction is one machine instruction, except
-//! the ones that stay whole (see [`splittable`]).
+//! the ones that stay whole (see `splittable`).
 //!
 //! A value that flows from one piece to a later one (a carry predicate, a
 //! partial product, a temporary) becomes an ordinary virtual register. A

@@ -4,8 +4,8 @@
 //!
 //! Each sequence is one allocator-level bundle, written below as assembly
 //! with *template registers*: the numbers name the operands, not machine
-//! registers. [`Template::new`] parses the text once with the assembler's
-//! instruction parser; [`Template::bundle`] binds every register field to a
+//! registers. `Template::new` parses the text once with the assembler's
+//! instruction parser; `Template::bundle` binds every register field to a
 //! virtual register: the inputs (read only), the result (written, may be
 //! written again by guarded slow-path pieces) and scratch registers of the
 //! bundle (pairs or single registers, predicates). Two template registers

@@ -360,7 +360,7 @@ impl Lower<'_> {
     }
 }
 
-/// A `.128` access on a register quad ([`Lower::lower_quad`]) as two `.64`
+/// A `.128` access on a register quad (`Lower::lower_quad`) as two `.64`
 /// accesses, one per pair, at its offset and 8 bytes above: for the
 /// allocator that has no quads (regalloc2, `docs/regalloc.md`). None when
 /// `m` is no such access or the upper offset does not fit the field.
