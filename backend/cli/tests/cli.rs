@@ -132,3 +132,44 @@ fn high_pressure_uses_the_whole_register_file() {
         assert!(l.contains(&format!("(R0-R{}; ptxas -v would say {})", regs - 1, regs + 2)), "{}", l);
     }
 }
+
+/// `ursa asm --auto-control`: hand-written assembly without control bits
+/// runs under `--strict` once the compiler's `calc_instr_deps` filled them
+/// (and traps on a hazard without them).
+#[test]
+fn auto_control_output_passes_strict_mode() {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/vadd.s");
+    let (bare, auto) = (tmp("vadd_bare.o"), tmp("vadd_auto.o"));
+    let run = |obj: &std::path::Path| {
+        ursa(&[
+            "run",
+            obj.to_str().unwrap(),
+            "--kernel",
+            "vadd",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "buf:a=i32:1,2,3,4,5,6,7,8,9,10",
+            "--arg",
+            "buf:b=i32:10,20,30,40,50,60,70,80,90,100",
+            "--arg",
+            "buf:out=i32[10]",
+            "--arg",
+            "i32:10",
+            "--out",
+            "out",
+            "--strict",
+        ])
+    };
+    let o = ursa(&["asm", src, "-o", bare.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&bare);
+    assert!(!o.status.success(), "without control bits the strict run should find a hazard");
+    let o = ursa(&["asm", "--auto-control", src, "-o", auto.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&auto);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "out = [11, 22, 33, 44, 55, 66, 77, 88, 99, 110]");
+}
