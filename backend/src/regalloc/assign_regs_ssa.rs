@@ -150,36 +150,50 @@ thread_local! {
     static TABLES: std::cell::RefCell<Tables> = std::cell::RefCell::default();
 }
 
-/// The storage of the walk's tables that the assignment does not keep,
-/// from one function to the next: taken by [`Walk::new`], given back when
-/// the walk ends.
+/// The walk's per-function tables whose storage is kept from one function
+/// to the next (most functions are small: allocating them per function
+/// cost more than filling them): taken by [`Walk::new`] from the thread,
+/// given back when the walk ends.
 #[derive(Default)]
 struct Tables {
+    /// Flat index of each block's first instruction (the count at the end).
     first: Vec<usize>,
     rpo: Vec<usize>,
     hint: Vec<u32>,
     param_of: Vec<u32>,
     same: Vec<u32>,
+    /// Per operand: its value dies there (a use read for the last time, a
+    /// result nobody reads).
     dies: Vec<bool>,
+    /// Per block parameter: live at its block's start.
     param_live: Vec<bool>,
+    /// Per value: live across a call.
     crosses: Vec<bool>,
+    /// Per group: a value of it is live across a call.
     cross_g: Vec<bool>,
+    /// The register of each value, once placed.
     reg: Vec<u32>,
+    /// The register the live values of each group hold.
     group_reg: Vec<u32>,
+    /// Pairs that hold one of their two registers until an instruction
+    /// ([`half_claim`]): `LOW` the first half of a pair a later instruction
+    /// continues, `HIGH` a pair whose low half is read no more.
     partial: Vec<u8>,
+    /// (program point, phase: 0 edge copies, 1 stores of block parameters,
+    /// 2 operand copies; move).
     moves: Vec<(u32, u8, Move)>,
+    // Scratch, reused from one instruction to the next.
     copies: Vec<(u32, u32)>,
     seq: Vec<(u32, u32)>,
+    /// The live sets of [`Walk::find_deaths`].
     live: VSet,
     needed: VSet,
 }
 
 /// `v` made `n` copies of `x` (its storage kept).
-fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) -> Vec<T> {
-    let mut v = std::mem::take(v);
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
     v.clear();
     v.resize(n, x);
-    v
 }
 
 /// The register a plain copy `MOV Rd, Rb` reads: (operand, high half).
@@ -507,8 +521,8 @@ pub(crate) fn take_liveness() -> VLiveness {
 
 fn assign_with(vcode: &VCode, liveness: &mut VLiveness, solved: bool) -> Result<Assignment, GiveUp> {
     let mut walk = Walk::new(vcode, liveness, solved)?;
-    for k in 0..walk.rpo.len() {
-        let b = walk.rpo[k];
+    for k in 0..walk.t.rpo.len() {
+        let b = walk.t.rpo[k];
         walk.enter_block(b)?;
         for j in 0..vcode.blocks[b].insts.len() {
             walk.assign_inst(b, j)?;
@@ -645,8 +659,8 @@ pub(crate) fn block_liveness(vcode: &VCode, liveness: &mut VLiveness) {
 fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
-    *hint = refill(hint, nv, NONE);
-    *param_of = refill(param_of, nv, NONE);
+    refill(hint, nv, NONE);
+    refill(param_of, nv, NONE);
     for b in &vcode.blocks {
         for m in &b.insts {
             for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
@@ -779,27 +793,14 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize], same: &mut Vec<u32>) {
 /// from then on) and the registers and moves chosen so far.
 struct Walk<'a> {
     vcode: &'a VCode,
-    /// Flat index of each block's first instruction (the count at the end).
-    first: Vec<usize>,
+    /// The tables kept from one function to the next ([`Tables`]).
+    t: Tables,
     /// Each flat instruction's first operand (the count at the end).
     op_at: Vec<u32>,
-    rpo: Vec<usize>,
     liveness: &'a mut VLiveness,
     /// Registers never given to a value.
     reserved: RegBits,
-    hint: Vec<u32>,
-    param_of: Vec<u32>,
-    same: Vec<u32>,
-    /// Per operand: its value dies there (a use read for the last time, a
-    /// result nobody reads).
-    dies: Vec<bool>,
-    /// Per block parameter: live at its block's start.
-    param_live: Vec<bool>,
-    /// Per value: live across a call.
-    crosses: Vec<bool>,
     reloads: Reloads,
-    /// Per group: a value of it is live across a call.
-    cross_g: Vec<bool>,
     /// The registers calls fix (their arguments and results).
     call_fixed: Avoid,
     /// In a function that calls, values mostly flow into ABI registers:
@@ -807,26 +808,9 @@ struct Walk<'a> {
     /// branch arguments.
     hint_first: bool,
 
-    /// The register of each value, once placed.
-    reg: Vec<u32>,
     /// The register of each operand.
     regs: Vec<u32>,
-    /// The register the live values of each group hold.
-    group_reg: Vec<u32>,
-    /// Pairs that hold one of their two registers until an instruction
-    /// ([`half_claim`]): `LOW` the first half of a pair a later instruction
-    /// continues, `HIGH` a pair whose low half is read no more.
-    partial: Vec<u8>,
-    /// (program point, phase: 0 edge copies, 1 stores of block parameters,
-    /// 2 operand copies; move).
-    moves: Vec<(u32, u8, Move)>,
     state: Regs,
-    // Scratch, reused from one instruction to the next.
-    copies: Vec<(u32, u32)>,
-    seq: Vec<(u32, u32)>,
-    /// The live sets of [`Walk::find_deaths`].
-    live: VSet,
-    needed: VSet,
     reads: SmallVec<[(bool, u32, u8); 8]>,
     placed: SmallVec<[(bool, u32, u8, u8); 8]>,
     stored_args: SmallVec<[u32; 4]>,
@@ -858,33 +842,24 @@ impl<'a> Walk<'a> {
         same_value_groups(vcode, &t.rpo, &mut t.same);
         let nops = *op_at.last().unwrap() as usize;
         t.moves.clear();
+        refill(&mut t.dies, nops, false);
+        refill(&mut t.param_live, nv, false);
+        refill(&mut t.crosses, nv, false);
+        refill(&mut t.cross_g, nv, false);
+        refill(&mut t.reg, nv, NONE);
+        refill(&mut t.group_reg, nv, NONE);
+        refill(&mut t.partial, nv, BOTH);
         let mut walk = Walk {
             vcode,
-            first: std::mem::take(&mut t.first),
+            t,
             op_at,
-            rpo: std::mem::take(&mut t.rpo),
             liveness,
             reserved,
-            hint: std::mem::take(&mut t.hint),
-            param_of: std::mem::take(&mut t.param_of),
-            same: std::mem::take(&mut t.same),
-            dies: refill(&mut t.dies, nops, false),
-            param_live: refill(&mut t.param_live, nv, false),
-            crosses: refill(&mut t.crosses, nv, false),
             reloads: Reloads::default(),
-            cross_g: refill(&mut t.cross_g, nv, false),
             call_fixed: Avoid::default(),
             hint_first: vcode.makes_calls,
-            reg: refill(&mut t.reg, nv, NONE),
             regs: vec![NONE; nops],
-            group_reg: refill(&mut t.group_reg, nv, NONE),
-            partial: refill(&mut t.partial, nv, BOTH),
-            moves: std::mem::take(&mut t.moves),
             state: Regs::new(reserved),
-            copies: std::mem::take(&mut t.copies),
-            seq: std::mem::take(&mut t.seq),
-            live: std::mem::take(&mut t.live),
-            needed: std::mem::take(&mut t.needed),
             reads: SmallVec::new(),
             placed: SmallVec::new(),
             stored_args: SmallVec::new(),
@@ -907,8 +882,8 @@ impl<'a> Walk<'a> {
     /// definition and reloaded after the call ([`Reloads`]).
     fn find_deaths(&mut self) {
         let nv = self.vcode.classes.len();
-        let (same, dies, reloads) = (&self.same, &mut self.dies, &mut self.reloads);
-        let (live, needed) = (&mut self.live, &mut self.needed);
+        let (same, dies, reloads) = (&self.t.same, &mut self.t.dies, &mut self.reloads);
+        let (live, needed) = (&mut self.t.live, &mut self.t.needed);
         live.reset(nv);
         // Groups read before the next call (or live at the block's end).
         needed.reset(nv);
@@ -920,7 +895,7 @@ impl<'a> Walk<'a> {
                 needed.insert(same[v as usize]);
             }
             for (j, m) in blk.insts.iter().enumerate().rev() {
-                let i = self.first[b] + j;
+                let i = self.t.first[b] + j;
                 let ob = self.op_at[i] as usize;
                 for a in m.args().iter().flatten() {
                     live.insert(a.0);
@@ -935,7 +910,7 @@ impl<'a> Walk<'a> {
                 if m.clobbers_all {
                     let from = reloads.vals.len() as u32;
                     for v in live.iter() {
-                        self.crosses[v as usize] = true;
+                        self.t.crosses[v as usize] = true;
                         // Reloaded here only when read before the next call:
                         // else that call's reload serves.
                         if needed.contains(same[v as usize]) {
@@ -954,7 +929,7 @@ impl<'a> Walk<'a> {
                 }
             }
             for p in &blk.params {
-                self.param_live[p.0 as usize] = live.contains(p.0);
+                self.t.param_live[p.0 as usize] = live.contains(p.0);
             }
         }
     }
@@ -969,8 +944,8 @@ impl<'a> Walk<'a> {
             return;
         }
         for v in 0..self.vcode.classes.len() {
-            if self.crosses[v] {
-                self.cross_g[self.same[v] as usize] = true;
+            if self.t.crosses[v] {
+                self.t.cross_g[self.t.same[v] as usize] = true;
                 if self.class(v as u32) == Class::P {
                     self.reserved.insert(SPILL_SCRATCH);
                 }
@@ -990,7 +965,7 @@ impl<'a> Walk<'a> {
     /// `avoid`, and for a value of a group live across a call the registers calls fix.
     #[inline]
     fn avoid_for(&self, v: u32, avoid: &Avoid) -> Avoid {
-        if self.cross_g[self.same[v as usize] as usize] {
+        if self.t.cross_g[self.t.same[v as usize] as usize] {
             avoid.with(&self.call_fixed)
         } else {
             *avoid
@@ -1000,13 +975,13 @@ impl<'a> Walk<'a> {
     /// `v` in register `r` (operand `at` when it is one), held by its group.
     #[inline]
     fn place(&mut self, v: u32, r: u32, at: Option<usize>) {
-        self.reg[v as usize] = r;
+        self.t.reg[v as usize] = r;
         if let Some(at) = at {
             self.regs[at] = r;
         }
-        let g = self.same[v as usize];
+        let g = self.t.same[v as usize];
         self.state.take(self.class(v), r, g);
-        self.group_reg[g as usize] = r;
+        self.t.group_reg[g as usize] = r;
     }
 
     /// The register for a new value `v` of class `c`, avoiding `avoid` and
@@ -1017,10 +992,10 @@ impl<'a> Walk<'a> {
     /// source: the copy is made once, into the register the value goes to.
     #[inline]
     fn pick(&self, c: Class, v: u32, copy: Option<u32>, avoid: &Avoid, ok: impl Fn(u32) -> bool) -> Result<u32, GiveUp> {
-        let p = self.param_of[v as usize];
-        let (copy, h) = (copy.unwrap_or(NONE), self.hint[v as usize]);
+        let p = self.t.param_of[v as usize];
+        let (copy, h) = (copy.unwrap_or(NONE), self.t.hint[v as usize]);
         let (a, b) = if self.hint_first { (h, copy) } else { (copy, h) };
-        let cands = [a, b, if p != NONE { self.reg[p as usize] } else { NONE }];
+        let cands = [a, b, if p != NONE { self.t.reg[p as usize] } else { NONE }];
         cands
             .into_iter()
             .find(|&r| r != NONE && self.state.fits(c, r, avoid) && ok(r))
@@ -1038,14 +1013,14 @@ impl<'a> Walk<'a> {
         let blk = &vcode.blocks[b];
         self.state.reset();
         for &v in self.liveness.sets.live_in(b) {
-            if self.reg[v as usize] == NONE {
+            if self.t.reg[v as usize] == NONE {
                 return Err(GiveUp::UseBeforeDef);
             }
-            self.state.take(class(v), self.reg[v as usize], self.same[v as usize]);
+            self.state.take(class(v), self.t.reg[v as usize], self.t.same[v as usize]);
         }
         let none = Avoid::default();
         for (k, p) in blk.params.iter().enumerate() {
-            if !self.param_live[p.0 as usize] {
+            if !self.t.param_live[p.0 as usize] {
                 continue;
             }
             let c = class(p.0);
@@ -1062,7 +1037,7 @@ impl<'a> Walk<'a> {
                 for (tb, args) in t.targets().iter().zip(t.args().iter()) {
                     if tb.0 as usize == b {
                         if let Some(a) = args.get(k) {
-                            let r = self.reg[a.0 as usize];
+                            let r = self.t.reg[a.0 as usize];
                             if r != NONE && class(a.0) == c && self.state.fits(c, r, &pav) && choice.is_none() {
                                 choice = Some(r);
                             }
@@ -1072,26 +1047,26 @@ impl<'a> Walk<'a> {
                 }
             }
             // A parameter holding a live value's bits shares its register.
-            let g = self.same[p.0 as usize];
-            let shares = g != p.0 && self.group_reg[g as usize] != NONE && self.state.holder(c, self.group_reg[g as usize]) == g;
+            let g = self.t.same[p.0 as usize];
+            let shares = g != p.0 && self.t.group_reg[g as usize] != NONE && self.state.holder(c, self.t.group_reg[g as usize]) == g;
             if shares {
-                choice = Some(self.group_reg[g as usize]);
+                choice = Some(self.t.group_reg[g as usize]);
             }
-            let h = self.hint[p.0 as usize];
+            let h = self.t.hint[p.0 as usize];
             let h = (h != NONE && self.state.fits(c, h, &pav)).then_some(h);
             if self.hint_first && !shares {
                 choice = h.or(choice);
             }
             let r = choice.or(h).or_else(|| self.state.lowest(c, &pav)).ok_or(GiveUp::Full)?;
             self.place(p.0, r, None);
-            let (reg, same, crosses, param_live) = (&self.reg, &self.same, &self.crosses, &self.param_live);
+            let (reg, same, crosses, param_live) = (&self.t.reg, &self.t.same, &self.t.crosses, &self.t.param_live);
             let args_stored = !self.stored_args.is_empty()
                 && self
                     .stored_args
                     .iter()
                     .all(|&a| reg[a as usize] == r && same[a as usize] == g && crosses[a as usize] && !param_live[a as usize]);
             if crosses[p.0 as usize] && !args_stored {
-                self.moves.push((2 * self.first[b] as u32, 1, spill(c, r)));
+                self.t.moves.push((2 * self.t.first[b] as u32, 1, spill(c, r)));
             }
         }
         Ok(())
@@ -1103,7 +1078,7 @@ impl<'a> Walk<'a> {
     fn assign_inst(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
         let vcode = self.vcode;
         let m = &vcode.blocks[b].insts[j];
-        let i = self.first[b] + j;
+        let i = self.t.first[b] + j;
         let busy = self.copy_fixed_uses(i, m)?;
         self.place_early_results(i, m, busy)?;
         self.place_results(b, j)?;
@@ -1119,19 +1094,19 @@ impl<'a> Walk<'a> {
         let ob = self.op_at[i] as usize;
         let ops = &m.opnds;
         let mut busy = Avoid::default();
-        self.copies.clear();
+        self.t.copies.clear();
         for (k, o) in ops.iter().enumerate() {
             let v = o.vreg.0;
             let c = self.class(v);
             if o.kind == OpKind::Use {
-                let r = self.reg[v as usize];
+                let r = self.t.reg[v as usize];
                 if r == NONE {
                     return Err(GiveUp::AbiRegisterInTheWay);
                 }
                 self.regs[ob + k] = r;
             }
             let (OpKind::Use, Some(f)) = (o.kind, o.fixed) else { continue };
-            let (f, r) = (f as u32, self.reg[v as usize]);
+            let (f, r) = (f as u32, self.t.reg[v as usize]);
             self.regs[ob + k] = f;
             if f == r {
                 continue;
@@ -1145,23 +1120,23 @@ impl<'a> Walk<'a> {
                 // A value in the way must die here and be read only
                 // through fixed uses (copied out before the writes).
                 let w = self.state.holder(c, d);
-                if w != NONE && w != self.same[v as usize] {
-                    let same = &self.same;
+                if w != NONE && w != self.t.same[v as usize] {
+                    let same = &self.t.same;
                     let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
-                    let dying = uses_of_w().filter(|&(k2, _)| self.dies[ob + k2]).count() as u32;
+                    let dying = uses_of_w().filter(|&(k2, _)| self.t.dies[ob + k2]).count() as u32;
                     if dying < self.state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
                         return Err(GiveUp::AbiRegisterInTheWay);
                     }
                 }
-                self.copies.push((d, r + x));
+                self.t.copies.push((d, r + x));
             }
         }
         if self.vcode.has_quads {
             self.copy_quad_uses(ob, m, &mut busy)?;
         }
-        if !self.copies.is_empty() {
-            self.seq.clear();
-            let srcs: Vec<u32> = self.copies.iter().map(|c| c.1).collect();
+        if !self.t.copies.is_empty() {
+            self.t.seq.clear();
+            let srcs: Vec<u32> = self.t.copies.iter().map(|c| c.1).collect();
             let state = &self.state;
             let temp = || {
                 let mut avoid = busy;
@@ -1170,9 +1145,9 @@ impl<'a> Walk<'a> {
                 }
                 state.lowest(Class::R, &avoid)
             };
-            sequentialize(&mut self.copies, temp, &mut self.seq).ok_or(GiveUp::NoCycleRegister)?;
+            sequentialize(&mut self.t.copies, temp, &mut self.t.seq).ok_or(GiveUp::NoCycleRegister)?;
             let at = 2 * i as u32;
-            self.moves.extend(self.seq.iter().map(|&(d, s)| (at, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+            self.t.moves.extend(self.t.seq.iter().map(|&(d, s)| (at, 2, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
         }
         Ok(busy)
     }
@@ -1232,7 +1207,7 @@ impl<'a> Walk<'a> {
                     Some(f) => Some(f as u32).filter(|&f| self.state.fits(c, f, avoid) && ok(f)).ok_or(GiveUp::AbiRegisterInTheWay)?,
                     None => self.pick(c, v, None, &self.avoid_for(v, avoid), ok)?,
                 };
-                self.reg[v as usize] = r;
+                self.t.reg[v as usize] = r;
                 self.regs[ob + k] = r;
                 if multi {
                     for h in 0..size(c) {
@@ -1266,8 +1241,8 @@ impl<'a> Walk<'a> {
             }
             let q = self.state.lowest_quad(busy).ok_or(GiveUp::Full)?;
             for x in 0..2 {
-                self.copies.push((q + x, ra + x));
-                self.copies.push((q + 2 + x, rb + x));
+                self.t.copies.push((q + x, ra + x));
+                self.t.copies.push((q + 2 + x, rb + x));
             }
             for x in 0..4 {
                 busy.r.insert(q + x);
@@ -1290,7 +1265,7 @@ impl<'a> Walk<'a> {
                 continue;
             }
             let avoid = self.avoid_for(a.vreg.0, &self.avoid_for(b.vreg.0, &Avoid::default()));
-            let h = self.hint[a.vreg.0 as usize];
+            let h = self.t.hint[a.vreg.0 as usize];
             let r = match h {
                 NONE => None,
                 h => Some(h).filter(|&h| self.state.fits_quad(h, &avoid)),
@@ -1308,7 +1283,7 @@ impl<'a> Walk<'a> {
     fn place_results(&mut self, b: usize, j: usize) -> Result<(), GiveUp> {
         let vcode = self.vcode;
         let m = &vcode.blocks[b].insts[j];
-        let ob = self.op_at[self.first[b] + j] as usize;
+        let ob = self.op_at[self.t.first[b] + j] as usize;
         let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
         // Operands placed as a quad (bit k: operand k).
         let quad_defs = if vcode.has_quads { self.place_quad_defs(ob, m)? } else { 0 };
@@ -1323,7 +1298,7 @@ impl<'a> Walk<'a> {
                 if let (OpKind::Reuse(u), true) = (o.kind, fixed_pass) {
                     let (v, c, u) = (o.vreg.0, self.class(o.vreg.0), ob + u as usize);
                     let r = self.regs[u];
-                    if o.fixed.is_some() || !self.dies[u] || !self.state.fits(c, r, &Avoid::default()) {
+                    if o.fixed.is_some() || !self.t.dies[u] || !self.state.fits(c, r, &Avoid::default()) {
                         return Err(GiveUp::ContinuedInUse);
                     }
                     self.place(v, r, Some(ob + k));
@@ -1342,57 +1317,57 @@ impl<'a> Walk<'a> {
     fn place_def(&mut self, b: usize, j: usize, k: usize, copy: Option<u32>) -> Result<(), GiveUp> {
         let vcode = self.vcode;
         let blk = &vcode.blocks[b];
-        let i = self.first[b] + j;
+        let i = self.t.first[b] + j;
         let ob = self.op_at[i] as usize;
         let o = &blk.insts[j].opnds[k];
         let (v, c) = (o.vreg.0, self.class(o.vreg.0));
-        let g = self.same[v as usize];
+        let g = self.t.same[v as usize];
         let none = Avoid::default();
         let r = match o.fixed {
             // A value live across a call, written where a call
             // reads or writes: copied out right after.
-            Some(f) if self.cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| self.call_fixed.r.contains(x)) => {
+            Some(f) if self.t.cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| self.call_fixed.r.contains(x)) => {
                 let f = Some(f as u32).filter(|&f| self.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?;
                 self.state.take(c, f, g);
                 let r = self.pick(c, v, None, &self.call_fixed, |_| true)?;
                 self.copied_out.push((c, f, g));
                 self.regs[ob + k] = f;
                 for x in 0..size(c) {
-                    self.moves.push((2 * i as u32 + 1, 0, Move { class: Class::R, from: Loc::Reg(f + x), to: Loc::Reg(r + x) }));
+                    self.t.moves.push((2 * i as u32 + 1, 0, Move { class: Class::R, from: Loc::Reg(f + x), to: Loc::Reg(r + x) }));
                 }
                 self.place(v, r, None);
                 return Ok(());
             }
             Some(f) => Some(f as u32).filter(|&f| self.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?,
             // A copy of a value still live: its register.
-            None if g != v && self.group_reg[g as usize] != NONE && self.state.holder(c, self.group_reg[g as usize]) == g => {
-                self.group_reg[g as usize]
+            None if g != v && self.t.group_reg[g as usize] != NONE && self.state.holder(c, self.t.group_reg[g as usize]) == g => {
+                self.t.group_reg[g as usize]
             }
-            None if self.cross_g[g as usize] => self.pick(c, v, copy, &self.call_fixed, |_| true)?,
+            None if self.t.cross_g[g as usize] => self.pick(c, v, copy, &self.call_fixed, |_| true)?,
             None => match half_claim(
                 &self.state,
                 vcode,
                 blk,
                 j,
                 k,
-                &self.hint,
-                &self.param_of,
-                &self.dies,
-                &self.op_at[self.first[b]..],
-                &self.same,
-                &self.reg,
+                &self.t.hint,
+                &self.t.param_of,
+                &self.t.dies,
+                &self.op_at[self.t.first[b]..],
+                &self.t.same,
+                &self.t.reg,
             ) {
                 Some((r, x)) => {
                     if let Some(x) = x {
                         // The low register passes from x's pair to v.
-                        self.state.free(Class::R, r, self.same[x as usize]);
-                        self.partial[x as usize] = HIGH;
+                        self.state.free(Class::R, r, self.t.same[x as usize]);
+                        self.t.partial[x as usize] = HIGH;
                     }
-                    self.partial[v as usize] = LOW;
-                    self.reg[v as usize] = r;
+                    self.t.partial[v as usize] = LOW;
+                    self.t.reg[v as usize] = r;
                     self.regs[ob + k] = r;
                     self.state.take(Class::R, r, g);
-                    self.group_reg[g as usize] = r;
+                    self.t.group_reg[g as usize] = r;
                     return Ok(());
                 }
                 None => self.pick(c, v, copy, &none, |_| true)?,
@@ -1411,9 +1386,9 @@ impl<'a> Walk<'a> {
     fn after_inst(&mut self, i: usize, m: &MInst) {
         let ob = self.op_at[i] as usize;
         for (k, o) in m.opnds.iter().enumerate() {
-            if o.kind != OpKind::Use && (o.kind == OpKind::Temp || self.dies[ob + k]) {
+            if o.kind != OpKind::Use && (o.kind == OpKind::Temp || self.t.dies[ob + k]) {
                 let v = o.vreg.0;
-                self.state.free(self.class(v), self.reg[v as usize], self.same[v as usize]);
+                self.state.free(self.class(v), self.t.reg[v as usize], self.t.same[v as usize]);
             }
         }
         for (c, f, g) in self.copied_out.drain(..) {
@@ -1424,17 +1399,17 @@ impl<'a> Walk<'a> {
             for &v in self.reloads.after(i as u32) {
                 // (Not in a register of the call's results: those
                 // found theirs free.) One reload per group.
-                let (c, rv) = (self.class(v), self.reg[v as usize]);
+                let (c, rv) = (self.class(v), self.t.reg[v as usize]);
                 let mv = Move { class: c, from: Loc::Slot(slot_key(c, rv)), to: Loc::Reg(rv) };
-                if !self.moves.iter().rev().take_while(|x| x.0 == at).any(|x| x.2 == mv) {
-                    self.moves.push((at, 0, mv));
+                if !self.t.moves.iter().rev().take_while(|x| x.0 == at).any(|x| x.2 == mv) {
+                    self.t.moves.push((at, 0, mv));
                 }
             }
         }
         for o in m.opnds.iter().filter(|o| matches!(o.kind, OpKind::Def | OpKind::EarlyDef | OpKind::Reuse(_))) {
             let v = o.vreg.0;
-            if self.crosses[v as usize] {
-                self.moves.push((at, 1, spill(self.class(v), self.reg[v as usize])));
+            if self.t.crosses[v as usize] {
+                self.t.moves.push((at, 1, spill(self.class(v), self.t.reg[v as usize])));
             }
         }
     }
@@ -1443,10 +1418,10 @@ impl<'a> Walk<'a> {
     #[inline]
     fn free_dying_uses(&mut self, m: &MInst, ob: usize) {
         for (k, o) in m.opnds.iter().enumerate() {
-            if o.kind == OpKind::Use && self.dies[ob + k] {
+            if o.kind == OpKind::Use && self.t.dies[ob + k] {
                 let v = o.vreg.0;
-                let (r, g) = (self.reg[v as usize], self.same[v as usize]);
-                match self.partial[v as usize] {
+                let (r, g) = (self.t.reg[v as usize], self.t.same[v as usize]);
+                match self.t.partial[v as usize] {
                     LOW => self.state.free(Class::R, r, g),
                     HIGH => self.state.free(Class::R, r + 1, g),
                     _ => self.state.free(self.class(v), r, g),
@@ -1468,10 +1443,10 @@ impl<'a> Walk<'a> {
                 if args.len() != params.len() {
                     return Err(GiveUp::ArgsParamsDiffer);
                 }
-                self.copies.clear();
+                self.t.copies.clear();
                 pcopies.clear();
                 for (a, p) in args.iter().zip(params.iter()) {
-                    let (ra, rp) = (self.reg[a.0 as usize], self.reg[p.0 as usize]);
+                    let (ra, rp) = (self.t.reg[a.0 as usize], self.t.reg[p.0 as usize]);
                     if rp == NONE {
                         continue;
                     }
@@ -1479,18 +1454,18 @@ impl<'a> Walk<'a> {
                     if ra == NONE || self.class(a.0) != c {
                         return Err(GiveUp::ArgsParamsDiffer);
                     }
-                    let list = if c == Class::P { &mut pcopies } else { &mut self.copies };
+                    let list = if c == Class::P { &mut pcopies } else { &mut self.t.copies };
                     for x in 0..size(c) {
                         list.push((rp + x, ra + x));
                     }
                 }
-                if self.copies.iter().chain(pcopies.iter()).all(|&(d, s)| d == s) {
+                if self.t.copies.iter().chain(pcopies.iter()).all(|&(d, s)| d == s) {
                     continue;
                 }
                 let at = if t.pseudo == Pseudo::Jump && t.targets().len() == 1 {
-                    2 * (self.first[b + 1] - 1) as u32
+                    2 * (self.t.first[b + 1] - 1) as u32
                 } else if vcode.blocks[s].preds.len() == 1 {
-                    2 * self.first[s] as u32
+                    2 * self.t.first[s] as u32
                 } else {
                     return Err(GiveUp::CriticalEdgeWithArgs);
                 };
@@ -1500,10 +1475,10 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    /// The moves of the parallel copy `self.copies` (general registers) and
+    /// The moves of the parallel copy `self.t.copies` (general registers) and
     /// `pcopies` (predicates) into block `s`, at program point `at`.
     fn edge_copy(&mut self, s: usize, at: u32, pcopies: &mut Vec<(u32, u32)>) -> Result<(), GiveUp> {
-        let mut seq = std::mem::take(&mut self.seq);
+        let mut seq = std::mem::take(&mut self.t.seq);
         // A free register for a cycle: none of the values live there.
         let temp = || {
             let mut avoid = self.reserved;
@@ -1511,31 +1486,31 @@ impl<'a> Walk<'a> {
                 let c = self.class(v);
                 if c != Class::P {
                     for x in 0..size(c) {
-                        avoid.insert(self.reg[v as usize] + x);
+                        avoid.insert(self.t.reg[v as usize] + x);
                     }
                 }
             }
-            for &(d, s) in self.copies.iter() {
+            for &(d, s) in self.t.copies.iter() {
                 avoid.insert(d);
                 avoid.insert(s);
             }
             avoid.lowest_absent(NREGS as usize, false)
         };
         seq.clear();
-        let mut rc = self.copies.clone();
+        let mut rc = self.t.copies.clone();
         sequentialize(&mut rc, temp, &mut seq).ok_or(GiveUp::NoCycleRegister)?;
-        self.moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
+        self.t.moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::R, from: Loc::Reg(s), to: Loc::Reg(d) })));
         seq.clear();
         sequentialize(pcopies, || Some(P_SCRATCH), &mut seq).ok_or(GiveUp::NoCycleRegister)?;
-        self.moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
-        self.seq = seq;
+        self.t.moves.extend(seq.iter().map(|&(d, s)| (at, 0, Move { class: Class::P, from: Loc::Reg(s), to: Loc::Reg(d) })));
+        self.t.seq = seq;
         Ok(())
     }
 
     /// The moves by program point, the spill slots numbered: the assignment.
     fn finish(mut self) -> Result<Assignment, GiveUp> {
         let (vcode, op_at, regs) = (self.vcode, std::mem::take(&mut self.op_at), std::mem::take(&mut self.regs));
-        let Walk { moves, reg, reloads, crosses, .. } = &mut self;
+        let Walk { t: Tables { moves, reg, crosses, .. }, reloads, .. } = &mut self;
         let class = |v: u32| vcode.classes[v as usize];
         let n = op_at.len() - 1;
         moves.sort_by_key(|&(p, phase, _)| (p, phase));
@@ -1572,26 +1547,7 @@ impl<'a> Walk<'a> {
 impl Drop for Walk<'_> {
     /// The tables' storage back to the thread, for the next function.
     fn drop(&mut self) {
-        use std::mem::take;
-        let t = Tables {
-            first: take(&mut self.first),
-            rpo: take(&mut self.rpo),
-            hint: take(&mut self.hint),
-            param_of: take(&mut self.param_of),
-            same: take(&mut self.same),
-            dies: take(&mut self.dies),
-            param_live: take(&mut self.param_live),
-            crosses: take(&mut self.crosses),
-            cross_g: take(&mut self.cross_g),
-            reg: take(&mut self.reg),
-            group_reg: take(&mut self.group_reg),
-            partial: take(&mut self.partial),
-            moves: take(&mut self.moves),
-            copies: take(&mut self.copies),
-            seq: take(&mut self.seq),
-            live: take(&mut self.live),
-            needed: take(&mut self.needed),
-        };
+        let t = std::mem::take(&mut self.t);
         TABLES.with(|c| c.replace(t));
     }
 }
