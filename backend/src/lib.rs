@@ -244,7 +244,13 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
 /// The passes of [`compile`] on the verified function, in the order of
 /// [`Pass::ALL`], each recorded in `run` (which prints its output if asked).
 fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: &mut Run) -> Result<Compiled, Error> {
-    run_clif_passes(&mut func, opts, run)?;
+    // The module's facts were planned on the function after the CLIF
+    // passes: the same function with the same options takes that copy.
+    let prepared = opts.module.as_deref().and_then(|m| m.prepared.get(&module::symbol_name(&func)));
+    match prepared.and_then(|p| p.reuse(&func, opts, run)) {
+        Some(f) => func = f,
+        None => run_clif_passes(&mut func, opts, run)?,
+    }
     // After inlining: the shared variables of inlined callees are the
     // caller's own.
     let shared_size = opts.shared.function_size(&func)?;
@@ -415,8 +421,9 @@ fn line_table(func: &Function, code: &ir::code::Code) -> elf::LineTable {
 /// The passes on CLIF, in order: at [`OptLevel::Speed`] the mid-end
 /// (inlining, unreachable code, constant phis, the e-graph), then the
 /// legalizations. The module's facts
-/// ([`call_graph::module_facts`]) replay them to plan each function as it
-/// will be compiled.
+/// ([`call_graph::module_facts`]) run them to plan each function as it
+/// will be compiled, and [`compile`] takes that output
+/// ([`call_graph::Prepared`]) rather than running them twice.
 pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run) -> Result<(), Error> {
     let speed = opts.opt_level == OptLevel::Speed;
     if speed {

@@ -34,6 +34,7 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::{Function, InstructionData};
 
+use crate::pipeline::Pass;
 use crate::reconv::plan::{CallSite, Callee, DeviceFacts, ModuleFacts, Plan};
 use crate::reconv::plan_reconvergence;
 
@@ -178,8 +179,10 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options)
         provisional.device.insert(syms[f].clone(), DeviceFacts::default());
     }
     // Each function as the compiler plans it: after the CLIF passes.
-    let prepared: Vec<Option<Function>> = funcs.iter().zip(kernels).map(|(f, &k)| prepared(f, k, opts)).collect();
-    let plan = |f: usize, facts: &ModuleFacts| prepared[f].as_ref().and_then(|p| plan_reconvergence::plan(p, kernels[f], Some(facts)).ok());
+    let prepared: Vec<Option<Prepared>> = funcs.iter().zip(kernels).map(|(f, &k)| prepare(f, k, opts)).collect();
+    let plan = |f: usize, facts: &ModuleFacts| {
+        prepared[f].as_ref().and_then(|p| plan_reconvergence::plan(&p.output, kernels[f], Some(facts)).ok())
+    };
     let first: Vec<Option<Plan>> = (0..n).map(|f| plan(f, &provisional)).collect();
     let mark_twice = |twice: &mut Vec<Option<String>>, g: usize, p: &Plan| {
         for &(s, t) in &p.concurrent_calls {
@@ -269,18 +272,180 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options)
             }
         }
     }
+    for (f, p) in prepared.into_iter().enumerate() {
+        if let Some(p) = p {
+            facts.prepared.insert(syms[f].clone(), std::sync::Arc::new(p));
+        }
+    }
     facts
 }
 
-/// `f` after the CLIF passes the compiler runs before planning (they add
-/// blocks, inline calls); `None` if it is not valid CLIF or they fail (the
-/// compiler reports that when it compiles the function).
-fn prepared(f: &Function, kernel: bool, opts: &crate::Options) -> Option<Function> {
+/// A function after the CLIF passes ([`crate::run_clif_passes`]: they add
+/// blocks, inline calls), as [`module_facts`] prepared it to plan it:
+/// [`crate::compile`] takes it instead of running the passes again when it
+/// compiles the same function with the same options (and prints none of
+/// their outputs).
+#[derive(Debug)]
+pub struct Prepared {
+    /// The function as written.
+    input: Function,
+    inputs: ClifInputs,
+    /// The function after the passes.
+    pub output: Function,
+    /// The passes that ran, in order.
+    passes: smallvec::SmallVec<[Pass; 32]>,
+}
+
+/// What the CLIF passes read of the options.
+#[derive(Debug)]
+struct ClifInputs {
+    kernel: bool,
+    opt_level: crate::OptLevel,
+    check_regalloc: bool,
+    shared: crate::module::shared_mem::SharedLayout,
+    /// The callees inlining may copy (the same table, not an equal one).
+    inline: Option<std::sync::Arc<crate::mid::opt_inline::Callees>>,
+}
+
+impl ClifInputs {
+    fn of(opts: &crate::Options) -> ClifInputs {
+        ClifInputs {
+            kernel: opts.kernel,
+            opt_level: opts.opt_level,
+            check_regalloc: opts.check_regalloc,
+            shared: opts.shared.clone(),
+            inline: opts.inline.clone(),
+        }
+    }
+
+    fn same_as(&self, opts: &crate::Options) -> bool {
+        let same_inline = match (&self.inline, &opts.inline) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same_inline
+            && self.kernel == opts.kernel
+            && self.opt_level == opts.opt_level
+            && self.check_regalloc == opts.check_regalloc
+            && self.shared == opts.shared
+    }
+}
+
+impl Prepared {
+    /// The function after the CLIF passes, if this is `f` prepared with
+    /// the options `opts` gives the passes and `run` prints none of the
+    /// passes' outputs; the passes are then recorded in `run` as run.
+    pub(crate) fn reuse(&self, f: &Function, opts: &crate::Options, run: &mut crate::pipeline::Run) -> Option<Function> {
+        if !self.inputs.same_as(opts) || self.passes.iter().any(|&p| run.wants(p)) || self.input != *f {
+            return None;
+        }
+        for &p in &self.passes {
+            run.ran(p, &"");
+        }
+        Some(self.output.clone())
+    }
+}
+
+/// `f` after the CLIF passes the compiler runs before planning; `None` if
+/// it is not valid CLIF or they fail (the compiler reports that when it
+/// compiles the function).
+fn prepare(f: &Function, kernel: bool, opts: &crate::Options) -> Option<Prepared> {
     if f.layout.entry_block().is_none() || crate::mid::verifier_report(f).is_some() {
         return None;
     }
-    let mut f = f.clone();
+    let mut output = f.clone();
     let opts = crate::Options { kernel, print_after: Vec::new(), ..opts.clone() };
-    crate::run_clif_passes(&mut f, &opts, &mut crate::pipeline::Run::new(&[])).ok()?;
-    Some(f)
+    let mut run = crate::pipeline::Run::new(&[]);
+    crate::run_clif_passes(&mut output, &opts, &mut run).ok()?;
+    Some(Prepared { input: f.clone(), inputs: ClifInputs::of(&opts), output, passes: run.ran })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{compile, OptLevel, Options, Pass};
+    use cranelift_codegen::ir::Function;
+
+    const MODULE: &str = "
+function %dev(i32) -> i32 {
+block0(v0: i32):
+    v1 = iconst.i32 7
+    v2 = imul v0, v1
+    return v2
+}
+
+function %k(i64, i32) {
+    fn0 = %dev(i32) -> i32
+block0(v0: i64, v1: i32):
+    v2 = call fn0(v1)
+    v4 = iconst.i32 3
+    v3 = iadd v2, v4
+    store v3, v0
+    return
+}
+";
+
+    fn module(src: &str) -> Vec<Function> {
+        cranelift_reader::parse_functions(src).unwrap()
+    }
+
+    fn options(funcs: &[Function], level: OptLevel) -> Options {
+        Options { opt_level: level, ..Default::default() }.for_module(funcs, &[false, true])
+    }
+
+    /// `opts` without the prepared functions (every compile runs the passes).
+    fn unprepared(opts: &Options) -> Options {
+        let mut facts = (**opts.module.as_ref().unwrap()).clone();
+        facts.prepared.clear();
+        Options { module: Some(std::sync::Arc::new(facts)), ..opts.clone() }
+    }
+
+    #[test]
+    fn a_prepared_function_compiles_as_the_passes_would_make_it() {
+        for level in [OptLevel::None, OptLevel::Speed] {
+            let funcs = module(MODULE);
+            let opts = options(&funcs, level);
+            assert_eq!(opts.module.as_ref().unwrap().prepared.len(), 2);
+            for (f, kernel) in funcs.iter().zip([false, true]) {
+                let o = Options { kernel, ..opts.clone() };
+                let (a, b) = (compile(f, &o).unwrap(), compile(f, &unprepared(&o)).unwrap());
+                assert_eq!(a.function, b.function, "{:?} {}", level, f.name);
+                assert_eq!(a.passes, b.passes, "{:?} {}", level, f.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_prepared_function_is_taken_only_for_the_same_function_and_options() {
+        let funcs = module(MODULE);
+        let opts = Options { kernel: true, ..options(&funcs, OptLevel::Speed) };
+        let p = opts.module.as_ref().unwrap().prepared["k"].clone();
+        let k = &funcs[1];
+        let mut run = crate::pipeline::Run::new(&[]);
+        assert!(p.reuse(k, &opts, &mut run).is_some());
+        assert!(run.ran.contains(&Pass::opt_egraph) && run.ran.contains(&Pass::legalize_memory));
+        // Another body under the same name.
+        let other = module(&MODULE.replace("iconst.i32 3", "iconst.i32 4")).remove(1);
+        assert!(p.reuse(&other, &opts, &mut crate::pipeline::Run::new(&[])).is_none());
+        // Other options the passes read.
+        for o in [
+            Options { kernel: false, ..opts.clone() },
+            Options { opt_level: OptLevel::None, ..opts.clone() },
+            Options { check_regalloc: !opts.check_regalloc, ..opts.clone() },
+            Options { inline: None, ..opts.clone() },
+        ] {
+            assert!(p.reuse(k, &o, &mut crate::pipeline::Run::new(&[])).is_none());
+        }
+        // A pass whose output is to be printed runs again.
+        assert!(p.reuse(k, &opts, &mut crate::pipeline::Run::new(&[Pass::opt_egraph])).is_none());
+        // A changed function compiled with the module's options is compiled as changed.
+        let changed = compile(&other, &opts).unwrap();
+        let fresh = compile(
+            &other,
+            &Options { kernel: true, ..options(&module(&MODULE.replace("iconst.i32 3", "iconst.i32 4")), OptLevel::Speed) },
+        )
+        .unwrap();
+        assert_eq!(changed.function, fresh.function);
+        assert_ne!(changed.function, compile(k, &opts).unwrap().function);
+    }
 }
