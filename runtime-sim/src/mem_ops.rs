@@ -112,6 +112,33 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         Global::Shared(_) => &mut unused,
     };
     let Warp { regs, local, local_size, .. } = warp;
+    match *op {
+        Op::Load { space, d, a, ofs, ty } if touches_global => {
+            let base = regs.get64::<32>(a, cb)?;
+            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
+                let n = ty.bytes() as usize;
+                let mut data = [[0u32; 4]; LANES];
+                for l in lanes(e) {
+                    let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+                    data[l] = load_words(ty, &bytes[o..o + n]);
+                }
+                write_rows(regs, d, ty, &data, e);
+                return Ok(());
+            }
+        }
+        Op::Store { space, s, a, ofs, ty } if touches_global => {
+            let base = regs.get64::<32>(a, cb)?;
+            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
+                let n = ty.bytes() as usize;
+                for l in lanes(e) {
+                    let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+                    store_lane(&mut bytes[o..o + n], regs, s, l);
+                }
+                return Ok(());
+            }
+        }
+        _ => {}
+    }
     let mut sp = Spaces { global, shared, local, local_size: *local_size };
     match *op {
         Op::Load { space, d, a, ofs, ty } => {
@@ -132,13 +159,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
             }
             for l in lanes(e) {
                 let b = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
-                if n <= 4 {
-                    le_store(b, regs.r[s[0] as usize][l] as u64);
-                } else {
-                    for k in 0..n as usize / 4 {
-                        le_store(&mut b[4 * k..4 * k + 4], regs.r[s[k] as usize][l] as u64);
-                    }
-                }
+                store_lane(b, regs, s, l);
             }
         }
         Op::Ldc { d, a, bank, off, ty } => {
@@ -178,6 +199,48 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         _ => unreachable!("not a memory op: {:?}", op),
     }
     Ok(())
+}
+
+/// Writes lane `l`'s words of the registers `s` to its bytes `b`.
+#[inline(always)]
+fn store_lane(b: &mut [u8], regs: &Regs, s: [u16; 4], l: usize) {
+    if b.len() <= 4 {
+        le_store(b, regs.r[s[0] as usize][l] as u64);
+    } else {
+        for k in 0..b.len() / 4 {
+            le_store(&mut b[4 * k..4 * k + 4], regs.r[s[k] as usize][l] as u64);
+        }
+    }
+}
+
+/// The fast path of a global access: when the addresses `base + ofs` of
+/// the executing lanes `e` (`n` bytes each) are all global (not in a
+/// generic window), aligned and inside one allocation, that allocation's
+/// base and bytes. None sends the access to the per-lane path, which finds
+/// the first faulting lane.
+#[inline(always)]
+fn global_span<'m>(
+    global: &'m mut GlobalMemory,
+    space: AddrSpace,
+    base: &[u64; LANES],
+    ofs: i32,
+    n: u32,
+    e: u32,
+) -> Option<(u64, &'m mut [u8])> {
+    let (mut lo, mut hi, mut bits, mut window) = (u64::MAX, 0u64, 0u64, false);
+    for l in lanes(e) {
+        let a = base[l].wrapping_add(ofs as i64 as u64);
+        lo = lo.min(a);
+        hi = hi.max(a);
+        bits |= a;
+        window |= matches!(a >> 32, SHARED_WINDOW | LOCAL_WINDOW);
+    }
+    if bits & (n as u64 - 1) != 0 || (window && space == AddrSpace::Generic) {
+        return None;
+    }
+    let len = hi.checked_add(n as u64)? - lo;
+    let (at, bytes) = global.allocation(lo, len)?;
+    Some((at, bytes))
 }
 
 /// The new value of an atomic read-modify-write.

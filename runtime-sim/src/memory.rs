@@ -132,6 +132,14 @@ impl GlobalMemory {
         }
     }
 
+    /// The allocation holding `[addr, addr + len)`: its base and bytes.
+    #[inline]
+    pub fn allocation(&mut self, addr: u64, len: u64) -> Option<(u64, &mut [u8])> {
+        let i = self.find(addr, len)?;
+        let a = &mut self.allocs[i];
+        Some((a.base, &mut a.bytes[..]))
+    }
+
     /// Whether `[addr, addr + len)` is inside one allocation.
     pub fn contains(&mut self, addr: u64, len: u64) -> bool {
         self.find(addr, len).is_some()

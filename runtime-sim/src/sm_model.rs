@@ -99,10 +99,16 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 
 /// A sectored, set-associative LRU cache: each entry is one sector; a set
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
-/// Tags are stored plus one, so that an empty entry is 0 and the arrays
-/// start zeroed (the pages of an untouched set are never written: a 40 MiB
-/// L2 costs nothing until used).
+/// A set's entries are made when it is first touched (a 40 MiB L2 costs
+/// nothing until used) and filled in order, so that a set that is not
+/// full is searched only as far as it is filled. Tags are stored plus one
+/// (an entry emptied by an invalidation is 0).
 struct Cache {
+    /// Per set: its first entry in `tags` and `used`, plus one (0: no
+    /// entries yet).
+    block: Vec<u32>,
+    /// Per set: how many of its entries have been filled (the first ones).
+    fill: Vec<u16>,
     tags: Vec<u64>,
     used: Vec<u64>,
     sets: u64,
@@ -111,26 +117,83 @@ struct Cache {
     tick: u64,
 }
 
+thread_local! {
+    /// The entry arrays of the last L2 a model on this thread dropped:
+    /// the next one reuses their memory (a fresh 20 MiB allocation costs
+    /// page faults on every launch).
+    static SPARE: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 impl Cache {
     fn new(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
-        Cache { tags: vec![0; sets as usize * ways], used: vec![0; sets as usize * ways], sets, ways, sectors_per_line: spl, tick: 0 }
+        Cache {
+            block: vec![0; sets as usize],
+            fill: vec![0; sets as usize],
+            tags: Vec::new(),
+            used: Vec::new(),
+            sets,
+            ways,
+            sectors_per_line: spl,
+            tick: 0,
+        }
+    }
+
+    /// A cache whose entry arrays reuse the memory [`Cache::recycle`] gave back.
+    fn reusing(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
+        let mut c = Cache::new(bytes, line, sector, ways);
+        SPARE.with(|s| {
+            let (mut tags, mut used) = std::mem::take(&mut *s.borrow_mut());
+            tags.clear();
+            used.clear();
+            (c.tags, c.used) = (tags, used);
+        });
+        c
+    }
+
+    /// Gives the entry arrays' memory to the next [`Cache::reusing`].
+    fn recycle(self) {
+        SPARE.with(|s| *s.borrow_mut() = (self.tags, self.used));
+    }
+
+    /// The set of `sector`.
+    #[inline(always)]
+    fn set(&self, sector: u64) -> usize {
+        ((sector / self.sectors_per_line) % self.sets) as usize
     }
 
     /// Looks a sector up; a miss fills it (evicting the least recently
     /// used sector of the set). True on a hit.
+    #[inline]
     fn access(&mut self, sector: u64) -> bool {
         self.tick += 1;
-        let set = ((sector / self.sectors_per_line) % self.sets) as usize;
-        let (tags, used) = (&mut self.tags[set * self.ways..][..self.ways], &mut self.used[set * self.ways..][..self.ways]);
+        let set = self.set(sector);
+        let start = match self.block[set] {
+            0 => {
+                let start = self.tags.len();
+                self.tags.resize(start + self.ways, 0);
+                self.used.resize(start + self.ways, 0);
+                self.block[set] = start as u32 + 1;
+                start
+            }
+            b => b as usize - 1,
+        };
+        let fill = self.fill[set] as usize;
+        let (tags, used) = (&mut self.tags[start..][..self.ways], &mut self.used[start..][..self.ways]);
         let tag = sector.wrapping_add(1);
-        if let Some(i) = tags.iter().position(|&t| t == tag) {
+        if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
             used[i] = self.tick;
             return true;
         }
-        let victim = (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0);
+        // The least recently used entry: an unfilled one (never used) first.
+        let victim = if fill < self.ways {
+            self.fill[set] += 1;
+            fill
+        } else {
+            (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0)
+        };
         tags[victim] = tag;
         used[victim] = self.tick;
         false
@@ -138,9 +201,13 @@ impl Cache {
 
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
-        let set = ((sector / self.sectors_per_line) % self.sets) as usize;
+        let set = self.set(sector);
+        let b = self.block[set] as usize;
+        if b == 0 {
+            return;
+        }
         let tag = sector.wrapping_add(1);
-        for t in &mut self.tags[set * self.ways..][..self.ways] {
+        for t in &mut self.tags[b - 1..][..self.fill[set] as usize] {
             if *t == tag {
                 *t = 0;
             }
@@ -323,7 +390,7 @@ pub(crate) fn run(
             next_sub: 0,
         })
         .collect();
-    let mut l2 = Cache::new(m.l2_bytes, m.line_bytes, m.sector_bytes, m.l2_ways);
+    let mut l2 = Cache::reusing(m.l2_bytes, m.line_bytes, m.sector_bytes, m.l2_ways);
     let mut l2_bw = Server { free: 0, rate: m.l2_sectors_per_cycle as u64 };
     let mut dram_bw = Server { free: 0, rate: m.dram_sectors_per_cycle as u64 };
     let mut warps: Vec<Option<Warp>> = Vec::new();
@@ -717,6 +784,7 @@ pub(crate) fn run(
             }
         }
     }
+    l2.recycle();
     stats.cycles = end;
     stats.warp_cycles = stats.stall_cycles.iter().sum();
     (stats, prof)
