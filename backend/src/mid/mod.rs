@@ -7,6 +7,7 @@ pub mod legalize_div;
 pub mod legalize_i128;
 pub mod legalize_libcalls;
 pub mod legalize_memory;
+pub mod legalize_vectors;
 pub mod opt_constant_phis;
 pub mod opt_egraph;
 pub mod opt_inline;
