@@ -5,7 +5,8 @@
 //! 1. verify — Cranelift's verifier ([`compile`]); at [`OptLevel::Speed`]
 //!    the mid-end (`docs/optimization.md`): [`mid::opt_inline`] — calls of
 //!    small or single-use device functions replaced by the callee's body;
-//!    Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
+//!    then (at every level) [`mid::legalize_vectors`] — every vector value
+//!    becomes its lanes; Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
 //!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
 //!    constant folding, redundant loads);
 //! 2. [`mid::legalize_libcalls`] — calls of the float library routines

@@ -38,14 +38,12 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::Error;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::dominator_tree::DominatorTree;
-use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature,
-    TrapCode, Type, Value,
+    Type, Value,
 };
 
 type Lanes = Vec<Value>;
@@ -81,30 +79,8 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     for &b in &blocks {
         split_block_params(f, b, &mut map);
     }
-    let cfg = ControlFlowGraph::with_function(f);
-    let domtree = DominatorTree::with_function(f, &cfg);
-    let order: Vec<Block> = domtree.cfg_postorder().iter().rev().copied().collect();
     let mut s = Split { map };
-    for b in order {
-        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
-        for inst in insts {
-            s.inst(f, inst)?;
-        }
-    }
-    for b in blocks {
-        if domtree.is_reachable(b) {
-            continue;
-        }
-        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
-        if insts.iter().any(|&i| inst_mentions_vectors(f, i)) {
-            for i in insts {
-                f.layout.remove_inst(i);
-            }
-            let mut pos = FuncCursor::new(f).at_bottom(b);
-            pos.ins().trap(TrapCode::unwrap_user(1));
-        }
-    }
-    f.dfg.resolve_all_aliases();
+    super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     super::verify_in_debug(f)
 }
 
@@ -175,6 +151,12 @@ fn split_block_params(f: &mut Function, b: Block, map: &mut HashMap<Value, Lanes
 
 struct Split {
     map: HashMap<Value, Lanes>,
+}
+
+/// The lanes of the vector `v` (an operand of `inst`) in `map`.
+fn lanes_in(map: &HashMap<Value, Lanes>, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+    let v = f.dfg.resolve_aliases(v);
+    map.get(&v).cloned().ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
 }
 
 fn unsupported(f: &Function, inst: Inst, what: &str) -> Error {
@@ -365,11 +347,7 @@ fn bitwise(op: Opcode) -> bool {
 
 impl Split {
     fn lanes(&self, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
-        let v = f.dfg.resolve_aliases(v);
-        self.map
-            .get(&v)
-            .cloned()
-            .ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
+        lanes_in(&self.map, f, inst, v)
     }
 
     /// Each argument's lanes in its place (scalars kept).
@@ -424,29 +402,8 @@ impl Split {
         if f.dfg.inst_args(inst).iter().any(|&a| f.dfg.value_type(a).is_vector()) {
             return Err(unsupported(f, inst, "a vector branch condition"));
         }
-        let n = f.dfg.insts[inst].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables).len();
-        for k in 0..n {
-            let dfg = &f.dfg;
-            let bc = dfg.insts[inst].branch_destination(&dfg.jump_tables, &dfg.exception_tables)[k];
-            let old: Vec<BlockArg> = bc.args(&dfg.value_lists).collect();
-            if !old.iter().any(|a| matches!(a, BlockArg::Value(v) if dfg.value_type(*v).is_vector())) {
-                continue;
-            }
-            let mut new = Vec::new();
-            for a in old {
-                match a {
-                    BlockArg::Value(v) if f.dfg.value_type(v).is_vector() => {
-                        new.extend(self.lanes(f, inst, v)?.into_iter().map(BlockArg::Value));
-                    }
-                    a => new.push(a),
-                }
-            }
-            let dfg = &mut f.dfg;
-            let bc = &mut dfg.insts[inst].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)[k];
-            bc.clear(&mut dfg.value_lists);
-            bc.extend(new, &mut dfg.value_lists);
-        }
-        Ok(())
+        let map = &self.map;
+        super::split_branch_args(f, inst, |t| t.is_vector(), |f, v| lanes_in(map, f, inst, v))
     }
 
     /// The new code of one instruction and what each old result becomes.
@@ -563,26 +520,19 @@ impl Split {
                 }
                 one(out)
             }
-            (Opcode::Icmp, InstructionData::IntCompare { cond, .. }) => {
+            (Opcode::Icmp | Opcode::Fcmp, _) => {
+                // The scalar compare of each pair of lanes (the same data, lane
+                // operands), as a lane mask.
                 let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
-                let t = rlane.unwrap();
+                let (t, at) = (rlane.unwrap(), ty(pos, args[0]).lane_type());
                 one(x
                     .iter()
                     .zip(&y)
                     .map(|(&a, &b)| {
-                        let c = pos.ins().icmp(cond, a, b);
-                        pos.ins().bmask(t, c)
-                    })
-                    .collect())
-            }
-            (Opcode::Fcmp, InstructionData::FloatCompare { cond, .. }) => {
-                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
-                let t = rlane.unwrap();
-                one(x
-                    .iter()
-                    .zip(&y)
-                    .map(|(&a, &b)| {
-                        let c = pos.ins().fcmp(cond, a, b);
+                        let mut d = data;
+                        d.arguments_mut(&mut pos.func.dfg.value_lists).copy_from_slice(&[a, b]);
+                        let (i, dfg) = pos.ins().build(d, at);
+                        let c = dfg.first_result(i);
                         pos.ins().bmask(t, c)
                     })
                     .collect())
@@ -780,8 +730,8 @@ impl Split {
                 if fd.aligned() && (bits == 64 || bits == 128) {
                     // One access of the whole vector, packed into 64-bit words.
                     let words = to_words(pos, &x);
-                    let w = if bits == 128 { pos.ins().iconcat(words[0], words[1]) } else { words[0] };
-                    pos.ins().Store(Opcode::Store, ty(pos, w), flags, offset, w, args[1]);
+                    let (w, wt) = if bits == 128 { (pos.ins().iconcat(words[0], words[1]), I128) } else { (words[0], I64) };
+                    pos.ins().Store(Opcode::Store, wt, flags, offset, w, args[1]);
                     return Ok(vec![]);
                 }
                 for (k, &l) in x.iter().enumerate() {
