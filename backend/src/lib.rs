@@ -5,7 +5,8 @@
 //! 1. verify — Cranelift's verifier ([`compile`]); at [`OptLevel::Speed`]
 //!    the mid-end (`docs/optimization.md`): [`mid::opt_inline`] — calls of
 //!    small or single-use device functions replaced by the callee's body;
-//!    Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
+//!    then (at every level) [`mid::legalize_vectors`] — every vector value
+//!    becomes its lanes; Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
 //!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
 //!    constant folding, redundant loads);
 //! 2. [`mid::legalize_libcalls`] — calls of the float library routines
@@ -71,8 +72,8 @@ pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
-    legalize_atomics, legalize_div, legalize_i128, legalize_libcalls, legalize_memory, opt_constant_phis, opt_egraph, opt_inline,
-    opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
+    legalize_atomics, legalize_div, legalize_i128, legalize_libcalls, legalize_memory, legalize_vectors, opt_constant_phis, opt_egraph,
+    opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
@@ -231,6 +232,9 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     // The kernel parameter table of the function as written: an i128
     // parameter (16 bytes, 8-aligned) has the layout of its two halves.
     let params = if opts.kernel { kernel_params(func) } else { Vec::new() };
+    if opts.kernel && func.signature.params.iter().any(|p| p.value_type.is_vector()) {
+        return Err(Error::unsupported("a kernel parameter of a vector type is not supported (pass a pointer to the vector)"));
+    }
     let mut run = Run::new(&opts.print_after);
     // What `--print-after` asks for is kept when a later pass fails, so the
     // code that led to an internal error can be read.
@@ -431,6 +435,10 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             opt_inline::opt_inline(func, callees).map_err(|e| e.in_pass(Pass::opt_inline))?;
         }
         run.ran(Pass::opt_inline, &func.display());
+    }
+    legalize_vectors::legalize_vectors(func).map_err(|e| e.in_pass(Pass::legalize_vectors))?;
+    run.ran(Pass::legalize_vectors, &func.display());
+    if speed {
         mid::with_context(func, |ctx| -> Result<(), Error> {
             ctx.flowgraph();
             opt_unreachable_code::opt_unreachable_code(ctx).map_err(|e| e.in_pass(Pass::opt_unreachable_code))?;

@@ -72,6 +72,8 @@ macro_rules! passes {
 passes! {
     /// Calls of small or single-use device functions replaced by the callee's body.
     opt_inline: "mid", Clif;
+    /// Every vector value split into its lanes, one scalar value each.
+    legalize_vectors: "mid", Clif;
     /// Blocks no path from the entry reaches deleted.
     opt_unreachable_code: "mid", Clif;
     /// Block parameters that receive one value on every edge replaced by that value.

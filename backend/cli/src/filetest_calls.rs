@@ -34,12 +34,15 @@ pub(crate) fn run_target<'a>(functions: &'a [(Function, Details<'_>)], name: &st
 
 /// Does `f` take or return values on the stack (more than the register
 /// slots; an i128 takes two)?
+/// A vector argument or result always goes through the caller, which loads
+/// and stores it whole (its lanes are the function's arguments, `docs/abi.md`).
 pub(crate) fn needs_wrapper(f: &Function) -> bool {
     let n = ursa_isel::abi::MAX_REG_ARGS;
-    abi_slots(&f.signature.params) > n || abi_slots(&f.signature.returns) > n
+    let sig = &f.signature;
+    abi_slots(&sig.params) > n || abi_slots(&sig.returns) > n || sig.params.iter().chain(&sig.returns).any(|p| p.value_type.is_vector())
 }
 
-/// Bytes of the buffer per argument or result (an i128 fills one).
+/// Bytes of the buffer per argument or result (an i128 or a 128-bit vector fills one).
 const SLOT: u64 = 16;
 
 /// `v` as the little-endian bytes of a buffer slot.
@@ -47,6 +50,10 @@ fn slot_bytes(v: &DataValue) -> Result<[u8; SLOT as usize], String> {
     let mut b = [0u8; SLOT as usize];
     match v {
         DataValue::I128(x) => b.copy_from_slice(&x.to_le_bytes()),
+        DataValue::V128(x) => b.copy_from_slice(x),
+        DataValue::V64(x) => b[..8].copy_from_slice(x),
+        DataValue::V32(x) => b[..4].copy_from_slice(x),
+        DataValue::V16(x) => b[..2].copy_from_slice(x),
         _ => b[..8].copy_from_slice(&bits_of(v).ok_or_else(|| format!("argument {} is not of a supported type", v))?.to_le_bytes()),
     }
     Ok(b)
@@ -56,6 +63,15 @@ fn slot_bytes(v: &DataValue) -> Result<[u8; SLOT as usize], String> {
 fn slot_value(ty: Type, b: &[u8]) -> Result<DataValue, String> {
     if ty == types::I128 {
         return Ok(DataValue::I128(i128::from_le_bytes(b[..16].try_into().unwrap())));
+    }
+    if ty.is_vector() {
+        return Ok(match ty.bytes() {
+            16 => DataValue::V128(b[..16].try_into().unwrap()),
+            8 => DataValue::V64(b[..8].try_into().unwrap()),
+            4 => DataValue::V32(b[..4].try_into().unwrap()),
+            2 => DataValue::V16(b[..2].try_into().unwrap()),
+            _ => return Err(format!("result type {}", ty)),
+        });
     }
     data_value(ty, u64::from_le_bytes(b[..8].try_into().unwrap())).ok_or_else(|| format!("result type {}", ty))
 }

@@ -60,8 +60,6 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::Error;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::dominator_tree::DominatorTree;
-use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F32, I128, I32, I64};
@@ -87,30 +85,8 @@ pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
     for &b in &blocks {
         split_block_params(f, b, &mut map);
     }
-    let cfg = ControlFlowGraph::with_function(f);
-    let domtree = DominatorTree::with_function(f, &cfg);
-    let order: Vec<Block> = domtree.cfg_postorder().iter().rev().copied().collect();
     let mut n = Narrow { map };
-    for b in order {
-        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
-        for inst in insts {
-            n.inst(f, inst)?;
-        }
-    }
-    for b in blocks {
-        if domtree.is_reachable(b) {
-            continue;
-        }
-        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
-        if insts.iter().any(|&i| inst_mentions_i128(f, i)) {
-            for i in insts {
-                f.layout.remove_inst(i);
-            }
-            let mut pos = FuncCursor::new(f).at_bottom(b);
-            pos.ins().trap(TrapCode::unwrap_user(1));
-        }
-    }
-    f.dfg.resolve_all_aliases();
+    super::rewrite_in_rpo(f, inst_mentions_i128, |f, inst| n.inst(f, inst))?;
     super::verify_in_debug(f)
 }
 
@@ -171,6 +147,12 @@ struct Narrow {
     map: HashMap<Value, Pair>,
 }
 
+/// The halves of the `i128` value `v` (an operand of `inst`) in `map`.
+fn halves_in(map: &HashMap<Value, Pair>, f: &Function, inst: Inst, v: Value) -> Result<Pair, Error> {
+    let v = f.dfg.resolve_aliases(v);
+    map.get(&v).copied().ok_or_else(|| Error::internal(format!("the halves of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
+}
+
 fn unsupported(f: &Function, inst: Inst, what: &str) -> Error {
     Error::unsupported(format!("{} is not supported", what)).at(f.dfg.display_inst(inst))
 }
@@ -202,11 +184,7 @@ fn is128(f: &Function, v: Value) -> bool {
 
 impl Narrow {
     fn halves(&self, f: &Function, inst: Inst, v: Value) -> Result<Pair, Error> {
-        let v = f.dfg.resolve_aliases(v);
-        self.map
-            .get(&v)
-            .copied()
-            .ok_or_else(|| Error::internal(format!("the halves of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
+        halves_in(&self.map, f, inst, v)
     }
 
     /// The halves of each argument, `i128` arguments expanded, others kept.
@@ -633,30 +611,16 @@ impl Narrow {
         if matches!(f.dfg.insts[inst], InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. }) {
             return Err(unsupported(f, inst, "try_call with i128"));
         }
-        let n = f.dfg.insts[inst].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables).len();
-        for k in 0..n {
-            let dfg = &f.dfg;
-            let bc = dfg.insts[inst].branch_destination(&dfg.jump_tables, &dfg.exception_tables)[k];
-            let old: Vec<BlockArg> = bc.args(&dfg.value_lists).collect();
-            if !old.iter().any(|a| matches!(a, BlockArg::Value(v) if dfg.value_type(*v) == I128)) {
-                continue;
-            }
-            let mut new = Vec::new();
-            for a in old {
-                match a {
-                    BlockArg::Value(v) if f.dfg.value_type(v) == I128 => {
-                        let (lo, hi) = self.halves(f, inst, v)?;
-                        new.extend([BlockArg::Value(lo), BlockArg::Value(hi)]);
-                    }
-                    a => new.push(a),
-                }
-            }
-            let dfg = &mut f.dfg;
-            let bc = &mut dfg.insts[inst].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)[k];
-            bc.clear(&mut dfg.value_lists);
-            bc.extend(new, &mut dfg.value_lists);
-        }
-        Ok(())
+        let map = &self.map;
+        super::split_branch_args(
+            f,
+            inst,
+            |t| t == I128,
+            |f, v| {
+                let (lo, hi) = halves_in(map, f, inst, v)?;
+                Ok(vec![lo, hi])
+            },
+        )
     }
 
     /// A condition value usable by `select`/`brif`: `lo | hi` for an `i128`.

@@ -7,6 +7,7 @@ pub mod legalize_div;
 pub mod legalize_i128;
 pub mod legalize_libcalls;
 pub mod legalize_memory;
+pub mod legalize_vectors;
 pub mod opt_constant_phis;
 pub mod opt_egraph;
 pub mod opt_inline;
@@ -112,6 +113,77 @@ pub(crate) fn verify_in_debug(f: &Function) -> Result<(), Error> {
         Some(text) => Err(Error::internal(format!("the rewritten function does not verify:\n{}", text))),
         None => Ok(()),
     }
+}
+
+/// The driver of a type-splitting legalization (`legalize_i128`,
+/// `legalize_vectors`): `rewrite` on every instruction of the reachable
+/// blocks in reverse postorder (so the parts of every operand exist when its
+/// user is rewritten); an unreachable block with an instruction `touches`
+/// holds for is replaced by a `trap` (it never runs). Aliases are resolved
+/// at the end.
+pub(crate) fn rewrite_in_rpo(
+    f: &mut Function,
+    touches: impl Fn(&Function, Inst) -> bool,
+    mut rewrite: impl FnMut(&mut Function, Inst) -> Result<(), Error>,
+) -> Result<(), Error> {
+    use cranelift_codegen::ir::TrapCode;
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(f);
+    let domtree = cranelift_codegen::dominator_tree::DominatorTree::with_function(f, &cfg);
+    let order: Vec<Block> = domtree.cfg_postorder().iter().rev().copied().collect();
+    for b in order {
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        for inst in insts {
+            rewrite(f, inst)?;
+        }
+    }
+    for b in blocks {
+        if domtree.is_reachable(b) {
+            continue;
+        }
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        if insts.iter().any(|&i| touches(f, i)) {
+            for i in insts {
+                f.layout.remove_inst(i);
+            }
+            let mut pos = FuncCursor::new(f).at_bottom(b);
+            pos.ins().trap(TrapCode::unwrap_user(1));
+        }
+    }
+    f.dfg.resolve_all_aliases();
+    Ok(())
+}
+
+/// The block arguments of the branch `inst` whose type `wide` holds for
+/// replaced by their parts (`parts` of each, in place).
+pub(crate) fn split_branch_args(
+    f: &mut Function,
+    inst: Inst,
+    wide: impl Fn(cranelift_codegen::ir::Type) -> bool,
+    parts: impl Fn(&Function, Value) -> Result<Vec<Value>, Error>,
+) -> Result<(), Error> {
+    use cranelift_codegen::ir::BlockArg;
+    let n = f.dfg.insts[inst].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables).len();
+    for k in 0..n {
+        let dfg = &f.dfg;
+        let bc = dfg.insts[inst].branch_destination(&dfg.jump_tables, &dfg.exception_tables)[k];
+        let old: Vec<BlockArg> = bc.args(&dfg.value_lists).collect();
+        if !old.iter().any(|a| matches!(a, BlockArg::Value(v) if wide(dfg.value_type(*v)))) {
+            continue;
+        }
+        let mut new = Vec::new();
+        for a in old {
+            match a {
+                BlockArg::Value(v) if wide(f.dfg.value_type(v)) => new.extend(parts(f, v)?.into_iter().map(BlockArg::Value)),
+                a => new.push(a),
+            }
+        }
+        let dfg = &mut f.dfg;
+        let bc = &mut dfg.insts[inst].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)[k];
+        bc.clear(&mut dfg.value_lists);
+        bc.extend(new, &mut dfg.value_lists);
+    }
+    Ok(())
 }
 
 /// The instructions of `l` without side effects whose results nothing uses, deleted.

@@ -1,0 +1,833 @@
+//! Vector types: every CLIF vector value (`i8x16` … `f64x2`, and the 64-,
+//! 32- and 16-bit vectors `i32x2` … `i8x2`) becomes its lanes, one scalar
+//! CLIF value per lane, before the other legalizations (so every scalar
+//! rule, the `i128` legalizer and `opt_merge_accesses` handle the result).
+//! `docs/vectors.md` is the manual; in short:
+//!
+//! * lane order is Cranelift's: lane 0 first, lane 0 the least significant
+//!   (little-endian) when a vector is seen as bits (`bitcast`, memory);
+//! * signatures (the function's own and every `SigRef`): a vector parameter
+//!   or result becomes its lanes, lane 0 first (`docs/abi.md`); block
+//!   parameters and branch arguments likewise;
+//! * lane-wise instructions (`iadd`, `fmul`, `ishl` with its scalar amount,
+//!   `fma`, `fcvt_*`, …) become the same instruction on each lane;
+//!   bitwise ones on float lanes go through the lane's integer bits;
+//! * `icmp`/`fcmp` give lane masks (`bmask` of the scalar compare), `select`
+//!   takes one scalar condition;
+//! * an `aligned` 64- or 128-bit `load`/`store` stays one access (of an
+//!   `i64`, or an `i128`, which `legalize_i128` keeps whole: `.128`), its
+//!   lanes packed into or unpacked from 64-bit words; other accesses (and
+//!   `uload8x8` …) become one access per lane at its offset; a big-endian
+//!   vector access is unsupported;
+//! * `bitcast` between vectors, or a vector and a scalar, packs the lanes
+//!   into 64-bit words with shifts and ors and unpacks them again;
+//! * lane moves (`splat`, `extractlane`, `insertlane`, `shuffle`,
+//!   `scalar_to_vector`) pick values; `swizzle` picks a byte of one of the
+//!   two 64-bit words by the run-time index (0 when the index is ≥ 16);
+//! * reductions (`vany_true`, `vall_true`, `vhigh_bits`), widening and
+//!   narrowing (saturating), saturating arithmetic through a wider type or
+//!   the overflow flags, `avg_round`, `iadd_pairwise`, `sqmul_round_sat`.
+//!
+//! A vector instruction this pass does not know, and dynamic vector types,
+//! are an "unsupported" error naming them. Blocks are rewritten in reverse
+//! postorder so that the lanes of every operand exist when its user is
+//! rewritten; unreachable blocks that touch vectors become a `trap`.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::Error;
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
+use cranelift_codegen::ir::types::{F32, F64, I128, I16, I32, I64, I8};
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature,
+    Type, Value,
+};
+
+type Lanes = Vec<Value>;
+
+/// What an old result becomes: the lanes of a vector, or one scalar value.
+type Rewritten = Result<Lanes, Value>;
+
+/// Splits every vector value of `f` into its lanes (in place).
+pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
+    if !mentions_vectors(f) {
+        return Ok(());
+    }
+    if f.dfg.values().any(|v| f.dfg.value_type(v).is_dynamic_vector()) {
+        return Err(Error::unsupported("dynamic vector types are not supported"));
+    }
+    let sig_types = f.signature.params.iter().chain(&f.signature.returns).map(|p| p.value_type);
+    if let Some(t) = f
+        .dfg
+        .values()
+        .map(|v| f.dfg.value_type(v))
+        .chain(sig_types)
+        .find(|t| t.is_vector() && !matches!(t.lane_type(), I8 | I16 | I32 | I64 | F32 | F64))
+    {
+        return Err(Error::unsupported(format!("vector type {} is not supported (its lanes are {})", t, t.lane_type())));
+    }
+    split_signature(&mut f.signature);
+    let sigs: Vec<_> = f.dfg.signatures.keys().collect();
+    for s in sigs {
+        split_signature(&mut f.dfg.signatures[s]);
+    }
+    let mut map: HashMap<Value, Lanes> = HashMap::default();
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    for &b in &blocks {
+        split_block_params(f, b, &mut map);
+    }
+    let mut s = Split { map };
+    super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
+    super::verify_in_debug(f)
+}
+
+fn is_vec(t: Type) -> bool {
+    t.is_vector() || t.is_dynamic_vector()
+}
+
+fn sig_mentions_vectors(s: &Signature) -> bool {
+    s.params.iter().chain(s.returns.iter()).any(|p| is_vec(p.value_type))
+}
+
+/// Does `f` name a vector type anywhere (its signature, a `SigRef`, a value)?
+pub fn mentions_vectors(f: &Function) -> bool {
+    sig_mentions_vectors(&f.signature)
+        || f.dfg.signatures.values().any(sig_mentions_vectors)
+        || f.dfg.values().any(|v| is_vec(f.dfg.value_type(v)))
+            && f.layout.blocks().any(|b| {
+                f.dfg.block_params(b).iter().any(|&p| is_vec(f.dfg.value_type(p)))
+                    || f.layout.block_insts(b).any(|i| inst_mentions_vectors(f, i))
+            })
+}
+
+fn inst_mentions_vectors(f: &Function, inst: Inst) -> bool {
+    let dfg = &f.dfg;
+    dfg.inst_args(inst).iter().chain(dfg.inst_results(inst)).any(|&v| is_vec(dfg.value_type(v)))
+        || dfg.insts[inst]
+            .branch_destination(&dfg.jump_tables, &dfg.exception_tables)
+            .iter()
+            .any(|bc| bc.args(&dfg.value_lists).any(|a| matches!(a, BlockArg::Value(v) if is_vec(dfg.value_type(v)))))
+}
+
+/// A vector parameter or result becomes its lanes, lane 0 first.
+fn split_signature(s: &mut Signature) {
+    for list in [&mut s.params, &mut s.returns] {
+        if list.iter().any(|p| p.value_type.is_vector()) {
+            *list = list
+                .iter()
+                .flat_map(|p| {
+                    let t = p.value_type;
+                    if t.is_vector() {
+                        vec![AbiParam::new(t.lane_type()); t.lane_count() as usize]
+                    } else {
+                        vec![*p]
+                    }
+                })
+                .collect();
+        }
+    }
+}
+
+/// Replaces each vector parameter of `b` by its lanes in its place.
+fn split_block_params(f: &mut Function, b: Block, map: &mut HashMap<Value, Lanes>) {
+    let params = f.dfg.block_params(b).to_vec();
+    if !params.iter().any(|&p| f.dfg.value_type(p).is_vector()) {
+        return;
+    }
+    f.dfg.detach_block_params(b);
+    for p in params {
+        let t = f.dfg.value_type(p);
+        if t.is_vector() {
+            let lanes = (0..t.lane_count()).map(|_| f.dfg.append_block_param(b, t.lane_type())).collect();
+            map.insert(p, lanes);
+        } else {
+            f.dfg.attach_block_param(b, p);
+        }
+    }
+}
+
+struct Split {
+    map: HashMap<Value, Lanes>,
+}
+
+/// The lanes of the vector `v` (an operand of `inst`) in `map`.
+fn lanes_in(map: &HashMap<Value, Lanes>, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+    let v = f.dfg.resolve_aliases(v);
+    map.get(&v).cloned().ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
+}
+
+fn unsupported(f: &Function, inst: Inst, what: &str) -> Error {
+    Error::unsupported(format!("{} is not supported", what)).at(f.dfg.display_inst(inst))
+}
+
+/// The integer type of `t`'s width (`t` itself for an integer).
+fn int_of(t: Type) -> Type {
+    Type::int_with_byte_size(t.bytes() as u16).unwrap_or(t)
+}
+
+/// `x`'s bits as an integer of its width.
+fn as_int(pos: &mut FuncCursor, x: Value) -> Value {
+    let t = pos.func.dfg.value_type(x);
+    if t.is_float() {
+        pos.ins().bitcast(int_of(t), MemFlagsData::new(), x)
+    } else {
+        x
+    }
+}
+
+/// The integer `x` as a value of `t` (of the same width).
+fn from_int(pos: &mut FuncCursor, x: Value, t: Type) -> Value {
+    if t.is_float() {
+        pos.ins().bitcast(t, MemFlagsData::new(), x)
+    } else {
+        x
+    }
+}
+
+/// The constant `k` of the integer type `t` (truncated to its width).
+fn iconst(pos: &mut FuncCursor, t: Type, k: i64) -> Value {
+    let bits = t.bits();
+    let k = if bits < 64 { k & ((1i64 << bits) - 1) } else { k };
+    pos.ins().iconst(t, k)
+}
+
+/// The value of type `t` with the little-endian bytes `b`.
+fn const_of(pos: &mut FuncCursor, t: Type, b: &[u8]) -> Value {
+    let mut w = [0u8; 8];
+    w[..b.len()].copy_from_slice(b);
+    let bits = u64::from_le_bytes(w);
+    match t {
+        F32 => pos.ins().f32const(Ieee32::with_bits(bits as u32)),
+        F64 => pos.ins().f64const(Ieee64::with_bits(bits)),
+        _ => iconst(pos, t, bits as i64),
+    }
+}
+
+/// The largest and smallest value of the integer type `t`, signed or not.
+fn bounds(t: Type, signed: bool) -> (i64, i64) {
+    let b = t.bits();
+    if signed {
+        (-(1i64 << (b - 1)), ((1u64 << (b - 1)) - 1) as i64)
+    } else {
+        (0, if b == 64 { -1 } else { (1i64 << b) - 1 })
+    }
+}
+
+/// `x` (of a wider type) clamped to `[lo, hi]`, signed or unsigned compares.
+fn clamp(pos: &mut FuncCursor, x: Value, lo: i64, hi: i64, signed: bool) -> Value {
+    let t = pos.func.dfg.value_type(x);
+    let (lt, gt) =
+        if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
+    let lo_v = iconst(pos, t, lo);
+    let hi_v = iconst(pos, t, hi);
+    let below = pos.ins().icmp(lt, x, lo_v);
+    let x = pos.ins().select(below, lo_v, x);
+    let above = pos.ins().icmp(gt, x, hi_v);
+    pos.ins().select(above, hi_v, x)
+}
+
+/// `x` extended (signed or not) to `t`, or kept if already `t`.
+fn extend(pos: &mut FuncCursor, x: Value, t: Type, signed: bool) -> Value {
+    if pos.func.dfg.value_type(x) == t {
+        x
+    } else if signed {
+        pos.ins().sextend(t, x)
+    } else {
+        pos.ins().uextend(t, x)
+    }
+}
+
+/// `x` reduced to `t`, or kept if already `t`.
+fn reduce(pos: &mut FuncCursor, x: Value, t: Type) -> Value {
+    if pos.func.dfg.value_type(x) == t {
+        x
+    } else {
+        pos.ins().ireduce(t, x)
+    }
+}
+
+/// The lanes packed into 64-bit words, lane 0 in the low bits of word 0.
+fn to_words(pos: &mut FuncCursor, lanes: &[Value]) -> Lanes {
+    let t = pos.func.dfg.value_type(lanes[0]);
+    let b = t.bits();
+    if b == 64 {
+        return lanes.iter().map(|&l| as_int(pos, l)).collect();
+    }
+    let per = (64 / b) as usize;
+    lanes
+        .chunks(per)
+        .map(|chunk| {
+            let mut w = None;
+            for (k, &l) in chunk.iter().enumerate() {
+                let i = as_int(pos, l);
+                let mut x = pos.ins().uextend(I64, i);
+                if k > 0 {
+                    x = pos.ins().ishl_imm_u(x, (k as u32 * b) as i64);
+                }
+                w = Some(match w {
+                    None => x,
+                    Some(acc) => pos.ins().bor(acc, x),
+                });
+            }
+            w.unwrap()
+        })
+        .collect()
+}
+
+/// `n` lanes of type `t` unpacked from 64-bit words (as `to_words` packs them).
+fn from_words(pos: &mut FuncCursor, words: &[Value], t: Type, n: u32) -> Lanes {
+    let b = t.bits();
+    let per = 64 / b;
+    (0..n)
+        .map(|k| {
+            let w = words[(k / per) as usize];
+            let sh = (k % per) * b;
+            let x = if sh > 0 { pos.ins().ushr_imm_u(w, sh as i64) } else { w };
+            let x = reduce(pos, x, int_of(t));
+            from_int(pos, x, t)
+        })
+        .collect()
+}
+
+/// The opcodes that act on each lane as the same opcode on a scalar.
+fn lane_wise(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Iadd | Isub
+            | Imul
+            | Ineg
+            | Iabs
+            | Smin
+            | Smax
+            | Umin
+            | Umax
+            | Umulhi
+            | Smulhi
+            | Ishl
+            | Ushr
+            | Sshr
+            | Rotl
+            | Rotr
+            | Popcnt
+            | Clz
+            | Ctz
+            | Cls
+            | Bitrev
+            | Fadd
+            | Fsub
+            | Fmul
+            | Fdiv
+            | Fmin
+            | Fmax
+            | Fneg
+            | Fabs
+            | Fcopysign
+            | Sqrt
+            | Fma
+            | Ceil
+            | Floor
+            | Trunc
+            | Nearest
+            | FcvtFromSint
+            | FcvtFromUint
+            | FcvtToSintSat
+            | FcvtToUintSat
+    )
+}
+
+/// Bitwise opcodes: lane-wise on the lanes' integer bits.
+fn bitwise(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, Band | Bor | Bxor | Bnot | Bitselect)
+}
+
+impl Split {
+    fn lanes(&self, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+        lanes_in(&self.map, f, inst, v)
+    }
+
+    /// Each argument's lanes in its place (scalars kept).
+    fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
+        let mut out = Vec::new();
+        for &a in args {
+            if f.dfg.value_type(a).is_vector() {
+                out.extend(self.lanes(f, inst, a)?);
+            } else {
+                out.push(a);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Rewrites one instruction that names a vector value.
+    fn inst(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
+        if !inst_mentions_vectors(f, inst) {
+            return Ok(());
+        }
+        let op = f.dfg.insts[inst].opcode();
+        if op.is_branch() {
+            return self.branch(f, inst);
+        }
+        let args = f.dfg.inst_args(inst).to_vec();
+        let results = f.dfg.inst_results(inst).to_vec();
+        let data = f.dfg.insts[inst];
+        let mut pos = FuncCursor::new(f).at_inst(inst);
+        pos.use_srcloc(inst);
+        let out = self.rewrite(&mut pos, inst, op, data, &args, &results)?;
+        let f = pos.func;
+        if out.len() != results.len() {
+            return Err(Error::internal(format!("{} results rewritten for {}", out.len(), results.len())).at(f.dfg.display_inst(inst)));
+        }
+        f.dfg.clear_results(inst);
+        f.layout.remove_inst(inst);
+        for (&old, new) in results.iter().zip(out) {
+            match new {
+                Ok(lanes) => {
+                    self.map.insert(old, lanes);
+                }
+                Err(v) => f.dfg.change_to_alias(old, v),
+            }
+        }
+        Ok(())
+    }
+
+    fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
+        if matches!(f.dfg.insts[inst], InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. }) {
+            return Err(unsupported(f, inst, "try_call with vectors"));
+        }
+        if f.dfg.inst_args(inst).iter().any(|&a| f.dfg.value_type(a).is_vector()) {
+            return Err(unsupported(f, inst, "a vector branch condition"));
+        }
+        let map = &self.map;
+        super::split_branch_args(f, inst, |t| t.is_vector(), |f, v| lanes_in(map, f, inst, v))
+    }
+
+    /// The new code of one instruction and what each old result becomes.
+    fn rewrite(
+        &self,
+        pos: &mut FuncCursor,
+        inst: Inst,
+        op: Opcode,
+        data: InstructionData,
+        args: &[Value],
+        results: &[Value],
+    ) -> Result<Vec<Rewritten>, Error> {
+        let ty = |pos: &FuncCursor, v: Value| pos.func.dfg.value_type(v);
+        let rty = results.first().map(|&r| ty(pos, r));
+        let rlane = rty.map(|t| t.lane_type());
+        let n = rty.map_or(0, |t| t.lane_count());
+        let one = |lanes: Lanes| -> Result<Vec<Rewritten>, Error> { Ok(vec![Ok(lanes)]) };
+        if op == Opcode::Return {
+            let vals = self.expand(pos.func, inst, args)?;
+            pos.ins().return_(&vals);
+            return Ok(vec![]);
+        }
+        if matches!(op, Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect) {
+            return self.call(pos, inst, op, data, args, results);
+        }
+        if lane_wise(op) || (bitwise(op) && rlane.is_some_and(|t| t.is_int())) {
+            let (t, n) = (rlane.unwrap(), n);
+            let vecs: Vec<Option<Lanes>> = args
+                .iter()
+                .map(|&a| if ty(pos, a).is_vector() { self.lanes(pos.func, inst, a).map(Some) } else { Ok(None) })
+                .collect::<Result<_, _>>()?;
+            let mut out = Vec::new();
+            for k in 0..n as usize {
+                let mut d = data;
+                for (slot, (arg, lanes)) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(args.iter().zip(&vecs)) {
+                    *slot = lanes.as_ref().map_or(*arg, |l| l[k]);
+                }
+                let (i, dfg) = pos.ins().build(d, t);
+                out.push(dfg.first_result(i));
+            }
+            return one(out);
+        }
+        if bitwise(op) {
+            // Float lanes: the same operation on their integer bits.
+            let t = rlane.unwrap();
+            let vecs: Vec<Lanes> = args.iter().map(|&a| self.lanes(pos.func, inst, a)).collect::<Result<_, _>>()?;
+            let mut out = Vec::new();
+            for k in 0..n as usize {
+                let mut d = data;
+                let ints: Vec<Value> = vecs.iter().map(|l| as_int(pos, l[k])).collect();
+                for (slot, &v) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(&ints) {
+                    *slot = v;
+                }
+                let (i, dfg) = pos.ins().build(d, int_of(t));
+                let r = dfg.first_result(i);
+                out.push(from_int(pos, r, t));
+            }
+            return one(out);
+        }
+        match (op, data) {
+            (Opcode::Vconst, InstructionData::UnaryConst { constant_handle, .. }) => {
+                let bytes = pos.func.dfg.constants.get(constant_handle).as_slice().to_vec();
+                let t = rlane.unwrap();
+                let lb = t.bytes() as usize;
+                let lanes = (0..n as usize).map(|k| const_of(pos, t, &bytes[k * lb..(k + 1) * lb])).collect();
+                one(lanes)
+            }
+            (Opcode::Splat, _) => one(vec![args[0]; n as usize]),
+            (Opcode::ScalarToVector, _) => {
+                let t = rlane.unwrap();
+                let z = const_of(pos, t, &[]);
+                let mut lanes = vec![z; n as usize];
+                lanes[0] = args[0];
+                one(lanes)
+            }
+            (Opcode::Extractlane, InstructionData::BinaryImm8 { imm, .. }) => {
+                let lanes = self.lanes(pos.func, inst, args[0])?;
+                let v = *lanes.get(u8::from(imm) as usize).ok_or_else(|| unsupported(pos.func, inst, "a lane index out of range"))?;
+                Ok(vec![Err(v)])
+            }
+            (Opcode::Insertlane, InstructionData::TernaryImm8 { imm, .. }) => {
+                let mut lanes = self.lanes(pos.func, inst, args[0])?;
+                let k = u8::from(imm) as usize;
+                if k >= lanes.len() {
+                    return Err(unsupported(pos.func, inst, "a lane index out of range"));
+                }
+                lanes[k] = args[1];
+                one(lanes)
+            }
+            (Opcode::Shuffle, InstructionData::Shuffle { imm, .. }) => {
+                let mask = pos.func.dfg.immediates.get(imm).map(|c| c.as_slice().to_vec()).unwrap_or_default();
+                let mut both = self.lanes(pos.func, inst, args[0])?;
+                both.extend(self.lanes(pos.func, inst, args[1])?);
+                let t = rlane.unwrap();
+                let z = const_of(pos, t, &[]);
+                one((0..n as usize).map(|k| mask.get(k).and_then(|&m| both.get(m as usize)).copied().unwrap_or(z)).collect())
+            }
+            (Opcode::Swizzle, _) => {
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let idx = self.lanes(pos.func, inst, args[1])?;
+                let words = to_words(pos, &x);
+                let zero = iconst(pos, I8, 0);
+                let mut out = Vec::new();
+                for &i in &idx {
+                    let i = pos.ins().uextend(I64, i);
+                    let hi = pos.ins().band_imm_u(i, 8);
+                    let w = pos.ins().select(hi, words[1], words[0]);
+                    let byte = pos.ins().band_imm_u(i, 7);
+                    let sh = pos.ins().ishl_imm_u(byte, 3);
+                    let v = pos.ins().ushr(w, sh);
+                    let v = pos.ins().ireduce(I8, v);
+                    let inside = pos.ins().icmp_imm_u(IntCC::UnsignedLessThan, i, 16);
+                    out.push(pos.ins().select(inside, v, zero));
+                }
+                one(out)
+            }
+            (Opcode::Icmp | Opcode::Fcmp, _) => {
+                // The scalar compare of each pair of lanes (the same data, lane
+                // operands), as a lane mask.
+                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
+                let (t, at) = (rlane.unwrap(), ty(pos, args[0]).lane_type());
+                one(x
+                    .iter()
+                    .zip(&y)
+                    .map(|(&a, &b)| {
+                        let mut d = data;
+                        d.arguments_mut(&mut pos.func.dfg.value_lists).copy_from_slice(&[a, b]);
+                        let (i, dfg) = pos.ins().build(d, at);
+                        let c = dfg.first_result(i);
+                        pos.ins().bmask(t, c)
+                    })
+                    .collect())
+            }
+            (Opcode::Select | Opcode::SelectSpectreGuard, _) => {
+                if ty(pos, args[0]).is_vector() || ty(pos, args[0]) == I128 {
+                    return Err(unsupported(pos.func, inst, &format!("`{}` with a condition of type {}", op, ty(pos, args[0]))));
+                }
+                let (x, y) = (self.lanes(pos.func, inst, args[1])?, self.lanes(pos.func, inst, args[2])?);
+                one(x.iter().zip(&y).map(|(&a, &b)| pos.ins().select(args[0], a, b)).collect())
+            }
+            (Opcode::VanyTrue | Opcode::VallTrue, _) => {
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let mut acc = None;
+                for &l in &x {
+                    let i = as_int(pos, l);
+                    let nz = pos.ins().icmp_imm_u(IntCC::NotEqual, i, 0);
+                    acc = Some(match acc {
+                        None => nz,
+                        Some(a) if op == Opcode::VanyTrue => pos.ins().bor(a, nz),
+                        Some(a) => pos.ins().band(a, nz),
+                    });
+                }
+                Ok(vec![Err(acc.unwrap())])
+            }
+            (Opcode::VhighBits, _) => {
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let r = rty.unwrap();
+                let mut acc = iconst(pos, I64, 0);
+                for (k, &l) in x.iter().enumerate() {
+                    let i = as_int(pos, l);
+                    let b = int_of(ty(pos, i)).bits();
+                    let top = pos.ins().ushr_imm_u(i, (b - 1) as i64);
+                    let top = extend(pos, top, I64, false);
+                    let bit = if k > 0 { pos.ins().ishl_imm_u(top, k as i64) } else { top };
+                    acc = pos.ins().bor(acc, bit);
+                }
+                let v = if r == I128 { pos.ins().uextend(I128, acc) } else { reduce(pos, acc, r) };
+                Ok(vec![Err(v)])
+            }
+            (Opcode::SwidenLow | Opcode::SwidenHigh | Opcode::UwidenLow | Opcode::UwidenHigh, _) => {
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let t = rlane.unwrap();
+                let base = if matches!(op, Opcode::SwidenHigh | Opcode::UwidenHigh) { x.len() / 2 } else { 0 };
+                let signed = matches!(op, Opcode::SwidenLow | Opcode::SwidenHigh);
+                one((0..n as usize).map(|k| extend(pos, x[base + k], t, signed)).collect())
+            }
+            (Opcode::Snarrow | Opcode::Unarrow | Opcode::Uunarrow, _) => {
+                let mut x = self.lanes(pos.func, inst, args[0])?;
+                x.extend(self.lanes(pos.func, inst, args[1])?);
+                let t = rlane.unwrap();
+                let (lo, hi) = bounds(t, op == Opcode::Snarrow);
+                let signed_input = op != Opcode::Uunarrow;
+                one(x
+                    .iter()
+                    .map(|&l| {
+                        let c = clamp(pos, l, lo, hi, signed_input);
+                        reduce(pos, c, t)
+                    })
+                    .collect())
+            }
+            (Opcode::Fvdemote, _) => {
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let z = pos.ins().f32const(Ieee32::with_bits(0));
+                one((0..n as usize).map(|k| if k < x.len() { pos.ins().fdemote(F32, x[k]) } else { z }).collect())
+            }
+            (Opcode::FvpromoteLow, _) => {
+                let x = self.lanes(pos.func, inst, args[0])?;
+                one((0..n as usize).map(|k| pos.ins().fpromote(F64, x[k])).collect())
+            }
+            (Opcode::UaddSat | Opcode::SaddSat | Opcode::UsubSat | Opcode::SsubSat, _) => {
+                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
+                let t = rlane.unwrap();
+                one((0..n as usize).map(|k| sat(pos, op, t, x[k], y[k])).collect())
+            }
+            (Opcode::AvgRound, _) => {
+                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
+                one((0..n as usize)
+                    .map(|k| {
+                        let o = pos.ins().bor(x[k], y[k]);
+                        let e = pos.ins().bxor(x[k], y[k]);
+                        let h = pos.ins().ushr_imm_u(e, 1);
+                        pos.ins().isub(o, h)
+                    })
+                    .collect())
+            }
+            (Opcode::IaddPairwise, _) => {
+                let mut x = self.lanes(pos.func, inst, args[0])?;
+                x.extend(self.lanes(pos.func, inst, args[1])?);
+                one(x.chunks(2).map(|p| pos.ins().iadd(p[0], p[1])).collect())
+            }
+            (Opcode::SqmulRoundSat, _) => {
+                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
+                let t = rlane.unwrap();
+                let b = t.bits();
+                let (lo, hi) = bounds(t, true);
+                one((0..n as usize)
+                    .map(|k| {
+                        let a = pos.ins().sextend(I64, x[k]);
+                        let c = pos.ins().sextend(I64, y[k]);
+                        let p = pos.ins().imul(a, c);
+                        let p = pos.ins().iadd_imm_u(p, 1i64 << (b - 2));
+                        let p = pos.ins().sshr_imm_u(p, (b - 1) as i64);
+                        let p = clamp(pos, p, lo, hi, true);
+                        pos.ins().ireduce(t, p)
+                    })
+                    .collect())
+            }
+            (Opcode::Bitcast, InstructionData::LoadNoOffset { flags, .. }) => {
+                if pos.func.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big {
+                    return Err(unsupported(pos.func, inst, "a big-endian `bitcast` of a vector"));
+                }
+                let from = ty(pos, args[0]);
+                let to = rty.unwrap();
+                if from.bits() > 128
+                    || to.bits() > 128
+                    || from == cranelift_codegen::ir::types::F128
+                    || to == cranelift_codegen::ir::types::F128
+                {
+                    return Err(unsupported(pos.func, inst, &format!("`bitcast` from {} to {}", from, to)));
+                }
+                let words = if from.is_vector() {
+                    let x = self.lanes(pos.func, inst, args[0])?;
+                    to_words(pos, &x)
+                } else if from == I128 {
+                    let (lo, hi) = pos.ins().isplit(args[0]);
+                    vec![lo, hi]
+                } else {
+                    let i = as_int(pos, args[0]);
+                    vec![extend(pos, i, I64, false)]
+                };
+                if to.is_vector() {
+                    one(from_words(pos, &words, to.lane_type(), to.lane_count()))
+                } else if to == I128 {
+                    Ok(vec![Err(pos.ins().iconcat(words[0], words[1]))])
+                } else {
+                    let i = reduce(pos, words[0], int_of(to));
+                    Ok(vec![Err(from_int(pos, i, to))])
+                }
+            }
+            (
+                Opcode::Load
+                | Opcode::Uload8x8
+                | Opcode::Sload8x8
+                | Opcode::Uload16x4
+                | Opcode::Sload16x4
+                | Opcode::Uload32x2
+                | Opcode::Sload32x2,
+                InstructionData::Load { flags, offset, arg, .. },
+            ) => {
+                let fd = pos.func.dfg.mem_flags[flags].clone();
+                if fd.endianness(Endianness::Little) == Endianness::Big {
+                    return Err(unsupported(pos.func, inst, "a big-endian vector access"));
+                }
+                let t = rlane.unwrap();
+                let bits = rty.unwrap().bits();
+                if op == Opcode::Load && fd.aligned() && (bits == 64 || bits == 128) {
+                    // One access of the whole vector (`.64`/`.128`), its lanes
+                    // unpacked from the 64-bit words.
+                    let words = if bits == 128 {
+                        let (i, dfg) = pos.ins().Load(Opcode::Load, I128, flags, offset, arg);
+                        let w = dfg.first_result(i);
+                        let (lo, hi) = pos.ins().isplit(w);
+                        vec![lo, hi]
+                    } else {
+                        let (i, dfg) = pos.ins().Load(Opcode::Load, I64, flags, offset, arg);
+                        vec![dfg.first_result(i)]
+                    };
+                    return one(from_words(pos, &words, t, n));
+                }
+                let (lop, mem_bytes) = match op {
+                    Opcode::Uload8x8 => (Opcode::Uload8, 1),
+                    Opcode::Sload8x8 => (Opcode::Sload8, 1),
+                    Opcode::Uload16x4 => (Opcode::Uload16, 2),
+                    Opcode::Sload16x4 => (Opcode::Sload16, 2),
+                    Opcode::Uload32x2 => (Opcode::Uload32, 4),
+                    Opcode::Sload32x2 => (Opcode::Sload32, 4),
+                    _ => (Opcode::Load, t.bytes() as i32),
+                };
+                let mut out = Vec::new();
+                for k in 0..n as i32 {
+                    let off = lane_offset(pos.func, inst, offset, k * mem_bytes)?;
+                    let (i, dfg) = pos.ins().Load(lop, t, flags, off, arg);
+                    out.push(dfg.first_result(i));
+                }
+                one(out)
+            }
+            (Opcode::Store, InstructionData::Store { flags, offset, .. }) => {
+                let fd = pos.func.dfg.mem_flags[flags].clone();
+                if fd.endianness(Endianness::Little) == Endianness::Big {
+                    return Err(unsupported(pos.func, inst, "a big-endian vector access"));
+                }
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let bits = ty(pos, args[0]).bits();
+                if fd.aligned() && (bits == 64 || bits == 128) {
+                    // One access of the whole vector, packed into 64-bit words.
+                    let words = to_words(pos, &x);
+                    let (w, wt) = if bits == 128 { (pos.ins().iconcat(words[0], words[1]), I128) } else { (words[0], I64) };
+                    pos.ins().Store(Opcode::Store, wt, flags, offset, w, args[1]);
+                    return Ok(vec![]);
+                }
+                for (k, &l) in x.iter().enumerate() {
+                    let lt = ty(pos, l);
+                    let off = lane_offset(pos.func, inst, offset, k as i32 * lt.bytes() as i32)?;
+                    pos.ins().Store(Opcode::Store, lt, flags, off, l, args[1]);
+                }
+                Ok(vec![])
+            }
+            _ => Err(unsupported(pos.func, inst, &format!("`{}` on vectors", op))),
+        }
+    }
+
+    /// Calls: vector arguments and results as their lanes.
+    fn call(
+        &self,
+        pos: &mut FuncCursor,
+        inst: Inst,
+        op: Opcode,
+        data: InstructionData,
+        args: &[Value],
+        results: &[Value],
+    ) -> Result<Vec<Rewritten>, Error> {
+        let new = match data {
+            InstructionData::Call { func_ref, .. } => {
+                let vals = self.expand(pos.func, inst, args)?;
+                if op == Opcode::Call {
+                    pos.ins().call(func_ref, &vals)
+                } else {
+                    pos.ins().return_call(func_ref, &vals)
+                }
+            }
+            InstructionData::CallIndirect { sig_ref, .. } => {
+                let vals = self.expand(pos.func, inst, &args[1..])?;
+                if op == Opcode::CallIndirect {
+                    pos.ins().call_indirect(sig_ref, args[0], &vals)
+                } else {
+                    pos.ins().return_call_indirect(sig_ref, args[0], &vals)
+                }
+            }
+            _ => return Err(unsupported(pos.func, inst, "this call form with vectors")),
+        };
+        let new_results = pos.func.dfg.inst_results(new).to_vec();
+        let mut k = 0;
+        let mut out = Vec::new();
+        for &r in results {
+            let t = pos.func.dfg.value_type(r);
+            if t.is_vector() {
+                let n = t.lane_count() as usize;
+                out.push(Ok(new_results[k..k + n].to_vec()));
+                k += n;
+            } else {
+                out.push(Err(new_results[k]));
+                k += 1;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The offset of a lane `delta` bytes into an access at `offset`.
+fn lane_offset(f: &Function, inst: Inst, offset: Offset32, delta: i32) -> Result<Offset32, Error> {
+    i32::from(offset)
+        .checked_add(delta)
+        .map(Offset32::new)
+        .ok_or_else(|| unsupported(f, inst, "a vector access whose lane offset overflows 32 bits"))
+}
+
+/// A saturating add or subtract of two lanes of type `t`: through `i64`
+/// for lanes up to 32 bits, with the overflow flags for 64-bit lanes.
+fn sat(pos: &mut FuncCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
+    let signed = matches!(op, Opcode::SaddSat | Opcode::SsubSat);
+    let add = matches!(op, Opcode::UaddSat | Opcode::SaddSat);
+    if t.bits() < 64 {
+        let a = extend(pos, x, I64, signed);
+        let b = extend(pos, y, I64, signed);
+        let s = if add { pos.ins().iadd(a, b) } else { pos.ins().isub(a, b) };
+        let (lo, hi) = bounds(t, signed);
+        // Unsigned differences below zero are negative in i64: clamp signed.
+        let c = clamp(pos, s, lo, hi, true);
+        return pos.ins().ireduce(t, c);
+    }
+    let (s, of) = match op {
+        Opcode::UaddSat => pos.ins().uadd_overflow(x, y),
+        Opcode::UsubSat => pos.ins().usub_overflow(x, y),
+        Opcode::SaddSat => pos.ins().sadd_overflow(x, y),
+        _ => pos.ins().ssub_overflow(x, y),
+    };
+    let limit = match op {
+        Opcode::UaddSat => iconst(pos, t, -1),
+        Opcode::UsubSat => iconst(pos, t, 0),
+        _ => {
+            // The overflow's direction is the sign of `x`: MIN if negative, else MAX.
+            let sign = pos.ins().sshr_imm_u(x, 63);
+            pos.ins().bxor_imm_u(sign, i64::MAX)
+        }
+    };
+    pos.ins().select(of, limit, s)
+}
