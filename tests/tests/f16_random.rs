@@ -7,6 +7,8 @@
 //! rounding twice would go wrong) for the others; bitwise, any NaN for a NaN
 //! except the sign operations.
 
+mod common;
+
 use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::immediates::{Ieee16, Ieee32, Ieee64};
 use proptest::prelude::RngExt;
@@ -127,28 +129,9 @@ fn f16_arithmetic() {
     check(&f2, "f16", "v9 = fdiv v0, v1", &mut random(4, RUNS, 2), &|a| via64(h(a, 0) / h(a, 1)));
     let canon =
         |x: f64, a: &[u64]| if is_nan16(a[0] as u16) || is_nan16(a[1] as u16) { (0x7e00, true) } else { (from_f64(x) as u64, true) };
-    let min = |a: f64, b: f64| {
-        if a == b {
-            if a.is_sign_negative() {
-                a
-            } else {
-                b
-            }
-        } else {
-            a.min(b)
-        }
-    };
-    let max = |a: f64, b: f64| {
-        if a == b {
-            if a.is_sign_positive() {
-                a
-            } else {
-                b
-            }
-        } else {
-            a.max(b)
-        }
-    };
+    // NaN operands are `canon`'s; -0 is below +0.
+    let min = |a: f64, b: f64| if a < b || (a == b && a.is_sign_negative()) { a } else { b };
+    let max = |a: f64, b: f64| if a > b || (a == b && a.is_sign_positive()) { a } else { b };
     check(&f2, "f16", "v9 = fmin v0, v1", &mut random(5, RUNS, 2), &|a| canon(min(h(a, 0), h(a, 1)), a));
     check(&f2, "f16", "v9 = fmax v0, v1", &mut random(6, RUNS, 2), &|a| canon(max(h(a, 0), h(a, 1)), a));
     check(&f2, "f16", "v9 = fcopysign v0, v1", &mut random(7, RUNS, 2), &|a| ((a[0] & 0x7fff) | (a[1] & 0x8000), true));
@@ -195,31 +178,8 @@ fn f16_fma() {
 
 #[test]
 fn f16_compares() {
-    use std::cmp::Ordering::*;
-    // (condition, holds for: unordered, less, equal, greater)
-    let conds: [(&str, [bool; 4]); 14] = [
-        ("eq", [false, false, true, false]),
-        ("ne", [true, true, false, true]),
-        ("one", [false, true, false, true]),
-        ("ueq", [true, false, true, false]),
-        ("lt", [false, true, false, false]),
-        ("le", [false, true, true, false]),
-        ("gt", [false, false, false, true]),
-        ("ge", [false, false, true, true]),
-        ("ult", [true, true, false, false]),
-        ("ule", [true, true, true, false]),
-        ("ugt", [true, false, false, true]),
-        ("uge", [true, false, true, true]),
-        ("ord", [false, true, true, true]),
-        ("uno", [true, false, false, false]),
-    ];
-    for (k, (cc, t)) in conds.into_iter().enumerate() {
-        let idx = |o: Option<std::cmp::Ordering>| match o {
-            None => 0,
-            Some(Less) => 1,
-            Some(Equal) => 2,
-            Some(Greater) => 3,
-        };
+    let idx = common::ordering_index;
+    for (k, (cc, t)) in common::FCMP_CONDS.into_iter().enumerate() {
         let body = format!("v9 = fcmp {} v0, v1", cc);
         check(&["f16", "f16"], "i8", &body, &mut random(20 + k as u8, 500, 2), &|a| {
             (t[idx(to_f64(a[0] as u16).partial_cmp(&to_f64(a[1] as u16)))] as u64, true)

@@ -11,7 +11,7 @@
 //! library routines) are an "unsupported" error naming the instruction,
 //! checked before anything is rewritten.
 
-use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::cursor::FuncCursor;
 use cranelift_codegen::ir::types::{F128, I128, I64};
 use cranelift_codegen::ir::{Function, Inst, InstBuilder, InstructionData, Opcode, Value};
 
@@ -19,73 +19,34 @@ use crate::Error;
 
 /// Rewrites every `f128` value of `f` as an `i128` (in place).
 pub fn legalize_f128(f: &mut Function) -> Result<(), Error> {
-    if !super::mentions_type(f, F128) {
-        return Ok(());
-    }
-    let insts = super::insts_mentioning(f, F128);
-    if let Some(&bad) = insts.iter().find(|&&i| !supported(f, i)) {
-        let what = format!("`{}` on f128 is not supported", f.dfg.insts[bad].opcode());
-        return Err(Error::unsupported(what).at(f.dfg.display_inst(bad)));
-    }
-    super::retype_values(f, F128, I128);
-    for inst in insts {
-        rewrite(f, inst);
-    }
-    f.dfg.resolve_all_aliases();
-    super::verify_in_debug(f)
+    super::legalize_as_bits(f, F128, I128, |op| matches!(op, Opcode::F128const | Opcode::Fneg | Opcode::Fabs | Opcode::Fcopysign), compute)
 }
 
-fn supported(f: &Function, inst: Inst) -> bool {
-    match f.dfg.insts[inst].opcode() {
-        Opcode::Bitcast => {
-            let (a, r) = (f.dfg.inst_args(inst)[0], f.dfg.inst_results(inst)[0]);
-            [f.dfg.value_type(a), f.dfg.value_type(r)].iter().all(|&t| t == F128 || t == I128)
-        }
-        Opcode::F128const | Opcode::Fneg | Opcode::Fabs | Opcode::Fcopysign => true,
-        op => super::legalize_f16::moves(op),
-    }
-}
-
-/// Replaces `inst` (its `f128` values already `i128`) by code on the bits.
-fn rewrite(f: &mut Function, inst: Inst) {
-    let op = f.dfg.insts[inst].opcode();
-    if super::legalize_f16::moves(op) {
-        return;
-    }
-    let args = f.dfg.inst_args(inst).to_vec();
-    let result = f.dfg.inst_results(inst)[0];
-    let data = f.dfg.insts[inst];
-    let mut pos = FuncCursor::new(f).at_inst(inst);
-    pos.use_srcloc(inst);
-    let p = &mut pos;
-    let new = match op {
-        Opcode::Bitcast => args[0],
-        Opcode::F128const => {
-            let InstructionData::UnaryConst { constant_handle, .. } = data else { unreachable!("f128const has a constant") };
+/// The `i128` bits that replace `inst`, its `f128` operands already `i128`.
+fn compute(p: &mut FuncCursor, inst: Inst) -> Value {
+    let args = p.func.dfg.inst_args(inst).to_vec();
+    match p.func.dfg.insts[inst] {
+        InstructionData::UnaryConst { constant_handle, .. } => {
             let bytes = p.func.dfg.constants.get(constant_handle).as_slice();
-            let bits = u128::from_le_bytes(bytes.try_into().expect("an f128 constant has 16 bytes"));
-            halves(p, bits)
+            halves(p, u128::from_le_bytes(bytes.try_into().expect("an f128 constant has 16 bytes")))
         }
-        Opcode::Fneg => {
-            let sign = halves(p, 1 << 127);
-            p.ins().bxor(args[0], sign)
-        }
-        Opcode::Fabs => {
-            let mag = halves(p, !(1 << 127));
-            p.ins().band(args[0], mag)
-        }
-        Opcode::Fcopysign => {
-            let (s, m) = (halves(p, 1 << 127), halves(p, !(1 << 127)));
-            let mag = p.ins().band(args[0], m);
-            let sign = p.ins().band(args[1], s);
-            p.ins().bor(mag, sign)
-        }
-        _ => unreachable!("`supported` admits only the opcodes above"),
-    };
-    let f = pos.func;
-    f.dfg.clear_results(inst);
-    f.layout.remove_inst(inst);
-    f.dfg.change_to_alias(result, new);
+        data => match data.opcode() {
+            Opcode::Fneg => {
+                let sign = halves(p, 1 << 127);
+                p.ins().bxor(args[0], sign)
+            }
+            Opcode::Fabs => {
+                let mag = halves(p, !(1 << 127));
+                p.ins().band(args[0], mag)
+            }
+            _ => {
+                let (s, m) = (halves(p, 1 << 127), halves(p, !(1 << 127)));
+                let mag = p.ins().band(args[0], m);
+                let sign = p.ins().band(args[1], s);
+                p.ins().bor(mag, sign)
+            }
+        },
+    }
 }
 
 /// The `i128` constant `bits`, as `legalize_i128` takes it: the `iconcat` of its halves.

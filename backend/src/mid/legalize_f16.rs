@@ -49,7 +49,7 @@
 //! Any other instruction with an `f16` operand or result is an
 //! "unsupported" error naming it (checked before anything is rewritten).
 
-use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::cursor::FuncCursor;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
 use cranelift_codegen::ir::types::{F16, F32, F64, I16, I32, I64};
@@ -59,40 +59,7 @@ use crate::Error;
 
 /// Rewrites every `f16` value of `f` as an `i16` (in place).
 pub fn legalize_f16(f: &mut Function) -> Result<(), Error> {
-    if !super::mentions_type(f, F16) {
-        return Ok(());
-    }
-    let insts = super::insts_mentioning(f, F16);
-    if let Some(&bad) = insts.iter().find(|&&i| !supported(f, i)) {
-        let what = format!("`{}` on f16 is not supported", f.dfg.insts[bad].opcode());
-        return Err(Error::unsupported(what).at(f.dfg.display_inst(bad)));
-    }
-    super::retype_values(f, F16, I16);
-    for inst in insts {
-        rewrite(f, inst);
-    }
-    f.dfg.resolve_all_aliases();
-    super::verify_in_debug(f)
-}
-
-/// Instructions that only move an `f16` (kept, on `i16`) or that this pass rewrites.
-fn supported(f: &Function, inst: Inst) -> bool {
-    use Opcode::*;
-    let op = f.dfg.insts[inst].opcode();
-    match op {
-        Bitcast => {
-            // Between f16 and i16 only (a vector is another pass's).
-            let (a, r) = (f.dfg.inst_args(inst)[0], f.dfg.inst_results(inst)[0]);
-            [f.dfg.value_type(a), f.dfg.value_type(r)].iter().all(|&t| t == F16 || t == I16)
-        }
-        _ => moves(op) || computes(op),
-    }
-}
-
-/// Opcodes that carry an `f16` without looking at it.
-pub(crate) fn moves(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(op, Load | Store | Select | SelectSpectreGuard | Call | CallIndirect | ReturnCall | ReturnCallIndirect | Return)
+    super::legalize_as_bits(f, F16, I16, computes, compute)
 }
 
 fn computes(op: Opcode) -> bool {
@@ -127,21 +94,14 @@ fn computes(op: Opcode) -> bool {
     )
 }
 
-/// Replaces `inst` (its `f16` values already `i16`) by code on the bits.
-fn rewrite(f: &mut Function, inst: Inst) {
-    let op = f.dfg.insts[inst].opcode();
-    if moves(op) {
-        return;
-    }
-    let args = f.dfg.inst_args(inst).to_vec();
-    let result = f.dfg.inst_results(inst)[0];
-    let rty = f.dfg.value_type(result);
-    let data = f.dfg.insts[inst];
-    let mut pos = FuncCursor::new(f).at_inst(inst);
-    pos.use_srcloc(inst);
-    let p = &mut pos;
-    let new = match op {
-        Opcode::Bitcast => args[0],
+/// The `i16` bits (or the compare or integer) that replace `inst`, its
+/// `f16` operands already `i16`.
+fn compute(p: &mut FuncCursor, inst: Inst) -> Value {
+    let op = p.func.dfg.insts[inst].opcode();
+    let args = p.func.dfg.inst_args(inst).to_vec();
+    let rty = p.func.dfg.value_type(p.func.dfg.inst_results(inst)[0]);
+    let data = p.func.dfg.insts[inst];
+    match op {
         Opcode::F16const => {
             let InstructionData::UnaryIeee16 { imm, .. } = data else { unreachable!("f16const has an Ieee16") };
             p.ins().iconst(I16, imm.bits() as i64)
@@ -202,12 +162,8 @@ fn rewrite(f: &mut Function, inst: Inst) {
             }
         }
         Opcode::FcvtFromSint | Opcode::FcvtFromUint => from_int(p, args[0], op == Opcode::FcvtFromSint),
-        _ => unreachable!("`supported` admits only the opcodes above"),
-    };
-    let f = pos.func;
-    f.dfg.clear_results(inst);
-    f.layout.remove_inst(inst);
-    f.dfg.change_to_alias(result, new);
+        _ => unreachable!("`computes` admits only the opcodes above"),
+    }
 }
 
 fn bits_as(p: &mut FuncCursor, ty: cranelift_codegen::ir::Type, x: Value) -> Value {

@@ -21,7 +21,7 @@ pub mod source_order;
 use std::cell::RefCell;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, Signature, Type, Value};
+use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, Opcode, Signature, Type, Value};
 use cranelift_codegen::{settings, Context};
 
 use crate::Error;
@@ -216,4 +216,59 @@ pub(crate) fn retype_values(f: &mut Function, from: Type, to: Type) {
 /// The instructions of `f` (in layout order) that take or produce a value of type `ty`.
 pub(crate) fn insts_mentioning(f: &Function, ty: Type) -> Vec<Inst> {
     f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| inst_mentions_type(f, i, ty)).collect()
+}
+
+/// A float type kept as the integer of its bits (`legalize_f16`,
+/// `legalize_f128`): every value of type `from` renamed to one of `to`
+/// ([`retype_values`]); instructions that only carry it ([`moves_bits`])
+/// kept; `bitcast` between `from` and `to` deleted; each instruction of an
+/// opcode `computes` admits replaced by the value `compute` builds before
+/// it (its operands already of type `to`). Any other instruction on `from`
+/// is an "unsupported" error, found before anything is rewritten.
+pub(crate) fn legalize_as_bits(
+    f: &mut Function,
+    from: Type,
+    to: Type,
+    computes: fn(Opcode) -> bool,
+    compute: fn(&mut FuncCursor, Inst) -> Value,
+) -> Result<(), Error> {
+    if !mentions_type(f, from) {
+        return Ok(());
+    }
+    let insts = insts_mentioning(f, from);
+    let supported = |i: Inst| match f.dfg.insts[i].opcode() {
+        // Between the type and its integer only (a vector is another pass's).
+        Opcode::Bitcast => [f.dfg.inst_args(i)[0], f.dfg.inst_results(i)[0]].iter().all(|&v| [from, to].contains(&f.dfg.value_type(v))),
+        op => moves_bits(op) || computes(op),
+    };
+    if let Some(&bad) = insts.iter().find(|&&i| !supported(i)) {
+        let what = format!("`{}` on {} is not supported", f.dfg.insts[bad].opcode(), from);
+        return Err(Error::unsupported(what).at(f.dfg.display_inst(bad)));
+    }
+    retype_values(f, from, to);
+    for inst in insts {
+        let op = f.dfg.insts[inst].opcode();
+        if moves_bits(op) {
+            continue;
+        }
+        let result = f.dfg.inst_results(inst)[0];
+        let new = if op == Opcode::Bitcast {
+            f.dfg.inst_args(inst)[0]
+        } else {
+            let mut pos = FuncCursor::new(f).at_inst(inst);
+            pos.use_srcloc(inst);
+            compute(&mut pos, inst)
+        };
+        f.dfg.clear_results(inst);
+        f.layout.remove_inst(inst);
+        f.dfg.change_to_alias(result, new);
+    }
+    f.dfg.resolve_all_aliases();
+    verify_in_debug(f)
+}
+
+/// Opcodes that carry a value without looking at its bits.
+fn moves_bits(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, Load | Store | Select | SelectSpectreGuard | Call | CallIndirect | ReturnCall | ReturnCallIndirect | Return)
 }
