@@ -10,7 +10,9 @@
 //!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
 //!    constant folding, redundant loads);
 //! 2. [`mid::legalize_libcalls`] — calls of the float library routines
-//!    Cranelift emits become their instruction; [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
+//!    Cranelift emits become their instruction; [`mid::legalize_f16`] — every `f16` value becomes its `i16` bits,
+//!    its arithmetic computed through `f32`; [`mid::legalize_f128`] — every `f128` value becomes its `i128` bits;
+//!    [`mid::legalize_i128`] — every `i128` value becomes two `i64` halves;
 //!    [`mid::legalize_div`] — rewrites CLIF the rules do not handle directly
 //!    (division and remainder become software sequences);
 //!    and [`mid::legalize_memory`] — loads and stores that may be misaligned get
@@ -72,8 +74,8 @@ pub use pipeline::{Ir, Pass};
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
-    legalize_atomics, legalize_div, legalize_i128, legalize_libcalls, legalize_memory, legalize_vectors, opt_constant_phis, opt_egraph,
-    opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
+    legalize_atomics, legalize_div, legalize_f128, legalize_f16, legalize_i128, legalize_libcalls, legalize_memory, legalize_vectors,
+    opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
 };
 use module::{call_graph, call_stack, shared_mem};
 use opt::{
@@ -465,6 +467,10 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
     }
     legalize_libcalls::legalize_libcalls(func);
     run.ran(Pass::legalize_libcalls, &func.display());
+    legalize_f16::legalize_f16(func).map_err(|e| e.in_pass(Pass::legalize_f16))?;
+    run.ran(Pass::legalize_f16, &func.display());
+    legalize_f128::legalize_f128(func).map_err(|e| e.in_pass(Pass::legalize_f128))?;
+    run.ran(Pass::legalize_f128, &func.display());
     legalize_i128::legalize_i128(func).map_err(|e| e.in_pass(Pass::legalize_i128))?;
     run.ran(Pass::legalize_i128, &func.display());
     legalize_div::legalize_div(func).map_err(|e| e.in_pass(Pass::legalize_div))?;

@@ -88,6 +88,10 @@ passes! {
     opt_merge_accesses: "mid", Clif;
     /// Calls of the float library routines Cranelift emits (`ceil`, `floor`, `trunc`, `nearest`, `fma`) replaced by their instruction.
     legalize_libcalls: "mid", Clif;
+    /// Every `f16` value kept as its `i16` bits, its arithmetic computed through `f32` and rounded once.
+    legalize_f16: "mid", Clif;
+    /// Every `f128` value kept as its `i128` bits (constants, memory, selects, bitcasts, sign operations).
+    legalize_f128: "mid", Clif;
     /// Every `i128` value split into two `i64` halves.
     legalize_i128: "mid", Clif;
     /// Integer division and remainder rewritten as software sequences (the machine has no divide).

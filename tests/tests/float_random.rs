@@ -4,6 +4,8 @@
 //! for a NaN (the payload rules are pinned by the filetests), and the
 //! canonical NaN exactly for fmin/fmax. Seeded: the same values every run.
 
+mod common;
+
 use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
 use proptest::prelude::RngExt;
@@ -213,32 +215,9 @@ fn f64_arithmetic_and_rounding() {
 
 #[test]
 fn compares_and_conversions() {
-    use std::cmp::Ordering::*;
     let g = &mut gen;
-    // (condition, holds for: unordered, less, equal, greater)
-    let conds: [(&str, [bool; 4]); 14] = [
-        ("eq", [false, false, true, false]),
-        ("ne", [true, true, false, true]),
-        ("one", [false, true, false, true]),
-        ("ueq", [true, false, true, false]),
-        ("lt", [false, true, false, false]),
-        ("le", [false, true, true, false]),
-        ("gt", [false, false, false, true]),
-        ("ge", [false, false, true, true]),
-        ("ult", [true, true, false, false]),
-        ("ule", [true, true, true, false]),
-        ("ugt", [true, false, false, true]),
-        ("uge", [true, false, true, true]),
-        ("ord", [false, true, true, true]),
-        ("uno", [true, false, false, false]),
-    ];
-    for (cc, t) in conds {
-        let idx = |o: Option<std::cmp::Ordering>| match o {
-            None => 0,
-            Some(Less) => 1,
-            Some(Equal) => 2,
-            Some(Greater) => 3,
-        };
+    let idx = common::ordering_index;
+    for (cc, t) in common::FCMP_CONDS {
         check(&["f32", "f32"], "i8", &format!("v9 = fcmp {} v0, v1", cc), g, &|a| (t[idx(h32(a[0]).partial_cmp(&h32(a[1])))] as u64, true));
         check(&["f64", "f64"], "i8", &format!("v9 = fcmp {} v0, v1", cc), g, &|a| (t[idx(h64(a[0]).partial_cmp(&h64(a[1])))] as u64, true));
     }

@@ -26,7 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
+use cranelift_codegen::ir::immediates::{Ieee128, Ieee16, Ieee32, Ieee64};
 use cranelift_codegen::ir::{types, Function, Type};
 use cranelift_interpreter::environment::FunctionStore;
 use cranelift_interpreter::interpreter::{Interpreter, InterpreterError, InterpreterState};
@@ -485,16 +485,35 @@ pub(crate) fn data_value(ty: Type, bits: u64) -> Option<DataValue> {
         types::I16 => DataValue::I16(bits as i16),
         types::I32 => DataValue::I32(bits as i32),
         types::I64 => DataValue::I64(bits as i64),
+        types::F16 => DataValue::F16(Ieee16::with_bits(bits as u16)),
         types::F32 => DataValue::F32(Ieee32::with_bits(bits as u32)),
         types::F64 => DataValue::F64(Ieee64::with_bits(bits)),
         _ => return None,
     })
 }
 
+/// The value of the 128-bit type `ty` (`i128`, `f128`) with bits `bits`.
+pub(crate) fn wide_value(ty: Type, bits: u128) -> Option<DataValue> {
+    Some(match ty {
+        types::I128 => DataValue::I128(bits as i128),
+        types::F128 => DataValue::F128(Ieee128::with_bits(bits)),
+        _ => return None,
+    })
+}
+
+/// The bits of a value of a 128-bit type (`i128`, `f128`).
+pub(crate) fn wide_bits(v: &DataValue) -> Option<u128> {
+    Some(match v {
+        DataValue::I128(x) => *x as u128,
+        DataValue::F128(x) => x.bits(),
+        _ => return None,
+    })
+}
+
 /// The argument or result slots (`R[4+2k : 5+2k]`) `params` take: two for
-/// an `i128` (its halves), one for every other type.
+/// an `i128` or `f128` (its halves), one for every other type.
 pub(crate) fn abi_slots(params: &[cranelift_codegen::ir::AbiParam]) -> usize {
-    params.iter().map(|p| if p.value_type == types::I128 { 2 } else { 1 }).sum()
+    params.iter().map(|p| if wide_value(p.value_type, 0).is_some() { 2 } else { 1 }).sum()
 }
 
 pub(crate) fn bits_of(v: &DataValue) -> Option<u64> {
@@ -503,6 +522,7 @@ pub(crate) fn bits_of(v: &DataValue) -> Option<u64> {
         DataValue::I16(x) => *x as u16 as u64,
         DataValue::I32(x) => *x as u32 as u64,
         DataValue::I64(x) => *x as u64,
+        DataValue::F16(x) => x.bits() as u64,
         DataValue::F32(x) => x.bits() as u64,
         DataValue::F64(x) => x.bits(),
         _ => return None,
@@ -524,8 +544,10 @@ fn same_bits(a: &[DataValue], b: &[DataValue]) -> bool {
 fn agrees_with_interpreter(a: &[DataValue], b: &[DataValue]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (DataValue::F16(p), DataValue::F16(q)) => p.bits() == q.bits() || (p.is_nan() && q.is_nan()),
             (DataValue::F32(p), DataValue::F32(q)) => p.bits() == q.bits() || (p.is_nan() && q.is_nan()),
             (DataValue::F64(p), DataValue::F64(q)) => p.bits() == q.bits() || (p.is_nan() && q.is_nan()),
+            (DataValue::F128(p), DataValue::F128(q)) => p.bits() == q.bits() || (p.is_nan() && q.is_nan()),
             _ => x.bitwise_eq(y),
         })
 }
@@ -679,10 +701,10 @@ fn call_simulator(program: &Program, f: &Function, args: &[DataValue]) -> Result
     // On the simulator: argument k in R[4+2k : 5+2k].
     let mut words = Vec::new();
     for a in args {
-        // An i128 takes two argument slots, low half first (docs/abi.md).
-        let halves = match a {
-            DataValue::I128(x) => vec![*x as u64, (*x >> 64) as u64],
-            _ => vec![bits_of(a).ok_or_else(|| format!("argument {} is not of a supported type", a))?],
+        // An i128 or f128 takes two argument slots, low half first (docs/abi.md).
+        let halves = match wide_bits(a) {
+            Some(x) => vec![x as u64, (x >> 64) as u64],
+            None => vec![bits_of(a).ok_or_else(|| format!("argument {} is not of a supported type", a))?],
         };
         for b in halves {
             words.push(b as u32);
@@ -700,8 +722,11 @@ fn call_simulator(program: &Program, f: &Function, args: &[DataValue]) -> Result
             let mut k = 0;
             let mut vals = Vec::new();
             for r in &f.signature.returns {
-                if r.value_type == types::I128 {
-                    vals.push(Ok(DataValue::I128((slot(k) as u128 | (slot(k + 1) as u128) << 64) as i128)));
+                if abi_slots(&[*r]) == 2 {
+                    vals.push(
+                        wide_value(r.value_type, slot(k) as u128 | (slot(k + 1) as u128) << 64)
+                            .ok_or_else(|| format!("result type {}", r.value_type)),
+                    );
                     k += 2;
                 } else {
                     vals.push(data_value(r.value_type, slot(k)).ok_or_else(|| format!("result type {}", r.value_type)));

@@ -11,12 +11,12 @@
 //! reads the results.
 
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::{types, Function, Type};
+use cranelift_codegen::ir::{Function, Type};
 use cranelift_reader::Details;
 use ursa_emit::elf;
 use ursa_sim::{Gpu, Program};
 
-use crate::filetest::{abi_slots, bits_of, compile_guarded, data_value, stop_kind, test_config, SimCall};
+use crate::filetest::{abi_slots, bits_of, compile_guarded, data_value, stop_kind, test_config, wide_bits, wide_value, SimCall};
 
 /// The name (with its `%`) of the function a `; run:` / `; print:`
 /// comment calls; `None` for other comments.
@@ -49,20 +49,22 @@ const SLOT: u64 = 16;
 fn slot_bytes(v: &DataValue) -> Result<[u8; SLOT as usize], String> {
     let mut b = [0u8; SLOT as usize];
     match v {
-        DataValue::I128(x) => b.copy_from_slice(&x.to_le_bytes()),
         DataValue::V128(x) => b.copy_from_slice(x),
         DataValue::V64(x) => b[..8].copy_from_slice(x),
         DataValue::V32(x) => b[..4].copy_from_slice(x),
         DataValue::V16(x) => b[..2].copy_from_slice(x),
-        _ => b[..8].copy_from_slice(&bits_of(v).ok_or_else(|| format!("argument {} is not of a supported type", v))?.to_le_bytes()),
+        _ => match wide_bits(v) {
+            Some(x) => b.copy_from_slice(&x.to_le_bytes()),
+            None => b[..8].copy_from_slice(&bits_of(v).ok_or_else(|| format!("argument {} is not of a supported type", v))?.to_le_bytes()),
+        },
     }
     Ok(b)
 }
 
 /// The value of `ty` in the slot bytes `b`.
 fn slot_value(ty: Type, b: &[u8]) -> Result<DataValue, String> {
-    if ty == types::I128 {
-        return Ok(DataValue::I128(i128::from_le_bytes(b[..16].try_into().unwrap())));
+    if let Some(v) = wide_value(ty, u128::from_le_bytes(b[..16].try_into().unwrap())) {
+        return Ok(v);
     }
     if ty.is_vector() {
         return Ok(match ty.bytes() {

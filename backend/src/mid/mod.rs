@@ -4,6 +4,8 @@ pub mod divergence;
 pub mod induction;
 pub mod legalize_atomics;
 pub mod legalize_div;
+pub mod legalize_f128;
+pub mod legalize_f16;
 pub mod legalize_i128;
 pub mod legalize_libcalls;
 pub mod legalize_memory;
@@ -20,7 +22,7 @@ pub mod source_order;
 use std::cell::RefCell;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, Value};
+use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, Opcode, Signature, Type, Value};
 use cranelift_codegen::{settings, Context};
 
 use crate::Error;
@@ -217,4 +219,128 @@ pub(crate) fn delete_dead(f: &mut Function, l: Block) {
             f.layout.remove_inst(inst);
         }
     }
+}
+
+/// Does `f` have a value of type `ty` (in its signature, a called
+/// signature, a block parameter or an instruction's operand or result)?
+pub(crate) fn mentions_type(f: &Function, ty: Type) -> bool {
+    let sig = |s: &Signature| s.params.iter().chain(s.returns.iter()).any(|p| p.value_type == ty);
+    sig(&f.signature)
+        || f.dfg.signatures.values().any(sig)
+        // The value table also holds values no instruction names any more:
+        // one pass over it rules out most functions, the walk decides.
+        || f.dfg.values().any(|v| f.dfg.value_type(v) == ty) && f.layout.blocks().any(|b| {
+            f.dfg.block_params(b).iter().any(|&p| f.dfg.value_type(p) == ty) || f.layout.block_insts(b).any(|i| inst_mentions_type(f, i, ty))
+        })
+}
+
+/// Does `inst` take or produce a value of type `ty` (block arguments not counted)?
+pub(crate) fn inst_mentions_type(f: &Function, inst: Inst, ty: Type) -> bool {
+    f.dfg.inst_args(inst).iter().chain(f.dfg.inst_results(inst)).any(|&v| f.dfg.value_type(v) == ty)
+}
+
+/// Every value of type `from` (block parameters, instruction results, the
+/// parameters and results of the function's and the called signatures)
+/// replaced by a value of type `to`, and every use renamed: a type that
+/// lives as the bits of an integer of the same width. The instructions
+/// keep their opcodes (a `load` or `select` of `to` is what it was; a
+/// float operation on `to` is left for the caller to rewrite).
+pub(crate) fn retype_values(f: &mut Function, from: Type, to: Type) {
+    f.dfg.resolve_all_aliases();
+    let retype = |s: &mut Signature| {
+        for p in s.params.iter_mut().chain(s.returns.iter_mut()) {
+            if p.value_type == from {
+                p.value_type = to;
+            }
+        }
+    };
+    retype(&mut f.signature);
+    for s in f.dfg.signatures.values_mut() {
+        retype(s);
+    }
+    let mut map: rustc_hash::FxHashMap<Value, Value> = Default::default();
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    for &b in &blocks {
+        for p in f.dfg.block_params(b).to_vec() {
+            if f.dfg.value_type(p) == from {
+                map.insert(p, f.dfg.replace_block_param(p, to));
+            }
+        }
+        let mut next = f.layout.first_inst(b);
+        while let Some(inst) = next {
+            for r in f.dfg.inst_results(inst).to_vec() {
+                if f.dfg.value_type(r) == from {
+                    map.insert(r, f.dfg.replace_result(r, to));
+                }
+            }
+            next = f.layout.next_inst(inst);
+        }
+    }
+    for b in blocks {
+        let mut next = f.layout.first_inst(b);
+        while let Some(inst) = next {
+            f.dfg.map_inst_values(inst, |v| map.get(&v).copied().unwrap_or(v));
+            next = f.layout.next_inst(inst);
+        }
+    }
+}
+
+/// The instructions of `f` (in layout order) that take or produce a value of type `ty`.
+pub(crate) fn insts_mentioning(f: &Function, ty: Type) -> Vec<Inst> {
+    f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| inst_mentions_type(f, i, ty)).collect()
+}
+
+/// A float type kept as the integer of its bits (`legalize_f16`,
+/// `legalize_f128`): every value of type `from` renamed to one of `to`
+/// ([`retype_values`]); instructions that only carry it ([`moves_bits`])
+/// kept; `bitcast` between `from` and `to` deleted; each instruction of an
+/// opcode `computes` admits replaced by the value `compute` builds before
+/// it (its operands already of type `to`). Any other instruction on `from`
+/// is an "unsupported" error, found before anything is rewritten.
+pub(crate) fn legalize_as_bits(
+    f: &mut Function,
+    from: Type,
+    to: Type,
+    computes: fn(Opcode) -> bool,
+    compute: fn(&mut FuncCursor, Inst) -> Value,
+) -> Result<(), Error> {
+    if !mentions_type(f, from) {
+        return Ok(());
+    }
+    let insts = insts_mentioning(f, from);
+    let supported = |i: Inst| match f.dfg.insts[i].opcode() {
+        // Between the type and its integer only (a vector is another pass's).
+        Opcode::Bitcast => [f.dfg.inst_args(i)[0], f.dfg.inst_results(i)[0]].iter().all(|&v| [from, to].contains(&f.dfg.value_type(v))),
+        op => moves_bits(op) || computes(op),
+    };
+    if let Some(&bad) = insts.iter().find(|&&i| !supported(i)) {
+        let what = format!("`{}` on {} is not supported", f.dfg.insts[bad].opcode(), from);
+        return Err(Error::unsupported(what).at(f.dfg.display_inst(bad)));
+    }
+    retype_values(f, from, to);
+    for inst in insts {
+        let op = f.dfg.insts[inst].opcode();
+        if moves_bits(op) {
+            continue;
+        }
+        let result = f.dfg.inst_results(inst)[0];
+        let new = if op == Opcode::Bitcast {
+            f.dfg.inst_args(inst)[0]
+        } else {
+            let mut pos = FuncCursor::new(f).at_inst(inst);
+            pos.use_srcloc(inst);
+            compute(&mut pos, inst)
+        };
+        f.dfg.clear_results(inst);
+        f.layout.remove_inst(inst);
+        f.dfg.change_to_alias(result, new);
+    }
+    f.dfg.resolve_all_aliases();
+    verify_in_debug(f)
+}
+
+/// Opcodes that carry a value without looking at its bits.
+fn moves_bits(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, Load | Store | Select | SelectSpectreGuard | Call | CallIndirect | ReturnCall | ReturnCallIndirect | Return)
 }

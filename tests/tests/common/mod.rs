@@ -1,9 +1,11 @@
-//! Helpers shared by the sweep tests (`div_sweep.rs`, `fdiv_sweep.rs`).
+//! Helpers shared by the sweep tests (`div_sweep.rs`, `fdiv_sweep.rs`) and
+//! the float operand tests (`float_random.rs`, `f16_random.rs`).
 
 /// The CLIF text of kernel `%name(a, b, out, n)`: for every global thread
 /// index `i < n`, loads `x = a[i]` and `y = b[i]` of type `ty` (as values
 /// `v15` and `v16`), runs `body` (which must define `v17` from them) and
 /// stores `v17` to `out[i]` (the buffers are aligned to their element size).
+#[allow(dead_code)]
 pub fn elementwise_kernel(name: &str, ty: &str, body: &str) -> String {
     let shift = match ty {
         "i8" => 0,
@@ -41,4 +43,35 @@ block2:
 }}
 "
     )
+}
+
+/// The 14 `fcmp` conditions, each with whether it holds for the operands'
+/// ordering: unordered, less, equal, greater ([`ordering_index`]).
+#[allow(dead_code)]
+pub const FCMP_CONDS: [(&str, [bool; 4]); 14] = [
+    ("eq", [false, false, true, false]),
+    ("ne", [true, true, false, true]),
+    ("one", [false, true, false, true]),
+    ("ueq", [true, false, true, false]),
+    ("lt", [false, true, false, false]),
+    ("le", [false, true, true, false]),
+    ("gt", [false, false, false, true]),
+    ("ge", [false, false, true, true]),
+    ("ult", [true, true, false, false]),
+    ("ule", [true, true, true, false]),
+    ("ugt", [true, false, false, true]),
+    ("uge", [true, false, true, true]),
+    ("ord", [false, true, true, true]),
+    ("uno", [true, false, false, false]),
+];
+
+/// The column of [`FCMP_CONDS`] for a `partial_cmp` result.
+#[allow(dead_code)]
+pub fn ordering_index(o: Option<std::cmp::Ordering>) -> usize {
+    match o {
+        None => 0,
+        Some(std::cmp::Ordering::Less) => 1,
+        Some(std::cmp::Ordering::Equal) => 2,
+        Some(std::cmp::Ordering::Greater) => 3,
+    }
 }
