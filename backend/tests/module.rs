@@ -508,7 +508,7 @@ fn error_data_objects() {
     assert!(text(define(true, true, &d).err().unwrap()).contains("cannot be thread-local"));
     assert!(text(define(true, false, &DataDescription::new()).err().unwrap()).contains("gives no size"));
     let mut bad_align = d.clone();
-    bad_align.set_align(3);
+    bad_align.align = Some(3); // (`set_align` asserts a power of two)
     assert!(text(define(true, false, &bad_align).err().unwrap()).contains("alignment 3"));
     // An address that does not fit in the object.
     let mut m = UrsaModule::new();

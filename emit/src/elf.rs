@@ -908,22 +908,10 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
         if code.len() % 16 != 0 {
             return bad(format!("{} is {} bytes, not a whole number of 16-byte instructions", sec_name, code.len()));
         }
-        let mut relocs = Vec::new();
-        for (off, rel) in sec.relocations() {
-            let RelocationFlags::Elf { r_type } = rel.flags() else { return bad("non-ELF relocation") };
-            if r_type != R_URSA_REL32 {
-                return bad(format!("{}: unknown relocation type {} at 0x{:x}", sec_name, r_type, off));
-            }
-            let RelocationTarget::Symbol(si) = rel.target() else {
-                return bad(format!("{}: relocation at 0x{:x} has no symbol", sec_name, off));
-            };
-            let sym = file.symbol_by_index(si).map_err(|e| ElfError(format!("{}: relocation symbol: {}", sec_name, e)))?;
-            let sname = sym.name().map_err(|e| ElfError(e.to_string()))?.to_string();
-            if off.checked_add(4).is_none_or(|end| end > code.len() as u64) {
-                return bad(format!("{}: relocation at 0x{:x} is outside the code", sec_name, off));
-            }
-            relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
-        }
+        let relocs = section_relocs(&file, &sec, &sec_name, R_URSA_REL32, code.len() as u64)?
+            .into_iter()
+            .map(|(offset, symbol, addend)| Reloc { offset, symbol, addend })
+            .collect();
         obj.functions.push(Function {
             name,
             kernel,
@@ -945,19 +933,24 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
     Ok(obj)
 }
 
-/// The `R_URSA_ABS64` relocations of the section `sec` (named `name`, of
-/// `size` bytes): offset in the section, symbol name, addend.
-fn abs64_relocs(
+/// The relocations of the section `sec` (named `name`, of `size` bytes):
+/// offset in the section, symbol name, addend. Each must be of type
+/// `r_type` ([`R_URSA_REL32`], 4 bytes, in code; [`R_URSA_ABS64`], 8 bytes,
+/// in data), name a symbol and lie inside the section.
+fn section_relocs(
     file: &ElfFile64<Endianness>,
     sec: &object::read::elf::ElfSection64<Endianness>,
     name: &str,
+    r_type: u32,
     size: u64,
 ) -> Result<Vec<(u64, String, i64)>, ElfError> {
+    let (type_name, width, room) =
+        if r_type == R_URSA_REL32 { ("R_URSA_REL32", 4, "the code") } else { ("R_URSA_ABS64", 8, "the section") };
     let mut out = Vec::new();
     for (off, rel) in sec.relocations() {
-        let RelocationFlags::Elf { r_type } = rel.flags() else { return bad("non-ELF relocation") };
-        if r_type != R_URSA_ABS64 {
-            return bad(format!("{}: relocation type {} at 0x{:x} is not R_URSA_ABS64", name, r_type, off));
+        let RelocationFlags::Elf { r_type: t } = rel.flags() else { return bad("non-ELF relocation") };
+        if t != r_type {
+            return bad(format!("{}: unknown relocation type {} at 0x{:x} (not {})", name, t, off, type_name));
         }
         let RelocationTarget::Symbol(si) = rel.target() else {
             return bad(format!("{}: relocation at 0x{:x} has no symbol", name, off));
@@ -967,8 +960,8 @@ fn abs64_relocs(
         if sname.is_empty() {
             return bad(format!("{}: relocation at 0x{:x} names no symbol", name, off));
         }
-        if off.checked_add(8).is_none_or(|end| end > size) {
-            return bad(format!("{}: relocation at 0x{:x} is outside the section ({} bytes)", name, off, size));
+        if off.checked_add(width).is_none_or(|end| end > size) {
+            return bad(format!("{}: relocation at 0x{:x} is outside {} ({} bytes)", name, off, room, size));
         }
         out.push((off, sname.to_string(), rel.addend()));
     }
@@ -978,6 +971,8 @@ fn abs64_relocs(
 /// Reads the data objects (the object symbols of the data sections, their
 /// contents and relocations) and the address table into `obj`.
 fn read_data(file: &ElfFile64<Endianness>, obj: &mut Object) -> Result<(), ElfError> {
+    // The symbol index of each object read.
+    let mut order = Vec::new();
     for name in [GLOBAL_SECTION, GLOBAL_INIT_SECTION, CONSTANT_SECTION] {
         let Some(sec) = file.section_by_name(name) else { continue };
         let nobits = name == GLOBAL_SECTION;
@@ -992,6 +987,7 @@ fn read_data(file: &ElfFile64<Endianness>, obj: &mut Object) -> Result<(), ElfEr
         }
         let sec_align = sec.align().clamp(1, 1 << 31);
         let first = obj.data.len();
+        let mut symbols = Vec::new();
         for sym in file.symbols().filter(|s| s.section_index() == Some(sec.index())) {
             if sym.kind() != object::SymbolKind::Data {
                 continue;
@@ -1009,6 +1005,7 @@ fn read_data(file: &ElfFile64<Endianness>, obj: &mut Object) -> Result<(), ElfEr
             }
             // Each object is as aligned as its section and its offset allow.
             let align = if value == 0 { sec_align } else { sec_align.min(1 << value.trailing_zeros()) } as u32;
+            symbols.push(sym.index().0);
             obj.data.push(DataObject {
                 name: sname,
                 space: if name == CONSTANT_SECTION { DataSpace::Constant } else { DataSpace::Global },
@@ -1019,7 +1016,7 @@ fn read_data(file: &ElfFile64<Endianness>, obj: &mut Object) -> Result<(), ElfEr
                 relocs: Vec::new(),
             });
         }
-        for (off, sym, addend) in abs64_relocs(file, &sec, name, size)? {
+        for (off, sym, addend) in section_relocs(file, &sec, name, R_URSA_ABS64, size)? {
             if nobits {
                 return bad(format!("{}: relocation at 0x{:x} in a section without contents", name, off));
             }
@@ -1030,14 +1027,19 @@ fn read_data(file: &ElfFile64<Endianness>, obj: &mut Object) -> Result<(), ElfEr
             };
             d.relocs.push(Reloc { offset: off - u64::from(d.offset), symbol: sym, addend });
         }
+        order.extend(symbols);
     }
+    // The objects in the order of their symbols (the writer's order).
+    let mut keyed: Vec<(usize, DataObject)> = order.into_iter().zip(std::mem::take(&mut obj.data)).collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    obj.data = keyed.into_iter().map(|(_, d)| d).collect();
     if let Some(sec) = file.section_by_name(ADDRESS_SECTION) {
         let size = sec.size();
         if size % 8 != 0 || size > u64::from(BANK_BYTES) {
             return bad(format!("{} is {} bytes: not a table of 8-byte addresses in {} bytes", ADDRESS_SECTION, size, BANK_BYTES));
         }
         let mut table = vec![None; (size / 8) as usize];
-        for (off, sym, addend) in abs64_relocs(file, &sec, ADDRESS_SECTION, size)? {
+        for (off, sym, addend) in section_relocs(file, &sec, ADDRESS_SECTION, R_URSA_ABS64, size)? {
             if off % 8 != 0 || addend != 0 || table[(off / 8) as usize].is_some() {
                 return bad(format!("{}: relocation at 0x{:x} is not the one address of an entry", ADDRESS_SECTION, off));
             }
@@ -1281,11 +1283,11 @@ mod tests {
         let mut b = good.clone();
         let at = first_rela(&b, ".rela.ursa.constant3") + 8;
         b[at..at + 4].copy_from_slice(&R_URSA_REL32.to_le_bytes());
-        assert!(err(&b).contains(".ursa.constant3: relocation type 1 at 0x0 is not R_URSA_ABS64"), "{}", err(&b));
+        assert!(err(&b).contains(".ursa.constant3: unknown relocation type 1 at 0x0 (not R_URSA_ABS64)"), "{}", err(&b));
         // A relocation against no symbol.
         let mut obj = with_data();
         obj.data[2].relocs[0].symbol = "missing".into();
-        assert!(err(&write(&obj)).contains(".ursa.constant3: relocation at 0x0 names no symbol"), "{}", err(&write(&obj)));
+        assert!(err(&write(&obj)).contains(".ursa.constant3: relocation at 0x0 has no symbol"), "{}", err(&write(&obj)));
         // An address-table entry without its relocation.
         let mut b = good.clone();
         let at = first_rela(&b, ".rela.ursa.constant14") + 8;
