@@ -71,6 +71,7 @@ pub use error::Error;
 pub use module::symbol_name;
 pub use module::ursa_module::UrsaModule;
 pub use pipeline::{Ir, Pass};
+pub use ursa_isel::DataLayout;
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
@@ -147,6 +148,12 @@ pub struct Options {
     pub print_after: Vec<Pass>,
     /// The file's static shared-memory variables ([`module::shared_mem::parse`]).
     pub shared: shared_mem::SharedLayout,
+    /// Where the data objects in global or constant memory a function may
+    /// name (`symbol_value`) are: the offset of each one's address in the
+    /// address table, constant bank 14, and of each read-only one in
+    /// constant bank 3 ([`UrsaModule`] fills it; `docs/module.md`, "Data
+    /// objects").
+    pub data: DataLayout,
     /// What the rest of the module tells the reconvergence pass
     /// ([`module::call_graph::module_facts`]); without it a device function saves
     /// every convergence-barrier register it uses, and calls are not
@@ -276,8 +283,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
         offsets = opts.shared.offsets();
         &offsets
     };
-    let mut vcode =
-        ursa_isel::lower(&func, opts.kernel, shared, opts.opt_level == OptLevel::Speed).map_err(|e| Error::from(e).in_pass(Pass::lower))?;
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared, &opts.data, opts.opt_level == OptLevel::Speed)
+        .map_err(|e| Error::from(e).in_pass(Pass::lower))?;
     run.ran(Pass::lower, &vcode);
     opt_narrow_pairs::opt_narrow_pairs(&mut vcode);
     run.ran(Pass::opt_narrow_pairs, &vcode);

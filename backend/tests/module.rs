@@ -301,13 +301,10 @@ fn error_reserved_names() {
 }
 
 #[test]
-fn error_data_that_is_not_shared_memory() {
+fn error_shared_variables() {
     let mut m = UrsaModule::new();
-    let id = m.declare_data("table", Linkage::Local, false, false).unwrap();
     let mut d = DataDescription::new();
     d.define(vec![1, 2, 3, 4].into_boxed_slice());
-    let e = text(m.define_data(id, &d).unwrap_err());
-    assert!(e.contains("not supported yet"), "{}", e);
     let s = m.declare_data("ursa_shared_init", Linkage::Local, true, false).unwrap();
     let e = text(m.define_data(s, &d).unwrap_err());
     assert!(e.contains("cannot have contents"), "{}", e);
@@ -368,4 +365,185 @@ fn error_define_function_bytes() {
     let id = m.declare_function("raw", Linkage::Export, &m.make_signature()).unwrap();
     let e = text(m.define_function_bytes(id, 16, &[0; 16], &[]).unwrap_err());
     assert!(e.contains("ursa asm"), "{}", e);
+}
+
+/// A module with a constant lookup table, a zero-initialized global
+/// counter, an initialized global and a global holding the table's address
+/// plus 4 (a relocation). Kernel `k(out)`, thread `t` of a CTA:
+/// `v = table[t % 8]`, `atomic counter += v`,
+/// `out[t] = v + bias + 1000 * *ptr + 100000 * table_plus_4[0]`.
+fn data_module(opt_level: ursa_backend::OptLevel, table: &[i32; 8]) -> Vec<u8> {
+    use cranelift_codegen::ir::{immediates::Imm64, GlobalValueData};
+    let mut m = UrsaModule::with_options(ursa_backend::Options { opt_level, ..Default::default() });
+    let define = |m: &mut UrsaModule, name: &str, writable: bool, d: &DataDescription| {
+        let id = m.declare_data(name, Linkage::Local, writable, false).expect("declares");
+        m.define_data(id, d).expect("defines");
+        id
+    };
+    let mut d = DataDescription::new();
+    d.define(table.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>().into_boxed_slice());
+    d.set_align(16);
+    let tbl = define(&mut m, "table", false, &d);
+    let mut d = DataDescription::new();
+    d.define_zeroinit(4);
+    let counter = define(&mut m, "counter", true, &d);
+    let mut d = DataDescription::new();
+    d.define(100i32.to_le_bytes().to_vec().into_boxed_slice());
+    let bias = define(&mut m, "bias", true, &d);
+    let mut d = DataDescription::new();
+    d.define_zeroinit(8);
+    let gv = m.declare_data_in_data(tbl, &mut d);
+    d.write_data_addr(0, gv, 4);
+    let ptr = define(&mut m, "ptr", true, &d);
+    kernel(&mut m, "k", |k, out| {
+        let flags = MemFlagsData::trusted();
+        let t = k.thread_idx(Dim::X).expect("tid");
+        let lane = k.ins().band_imm_u(t, 7);
+        let base = k.address_of(tbl);
+        let at = k.element_addr(base, lane, 4);
+        let v = k.ins().load(types::I32, flags, at, 0);
+        let c = k.address_of(counter);
+        k.atomic_add(c, v);
+        let b = k.address_of(bias);
+        let b = k.ins().load(types::I32, flags, b, 0);
+        let p = k.address_of(ptr);
+        let p = k.ins().load(types::I64, flags, p, 0);
+        let w = k.ins().load(types::I32, flags, p, 0);
+        // `symbol_value` of the table's symbol plus 4.
+        let gv = match k.func.dfg.insts[k.func.dfg.value_def(base).unwrap_inst()] {
+            cranelift_codegen::ir::InstructionData::UnaryGlobalValue { global_value, .. } => global_value,
+            _ => unreachable!("symbol_value"),
+        };
+        let GlobalValueData::Symbol { name, colocated, .. } = k.func.global_values[gv].clone() else { unreachable!() };
+        let gv4 = k.create_global_value(GlobalValueData::Symbol { name, offset: Imm64::new(4), colocated, tls: false });
+        let a4 = k.ins().symbol_value(types::I64, gv4);
+        let x = k.ins().load(types::I32, flags, a4, 0);
+        let w = k.ins().imul_imm_s(w, 1000);
+        let x = k.ins().imul_imm_s(x, 100000);
+        let s = k.ins().iadd(v, b);
+        let s = k.ins().iadd(s, w);
+        let s = k.ins().iadd(s, x);
+        let o = k.element_addr(out, t, 4);
+        k.ins().store(flags, s, o, 0);
+    });
+    m.finish().expect("compiles")
+}
+
+/// `__constant__` and `__device__` data through the module and the host
+/// API: the kernel reads the constant table, accumulates into the global
+/// counter, reads an initialized global and a relocated pointer; the host
+/// reads and writes the objects by name, and a write to the constant table
+/// is seen by the next launch. At both opt levels.
+#[test]
+fn data_objects_in_global_and_constant_memory() {
+    let table = [3, 1, 4, 1, 5, 9, 2, 6];
+    for level in [ursa_backend::OptLevel::None, ursa_backend::OptLevel::Speed] {
+        let bytes = data_module(level, &table);
+        let obj = ursa_emit::elf::read(&bytes).expect("reads");
+        let names: Vec<&str> = obj.data.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["table", "counter", "bias", "ptr"]);
+        assert_eq!(obj.addresses, names);
+        assert_eq!(obj.data[0].section(), ursa_emit::elf::CONSTANT_SECTION);
+        assert_eq!(obj.data[1].section(), ursa_emit::elf::GLOBAL_SECTION);
+        assert_eq!(obj.data[3].relocs, [ursa_emit::elf::Reloc { offset: 0, symbol: "table".into(), addend: 4 }]);
+
+        let dev = Device::new();
+        let module = dev.load_module(&bytes).expect("loads");
+        let k = module.kernel("k").expect("kernel");
+        let threads = 64u32;
+        let out = dev.alloc_zeros::<i32>(threads as usize).expect("allocates");
+        for round in 0..2 {
+            let table: Vec<i32> = table.iter().map(|v| v * (round + 1)).collect();
+            if round == 1 {
+                module.global::<i32>("table").unwrap().copy_from_host(&table).unwrap();
+                module.global::<i32>("counter").unwrap().zero().unwrap();
+            }
+            k.launch(1, threads, 0, &[&out]).expect("runs");
+            let want: Vec<i32> = (0..threads as usize).map(|t| table[t % 8] + 100 + 1000 * table[1] + 100000 * table[1]).collect();
+            assert_eq!(out.to_vec().unwrap(), want, "{:?}, round {}", level, round);
+            let sum: i32 = (0..threads as usize).map(|t| table[t % 8]).sum();
+            assert_eq!(module.global::<i32>("counter").unwrap().to_vec().unwrap(), [sum], "{:?}, round {}", level, round);
+        }
+        // The pointer object holds the table's address plus 4.
+        let ptr = module.global::<u64>("ptr").unwrap().to_vec().unwrap()[0];
+        assert_eq!(ptr, module.global::<i32>("table").unwrap().address() + 4);
+        assert!(matches!(module.global::<i64>("bias"), Err(ursa_sim::host::HostError::GlobalSize { .. })));
+        assert!(module.global::<i32>("nothing").unwrap_err().to_string().contains("the data objects: table, counter, bias, ptr"));
+    }
+}
+
+/// A data object holding the address of a function, and one holding the
+/// address of another data object that itself holds one (a chain).
+#[test]
+fn data_objects_hold_addresses_of_functions_and_data() {
+    let mut m = UrsaModule::new();
+    let f = kernel(&mut m, "k", |_, _| {});
+    let mut d = DataDescription::new();
+    d.define_zeroinit(16);
+    let fr = m.declare_func_in_data(f, &mut d);
+    d.write_function_addr(8, fr);
+    let a = m.declare_data("a", Linkage::Export, true, false).unwrap();
+    m.define_data(a, &d).unwrap();
+    let mut d = DataDescription::new();
+    d.define_zeroinit(8);
+    let gv = m.declare_data_in_data(a, &mut d);
+    d.write_data_addr(0, gv, 8);
+    let b = m.declare_data("b", Linkage::Export, false, false).unwrap();
+    m.define_data(b, &d).unwrap();
+    let module = Device::new().load_module(&m.finish().unwrap()).unwrap();
+    let a_words = module.global::<u64>("a").unwrap().to_vec().unwrap();
+    assert_eq!(a_words, [0, module.program().function("k").unwrap().address]);
+    assert_eq!(module.global::<u64>("b").unwrap().to_vec().unwrap(), [module.global::<u8>("a").unwrap().address() + 8]);
+}
+
+#[test]
+fn error_data_objects() {
+    let define = |writable: bool, tls: bool, d: &DataDescription| {
+        let mut m = UrsaModule::new();
+        let id = m.declare_data("x", Linkage::Local, writable, tls).unwrap();
+        m.define_data(id, d).map(|_| m)
+    };
+    let mut d = DataDescription::new();
+    d.define_zeroinit(4);
+    assert!(text(define(true, true, &d).err().unwrap()).contains("cannot be thread-local"));
+    assert!(text(define(true, false, &DataDescription::new()).err().unwrap()).contains("gives no size"));
+    let mut bad_align = d.clone();
+    bad_align.align = Some(3); // (`set_align` asserts a power of two)
+    assert!(text(define(true, false, &bad_align).err().unwrap()).contains("alignment 3"));
+    // An address that does not fit in the object.
+    let mut m = UrsaModule::new();
+    let x = m.declare_data("x", Linkage::Local, true, false).unwrap();
+    let mut d = DataDescription::new();
+    d.define_zeroinit(4);
+    let gv = m.declare_data_in_data(x, &mut d);
+    d.write_data_addr(0, gv, 0);
+    assert!(text(m.define_data(x, &d).unwrap_err()).contains("does not fit in 4 bytes"));
+    // The address of a shared variable (one per CTA) or of an import.
+    let s = m.declare_shared("s", 4, 4).unwrap();
+    let mut d = DataDescription::new();
+    d.define_zeroinit(8);
+    let gv = m.declare_data_in_data(s, &mut d);
+    d.write_data_addr(0, gv, 0);
+    assert!(text(m.define_data(x, &d).unwrap_err()).contains("per CTA"));
+    let imp = m.declare_function("elsewhere", Linkage::Import, &m.make_signature()).unwrap();
+    let mut d = DataDescription::new();
+    d.define_zeroinit(8);
+    let fr = m.declare_func_in_data(imp, &mut d);
+    d.write_function_addr(0, fr);
+    m.define_data(x, &d).unwrap();
+    assert!(text(m.finish().unwrap_err()).contains("holds the address of `elsewhere`, which this module does not define"));
+    // Declared for export, never defined.
+    let mut m = UrsaModule::new();
+    m.declare_data("g", Linkage::Export, true, false).unwrap();
+    assert!(text(m.finish().unwrap_err()).contains("`g` is declared"));
+    // More constant data than constant bank 3 holds (64 KiB).
+    let mut m = UrsaModule::new();
+    let mut d = DataDescription::new();
+    d.define_zeroinit(0x8000);
+    for name in ["c1", "c2", "c3"] {
+        let id = m.declare_data(name, Linkage::Local, false, false).unwrap();
+        m.define_data(id, &d).unwrap();
+    }
+    let e = text(m.finish().unwrap_err());
+    assert!(e.contains("`c3`") && e.contains(".ursa.constant3"), "{}", e);
 }

@@ -18,6 +18,28 @@ use object::{Endianness, RelocationFlags, RelocationTarget};
 pub const EM_URSA: u16 = 0x5552;
 /// Relocation: 32-bit little-endian `S + A - P` at `r_offset`.
 pub const R_URSA_REL32: u32 = 1;
+/// Relocation: 64-bit little-endian `S + A` (an absolute address) at
+/// `r_offset` of a data section.
+pub const R_URSA_ABS64: u32 = 2;
+/// The section of the zero-initialized writable data objects (`SHT_NOBITS`).
+pub const GLOBAL_SECTION: &str = ".ursa.global";
+/// The section of the initialized writable data objects.
+pub const GLOBAL_INIT_SECTION: &str = ".ursa.global.init";
+/// The section of the read-only data objects: the contents of constant bank
+/// [`CONSTANT_BANK`].
+pub const CONSTANT_SECTION: &str = ".ursa.constant3";
+/// The section of the address table: constant bank [`ADDRESS_BANK`], one
+/// 64-bit address per data object, filled by `R_URSA_ABS64` relocations.
+pub const ADDRESS_SECTION: &str = ".ursa.constant14";
+/// The constant bank of the read-only data objects (CUDA's `__constant__`
+/// variables are in bank 3 of a cubin too).
+pub const CONSTANT_BANK: u8 = 3;
+/// The constant bank of the address table (old cubins kept the addresses of
+/// `__device__` variables in bank 14 likewise).
+pub const ADDRESS_BANK: u8 = 14;
+/// Bytes of a constant bank: the most [`CONSTANT_SECTION`] and
+/// [`ADDRESS_SECTION`] may hold (CUDA's 64 KiB of `__constant__` data).
+pub const BANK_BYTES: u32 = 0x10000;
 /// Name of the metadata section.
 pub const INFO_SECTION: &str = ".ursa.info";
 const INFO_MAGIC: &[u8; 4] = b"URSA";
@@ -281,10 +303,89 @@ pub fn registers_of<I: std::borrow::Borrow<crate::Inst>>(insts: impl IntoIterato
     n.min(crate::RegFile::R.zero())
 }
 
-/// An object file: a set of functions.
+/// Where a data object lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DataSpace {
+    /// Writable global memory ([`GLOBAL_SECTION`] when zero-initialized,
+    /// [`GLOBAL_INIT_SECTION`] otherwise): CUDA's `__device__`.
+    #[default]
+    Global,
+    /// Read-only: constant bank [`CONSTANT_BANK`] ([`CONSTANT_SECTION`]),
+    /// with a copy in global memory for its address: CUDA's `__constant__`.
+    Constant,
+}
+
+/// A data object: a named piece of memory with initial contents, the
+/// addresses written into it at load time, and its place in its section.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct DataObject {
+    pub name: String,
+    pub space: DataSpace,
+    /// Byte offset in its section; for [`DataSpace::Constant`] its offset in
+    /// constant bank [`CONSTANT_BANK`] ([`layout_data`] assigns it).
+    pub offset: u32,
+    pub size: u32,
+    /// A power of two.
+    pub align: u32,
+    /// The initial contents (`size` bytes); `None` for zeros (only a
+    /// [`DataSpace::Global`] object without relocations, in the `SHT_NOBITS`
+    /// section [`GLOBAL_SECTION`]).
+    pub init: Option<Vec<u8>>,
+    /// `R_URSA_ABS64` relocations: `offset` in the object, the data object
+    /// or function whose address `S` is written, `addend` `A`.
+    pub relocs: Vec<Reloc>,
+}
+
+impl DataObject {
+    /// The name of the section the object is in.
+    pub fn section(&self) -> &'static str {
+        match (self.space, &self.init) {
+            (DataSpace::Constant, _) => CONSTANT_SECTION,
+            (DataSpace::Global, None) => GLOBAL_SECTION,
+            (DataSpace::Global, Some(_)) => GLOBAL_INIT_SECTION,
+        }
+    }
+}
+
+/// Places each data object of `data` at the next offset of its section
+/// aligned to its alignment, in order; `Err` names the first object that
+/// ends past its section's limit (64 KiB for the constant bank, 4 GiB for
+/// global memory).
+pub fn layout_data(data: &mut [DataObject]) -> Result<(), String> {
+    let mut ends: Vec<(&'static str, u64)> = Vec::new();
+    for d in data.iter_mut() {
+        let sec = d.section();
+        let end = match ends.iter_mut().find(|(s, _)| *s == sec) {
+            Some((_, e)) => e,
+            None => {
+                ends.push((sec, 0));
+                &mut ends.last_mut().unwrap().1
+            }
+        };
+        let align = u64::from(d.align.max(1));
+        let start = end.div_ceil(align) * align;
+        let limit = if sec == CONSTANT_SECTION { u64::from(BANK_BYTES) } else { 1 << 32 };
+        if start + u64::from(d.size) > limit {
+            return Err(format!(
+                "data object `{}` ({} bytes at offset {}) ends past the {} bytes of {}",
+                d.name, d.size, start, limit, sec
+            ));
+        }
+        d.offset = start as u32;
+        *end = start + u64::from(d.size);
+    }
+    Ok(())
+}
+
+/// An object file: its functions, its data objects and the address table.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Object {
     pub functions: Vec<Function>,
+    pub data: Vec<DataObject>,
+    /// The address table ([`ADDRESS_SECTION`], constant bank
+    /// [`ADDRESS_BANK`]): entry `k`, at byte `8 k`, is the address of the
+    /// data object named here.
+    pub addresses: Vec<String>,
 }
 
 impl Object {
@@ -371,6 +472,66 @@ fn lines_bytes(obj: &Object) -> Option<Vec<u8>> {
     Some(b)
 }
 
+/// A data section to write: its name, whether it holds bytes (not
+/// `SHT_NOBITS`), flags, alignment, contents (or only a size), relocations
+/// (`r_offset` in the section, symbol, addend) and the data objects in it.
+struct DataSection {
+    name: &'static str,
+    progbits: bool,
+    flags: u32,
+    align: u64,
+    bytes: Vec<u8>,
+    size: u64,
+    relocs: Vec<(u64, String, i64)>,
+}
+
+/// The data sections of `obj`, in the order they are written.
+fn data_sections(obj: &Object) -> Vec<DataSection> {
+    let mut out = Vec::new();
+    for (name, progbits, flags) in [
+        (GLOBAL_SECTION, false, elf::SHF_ALLOC | elf::SHF_WRITE),
+        (GLOBAL_INIT_SECTION, true, elf::SHF_ALLOC | elf::SHF_WRITE),
+        (CONSTANT_SECTION, true, elf::SHF_ALLOC),
+    ] {
+        let objs: Vec<&DataObject> = obj.data.iter().filter(|d| d.section() == name).collect();
+        if objs.is_empty() {
+            continue;
+        }
+        let size = objs.iter().map(|d| u64::from(d.offset) + u64::from(d.size)).max().unwrap_or(0);
+        let mut sec = DataSection {
+            name,
+            progbits,
+            flags,
+            align: objs.iter().map(|d| u64::from(d.align.max(1))).max().unwrap_or(1),
+            bytes: if progbits { vec![0; size as usize] } else { Vec::new() },
+            size,
+            relocs: Vec::new(),
+        };
+        for d in objs {
+            if let Some(init) = &d.init {
+                let at = d.offset as usize;
+                sec.bytes[at..at + init.len().min(d.size as usize)].copy_from_slice(&init[..init.len().min(d.size as usize)]);
+            }
+            for r in &d.relocs {
+                sec.relocs.push((u64::from(d.offset) + r.offset, r.symbol.clone(), r.addend));
+            }
+        }
+        out.push(sec);
+    }
+    if !obj.addresses.is_empty() {
+        out.push(DataSection {
+            name: ADDRESS_SECTION,
+            progbits: true,
+            flags: elf::SHF_ALLOC,
+            align: 8,
+            bytes: vec![0; obj.addresses.len() * 8],
+            size: obj.addresses.len() as u64 * 8,
+            relocs: obj.addresses.iter().enumerate().map(|(k, n)| (k as u64 * 8, n.clone(), 0)).collect(),
+        });
+    }
+    out
+}
+
 /// Writes an object as ELF bytes.
 pub fn write(obj: &Object) -> Vec<u8> {
     write_with_info(obj, info_bytes(obj, INFO_VERSION))
@@ -407,6 +568,20 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
         w.reserve_section_index();
         name
     });
+    let data_secs = data_sections(obj);
+    let data_rela_names: Vec<Vec<u8>> = data_secs.iter().map(|d| format!(".rela{}", d.name).into_bytes()).collect();
+    let mut data_idx = Vec::new();
+    for d in &data_secs {
+        let name = w.add_section_name(d.name.as_bytes());
+        data_idx.push((name, w.reserve_section_index()));
+    }
+    let mut data_rela_idx = Vec::new();
+    for (d, n) in data_secs.iter().zip(&data_rela_names) {
+        data_rela_idx.push(if d.relocs.is_empty() { None } else { Some(w.add_section_name(n)) });
+        if !d.relocs.is_empty() {
+            w.reserve_section_index();
+        }
+    }
     let symtab_idx = w.reserve_symtab_section_index();
     w.reserve_strtab_section_index();
     w.reserve_shstrtab_section_index();
@@ -418,6 +593,21 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
     for t in &text_idx {
         sym_idx.push(w.reserve_symbol_index(Some(*t)));
     }
+    // Then one global object symbol per data object, in its section.
+    let data_sym_names: Vec<_> = obj.data.iter().map(|d| w.add_string(d.name.as_bytes())).collect();
+    let data_sec_of = |d: &DataObject| data_idx[data_secs.iter().position(|s| s.name == d.section()).unwrap()].1;
+    let mut data_sym_idx = Vec::new();
+    for d in &obj.data {
+        data_sym_idx.push(w.reserve_symbol_index(Some(data_sec_of(d))));
+    }
+    let symbol_index = |name: &str| {
+        obj.functions
+            .iter()
+            .position(|g| g.name == name)
+            .map(|j| sym_idx[j].0)
+            .or_else(|| obj.data.iter().position(|d| d.name == name).map(|j| data_sym_idx[j].0))
+            .unwrap_or(0)
+    };
     w.reserve_symtab();
     w.reserve_strtab();
     w.reserve_shstrtab();
@@ -432,6 +622,10 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
     }
     let info_off = w.reserve(info.len(), 4);
     let lines_off = lines.as_ref().map(|l| w.reserve(l.len(), 4));
+    let data_off: Vec<usize> =
+        data_secs.iter().map(|d| if d.progbits { w.reserve(d.bytes.len(), d.align as usize) } else { w.reserve(0, 1) }).collect();
+    let data_rela_off: Vec<usize> =
+        data_secs.iter().map(|d| if d.relocs.is_empty() { 0 } else { w.reserve_relocations(d.relocs.len(), true) }).collect();
     w.reserve_section_headers();
 
     w.write_file_header(&WFileHeader {
@@ -453,6 +647,17 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
             st_shndx: 0,
             st_value: 0,
             st_size: f.code.len() as u64,
+        });
+    }
+    for (i, d) in obj.data.iter().enumerate() {
+        w.write_symbol(&Sym {
+            name: Some(data_sym_names[i]),
+            section: Some(data_sec_of(d)),
+            st_info: (elf::STB_GLOBAL << 4) | elf::STT_OBJECT,
+            st_other: elf::STV_DEFAULT,
+            st_shndx: 0,
+            st_value: u64::from(d.offset),
+            st_size: u64::from(d.size),
         });
     }
     w.write_strtab();
@@ -477,6 +682,22 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
     if let Some(l) = &lines {
         w.write_align(4);
         w.write(l);
+    }
+    for (d, &off) in data_secs.iter().zip(&data_off) {
+        if d.progbits {
+            w.write_align(d.align as usize);
+            debug_assert_eq!(w.len(), off);
+            w.write(&d.bytes);
+        }
+    }
+    for d in &data_secs {
+        if d.relocs.is_empty() {
+            continue;
+        }
+        w.write_align_relocation();
+        for (off, sym, addend) in &d.relocs {
+            w.write_relocation(true, &Rel { r_offset: *off, r_sym: symbol_index(sym), r_type: R_URSA_ABS64, r_addend: *addend });
+        }
     }
 
     w.write_null_section_header();
@@ -524,6 +745,25 @@ fn write_with_info(obj: &Object, info: Vec<u8>) -> Vec<u8> {
             sh_addralign: 4,
             sh_entsize: 0,
         });
+    }
+    for ((d, &(name, _)), &off) in data_secs.iter().zip(&data_idx).zip(&data_off) {
+        w.write_section_header(&SectionHeader {
+            name: Some(name),
+            sh_type: if d.progbits { elf::SHT_PROGBITS } else { elf::SHT_NOBITS },
+            sh_flags: u64::from(d.flags),
+            sh_addr: 0,
+            sh_offset: off as u64,
+            sh_size: d.size,
+            sh_link: 0,
+            sh_info: 0,
+            sh_addralign: d.align,
+            sh_entsize: 0,
+        });
+    }
+    for (i, d) in data_secs.iter().enumerate() {
+        if let Some(name) = data_rela_idx[i] {
+            w.write_relocation_section_header(name, data_idx[i].1, symtab_idx, data_rela_off[i], d.relocs.len(), true);
+        }
     }
     let _ = info_idx;
     w.write_symtab_section_header(1);
@@ -668,22 +908,10 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
         if code.len() % 16 != 0 {
             return bad(format!("{} is {} bytes, not a whole number of 16-byte instructions", sec_name, code.len()));
         }
-        let mut relocs = Vec::new();
-        for (off, rel) in sec.relocations() {
-            let RelocationFlags::Elf { r_type } = rel.flags() else { return bad("non-ELF relocation") };
-            if r_type != R_URSA_REL32 {
-                return bad(format!("{}: unknown relocation type {} at 0x{:x}", sec_name, r_type, off));
-            }
-            let RelocationTarget::Symbol(si) = rel.target() else {
-                return bad(format!("{}: relocation at 0x{:x} has no symbol", sec_name, off));
-            };
-            let sym = file.symbol_by_index(si).map_err(|e| ElfError(format!("{}: relocation symbol: {}", sec_name, e)))?;
-            let sname = sym.name().map_err(|e| ElfError(e.to_string()))?.to_string();
-            if off.checked_add(4).is_none_or(|end| end > code.len() as u64) {
-                return bad(format!("{}: relocation at 0x{:x} is outside the code", sec_name, off));
-            }
-            relocs.push(Reloc { offset: off, symbol: sname, addend: rel.addend() });
-        }
+        let relocs = section_relocs(&file, &sec, &sec_name, R_URSA_REL32, code.len() as u64)?
+            .into_iter()
+            .map(|(offset, symbol, addend)| Reloc { offset, symbol, addend })
+            .collect();
         obj.functions.push(Function {
             name,
             kernel,
@@ -701,7 +929,132 @@ pub fn read(data: &[u8]) -> Result<Object, ElfError> {
         let data = sec.data().map_err(|e| ElfError(format!("{}: {}", LINES_SECTION, e)))?;
         read_lines(data, &mut obj)?;
     }
+    read_data(&file, &mut obj)?;
     Ok(obj)
+}
+
+/// The relocations of the section `sec` (named `name`, of `size` bytes):
+/// offset in the section, symbol name, addend. Each must be of type
+/// `r_type` ([`R_URSA_REL32`], 4 bytes, in code; [`R_URSA_ABS64`], 8 bytes,
+/// in data), name a symbol and lie inside the section.
+fn section_relocs(
+    file: &ElfFile64<Endianness>,
+    sec: &object::read::elf::ElfSection64<Endianness>,
+    name: &str,
+    r_type: u32,
+    size: u64,
+) -> Result<Vec<(u64, String, i64)>, ElfError> {
+    let (type_name, width, room) =
+        if r_type == R_URSA_REL32 { ("R_URSA_REL32", 4, "the code") } else { ("R_URSA_ABS64", 8, "the section") };
+    let mut out = Vec::new();
+    for (off, rel) in sec.relocations() {
+        let RelocationFlags::Elf { r_type: t } = rel.flags() else { return bad("non-ELF relocation") };
+        if t != r_type {
+            return bad(format!("{}: unknown relocation type {} at 0x{:x} (not {})", name, t, off, type_name));
+        }
+        let RelocationTarget::Symbol(si) = rel.target() else {
+            return bad(format!("{}: relocation at 0x{:x} has no symbol", name, off));
+        };
+        let sym = file.symbol_by_index(si).map_err(|e| ElfError(format!("{}: relocation at 0x{:x}: {}", name, off, e)))?;
+        let sname = sym.name().map_err(|e| ElfError(format!("{}: relocation at 0x{:x}: {}", name, off, e)))?;
+        if sname.is_empty() {
+            return bad(format!("{}: relocation at 0x{:x} names no symbol", name, off));
+        }
+        if off.checked_add(width).is_none_or(|end| end > size) {
+            return bad(format!("{}: relocation at 0x{:x} is outside {} ({} bytes)", name, off, room, size));
+        }
+        out.push((off, sname.to_string(), rel.addend()));
+    }
+    Ok(out)
+}
+
+/// Reads the data objects (the object symbols of the data sections, their
+/// contents and relocations) and the address table into `obj`.
+fn read_data(file: &ElfFile64<Endianness>, obj: &mut Object) -> Result<(), ElfError> {
+    // The symbol index of each object read.
+    let mut order = Vec::new();
+    for name in [GLOBAL_SECTION, GLOBAL_INIT_SECTION, CONSTANT_SECTION] {
+        let Some(sec) = file.section_by_name(name) else { continue };
+        let nobits = name == GLOBAL_SECTION;
+        let size = sec.size();
+        let limit = if name == CONSTANT_SECTION { u64::from(BANK_BYTES) } else { 1 << 32 };
+        if size > limit {
+            return bad(format!("{} is {} bytes, more than the {} it may hold", name, size, limit));
+        }
+        let bytes = if nobits { &[][..] } else { sec.data().map_err(|e| ElfError(format!("{}: {}", name, e)))? };
+        if !nobits && bytes.len() as u64 != size {
+            return bad(format!("{}: {} bytes of contents for a section of {}", name, bytes.len(), size));
+        }
+        let sec_align = sec.align().clamp(1, 1 << 31);
+        let first = obj.data.len();
+        let mut symbols = Vec::new();
+        for sym in file.symbols().filter(|s| s.section_index() == Some(sec.index())) {
+            if sym.kind() != object::SymbolKind::Data {
+                continue;
+            }
+            let sname = sym.name().map_err(|e| ElfError(format!("{}: symbol: {}", name, e)))?.to_string();
+            let (value, len) = (sym.address(), sym.size());
+            if value.checked_add(len).is_none_or(|end| end > size) {
+                return bad(format!(
+                    "{}: data object `{}` ({} bytes at 0x{:x}) overflows the section ({} bytes)",
+                    name, sname, len, value, size
+                ));
+            }
+            if obj.function(&sname).is_some() || obj.data.iter().any(|d| d.name == sname) {
+                return bad(format!("{}: the symbol `{}` is defined twice", name, sname));
+            }
+            // Each object is as aligned as its section and its offset allow.
+            let align = if value == 0 { sec_align } else { sec_align.min(1 << value.trailing_zeros()) } as u32;
+            symbols.push(sym.index().0);
+            obj.data.push(DataObject {
+                name: sname,
+                space: if name == CONSTANT_SECTION { DataSpace::Constant } else { DataSpace::Global },
+                offset: value as u32,
+                size: len as u32,
+                align,
+                init: (!nobits).then(|| bytes[value as usize..(value + len) as usize].to_vec()),
+                relocs: Vec::new(),
+            });
+        }
+        for (off, sym, addend) in section_relocs(file, &sec, name, R_URSA_ABS64, size)? {
+            if nobits {
+                return bad(format!("{}: relocation at 0x{:x} in a section without contents", name, off));
+            }
+            let Some(d) =
+                obj.data[first..].iter_mut().find(|d| u64::from(d.offset) <= off && off + 8 <= u64::from(d.offset) + u64::from(d.size))
+            else {
+                return bad(format!("{}: relocation at 0x{:x} is in no data object", name, off));
+            };
+            d.relocs.push(Reloc { offset: off - u64::from(d.offset), symbol: sym, addend });
+        }
+        order.extend(symbols);
+    }
+    // The objects in the order of their symbols (the writer's order).
+    let mut keyed: Vec<(usize, DataObject)> = order.into_iter().zip(std::mem::take(&mut obj.data)).collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    obj.data = keyed.into_iter().map(|(_, d)| d).collect();
+    if let Some(sec) = file.section_by_name(ADDRESS_SECTION) {
+        let size = sec.size();
+        if size % 8 != 0 || size > u64::from(BANK_BYTES) {
+            return bad(format!("{} is {} bytes: not a table of 8-byte addresses in {} bytes", ADDRESS_SECTION, size, BANK_BYTES));
+        }
+        let mut table = vec![None; (size / 8) as usize];
+        for (off, sym, addend) in section_relocs(file, &sec, ADDRESS_SECTION, R_URSA_ABS64, size)? {
+            if off % 8 != 0 || addend != 0 || table[(off / 8) as usize].is_some() {
+                return bad(format!("{}: relocation at 0x{:x} is not the one address of an entry", ADDRESS_SECTION, off));
+            }
+            if !obj.data.iter().any(|d| d.name == sym) {
+                return bad(format!("{}: entry at 0x{:x} names `{}`, no data object", ADDRESS_SECTION, off, sym));
+            }
+            table[(off / 8) as usize] = Some(sym);
+        }
+        obj.addresses = table
+            .into_iter()
+            .enumerate()
+            .map(|(k, n)| n.ok_or_else(|| ElfError(format!("{}: entry at 0x{:x} has no relocation", ADDRESS_SECTION, k * 8))))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -730,6 +1083,7 @@ mod tests {
                 },
                 Function { name: "f".into(), kernel: false, code: vec![1u8; 16], ..Default::default() },
             ],
+            ..Default::default()
         };
         let bytes = write(&obj);
         assert_eq!(read(&bytes).unwrap(), obj);
@@ -752,7 +1106,8 @@ mod tests {
         assert!(LineTable::from_lines("a.clif", [None, None]).is_empty());
         assert_eq!(LineTable::from_lines("", [Some(2)]).location_at(0).as_deref(), Some("line 2"));
         // A table that does not fit the code is refused, not trusted.
-        let mut obj = Object { functions: vec![Function { name: "k".into(), code: vec![0u8; 32], ..Default::default() }] };
+        let mut obj =
+            Object { functions: vec![Function { name: "k".into(), code: vec![0u8; 32], ..Default::default() }], ..Default::default() };
         obj.functions[0].lines =
             LineTable { file: "a".into(), rows: vec![LineRow { offset: 0, line: 1 }, LineRow { offset: 48, line: 2 }] };
         assert!(read(&write(&obj)).unwrap_err().to_string().contains("out of order"), "{:?}", read(&write(&obj)));
@@ -771,7 +1126,7 @@ mod tests {
             params: vec![param(ParamKind::Int)],
             ..Default::default()
         };
-        let obj = Object { functions: vec![f.clone()] };
+        let obj = Object { functions: vec![f.clone()], ..Default::default() };
         for version in [1, 2] {
             let read_back = read(&write_with_info(&obj, info_bytes(&obj, version))).unwrap();
             let registers = if version == 1 { 0 } else { 7 };
@@ -798,7 +1153,7 @@ mod tests {
                 params: vec![Param { name: "p".into(), offset: 0, size, kind: ParamKind::Bytes }],
                 ..Default::default()
             };
-            let obj = Object { functions: vec![f] };
+            let obj = Object { functions: vec![f], ..Default::default() };
             let mut info = info_bytes(&obj, INFO_VERSION);
             let n = info.len();
             info[n - 4..].copy_from_slice(&kind_code.to_le_bytes());
@@ -839,6 +1194,109 @@ mod tests {
         let obj = crate::asm::assemble(".kernel k\n.regs 64\n IADD R9, R4, 0x1 ;\n EXIT ;\n", "t.s").unwrap();
         assert_eq!(obj.functions[0].registers, 64);
         assert_eq!(registers_in_code(&crate::asm::assemble(".kernel k\n EXIT ;\n", "t.s").unwrap().functions[0].code), 0);
+    }
+
+    /// An object with a kernel and data objects of every section, with
+    /// relocations against a function and a data object.
+    fn with_data() -> Object {
+        let mut data = vec![
+            DataObject { name: "zeros".into(), size: 12, align: 4, ..Default::default() },
+            DataObject {
+                name: "init".into(),
+                size: 16,
+                align: 8,
+                init: Some((0..16).collect()),
+                relocs: vec![Reloc { offset: 8, symbol: "k".into(), addend: 16 }],
+                ..Default::default()
+            },
+            DataObject {
+                name: "table".into(),
+                space: DataSpace::Constant,
+                size: 8,
+                align: 16,
+                init: Some(vec![0; 8]),
+                relocs: vec![Reloc { offset: 0, symbol: "init".into(), addend: -4 }],
+                ..Default::default()
+            },
+        ];
+        layout_data(&mut data).unwrap();
+        Object {
+            functions: vec![Function { name: "k".into(), kernel: true, code: vec![0u8; 16], ..Default::default() }],
+            addresses: data.iter().map(|d| d.name.clone()).collect(),
+            data,
+        }
+    }
+
+    #[test]
+    fn data_objects_round_trip() {
+        let obj = with_data();
+        assert_eq!(read(&write(&obj)).unwrap(), obj);
+        // Offsets follow each section's alignment, in order.
+        let mut data = vec![
+            DataObject { name: "a".into(), size: 3, align: 1, ..Default::default() },
+            DataObject { name: "b".into(), size: 4, align: 8, ..Default::default() },
+        ];
+        layout_data(&mut data).unwrap();
+        assert_eq!((data[0].offset, data[1].offset), (0, 8));
+        let mut big =
+            vec![DataObject { name: "c".into(), space: DataSpace::Constant, size: BANK_BYTES + 1, align: 4, ..Default::default() }];
+        assert!(layout_data(&mut big).unwrap_err().contains("`c`"));
+    }
+
+    /// The file offset of the `size` field of symbol `name` in `bytes`.
+    fn symbol_size_field(bytes: &[u8], name: &str) -> usize {
+        let file = ElfFile64::<Endianness>::parse(bytes).unwrap();
+        let sym = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+        let symtab = file.section_by_name(".symtab").unwrap();
+        symtab.file_range().unwrap().0 as usize + sym.index().0 * 24 + 16
+    }
+
+    /// The file offset of the `r_offset` of the first relocation of the
+    /// relocation section `name`.
+    fn first_rela(bytes: &[u8], name: &str) -> usize {
+        let file = ElfFile64::<Endianness>::parse(bytes).unwrap();
+        file.section_by_name(name).unwrap().file_range().unwrap().0 as usize
+    }
+
+    #[test]
+    fn malformed_data_is_an_error_naming_the_place() {
+        let good = write(&with_data());
+        let err = |bytes: &[u8]| read(bytes).unwrap_err().to_string();
+        // A symbol that overflows its section.
+        let mut b = good.clone();
+        let at = symbol_size_field(&b, "table");
+        b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(err(&b).contains(".ursa.constant3: data object `table`") && err(&b).contains("overflows"), "{}", err(&b));
+        // A relocation outside its section, and one outside every object.
+        let mut b = good.clone();
+        let at = first_rela(&b, ".rela.ursa.global.init");
+        b[at..at + 8].copy_from_slice(&0x1000u64.to_le_bytes());
+        assert!(err(&b).contains(".ursa.global.init: relocation at 0x1000 is outside the section"), "{}", err(&b));
+        let mut obj = with_data();
+        obj.data[1].relocs[0].offset = 12;
+        obj.data[1].size = 16;
+        let mut b = write(&obj);
+        let at = first_rela(&b, ".rela.ursa.global.init");
+        b[at..at + 8].copy_from_slice(&(obj.data[1].offset as u64 + 12).to_le_bytes());
+        assert!(err(&b).contains("is outside the section") || err(&b).contains("in no data object"), "{}", err(&b));
+        // A relocation of another type.
+        let mut b = good.clone();
+        let at = first_rela(&b, ".rela.ursa.constant3") + 8;
+        b[at..at + 4].copy_from_slice(&R_URSA_REL32.to_le_bytes());
+        assert!(err(&b).contains(".ursa.constant3: unknown relocation type 1 at 0x0 (not R_URSA_ABS64)"), "{}", err(&b));
+        // A relocation against no symbol.
+        let mut obj = with_data();
+        obj.data[2].relocs[0].symbol = "missing".into();
+        assert!(err(&write(&obj)).contains(".ursa.constant3: relocation at 0x0 has no symbol"), "{}", err(&write(&obj)));
+        // An address-table entry without its relocation.
+        let mut b = good.clone();
+        let at = first_rela(&b, ".rela.ursa.constant14") + 8;
+        b[at..at + 4].copy_from_slice(&R_URSA_REL32.to_le_bytes());
+        assert!(err(&b).contains(".ursa.constant14"), "{}", err(&b));
+        // Truncated: every prefix is an error or a valid object, never a panic.
+        for n in (0..good.len()).step_by(7) {
+            let _ = read(&good[..n]);
+        }
     }
 
     #[test]

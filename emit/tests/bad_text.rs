@@ -72,7 +72,7 @@ fn out_of_range_immediates_say_so() {
 }
 
 fn one_fn(code: Vec<u8>, relocs: Vec<Reloc>) -> Object {
-    Object { functions: vec![Function { name: "f".into(), kernel: false, code, relocs, ..Default::default() }] }
+    Object { functions: vec![Function { name: "f".into(), kernel: false, code, relocs, ..Default::default() }], ..Default::default() }
 }
 
 fn code_of(src: &str) -> Vec<u8> {

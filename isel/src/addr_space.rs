@@ -55,14 +55,18 @@ pub const SHARED_PREFIX: &str = "ursa_shared_";
 /// The variable name (`tile` for `%ursa_shared_tile`) when `gv` is a symbol
 /// global value naming a shared-memory variable.
 pub fn shared_var(f: &Function, gv: ir::GlobalValue) -> Option<String> {
+    symbol_name(f, gv)?.strip_prefix(SHARED_PREFIX).map(str::to_string)
+}
+
+/// The name a symbol global value refers to (`%x` as `x`), if it has one.
+pub fn symbol_name(f: &Function, gv: ir::GlobalValue) -> Option<String> {
     let GlobalValueData::Symbol { name, .. } = &f.global_values[gv] else { return None };
     let text = match name {
         ir::ExternalName::User(r) => f.params.user_named_funcs().get(*r)?.to_string(),
         ir::ExternalName::TestCase(tc) => tc.to_string(),
         _ => return None,
     };
-    let text = text.strip_prefix('%').unwrap_or(&text);
-    text.strip_prefix(SHARED_PREFIX).map(str::to_string)
+    Some(text.strip_prefix('%').map(str::to_string).unwrap_or(text))
 }
 
 /// `a + b` (also the bitwise operations, which keep an address's space when
@@ -233,6 +237,121 @@ impl crate::lower::Lower<'_> {
                 .set(MOV_I::VB, SHARED_WINDOW_HI),
         );
         Ok(d)
+    }
+}
+
+impl crate::lower::Lower<'_> {
+    /// `symbol_value.i64` of a data object in global or constant memory
+    /// whose address is entry `slot` (a byte offset) of the address table,
+    /// constant bank 14: `MOV.64 R, c[0xe][slot]`, plus the symbol's offset.
+    pub fn data_address(
+        &mut self,
+        inst: ir::Inst,
+        gv: ir::GlobalValue,
+        name: &str,
+        slot: u32,
+    ) -> Result<crate::vcode::VReg, crate::LowerError> {
+        use crate::vcode::{Bundle, Class};
+        use ursa_emit::forms::MOV_C;
+        let err = |m: String| crate::LowerError { inst: Some(self.f.dfg.display_inst(inst).to_string()), msg: m };
+        let ty = self.f.dfg.value_type(self.f.dfg.first_result(inst));
+        let GlobalValueData::Symbol { offset, tls, .. } = self.f.global_values[gv] else { unreachable!("a data object is a symbol") };
+        if ty != types::I64 {
+            return Err(err(format!("the address of data object %{} is an i64 (a generic address), not {}", name, ty)));
+        }
+        if tls || self.f.dfg.insts[inst].opcode() == Opcode::TlsValue {
+            return Err(err(format!("data object %{} cannot be thread-local: Ursa has no thread-local data objects", name)));
+        }
+        let d = self.temp(Class::RPair);
+        let cmem = (u64::from(ursa_emit::elf::ADDRESS_BANK) << 16) | u64::from(slot);
+        self.emit_b(
+            Bundle::new()
+                .inst(ursa_emit::forms::MOV_C)
+                .def(MOV_C::RD, d)
+                .set(MOV_C::VB, cmem)
+                .set(MOV_C::WIDTH, ursa_emit::mods::MOVW::_64),
+        );
+        Ok(if offset.bits() == 0 { d } else { self.iadd64_ri(d, offset.bits() as u64) })
+    }
+}
+
+impl crate::lower::Lower<'_> {
+    /// The bank-3 offset of `v` when it is `symbol_value` of a read-only data
+    /// object (plus the symbol's offset).
+    fn constant_address(&self, v: Value) -> Option<i64> {
+        let f = self.f;
+        let ir::ValueDef::Result(i, 0) = f.dfg.value_def(f.dfg.resolve_aliases(v)) else { return None };
+        let InstructionData::UnaryGlobalValue { opcode: Opcode::SymbolValue, global_value } = f.dfg.insts[i] else { return None };
+        let GlobalValueData::Symbol { offset, tls: false, .. } = f.global_values[global_value] else { return None };
+        let base = *self.data.constants.get(&symbol_name(f, global_value)?)?;
+        i64::from(base).checked_add(offset.bits())
+    }
+
+    /// A 32- or 64-bit `load` from a read-only data object the compiler can
+    /// see — at `symbol_value` (plus constant offsets: `MOV R, c[0x3][o]`,
+    /// which `opt_fold_cmem` may fold into its users) or at `symbol_value`
+    /// plus an index (`LDC R, c[0x3][Ri + o]`, the index's low word) — read
+    /// from constant bank 3 instead of the object's copy in global memory
+    /// (the same bytes: device code does not store to a read-only object,
+    /// and each launch refills the bank). `None`: an ordinary load.
+    pub fn constant_load(&mut self, inst: ir::Inst) -> Option<crate::lower::InstOutput> {
+        use crate::vcode::{Bundle, Class};
+        use ursa_emit::forms::{LDC_RC, MOV_C};
+        use ursa_emit::mods::{MEMDType, MOVW};
+        if self.data.constants.is_empty() {
+            return None;
+        }
+        let f = self.f;
+        let InstructionData::Load { opcode: Opcode::Load, arg, flags, offset } = f.dfg.insts[inst] else { return None };
+        if f.dfg.mem_flags[flags].endianness(ir::Endianness::Little) == ir::Endianness::Big {
+            return None;
+        }
+        let bytes: i64 = match f.dfg.value_type(f.dfg.first_result(inst)) {
+            types::I32 | types::F32 => 4,
+            types::I64 | types::F64 => 8,
+            _ => return None,
+        };
+        let (base, index) = match self.constant_address(arg) {
+            Some(b) => (b, None),
+            None => {
+                let ir::ValueDef::Result(i, 0) = f.dfg.value_def(f.dfg.resolve_aliases(arg)) else { return None };
+                let InstructionData::Binary { opcode: Opcode::Iadd, args: [x, y] } = f.dfg.insts[i] else { return None };
+                match (self.constant_address(x), self.constant_address(y)) {
+                    (Some(b), _) => (b, Some(y)),
+                    (None, Some(b)) => (b, Some(x)),
+                    _ => return None,
+                }
+            }
+        };
+        let off = base.checked_add(i64::from(offset))?;
+        if off < 0 || off + bytes > i64::from(ursa_emit::elf::BANK_BYTES) || off % bytes != 0 {
+            return None;
+        }
+        let cmem = (u64::from(ursa_emit::elf::CONSTANT_BANK) << 16) | off as u64;
+        let d = self.temp(if bytes == 8 { Class::RPair } else { Class::R });
+        match index {
+            None => {
+                let mut b = Bundle::new().inst(ursa_emit::forms::MOV_C).def(MOV_C::RD, d).set(MOV_C::VB, cmem);
+                if bytes == 8 {
+                    b = b.set(MOV_C::WIDTH, MOVW::_64);
+                }
+                self.emit_b(b);
+            }
+            Some(i) => {
+                let r = self.use_value(i);
+                let lo = if self.vcode.class(r) == Class::RPair { self.lo32(r) } else { r };
+                let dtype = if bytes == 8 { MEMDType::_64 } else { MEMDType::_32 };
+                self.emit_b(
+                    Bundle::new()
+                        .inst(ursa_emit::forms::LDC_RC)
+                        .def(LDC_RC::RD, d)
+                        .use_(LDC_RC::RA, lo)
+                        .set(LDC_RC::VB, cmem)
+                        .set(LDC_RC::DTYPE, dtype),
+                );
+            }
+        }
+        Some(smallvec::smallvec![d])
     }
 }
 

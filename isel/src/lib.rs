@@ -39,22 +39,36 @@ impl fmt::Display for LowerError {
 
 impl std::error::Error for LowerError {}
 
+/// Where the module's data objects in global and constant memory are, as
+/// the compiled code reads them (`docs/module.md`, "Data objects").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DataLayout {
+    /// The byte offset of each object's address in the address table
+    /// (constant bank 14), by name.
+    pub slots: std::collections::HashMap<String, u32>,
+    /// The byte offset of each read-only object in constant bank 3, by name.
+    pub constants: std::collections::HashMap<String, u32>,
+}
+
 /// Lowers a verified function to machine code with virtual registers.
 /// A `kernel` takes its parameters from the launch's parameter block
 /// (`c[0x0][0x160]`, `docs/abi.md`) and ends with `EXIT`; other functions
 /// follow the device-function calling convention.
 /// `shared` gives the offset of each static shared-memory variable
-/// (`%ursa_shared_NAME` → offset of `NAME`). `speed` enables the rules
+/// (`%ursa_shared_NAME` → offset of `NAME`); `data` where the data objects
+/// in global and constant memory are. `speed` enables the rules
 /// that only `opt_level=speed` uses (so that `none` stays the compiler
 /// without its optimizations): the widening multiply.
 pub fn lower(
     f: &cranelift_codegen::ir::Function,
     kernel: bool,
     shared: &std::collections::HashMap<String, u32>,
+    data: &DataLayout,
     speed: bool,
 ) -> Result<vcode::VCode, LowerError> {
     let mut l = lower::Lower::new(f);
     l.shared_offsets = shared.clone();
+    l.data = data.clone();
     l.kernel = kernel;
     l.speed = speed;
     l.spaces = addr_space::infer(f, kernel);

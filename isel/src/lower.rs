@@ -68,6 +68,8 @@ pub struct Lower<'f> {
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
     /// Offsets of the static shared-memory variables by name.
     pub shared_offsets: std::collections::HashMap<String, u32>,
+    /// Where the data objects in global and constant memory are.
+    pub data: crate::DataLayout,
     /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
     /// that a later carry-in of the same block reads as a predicate: the
     /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
@@ -114,6 +116,7 @@ impl<'f> Lower<'f> {
             speed: false,
             spaces: SecondaryMap::new(),
             shared_offsets: std::collections::HashMap::new(),
+            data: crate::DataLayout::default(),
             fused_carry: HashMap::default(),
             quads: HashMap::default(),
             use_counts: None,
@@ -604,6 +607,9 @@ impl<'f> Lower<'f> {
         if let Some(out) = self.lower_atomic(inst)? {
             return Ok(Some(out));
         }
+        if let Some(out) = self.constant_load(inst) {
+            return Ok(Some(out));
+        }
         let (callee, args): (Callee, Vec<Value>) = match f.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } => {
                 let name =
@@ -620,8 +626,12 @@ impl<'f> Lower<'f> {
                 (Callee::Indirect(a[0]), a[1..].to_vec())
             }
             InstructionData::UnaryGlobalValue { global_value, .. } => {
-                let Some(name) = crate::addr_space::shared_var(f, global_value) else { return Ok(None) };
-                return self.shared_address(inst, global_value, &name).map(|r| Some(smallvec![r]));
+                if let Some(name) = crate::addr_space::shared_var(f, global_value) {
+                    return self.shared_address(inst, global_value, &name).map(|r| Some(smallvec![r]));
+                }
+                let Some(name) = crate::addr_space::symbol_name(f, global_value) else { return Ok(None) };
+                let Some(&slot) = self.data.slots.get(&name) else { return Ok(None) };
+                return self.data_address(inst, global_value, &name, slot).map(|r| Some(smallvec![r]));
             }
             InstructionData::FuncAddr { func_ref, .. } => {
                 let name = self

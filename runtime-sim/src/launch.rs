@@ -402,6 +402,12 @@ impl Gpu {
             }
             cb.banks[*b as usize] = data.clone();
         }
+        if !program.addresses.is_empty() && !cfg.const_banks.iter().any(|(b, _)| *b == ursa_emit::elf::ADDRESS_BANK) {
+            return Err(bad(format!(
+                "the program has data objects ({}…), which only a module loaded with `ursa_sim::host::Device::load_module` places in memory",
+                program.addresses[0]
+            )));
+        }
         let nwarps = nwarps as u32;
         let ncta: u64 = u64::try_from(ctas).map_err(|_| bad(format!("a grid of {} CTAs is too large", ctas)))?;
         let limit = cfg.step_limit.unwrap_or(u64::MAX);

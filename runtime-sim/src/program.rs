@@ -62,6 +62,11 @@ pub struct Program {
     pub(crate) errors: Vec<Option<String>>,
     pub(crate) uses: Vec<RegUse>,
     pub functions: Vec<FunctionInfo>,
+    /// The object's data objects (placed in memory by
+    /// `host::Device::load_module`, which also applies their relocations).
+    pub data: Vec<elf::DataObject>,
+    /// The address table (constant bank 14): the data object of each entry.
+    pub addresses: Vec<String>,
     /// Translations to host code, made once their entry is hot (jit/).
     pub(crate) jit: Cache,
 }
@@ -70,7 +75,21 @@ impl Program {
     /// Parses, lays out, relocates and pre-decodes an ELF object.
     pub fn load(elf_bytes: &[u8]) -> Result<Program, LoadError> {
         let obj = elf::read(elf_bytes).map_err(|e| LoadError::Elf(e.to_string()))?;
-        Program::from_functions(&obj.functions)
+        let mut prog = Program::from_functions(&obj.functions)?;
+        for d in &obj.data {
+            for r in &d.relocs {
+                let known = prog.function(&r.symbol).is_some() || obj.data.iter().any(|o| o.name == r.symbol);
+                if !known {
+                    return Err(LoadError::UndefinedSymbol { function: d.name.clone(), symbol: r.symbol.clone() });
+                }
+                if r.offset.checked_add(8).is_none_or(|end| end > u64::from(d.size)) {
+                    return Err(LoadError::BadRelocation { function: d.name.clone(), offset: r.offset });
+                }
+            }
+        }
+        prog.data = obj.data;
+        prog.addresses = obj.addresses;
+        Ok(prog)
     }
 
     /// Builds a program from already-parsed functions (what `load` does after
@@ -123,6 +142,8 @@ impl Program {
             errors: Vec::with_capacity(n),
             uses: Vec::with_capacity(n),
             functions: infos,
+            data: Vec::new(),
+            addresses: Vec::new(),
             jit: Default::default(),
         };
         for i in 0..n {

@@ -181,9 +181,11 @@ impl std::error::Error for Trap {}
 pub enum LoadError {
     /// The ELF reader rejected the bytes.
     Elf(String),
-    /// A relocation names a symbol that no function defines.
+    /// A relocation (in the code or the data object `function`) names a
+    /// symbol that no function or data object defines.
     UndefinedSymbol { function: String, symbol: String },
-    /// A relocation does not fit in its function's code.
+    /// A relocation does not fit in its function's code (or data object's
+    /// bytes).
     BadRelocation { function: String, offset: u64 },
     /// A function's code is not a whole number of instructions.
     BadCodeSize { function: String, size: usize },

@@ -62,7 +62,7 @@ pub fn compile_file(path: &Path) -> Result<Vec<CompiledKernel>, String> {
         .collect();
     // Kernels that call others: their shared memory covers the callees'.
     if kernels.iter().all(|k| k.result.is_ok()) {
-        let mut obj = elf::Object { functions: kernels.iter().map(|k| k.result.clone().unwrap()).collect() };
+        let mut obj = elf::Object { functions: kernels.iter().map(|k| k.result.clone().unwrap()).collect(), ..Default::default() };
         ursa_backend::module::shared_mem::propagate(&mut obj);
         for (k, f) in kernels.iter_mut().zip(obj.functions) {
             k.result = Ok(f);

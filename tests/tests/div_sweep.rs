@@ -29,7 +29,7 @@ fn kernel(ty: &str, op: &str) -> Program {
     let src = elementwise_kernel("k", ty, &format!("v17 = {} v15, v16", op));
     let funcs = cranelift_reader::parse_functions(&src).unwrap();
     let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles");
-    Program::load(&elf::write(&elf::Object { functions: vec![c.function] })).unwrap()
+    Program::load(&elf::write(&elf::Object { functions: vec![c.function], ..Default::default() })).unwrap()
 }
 
 fn bits(ty: &str) -> u32 {
@@ -240,7 +240,7 @@ block4:
     );
     let funcs = cranelift_reader::parse_functions(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let c = compile(&funcs[0], &Options { kernel: true, ..Default::default() }).expect("compiles");
-    Program::load(&elf::write(&elf::Object { functions: vec![c.function] })).unwrap()
+    Program::load(&elf::write(&elf::Object { functions: vec![c.function], ..Default::default() })).unwrap()
 }
 
 /// Every i16 dividend against each divisor of `divisors` (nonzero), for

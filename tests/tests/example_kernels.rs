@@ -49,7 +49,7 @@ fn rng(seed: u8) -> TestRng {
 fn program(file: &str) -> Program {
     let kernels = compile_file(&examples_dir().join(file)).unwrap();
     let functions = kernels.into_iter().map(|k| k.result.unwrap_or_else(|e| panic!("{}: %{}: {}", file, k.name, e))).collect();
-    Program::load(&elf::write(&elf::Object { functions })).unwrap()
+    Program::load(&elf::write(&elf::Object { functions, ..Default::default() })).unwrap()
 }
 
 fn upload<T: Elem>(gpu: &mut Gpu, v: &[T]) -> u64 {

@@ -31,7 +31,8 @@ fn program() -> Program {
     .concat();
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
     let opts = Options { kernel: true, check_regalloc: true, ..Default::default() };
-    let obj = elf::Object { functions: funcs.iter().map(|f| compile(f, &opts).expect("compiles").function).collect() };
+    let obj =
+        elf::Object { functions: funcs.iter().map(|f| compile(f, &opts).expect("compiles").function).collect(), ..Default::default() };
     Program::load(&elf::write(&obj)).unwrap()
 }
 

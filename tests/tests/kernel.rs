@@ -11,7 +11,7 @@ fn compiled_kernel_runs() {
     let funcs = cranelift_reader::parse_functions(&text).unwrap();
     let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles");
     assert!(c.function.kernel);
-    let bytes = elf::write(&elf::Object { functions: vec![c.function] });
+    let bytes = elf::write(&elf::Object { functions: vec![c.function], ..Default::default() });
     let prog = Program::load(&bytes).unwrap();
     let mut gpu = Gpu::new();
     let out = gpu.alloc(8, 8);
@@ -39,6 +39,7 @@ fn kernel_file(rel: &str) -> Program {
             .iter()
             .map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function)
             .collect(),
+        ..Default::default()
     };
     Program::load(&elf::write(&obj)).unwrap()
 }
@@ -257,6 +258,7 @@ fn uniform_loop_counters() {
         functions: kernels
             .map(|f| compile(f, &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles").function)
             .collect(),
+        ..Default::default()
     };
     let prog = Program::load(&elf::write(&obj)).unwrap();
     let threads = 64usize;
@@ -304,7 +306,7 @@ fn kernel_file_with_shared(rel: &str) -> (Program, String) {
     let kernels = ursa_tests::kernels::compile_file(&path).unwrap();
     let functions: Vec<elf::Function> = kernels.into_iter().map(|k| k.result.unwrap_or_else(|e| panic!("%{}: {}", k.name, e))).collect();
     let text = functions.iter().map(|f| ursa_emit::asm::disassemble_function(f).unwrap()).collect();
-    (Program::load(&elf::write(&elf::Object { functions })).unwrap(), text)
+    (Program::load(&elf::write(&elf::Object { functions, ..Default::default() })).unwrap(), text)
 }
 
 /// Shuffles of i64, f32 and f64 values and votes and ballots of i16, i32

@@ -7,7 +7,9 @@
 //! (device functions get convergence barriers, as with `ursa compile`). A line
 //! `; print-after: PASS…` in the file names other passes to print instead (to
 //! show one pass at work: the pass before it and the pass itself); a line
-//! `; opt-level: none` compiles it without the mid-end (default `speed`).
+//! `; opt-level: none` compiles it without the mid-end (default `speed`); a
+//! line `; data: NAME SPACE SIZE, …` (SPACE `global` or `constant`) lays out
+//! data objects as `UrsaModule` does, for `symbol_value` of `%NAME`.
 //! `URSA_BLESS=1` rewrites the `.out` files instead (review the diff before
 //! committing).
 
@@ -29,6 +31,10 @@ fn render(path: &std::path::Path) -> String {
         Some(l) => OptLevel::from_name(l.trim()).unwrap_or_else(|| panic!("{}: no opt level {}", path.display(), l)),
         None => OptLevel::default(),
     };
+    let data = match text.lines().find_map(|l| l.strip_prefix("; data:")) {
+        Some(list) => data_layout(list).unwrap_or_else(|| panic!("{}: bad `; data:` line", path.display())),
+        None => Default::default(),
+    };
     // The whole file is one module, as `ursa compile` sees it.
     let kernels: Vec<bool> = funcs.iter().map(|f| f.signature.returns.is_empty()).collect();
     let base = Options {
@@ -36,6 +42,7 @@ fn render(path: &std::path::Path) -> String {
         print_after: passes.clone(),
         shared: ursa_backend::module::shared_mem::parse(&text).unwrap_or_else(|e| panic!("{}: {}", path.display(), e)),
         opt_level,
+        data,
         ..Default::default()
     }
     .for_module(&funcs, &kernels);
@@ -45,6 +52,29 @@ fn render(path: &std::path::Path) -> String {
         out.push_str(&c.printed);
     }
     out
+}
+
+/// The layout of the data objects of a `; data:` line (`NAME SPACE SIZE`,
+/// comma-separated), as `UrsaModule::finish` makes it.
+fn data_layout(list: &str) -> Option<ursa_backend::DataLayout> {
+    use ursa_emit::elf::{layout_data, DataObject, DataSpace};
+    let mut objs = Vec::new();
+    for item in list.split(',') {
+        let w: Vec<&str> = item.split_whitespace().collect();
+        let [name, space, size] = w[..] else { return None };
+        let space = match space {
+            "global" => DataSpace::Global,
+            "constant" => DataSpace::Constant,
+            _ => return None,
+        };
+        let init = (space == DataSpace::Constant).then(Vec::new);
+        objs.push(DataObject { name: name.into(), space, size: size.parse().ok()?, align: 8, init, ..Default::default() });
+    }
+    layout_data(&mut objs).ok()?;
+    Some(ursa_backend::DataLayout {
+        slots: objs.iter().enumerate().map(|(k, d)| (d.name.clone(), 8 * k as u32)).collect(),
+        constants: objs.iter().filter(|d| d.space == DataSpace::Constant).map(|d| (d.name.clone(), d.offset)).collect(),
+    })
 }
 
 #[test]

@@ -136,6 +136,7 @@ fn program(level: OptLevel) -> Program {
                     .function
             })
             .collect(),
+        ..Default::default()
     };
     Program::load(&elf::write(&obj)).unwrap()
 }

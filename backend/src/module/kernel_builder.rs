@@ -389,6 +389,14 @@ impl<'a, 'f, M: Module + ?Sized> KernelBuilder<'a, 'f, M> {
     /// # let _ = base;
     /// ```
     pub fn shared(&mut self, var: DataId) -> Value {
+        self.address_of(var)
+    }
+
+    /// The `i64` address of the data object `id` of the module: a shared
+    /// variable ([`shared`](Self::shared)) or an object in global or
+    /// constant memory (`docs/module.md`, "Data objects"); `symbol_value`
+    /// of its global value, declared in the function once.
+    pub fn address_of(&mut self, var: DataId) -> Value {
         let gv = match self.data.get(&var) {
             Some(&gv) => gv,
             None => {

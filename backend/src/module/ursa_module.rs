@@ -9,7 +9,9 @@
 //! of `docs/kernels.md` are declared with [`Linkage::Import`] and their own
 //! signature; shared-memory variables are data objects named
 //! `ursa_shared_NAME`, defined zero-initialized with their size and
-//! alignment. [`UrsaModule::finish`] compiles the whole module at once (the
+//! alignment; other data objects are in global memory (writable) or
+//! constant bank 3 (read-only), addressed through the address table in
+//! constant bank 14. [`UrsaModule::finish`] compiles the whole module at once (the
 //! inliner and the reconvergence planning read every function) and returns
 //! the ELF object `ursa run` and `ursa_sim::Program::load` accept.
 
@@ -21,7 +23,7 @@ use cranelift_codegen::ir::{self, ExternalName, Function, GlobalValueData, UserF
 use cranelift_codegen::isa::{CallConv, OwnedTargetIsa, TargetFrontendConfig, TargetIsa};
 use cranelift_codegen::Context;
 use cranelift_module::{
-    DataDescription, DataId, FuncId, Init, Linkage, Module, ModuleDeclarations, ModuleError, ModuleReloc, ModuleResult,
+    DataDescription, DataId, FuncId, Init, Linkage, Module, ModuleDeclarations, ModuleError, ModuleReloc, ModuleRelocTarget, ModuleResult,
 };
 use target_lexicon::{PointerWidth, Triple};
 use ursa_emit::elf;
@@ -29,6 +31,10 @@ use ursa_isel::addr_space::SHARED_PREFIX;
 use ursa_isel::intrinsics;
 
 use crate::module::shared_mem::{SharedLayout, DEFAULT_ALIGN};
+
+/// The linkage name of the dynamic shared memory, declared and never
+/// defined.
+const DYNAMIC_SHARED: &str = "ursa_shared_dynamic";
 use crate::Options;
 
 /// The `target-lexicon` triple naming the Ursa target: architecture
@@ -109,8 +115,12 @@ pub struct UrsaModule {
     options: Options,
     /// The defined functions, named by their linkage names.
     bodies: HashMap<FuncId, Function>,
-    /// The data objects defined (each a shared variable).
+    /// The data objects defined (shared variables and the objects of
+    /// `data`).
     defined_data: HashSet<DataId>,
+    /// The data objects in global or constant memory, in the order of their
+    /// definitions.
+    data: Vec<elf::DataObject>,
     shared: SharedLayout,
     isa: Option<OwnedTargetIsa>,
 }
@@ -149,6 +159,7 @@ impl UrsaModule {
             options,
             bodies: HashMap::new(),
             defined_data: HashSet::new(),
+            data: Vec::new(),
             shared: SharedLayout::default(),
             isa: None,
         }
@@ -231,9 +242,41 @@ impl UrsaModule {
             funcs.push(body.clone());
             kernels.push(decl.linkage == Linkage::Export);
         }
-        let opts = Options { shared: self.shared.clone(), ..self.options.clone() };
+        for (id, decl) in self.declarations.get_data_objects() {
+            if decl.linkage.requires_definition() && !self.defined_data.contains(&id) && decl.linkage_name(id) != DYNAMIC_SHARED {
+                return Err(backend(format!("data object `{}` is declared ({:?}) but never defined", decl.linkage_name(id), decl.linkage)));
+            }
+        }
+        let mut data = self.data.clone();
+        elf::layout_data(&mut data).map_err(backend)?;
+        let addresses: Vec<String> = data.iter().map(|d| d.name.clone()).collect();
+        if addresses.len() * 8 > elf::BANK_BYTES as usize {
+            return Err(backend(format!(
+                "{} data objects in global or constant memory: the address table (constant bank {}) holds {}",
+                addresses.len(),
+                elf::ADDRESS_BANK,
+                elf::BANK_BYTES / 8
+            )));
+        }
+        for d in &data {
+            for r in &d.relocs {
+                let defined = data.iter().any(|o| o.name == r.symbol) || funcs.iter().any(|f| crate::symbol_name(f) == r.symbol);
+                if !defined {
+                    return Err(backend(format!(
+                        "data object `{}` holds the address of `{}`, which this module does not define",
+                        d.name, r.symbol
+                    )));
+                }
+            }
+        }
+        let layout = ursa_isel::DataLayout {
+            slots: addresses.iter().enumerate().map(|(k, n)| (n.clone(), 8 * k as u32)).collect(),
+            constants: data.iter().filter(|d| d.space == elf::DataSpace::Constant).map(|d| (d.name.clone(), d.offset)).collect(),
+        };
+        let opts = Options { shared: self.shared.clone(), data: layout, ..self.options.clone() };
         let compiled = catch_unwind(AssertUnwindSafe(|| crate::compile_module_kernels(&funcs, &kernels, &opts)))
             .map_err(|_| backend("internal compiler error (panic) while compiling the module".into()))?;
+        let compiled = compiled.map(|obj| elf::Object { data, addresses, ..obj });
         compiled.map_err(|(f, e)| {
             let undefined = matches!(&e, crate::Error::Unsupported(d) if d.message.contains("neither defined in this module"));
             if undefined {
@@ -252,6 +295,64 @@ impl UrsaModule {
     /// ```
     pub fn finish(self) -> ModuleResult<Vec<u8>> {
         Ok(elf::write(&self.finish_object()?))
+    }
+
+    /// The data object `name` (`id`) in global or constant memory that
+    /// `data` describes, or why it cannot be.
+    fn data_object(&self, id: DataId, name: &str, data: &DataDescription) -> ModuleResult<elf::DataObject> {
+        let decl = self.declarations.get_data_decl(id);
+        if decl.tls {
+            return Err(backend(format!("data object `{}` cannot be thread-local: Ursa has no thread-local data objects", name)));
+        }
+        let err = |m: String| backend(format!("data object `{}`: {}", name, m));
+        let (size, mut init) = match &data.init {
+            Init::Zeros { size } => (*size, None),
+            Init::Bytes { contents } => (contents.len(), Some(contents.to_vec())),
+            Init::Uninitialized => return Err(err("the description gives no size (define_zeroinit or define)".into())),
+        };
+        let size = u32::try_from(size).map_err(|_| err(format!("{} bytes is more than 4 GiB", size)))?;
+        let align = data.align.unwrap_or(u64::from(DEFAULT_ALIGN));
+        if !align.is_power_of_two() || align > 4096 {
+            return Err(err(format!("alignment {} is not a power of two up to 4096", align)));
+        }
+        if let Some(section) = &data.custom_section {
+            return Err(err(format!(
+                "a custom section (`{}`) is not supported: the space is the declaration's (writable or not)",
+                section
+            )));
+        }
+        let target = |t: &ModuleRelocTarget| -> ModuleResult<String> {
+            match *t {
+                ModuleRelocTarget::User { namespace: 0, index } if (index as usize) < self.declarations.get_functions().count() => {
+                    let f = FuncId::from_u32(index);
+                    Ok(self.declarations.get_function_decl(f).linkage_name(f).into_owned())
+                }
+                ModuleRelocTarget::User { namespace: 1, index } if (index as usize) < self.declarations.get_data_objects().count() => {
+                    let d = DataId::from_u32(index);
+                    let n = self.declarations.get_data_decl(d).linkage_name(d).into_owned();
+                    if n.starts_with(SHARED_PREFIX) {
+                        return Err(err(format!("the address of shared variable `{}` is not one address: it is per CTA", n)));
+                    }
+                    Ok(n)
+                }
+                ref other => Err(err(format!("a relocation against `{}`: only functions and data objects of the module can be", other))),
+            }
+        };
+        let mut relocs = Vec::new();
+        for &(offset, fref) in &data.function_relocs {
+            relocs.push(elf::Reloc { offset: u64::from(offset), symbol: target(&data.function_decls[fref])?, addend: 0 });
+        }
+        for &(offset, gv, addend) in &data.data_relocs {
+            relocs.push(elf::Reloc { offset: u64::from(offset), symbol: target(&data.data_decls[gv])?, addend });
+        }
+        if let Some(r) = relocs.iter().find(|r| r.offset + 8 > u64::from(size)) {
+            return Err(err(format!("the address at byte {} does not fit in {} bytes", r.offset, size)));
+        }
+        let space = if decl.writable { elf::DataSpace::Global } else { elf::DataSpace::Constant };
+        if init.is_none() && (space == elf::DataSpace::Constant || !relocs.is_empty()) {
+            init = Some(vec![0; size as usize]);
+        }
+        Ok(elf::DataObject { name: name.to_string(), space, offset: 0, size, align: align as u32, init, relocs })
     }
 
     /// `func` with the module's names: its own name the linkage name of `id`,
@@ -364,9 +465,11 @@ impl Module for UrsaModule {
         self.declarations.declare_anonymous_function(signature)
     }
 
-    /// Declares a data object. Only shared-memory variables
-    /// (`ursa_shared_NAME`, not thread-local) can be defined; the dynamic
-    /// shared memory `ursa_shared_dynamic` is declared and never defined.
+    /// Declares a data object: a shared-memory variable
+    /// (`ursa_shared_NAME`; the dynamic shared memory
+    /// `ursa_shared_dynamic` is declared and never defined), or an object
+    /// in global memory (`writable`) or constant bank 3 (not). None can be
+    /// thread-local.
     fn declare_data(&mut self, name: &str, linkage: Linkage, writable: bool, tls: bool) -> ModuleResult<DataId> {
         if intrinsics::is_reserved(name) && !name.starts_with(SHARED_PREFIX) {
             return Err(backend(format!(
@@ -438,10 +541,14 @@ impl Module for UrsaModule {
         )))
     }
 
-    /// Defines a shared-memory variable (`ursa_shared_NAME`): the
-    /// description gives its size (`define_zeroinit`; shared memory has no
-    /// initial contents) and alignment (`set_align`, default 8). Data in
-    /// global or constant memory is not supported yet (an error).
+    /// Defines a data object (`docs/module.md`, "Data objects"): a
+    /// shared-memory variable (`ursa_shared_NAME`: only a size,
+    /// `define_zeroinit`, and an alignment); otherwise a writable object in
+    /// global memory (CUDA's `__device__`) or a read-only one in constant
+    /// bank 3 (`__constant__`, with its address in global memory too),
+    /// with its contents or zeros, its alignment (`set_align`, default 8)
+    /// and the addresses it holds (`write_data_addr`, `write_function_addr`
+    /// of functions and data objects the module defines).
     fn define_data(&mut self, data_id: DataId, data: &DataDescription) -> ModuleResult<()> {
         if data_id.as_u32() as usize >= self.declarations.get_data_objects().count() {
             return Err(ModuleError::Undeclared(data_id.to_string()));
@@ -455,11 +562,10 @@ impl Module for UrsaModule {
             return Err(ModuleError::DuplicateDefinition(name));
         }
         let Some(var) = name.strip_prefix(SHARED_PREFIX) else {
-            return Err(backend(format!(
-                "data object `{}`: only shared-memory variables (`{}NAME`) can be defined; \
-                 data in global or constant memory is not supported yet (docs/module.md)",
-                name, SHARED_PREFIX
-            )));
+            let object = self.data_object(data_id, &name, data)?;
+            self.data.push(object);
+            self.defined_data.insert(data_id);
+            return Ok(());
         };
         let size = match data.init {
             Init::Zeros { size } => size,

@@ -80,9 +80,17 @@ pub(crate) fn to_bytes<T: Element>(values: &[T]) -> Vec<u8> {
 
 /// One allocation of global memory; freed when the last buffer or view of it
 /// is dropped.
-struct Allocation {
+pub(crate) struct Allocation {
     device: Device,
-    base: u64,
+    pub(crate) base: u64,
+}
+
+impl Allocation {
+    /// `bytes` (at least 1) of zeroed global memory aligned to `align`.
+    pub(crate) fn new(device: &Device, bytes: u64, align: u64) -> Result<Arc<Allocation>, HostError> {
+        let base = device.gpu().try_alloc(bytes.max(1), align.max(1)).map_err(HostError::Memory)?;
+        Ok(Arc::new(Allocation { device: device.clone(), base }))
+    }
 }
 
 impl Drop for Allocation {
@@ -127,6 +135,12 @@ impl<T: Element> DeviceBuffer<T> {
         let bytes = len.checked_mul(T::SIZE).ok_or(HostError::TooLarge { elements: len, element: T::NAME })?;
         let base = device.gpu().try_alloc(bytes as u64, 16).map_err(HostError::Memory)?;
         Ok(DeviceBuffer { alloc: Arc::new(Allocation { device: device.clone(), base }), offset: 0, len, elem: PhantomData })
+    }
+
+    /// The view of `len` elements at the start of `alloc` (a module's data
+    /// object).
+    pub(crate) fn view(alloc: Arc<Allocation>, len: usize) -> DeviceBuffer<T> {
+        DeviceBuffer { alloc, offset: 0, len, elem: PhantomData }
     }
 
     /// Number of elements.

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use ursa_emit::elf::{Param, ParamKind};
+use ursa_emit::elf::{self, DataSpace, Param, ParamKind};
 
-use super::buffer::{DeviceBuffer, Element};
+use super::buffer::{Allocation, DeviceBuffer, Element};
 use super::{Device, HostError};
 use crate::launch::{layout_params, ArgMismatch, LaunchConfig};
 use crate::profile::{Profile, Stats};
 use crate::program::{FunctionInfo, Program};
-use crate::trap::Trap;
+use crate::trap::{LoadError, Trap};
 
 /// A loaded object on a device: its kernels and device functions. A cheap
 /// handle (clones share the program).
@@ -24,7 +24,16 @@ use crate::trap::Trap;
 /// ```
 #[derive(Clone)]
 pub struct Module {
-    inner: Arc<(Device, Program)>,
+    inner: Arc<ModuleState>,
+}
+
+struct ModuleState {
+    device: Device,
+    program: Program,
+    /// The memory of each data object of the program, in its order.
+    data: Vec<Arc<Allocation>>,
+    /// Constant bank 14: the address of each entry of the address table.
+    addresses: Vec<u8>,
 }
 
 impl std::fmt::Debug for Module {
@@ -34,8 +43,101 @@ impl std::fmt::Debug for Module {
 }
 
 impl Module {
-    pub(super) fn new(device: Device, program: Program) -> Module {
-        Module { inner: Arc::new((device, program)) }
+    /// The module of `program` on `device`: each data object allocated
+    /// (aligned, zeroed), its initial bytes written with its relocations
+    /// applied (`S + A`, `S` the address of a data object or function), and
+    /// the address table made.
+    pub(super) fn new(device: Device, program: Program) -> Result<Module, HostError> {
+        let mut data = Vec::with_capacity(program.data.len());
+        for d in &program.data {
+            data.push(Allocation::new(&device, u64::from(d.size), u64::from(d.align))?);
+        }
+        let address_of = |name: &str| {
+            program.data.iter().position(|d| d.name == name).map(|i| data[i].base).or_else(|| program.function(name).map(|f| f.address))
+        };
+        for (d, a) in program.data.iter().zip(&data) {
+            if d.init.is_none() && d.relocs.is_empty() {
+                continue;
+            }
+            let mut bytes = d.init.clone().unwrap_or_default();
+            bytes.resize(d.size as usize, 0);
+            for r in &d.relocs {
+                // `Program::load` checked both; a hand-made program may not.
+                let s = address_of(&r.symbol)
+                    .ok_or_else(|| HostError::Load(LoadError::UndefinedSymbol { function: d.name.clone(), symbol: r.symbol.clone() }))?;
+                let at = usize::try_from(r.offset).ok().filter(|&o| o.checked_add(8).is_some_and(|e| e <= bytes.len()));
+                let at = at.ok_or_else(|| HostError::Load(LoadError::BadRelocation { function: d.name.clone(), offset: r.offset }))?;
+                bytes[at..at + 8].copy_from_slice(&s.wrapping_add_signed(r.addend).to_le_bytes());
+            }
+            device.gpu().write(a.base, &bytes).map_err(HostError::Memory)?;
+        }
+        let mut addresses = Vec::with_capacity(program.addresses.len() * 8);
+        for name in &program.addresses {
+            let s = program.data.iter().position(|d| &d.name == name).map(|i| data[i].base).ok_or_else(|| {
+                HostError::Load(LoadError::UndefinedSymbol { function: elf::ADDRESS_SECTION.into(), symbol: name.clone() })
+            })?;
+            addresses.extend_from_slice(&s.to_le_bytes());
+        }
+        Ok(Module { inner: Arc::new(ModuleState { device, program, data, addresses }) })
+    }
+
+    /// The data object `name` (a `__device__` or `__constant__` variable
+    /// of the module) as a buffer of `T`: what CUDA's
+    /// `cudaMemcpyToSymbol` / `cudaMemcpyFromSymbol` copy to and from. A
+    /// constant object's bytes are what constant bank 3 holds at each
+    /// launch, so a write to it is seen by the next launch.
+    /// [`HostError::NoGlobal`] if there is no such object,
+    /// [`HostError::GlobalSize`] if its size is no whole number of `T`.
+    ///
+    /// ```
+    /// use ursa_emit::elf::{DataObject, DataSpace, Object};
+    /// let obj = Object {
+    ///     data: vec![DataObject { name: "table".into(), space: DataSpace::Constant, size: 8, align: 4,
+    ///                             init: Some(vec![1, 0, 0, 0, 2, 0, 0, 0]), ..Default::default() }],
+    ///     addresses: vec!["table".into()],
+    ///     ..Default::default()
+    /// };
+    /// let module = ursa_sim::host::Device::new().load_module(&ursa_emit::elf::write(&obj))?;
+    /// let table = module.global::<u32>("table")?;
+    /// assert_eq!(table.to_vec()?, [1, 2]);
+    /// table.copy_from_host(&[5, 6])?;
+    /// assert_eq!(module.global::<u64>("table")?.to_vec()?, [(6 << 32) | 5]);
+    /// assert_eq!(module.global::<u8>("tabel").unwrap_err().to_string(), "no data object named `tabel` (the data objects: table)");
+    /// # Ok::<(), ursa_sim::host::HostError>(())
+    /// ```
+    pub fn global<T: Element>(&self, name: &str) -> Result<DeviceBuffer<T>, HostError> {
+        let data = &self.program().data;
+        let Some(i) = data.iter().position(|d| d.name == name) else {
+            return Err(HostError::NoGlobal { name: name.to_string(), globals: data.iter().map(|d| d.name.clone()).collect() });
+        };
+        let size = data[i].size;
+        if size as usize % T::SIZE != 0 {
+            return Err(HostError::GlobalSize { name: name.to_string(), size, element: T::NAME });
+        }
+        Ok(DeviceBuffer::view(self.inner.data[i].clone(), size as usize / T::SIZE))
+    }
+
+    /// The constant banks a launch of the module's kernels needs: 14 (the
+    /// address table) and 3 (the constant data objects, read from their
+    /// memory now); none without data objects.
+    fn const_banks(&self) -> Result<Vec<(u8, Vec<u8>)>, HostError> {
+        let program = self.program();
+        if program.addresses.is_empty() && program.data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut bank3 = Vec::new();
+        for (d, a) in program.data.iter().zip(&self.inner.data) {
+            if d.space != DataSpace::Constant {
+                continue;
+            }
+            let at = d.offset as usize;
+            if bank3.len() < at + d.size as usize {
+                bank3.resize(at + d.size as usize, 0);
+            }
+            let bytes = self.device().gpu().read(a.base, u64::from(d.size)).map_err(HostError::Memory)?;
+            bank3[at..at + d.size as usize].copy_from_slice(&bytes);
+        }
+        Ok(vec![(elf::ADDRESS_BANK, self.inner.addresses.clone()), (elf::CONSTANT_BANK, bank3)])
     }
 
     /// The kernel of this name: [`HostError::NoKernel`] if the module has no
@@ -81,7 +183,7 @@ impl Module {
     /// # Ok::<(), ursa_sim::host::HostError>(())
     /// ```
     pub fn program(&self) -> &Program {
-        &self.inner.1
+        &self.inner.program
     }
 
     /// The device the module is loaded on.
@@ -93,7 +195,7 @@ impl Module {
     /// # Ok::<(), ursa_sim::host::HostError>(())
     /// ```
     pub fn device(&self) -> &Device {
-        &self.inner.0
+        &self.inner.device
     }
 }
 
@@ -351,6 +453,14 @@ impl Kernel {
     /// ```
     pub fn launch_with(&self, cfg: &LaunchConfig, args: &[&dyn AsKernelArg]) -> Result<Launch, HostError> {
         let params = self.parameter_block(args)?;
+        let banks = self.module.const_banks()?;
+        let with_banks;
+        let cfg = if banks.is_empty() {
+            cfg
+        } else {
+            with_banks = LaunchConfig { const_banks: [cfg.const_banks.clone(), banks].concat(), ..cfg.clone() };
+            &with_banks
+        };
         let result = self.module.device().gpu().launch_block(self.module.program(), self.info(), cfg, &params);
         let launch = |stats, trap| Launch { kernel: self.clone(), grid: cfg.grid, stats, trap };
         match result {

@@ -145,19 +145,22 @@ impl Device {
     /// # Ok::<(), ursa_sim::host::HostError>(())
     /// ```
     pub fn load_module(&self, elf: &[u8]) -> Result<Module, HostError> {
-        Ok(self.module(Program::load(elf).map_err(HostError::Load)?))
+        self.module(Program::load(elf).map_err(HostError::Load)?)
     }
 
-    /// A module of an already loaded [`Program`].
+    /// A module of an already loaded [`Program`]: its data objects are
+    /// allocated in the device's global memory, initialized and relocated
+    /// (`docs/module.md`, "Data objects"); an error if the memory refuses
+    /// them.
     ///
     /// ```
     /// # let elf = ursa_sim::host::example_object();
     /// let program = ursa_sim::Program::load(&elf).unwrap();
-    /// let module = ursa_sim::host::Device::new().module(program);
+    /// let module = ursa_sim::host::Device::new().module(program)?;
     /// assert_eq!(module.kernel("vadd")?.name(), "vadd");
     /// # Ok::<(), ursa_sim::host::HostError>(())
     /// ```
-    pub fn module(&self, program: Program) -> Module {
+    pub fn module(&self, program: Program) -> Result<Module, HostError> {
         Module::new(self.clone(), program)
     }
 
@@ -226,6 +229,11 @@ pub enum HostError {
     Range { start: usize, end: usize, len: usize },
     /// A buffer of more bytes than the host can address.
     TooLarge { elements: usize, element: &'static str },
+    /// The module has no data object of this name (`globals`: the ones it
+    /// has).
+    NoGlobal { name: String, globals: Vec<String> },
+    /// A data object of `size` bytes is no whole number of `element`s.
+    GlobalSize { name: String, size: u32, element: &'static str },
     /// The device's global memory refused an allocation or an access.
     Memory(Trap),
     /// The launch was refused (its configuration: sizes, limits) or stopped
@@ -259,6 +267,10 @@ impl fmt::Display for HostError {
             HostError::Range { start, end, len } => write!(f, "elements {}..{} are outside a buffer of {}", start, end, len),
             HostError::TooLarge { elements, element } => {
                 write!(f, "{} elements of {} are more bytes than the host can address", elements, element)
+            }
+            HostError::NoGlobal { name, globals } => write!(f, "no data object named `{}` (the data objects: {})", name, list(globals)),
+            HostError::GlobalSize { name, size, element } => {
+                write!(f, "data object `{}` of {} bytes is not a whole number of {} elements", name, size, element)
             }
             HostError::Memory(t) => write!(f, "{}", t),
             HostError::Trap { trap, .. } => match trap.kind {
