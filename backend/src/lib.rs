@@ -159,6 +159,11 @@ pub struct Options {
     /// every convergence-barrier register it uses, and calls are not
     /// followed to CTA barriers.
     pub module: Option<std::sync::Arc<reconv::plan::ModuleFacts>>,
+    /// The module's functions after the CLIF passes, by object symbol, as
+    /// the module's facts were planned on ([`Options::for_module`] fills
+    /// it): [`compile`] takes a function from it rather than running the
+    /// passes again ([`module::call_graph::Prepared`]).
+    pub prepared: Option<std::sync::Arc<std::collections::HashMap<String, module::call_graph::Prepared>>>,
 }
 
 impl Options {
@@ -168,7 +173,8 @@ impl Options {
     pub fn for_module(&self, funcs: &[Function], kernels: &[bool]) -> Options {
         let inline = (self.opt_level == OptLevel::Speed).then(|| std::sync::Arc::new(opt_inline::Callees::new(funcs, kernels)));
         let opts = Options { inline, ..self.clone() };
-        Options { module: Some(std::sync::Arc::new(call_graph::module_facts(funcs, kernels, &opts))), ..opts }
+        let (facts, prepared) = call_graph::module_facts(funcs, kernels, &opts);
+        Options { module: Some(std::sync::Arc::new(facts)), prepared: Some(std::sync::Arc::new(prepared)), ..opts }
     }
 }
 
@@ -259,7 +265,7 @@ pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
 fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: &mut Run) -> Result<Compiled, Error> {
     // The module's facts were planned on the function after the CLIF
     // passes: the same function with the same options takes that copy.
-    let prepared = opts.module.as_deref().and_then(|m| m.prepared.get(&module::symbol_name(&func)));
+    let prepared = opts.prepared.as_deref().and_then(|m| m.get(&module::symbol_name(&func)));
     match prepared.and_then(|p| p.reuse(&func, opts, run)) {
         Some(f) => func = f,
         None => run_clif_passes(&mut func, opts, run)?,

@@ -40,7 +40,7 @@ use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
-use cranelift_codegen::ir::types::{F32, F64, I128, I16, I32, I64, I8};
+use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature,
     Type, Value,
@@ -65,7 +65,7 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
         .values()
         .map(|v| f.dfg.value_type(v))
         .chain(sig_types)
-        .find(|t| t.is_vector() && !matches!(t.lane_type(), I8 | I16 | I32 | I64 | F32 | F64))
+        .find(|t| t.is_vector() && !matches!(t.lane_type(), I8 | I16 | I32 | I64 | F16 | F32 | F64))
     {
         return Err(Error::unsupported(format!("vector type {} is not supported (its lanes are {})", t, t.lane_type())));
     }
@@ -202,6 +202,11 @@ fn const_of(pos: &mut FuncCursor, t: Type, b: &[u8]) -> Value {
     match t {
         F32 => pos.ins().f32const(Ieee32::with_bits(bits as u32)),
         F64 => pos.ins().f64const(Ieee64::with_bits(bits)),
+        // An f16 lane by its bits (`legalize_f16` keeps it so).
+        F16 => {
+            let k = iconst(pos, I16, bits as i64);
+            pos.ins().bitcast(F16, MemFlagsData::new(), k)
+        }
         _ => iconst(pos, t, bits as i64),
     }
 }
@@ -647,18 +652,16 @@ impl Split {
                 }
                 let from = ty(pos, args[0]);
                 let to = rty.unwrap();
-                if from.bits() > 128
-                    || to.bits() > 128
-                    || from == cranelift_codegen::ir::types::F128
-                    || to == cranelift_codegen::ir::types::F128
-                {
+                if from.bits() > 128 || to.bits() > 128 {
                     return Err(unsupported(pos.func, inst, &format!("`bitcast` from {} to {}", from, to)));
                 }
                 let words = if from.is_vector() {
                     let x = self.lanes(pos.func, inst, args[0])?;
                     to_words(pos, &x)
-                } else if from == I128 {
-                    let (lo, hi) = pos.ins().isplit(args[0]);
+                } else if from == I128 || from == F128 {
+                    // An `f128` by its bits (`legalize_f128` keeps it so).
+                    let bits = if from == F128 { pos.ins().bitcast(I128, MemFlagsData::new(), args[0]) } else { args[0] };
+                    let (lo, hi) = pos.ins().isplit(bits);
                     vec![lo, hi]
                 } else {
                     let i = as_int(pos, args[0]);
@@ -666,8 +669,9 @@ impl Split {
                 };
                 if to.is_vector() {
                     one(from_words(pos, &words, to.lane_type(), to.lane_count()))
-                } else if to == I128 {
-                    Ok(vec![Err(pos.ins().iconcat(words[0], words[1]))])
+                } else if to == I128 || to == F128 {
+                    let bits = pos.ins().iconcat(words[0], words[1]);
+                    Ok(vec![Err(if to == F128 { pos.ins().bitcast(F128, MemFlagsData::new(), bits) } else { bits })])
                 } else {
                     let i = reduce(pos, words[0], int_of(to));
                     Ok(vec![Err(from_int(pos, i, to))])

@@ -117,7 +117,9 @@ impl CallGraph {
 /// The facts for `funcs` as written, `kernels[i]` telling whether `funcs[i]`
 /// is a kernel; each function is planned as `opts` (its opt level and the
 /// callees it may inline) will compile it.
-pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options) -> ModuleFacts {
+/// The module's facts, and each function after the CLIF passes (by object
+/// symbol) as they were planned on.
+pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options) -> (ModuleFacts, HashMap<String, Prepared>) {
     let n = funcs.len();
     let graph = CallGraph::new(funcs);
     let (syms, address_taken, callees, below) = (&graph.syms, &graph.address_taken, &graph.callees, &graph.below);
@@ -272,12 +274,8 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options)
             }
         }
     }
-    for (f, p) in prepared.into_iter().enumerate() {
-        if let Some(p) = p {
-            facts.prepared.insert(syms[f].clone(), std::sync::Arc::new(p));
-        }
-    }
-    facts
+    let prepared = prepared.into_iter().enumerate().filter_map(|(f, p)| Some((syms[f].clone(), p?))).collect();
+    (facts, prepared)
 }
 
 /// A function after the CLIF passes ([`crate::run_clif_passes`]: they add
@@ -289,55 +287,35 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options)
 pub struct Prepared {
     /// The function as written.
     input: Function,
-    inputs: ClifInputs,
+    /// The options the passes ran with.
+    opts: crate::Options,
     /// The function after the passes.
     pub output: Function,
     /// The passes that ran, in order.
     passes: smallvec::SmallVec<[Pass; 32]>,
 }
 
-/// What the CLIF passes read of the options.
-#[derive(Debug)]
-struct ClifInputs {
-    kernel: bool,
-    opt_level: crate::OptLevel,
-    check_regalloc: bool,
-    shared: crate::module::shared_mem::SharedLayout,
-    /// The callees inlining may copy (the same table, not an equal one).
-    inline: Option<std::sync::Arc<crate::mid::opt_inline::Callees>>,
-}
-
-impl ClifInputs {
-    fn of(opts: &crate::Options) -> ClifInputs {
-        ClifInputs {
-            kernel: opts.kernel,
-            opt_level: opts.opt_level,
-            check_regalloc: opts.check_regalloc,
-            shared: opts.shared.clone(),
-            inline: opts.inline.clone(),
-        }
-    }
-
-    fn same_as(&self, opts: &crate::Options) -> bool {
-        let same_inline = match (&self.inline, &opts.inline) {
+impl Prepared {
+    /// Whether the CLIF passes read the same options in `opts` as they did
+    /// here (the callees to inline: the same table, not an equal one).
+    fn same_options(&self, opts: &crate::Options) -> bool {
+        let same_inline = match (&self.opts.inline, &opts.inline) {
             (None, None) => true,
             (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
             _ => false,
         };
         same_inline
-            && self.kernel == opts.kernel
-            && self.opt_level == opts.opt_level
-            && self.check_regalloc == opts.check_regalloc
-            && self.shared == opts.shared
+            && self.opts.kernel == opts.kernel
+            && self.opts.opt_level == opts.opt_level
+            && self.opts.check_regalloc == opts.check_regalloc
+            && self.opts.shared == opts.shared
     }
-}
 
-impl Prepared {
     /// The function after the CLIF passes, if this is `f` prepared with
     /// the options `opts` gives the passes and `run` prints none of the
     /// passes' outputs; the passes are then recorded in `run` as run.
     pub(crate) fn reuse(&self, f: &Function, opts: &crate::Options, run: &mut crate::pipeline::Run) -> Option<Function> {
-        if !self.inputs.same_as(opts) || self.passes.iter().any(|&p| run.wants(p)) || self.input != *f {
+        if !self.same_options(opts) || self.passes.iter().any(|&p| run.wants(p)) || self.input != *f {
             return None;
         }
         for &p in &self.passes {
@@ -355,10 +333,10 @@ fn prepare(f: &Function, kernel: bool, opts: &crate::Options) -> Option<Prepared
         return None;
     }
     let mut output = f.clone();
-    let opts = crate::Options { kernel, print_after: Vec::new(), ..opts.clone() };
+    let opts = crate::Options { kernel, print_after: Vec::new(), module: None, prepared: None, ..opts.clone() };
     let mut run = crate::pipeline::Run::new(&[]);
     crate::run_clif_passes(&mut output, &opts, &mut run).ok()?;
-    Some(Prepared { input: f.clone(), inputs: ClifInputs::of(&opts), output, passes: run.ran })
+    Some(Prepared { input: f.clone(), opts, output, passes: run.ran })
 }
 
 #[cfg(test)]
@@ -395,9 +373,7 @@ block0(v0: i64, v1: i32):
 
     /// `opts` without the prepared functions (every compile runs the passes).
     fn unprepared(opts: &Options) -> Options {
-        let mut facts = (**opts.module.as_ref().unwrap()).clone();
-        facts.prepared.clear();
-        Options { module: Some(std::sync::Arc::new(facts)), ..opts.clone() }
+        Options { prepared: None, ..opts.clone() }
     }
 
     #[test]
@@ -405,7 +381,7 @@ block0(v0: i64, v1: i32):
         for level in [OptLevel::None, OptLevel::Speed] {
             let funcs = module(MODULE);
             let opts = options(&funcs, level);
-            assert_eq!(opts.module.as_ref().unwrap().prepared.len(), 2);
+            assert_eq!(opts.prepared.as_ref().unwrap().len(), 2);
             for (f, kernel) in funcs.iter().zip([false, true]) {
                 let o = Options { kernel, ..opts.clone() };
                 let (a, b) = (compile(f, &o).unwrap(), compile(f, &unprepared(&o)).unwrap());
@@ -419,7 +395,8 @@ block0(v0: i64, v1: i32):
     fn a_prepared_function_is_taken_only_for_the_same_function_and_options() {
         let funcs = module(MODULE);
         let opts = Options { kernel: true, ..options(&funcs, OptLevel::Speed) };
-        let p = opts.module.as_ref().unwrap().prepared["k"].clone();
+        let prepared = opts.prepared.clone().unwrap();
+        let p = &prepared["k"];
         let k = &funcs[1];
         let mut run = crate::pipeline::Run::new(&[]);
         assert!(p.reuse(k, &opts, &mut run).is_some());

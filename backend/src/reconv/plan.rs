@@ -99,10 +99,6 @@ pub struct ModuleFacts {
     pub with_regions: HashSet<String>,
     /// An address-taken function has regions or calls one that has.
     pub indirect_regions: bool,
-    /// Each function after the CLIF passes, by object symbol, as
-    /// [`crate::module::call_graph::module_facts`] prepared it to plan it
-    /// ([`crate::module::call_graph::Prepared`]).
-    pub prepared: HashMap<String, std::sync::Arc<crate::module::call_graph::Prepared>>,
 }
 
 /// What a device function's regions may use.
