@@ -11,7 +11,9 @@
 //!
 //! A function the compiler does not support is reported as skipped, with the
 //! reason; its `; run:` lines count as skipped, never as passed. `target`
-//! lines are ignored (the file is parsed with them blanked out).
+//! lines are ignored (the file is parsed with them blanked out), except that
+//! a file pinning its target architectures' own choice where CLIF leaves the result
+//! open is skipped whole ([`pinned_architecture`]).
 //!
 //! Every run is bounded: the simulator by a step limit, cranelift-interpreter
 //! by fuel, on a thread of its own with a large stack (deep recursion is an
@@ -156,6 +158,20 @@ fn line_of(text: &str, part: &str) -> usize {
     text[..at - start].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
+/// The architectures whose own choice a file pins where CLIF leaves the
+/// result open (the NaN an `fmin` of two NaNs returns, say): Cranelift names
+/// such a file `…nondeterministic…` and lists those architectures alone as
+/// its targets, so its runner runs the file on them only. Ursa is none of
+/// them and skips the file, with this reason.
+fn pinned_architecture(path: &Path, text: &str) -> Option<String> {
+    if !path.file_name()?.to_str()?.contains("nondeterministic") {
+        return None;
+    }
+    let archs: std::collections::BTreeSet<&str> =
+        text.lines().filter_map(|l| l.trim_start().strip_prefix("target ")).filter_map(|r| r.split_whitespace().next()).collect();
+    (!archs.is_empty()).then(|| archs.into_iter().collect::<Vec<_>>().join(" and "))
+}
+
 /// Blanks `target` lines (they name other machines); keeps line numbers.
 fn strip_targets(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -268,6 +284,16 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
         return t;
     }
 
+    if let Some(arch) = pinned_architecture(path, &text) {
+        let lines = text.lines().map(str::trim_start).filter(|l| l.starts_with("; run:") || l.starts_with("; print:")).count();
+        let _ = writeln!(
+            log,
+            "SKIP {}: {} run lines pin the choice of {} where CLIF leaves the result open (the file's only targets: Cranelift runs it there alone)",
+            shown, lines, arch
+        );
+        t.skipped += lines;
+        return t;
+    }
     let shared = match ursa_backend::module::shared_mem::parse(&text) {
         Ok(s) => s,
         Err(e) => {
@@ -913,4 +939,23 @@ fn intrinsic_models() -> Vec<Function> {
         text.push_str(&format!("function %{}{}\n", name, body));
     }
     cranelift_reader::parse_functions(&text).expect("the intrinsic models parse")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pinned_architecture;
+    use std::path::Path;
+
+    #[test]
+    fn only_nondeterministic_files_with_targets_are_pinned() {
+        let one = "test run\ntarget x86_64\ntarget x86_64 skylake\n";
+        let two = "test run\ntarget x86_64\ntarget aarch64 has_lse\n";
+        assert_eq!(pinned_architecture(Path::new("simd-fmax-fmin-nondeterministic-x86_64.clif"), one).as_deref(), Some("x86_64"));
+        assert_eq!(
+            pinned_architecture(Path::new("simd-fmax-fmin-nondeterministic-aarch64.clif"), two).as_deref(),
+            Some("aarch64 and x86_64")
+        );
+        assert_eq!(pinned_architecture(Path::new("simd-snarrow-aarch64.clif"), one), None);
+        assert_eq!(pinned_architecture(Path::new("x-nondeterministic.clif"), "test run\n"), None);
+    }
 }
