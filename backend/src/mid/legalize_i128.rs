@@ -64,8 +64,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F32, I128, I32, I64};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, Signature, TrapCode, Type,
-    Value,
+    BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, Signature, TrapCode, Type, Value,
 };
 
 type Pair = (Value, Value);
@@ -75,16 +74,10 @@ pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
     if !mentions_i128(f) {
         return Ok(());
     }
-    split_signature(&mut f.signature);
-    let sigs: Vec<_> = f.dfg.signatures.keys().collect();
-    for s in sigs {
-        split_signature(&mut f.dfg.signatures[s]);
-    }
     let mut map: HashMap<Value, Pair> = HashMap::default();
-    let blocks: Vec<Block> = f.layout.blocks().collect();
-    for &b in &blocks {
-        split_block_params(f, b, &mut map);
-    }
+    super::split_signatures_and_params(f, halves_of, |p, new| {
+        map.insert(p, (new[0], new[1]));
+    });
     let mut n = Narrow { map };
     super::rewrite_in_rpo(f, inst_mentions_i128, |f, inst| n.inst(f, inst))?;
     super::verify_in_debug(f)
@@ -112,35 +105,6 @@ fn inst_mentions_i128(f: &Function, inst: Inst) -> bool {
             .branch_destination(&dfg.jump_tables, &dfg.exception_tables)
             .iter()
             .any(|bc| bc.args(&dfg.value_lists).any(|a| matches!(a, BlockArg::Value(v) if dfg.value_type(v) == I128)))
-}
-
-fn split_signature(s: &mut Signature) {
-    for list in [&mut s.params, &mut s.returns] {
-        if list.iter().any(|p| p.value_type == I128) {
-            *list = list
-                .iter()
-                .flat_map(|p| if p.value_type == I128 { vec![AbiParam::new(I64), AbiParam::new(I64)] } else { vec![*p] })
-                .collect();
-        }
-    }
-}
-
-/// Replaces each `i128` parameter of `b` by two `i64` ones in its place.
-fn split_block_params(f: &mut Function, b: Block, map: &mut HashMap<Value, Pair>) {
-    let params = f.dfg.block_params(b).to_vec();
-    if !params.iter().any(|&p| f.dfg.value_type(p) == I128) {
-        return;
-    }
-    f.dfg.detach_block_params(b);
-    for p in params {
-        if f.dfg.value_type(p) == I128 {
-            let lo = f.dfg.append_block_param(b, I64);
-            let hi = f.dfg.append_block_param(b, I64);
-            map.insert(p, (lo, hi));
-        } else {
-            f.dfg.attach_block_param(b, p);
-        }
-    }
 }
 
 struct Narrow {
@@ -178,6 +142,11 @@ impl At<'_> {
     }
 }
 
+/// An `i128` is two `i64` halves, low half first.
+fn halves_of(t: Type) -> Option<(Type, usize)> {
+    (t == I128).then_some((I64, 2))
+}
+
 fn is128(f: &Function, v: Value) -> bool {
     f.dfg.value_type(v) == I128
 }
@@ -189,16 +158,7 @@ impl Narrow {
 
     /// The halves of each argument, `i128` arguments expanded, others kept.
     fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
-        let mut out = Vec::new();
-        for &a in args {
-            if f.dfg.value_type(a) == I128 {
-                let (lo, hi) = self.halves(f, inst, a)?;
-                out.extend([lo, hi]);
-            } else {
-                out.push(a);
-            }
-        }
-        Ok(out)
+        super::expand_args(f, args, |t| t == I128, |a| self.halves(f, inst, a).map(|(lo, hi)| vec![lo, hi]))
     }
 
     /// Rewrites one instruction that names an `i128` value.
@@ -220,22 +180,7 @@ impl Narrow {
         pos.use_srcloc(inst);
         let mut out = Vec::new();
         self.rewrite(&mut pos, At { inst, op, data, args: &args, results: &results }, &mut out)?;
-        // Replace the old instruction's results and remove it.
-        let f = pos.func;
-        if out.len() != results.len() {
-            return Err(Error::internal(format!("{} results rewritten for {}", out.len(), results.len())).at(f.dfg.display_inst(inst)));
-        }
-        f.dfg.clear_results(inst);
-        f.layout.remove_inst(inst);
-        for (&old, new) in results.iter().zip(out) {
-            match new {
-                Ok(pair) => {
-                    self.map.insert(old, pair);
-                }
-                Err(v) => f.dfg.change_to_alias(old, v),
-            }
-        }
-        Ok(())
+        super::replace_results(pos.func, inst, &results, out, &mut self.map)
     }
 
     /// An instruction with narrow results whose `i128` operand is only

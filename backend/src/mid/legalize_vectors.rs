@@ -42,8 +42,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature,
-    Type, Value,
+    BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature, Type, Value,
 };
 
 type Lanes = Vec<Value>;
@@ -69,16 +68,10 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     {
         return Err(Error::unsupported(format!("vector type {} is not supported (its lanes are {})", t, t.lane_type())));
     }
-    split_signature(&mut f.signature);
-    let sigs: Vec<_> = f.dfg.signatures.keys().collect();
-    for s in sigs {
-        split_signature(&mut f.dfg.signatures[s]);
-    }
     let mut map: HashMap<Value, Lanes> = HashMap::default();
-    let blocks: Vec<Block> = f.layout.blocks().collect();
-    for &b in &blocks {
-        split_block_params(f, b, &mut map);
-    }
+    super::split_signatures_and_params(f, lanes_of, |p, lanes| {
+        map.insert(p, lanes);
+    });
     let mut s = Split { map };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     super::verify_in_debug(f)
@@ -112,41 +105,9 @@ fn inst_mentions_vectors(f: &Function, inst: Inst) -> bool {
             .any(|bc| bc.args(&dfg.value_lists).any(|a| matches!(a, BlockArg::Value(v) if is_vec(dfg.value_type(v)))))
 }
 
-/// A vector parameter or result becomes its lanes, lane 0 first.
-fn split_signature(s: &mut Signature) {
-    for list in [&mut s.params, &mut s.returns] {
-        if list.iter().any(|p| p.value_type.is_vector()) {
-            *list = list
-                .iter()
-                .flat_map(|p| {
-                    let t = p.value_type;
-                    if t.is_vector() {
-                        vec![AbiParam::new(t.lane_type()); t.lane_count() as usize]
-                    } else {
-                        vec![*p]
-                    }
-                })
-                .collect();
-        }
-    }
-}
-
-/// Replaces each vector parameter of `b` by its lanes in its place.
-fn split_block_params(f: &mut Function, b: Block, map: &mut HashMap<Value, Lanes>) {
-    let params = f.dfg.block_params(b).to_vec();
-    if !params.iter().any(|&p| f.dfg.value_type(p).is_vector()) {
-        return;
-    }
-    f.dfg.detach_block_params(b);
-    for p in params {
-        let t = f.dfg.value_type(p);
-        if t.is_vector() {
-            let lanes = (0..t.lane_count()).map(|_| f.dfg.append_block_param(b, t.lane_type())).collect();
-            map.insert(p, lanes);
-        } else {
-            f.dfg.attach_block_param(b, p);
-        }
-    }
+/// A vector value (parameter, result) becomes its lanes, lane 0 first.
+fn lanes_of(t: Type) -> Option<(Type, usize)> {
+    t.is_vector().then(|| (t.lane_type(), t.lane_count() as usize))
 }
 
 struct Split {
@@ -357,15 +318,7 @@ impl Split {
 
     /// Each argument's lanes in its place (scalars kept).
     fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
-        let mut out = Vec::new();
-        for &a in args {
-            if f.dfg.value_type(a).is_vector() {
-                out.extend(self.lanes(f, inst, a)?);
-            } else {
-                out.push(a);
-            }
-        }
-        Ok(out)
+        super::expand_args(f, args, |t| t.is_vector(), |a| self.lanes(f, inst, a))
     }
 
     /// Rewrites one instruction that names a vector value.
@@ -383,21 +336,7 @@ impl Split {
         let mut pos = FuncCursor::new(f).at_inst(inst);
         pos.use_srcloc(inst);
         let out = self.rewrite(&mut pos, inst, op, data, &args, &results)?;
-        let f = pos.func;
-        if out.len() != results.len() {
-            return Err(Error::internal(format!("{} results rewritten for {}", out.len(), results.len())).at(f.dfg.display_inst(inst)));
-        }
-        f.dfg.clear_results(inst);
-        f.layout.remove_inst(inst);
-        for (&old, new) in results.iter().zip(out) {
-            match new {
-                Ok(lanes) => {
-                    self.map.insert(old, lanes);
-                }
-                Err(v) => f.dfg.change_to_alias(old, v),
-            }
-        }
-        Ok(())
+        super::replace_results(pos.func, inst, &results, out, &mut self.map)
     }
 
     fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {

@@ -156,6 +156,97 @@ pub(crate) fn rewrite_in_rpo(
     Ok(())
 }
 
+/// What a type-splitting legalization turns a value of type `t` into:
+/// (the type of its parts, how many), or `None` for a type it keeps.
+pub(crate) type Parts = fn(Type) -> Option<(Type, usize)>;
+
+/// Splits the signatures of `f` (its own and every `SigRef`) and the
+/// parameters of its blocks by `parts`: each wide parameter or result is
+/// replaced by its parts in its place; `record` receives each old block
+/// parameter and its new ones.
+pub(crate) fn split_signatures_and_params(f: &mut Function, parts: Parts, mut record: impl FnMut(Value, Vec<Value>)) {
+    use cranelift_codegen::ir::AbiParam;
+    let split_sig = |s: &mut Signature| {
+        for list in [&mut s.params, &mut s.returns] {
+            if list.iter().any(|p| parts(p.value_type).is_some()) {
+                *list = list
+                    .iter()
+                    .flat_map(|p| match parts(p.value_type) {
+                        Some((t, n)) => vec![AbiParam::new(t); n],
+                        None => vec![*p],
+                    })
+                    .collect();
+            }
+        }
+    };
+    split_sig(&mut f.signature);
+    let sigs: Vec<_> = f.dfg.signatures.keys().collect();
+    for s in sigs {
+        split_sig(&mut f.dfg.signatures[s]);
+    }
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    for b in blocks {
+        let params = f.dfg.block_params(b).to_vec();
+        if !params.iter().any(|&p| parts(f.dfg.value_type(p)).is_some()) {
+            continue;
+        }
+        f.dfg.detach_block_params(b);
+        for p in params {
+            match parts(f.dfg.value_type(p)) {
+                Some((t, n)) => {
+                    let new = (0..n).map(|_| f.dfg.append_block_param(b, t)).collect();
+                    record(p, new);
+                }
+                None => f.dfg.attach_block_param(b, p),
+            }
+        }
+    }
+}
+
+/// `args` with each wide one (by `wide`) replaced by its parts (`parts`), in place.
+pub(crate) fn expand_args(
+    f: &Function,
+    args: &[Value],
+    wide: impl Fn(Type) -> bool,
+    mut parts: impl FnMut(Value) -> Result<Vec<Value>, Error>,
+) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    for &a in args {
+        if wide(f.dfg.value_type(a)) {
+            out.extend(parts(a)?);
+        } else {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+/// Removes `inst`, whose rewritten code is in place, and gives each of its
+/// old `results` what `out` says it became: parts (into `map`) or another
+/// value (an alias).
+pub(crate) fn replace_results<P>(
+    f: &mut Function,
+    inst: Inst,
+    results: &[Value],
+    out: Vec<Result<P, Value>>,
+    map: &mut rustc_hash::FxHashMap<Value, P>,
+) -> Result<(), Error> {
+    if out.len() != results.len() {
+        return Err(Error::internal(format!("{} results rewritten for {}", out.len(), results.len())).at(f.dfg.display_inst(inst)));
+    }
+    f.dfg.clear_results(inst);
+    f.layout.remove_inst(inst);
+    for (&old, new) in results.iter().zip(out) {
+        match new {
+            Ok(parts) => {
+                map.insert(old, parts);
+            }
+            Err(v) => f.dfg.change_to_alias(old, v),
+        }
+    }
+    Ok(())
+}
+
 /// The block arguments of the branch `inst` whose type `wide` holds for
 /// replaced by their parts (`parts` of each, in place).
 pub(crate) fn split_branch_args(
