@@ -219,43 +219,16 @@ impl Narrow {
 
     /// Returns and calls: `i128` arguments and results as two halves each.
     fn call(&self, pos: &mut FuncCursor, at: &At, out: &mut Vec<Rewritten>) -> Result<bool, Error> {
-        let At { inst, op, data, args, results } = *at;
+        let At { inst, op, args, results, .. } = *at;
         match op {
             Opcode::Return => {
                 let vals = self.expand(pos.func, inst, &args)?;
                 pos.ins().return_(&vals);
             }
             Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect => {
-                let new = match data {
-                    InstructionData::Call { func_ref, .. } => {
-                        let vals = self.expand(pos.func, inst, &args)?;
-                        if op == Opcode::Call {
-                            pos.ins().call(func_ref, &vals)
-                        } else {
-                            pos.ins().return_call(func_ref, &vals)
-                        }
-                    }
-                    InstructionData::CallIndirect { sig_ref, .. } => {
-                        let vals = self.expand(pos.func, inst, &args[1..])?;
-                        if op == Opcode::CallIndirect {
-                            pos.ins().call_indirect(sig_ref, args[0], &vals)
-                        } else {
-                            pos.ins().return_call_indirect(sig_ref, args[0], &vals)
-                        }
-                    }
-                    _ => return Err(unsupported(pos.func, inst, "this call form with i128")),
-                };
-                let new_results = pos.func.dfg.inst_results(new).to_vec();
-                let mut k = 0;
-                for &r in results {
-                    if is128(pos.func, r) {
-                        out.push(Ok((new_results[k], new_results[k + 1])));
-                        k += 2;
-                    } else {
-                        out.push(Err(new_results[k]));
-                        k += 1;
-                    }
-                }
+                let remade =
+                    super::remake_call(pos, inst, "this call form with i128", args, results, halves_of, |f, a| self.expand(f, inst, a))?;
+                out.extend(remade.into_iter().map(|r| r.map(|h| (h[0], h[1]))));
             }
             _ => return Ok(false),
         }

@@ -371,7 +371,7 @@ impl Split {
             return Ok(vec![]);
         }
         if matches!(op, Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect) {
-            return self.call(pos, inst, op, data, args, results);
+            return self.call(pos, inst, args, results);
         }
         if lane_wise(op) || (bitwise(op) && rlane.is_some_and(|t| t.is_int())) {
             let (t, n) = (rlane.unwrap(), n);
@@ -689,49 +689,8 @@ impl Split {
     }
 
     /// Calls: vector arguments and results as their lanes.
-    fn call(
-        &self,
-        pos: &mut FuncCursor,
-        inst: Inst,
-        op: Opcode,
-        data: InstructionData,
-        args: &[Value],
-        results: &[Value],
-    ) -> Result<Vec<Rewritten>, Error> {
-        let new = match data {
-            InstructionData::Call { func_ref, .. } => {
-                let vals = self.expand(pos.func, inst, args)?;
-                if op == Opcode::Call {
-                    pos.ins().call(func_ref, &vals)
-                } else {
-                    pos.ins().return_call(func_ref, &vals)
-                }
-            }
-            InstructionData::CallIndirect { sig_ref, .. } => {
-                let vals = self.expand(pos.func, inst, &args[1..])?;
-                if op == Opcode::CallIndirect {
-                    pos.ins().call_indirect(sig_ref, args[0], &vals)
-                } else {
-                    pos.ins().return_call_indirect(sig_ref, args[0], &vals)
-                }
-            }
-            _ => return Err(unsupported(pos.func, inst, "this call form with vectors")),
-        };
-        let new_results = pos.func.dfg.inst_results(new).to_vec();
-        let mut k = 0;
-        let mut out = Vec::new();
-        for &r in results {
-            let t = pos.func.dfg.value_type(r);
-            if t.is_vector() {
-                let n = t.lane_count() as usize;
-                out.push(Ok(new_results[k..k + n].to_vec()));
-                k += n;
-            } else {
-                out.push(Err(new_results[k]));
-                k += 1;
-            }
-        }
-        Ok(out)
+    fn call(&self, pos: &mut FuncCursor, inst: Inst, args: &[Value], results: &[Value]) -> Result<Vec<Rewritten>, Error> {
+        super::remake_call(pos, inst, "this call form with vectors", args, results, lanes_of, |f, a| self.expand(f, inst, a))
     }
 }
 

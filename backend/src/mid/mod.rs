@@ -221,6 +221,58 @@ pub(crate) fn expand_args(
     Ok(out)
 }
 
+/// The call (or tail call) `inst` made again at `pos` with the arguments
+/// `expand` gives for its own (the callee of an indirect call kept): what
+/// each old result becomes, its parts (by `parts`) or one value. Another
+/// call form is an "unsupported" error: "`what` is not supported".
+pub(crate) fn remake_call(
+    pos: &mut FuncCursor,
+    inst: Inst,
+    what: &str,
+    args: &[Value],
+    results: &[Value],
+    parts: Parts,
+    expand: impl Fn(&Function, &[Value]) -> Result<Vec<Value>, Error>,
+) -> Result<Vec<Result<Vec<Value>, Value>>, Error> {
+    use cranelift_codegen::ir::InstructionData;
+    let op = pos.func.dfg.insts[inst].opcode();
+    let new = match pos.func.dfg.insts[inst] {
+        InstructionData::Call { func_ref, .. } => {
+            let vals = expand(pos.func, args)?;
+            if op == Opcode::Call {
+                pos.ins().call(func_ref, &vals)
+            } else {
+                pos.ins().return_call(func_ref, &vals)
+            }
+        }
+        InstructionData::CallIndirect { sig_ref, .. } => {
+            let vals = expand(pos.func, &args[1..])?;
+            if op == Opcode::CallIndirect {
+                pos.ins().call_indirect(sig_ref, args[0], &vals)
+            } else {
+                pos.ins().return_call_indirect(sig_ref, args[0], &vals)
+            }
+        }
+        _ => return Err(Error::unsupported(format!("{} is not supported", what)).at(pos.func.dfg.display_inst(inst))),
+    };
+    let new_results = pos.func.dfg.inst_results(new).to_vec();
+    let mut k = 0;
+    let mut out = Vec::new();
+    for &r in results {
+        match parts(pos.func.dfg.value_type(r)) {
+            Some((_, n)) => {
+                out.push(Ok(new_results[k..k + n].to_vec()));
+                k += n;
+            }
+            None => {
+                out.push(Err(new_results[k]));
+                k += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Removes `inst`, whose rewritten code is in place, and gives each of its
 /// old `results` what `out` says it became: parts (into `map`) or another
 /// value (an alias).
