@@ -13,7 +13,7 @@
 //! reason; its `; run:` lines count as skipped, never as passed. `target`
 //! lines are ignored (the file is parsed with them blanked out), except that
 //! a file pinning its target architectures' own choice where CLIF leaves the result
-//! open is skipped whole ([`pinned_architecture`]).
+//! open is skipped whole (`pinned_architecture`).
 //!
 //! Every run is bounded: the simulator by a step limit, cranelift-interpreter
 //! by fuel, on a thread of its own with a large stack (deep recursion is an

@@ -278,7 +278,7 @@ pub fn module_facts(funcs: &[Function], kernels: &[bool], opts: &crate::Options)
     (facts, prepared)
 }
 
-/// A function after the CLIF passes ([`crate::run_clif_passes`]: they add
+/// A function after the CLIF passes (`run_clif_passes`: they add
 /// blocks, inline calls), as [`module_facts`] prepared it to plan it:
 /// [`crate::compile`] takes it instead of running the passes again when it
 /// compiles the same function with the same options (and prints none of
