@@ -21,6 +21,19 @@ pub const RECURSIVE_STACK: u32 = 64 * 1024;
 
 /// Sets each kernel's `local_size` to what its deepest call chain needs.
 pub fn propagate(obj: &mut elf::Object) {
+    let needs = chain_needs(obj);
+    for (f, n) in obj.functions.iter_mut().zip(needs) {
+        if f.kernel {
+            f.local_size = n;
+        }
+    }
+}
+
+/// What each function of `obj` needs when a thread starts in it: its frame
+/// plus the deepest chain of frames it can call, or [`RECURSIVE_STACK`] (at
+/// least its own frame) if a call cycle is reachable from it. In the order
+/// of `obj.functions`; each `local_size` is read as the function's own frame.
+pub fn chain_needs(obj: &elf::Object) -> Vec<u32> {
     let index: HashMap<&str, usize> = obj.functions.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
     let callees: Vec<Vec<usize>> = obj
         .functions
@@ -35,14 +48,9 @@ pub fn propagate(obj: &mut elf::Object) {
     let frames: Vec<u32> = obj.functions.iter().map(|f| f.local_size).collect();
     let mut memo: Vec<Option<Option<u32>>> = vec![None; frames.len()];
     let mut on_path = vec![false; frames.len()];
-    for (i, f) in obj.functions.iter_mut().enumerate() {
-        if f.kernel {
-            f.local_size = match need(i, &callees, &frames, &mut memo, &mut on_path) {
-                Some(n) => n,
-                None => RECURSIVE_STACK.max(frames[i]),
-            };
-        }
-    }
+    (0..frames.len())
+        .map(|i| need(i, &callees, &frames, &mut memo, &mut on_path).unwrap_or(RECURSIVE_STACK.max(frames[i])))
+        .collect()
 }
 
 /// Bytes of stack function `i` needs with everything it calls, or `None` if
