@@ -48,9 +48,7 @@ pub fn chain_needs(obj: &elf::Object) -> Vec<u32> {
     let frames: Vec<u32> = obj.functions.iter().map(|f| f.local_size).collect();
     let mut memo: Vec<Option<Option<u32>>> = vec![None; frames.len()];
     let mut on_path = vec![false; frames.len()];
-    (0..frames.len())
-        .map(|i| need(i, &callees, &frames, &mut memo, &mut on_path).unwrap_or(RECURSIVE_STACK.max(frames[i])))
-        .collect()
+    (0..frames.len()).map(|i| need(i, &callees, &frames, &mut memo, &mut on_path).unwrap_or(RECURSIVE_STACK.max(frames[i]))).collect()
 }
 
 /// Bytes of stack function `i` needs with everything it calls, or `None` if
