@@ -243,7 +243,8 @@ impl Recorder {
                         let a = low(at(l));
                         let b = a + n as u64 - 1;
                         if local {
-                            let g = |b: u64| LOCAL_BASE.wrapping_add(region).wrapping_add((b / 4) * 4 * LANES as u64 + l as u64 * 4 + b % 4);
+                            let g =
+                                |b: u64| LOCAL_BASE.wrapping_add(region).wrapping_add((b / 4) * 4 * LANES as u64 + l as u64 * 4 + b % 4);
                             push(g(a) >> shift);
                             push(g(b) >> shift);
                         } else {
