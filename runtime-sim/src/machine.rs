@@ -19,6 +19,17 @@ pub fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Calls `f` with each set bit of a lane mask, in increasing order; a
+/// full mask as a plain loop over the lanes (which the compiler unrolls).
+#[inline(always)]
+pub fn each_lane(m: u32, f: impl FnMut(usize)) {
+    if m == u32::MAX {
+        (0..LANES).for_each(f);
+    } else {
+        lanes(m).for_each(f);
+    }
+}
+
 /// One warp: registers, per-lane control state and timing.
 pub struct Warp {
     pub regs: Regs,

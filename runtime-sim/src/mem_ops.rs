@@ -4,7 +4,7 @@
 //! Every lane of an instruction is checked (alignment, bounds) before any
 //! effect happens, so a faulting instruction changes nothing.
 
-use crate::machine::{lanes, Warp};
+use crate::machine::{each_lane, lanes, Warp};
 use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
@@ -116,6 +116,15 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         Op::Load { space, d, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
+                if ty == MemTy::B32 {
+                    // One word per lane, straight into the destination row.
+                    let row = &mut regs.r[d[0] as usize];
+                    each_lane(e, |l| {
+                        let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+                        row[l] = u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes"));
+                    });
+                    return Ok(());
+                }
                 let n = ty.bytes() as usize;
                 let mut data = [[0u32; 4]; LANES];
                 for l in lanes(e) {
@@ -228,13 +237,13 @@ fn global_span<'m>(
     e: u32,
 ) -> Option<(u64, &'m mut [u8])> {
     let (mut lo, mut hi, mut bits, mut window) = (u64::MAX, 0u64, 0u64, false);
-    for l in lanes(e) {
+    each_lane(e, |l| {
         let a = base[l].wrapping_add(ofs as i64 as u64);
         lo = lo.min(a);
         hi = hi.max(a);
         bits |= a;
         window |= matches!(a >> 32, SHARED_WINDOW | LOCAL_WINDOW);
-    }
+    });
     if bits & (n as u64 - 1) != 0 || (window && space == AddrSpace::Generic) {
         return None;
     }

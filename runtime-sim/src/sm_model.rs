@@ -233,9 +233,11 @@ impl Server {
 
 struct Warp {
     trace: WarpTrace,
+    /// The record of the next issue: `trace.recs[pos]`, of whose run
+    /// `cur.idx` is the next instruction and `left` more follow.
     pos: usize,
-    /// `trace.recs[pos]` (read once per issue, not once per look).
     cur: Rec,
+    left: u32,
     /// The next entry of `trace.accesses`.
     acc: usize,
     cta: usize,
@@ -331,21 +333,91 @@ fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, w: &mut Warp, n
     w.since = now;
 }
 
-/// The cycles sub-partitions are looked at next: a queue of (cycle, global
-/// sub-partition index), with the next cycle's entries apart (most are).
-/// Entries whose sub-partition's `next` has changed since are stale.
+/// The cycles sub-partitions are looked at next: the next cycle's
+/// sub-partitions (most entries) as a bit set over the global
+/// sub-partition indices, those of the following [`WHEEL`] cycles in a
+/// bucket per cycle (a timing wheel), later ones in a queue of (cycle,
+/// index). Entries whose sub-partition's `next` has changed since are stale.
 struct Agenda {
-    soon: Vec<u32>,
+    soon: Vec<u64>,
+    any_soon: bool,
+    wheel: Vec<Vec<u32>>,
+    /// Entries in `wheel`.
+    in_wheel: usize,
     later: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
+/// Cycles ahead the agenda keeps in buckets (a power of two).
+const WHEEL: u64 = 1024;
+
 impl Agenda {
+    fn new(subs: usize) -> Agenda {
+        Agenda {
+            soon: vec![0; subs.div_ceil(64)],
+            any_soon: false,
+            wheel: vec![Vec::new(); WHEEL as usize],
+            in_wheel: 0,
+            later: BinaryHeap::new(),
+        }
+    }
+
+    #[inline]
     fn add(&mut self, now: u64, t: u64, g: usize) {
         if t == now + 1 {
-            self.soon.push(g as u32);
+            self.soon[g / 64] |= 1 << (g % 64);
+            self.any_soon = true;
+        } else if t.wrapping_sub(now) < WHEEL {
+            self.wheel[(t % WHEEL) as usize].push(g as u32);
+            self.in_wheel += 1;
         } else if t != u64::MAX {
             self.later.push(Reverse((t, g as u32)));
         }
+    }
+
+    /// The first cycle from `from` (the cycle after the last step) with
+    /// an entry, if any.
+    fn next(&self, from: u64) -> Option<u64> {
+        if self.any_soon {
+            return Some(from);
+        }
+        let limit = self.later.peek().map_or(u64::MAX, |r| r.0 .0);
+        if self.in_wheel > 0 {
+            for t in from..from + WHEEL {
+                if t >= limit {
+                    break;
+                }
+                if !self.wheel[(t % WHEEL) as usize].is_empty() {
+                    return Some(t);
+                }
+            }
+        }
+        (limit != u64::MAX).then_some(limit)
+    }
+
+    /// Moves the entries of cycle `now` to `active`, in increasing order
+    /// and each once.
+    fn take(&mut self, now: u64, active: &mut Vec<u32>) {
+        let bucket = &mut self.wheel[(now % WHEEL) as usize];
+        self.in_wheel -= bucket.len();
+        for g in bucket.drain(..) {
+            self.soon[g as usize / 64] |= 1 << (g % 64);
+        }
+        while let Some(&Reverse((t, g))) = self.later.peek() {
+            if t != now {
+                break;
+            }
+            self.later.pop();
+            self.soon[g as usize / 64] |= 1 << (g % 64);
+        }
+        active.clear();
+        for (k, word) in self.soon.iter_mut().enumerate() {
+            let mut b = std::mem::take(word);
+            while b != 0 {
+                active.push((k * 64) as u32 + b.trailing_zeros());
+                b &= b - 1;
+            }
+        }
+        self.any_soon = false;
     }
 }
 
@@ -396,7 +468,9 @@ pub(crate) fn run(
     let mut warps: Vec<Option<Warp>> = Vec::new();
     let mut free_slots: Vec<usize> = Vec::new();
     let mut ctas: Vec<Option<CtaRun>> = Vec::new();
-    let mut agenda = Agenda { soon: Vec::new(), later: BinaryHeap::new() };
+    let mut agenda = Agenda::new(m.sms as usize * nsub);
+    // The SM and sub-partition of each global sub-partition index.
+    let place_of: Vec<(usize, usize)> = (0..m.sms as usize * nsub).map(|g| (g / nsub, g % nsub)).collect();
     let mut next: u64 = 0;
     let mut stopped = false;
     // The cycle being simulated; `at` is when new CTAs are placed.
@@ -435,6 +509,7 @@ pub(crate) fn run(
                             sm.next_sub = (sm.next_sub + 1) % nsub;
                             let w = Warp {
                                 cur: t.recs[0],
+                                left: t.recs[0].len - 1,
                                 trace: t,
                                 pos: 0,
                                 acc: 0,
@@ -503,10 +578,9 @@ pub(crate) fn run(
     let mut end: u64 = 0;
     while resident > 0 {
         // The next cycle with a verdict to look at.
-        let t = match (agenda.soon.is_empty(), agenda.later.peek()) {
-            (false, _) => end,
-            (true, Some(Reverse((t, _)))) => *t,
-            (true, None) => {
+        let t = match agenda.next(end) {
+            Some(t) => t,
+            None => {
                 // Only barrier waits: cannot happen for a trace the
                 // interpreter completed (it would have deadlocked); end
                 // rather than spin.
@@ -520,23 +594,11 @@ pub(crate) fn run(
             }
         };
         now = t;
-        active.clear();
-        if !agenda.soon.is_empty() {
-            active.append(&mut agenda.soon);
-        }
-        while let Some(Reverse((t, g))) = agenda.later.peek().copied() {
-            if t != now {
-                break;
-            }
-            agenda.later.pop();
-            active.push(g);
-        }
-        active.sort_unstable();
-        active.dedup();
+        agenda.take(now, &mut active);
         // Pass 1: the verdicts of the warps due now; each sub-partition's choice.
         issue.clear();
         for &g in &active {
-            let (si, ui) = (g as usize / nsub, g as usize % nsub);
+            let (si, ui) = place_of[g as usize];
             let sm = &mut sms[si];
             let lsu_busy = sm.lsu_free > now;
             let lsu_free = sm.lsu_free;
@@ -553,12 +615,21 @@ pub(crate) fn run(
                 Policy::Lrr => (sub.last + 1) % n,
             };
             let greedy = if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
+            // The warps after the greedy one, from `start` on.
+            let mut round = start;
             for k in 0..=n {
-                let i = match (k, greedy) {
-                    (0, Some(g)) => g,
-                    (0, None) => continue,
-                    (k, Some(g)) if (start + k - 1) % n == g => continue,
-                    (k, _) => (start + k - 1) % n,
+                let i = if k == 0 {
+                    match greedy {
+                        Some(g) => g,
+                        None => continue,
+                    }
+                } else {
+                    let i = round;
+                    round = if round + 1 == n { 0 } else { round + 1 };
+                    if greedy == Some(i) {
+                        continue;
+                    }
+                    i
                 };
                 if sub.wake[i] > now {
                     continue;
@@ -573,8 +644,11 @@ pub(crate) fn run(
                 } else {
                     let mut t = now;
                     let mut long = false;
-                    for s in 0..SCOREBOARDS {
-                        if inf.req >> s & 1 != 0 && w.sb[s] > now {
+                    let mut req = inf.req;
+                    while req != 0 {
+                        let s = req.trailing_zeros() as usize;
+                        req &= req - 1;
+                        if s < SCOREBOARDS && w.sb[s] > now {
                             t = t.max(w.sb[s]);
                             long |= w.sb_long >> s & 1 != 0;
                         }
@@ -713,11 +787,30 @@ pub(crate) fn run(
             if inf.yield_ {
                 sub.greedy = None;
             }
-            w.pos += 1;
-            if let Some(&r) = w.trace.recs.get(w.pos) {
-                w.cur = r;
+            if w.left > 0 {
+                w.left -= 1;
+                w.cur.idx += 1;
             } else {
-                done_warps.push((si, ui, i));
+                w.pos += 1;
+                if let Some(&r) = w.trace.recs.get(w.pos) {
+                    w.cur = r;
+                    w.left = r.len - 1;
+                } else {
+                    done_warps.push((si, ui, i));
+                    continue;
+                }
+            }
+            // A warp whose stall count outlasts the next cycle: its verdict
+            // from then until the stall elapses is known now (nothing else
+            // changes it), so it is not looked at before.
+            if w.bar.is_none() && w.next_issue > now + 1 {
+                w.reason = if w.after_branch { StallReason::Branch } else { StallReason::Wait };
+                if timeline {
+                    w.span = Some((w.reason, now + 1));
+                }
+                sub.wake[i] = w.next_issue;
+                sub.update_next();
+                agenda.add(now, sub.next, si * nsub + ui);
             }
         }
         // Barrier arrivals; the last one of an instance releases its warps.
@@ -811,7 +904,8 @@ fn timeline_step(p: &mut SmProfile, w: &mut Warp, sm: u32, cta: u64, idx: u32, l
 fn close_span(p: &mut SmProfile, w: &Warp, sm: u32, cta: u64, now: u64) {
     if let Some((r, start)) = w.span {
         if now > start {
-            let pc = crate::program::CODE_BASE + 16 * w.trace.recs.get(w.pos).map(|r| r.idx).unwrap_or(0) as u64;
+            let idx = if w.pos < w.trace.recs.len() { w.cur.idx } else { 0 };
+            let pc = crate::program::CODE_BASE + 16 * idx as u64;
             push(
                 p,
                 TimelineEvent { cta, warp: w.id, pc, cycle: start, cycles: (now - start) as u32, lanes: 0, sm: Some(sm), stall: Some(r) },

@@ -5,7 +5,7 @@
 //! instance a BAR joins. Recorded by the interpreter (`exec.rs`) as a CTA
 //! runs; docs/timing.md, "How it runs".
 
-use crate::machine::lanes;
+use crate::machine::{each_lane, lanes};
 use crate::mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
 use crate::memory::ConstBanks;
 use crate::ops::{AddrSpace, Op};
@@ -26,16 +26,20 @@ pub(crate) enum Access {
     Bar { id: u8, gen: u32, wait: bool },
 }
 
-/// One issued warp-instruction.
+/// A run of issued warp-instructions: `len` instructions at consecutive
+/// indices from `idx`, each executed by the same lanes (straight code
+/// issues one record, not one per instruction).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rec {
-    /// Index of the instruction in the program's code.
+    /// Index of the first instruction in the program's code.
     pub idx: u32,
-    /// Lanes that executed it.
+    /// Lanes that executed them.
     pub lanes: u32,
+    /// Instructions in the run (at least 1).
+    pub len: u32,
 }
 
-/// One warp's issues: every issue in `recs`; the issues of the
+/// One warp's issues: every issue in `recs` (in runs); the issues of the
 /// instructions [`has_access`] accepts also have their [`Access`] in
 /// `accesses`, in the same order.
 #[derive(Clone, Debug, Default)]
@@ -66,7 +70,7 @@ pub(crate) struct Recorder {
     /// A number unique to the CTA over the launch (its index), for local memory.
     pub cta: u64,
     pub local_size: u32,
-    /// Issues per warp of the previous CTA (the next CTA's traces reserve as many).
+    /// Records per warp of the previous CTA (the next CTA's traces reserve as many).
     hint: usize,
     /// Scratch space of shared accesses: bank words, and words per bank.
     words: Vec<u64>,
@@ -101,10 +105,18 @@ impl Recorder {
     }
 
     /// Records an issue of warp `w` of an instruction without an access
-    /// (not [`has_access`]).
+    /// (not [`has_access`]): it extends the warp's last run when it
+    /// follows it with the same lanes.
     #[inline(always)]
     pub fn record_plain(&mut self, w: usize, idx: usize, e: u32) {
-        self.warps[w].recs.push(Rec { idx: idx as u32, lanes: e });
+        let recs = &mut self.warps[w].recs;
+        if let Some(r) = recs.last_mut() {
+            if r.lanes == e && r.idx.wrapping_add(r.len) == idx as u32 {
+                r.len += 1;
+                return;
+            }
+        }
+        recs.push(Rec { idx: idx as u32, lanes: e, len: 1 });
     }
 
     /// Records one issue of warp `w`, before the instruction runs (its
@@ -147,8 +159,8 @@ impl Recorder {
                 }
             }
         }
-        t.recs.push(Rec { idx: idx as u32, lanes: e });
         t.accesses.push(access);
+        self.record_plain(w, idx, e);
     }
 
     /// The access of the executing lanes `e` at `base + ofs`, `n` bytes each.
@@ -171,6 +183,7 @@ impl Recorder {
         };
         // A generic access is classified by its first executing lane.
         let first = at(e.trailing_zeros() as usize);
+        let orig = space;
         let space = match space {
             AddrSpace::Generic => match first >> 32 {
                 SHARED_WINDOW => AddrSpace::Shared,
@@ -208,23 +221,35 @@ impl Recorder {
                 let t = &mut self.warps[w];
                 let start = t.sectors.len();
                 let mut sorted = true;
-                let mut last = 0;
-                for l in lanes(e) {
-                    let a = low(at(l));
-                    for b in [a, a + n as u64 - 1] {
-                        let g = if local {
-                            LOCAL_BASE.wrapping_add(region).wrapping_add((b / 4) * 4 * LANES as u64 + l as u64 * 4 + b % 4)
-                        } else {
-                            b
-                        };
-                        let sector = g >> self.sector_shift;
-                        // (Repeats of the last sector are dropped below anyway.)
-                        if t.sectors.len() > start && sector == last {
-                            continue;
-                        }
-                        sorted &= t.sectors.len() == start || sector > last;
+                let mut last = u64::MAX;
+                let shift = self.sector_shift;
+                // Pushes a sector unless it repeats the last one (repeats
+                // are dropped below anyway).
+                let mut push = |sector: u64| {
+                    if sector != last {
+                        sorted &= last == u64::MAX || sector > last;
                         last = sector;
                         t.sectors.push(sector);
+                    }
+                };
+                if orig == AddrSpace::Global {
+                    // No generic windows to look for: the addresses as they are.
+                    each_lane(e, |l| {
+                        let a = base[l].wrapping_add(ofs as i64 as u64);
+                        push_ends(&mut push, a, a.wrapping_add(n as u64 - 1), shift);
+                    });
+                } else {
+                    for l in lanes(e) {
+                        let a = low(at(l));
+                        let b = a + n as u64 - 1;
+                        if local {
+                            let g =
+                                |b: u64| LOCAL_BASE.wrapping_add(region).wrapping_add((b / 4) * 4 * LANES as u64 + l as u64 * 4 + b % 4);
+                            push(g(a) >> shift);
+                            push(g(b) >> shift);
+                        } else {
+                            push_ends(&mut push, a, b, shift);
+                        }
                     }
                 }
                 let part = &mut t.sectors[start..];
@@ -242,5 +267,15 @@ impl Recorder {
                 Access::Sectors { start: start as u32, count: k as u16, store, atomic }
             }
         }
+    }
+}
+
+/// Pushes the sector of an access's first byte `a` and, when it is in
+/// another sector, that of its last byte `b`.
+#[inline(always)]
+fn push_ends(push: &mut impl FnMut(u64), a: u64, b: u64, shift: u32) {
+    push(a >> shift);
+    if (b >> shift) != (a >> shift) {
+        push(b >> shift);
     }
 }

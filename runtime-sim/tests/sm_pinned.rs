@@ -1,7 +1,7 @@
 //! The SM timing model's figures pinned for fixed code and fixed inputs:
 //! five example kernels compiled once and kept as assembly
 //! (`sm_kernels/*.s`, so a change of the compiler does not move them) and
-//! the benchmark loops of `benches/interp.rs`, on the shipped machine, on
+//! the benchmark loops of `benches/support/workloads.rs`, on the shipped machine, on
 //! one SM (CTAs queue) and with the LRR policy. For each launch: cycles,
 //! every `SmStats` counter, the stall cycles by reason, the output buffers
 //! and — with `--profile`-style profiling and a timeline — the stall cycles

@@ -12,10 +12,10 @@ pub const PROLOGUE: &str = "
     MOV.64 R[2:3], c[0x0][0x160] ;
 ";
 
-/// The source of a benchmark kernel of `benches/interp.rs` by its
+/// The source of a benchmark kernel of `benches/support/workloads.rs` by its
 /// constant's name (`KERNEL`, `FLOAT_KERNEL`, `MEMORY_KERNEL`).
 pub fn bench_kernel(name: &str) -> String {
-    let bench = include_str!("../../benches/interp.rs");
+    let bench = include_str!("../../benches/support/workloads.rs");
     let head = format!("pub const {}: &str = \"", name);
     let start = bench.find(&head).expect("kernel") + head.len();
     let len = bench[start..].find("\";").expect("end");
