@@ -62,6 +62,11 @@ use ursa_isel::bitset::BitSet;
 /// instructions (the list scheduler is quadratic in a region's length).
 const WINDOW: usize = 256;
 
+/// Regions of this many instructions or more keep each ready instruction's
+/// effect on the pressure while the schedule is over the budget (smaller
+/// ones recompute it: the bookkeeping would cost more).
+const CACHE_EFFECTS_FROM: usize = 64;
+
 /// A state space of memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Space {
@@ -318,6 +323,11 @@ impl Region {
     /// still to come of each register: the pressure while it executes and
     /// after it.
     fn step(&self, i: usize, left: &[u32], cur: Pressure) -> (Pressure, Pressure) {
+        self.apply(i, self.effect(i, left), cur)
+    }
+
+    /// What instruction `i` frees and takes, given `left` (see [`Effect`]).
+    fn effect(&self, i: usize, left: &[u32]) -> Effect {
         let mut dying = Pressure::default();
         for &v in &self.reads[i] {
             if left[v as usize] == 1 && !self.live_after[v as usize] {
@@ -332,23 +342,54 @@ impl Region {
                 live_defs.add(p);
             }
         }
+        Effect { dying, defs, live_defs }
+    }
+
+    /// The pressure while instruction `i` of effect `e` executes from
+    /// pressure `cur`, and after it.
+    fn apply(&self, i: usize, e: Effect, cur: Pressure) -> (Pressure, Pressure) {
         // Written registers beside those read, or in place of those that
         // die (a plain def may take a dying use's register).
         let mut during = cur;
-        during.add(defs);
+        during.add(e.defs);
         if self.nodes[i].late_writes {
-            during.sub(dying);
+            during.sub(e.dying);
             during = during.max(cur);
         }
         let mut after = cur;
-        after.sub(dying);
-        after.add(live_defs);
+        after.sub(e.dying);
+        after.add(e.live_defs);
         (during, after)
     }
 
     fn consume(&self, i: usize, left: &mut [u32]) {
         for &v in &self.reads[i] {
             left[v as usize] -= 1;
+        }
+    }
+
+    /// Into `out`, per local register the instructions that read or write
+    /// it: those of register `v` are `out.1[out.0[v]..out.0[v + 1]]`.
+    fn referrers(&self, out: &mut (Vec<u32>, Vec<u32>)) {
+        let (start, list) = out;
+        start.clear();
+        start.resize(self.size.len() + 1, 0);
+        for (r, w) in self.reads.iter().zip(&self.writes) {
+            for &v in r.iter().chain(w.iter()) {
+                start[v as usize + 1] += 1;
+            }
+        }
+        for v in 0..self.size.len() {
+            start[v + 1] += start[v];
+        }
+        list.clear();
+        list.resize(start[self.size.len()] as usize, 0);
+        let mut at: SmallVec<[u32; 64]> = start[..self.size.len()].iter().copied().collect();
+        for (j, (r, w)) in self.reads.iter().zip(&self.writes).enumerate() {
+            for &v in r.iter().chain(w.iter()) {
+                list[at[v as usize] as usize] = j as u32;
+                at[v as usize] += 1;
+            }
         }
     }
 
@@ -369,7 +410,8 @@ impl Region {
     /// Into `order`, the list schedule under `budget` (`ls`: working memory).
     fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) {
         let n = self.nodes.len();
-        let ListState { npreds, earliest, ready, left, others } = ls;
+        let ListState { npreds, earliest, ready, left, others, effects, referrers } = ls;
+        let mut cached = false;
         npreds.clone_from(&self.npreds);
         earliest.clear();
         earliest.resize(n, 0);
@@ -414,11 +456,23 @@ impl Region {
                 // available soonest, then the one that raises the pressure
                 // least; when every choice exceeds it, the one that raises
                 // the pressure least, then the soonest. Ties by the original
-                // order.
+                // order. (In a long region each ready instruction's effect
+                // is kept until a register it names loses a read.)
+                if !cached && n >= CACHE_EFFECTS_FROM {
+                    cached = true;
+                    self.referrers(referrers);
+                    effects.clear();
+                    effects.resize(n, None);
+                }
                 pick = (0..ready.len())
                     .min_by_key(|&k| {
                         let i = ready[k];
-                        let (during, after) = self.step(i as usize, left, cur);
+                        let (during, after) = if cached {
+                            let e = *effects[i as usize].get_or_insert_with(|| self.effect(i as usize, left));
+                            self.apply(i as usize, e, cur)
+                        } else {
+                            self.step(i as usize, left, cur)
+                        };
                         let over = during.exceeds(budget) || after.exceeds(budget);
                         let soon = i64::from(earliest[i as usize].max(t));
                         let rise = i64::from((after.r - cur.r) + (after.p - cur.p));
@@ -433,6 +487,14 @@ impl Region {
             let i = ready.swap_remove(pick);
             cur = self.step(i as usize, left, cur).1;
             self.consume(i as usize, left);
+            if cached {
+                for &v in &self.reads[i as usize] {
+                    let (from, to) = (referrers.0[v as usize] as usize, referrers.0[v as usize + 1] as usize);
+                    for &j in &referrers.1[from..to] {
+                        effects[j as usize] = None;
+                    }
+                }
+            }
             let at = earliest[i as usize].max(t);
             t = at + 1;
             order.push(i);
@@ -461,6 +523,20 @@ struct ListState {
     ready: Vec<u32>,
     left: Vec<u32>,
     others: Vec<u32>,
+    /// Per instruction, its [`Effect`] while no register it names has lost
+    /// a read since (filled once the schedule first meets the budget).
+    effects: Vec<Option<Effect>>,
+    /// [`Region::referrers`].
+    referrers: (Vec<u32>, Vec<u32>),
+}
+
+/// What an instruction does to the pressure: the registers whose last read
+/// it is, those it writes, and those of them read later or live after the region.
+#[derive(Clone, Copy, Debug)]
+struct Effect {
+    dying: Pressure,
+    defs: Pressure,
+    live_defs: Pressure,
 }
 
 /// Per register, while the graph is built: the last writer and the readers since.

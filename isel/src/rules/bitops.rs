@@ -86,21 +86,6 @@ impl Lower<'_> {
         out
     }
 
-    /// How many of `folded` are inside the tree at `root` (reached from it
-    /// through folded values only).
-    fn tree_nodes(&self, root: Inst, folded: &[Value]) -> usize {
-        let mut seen: Vec<Value> = Vec::new();
-        let mut stack: Vec<Value> = self.bitop_args(root).into_iter().collect();
-        while let Some(v) = stack.pop() {
-            if folded.contains(&v) && !seen.contains(&v) {
-                seen.push(v);
-                let ValueDef::Result(i, _) = self.f.dfg.value_def(v) else { unreachable!() };
-                stack.extend(self.bitop_args(i));
-            }
-        }
-        seen.len()
-    }
-
     /// The truth table of instruction `i` given the tables of the leaves.
     fn tree_eval(&self, i: Inst, folded: &[Value], tables: &HashMap<Value, u8>, memo: &mut HashMap<Value, u8>) -> u8 {
         let args = self.bitop_args(i);
@@ -157,20 +142,70 @@ impl Lower<'_> {
                 queue.extend(self.bitop_args(i));
             }
         }
-        let mut folded: Vec<Value> = Vec::new();
+        // Each subset as a bit mask (bit k: `cands[k]` folded), the tree's
+        // nodes by number (`cands`, then the root as node `n`): per node the
+        // candidates among its arguments and its other arguments (by number
+        // in `outside`); per candidate the nodes it is an argument of.
+        let n = cands.len();
+        let root_bit = 1u32 << n;
+        let mut parents = [0u32; MAX_FOLDED];
+        let mut cand_args = [0u32; MAX_FOLDED + 1];
+        let mut outside_args = [0u64; MAX_FOLDED + 1];
+        let mut outside: SmallVec<[Value; 16]> = SmallVec::new();
+        for node in 0..=n {
+            let inst = if node == n { root } else { self.bitop_def(cands[node], ty).expect("a candidate is a bitwise result") };
+            for a in self.bitop_args(inst) {
+                if let Some(k) = cands.iter().position(|&c| c == a) {
+                    parents[k] |= 1 << node;
+                    cand_args[node] |= 1 << k;
+                } else {
+                    let e = outside.iter().position(|&o| o == a).unwrap_or_else(|| {
+                        outside.push(a);
+                        outside.len() - 1
+                    });
+                    outside_args[node] |= 1 << e;
+                }
+            }
+        }
+        let mut best_set = 0u32;
         let mut best = (0usize, usize::MAX);
-        for set in 1u32..(1 << cands.len()) {
-            let f: Vec<Value> = (0..cands.len()).filter(|k| set >> k & 1 != 0).map(|k| cands[k]).collect();
-            let nleaves = self.tree_leaves(root, &f).len();
+        for set in 1u32..root_bit {
+            // Every folded operation must be reached from the root through
+            // folded ones.
+            let mut reached = root_bit;
+            loop {
+                let mut next = reached;
+                for k in (0..n).filter(|&k| set >> k & 1 != 0) {
+                    if parents[k] & reached != 0 {
+                        next |= 1 << k;
+                    }
+                }
+                if next == reached {
+                    break;
+                }
+                reached = next;
+            }
+            if reached != set | root_bit {
+                continue;
+            }
+            // The leaves: the arguments of the root and the folded
+            // operations, other than those folded.
+            let (mut c, mut o) = (cand_args[n], outside_args[n]);
+            for k in (0..n).filter(|&k| set >> k & 1 != 0) {
+                c |= cand_args[k];
+                o |= outside_args[k];
+            }
+            let nleaves = (c & !set).count_ones() as usize + o.count_ones() as usize;
             if nleaves > 3 {
                 continue;
             }
-            let inside = self.tree_nodes(root, &f);
-            if inside == f.len() && (inside, usize::MAX - nleaves) > (best.0, usize::MAX - best.1) {
+            let inside = set.count_ones() as usize;
+            if (inside, usize::MAX - nleaves) > (best.0, usize::MAX - best.1) {
                 best = (inside, nleaves);
-                folded = f;
+                best_set = set;
             }
         }
+        let folded: Vec<Value> = (0..n).filter(|&k| best_set >> k & 1 != 0).map(|k| cands[k]).collect();
         let leaves = self.tree_leaves(root, &folded);
 
         // Slots: registers in A, B, C; a constant leaf as the immediate SrcB
