@@ -354,7 +354,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
         attempt.ran(Pass::lower_vcode, &code);
         insert_reconvergence::insert_reconvergence(&mut code, &vcode, &reconv);
         attempt.ran(Pass::insert_reconvergence, &format_args!("{}{}", notes, code));
-        let packed = if asg.ssa { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
+        let packed =
+            if asg.ssa && asg.dense { pack_regs::pack_uniform_regs(&mut code, opts.stats) } else { pack_regs::pack_regs(&mut code) };
         let (pack, verdict) = match packed {
             Ok(mut pack) => {
                 pack.copies_removed += code.dropped_copies;

@@ -391,6 +391,31 @@ fn daxpy_f64() {
     axpy("daxpy_f64", &x, &y, &scalars, Arg::F64, |a, x: u64, y: u64| a.mul_add(f64::from_bits(x), f64::from_bits(y)).to_bits(), same_f64);
 }
 
+/// `kernel` (float4_copy / copy_f32: y[i] = x[i]) over `N` threads, each
+/// copying `lanes` floats: every bit pattern (NaNs, signed zeros,
+/// subnormals) arrives unchanged, nothing past the end is written.
+fn copy_floats(kernel: &str, lanes: usize, seed: u8) {
+    let prog = program(&format!("{}.clif", kernel));
+    let mut r = rng(seed);
+    let x = with_edges(N * lanes, EDGES_F32, || any_f32(&mut r));
+    let mut gpu = Gpu::new();
+    let (px, py) = (upload(&mut gpu, &x), output::<u32>(&mut gpu, N * lanes));
+    let args = |n: i32| vec![Arg::Ptr(px), Arg::Ptr(py), Arg::I32(n)];
+    gpu.launch(&prog, kernel, &cfg_1d(N, BLOCK), &args(N as i32)).expect("runs");
+    check(&mut gpu, py, &x, "y");
+    launch_nothing(&mut gpu, &prog, kernel, args, &[py], 4);
+}
+
+#[test]
+fn float4_copy() {
+    copy_floats("float4_copy", 4, 20);
+}
+
+#[test]
+fn copy_f32() {
+    copy_floats("copy_f32", 1, 21);
+}
+
 #[test]
 fn horner_f64() {
     let prog = program("horner_f64.clif");
@@ -607,6 +632,8 @@ fn every_example_kernel_is_tested() {
         "sdiv_i64",
         "saxpy_f32",
         "daxpy_f64",
+        "float4_copy",
+        "copy_f32",
         "horner_f64",
         "fdiv_f64",
         "sqrt_f64",

@@ -222,6 +222,17 @@ fn to_words(pos: &mut FuncCursor, lanes: &[Value]) -> Lanes {
     if b == 64 {
         return lanes.iter().map(|&l| as_int(pos, l)).collect();
     }
+    if b == 32 {
+        // Two words as the halves of a pair (`iconcat`: no instruction when
+        // the allocator places the lanes in the pair's registers).
+        return lanes
+            .chunks(2)
+            .map(|c| {
+                let (lo, hi) = (as_int(pos, c[0]), as_int(pos, c[1]));
+                pos.ins().iconcat(lo, hi)
+            })
+            .collect();
+    }
     let per = (64 / b) as usize;
     lanes
         .chunks(per)
@@ -246,6 +257,16 @@ fn to_words(pos: &mut FuncCursor, lanes: &[Value]) -> Lanes {
 /// `n` lanes of type `t` unpacked from 64-bit words (as `to_words` packs them).
 fn from_words(pos: &mut FuncCursor, words: &[Value], t: Type, n: u32) -> Lanes {
     let b = t.bits();
+    if b == 32 {
+        // The halves of each pair (`isplit`: its registers, no instruction).
+        let mut lanes = Vec::with_capacity(n as usize);
+        for &w in words {
+            let (lo, hi) = pos.ins().isplit(w);
+            lanes.extend([from_int(pos, lo, t), from_int(pos, hi, t)]);
+        }
+        lanes.truncate(n as usize);
+        return lanes;
+    }
     let per = 64 / b;
     (0..n)
         .map(|k| {

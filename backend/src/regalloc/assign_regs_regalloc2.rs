@@ -343,6 +343,7 @@ fn assignment(func: &RaFunc, output: &ra::Output) -> Assignment {
         move_at: Vec::with_capacity(2 * n + 1),
         num_spillslots: output.num_spillslots,
         ssa: false,
+        dense: false,
         slots_in_memory: false,
     };
     for i in 0..n {

@@ -677,6 +677,9 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             }
         }
     }
+    if vcode.has_quads && !vcode.makes_calls {
+        quad_hints(vcode, hint);
+    }
     for b in vcode.blocks.iter().rev() {
         for m in b.insts.iter().rev() {
             for (t, args) in m.targets().iter().zip(m.args().iter()) {
@@ -721,8 +724,52 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
                     hint[s as usize] = h;
                 }
             }
+            // A word copied into the high half of a pair (the second half
+            // of a pair written half by half): the pair's high register.
+            if let (Some((k, false)), Some(d)) = (copy_source(m), copy_dest_hi(m)) {
+                let (s, h) = (m.opnds[k].vreg.0, hint[d as usize]);
+                if hint[s as usize] == NONE && h != NONE && class(s) == Class::R && class(d) == Class::RPair {
+                    hint[s as usize] = h + 1;
+                }
+            }
         }
     }
+}
+
+/// The first quad register the hints of stored quads take (downwards,
+/// `quad_hints`), and how many quads they may take.
+const QUAD_HINT_TOP: u32 = 248;
+const QUAD_HINTS: u32 = 16;
+/// The lowest register a quad hint names.
+const QUAD_HINT_BOTTOM: u32 = QUAD_HINT_TOP + 4 - 4 * QUAD_HINTS;
+
+/// The pairs a `.128` store reads (a quad, `MInst::quads`): each such store
+/// its own quad as the hint, from the top of the file down, so the values
+/// stored are computed in the quad's registers (the hints are carried back
+/// through the copies that pack words into the pairs) and the store needs no
+/// copy into a free quad. `pack_regs` then packs the registers densely (a
+/// quad at a multiple of 4). Pairs with a hint (a fixed register) keep it.
+fn quad_hints(vcode: &VCode, hint: &mut [u32]) {
+    let mut quads = (0..QUAD_HINTS).map(|k| QUAD_HINT_TOP - 4 * k);
+    for m in vcode.blocks.iter().flat_map(|b| b.insts.iter()) {
+        for (lo, hi) in m.quads() {
+            let (a, b) = (&m.opnds[lo], &m.opnds[hi]);
+            let (va, vb) = (a.vreg.0 as usize, b.vreg.0 as usize);
+            if a.kind != OpKind::Use || a.fixed.is_some() || b.fixed.is_some() || hint[va] != NONE || hint[vb] != NONE || va == vb {
+                continue;
+            }
+            let Some(q) = quads.next() else { return };
+            hint[va] = q;
+            hint[vb] = q + 2;
+        }
+    }
+}
+
+/// The pair a `MOV` writes the high half of (its destination field bound
+/// to the high half).
+fn copy_dest_hi(m: &MInst) -> Option<u32> {
+    let rd = MOV_R::RD.index as u8;
+    m.fixups.iter().find(|f| f.field == rd && f.hi).map(|f| m.opnds[f.opnd as usize].vreg.0)
 }
 
 /// Values that hold one value (`same[v]`, the group's first value): a
@@ -1540,7 +1587,8 @@ impl<'a> Walk<'a> {
         }
         let mut moves: Vec<Move> = moves.iter().map(|m| m.2).collect();
         let num_spillslots = if reloads.calls.is_empty() { 0 } else { compact_slots(&mut moves) };
-        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true, slots_in_memory: true })
+        let dense = !regs.iter().any(|&r| (QUAD_HINT_BOTTOM..NREGS).contains(&r));
+        Ok(Assignment { regs, op_at, moves, move_at, num_spillslots, ssa: true, dense, slots_in_memory: true })
     }
 }
 

@@ -54,8 +54,12 @@ pub struct Assignment {
     pub num_spillslots: usize,
     /// Registers were chosen on the SSA code (`assign_regs_ssa`): they are
     /// final, so `lower_vcode` drops a copy whose two sides got one register and
-    /// `pack_regs` leaves the general registers alone.
+    /// `pack_regs` leaves the general registers alone (when `dense`).
     pub ssa: bool,
+    /// The SSA assignment's general registers are dense (as `pack_regs`
+    /// would choose them): false when it placed stored quads at their hints
+    /// at the top of the file (`assign_regs_ssa`), so `pack_regs` packs them.
+    pub dense: bool,
     /// Every spill slot lives in local memory (`place_spill_slots` keeps none
     /// in a register): the SSA assignment's slots, and those of a function
     /// allocated in linear time (`assign_regs_regalloc2::LINEAR_FROM`).

@@ -208,8 +208,9 @@ impl Lower<'_> {
     /// whose two pairs are the results of the `isplit` of its value (the
     /// only reader it has), and `store.i128` of an `iconcat` one `.128`
     /// store of the quad of the two halves (the allocator places them
-    /// there). The `iconcat` is then read by nothing and not lowered. False
-    /// for every other instruction.
+    /// there: halves computed apart are computed in the quad's registers
+    /// where it can, else copied into a free quad). The `iconcat` is then
+    /// read by nothing and not lowered. False for every other instruction.
     pub(crate) fn lower_quad(&mut self, inst: ir::Inst) -> Result<bool, LowerError> {
         let f = self.f;
         let is128 = |v: Value| f.dfg.value_type(v) == types::I128;
@@ -248,13 +249,6 @@ impl Lower<'_> {
                     return Err(self.err(inst, "an i128 stored that is not an iconcat"));
                 };
                 let (base, off) = self.quad_base(addr, offset);
-                if !self.halves_of_one_load(a, b) {
-                    // Halves computed apart would be copied into a quad
-                    // (four MOVs): two `.64` stores instead.
-                    self.store(&Opcode::Store, flags, a, base, off);
-                    self.store(&Opcode::Store, flags, b, base, off + 8);
-                    return Ok(true);
-                }
                 let (lo, hi) = (self.use_value(a), self.use_value(b));
                 let b = self.mem_bundle(forms::ST_RIR, forms::STL_RIR, base, off).set(MEM_DTYPE, MEMDType::_128).use_quad(STORE_RB, lo, hi);
                 self.emit_b(b);
@@ -262,18 +256,6 @@ impl Lower<'_> {
                 Ok(true)
             }
             _ => Ok(false),
-        }
-    }
-
-    /// Whether `a` and `b` are the low and high halves (the `isplit`) of one
-    /// `i128` load, which the allocator places in one quad.
-    fn halves_of_one_load(&self, a: Value, b: Value) -> bool {
-        let dfg = &self.f.dfg;
-        match (dfg.value_def(dfg.resolve_aliases(a)), dfg.value_def(dfg.resolve_aliases(b))) {
-            (ValueDef::Result(i, 0), ValueDef::Result(j, 1)) if i == j => {
-                matches!(dfg.insts[i], InstructionData::Unary { opcode: Opcode::Isplit, arg } if dfg.value_type(arg) == types::I128)
-            }
-            _ => false,
         }
     }
 
