@@ -35,6 +35,84 @@ fn programs_use_i128() {
     assert!(n > 20, "only {} of 200 programs have an i128 variable", n);
 }
 
+/// Vectors are among the generator's statements: in the first cases, most
+/// vector statement kinds and opcodes occur, and programs have vector
+/// parameters and results.
+#[test]
+fn programs_use_vectors() {
+    use ursa_cli::fuzzgen::vectors::VStmt;
+    let lim = fuzzgen::gen::Limits::default();
+    let mut ops = std::collections::HashSet::new();
+    let (mut mem, mut shuffles, mut vparams, mut vrets) = (0, 0, 0, 0);
+    fn walk(body: &[Stmt], f: &mut dyn FnMut(&VStmt)) {
+        for s in body {
+            match s {
+                Stmt::Vector(v) => f(v),
+                Stmt::If { then, els, .. } => {
+                    walk(then, f);
+                    walk(els, f);
+                }
+                Stmt::Loop { body, .. } => walk(body, f),
+                Stmt::Switch { cases, default, .. } => {
+                    cases.iter().for_each(|c| walk(c, f));
+                    walk(default, f);
+                }
+                _ => {}
+            }
+        }
+    }
+    for s in 0..300u64 {
+        let (p, _) = fuzzgen::case(s, &lim);
+        for f in &p.funcs {
+            vparams += f.params().iter().filter(|t| t.is_vector()).count();
+            vrets += f.returns().iter().filter(|t| t.is_vector()).count();
+            walk(&f.body, &mut |v| match v {
+                VStmt::Op { op, .. } => {
+                    ops.insert(*op);
+                }
+                VStmt::Mem { .. } => mem += 1,
+                VStmt::Shuffle { .. } => shuffles += 1,
+                _ => {}
+            });
+        }
+    }
+    assert!(ops.len() > 50, "only {} vector opcodes in 300 programs: {:?}", ops.len(), ops);
+    assert!(mem > 100 && shuffles > 20 && vparams > 50 && vrets > 50, "{} {} {} {}", mem, shuffles, vparams, vrets);
+}
+
+/// Without vectors a seed's program is what it was: the scalar statements
+/// draw from their own stream, so vector statements only come in between.
+#[test]
+fn vectors_keep_the_scalar_statements() {
+    let with = fuzzgen::gen::Limits::default();
+    let without = fuzzgen::gen::Limits { vectors: false, ..with };
+    fn count_scalar(body: &[Stmt]) -> usize {
+        count_stmts(body) - count_vec(body)
+    }
+    fn count_vec(body: &[Stmt]) -> usize {
+        body.iter()
+            .map(|s| match s {
+                Stmt::Vector(_) => 1,
+                Stmt::If { then, els, .. } => count_vec(then) + count_vec(els),
+                Stmt::Loop { body, .. } => count_vec(body),
+                Stmt::Switch { cases, default, .. } => cases.iter().map(|c| count_vec(c)).sum::<usize>() + count_vec(default),
+                _ => 0,
+            })
+            .sum()
+    }
+    for s in 0..50u64 {
+        let (a, args_a) = fuzzgen::case(s, &with);
+        let (b, args_b) = fuzzgen::case(s, &without);
+        assert_eq!(args_a, args_b);
+        assert_eq!(a.funcs.len(), b.funcs.len());
+        for (fa, fb) in a.funcs.iter().zip(&b.funcs) {
+            assert_eq!(count_scalar(&fa.body), count_stmts(&fb.body));
+            let scalars: Vec<_> = fa.vars.iter().filter(|t| !t.is_vector()).collect();
+            assert_eq!(scalars, fb.vars.iter().collect::<Vec<_>>());
+        }
+    }
+}
+
 fn func(
     params: Vec<cranelift_codegen::ir::Type>,
     locals: Vec<(cranelift_codegen::ir::Type, u64)>,

@@ -18,7 +18,8 @@
 //!   `i64`, or an `i128`, which `legalize_i128` keeps whole: `.128`), its
 //!   lanes packed into or unpacked from 64-bit words; other accesses (and
 //!   `uload8x8` …) become one access per lane at its offset; a big-endian
-//!   vector access is unsupported;
+//!   access reverses the vector's bytes as a whole (lane k of n at lane
+//!   slot n−1−k), as cranelift-interpreter does;
 //! * `bitcast` between vectors, or a vector and a scalar, packs the lanes
 //!   into 64-bit words with shifts and ors and unpacks them again;
 //! * lane moves (`splat`, `extractlane`, `insertlane`, `shuffle`,
@@ -28,8 +29,11 @@
 //!   narrowing (saturating), saturating arithmetic through a wider type or
 //!   the overflow flags, `avg_round`, `iadd_pairwise`, `sqmul_round_sat`.
 //!
-//! A vector instruction this pass does not know, and dynamic vector types,
-//! are an "unsupported" error naming them. Blocks are rewritten in reverse
+//! * dynamic vectors are first made fixed: the dynamic scale is 1, so
+//!   `TxN*gv` is `TxN` and `extract_vector x, 0` is `x`.
+//!
+//! A vector instruction this pass does not know is an "unsupported" error
+//! naming it. Blocks are rewritten in reverse
 //! postorder so that the lanes of every operand exist when its user is
 //! rewritten; unreachable blocks that touch vectors become a `trap`.
 
@@ -52,11 +56,11 @@ type Rewritten = Result<Lanes, Value>;
 
 /// Splits every vector value of `f` into its lanes (in place).
 pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
+    if !f.dfg.dynamic_types.is_empty() || !f.dynamic_stack_slots.is_empty() || mentions_vectors(f) && has_dynamic_types(f) {
+        fix_dynamic_vectors(f)?;
+    }
     if !mentions_vectors(f) {
         return Ok(());
-    }
-    if f.dfg.values().any(|v| f.dfg.value_type(v).is_dynamic_vector()) {
-        return Err(Error::unsupported("dynamic vector types are not supported"));
     }
     let sig_types = f.signature.params.iter().chain(&f.signature.returns).map(|p| p.value_type);
     if let Some(t) = f
@@ -75,6 +79,84 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     let mut s = Split { map };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     super::verify_in_debug(f)
+}
+
+/// Ursa's dynamic scale (`dyn_scale_target_const`): a dynamic vector
+/// `TxN*gv` is one fixed `TxN`, as on a fixed-width target whose vectors are
+/// the base type's size.
+pub const DYNAMIC_SCALE: u32 = 1;
+
+/// Does a value or signature of `f` have a dynamic vector type?
+fn has_dynamic_types(f: &Function) -> bool {
+    let sigs = std::iter::once(&f.signature).chain(f.dfg.signatures.values());
+    f.dfg.values().any(|v| f.dfg.value_type(v).is_dynamic_vector())
+        || sigs.flat_map(|s| s.params.iter().chain(&s.returns)).any(|p| p.value_type.is_dynamic_vector())
+}
+
+/// Dynamic vectors made fixed ([`DYNAMIC_SCALE`] is 1): every value of a
+/// dynamic type `TxN*gv` becomes one of `TxN`, `extract_vector x, 0` is `x`,
+/// a dynamic stack slot is an explicit slot of `TxN`'s size (aligned to it,
+/// at most 16) and `dynamic_stack_addr` its `stack_addr`. A scale other than
+/// `dyn_scale_target_const`, and `extract_vector` of a part beyond 0, are
+/// "unsupported" errors.
+fn fix_dynamic_vectors(f: &mut Function) -> Result<(), Error> {
+    use cranelift_codegen::ir::{GlobalValueData, StackSlotData, StackSlotKind};
+    for d in f.dfg.dynamic_types.values() {
+        if !matches!(f.global_values[d.dynamic_scale], GlobalValueData::DynScaleTargetConst { .. }) {
+            return Err(Error::unsupported(format!(
+                "the dynamic vector type {}*{} is not supported (its scale is not a `dyn_scale_target_const`)",
+                d.base_vector_ty, d.dynamic_scale
+            )));
+        }
+    }
+    let sigs = std::iter::once(&f.signature).chain(f.dfg.signatures.values());
+    let mut dynamic: Vec<Type> = Vec::new();
+    for t in f.dfg.values().map(|v| f.dfg.value_type(v)).chain(sigs.flat_map(|s| s.params.iter().chain(&s.returns)).map(|p| p.value_type)) {
+        if t.is_dynamic_vector() && !dynamic.contains(&t) {
+            dynamic.push(t);
+        }
+    }
+    for t in dynamic {
+        let fixed = t.dynamic_to_vector().ok_or_else(|| Error::unsupported(format!("the dynamic vector type {} is not supported", t)))?;
+        super::retype_values(f, t, fixed);
+    }
+    let slots: Vec<_> = f.dynamic_stack_slots.iter().map(|(s, d)| (s, d.dyn_ty)).collect();
+    let mut fixed_slots = HashMap::default();
+    for (dss, dt) in slots {
+        let Some(t) = f.get_concrete_dynamic_ty(dt).and_then(|t| t.dynamic_to_vector()) else {
+            return Err(Error::unsupported(format!("the dynamic stack slot {} of {} is not supported", dss, dt)));
+        };
+        let size = t.bytes() * DYNAMIC_SCALE;
+        let ss = f.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, size.min(16).trailing_zeros() as u8));
+        fixed_slots.insert(dss, ss);
+    }
+    let blocks: Vec<_> = f.layout.blocks().collect();
+    for b in blocks {
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        for inst in insts {
+            match f.dfg.insts[inst] {
+                InstructionData::BinaryImm8 { opcode: Opcode::ExtractVector, arg, imm } => {
+                    if u32::from(imm) >= DYNAMIC_SCALE {
+                        return Err(unsupported(f, inst, "`extract_vector` of a part beyond the dynamic scale (1)"));
+                    }
+                    let r = f.dfg.first_result(inst);
+                    f.dfg.clear_results(inst);
+                    f.layout.remove_inst(inst);
+                    f.dfg.change_to_alias(r, arg);
+                }
+                InstructionData::DynamicStackAddr { opcode: Opcode::DynamicStackAddr, dynamic_stack_slot } => {
+                    let ty = f.dfg.ctrl_typevar(inst);
+                    let ss = fixed_slots[&dynamic_stack_slot];
+                    f.replace(inst).stack_addr(ty, ss, 0);
+                }
+                _ => {}
+            }
+        }
+    }
+    // Every `dynamic_stack_addr` now names its fixed slot.
+    f.dynamic_stack_slots.clear();
+    f.dfg.resolve_all_aliases();
+    Ok(())
 }
 
 fn is_vec(t: Type) -> bool {
@@ -607,9 +689,8 @@ impl Split {
                     .collect())
             }
             (Opcode::Bitcast, InstructionData::LoadNoOffset { flags, .. }) => {
-                if pos.func.dfg.mem_flags[flags].endianness(Endianness::Little) == Endianness::Big {
-                    return Err(unsupported(pos.func, inst, "a big-endian `bitcast` of a vector"));
-                }
+                // A big-endian `bitcast` is the same: a store and a load, both
+                // big-endian, reverse the bytes twice (docs/vectors.md).
                 let from = ty(pos, args[0]);
                 let to = rty.unwrap();
                 if from.bits() > 128 || to.bits() > 128 {
@@ -648,8 +729,9 @@ impl Split {
                 InstructionData::Load { flags, offset, arg, .. },
             ) => {
                 let fd = pos.func.dfg.mem_flags[flags].clone();
-                if fd.endianness(Endianness::Little) == Endianness::Big {
-                    return Err(unsupported(pos.func, inst, "a big-endian vector access"));
+                let big = fd.endianness(Endianness::Little) == Endianness::Big;
+                if big && op != Opcode::Load {
+                    return Err(unsupported(pos.func, inst, "a big-endian extending vector load"));
                 }
                 let t = rlane.unwrap();
                 let bits = rty.unwrap().bits();
@@ -678,7 +760,7 @@ impl Split {
                 };
                 let mut out = Vec::new();
                 for k in 0..n as i32 {
-                    let off = lane_offset(pos.func, inst, offset, k * mem_bytes)?;
+                    let off = lane_offset(pos.func, inst, offset, mem_slot(big, n, k) * mem_bytes)?;
                     let (i, dfg) = pos.ins().Load(lop, t, flags, off, arg);
                     out.push(dfg.first_result(i));
                 }
@@ -686,9 +768,7 @@ impl Split {
             }
             (Opcode::Store, InstructionData::Store { flags, offset, .. }) => {
                 let fd = pos.func.dfg.mem_flags[flags].clone();
-                if fd.endianness(Endianness::Little) == Endianness::Big {
-                    return Err(unsupported(pos.func, inst, "a big-endian vector access"));
-                }
+                let big = fd.endianness(Endianness::Little) == Endianness::Big;
                 let x = self.lanes(pos.func, inst, args[0])?;
                 let bits = ty(pos, args[0]).bits();
                 if fd.aligned() && (bits == 64 || bits == 128) {
@@ -700,7 +780,7 @@ impl Split {
                 }
                 for (k, &l) in x.iter().enumerate() {
                     let lt = ty(pos, l);
-                    let off = lane_offset(pos.func, inst, offset, k as i32 * lt.bytes() as i32)?;
+                    let off = lane_offset(pos.func, inst, offset, mem_slot(big, x.len() as u32, k as i32) * lt.bytes() as i32)?;
                     pos.ins().Store(Opcode::Store, lt, flags, off, l, args[1]);
                 }
                 Ok(vec![])
@@ -712,6 +792,18 @@ impl Split {
     /// Calls: vector arguments and results as their lanes.
     fn call(&self, pos: &mut FuncCursor, inst: Inst, args: &[Value], results: &[Value]) -> Result<Vec<Rewritten>, Error> {
         super::remake_call(pos, inst, "this call form with vectors", args, results, lanes_of, |f, a| self.expand(f, inst, a))
+    }
+}
+
+/// Where lane `k` of `n` is in memory, in lanes from the access's address:
+/// `k` little-endian; `n − 1 − k` big-endian, where the vector's bytes are
+/// reversed as a whole (each lane then big-endian itself), as
+/// cranelift-interpreter stores a vector.
+fn mem_slot(big: bool, n: u32, k: i32) -> i32 {
+    if big {
+        n as i32 - 1 - k
+    } else {
+        k
     }
 }
 

@@ -9,8 +9,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Type};
 
-/// The integer types the generator uses.
-/// The generator's types. `I128` is last: the entry function's parameters
+/// The generator's scalar types (its vector types: [`super::vectors::VTYPES`]). `I128` is last: the entry function's parameters
 /// (the host passes them as 64-bit patterns) take only the first four.
 pub const TYPES: [Type; 5] = [types::I8, types::I16, types::I32, types::I64, types::I128];
 
@@ -303,6 +302,8 @@ pub enum Stmt {
         cases: Vec<Vec<Stmt>>,
         default: Vec<Stmt>,
     },
+    /// A vector statement ([`super::vectors`]).
+    Vector(super::vectors::VStmt),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -41,7 +41,7 @@ impl B<'_, '_> {
     pub(crate) fn set(&mut self, v: Var, x: Value) {
         self.b.def_var(self.vars[v], x);
     }
-    fn addr(&mut self, a: &Addr, load32: bool) -> Value {
+    pub(super) fn addr(&mut self, a: &Addr, load32: bool) -> Value {
         // cranelift-interpreter gives uload32/sload32 through an i32 address
         // the address's type instead of i64: its copy uses an i64 address.
         let wide = a.wide || (self.reference && load32);
@@ -67,7 +67,7 @@ impl B<'_, '_> {
             }
         }
     }
-    fn flags(big: bool) -> MemFlagsData {
+    pub(super) fn flags(big: bool) -> MemFlagsData {
         let f = MemFlagsData::new();
         if big {
             f.with_endianness(Endianness::Big)
@@ -333,6 +333,7 @@ impl B<'_, '_> {
                 self.b.seal_block(bm);
                 self.b.switch_to_block(bm);
             }
+            Stmt::Vector(v) => self.vstmt(v),
         }
     }
 }
@@ -375,7 +376,7 @@ fn build_with(p: &Program, reference: bool) -> Vec<Function> {
             }
         }
         let slot =
-            if f.slot { Some(b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, SLOT_SIZE, 3))) } else { None };
+            if f.slot { Some(b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, SLOT_SIZE, 4))) } else { None };
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -387,7 +388,8 @@ fn build_with(p: &Program, reference: bool) -> Vec<Function> {
         }
         for (k, &init) in f.inits.iter().enumerate() {
             let v = f.nparams + k;
-            let x = iconst(&mut b, f.vars[v], init);
+            let t = f.vars[v];
+            let x = if t.is_vector() { super::vectors::vconst(&mut b, t, init) } else { iconst(&mut b, t, init) };
             b.def_var(vars[v], x);
         }
         if let Some(ss) = slot {

@@ -4,8 +4,11 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Type};
 use rand::rngs::SmallRng;
 use rand::RngExt;
+use rand::SeedableRng;
 
 use super::ast::*;
+use super::vectors::{passable, VStmt, VTYPES};
+use cranelift_codegen::ir::Opcode;
 
 /// Limits of a generated program.
 #[derive(Clone, Copy, Debug)]
@@ -14,15 +17,20 @@ pub struct Limits {
     pub max_stmts: usize,
     pub max_depth: u32,
     pub max_trips: u32,
+    /// Vector variables and statements ([`super::vectors`]).
+    pub vectors: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_funcs: 3, max_stmts: 24, max_depth: 3, max_trips: 4 }
+        Limits { max_funcs: 3, max_stmts: 24, max_depth: 3, max_trips: 4, vectors: true }
     }
 }
 
-const CCS: [IntCC; 10] = [
+/// Before each scalar statement, the chance of a vector statement.
+const VECTOR_SHARE: f64 = 0.4;
+
+pub(super) const CCS: [IntCC; 10] = [
     IntCC::Equal,
     IntCC::NotEqual,
     IntCC::SignedLessThan,
@@ -67,6 +75,13 @@ pub fn edge_value(r: &mut SmallRng, ty: Type) -> u128 {
     v & m
 }
 
+/// The bits of a vector of type `t`: each lane an edge value of its
+/// integer type (a float lane: its bits, so NaNs and infinities too).
+pub fn vector_value(r: &mut SmallRng, t: Type) -> u128 {
+    let lt = t.lane_type().as_int();
+    (0..t.lane_count()).fold(0u128, |acc, k| acc | edge_value(r, lt) << (k * lt.bits()))
+}
+
 /// Arguments for function 0 of `p`, `n` vectors of them.
 pub fn gen_args(r: &mut SmallRng, p: &Program, n: usize) -> Vec<Vec<u64>> {
     // The entry function's parameters are at most 64 bits wide (`generate`).
@@ -102,6 +117,8 @@ pub(crate) trait Blocks {
 
 struct FuncGen<'a> {
     r: &'a mut SmallRng,
+    /// The vector statements' random stream (unused without vectors).
+    rv: &'a mut SmallRng,
     lim: Limits,
     vars: Vec<Type>,
     /// Signatures of the functions this one may call: (index, params, returns).
@@ -123,10 +140,13 @@ impl Blocks for FuncGen<'_> {
 impl FuncGen<'_> {
     fn var_of(&mut self, ty: Type) -> Var {
         let c: Vec<Var> = (0..self.vars.len()).filter(|&v| self.vars[v] == ty).collect();
-        c[self.r.random_range(0..c.len())]
+        let r = if ty.is_vector() { &mut *self.rv } else { &mut *self.r };
+        c[r.random_range(0..c.len())]
     }
+    /// Any scalar variable.
     fn any_var(&mut self) -> Var {
-        self.r.random_range(0..self.vars.len())
+        let c = scalars(&self.vars);
+        c[self.r.random_range(0..c.len())]
     }
     fn any_type(&mut self) -> Type {
         TYPES[self.r.random_range(0..TYPES.len())]
@@ -147,6 +167,11 @@ impl FuncGen<'_> {
     }
 
     fn statement(&mut self, depth: u32, out: &mut Vec<Stmt>) {
+        if self.lim.vectors && self.rv.random_bool(VECTOR_SHARE) {
+            let v = super::vectors::VecGen { r: &mut *self.rv, vars: &self.vars }.stmt();
+            self.slot |= matches!(v, super::vectors::VStmt::Mem { .. });
+            out.push(Stmt::Vector(v));
+        }
         let r = self.r.random_range(0..100u32);
         let control = depth < self.lim.max_depth;
         let s = match r {
@@ -309,8 +334,14 @@ impl FuncGen<'_> {
     }
 }
 
-/// A random program.
-pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
+/// The scalar variables of `vars`, in order.
+fn scalars(vars: &[Type]) -> Vec<Var> {
+    (0..vars.len()).filter(|&v| !vars[v].is_vector()).collect()
+}
+
+/// A random program: its scalar statements from `r`, its vector variables
+/// and statements (when `lim.vectors`) from `rv`.
+pub fn generate(r: &mut SmallRng, rv: &mut SmallRng, lim: &Limits) -> Program {
     let nf = r.random_range(1..=lim.max_funcs);
     // Build from the last function (calls nobody) to the first.
     let mut funcs: Vec<Option<Func>> = vec![None; nf];
@@ -322,6 +353,14 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
         // patterns: no i128 among them.
         let ntypes = if k == 0 { 4 } else { TYPES.len() };
         let mut vars: Vec<Type> = (0..nparams).map(|_| TYPES[r.random_range(0..ntypes)]).collect();
+        // Integer vector parameters of a called function.
+        if lim.vectors && k > 0 {
+            for _ in 0..rv.random_range(0..=2usize) {
+                let passable: Vec<Type> = VTYPES.into_iter().filter(|&t| passable(t)).collect();
+                vars.push(passable[rv.random_range(0..passable.len())]);
+            }
+        }
+        let nparams = vars.len();
         // At least one local of every type, plus a few more.
         for t in TYPES {
             vars.push(t);
@@ -334,15 +373,25 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
         for _ in 0..extra {
             vars.push(TYPES[r.random_range(0..TYPES.len())]);
         }
-        let inits = vars[nparams..].iter().map(|&t| edge_value(r, t)).collect();
+        let mut inits: Vec<u128> = vars[nparams..].iter().map(|&t| edge_value(r, t)).collect();
+        let nscalar = vars.len();
+        if lim.vectors {
+            // A vector of every type, and a few more.
+            let n = VTYPES.len() + rv.random_range(0..4usize);
+            for j in 0..n {
+                let t = if j < VTYPES.len() { VTYPES[j] } else { VTYPES[rv.random_range(0..VTYPES.len())] };
+                vars.push(t);
+                inits.push(vector_value(rv, t));
+            }
+        }
         let nrets = r.random_range(1..=3usize);
         let stmts = r.random_range(1..=lim.max_stmts);
-        let mut g = FuncGen { r, lim: *lim, vars: vars.clone(), callees: &sigs, stmts_left: stmts, slot: false };
+        let mut g = FuncGen { r, rv: &mut *rv, lim: *lim, vars: vars.clone(), callees: &sigs, stmts_left: stmts, slot: false };
         let mut body = Vec::new();
         if wide {
             // Mix every variable with another one (and so, mostly, with the
             // parameters) before the body.
-            for v in nparams..vars.len() {
+            for v in nparams..nscalar {
                 let ops = [BinOp::Iadd, BinOp::Bxor, BinOp::Imul, BinOp::Isub];
                 let op = ops[g.r.random_range(0..ops.len())];
                 let b = g.var_of(vars[v]);
@@ -352,13 +401,27 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
         while g.stmts_left > 0 {
             body.extend(g.block(0));
         }
-        let mut rets: Vec<Var> = (0..nrets).map(|_| g.r.random_range(0..vars.len())).collect();
+        let sv = scalars(&vars);
+        let mut rets: Vec<Var> = (0..nrets).map(|_| sv[g.r.random_range(0..sv.len())]).collect();
+        if lim.vectors && g.rv.random_bool(0.6) {
+            let c: Vec<Var> = (0..vars.len()).filter(|&v| passable(vars[v]) && (k > 0 || vars[v].bits() == 128)).collect();
+            let v = c[g.rv.random_range(0..c.len())];
+            if k > 0 {
+                rets.push(v);
+            } else {
+                // The function run returns scalars only (the runner reads at
+                // most 8 result slots): a vector's bits as an i128.
+                let d = (0..vars.len()).find(|&d| vars[d] == types::I128).expect("an i128 variable");
+                body.push(Stmt::Vector(VStmt::Op { op: Opcode::Bitcast, dst: d, args: vec![v] }));
+                rets.push(d);
+            }
+        }
         if wide {
             // Fold every variable into one i64 returned, through another i64.
             let i64s: Vec<Var> = (0..vars.len()).filter(|&v| vars[v] == types::I64).collect();
             let (acc, tmp) = (i64s[0], i64s[i64s.len() - 1]);
             for v in 0..vars.len() {
-                if v == acc || v == tmp {
+                if v == acc || v == tmp || vars[v].is_vector() {
                     continue;
                 }
                 let b = if vars[v] == types::I64 {
@@ -386,8 +449,9 @@ pub fn generate(r: &mut SmallRng, lim: &Limits) -> Program {
 /// made non-zero (and, for `sdiv`, non-negative) first, so it never traps.
 /// The kernel generator's scalar statements.
 pub fn straight_stmt(r: &mut SmallRng, vars: &[Type], out: &mut Vec<Stmt>) {
-    let lim = Limits { max_depth: 0, ..Limits::default() };
-    let mut g = FuncGen { r, lim, vars: vars.to_vec(), callees: &[], stmts_left: 0, slot: false };
+    let lim = Limits { max_depth: 0, vectors: false, ..Limits::default() };
+    let mut unused = SmallRng::seed_from_u64(0);
+    let mut g = FuncGen { r, rv: &mut unused, lim, vars: vars.to_vec(), callees: &[], stmts_left: 0, slot: false };
     loop {
         let mut tmp = Vec::new();
         g.stmt(0, &mut tmp);

@@ -15,6 +15,7 @@ pub mod ast;
 pub mod build;
 pub mod gen;
 pub mod reduce;
+pub mod vectors;
 
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -200,10 +201,16 @@ pub fn filetest(p: &ast::Program, f: &Failure, origin: &str) -> String {
     s
 }
 
+/// Mixed into a case's seed for its vector statements' random stream.
+const VECTOR_STREAM: u64 = 0x7ec7_0125_0000_0000;
+
 /// Case `i` of seed `s`: its program and arguments.
 pub fn case(seed: u64, lim: &gen::Limits) -> (ast::Program, Vec<Vec<u64>>) {
     let mut r = SmallRng::seed_from_u64(seed);
-    let p = gen::generate(&mut r, lim);
+    // The vector statements' own stream: the scalar ones draw from `r` as
+    // they did before there were vectors.
+    let mut rv = SmallRng::seed_from_u64(seed ^ VECTOR_STREAM);
+    let p = gen::generate(&mut r, &mut rv, lim);
     let args = gen::gen_args(&mut r, &p, ARGS_PER_CASE);
     (p, args)
 }

@@ -115,6 +115,7 @@ fn each_var(s: &mut Stmt, f: &mut dyn FnMut(&mut Var)) {
                 each_var(s, f);
             }
         }
+        Stmt::Vector(v) => v.each_var(f),
     }
 }
 
@@ -250,7 +251,7 @@ fn remove_calls(body: &mut Vec<Stmt>, j: usize) {
 
 fn uses_memory(body: &mut [Stmt]) -> bool {
     let mut m = false;
-    each_stmt(body, &mut |s| m |= matches!(s, Stmt::Load { .. } | Stmt::Store { .. }));
+    each_stmt(body, &mut |s| m |= matches!(s, Stmt::Load { .. } | Stmt::Store { .. } | Stmt::Vector(super::vectors::VStmt::Mem { .. })));
     m
 }
 
