@@ -688,7 +688,7 @@ impl Split {
                     })
                     .collect())
             }
-            (Opcode::Bitcast, InstructionData::LoadNoOffset { flags, .. }) => {
+            (Opcode::Bitcast, InstructionData::LoadNoOffset { .. }) => {
                 // A big-endian `bitcast` is the same: a store and a load, both
                 // big-endian, reverse the bytes twice (docs/vectors.md).
                 let from = ty(pos, args[0]);
