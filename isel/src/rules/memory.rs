@@ -209,7 +209,8 @@ impl Lower<'_> {
     /// only reader it has), and `store.i128` of an `iconcat` one `.128`
     /// store of the quad of the two halves (the allocator places them
     /// there: halves computed apart are computed in the quad's registers
-    /// where it can, else copied into a free quad). The `iconcat` is then
+    /// where it can, else copied into a free quad; the same pair as both
+    /// halves is two `.64` stores). The `iconcat` is then
     /// read by nothing and not lowered. False for every other instruction.
     pub(crate) fn lower_quad(&mut self, inst: ir::Inst) -> Result<bool, LowerError> {
         let f = self.f;
@@ -250,6 +251,13 @@ impl Lower<'_> {
                 };
                 let (base, off) = self.quad_base(addr, offset);
                 let (lo, hi) = (self.use_value(a), self.use_value(b));
+                if lo == hi {
+                    // One pair cannot be both halves of a quad: two `.64`
+                    // stores of it.
+                    self.store(&Opcode::Store, flags, a, base, off);
+                    self.store(&Opcode::Store, flags, b, base, off + 8);
+                    return Ok(true);
+                }
                 let b = self.mem_bundle(forms::ST_RIR, forms::STL_RIR, base, off).set(MEM_DTYPE, MEMDType::_128).use_quad(STORE_RB, lo, hi);
                 self.emit_b(b);
                 self.vcode.has_quads = true;
