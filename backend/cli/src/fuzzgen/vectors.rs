@@ -1,7 +1,7 @@
 //! Vector statements of the program generator: their form ([`VStmt`]), their
 //! generation ([`VecGen`], from a second random stream so that a seed's
 //! scalar statements and arguments stay what they were) and their CLIF
-//! ([`B::vstmt`]).
+//! (`B::vstmt`).
 //!
 //! Float vectors never pass their bits to an integer: CLIF leaves a NaN's
 //! sign and payload open and cranelift-interpreter computes with the host's
