@@ -71,6 +71,7 @@ pub use error::Error;
 pub use module::symbol_name;
 pub use module::ursa_module::UrsaModule;
 pub use pipeline::{Ir, Pass};
+pub use ursa_isel::lower::FminmaxNan;
 pub use ursa_isel::DataLayout;
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
@@ -121,6 +122,8 @@ impl OptLevel {
 pub struct Options {
     /// How much to optimize.
     pub opt_level: OptLevel,
+    /// The NaN `fmin`/`fmax` return (`ursa compile --fminmax-nan`).
+    pub fminmax_nan: FminmaxNan,
     /// The device functions of the module that calls may inline (at
     /// [`OptLevel::Speed`]; [`Options::for_module`] fills it); without it no
     /// call is inlined.
@@ -289,7 +292,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
         offsets = opts.shared.offsets();
         &offsets
     };
-    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared, &opts.data, opts.opt_level == OptLevel::Speed)
+    let mut vcode = ursa_isel::lower(&func, opts.kernel, shared, &opts.data, opts.opt_level == OptLevel::Speed, opts.fminmax_nan)
         .map_err(|e| Error::from(e).in_pass(Pass::lower))?;
     run.ran(Pass::lower, &vcode);
     opt_narrow_pairs::opt_narrow_pairs(&mut vcode);

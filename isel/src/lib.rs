@@ -58,19 +58,22 @@ pub struct DataLayout {
 /// (`%ursa_shared_NAME` → offset of `NAME`); `data` where the data objects
 /// in global and constant memory are. `speed` enables the rules
 /// that only `opt_level=speed` uses (so that `none` stays the compiler
-/// without its optimizations): the widening multiply.
+/// without its optimizations): the widening multiply. `fminmax_nan` is the
+/// NaN `fmin`/`fmax` return.
 pub fn lower(
     f: &cranelift_codegen::ir::Function,
     kernel: bool,
     shared: &std::collections::HashMap<String, u32>,
     data: &DataLayout,
     speed: bool,
+    fminmax_nan: lower::FminmaxNan,
 ) -> Result<vcode::VCode, LowerError> {
     let mut l = lower::Lower::new(f);
     l.shared_offsets = shared.clone();
     l.data = data.clone();
     l.kernel = kernel;
     l.speed = speed;
+    l.fminmax_nan = fminmax_nan;
     l.spaces = addr_space::infer(f, kernel);
     l.run()
 }

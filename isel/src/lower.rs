@@ -25,6 +25,38 @@ use ursa_emit::typed::{P, R};
 
 pub type Reg = VReg;
 pub type Pred = VReg;
+
+/// The NaN that `fmin` and `fmax` return when an operand is a NaN, which
+/// CLIF leaves open (a compile setting: `docs/float.md`, "NaN and
+/// signed-zero rules"). Other results do not depend on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FminmaxNan {
+    /// The canonical NaN (quiet, positive, zero payload), as RISC-V's
+    /// `fmin`/`fmax` give.
+    #[default]
+    Canonical,
+    /// The first operand that is a NaN, made quiet, sign and payload kept,
+    /// as AArch64's and s390x's vector `fmin`/`fmax` give.
+    FirstOperand,
+    /// What Cranelift's x86-64 lowering gives (two SSE `minpd`/`maxpd` and
+    /// bit operations): `fmin` the canonical NaN made negative, `fmax` the
+    /// canonical NaN with the OR of both operands' sign bits.
+    X86,
+}
+
+impl FminmaxNan {
+    /// The setting's names, as `--fminmax-nan` takes them.
+    pub const NAMES: [(&'static str, FminmaxNan); 3] =
+        [("canonical", FminmaxNan::Canonical), ("first-operand", FminmaxNan::FirstOperand), ("x86", FminmaxNan::X86)];
+
+    pub fn from_name(name: &str) -> Option<FminmaxNan> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, v)| *v == self).map(|(n, _)| *n).unwrap_or("canonical")
+    }
+}
 pub type Unit = ();
 pub type InstOutput = SmallVec<[VReg; 2]>;
 
@@ -64,6 +96,8 @@ pub struct Lower<'f> {
     pub kernel: bool,
     /// Lowering at `opt_level=speed` (the rules only it uses are enabled).
     pub speed: bool,
+    /// The NaN `fmin`/`fmax` return.
+    pub fminmax_nan: FminmaxNan,
     /// The memory space of each address value (`addr_space`).
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
     /// Offsets of the static shared-memory variables by name.
@@ -114,6 +148,7 @@ impl<'f> Lower<'f> {
             error: None,
             kernel: false,
             speed: false,
+            fminmax_nan: FminmaxNan::Canonical,
             spaces: SecondaryMap::new(),
             shared_offsets: std::collections::HashMap::new(),
             data: crate::DataLayout::default(),

@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use cranelift_reader::{parse_test, ParseOptions};
-use ursa_backend::{compile as compile_fn, symbol_name, OptLevel, Options};
+use ursa_backend::{compile as compile_fn, symbol_name, FminmaxNan, OptLevel, Options};
 use ursa_cli::filetest::{collect, run_files, TestOptions};
 use ursa_emit::elf;
 
@@ -83,6 +83,7 @@ pub fn compile(
     stats: bool,
     print_after: Vec<String>,
     opt_level: Option<OptLevel>,
+    fminmax_nan: FminmaxNan,
 ) -> Result<(), String> {
     quiet_panics();
     let print_after = print_after
@@ -147,6 +148,7 @@ pub fn compile(
         shared,
         stats,
         opt_level: ursa_cli::filetest::file_opt_level(&text).or(opt_level).unwrap_or(ursa_cli::env_options().opt_level),
+        fminmax_nan: ursa_cli::filetest::file_fminmax_nan(&text).map_err(|e| format!("{}:{}", shown, e))?.unwrap_or(fminmax_nan),
         ..ursa_cli::env_options()
     };
     let base = catch_unwind(AssertUnwindSafe(|| base.for_module(&funcs, &kernel_flags)))
@@ -239,12 +241,18 @@ fn clif_name(f: &cranelift_codegen::ir::Function) -> String {
     n.strip_prefix('%').unwrap_or(&n).to_string()
 }
 
-pub fn test(paths: &[PathBuf], differential: bool, verbose: bool, opt_level: Option<OptLevel>) -> Result<(), String> {
+pub fn test(
+    paths: &[PathBuf],
+    differential: bool,
+    verbose: bool,
+    opt_level: Option<OptLevel>,
+    fminmax_nan: FminmaxNan,
+) -> Result<(), String> {
     quiet_panics();
     let files = collect(paths)?;
     let mut log = String::new();
     let opt_level = opt_level.unwrap_or(ursa_cli::env_options().opt_level);
-    let tally = run_files(&files, &TestOptions { differential, verbose, opt_level }, &mut log);
+    let tally = run_files(&files, &TestOptions { differential, verbose, opt_level, fminmax_nan }, &mut log);
     print!("{}", log);
     println!("{}", tally);
     if tally.failed > 0 {

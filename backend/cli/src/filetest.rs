@@ -12,9 +12,9 @@
 //! A function the compiler does not support is reported as skipped, with the
 //! reason; its `; run:` lines count as skipped, never as passed. `target`
 //! lines are ignored (the file is parsed with them blanked out), except that
-//! a file pinning its target architectures' own choice where CLIF leaves the result
-//! open is skipped whole unless one of them makes Ursa's choice
-//! (`pinned_architecture`).
+//! a file pinning its target architectures' own choice where CLIF leaves the
+//! result open runs with the setting that makes that choice Ursa's, and is
+//! skipped whole if no setting does (`pinned_architecture`).
 //!
 //! Every run is bounded: the simulator by a step limit, cranelift-interpreter
 //! by fuel, on a thread of its own with a large stack (deep recursion is an
@@ -39,7 +39,7 @@ use ursa_emit::elf;
 use ursa_sim::{Engine, Gpu, LaunchConfig, Program, Space, TrapKind};
 
 use ursa_backend::module::call_stack;
-use ursa_backend::{compile, symbol_name, Error, OptLevel, Options};
+use ursa_backend::{compile, symbol_name, Error, FminmaxNan, OptLevel, Options};
 
 use crate::filetest_calls::{call_simulator_wrapped, compile_wrapper, invoked_name, needs_wrapper, run_target};
 
@@ -53,11 +53,15 @@ pub struct TestOptions {
     /// The optimization level of a file that does not set one (`set
     /// opt_level=…` in its header wins).
     pub opt_level: OptLevel,
+    /// The NaN `fmin`/`fmax` return, except in a file that sets its own
+    /// (`; ursa.fminmax_nan RULE`, [`file_fminmax_nan`]) or pins an
+    /// architecture's choice (`pinned_architecture`).
+    pub fminmax_nan: FminmaxNan,
 }
 
 impl Default for TestOptions {
     fn default() -> Self {
-        TestOptions { differential: true, verbose: false, opt_level: OptLevel::default() }
+        TestOptions { differential: true, verbose: false, opt_level: OptLevel::default(), fminmax_nan: FminmaxNan::default() }
     }
 }
 
@@ -160,28 +164,45 @@ fn line_of(text: &str, part: &str) -> usize {
     text[..at - start].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
-/// The architectures whose own choice a file pins where CLIF leaves the
-/// result open (the NaN an `fmin` of two NaNs returns, say): Cranelift names
-/// such a file `…nondeterministic…` and lists those architectures alone as
-/// its targets, so its runner runs the file on them only. Ursa runs such a
-/// file when one of its targets makes Ursa's choices ([`SAME_CHOICES`]) and
-/// otherwise skips it, with this reason.
-fn pinned_architecture(path: &Path, text: &str) -> Option<String> {
-    if !path.file_name()?.to_str()?.contains("nondeterministic") {
-        return None;
+/// How a file that pins its target architectures' own choice where CLIF
+/// leaves the result open is run. Cranelift names such a file
+/// `…nondeterministic…` and lists those architectures alone as its targets,
+/// so its runner runs the file on them only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Pinned {
+    /// Not such a file: the run's own settings.
+    No,
+    /// One of its architectures makes choices a compile setting of Ursa
+    /// makes too ([`ARCH_CHOICES`]): the file runs with that setting.
+    As(FminmaxNan),
+    /// None does: the file is skipped, with these architectures named.
+    Skip(String),
+}
+
+fn pinned_architecture(path: &Path, text: &str) -> Pinned {
+    if !path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains("nondeterministic")) {
+        return Pinned::No;
     }
     let archs: std::collections::BTreeSet<&str> =
         text.lines().filter_map(|l| l.trim_start().strip_prefix("target ")).filter_map(|r| r.split_whitespace().next()).collect();
-    if archs.iter().any(|a| SAME_CHOICES.contains(a)) {
-        return None;
+    if archs.is_empty() {
+        return Pinned::No;
     }
-    (!archs.is_empty()).then(|| archs.into_iter().collect::<Vec<_>>().join(" and "))
+    match archs.iter().find_map(|a| ARCH_CHOICES.iter().find(|(n, _)| n == a)) {
+        Some(&(_, nan)) => Pinned::As(nan),
+        None => Pinned::Skip(archs.into_iter().collect::<Vec<_>>().join(" and ")),
+    }
 }
 
-/// Architectures whose choices where CLIF leaves a result open are Ursa's:
-/// RISC-V's `fmin`/`fmax` return the canonical NaN whenever the result is a
-/// NaN, as Ursa's do (docs/float.md, "NaN and signed-zero rules").
-const SAME_CHOICES: &[&str] = &["riscv64"];
+/// Architectures and the setting that makes Ursa's choices theirs where CLIF
+/// leaves a result open — the NaN of `fmin`/`fmax`, the only such choice
+/// Cranelift's runtests pin (docs/float.md, "NaN and signed-zero rules").
+const ARCH_CHOICES: &[(&str, FminmaxNan)] = &[
+    ("riscv64", FminmaxNan::Canonical),
+    ("aarch64", FminmaxNan::FirstOperand),
+    ("s390x", FminmaxNan::FirstOperand),
+    ("x86_64", FminmaxNan::X86),
+];
 
 /// Blanks `target` lines (they name other machines); keeps line numbers.
 fn strip_targets(text: &str) -> String {
@@ -226,6 +247,31 @@ pub fn file_opt_level(text: &str) -> Option<OptLevel> {
         }
     }
     level
+}
+
+/// The NaN rule of `fmin`/`fmax` a file sets with the directive
+/// `; ursa.fminmax_nan RULE` (`canonical`, `first-operand` or `x86`), if it
+/// sets one; an unknown rule or a second directive is an error that starts
+/// with the line's number (`12: …`).
+pub fn file_fminmax_nan(text: &str) -> Result<Option<FminmaxNan>, String> {
+    let mut found: Option<(usize, FminmaxNan)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix(';').map(str::trim_start).and_then(|l| l.strip_prefix("ursa.fminmax_nan")) else {
+            continue;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let names: Vec<&str> = FminmaxNan::NAMES.iter().map(|(n, _)| *n).collect();
+        let rule = match words.as_slice() {
+            [w] => FminmaxNan::from_name(w)
+                .ok_or_else(|| format!("{}: `ursa.fminmax_nan {}`: no such rule (the rules: {})", i + 1, w, names.join(", ")))?,
+            _ => return Err(format!("{}: `ursa.fminmax_nan` takes one rule ({})", i + 1, names.join(", "))),
+        };
+        if let Some((first, _)) = found {
+            return Err(format!("{}: a second `ursa.fminmax_nan` (the first at line {})", i + 1, first));
+        }
+        found = Some((i + 1, rule));
+    }
+    Ok(found.map(|(_, r)| r))
 }
 
 /// Compiles `f` with `opts`, a panic reported as an internal error.
@@ -295,16 +341,27 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
         return t;
     }
 
-    if let Some(arch) = pinned_architecture(path, &text) {
-        let lines = text.lines().map(str::trim_start).filter(|l| l.starts_with("; run:") || l.starts_with("; print:")).count();
-        let _ = writeln!(
+    let fminmax_nan = match pinned_architecture(path, &text) {
+        Pinned::No => match file_fminmax_nan(&text) {
+            Ok(rule) => rule.unwrap_or(opts.fminmax_nan),
+            Err(e) => {
+                let _ = writeln!(log, "FAIL {}:{}", shown, e);
+                t.failed += 1;
+                return t;
+            }
+        },
+        Pinned::As(nan) => nan,
+        Pinned::Skip(arch) => {
+            let lines = text.lines().map(str::trim_start).filter(|l| l.starts_with("; run:") || l.starts_with("; print:")).count();
+            let _ = writeln!(
             log,
             "SKIP {}: {} run lines pin the choice of {} where CLIF leaves the result open (the file's only targets: Cranelift runs it there alone)",
             shown, lines, arch
         );
-        t.skipped += lines;
-        return t;
-    }
+            t.skipped += lines;
+            return t;
+        }
+    };
     let shared = match ursa_backend::module::shared_mem::parse(&text) {
         Ok(s) => s,
         Err(e) => {
@@ -316,7 +373,7 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
     // Compile every function (one module); a function whose callee failed
     // fails too.
     let funcs: Vec<Function> = tf.functions.iter().map(|(f, _)| f.clone()).collect();
-    let module = module_options(&funcs, &shared, file_opt_level(&stripped).unwrap_or(opts.opt_level));
+    let module = Options { fminmax_nan, ..module_options(&funcs, &shared, file_opt_level(&stripped).unwrap_or(opts.opt_level)) };
     let mut compiled: HashMap<String, Result<elf::Function, Error>> = HashMap::new();
     for f in &funcs {
         compiled.insert(symbol_name(f), compile_guarded_in(f, &module));
@@ -959,21 +1016,34 @@ fn intrinsic_models() -> Vec<Function> {
 
 #[cfg(test)]
 mod tests {
-    use super::pinned_architecture;
+    use super::{file_fminmax_nan, pinned_architecture, Pinned};
     use std::path::Path;
+    use ursa_backend::FminmaxNan;
+
+    #[test]
+    fn a_file_sets_the_fminmax_nan_rule_once() {
+        assert_eq!(file_fminmax_nan("test run\n; ursa.fminmax_nan x86\n"), Ok(Some(FminmaxNan::X86)));
+        assert_eq!(file_fminmax_nan(";ursa.fminmax_nan first-operand"), Ok(Some(FminmaxNan::FirstOperand)));
+        assert_eq!(file_fminmax_nan("test run\n; ursa.shared %ursa_shared_x 4\n"), Ok(None));
+        let e = file_fminmax_nan("test run\n; ursa.fminmax_nan arm\n").unwrap_err();
+        assert!(e.starts_with("2: `ursa.fminmax_nan arm`: no such rule (the rules: canonical, first-operand, x86)"), "{e}");
+        assert!(file_fminmax_nan("; ursa.fminmax_nan\n").unwrap_err().starts_with("1: `ursa.fminmax_nan` takes one rule"));
+        let e = file_fminmax_nan("; ursa.fminmax_nan x86\n\n; ursa.fminmax_nan canonical\n").unwrap_err();
+        assert_eq!(e, "3: a second `ursa.fminmax_nan` (the first at line 1)");
+    }
 
     #[test]
     fn only_nondeterministic_files_with_targets_are_pinned() {
-        let one = "test run\ntarget x86_64\ntarget x86_64 skylake\n";
-        let two = "test run\ntarget x86_64\ntarget aarch64 has_lse\n";
-        assert_eq!(pinned_architecture(Path::new("simd-fmax-fmin-nondeterministic-x86_64.clif"), one).as_deref(), Some("x86_64"));
-        assert_eq!(
-            pinned_architecture(Path::new("simd-fmax-fmin-nondeterministic-aarch64.clif"), two).as_deref(),
-            Some("aarch64 and x86_64")
-        );
-        assert_eq!(pinned_architecture(Path::new("simd-snarrow-aarch64.clif"), one), None);
-        assert_eq!(pinned_architecture(Path::new("x-nondeterministic.clif"), "test run\n"), None);
+        let x86 = "test run\ntarget x86_64\ntarget x86_64 skylake\n";
+        let arm = "test run\ntarget aarch64\ntarget s390x\n";
         let riscv = "test run\ntarget riscv64 has_v\ntarget riscv64 has_v has_c\n";
-        assert_eq!(pinned_architecture(Path::new("simd-fmax-fmin-nondeterministic-riscv64.clif"), riscv), None);
+        let other = "test run\ntarget pulley64\ntarget mips\n";
+        let at = |n: &str, t: &str| pinned_architecture(Path::new(n), t);
+        assert_eq!(at("simd-fmax-fmin-nondeterministic-x86_64.clif", x86), Pinned::As(FminmaxNan::X86));
+        assert_eq!(at("simd-fmax-fmin-nondeterministic-aarch64.clif", arm), Pinned::As(FminmaxNan::FirstOperand));
+        assert_eq!(at("simd-fmax-fmin-nondeterministic-riscv64.clif", riscv), Pinned::As(FminmaxNan::Canonical));
+        assert_eq!(at("x-nondeterministic.clif", other), Pinned::Skip("mips and pulley64".into()));
+        assert_eq!(at("simd-snarrow-aarch64.clif", x86), Pinned::No);
+        assert_eq!(at("x-nondeterministic.clif", "test run\n"), Pinned::No);
     }
 }

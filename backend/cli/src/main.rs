@@ -83,6 +83,12 @@ enum Cmd {
         /// [default: speed, or $URSA_OPT_LEVEL]; a file's `set opt_level=…` wins.
         #[arg(long, value_name = "LEVEL", value_parser = ["none", "speed"])]
         opt_level: Option<String>,
+        /// The NaN `fmin`/`fmax` return when an operand is a NaN, which CLIF
+        /// leaves open (docs/float.md): `canonical` (as RISC-V), `first-operand`
+        /// (the first NaN operand made quiet, as AArch64), `x86` (as Cranelift's
+        /// x86-64 backend) [default: canonical]; a file's `; ursa.fminmax_nan RULE` wins.
+        #[arg(long, value_name = "RULE", value_parser = ["canonical", "first-operand", "x86"])]
+        fminmax_nan: Option<String>,
     },
     /// Run Cranelift filetests (`test compile`, `test run`): files or directories.
     Test {
@@ -103,6 +109,12 @@ enum Cmd {
         /// header: `speed` or `none` [default: speed, or $URSA_OPT_LEVEL].
         #[arg(long, value_name = "LEVEL", value_parser = ["none", "speed"])]
         opt_level: Option<String>,
+        /// The NaN `fmin`/`fmax` return when an operand is a NaN, which CLIF
+        /// leaves open (docs/float.md): `canonical` (as RISC-V), `first-operand`
+        /// (the first NaN operand made quiet, as AArch64), `x86` (as Cranelift's
+        /// x86-64 backend) [default: canonical]; a file's `; ursa.fminmax_nan RULE` wins.
+        #[arg(long, value_name = "RULE", value_parser = ["canonical", "first-operand", "x86"])]
+        fminmax_nan: Option<String>,
     },
     /// Run random programs on the simulator and in cranelift-interpreter and
     /// compare; failures are reduced and printed as filetests.
@@ -240,22 +252,30 @@ fn main() -> ExitCode {
             }
         }
         Cmd::Isa { form } => cli_isa::run(form.as_deref()),
-        Cmd::Compile { input, output, kernel, disasm, stats, print_after, opt_level } => match cli_compile::kernel_selection(input, kernel)
-        {
-            Ok((input, kernels)) => cli_compile::compile(
-                &input,
-                output,
-                &kernels,
-                disasm,
-                stats,
-                print_after,
-                opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name),
-            ),
-            Err(e) => Err(e),
-        },
-        Cmd::Test { paths, no_differential, verbose, jit_check, opt_level } => {
+        Cmd::Compile { input, output, kernel, disasm, stats, print_after, opt_level, fminmax_nan } => {
+            match cli_compile::kernel_selection(input, kernel) {
+                Ok((input, kernels)) => cli_compile::compile(
+                    &input,
+                    output,
+                    &kernels,
+                    disasm,
+                    stats,
+                    print_after,
+                    opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name),
+                    fminmax_nan.as_deref().and_then(ursa_backend::FminmaxNan::from_name).unwrap_or_default(),
+                ),
+                Err(e) => Err(e),
+            }
+        }
+        Cmd::Test { paths, no_differential, verbose, jit_check, opt_level, fminmax_nan } => {
             ursa_cli::filetest::JIT_CHECK.store(jit_check, std::sync::atomic::Ordering::Relaxed);
-            cli_compile::test(&paths, !no_differential, verbose, opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name))
+            cli_compile::test(
+                &paths,
+                !no_differential,
+                verbose,
+                opt_level.as_deref().and_then(ursa_backend::OptLevel::from_name),
+                fminmax_nan.as_deref().and_then(ursa_backend::FminmaxNan::from_name).unwrap_or_default(),
+            )
         }
         Cmd::Run {
             input,

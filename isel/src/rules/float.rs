@@ -10,15 +10,15 @@ use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
 use cranelift_codegen::ir::{types, InstructionData, TrapCode, Type, Value, ValueDef};
 use ursa_emit::{forms, FormId};
 
-use crate::lower::{Lower, Pred, Rnd, Signed};
+use crate::lower::{FminmaxNan, Lower, Pred, Rnd, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::forms::{BPT_I, F2F_R, F2I_R, FRND_R, I2F_R, LOP3_RIR, MOV_R, SEL_RI};
+use ursa_emit::forms::{BPT_I, F2F_R, F2I_R, FRND_R, I2F_R, LOP3_RIR, MOV_R, SEL_RI, SEL_RR};
 use ursa_emit::forms::{DADD_RI, DADD_RR, DFMA_RIR, DFMA_RRI, DFMA_RRR, DMNMX_RI, DMNMX_RR, DMUL_RI, DMUL_RR, DSETP_RI, DSETP_RR};
 use ursa_emit::forms::{FADD_RI, FADD_RR, FFMA_RIR, FFMA_RRI, FFMA_RRR, FMNMX_RI, FMNMX_RR, FMUL_RI, FMUL_RR, FSETP_RI, FSETP_RR};
 use ursa_emit::mods;
 use ursa_emit::mods::{FCMPOp, FPRound, FType, IntType, LOPOp};
-use ursa_emit::optypes::{DADD, DFMA, DMNMX, DMUL, DSETP, FADD, FFMA, FMNMX, FMUL, FSETP};
+use ursa_emit::optypes::{DADD, DFMA, DMNMX, DMUL, DSETP, FADD, FFMA, FMNMX, FMUL, FSETP, SEL};
 use ursa_emit::typed::{Dst, Flag, Fld, Imm, Mod, Src};
 use ursa_emit::typed::{P, R};
 
@@ -119,6 +119,22 @@ pub fn fcmp_op(cc: FloatCC) -> FCMPOp {
         FloatCC::UnorderedOrGreaterThan => FCMPOp::GTU,
         FloatCC::UnorderedOrGreaterThanOrEqual => FCMPOp::GEU,
     }
+}
+
+/// The second operand of FMNMX / DMNMX.
+#[derive(Clone, Copy)]
+enum MnmxB {
+    Reg(VReg),
+    /// The immediate field (`fimm`).
+    Imm(u32),
+}
+
+/// What a NaN result of `fmin`/`fmax` is ([`Lower::nan_if`]).
+enum NanResult {
+    /// These bits (f32) or this high word with a zero low word (f64).
+    Const(u64),
+    /// The canonical NaN with the sign bit of this register.
+    Signed(VReg),
 }
 
 /// A comparison's second operand.
@@ -303,52 +319,132 @@ impl Lower<'_> {
         self.fsetp(ty, fcmp_op(*cc), a, FSrc::Reg(b), None)
     }
 
+    /// `fmin` (`min`) / `fmax` of `a` and `b` (`docs/float.md`, "NaN and
+    /// signed-zero rules"). Without a NaN input: FMNMX / DMNMX, which order
+    /// -0 < +0 (erratum E39). With one, the result follows the compile
+    /// setting [`FminmaxNan`].
     pub fn fminmax_rr(&mut self, ty: Type, min: bool, a: VReg, b: VReg) -> VReg {
-        // Unordered inputs give the canonical NaN (CLIF); otherwise the
-        // min/max, with -0 < +0 (FMNMX, DMNMX: erratum E39).
-        let nan = self.fsetp(ty, FCMPOp::NAN, a, FSrc::Reg(b), None);
-        let m = self.temp(class(ty));
-        let form = if is64(ty) { forms::DMNMX_RR } else { forms::FMNMX_RR };
-        self.emit_b(Bundle::new().inst(form).def(RD, m).use_(RA, a).use_(RB, b).set(MNMX_PP, P::T).set(MNMX_PP_NOT, !min));
-        self.canonical_if(ty, nan, m)
+        self.fminmax(ty, min, a, MnmxB::Reg(b))
     }
 
-    /// The same with the immediate field `k` of a constant (`fimm`).
+    /// The same with the immediate field `k` of a constant (`fimm`); with
+    /// [`FminmaxNan::FirstOperand`] the rules use it only where `k` is not a
+    /// NaN ([`Lower::fimm_minmax`]), so its place in the CLIF operands does
+    /// not matter.
     pub fn fminmax_ri(&mut self, ty: Type, min: bool, a: VReg, k: u32) -> VReg {
-        let nan = self.fsetp_ri(ty, &FloatCC::Unordered, a, k);
-        let m = self.temp(class(ty));
-        let form = if is64(ty) { forms::DMNMX_RI } else { forms::FMNMX_RI };
-        self.emit_b(Bundle::new().inst(form).def(RD, m).use_(RA, a).set(VB, k as u64).set(MNMX_PP, P::T).set(MNMX_PP_NOT, !min));
-        self.canonical_if(ty, nan, m)
+        self.fminmax(ty, min, a, MnmxB::Imm(k))
     }
 
-    /// `nan ? canonical NaN : m`.
-    fn canonical_if(&mut self, ty: Type, nan: Pred, m: VReg) -> VReg {
+    /// `fimm` for the operand of `fmin`/`fmax`: any constant when a NaN
+    /// result does not depend on the operands' order, else only one that is
+    /// not a NaN.
+    pub fn fimm_minmax(&mut self, v: Value) -> Option<u32> {
+        let k = self.fimm(v)?;
+        let nan = if self.f.dfg.value_type(v) == types::F64 {
+            k & 0x7FF0_0000 == 0x7FF0_0000 && k & 0x000F_FFFF != 0
+        } else {
+            k & 0x7F80_0000 == 0x7F80_0000 && k & 0x007F_FFFF != 0
+        };
+        (self.fminmax_nan != FminmaxNan::FirstOperand || !nan).then_some(k)
+    }
+
+    fn fminmax(&mut self, ty: Type, min: bool, a: VReg, b: MnmxB) -> VReg {
+        let wide = is64(ty);
+        if !wide && self.fminmax_nan == FminmaxNan::FirstOperand {
+            // FMNMX.NAN returns SrcB quieted if it is a NaN, else Ra quieted:
+            // CLIF's first operand goes to SrcB. (An immediate is not a NaN.)
+            let d = self.temp(Class::R);
+            let bu = match b {
+                MnmxB::Reg(b) => Bundle::new().inst(forms::FMNMX_RR).use_(FMNMX::RA, b).use_(FMNMX_RR::RB, a),
+                MnmxB::Imm(k) => Bundle::new().inst(forms::FMNMX_RI).use_(FMNMX::RA, a).set(FMNMX_RI::VB, k as u64),
+            };
+            self.emit_b(bu.def(FMNMX::RD, d).set(FMNMX::NANMODE, mods::FMnMxNaN::NAN).set(FMNMX::PP, P::T).set(FMNMX::PP_NOT, !min));
+            return d;
+        }
+        let nan = match b {
+            MnmxB::Reg(b) => self.fsetp(ty, FCMPOp::NAN, a, FSrc::Reg(b), None),
+            MnmxB::Imm(k) => self.fsetp_ri(ty, &FloatCC::Unordered, a, k),
+        };
+        let m = self.temp(class(ty));
+        let bu = match b {
+            MnmxB::Reg(b) => Bundle::new().inst(if wide { forms::DMNMX_RR } else { forms::FMNMX_RR }).use_(RB, b),
+            MnmxB::Imm(k) => Bundle::new().inst(if wide { forms::DMNMX_RI } else { forms::FMNMX_RI }).set(VB, k as u64),
+        };
+        self.emit_b(bu.def(RD, m).use_(RA, a).set(MNMX_PP, P::T).set(MNMX_PP_NOT, !min));
+        match self.fminmax_nan {
+            FminmaxNan::Canonical => self.nan_if(ty, nan, m, NanResult::Const(if wide { CANON_NAN64_HI } else { CANON_NAN32 })),
+            FminmaxNan::FirstOperand => {
+                // DADD's NaN order is SrcB, then Ra (erratum E17): the sum is
+                // CLIF's first NaN operand, quieted, whenever one is a NaN.
+                let q = self.temp(Class::RPair);
+                let bu = match b {
+                    MnmxB::Reg(b) => Bundle::new().inst(forms::DADD_RR).use_(DADD::RA, b).use_(DADD_RR::RB, a),
+                    MnmxB::Imm(k) => Bundle::new().inst(forms::DADD_RI).use_(DADD::RA, a).set(DADD_RI::VB, k as u64),
+                };
+                self.emit_b(bu.def(DADD::RD, q));
+                self.sel64_rr(q, m, nan)
+            }
+            FminmaxNan::X86 if min => {
+                self.nan_if(ty, nan, m, NanResult::Const(if wide { CANON_NAN64_HI | SIGN } else { CANON_NAN32 | SIGN }))
+            }
+            FminmaxNan::X86 => {
+                // The canonical NaN with the OR of both operands' signs.
+                let s = self.temp(Class::R);
+                let bu = Bundle::new().inst(forms::LOP3_RIR).def(LOP3_RIR::RD, s).set(LOP3_RIR::VB, SIGN);
+                let bu = if wide { bu.use_hi(LOP3_RIR::RA, a) } else { bu.use_(LOP3_RIR::RA, a) };
+                let bu = match b {
+                    MnmxB::Reg(b) if wide => bu.use_hi(LOP3_RIR::RC, b).set(LOP3_RIR::LUT, ((LUT_A | LUT_C) & LUT_B) as u64),
+                    MnmxB::Reg(b) => bu.use_(LOP3_RIR::RC, b).set(LOP3_RIR::LUT, ((LUT_A | LUT_C) & LUT_B) as u64),
+                    MnmxB::Imm(k) => bu
+                        .set(LOP3_RIR::RC, R::Z)
+                        .set(LOP3_RIR::LUT, (LUT_A & LUT_B) as u64 | if k & SIGN as u32 != 0 { LUT_B as u64 } else { 0 }),
+                };
+                self.emit_b(bu.set(LOP3_RIR::PP, P::T));
+                self.nan_if(ty, nan, m, NanResult::Signed(s))
+            }
+        }
+    }
+
+    /// `nan ? r : m`, with `r` a NaN: a constant, or the canonical NaN with
+    /// the sign bit of a register (whose other bits are zero).
+    fn nan_if(&mut self, ty: Type, nan: Pred, m: VReg, r: NanResult) -> VReg {
+        let wide = is64(ty);
         let d = self.temp(class(ty));
-        let b = if is64(ty) {
-            Bundle::new()
+        let mut bu = Bundle::new();
+        if wide {
+            bu = bu
                 .inst(forms::SEL_RI)
                 .def(SEL_RI::RD, d)
                 .use_(SEL_RI::RA, m)
                 .set(SEL_RI::VB, 0)
                 .use_(SEL_RI::PP, nan)
-                .set(SEL_RI::PP_NOT, true)
-                .inst(forms::SEL_RI)
-                .def_hi(SEL_RI::RD, d)
-                .use_hi(SEL_RI::RA, m)
-                .set(SEL_RI::VB, CANON_NAN64_HI)
-                .use_(SEL_RI::PP, nan)
-                .set(SEL_RI::PP_NOT, true)
-        } else {
-            Bundle::new()
-                .inst(forms::SEL_RI)
-                .def(SEL_RI::RD, d)
-                .use_(SEL_RI::RA, m)
-                .set(SEL_RI::VB, CANON_NAN32)
-                .use_(SEL_RI::PP, nan)
-                .set(SEL_RI::PP_NOT, true)
+                .set(SEL_RI::PP_NOT, true);
+        }
+        bu = match r {
+            NanResult::Const(k) => {
+                let bu = bu.inst(forms::SEL_RI);
+                let bu = if wide { bu.def_hi(SEL_RI::RD, d).use_hi(SEL_RI::RA, m) } else { bu.def(SEL_RI::RD, d).use_(SEL_RI::RA, m) };
+                bu.set(SEL_RI::VB, k)
+            }
+            NanResult::Signed(s) => {
+                let canon = if wide { CANON_NAN64_HI } else { CANON_NAN32 };
+                let u = self.temp(Class::R);
+                self.emit_b(
+                    Bundle::new()
+                        .inst(forms::LOP3_RIR)
+                        .def(LOP3_RIR::RD, u)
+                        .use_(LOP3_RIR::RA, s)
+                        .set(LOP3_RIR::VB, canon)
+                        .set(LOP3_RIR::RC, R::Z)
+                        .set(LOP3_RIR::LUT, (LUT_A | LUT_B) as u64)
+                        .set(LOP3_RIR::PP, P::T),
+                );
+                let bu = bu.inst(forms::SEL_RR);
+                let bu = if wide { bu.def_hi(SEL_RR::RD, d).use_hi(SEL_RR::RA, m) } else { bu.def(SEL_RR::RD, d).use_(SEL_RR::RA, m) };
+                bu.use_(SEL_RR::RB, u)
+            }
         };
-        self.emit_b(b);
+        self.emit_b(bu.use_(SEL::PP, nan).set(SEL::PP_NOT, true));
         d
     }
 
