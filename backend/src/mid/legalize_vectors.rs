@@ -337,9 +337,13 @@ fn to_words(pos: &mut FuncCursor, lanes: &[Value]) -> Lanes {
 }
 
 /// `n` lanes of type `t` unpacked from 64-bit words (as `to_words` packs them).
-fn from_words(pos: &mut FuncCursor, words: &[Value], t: Type, n: u32) -> Lanes {
+/// `halves`: 32-bit lanes are the halves of each word's pair (`isplit`), for
+/// words a 64- or 128-bit load defines; otherwise (a `bitcast`) each lane is
+/// the word shifted and reduced, which the allocator turns into at most a
+/// move per lane where a split pair would cost copies of both halves.
+fn from_words(pos: &mut FuncCursor, words: &[Value], t: Type, n: u32, halves: bool) -> Lanes {
     let b = t.bits();
-    if b == 32 {
+    if b == 32 && halves {
         // The halves of each pair (`isplit`: its registers, no instruction).
         let mut lanes = Vec::with_capacity(n as usize);
         for &w in words {
@@ -709,7 +713,7 @@ impl Split {
                     vec![extend(pos, i, I64, false)]
                 };
                 if to.is_vector() {
-                    one(from_words(pos, &words, to.lane_type(), to.lane_count()))
+                    one(from_words(pos, &words, to.lane_type(), to.lane_count(), false))
                 } else if to == I128 || to == F128 {
                     let bits = pos.ins().iconcat(words[0], words[1]);
                     Ok(vec![Err(if to == F128 { pos.ins().bitcast(F128, MemFlagsData::new(), bits) } else { bits })])
@@ -747,7 +751,7 @@ impl Split {
                         let (i, dfg) = pos.ins().Load(Opcode::Load, I64, flags, offset, arg);
                         vec![dfg.first_result(i)]
                     };
-                    return one(from_words(pos, &words, t, n));
+                    return one(from_words(pos, &words, t, n, true));
                 }
                 let (lop, mem_bytes) = match op {
                     Opcode::Uload8x8 => (Opcode::Uload8, 1),
