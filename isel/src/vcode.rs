@@ -626,6 +626,37 @@ impl VCode {
     pub fn class(&self, v: VReg) -> Class {
         self.classes[v.0 as usize]
     }
+
+    /// Per virtual register: a pair whose high half no instruction writes
+    /// (a 32-bit value in the low word of an ABI pair, `abi::to_abi_pair`).
+    /// That half holds nothing, so a copy of the pair need not copy it and
+    /// a read of it reads no value.
+    pub fn undefined_high_halves(&self) -> Vec<bool> {
+        let mut out = Vec::new();
+        self.undefined_high_halves_into(&mut out);
+        out
+    }
+
+    /// [`VCode::undefined_high_halves`] into `out` (reusing its memory).
+    pub fn undefined_high_halves_into(&self, out: &mut Vec<bool>) {
+        // Per register: 1 some def leaves the high half unwritten, 2 some
+        // def writes it.
+        let mut seen = vec![0u8; self.classes.len()];
+        for m in self.blocks.iter().flat_map(|b| &b.insts) {
+            for (k, o) in m.opnds.iter().enumerate() {
+                let v = o.vreg.0 as usize;
+                if o.kind == OpKind::Use || self.classes[v] != Class::RPair {
+                    continue;
+                }
+                let part = m.pseudo == Pseudo::None
+                    && matches!(o.kind, OpKind::Def | OpKind::EarlyDef)
+                    && !m.fixups.iter().any(|f| f.opnd as usize == k && m.names_half(f, 1));
+                seen[v] |= if part { 1 } else { 2 };
+            }
+        }
+        out.clear();
+        out.extend(seen.iter().map(|&x| x == 1));
+    }
 }
 
 /// A set of virtual registers, by number (a [`BitSet`](crate::bitset::BitSet):

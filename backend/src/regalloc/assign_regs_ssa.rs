@@ -179,6 +179,10 @@ struct Tables {
     /// ([`half_claim`]): `LOW` the first half of a pair a later instruction
     /// continues, `HIGH` a pair whose low half is read no more.
     partial: Vec<u8>,
+    /// Pairs whose high half no instruction writes
+    /// ([`VCode::undefined_high_halves`]): copied into an ABI register
+    /// through their low half alone.
+    undef_hi: Vec<bool>,
     /// (program point, phase: 0 edge copies, 1 stores of block parameters,
     /// 2 operand copies; move).
     moves: Vec<(u32, u8, Move)>,
@@ -896,6 +900,7 @@ impl<'a> Walk<'a> {
         refill(&mut t.reg, nv, NONE);
         refill(&mut t.group_reg, nv, NONE);
         refill(&mut t.partial, nv, BOTH);
+        vcode.undefined_high_halves_into(&mut t.undef_hi);
         let mut walk = Walk {
             vcode,
             t,
@@ -1158,7 +1163,9 @@ impl<'a> Walk<'a> {
             if f == r {
                 continue;
             }
-            for x in 0..size(c) {
+            // A pair whose high half nothing writes: its low register only.
+            let n = if c == Class::RPair && self.t.undef_hi[v as usize] { 1 } else { size(c) };
+            for x in 0..n {
                 let d = f + x;
                 if d >= NREGS || self.state.reserved.contains(d) || busy.r.contains(d) {
                     return Err(GiveUp::AbiRegisterInTheWay);
