@@ -62,5 +62,6 @@ pub fn to_abi_pair(cx: &mut Lower, r: VReg) -> VReg {
     let p = cx.temp(Class::RPair);
     let m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, r).build();
     cx.push(m);
+    cx.vcode.abi_low_pairs.push(p);
     p
 }

@@ -551,6 +551,12 @@ pub struct VCode {
     /// Some instruction reads or writes a register quad ([`MInst::quads`]):
     /// the allocators look for them only then.
     pub has_quads: bool,
+    /// Pairs made to carry a 32-bit value in the low word of an ABI slot
+    /// (`abi::to_abi_pair`): nothing writes their high half. The SSA
+    /// allocator copies them through their low register alone;
+    /// `check_assignment` checks that no instruction writes such a half
+    /// ([`VCode::undefined_high_halves`]).
+    pub abi_low_pairs: Vec<VReg>,
 }
 
 /// A register operand of the wrong file or width for its field (a bug of
@@ -629,16 +635,8 @@ impl VCode {
 
     /// Per virtual register: a pair whose high half no instruction writes
     /// (a 32-bit value in the low word of an ABI pair, `abi::to_abi_pair`).
-    /// That half holds nothing, so a copy of the pair need not copy it and
-    /// a read of it reads no value.
+    /// That half holds nothing: a read of it reads no value.
     pub fn undefined_high_halves(&self) -> Vec<bool> {
-        let mut out = Vec::new();
-        self.undefined_high_halves_into(&mut out);
-        out
-    }
-
-    /// [`VCode::undefined_high_halves`] into `out` (reusing its memory).
-    pub fn undefined_high_halves_into(&self, out: &mut Vec<bool>) {
         // Per register: 1 some def leaves the high half unwritten, 2 some
         // def writes it.
         let mut seen = vec![0u8; self.classes.len()];
@@ -654,8 +652,7 @@ impl VCode {
                 seen[v] |= if part { 1 } else { 2 };
             }
         }
-        out.clear();
-        out.extend(seen.iter().map(|&x| x == 1));
+        seen.iter().map(|&x| x == 1).collect()
     }
 }
 

@@ -180,8 +180,8 @@ struct Tables {
     /// continues, `HIGH` a pair whose low half is read no more.
     partial: Vec<u8>,
     /// Pairs whose high half no instruction writes
-    /// ([`VCode::undefined_high_halves`]): copied into an ABI register
-    /// through their low half alone.
+    /// ([`VCode::abi_low_pairs`]): copied into an ABI register through
+    /// their low half alone.
     undef_hi: Vec<bool>,
     /// (program point, phase: 0 edge copies, 1 stores of block parameters,
     /// 2 operand copies; move).
@@ -900,7 +900,10 @@ impl<'a> Walk<'a> {
         refill(&mut t.reg, nv, NONE);
         refill(&mut t.group_reg, nv, NONE);
         refill(&mut t.partial, nv, BOTH);
-        vcode.undefined_high_halves_into(&mut t.undef_hi);
+        refill(&mut t.undef_hi, nv, false);
+        for &p in &vcode.abi_low_pairs {
+            t.undef_hi[p.0 as usize] = true;
+        }
         let mut walk = Walk {
             vcode,
             t,

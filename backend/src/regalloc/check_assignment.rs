@@ -89,7 +89,12 @@ fn check(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
         k += b.insts.len();
     }
     // A half no instruction writes holds no value: reading it reads nothing.
+    // The allocator copies the pairs isel made so through their low half
+    // alone: each must be such a pair.
     let undef_hi = vcode.undefined_high_halves();
+    if let Some(p) = vcode.abi_low_pairs.iter().find(|p| !undef_hi[p.0 as usize]) {
+        return Err(format!("{} carries a 32-bit ABI value, but an instruction writes its high half", p));
+    }
     let mut entry: Vec<Option<State>> = vec![None; nb];
     entry[0] = Some(vec![SmallVec::new(); nlocs]);
     let mut work: Vec<usize> = vec![0];
