@@ -12,6 +12,7 @@ use ursa_emit::{forms, FormId};
 
 use crate::lower::{FminmaxNan, Lower, Pred, Rnd, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
+use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
 use ursa_emit::forms::{BPT_I, F2F_R, F2I_R, FRND_R, I2F_R, LOP3_RIR, MOV_R, SEL_RI, SEL_RR};
 use ursa_emit::forms::{DADD_RI, DADD_RR, DFMA_RIR, DFMA_RRI, DFMA_RRR, DMNMX_RI, DMNMX_RR, DMUL_RI, DMUL_RR, DSETP_RI, DSETP_RR};
@@ -388,18 +389,17 @@ impl Lower<'_> {
                 self.nan_if(ty, nan, m, NanResult::Const(if wide { CANON_NAN64_HI | SIGN } else { CANON_NAN32 | SIGN }))
             }
             FminmaxNan::X86 => {
-                // The canonical NaN with the OR of both operands' signs.
+                // The canonical NaN with the OR of both operands' signs:
+                // (a | b) & SIGN on the (high) words; a constant's sign is
+                // known.
                 let s = self.temp(Class::R);
-                let bu = Bundle::new().inst(forms::LOP3_RIR).def(LOP3_RIR::RD, s).set(LOP3_RIR::VB, SIGN);
-                let bu = if wide { bu.use_hi(LOP3_RIR::RA, a) } else { bu.use_(LOP3_RIR::RA, a) };
-                let bu = match b {
-                    MnmxB::Reg(b) if wide => bu.use_hi(LOP3_RIR::RC, b).set(LOP3_RIR::LUT, ((LUT_A | LUT_C) & LUT_B) as u64),
-                    MnmxB::Reg(b) => bu.use_(LOP3_RIR::RC, b).set(LOP3_RIR::LUT, ((LUT_A | LUT_C) & LUT_B) as u64),
-                    MnmxB::Imm(k) => bu
-                        .set(LOP3_RIR::RC, R::Z)
-                        .set(LOP3_RIR::LUT, (LUT_A & LUT_B) as u64 | if k & SIGN as u32 != 0 { LUT_B as u64 } else { 0 }),
+                let word = |v: VReg| if wide { S::Hi(v) } else { S::Lo(v) };
+                let (c, lut) = match b {
+                    MnmxB::Reg(b) => (word(b), (LUT_A | LUT_C) & LUT_B),
+                    MnmxB::Imm(k) if k & SIGN as u32 != 0 => (S::Z, LUT_B),
+                    MnmxB::Imm(_) => (S::Z, LUT_A & LUT_B),
                 };
-                self.emit_b(bu.set(LOP3_RIR::PP, P::T));
+                self.emit_b(Bundle::new().lop3(D::Lo(s), word(a), S::Imm(SIGN as u32), c, lut));
                 self.nan_if(ty, nan, m, NanResult::Signed(s))
             }
         }
@@ -429,16 +429,7 @@ impl Lower<'_> {
             NanResult::Signed(s) => {
                 let canon = if wide { CANON_NAN64_HI } else { CANON_NAN32 };
                 let u = self.temp(Class::R);
-                self.emit_b(
-                    Bundle::new()
-                        .inst(forms::LOP3_RIR)
-                        .def(LOP3_RIR::RD, u)
-                        .use_(LOP3_RIR::RA, s)
-                        .set(LOP3_RIR::VB, canon)
-                        .set(LOP3_RIR::RC, R::Z)
-                        .set(LOP3_RIR::LUT, (LUT_A | LUT_B) as u64)
-                        .set(LOP3_RIR::PP, P::T),
-                );
+                self.emit_b(Bundle::new().lop3(D::Lo(u), S::Lo(s), S::Imm(canon as u32), S::Z, LUT_A | LUT_B));
                 let bu = bu.inst(forms::SEL_RR);
                 let bu = if wide { bu.def_hi(SEL_RR::RD, d).use_hi(SEL_RR::RA, m) } else { bu.def(SEL_RR::RD, d).use_(SEL_RR::RA, m) };
                 bu.use_(SEL_RR::RB, u)
