@@ -173,3 +173,32 @@ fn auto_control_output_passes_strict_mode() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "out = [11, 22, 33, 44, 55, 66, 77, 88, 99, 110]");
 }
+
+/// `--fminmax-nan` chooses the NaN of `fmin`/`fmax` (docs/float.md); a
+/// file's `; ursa.fminmax_nan` line wins; an unknown rule is refused with
+/// the line named.
+#[test]
+fn fminmax_nan_rule_from_flag_and_file() {
+    let src = "function %f(f32, f32) -> f32 {\nblock0(v0: f32, v1: f32):\n    v2 = fmin v0, v1\n    return v2\n}\n";
+    let (clif, obj) = (tmp("fminmax.clif"), tmp("fminmax.o"));
+    let compile = |text: &str, flags: &[&str]| {
+        std::fs::write(&clif, text).unwrap();
+        let mut args = vec!["compile", clif.to_str().unwrap(), "-o", obj.to_str().unwrap(), "-S"];
+        args.extend_from_slice(flags);
+        ursa(&args)
+    };
+    let disasm = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let o = compile(src, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(disasm(&o).contains("SEL") && !disasm(&o).contains("FMNMX.NAN"), "{}", disasm(&o));
+    let o = compile(src, &["--fminmax-nan", "first-operand"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(disasm(&o).contains("FMNMX.NAN") && !disasm(&o).contains("SEL"), "{}", disasm(&o));
+    let o = compile(&format!("; ursa.fminmax_nan first-operand\n{}", src), &["--fminmax-nan", "canonical"]);
+    assert!(o.status.success() && disasm(&o).contains("FMNMX.NAN"), "{}", disasm(&o));
+    let o = compile(&format!("\n; ursa.fminmax_nan arm\n{}", src), &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("fminmax.clif:2: `ursa.fminmax_nan arm`: no such rule"), "{}", stderr(&o));
+    let o = compile(src, &["--fminmax-nan", "arm"]);
+    assert!(!o.status.success());
+}
