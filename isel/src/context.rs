@@ -8,7 +8,7 @@ use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Imm64, Offset32};
 use cranelift_codegen::ir::{types, Inst, InstructionData, MemFlags, Opcode, StackSlot, TrapCode, Type, Value, ValueDef};
 use smallvec::smallvec;
 
-use crate::lower::{InstOutput, Lower, Reg, Width};
+use crate::lower::{InstOutput, Lower, Reg, Signed, Width};
 
 /// The operands of an instruction, by format: what the rules match on.
 #[derive(Clone, Debug)]
@@ -113,6 +113,17 @@ impl Lower<'_> {
         // 64-bit: the immediate is sign-extended by the 64-bit sequences.
         let s = bits as i64;
         (s >= i32::MIN as i64 && s <= i32::MAX as i64).then_some(bits as u32)
+    }
+    pub fn narrow_const(&mut self, v: Value) -> Option<(u32, u64)> {
+        let bits = self.f.dfg.value_type(v).bits();
+        (bits < 32).then(|| const_bits(self, v).map(|k| (bits, k))).flatten()
+    }
+    pub fn ext_const(&mut self, s: &Signed, bits: u32, k: u64) -> u32 {
+        let k = k as u32 & ((1u32 << bits) - 1);
+        match s {
+            Signed::U32 => k,
+            Signed::S32 => ((k << (32 - bits)) as i32 >> (32 - bits)) as u32,
+        }
     }
     pub fn imm64_u64(&mut self, k: Imm64) -> u64 {
         k.bits() as u64
