@@ -231,3 +231,26 @@ fn found_kernels_agree_across_levels() {
     assert!(n >= 3, "the reproducers of tests/kfuzz");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// A kernel whose optimized code issues a little more than the step limit
+/// where the unoptimized code stays below it (an `i128` division in nested
+/// loops, seed 43081742) passes: the run that reaches the limit is run
+/// again with `STEP_ROOM` times the room, and its outputs agree.
+#[test]
+fn optimized_code_may_need_more_steps_than_the_unoptimized() {
+    use ursa_backend::OptLevel;
+    let k = kernelgen::case(43_081_742, &kernelgen::gen::Limits::default());
+    let f = kernelgen::build::build(&k);
+    let steps = |cfg| {
+        let prog = kernelgen::compile(&f, cfg).unwrap_or_else(|e| panic!("{}", e.message));
+        let r = kernelgen::launch_within(&k, &prog, ursa_sim::Engine::Interpreter, true, kernelgen::STEP_ROOM * kernelgen::STEP_LIMIT);
+        r.unwrap_or_else(|e| panic!("{}", e)).stats.0
+    };
+    let (none, speed) = (steps((OptLevel::None, false)), steps((OptLevel::Speed, false)));
+    // The case still shows what it is for (else pick another seed).
+    assert!(none < kernelgen::STEP_LIMIT && speed > kernelgen::STEP_LIMIT, "none {} speed {}", none, speed);
+    match check(&k) {
+        Outcome::Pass { .. } => {}
+        o => panic!("{:?}", o),
+    }
+}
