@@ -689,9 +689,13 @@ pub(crate) fn run(
                 Policy::Lrr => sub.lrr_start(n),
             };
             let greedy = sub.greedy.unwrap_or(0);
+            // The earliest wake time, made as the loop passes every warp
+            // (what `update_next` would find after it).
+            let mut next = u64::MAX;
             for k in 0..n {
                 let i = policy_index(m.scheduler, k, n, greedy, start);
                 if sub.wake[i] > now {
+                    next = next.min(sub.wake[i]);
                     continue;
                 }
                 let w = warps[sub.warps[i]].as_mut().expect("resident warp");
@@ -706,13 +710,14 @@ pub(crate) fn run(
                 };
                 count_warp(&mut stats, &mut prof, w, now);
                 (w.reason, sub.wake[i]) = ready;
+                next = next.min(ready.1);
             }
             if let Some(i) = chosen {
                 sub.last = i;
                 sub.greedy = Some(i);
                 issue.push((si, ui, i));
             }
-            sub.update_next();
+            sub.next = next;
             agenda.add(now, sub.next, g as usize);
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 for &slot in &sub.warps {
