@@ -269,7 +269,11 @@ struct Sub {
     wake: Vec<u64>,
     /// The earliest of `wake` (u64::MAX: none).
     next: u64,
+    /// The index in `warps` of the last issuer (GTO's greedy warp) until
+    /// it yields or leaves: an index, not a slot, so that a visit need
+    /// not search for it.
     greedy: Option<usize>,
+    /// The index in `warps` of the last issuer (LRR starts after it).
     last: usize,
     pipe_free: [u64; PIPES],
 }
@@ -277,6 +281,30 @@ struct Sub {
 impl Sub {
     fn update_next(&mut self) {
         self.next = self.wake.iter().copied().min().unwrap_or(u64::MAX);
+    }
+
+    /// Where LRR's round starts: after the last issuer (`last` < `n`
+    /// when there are warps; the division only guards that).
+    #[inline(always)]
+    fn lrr_start(&self, n: usize) -> usize {
+        let s = self.last + 1;
+        if s < n {
+            s
+        } else {
+            s % n
+        }
+    }
+
+    /// Removes the warp at index `i`, keeping `greedy` on the same warp.
+    fn remove(&mut self, i: usize) -> usize {
+        let slot = self.warps.remove(i);
+        self.wake.remove(i);
+        self.greedy = match self.greedy {
+            Some(g) if g == i => None,
+            Some(g) if g > i => Some(g - 1),
+            g => g,
+        };
+        slot
     }
 }
 
@@ -331,6 +359,55 @@ fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, w: &mut Warp, n
         }
     }
     w.since = now;
+}
+
+/// The `k`-th of the `n` warps of a sub-partition (its index in the
+/// list) a visit looks at, in the policy's order: GTO the greedy warp `g`
+/// first, then the others oldest first (placement order; with no greedy
+/// warp, `g` = 0 gives that order); LRR all in turn from `start`.
+#[inline(always)]
+fn policy_index(policy: Policy, k: usize, n: usize, g: usize, start: usize) -> usize {
+    match policy {
+        Policy::Gto if k == 0 => g,
+        Policy::Gto if k <= g => k - 1,
+        Policy::Gto => k,
+        Policy::Lrr if start + k < n => start + k,
+        Policy::Lrr => start + k - n,
+    }
+}
+
+/// Why warp `w`, whose next instruction is `inf`, cannot issue at cycle
+/// `now` and the cycle its verdict may change (None: it can issue). The
+/// SM's LSU is free from `lsu_free`, the sub-partition's pipes from
+/// `pipe_free`.
+#[inline(always)]
+fn verdict(w: &Warp, inf: &InstInfo, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
+    if w.bar.is_some() {
+        return Some((StallReason::Barrier, u64::MAX));
+    }
+    if w.next_issue > now {
+        return Some((if w.after_branch { StallReason::Branch } else { StallReason::Wait }, w.next_issue));
+    }
+    let mut t = now;
+    let mut long = false;
+    let mut req = inf.req;
+    while req != 0 {
+        let s = req.trailing_zeros() as usize;
+        req &= req - 1;
+        if s < SCOREBOARDS && w.sb[s] > now {
+            t = t.max(w.sb[s]);
+            long |= w.sb_long >> s & 1 != 0;
+        }
+    }
+    if t > now {
+        Some((if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
+    } else if inf.pipe == Pipe::Lsu && lsu_free > now {
+        Some((StallReason::MemPipe, lsu_free))
+    } else if inf.pipe != Pipe::Lsu && pipe_free[inf.pipe as usize] > now {
+        Some((StallReason::MathPipe, pipe_free[inf.pipe as usize]))
+    } else {
+        None
+    }
 }
 
 /// The cycles sub-partitions are looked at next: the next cycle's
@@ -600,7 +677,6 @@ pub(crate) fn run(
         for &g in &active {
             let (si, ui) = place_of[g as usize];
             let sm = &mut sms[si];
-            let lsu_busy = sm.lsu_free > now;
             let lsu_free = sm.lsu_free;
             let sub = &mut sm.subs[ui];
             if sub.next != now {
@@ -608,74 +684,40 @@ pub(crate) fn run(
             }
             let n = sub.warps.len();
             let mut chosen: Option<usize> = None;
-            // Policy order: GTO tries the greedy warp, then the oldest
-            // (placement order); LRR starts after the last issuer.
             let start = match m.scheduler {
                 Policy::Gto => 0,
-                Policy::Lrr => (sub.last + 1) % n,
+                Policy::Lrr => sub.lrr_start(n),
             };
-            let greedy = if m.scheduler == Policy::Gto { sub.greedy.and_then(|g| sub.warps.iter().position(|&x| x == g)) } else { None };
-            // The warps after the greedy one, from `start` on.
-            let mut round = start;
-            for k in 0..=n {
-                let i = if k == 0 {
-                    match greedy {
-                        Some(g) => g,
-                        None => continue,
-                    }
-                } else {
-                    let i = round;
-                    round = if round + 1 == n { 0 } else { round + 1 };
-                    if greedy == Some(i) {
-                        continue;
-                    }
-                    i
-                };
+            let greedy = sub.greedy.unwrap_or(0);
+            // The earliest wake time, made as the loop passes every warp
+            // (what `update_next` would find after it).
+            let mut next = u64::MAX;
+            for k in 0..n {
+                let i = policy_index(m.scheduler, k, n, greedy, start);
                 if sub.wake[i] > now {
+                    next = next.min(sub.wake[i]);
                     continue;
                 }
                 let w = warps[sub.warps[i]].as_mut().expect("resident warp");
-                let rec = w.cur;
-                let inf = &info[rec.idx as usize];
-                let (reason, t) = if w.bar.is_some() {
-                    (StallReason::Barrier, u64::MAX)
-                } else if w.next_issue > now {
-                    (if w.after_branch { StallReason::Branch } else { StallReason::Wait }, w.next_issue)
-                } else {
-                    let mut t = now;
-                    let mut long = false;
-                    let mut req = inf.req;
-                    while req != 0 {
-                        let s = req.trailing_zeros() as usize;
-                        req &= req - 1;
-                        if s < SCOREBOARDS && w.sb[s] > now {
-                            t = t.max(w.sb[s]);
-                            long |= w.sb_long >> s & 1 != 0;
-                        }
-                    }
-                    if t > now {
-                        (if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t)
-                    } else if inf.pipe == Pipe::Lsu && lsu_busy {
-                        (StallReason::MemPipe, lsu_free)
-                    } else if inf.pipe != Pipe::Lsu && sub.pipe_free[inf.pipe as usize] > now {
-                        (StallReason::MathPipe, sub.pipe_free[inf.pipe as usize])
-                    } else if chosen.is_none() {
+                let inf = &info[w.cur.idx as usize];
+                let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
+                    Some(wait) => wait,
+                    None if chosen.is_none() => {
                         chosen = Some(i);
                         (StallReason::Selected, now + 1)
-                    } else {
-                        (StallReason::NotSelected, now + 1)
                     }
+                    None => (StallReason::NotSelected, now + 1),
                 };
                 count_warp(&mut stats, &mut prof, w, now);
-                w.reason = reason;
-                sub.wake[i] = t;
+                (w.reason, sub.wake[i]) = ready;
+                next = next.min(ready.1);
             }
             if let Some(i) = chosen {
                 sub.last = i;
-                sub.greedy = Some(sub.warps[i]);
+                sub.greedy = Some(i);
                 issue.push((si, ui, i));
             }
-            sub.update_next();
+            sub.next = next;
             agenda.add(now, sub.next, g as usize);
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 for &slot in &sub.warps {
@@ -693,7 +735,7 @@ pub(crate) fn run(
             let slot = sub.warps[i];
             let w = warps[slot].as_mut().expect("resident warp");
             let rec = w.cur;
-            let inf = info[rec.idx as usize];
+            let inf = &info[rec.idx as usize];
             count_warp(&mut stats, &mut prof, w, now + 1);
             stats.issued += 1;
             w.next_issue = now + inf.stall as u64;
@@ -842,13 +884,9 @@ pub(crate) fn run(
         for &(si, ui, i) in done_warps.iter().rev() {
             sms[si].count(&mut stats, now + 1);
             let sub = &mut sms[si].subs[ui];
-            let slot = sub.warps.remove(i);
-            sub.wake.remove(i);
+            let slot = sub.remove(i);
             sub.update_next();
             agenda.add(now, sub.next, si * nsub + ui);
-            if sub.greedy == Some(slot) {
-                sub.greedy = None;
-            }
             if sub.last >= sub.warps.len() {
                 sub.last = 0;
             }
