@@ -57,10 +57,9 @@ impl Spaces<'_> {
     }
 }
 
-/// The effective address of lane `l`.
-#[inline(always)]
 /// The registers' worth of one lane's loaded bytes: a sub-word value
 /// extended to 32 bits, or up to four little-endian words.
+#[inline(always)]
 fn load_words(ty: MemTy, b: &[u8]) -> [u32; 4] {
     let mut w = [0u32; 4];
     if b.len() < 4 {
