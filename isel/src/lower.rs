@@ -52,10 +52,6 @@ impl FminmaxNan {
     pub fn from_name(name: &str) -> Option<FminmaxNan> {
         Self::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
     }
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES.iter().find(|(_, v)| *v == self).map(|(n, _)| *n).unwrap_or("canonical")
-    }
 }
 pub type Unit = ();
 pub type InstOutput = SmallVec<[VReg; 2]>;
