@@ -49,10 +49,12 @@ impl FminmaxNan {
     pub const NAMES: [(&'static str, FminmaxNan); 3] =
         [("canonical", FminmaxNan::Canonical), ("first-operand", FminmaxNan::FirstOperand), ("x86", FminmaxNan::X86)];
 
+    /// The rule called `name` in [`FminmaxNan::NAMES`].
     pub fn from_name(name: &str) -> Option<FminmaxNan> {
         Self::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
     }
 }
+
 pub type Unit = ();
 pub type InstOutput = SmallVec<[VReg; 2]>;
 
