@@ -554,8 +554,7 @@ pub struct VCode {
     /// Pairs made to carry a 32-bit value in the low word of an ABI slot
     /// (`abi::to_abi_pair`): nothing writes their high half. The SSA
     /// allocator copies them through their low register alone;
-    /// `check_assignment` checks that no instruction writes such a half
-    /// ([`VCode::undefined_high_halves`]).
+    /// `check_assignment` checks that no instruction writes such a half.
     pub abi_low_pairs: Vec<VReg>,
 }
 
@@ -631,28 +630,6 @@ impl VCode {
 
     pub fn class(&self, v: VReg) -> Class {
         self.classes[v.0 as usize]
-    }
-
-    /// Per virtual register: a pair whose high half no instruction writes
-    /// (a 32-bit value in the low word of an ABI pair, `abi::to_abi_pair`).
-    /// That half holds nothing: a read of it reads no value.
-    pub fn undefined_high_halves(&self) -> Vec<bool> {
-        // Per register: 1 some def leaves the high half unwritten, 2 some
-        // def writes it.
-        let mut seen = vec![0u8; self.classes.len()];
-        for m in self.blocks.iter().flat_map(|b| &b.insts) {
-            for (k, o) in m.opnds.iter().enumerate() {
-                let v = o.vreg.0 as usize;
-                if o.kind == OpKind::Use || self.classes[v] != Class::RPair {
-                    continue;
-                }
-                let part = m.pseudo == Pseudo::None
-                    && matches!(o.kind, OpKind::Def | OpKind::EarlyDef)
-                    && !m.fixups.iter().any(|f| f.opnd as usize == k && m.names_half(f, 1));
-                seen[v] |= if part { 1 } else { 2 };
-            }
-        }
-        seen.iter().map(|&x| x == 1).collect()
     }
 }
 

@@ -260,11 +260,11 @@ pub fn file_fminmax_nan(text: &str) -> Result<Option<FminmaxNan>, String> {
             continue;
         };
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let names: Vec<&str> = FminmaxNan::NAMES.iter().map(|(n, _)| *n).collect();
+        let names = || FminmaxNan::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
         let rule = match words.as_slice() {
             [w] => FminmaxNan::from_name(w)
-                .ok_or_else(|| format!("{}: `ursa.fminmax_nan {}`: no such rule (the rules: {})", i + 1, w, names.join(", ")))?,
-            _ => return Err(format!("{}: `ursa.fminmax_nan` takes one rule ({})", i + 1, names.join(", "))),
+                .ok_or_else(|| format!("{}: `ursa.fminmax_nan {}`: no such rule (the rules: {})", i + 1, w, names()))?,
+            _ => return Err(format!("{}: `ursa.fminmax_nan` takes one rule ({})", i + 1, names())),
         };
         if let Some((first, _)) = found {
             return Err(format!("{}: a second `ursa.fminmax_nan` (the first at line {})", i + 1, first));
@@ -354,10 +354,10 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
         Pinned::Skip(arch) => {
             let lines = text.lines().map(str::trim_start).filter(|l| l.starts_with("; run:") || l.starts_with("; print:")).count();
             let _ = writeln!(
-            log,
-            "SKIP {}: {} run lines pin the choice of {} where CLIF leaves the result open (the file's only targets: Cranelift runs it there alone)",
-            shown, lines, arch
-        );
+                log,
+                "SKIP {}: {} run lines pin the choice of {} where CLIF leaves the result open (the file's only targets: Cranelift runs it there alone)",
+                shown, lines, arch
+            );
             t.skipped += lines;
             return t;
         }

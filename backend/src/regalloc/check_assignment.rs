@@ -91,7 +91,7 @@ fn check(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
     // A half no instruction writes holds no value: reading it reads nothing.
     // The allocator copies the pairs isel made so through their low half
     // alone: each must be such a pair.
-    let undef_hi = vcode.undefined_high_halves();
+    let undef_hi = undefined_high_halves(vcode);
     if let Some(p) = vcode.abi_low_pairs.iter().find(|p| !undef_hi[p.0 as usize]) {
         return Err(format!("{} carries a 32-bit ABI value, but an instruction writes its high half", p));
     }
@@ -319,6 +319,25 @@ fn reads_half(m: &MInst, k: usize, h: u32) -> bool {
         Some(d) => !names_half(m, d, h),
         None => true,
     }
+}
+
+/// Per virtual register: a pair whose high half no instruction writes (a
+/// 32-bit value in the low word of an ABI pair, `abi::to_abi_pair`). That
+/// half holds nothing: a read of it reads no value.
+fn undefined_high_halves(vcode: &VCode) -> Vec<bool> {
+    // Per register: 1 some def leaves the high half unwritten, 2 some def
+    // writes it.
+    let mut seen = vec![0u8; vcode.classes.len()];
+    for m in vcode.blocks.iter().flat_map(|b| &b.insts) {
+        for (k, o) in m.opnds.iter().enumerate() {
+            if o.kind == OpKind::Use || vcode.class(o.vreg) != Class::RPair {
+                continue;
+            }
+            let part = m.pseudo == Pseudo::None && matches!(o.kind, OpKind::Def | OpKind::EarlyDef) && !names_half(m, k, 1);
+            seen[o.vreg.0 as usize] |= if part { 1 } else { 2 };
+        }
+    }
+    seen.iter().map(|&x| x == 1).collect()
 }
 
 /// Whether a field of `m` names half `h` of operand `k` (reads it for a
