@@ -1963,6 +1963,50 @@ mod tests {
         v
     }
 
+    /// Two i32 arguments returned exchanged, each result a pair made by a
+    /// 32-bit `MOV` into its low word (`abi::to_abi_pair`), listed in
+    /// `abi_low_pairs`; with `write_hi`, a `MOV` also writes the second
+    /// result's high half.
+    fn swapped_results(write_hi: bool) -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (x, y, ra, rb) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let mov = |d: VReg, s: VReg| Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, s).build();
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        let mut insts = vec![args, mov(x, a), mov(y, b), mov(ra, y)];
+        insts.push(if write_hi {
+            Bundle::new()
+                .inst(forms::MOV_R)
+                .def(MOV_R::RD, rb)
+                .use_(MOV_R::RB, x)
+                .inst(forms::MOV_R)
+                .def_hi(MOV_R::RD, rb)
+                .use_(MOV_R::RB, x)
+                .build()
+        } else {
+            mov(rb, x)
+        });
+        insts.push(Bundle::pseudo(Pseudo::Ret).fixed(ra, OpKind::Use, 4).fixed(rb, OpKind::Use, 6).fixed(link, OpKind::Use, 20).build());
+        v.blocks.push(block(&[], insts, &[], &[]));
+        v.abi_low_pairs = vec![ra, rb];
+        v
+    }
+
+    #[test]
+    fn a_32_bit_value_goes_into_its_abi_pair_through_one_register() {
+        let v = swapped_results(false);
+        let asg = assign_regs_ssa(&v).unwrap();
+        check_assignment(&v, &asg).unwrap();
+        // Exchanging two words takes three moves, none for a high half.
+        let words = asg.moves.iter().filter(|m| m.class == Class::R).count();
+        assert!(asg.moves.iter().all(|m| m.class == Class::R) && words <= 3, "{:?}", asg.moves);
+        // A listed pair whose high half is written is an internal error.
+        let v = swapped_results(true);
+        let asg = assign_regs_ssa(&v).unwrap();
+        let e = check_assignment(&v, &asg).unwrap_err().to_string();
+        assert!(e.contains("carries a 32-bit ABI value, but an instruction writes its high half"), "{}", e);
+    }
+
     #[test]
     fn a_loaded_quad_is_stored_from_its_registers() {
         let v = quad_copy(false);
