@@ -19,6 +19,12 @@
 //! and compiles each with both, at the same optimization level, in
 //! `ursa_side` and `cranelift_side`: under callgrind, the inclusive counts
 //! of those two functions compare the compilers instruction for instruction.
+//!
+//! With `URSA_EACH=1` as well, after one round over the set it compiles each
+//! function alone (`COUNT` times on each side) and names it on stderr:
+//! `tests/perf/per_function.sh` turns a callgrind run of this mode
+//! (`--dump-after` of both sides) into one line per function, the largest
+//! excess over Cranelift first.
 
 #[path = "../benches/support/clif_corpus.rs"]
 mod clif_corpus;
@@ -75,6 +81,22 @@ fn main() {
         std::panic::set_hook(Box::new(|_| {}));
         let funcs: Vec<_> = funcs.into_iter().filter(|f| cranelift_x64::both_compile(&isa, f, &opts)).collect();
         std::panic::set_hook(hook);
+        if std::env::var_os("URSA_EACH").is_some() {
+            // One round over the set (first uses), then each function alone
+            // on both sides, named on stderr in order.
+            ursa_side(&funcs, &opts);
+            cranelift_side(&funcs, &isa);
+            for f in &funcs {
+                eprintln!("{}", f.name);
+                for _ in 0..count {
+                    ursa_side(std::slice::from_ref(f), &opts);
+                }
+                for _ in 0..count {
+                    cranelift_side(std::slice::from_ref(f), &isa);
+                }
+            }
+            return;
+        }
         let (mut tu, mut tc) = (0f64, 0f64);
         for _ in 0..count {
             let t0 = std::time::Instant::now();

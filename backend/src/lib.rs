@@ -68,6 +68,7 @@ pub mod reconv;
 pub mod regalloc;
 
 pub use error::Error;
+pub use module::runtime::link as link_runtime;
 pub use module::symbol_name;
 pub use module::ursa_module::UrsaModule;
 pub use pipeline::{Ir, Pass};
@@ -79,7 +80,7 @@ use mid::{
     legalize_atomics, legalize_div, legalize_f128, legalize_f16, legalize_i128, legalize_libcalls, legalize_memory, legalize_vectors,
     opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
 };
-use module::{call_graph, call_stack, shared_mem};
+use module::{call_graph, call_stack, runtime, shared_mem};
 use opt::{
     opt_fold_cmem, opt_fold_imm, opt_fold_zero, opt_hoist_invariants, opt_if_convert, opt_instr_sched_prepass, opt_narrow_pairs,
     opt_sink_block_args, opt_uniform,
@@ -224,6 +225,21 @@ fn kernel_params(func: &Function) -> Vec<elf::Param> {
 
 /// Compiles one function.
 pub fn compile(func: &Function, opts: &Options) -> Result<Compiled, Error> {
+    // The runtime's routines are the compiler's own: not defined, not
+    // called by the input (`module::runtime`).
+    if runtime::is_routine(func) {
+        let name = symbol_name(func);
+        return Err(Error::unsupported(ursa_isel::intrinsics::check_definition(&name).err().map_or(name, |e| e.to_string())));
+    }
+    if !func.dfg.ext_funcs.is_empty() {
+        ursa_isel::intrinsics::check_calls(func).map_err(|e| Error::unsupported(e.to_string()))?;
+    }
+    compile_checked(func, opts)
+}
+
+/// [`compile`] without its checks of the runtime's names (the runtime's own
+/// routines are compiled through it).
+pub(crate) fn compile_checked(func: &Function, opts: &Options) -> Result<Compiled, Error> {
     if func.layout.entry_block().is_none() {
         return Err(Error::Verifier(
             "the function body is empty: it needs at least one block ending in a terminator (`return`, `jump`, …)".into(),
@@ -531,6 +547,7 @@ pub fn compile_module_kernels(funcs: &[Function], kernels: &[bool], opts: &Optio
         let c = compile(f, &Options { kernel, ..opts.clone() }).map_err(|e| (symbol_name(f), e))?;
         obj.functions.push(c.function);
     }
+    runtime::link(&mut obj).map_err(|e| ("ursa_rt".to_string(), e))?;
     if let Some((f, g)) = undefined_callees(&obj).into_iter().next() {
         return Err((f, Error::unsupported(format!("calls %{}, which is neither defined in this module nor an intrinsic", g))));
     }

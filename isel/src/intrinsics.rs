@@ -18,6 +18,11 @@
 //! | `%ursa_atomic_OP_relaxed_i32/i64(i64 p, T x) -> T` (OP = add, sub, and, or, xor, xchg, umin, umax, smin, smax), `%ursa_atomic_cas_relaxed_i32/i64(i64 p, T e, T n) -> T` | `ATOM` (`ATOMS` on a shared address, `RED` when the result is unused) without fences |
 //! | `%ursa_atomic_fadd_f32/f64(i64 p, F x) -> F` | `ATOM.ADD.F32/F64` (likewise `ATOMS`, `RED`), relaxed |
 //!
+//! The names `%ursa_rt_*` ([`RUNTIME_ROUTINES`]) are the routines of Ursa's
+//! runtime library, which the compiler calls (64-bit division,
+//! `docs/division.md`) and defines in every object that calls them: a call
+//! of one is an ordinary call, but only the compiler writes it.
+//!
 //! Any other `%ursa_` name, or one of these with another signature, is an
 //! error naming the call; so is a function defined under a reserved name, or
 //! `func_addr` of one ([`check_function_name`]).
@@ -222,6 +227,16 @@ pub fn is_reserved(name: &str) -> bool {
     name.starts_with(PREFIX)
 }
 
+/// The routines of the runtime library (object symbols), each
+/// `(i64 x, i64 d) -> i64`: `udiv`, `sdiv`, `urem`, `srem` of i64 with a
+/// nonzero divisor and no overflow (the caller has checked both).
+pub const RUNTIME_ROUTINES: [&str; 4] = ["ursa_rt_udiv64", "ursa_rt_sdiv64", "ursa_rt_urem64", "ursa_rt_srem64"];
+
+/// Whether `name` (without `%`) is one of [`RUNTIME_ROUTINES`].
+pub fn is_runtime_routine(name: &str) -> bool {
+    RUNTIME_ROUTINES.contains(&name)
+}
+
 /// Why a reserved name (`%ursa_…`) cannot be used where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NameError {
@@ -235,6 +250,9 @@ pub enum NameError {
     Signature { name: String, expected: String, found: String },
     /// A function defined under a reserved name.
     Definition { name: String, why: Box<NameError> },
+    /// `%name` is a routine of the runtime library, which only the
+    /// compiler defines and calls.
+    Runtime { name: String },
 }
 
 impl fmt::Display for NameError {
@@ -251,6 +269,9 @@ impl fmt::Display for NameError {
                 write!(f, "intrinsic %{} must be declared `{}`, not `{}`", name, expected, found)
             }
             NameError::Definition { name, why } => write!(f, "a function cannot be named %{}: {} (rename it)", name, why),
+            NameError::Runtime { name } => {
+                write!(f, "%{} is a routine of Ursa's runtime library, which only the compiler defines and calls", name)
+            }
         }
     }
 }
@@ -263,6 +284,9 @@ impl std::error::Error for NameError {}
 pub fn check_function_name(name: &str) -> Result<(), NameError> {
     if !is_reserved(name) {
         return Ok(());
+    }
+    if is_runtime_routine(name) {
+        return Err(NameError::Runtime { name: name.to_string() });
     }
     if by_name(name).is_some() {
         Err(NameError::Intrinsic { name: name.to_string() })
@@ -277,10 +301,29 @@ pub fn check_definition(name: &str) -> Result<(), NameError> {
     check_function_name(name).map_err(|why| NameError::Definition { name: name.to_string(), why: Box::new(why) })
 }
 
+/// A function of the input that declares a runtime routine as a callee:
+/// only the compiler's own calls, added after this check, name one.
+pub fn check_calls(f: &cranelift_codegen::ir::Function) -> Result<(), NameError> {
+    for (fr, data) in f.dfg.ext_funcs.iter() {
+        // Only a test-case name can be reserved (a user name reads `u0:1`),
+        // and its symbol starts with `ursa` only if the name does.
+        if !matches!(&data.name, cranelift_codegen::ir::ExternalName::TestCase(tc) if tc.raw().starts_with(b"ursa")) {
+            continue;
+        }
+        if let Some(name) = crate::lower::callee_symbol(f, fr) {
+            if is_runtime_routine(&name) {
+                return Err(NameError::Runtime { name });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The intrinsic called `name` with signature `sig`, or why the call is wrong.
-/// `Ok(None)`: not a reserved name (an ordinary call).
+/// `Ok(None)`: an ordinary call (not a reserved name, or a runtime routine,
+/// which only the compiler's own calls name: [`check_calls`]).
 pub fn lookup(name: &str, sig: &Signature) -> Result<Option<Intrinsic>, NameError> {
-    if !is_reserved(name) {
+    if !is_reserved(name) || is_runtime_routine(name) {
         return Ok(None);
     }
     let Some(i) = by_name(name) else {

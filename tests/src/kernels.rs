@@ -71,6 +71,16 @@ pub fn compile_file(path: &Path) -> Result<Vec<CompiledKernel>, String> {
     Ok(kernels)
 }
 
+/// [`static_counts`] of a compiled kernel with the runtime routines it
+/// calls (`ursa_backend::module::runtime`), as ptxas's figures count its
+/// out-of-line subroutines: the instructions of all, the registers of any.
+pub fn program_counts(kernel: &elf::Function) -> Result<StaticCounts, String> {
+    let mut obj = elf::Object { functions: vec![kernel.clone()], ..Default::default() };
+    ursa_backend::link_runtime(&mut obj).map_err(|e| e.to_string())?;
+    let code: Vec<u8> = obj.functions.iter().flat_map(|f| f.code.iter().copied()).collect();
+    static_counts(&code)
+}
+
 /// Static figures of one compiled function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StaticCounts {

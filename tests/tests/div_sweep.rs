@@ -29,7 +29,12 @@ fn kernel(ty: &str, op: &str) -> Program {
     let src = elementwise_kernel("k", ty, &format!("v17 = {} v15, v16", op));
     let funcs = cranelift_reader::parse_functions(&src).unwrap();
     let c = compile(&funcs[0], &Options { kernel: true, check_regalloc: true, ..Default::default() }).expect("compiles");
-    Program::load(&elf::write(&elf::Object { functions: vec![c.function], ..Default::default() })).unwrap()
+    Program::load(&elf::write(&{
+        let mut obj = elf::Object { functions: vec![c.function], ..Default::default() };
+        ursa_backend::link_runtime(&mut obj).unwrap();
+        obj
+    }))
+    .unwrap()
 }
 
 fn bits(ty: &str) -> u32 {
@@ -240,7 +245,12 @@ block4:
     );
     let funcs = cranelift_reader::parse_functions(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let c = compile(&funcs[0], &Options { kernel: true, ..Default::default() }).expect("compiles");
-    Program::load(&elf::write(&elf::Object { functions: vec![c.function], ..Default::default() })).unwrap()
+    Program::load(&elf::write(&{
+        let mut obj = elf::Object { functions: vec![c.function], ..Default::default() };
+        ursa_backend::link_runtime(&mut obj).unwrap();
+        obj
+    }))
+    .unwrap()
 }
 
 /// Every i16 dividend against each divisor of `divisors` (nonzero), for

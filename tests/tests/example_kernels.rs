@@ -49,7 +49,9 @@ fn rng(seed: u8) -> TestRng {
 fn program(file: &str) -> Program {
     let kernels = compile_file(&examples_dir().join(file)).unwrap();
     let functions = kernels.into_iter().map(|k| k.result.unwrap_or_else(|e| panic!("{}: %{}: {}", file, k.name, e))).collect();
-    Program::load(&elf::write(&elf::Object { functions, ..Default::default() })).unwrap()
+    let mut obj = elf::Object { functions, ..Default::default() };
+    ursa_backend::link_runtime(&mut obj).unwrap();
+    Program::load(&elf::write(&obj)).unwrap()
 }
 
 fn upload<T: Elem>(gpu: &mut Gpu, v: &[T]) -> u64 {

@@ -63,7 +63,9 @@ fn check_example_kernels() {
     for file in files {
         for k in compile_file(&file).expect("compile") {
             let function = k.result.unwrap_or_else(|e| panic!("{}: %{}: {}", file.display(), k.name, e));
-            let prog = Program::load(&elf::write(&elf::Object { functions: vec![function], ..Default::default() })).expect("load");
+            let mut obj = elf::Object { functions: vec![function], ..Default::default() };
+            ursa_backend::link_runtime(&mut obj).expect("the runtime's routines compile");
+            let prog = Program::load(&elf::write(&obj)).expect("load");
             // CTAs of 96 threads (three warps) in a 2 × 2 grid; shared
             // memory for the kernels that take it dynamically.
             let base = LaunchConfig {

@@ -33,6 +33,8 @@ fn program() -> Program {
     let opts = Options { kernel: true, check_regalloc: true, ..Default::default() };
     let obj =
         elf::Object { functions: funcs.iter().map(|f| compile(f, &opts).expect("compiles").function).collect(), ..Default::default() };
+    let mut obj = obj;
+    ursa_backend::link_runtime(&mut obj).unwrap();
     Program::load(&elf::write(&obj)).unwrap()
 }
 

@@ -37,7 +37,12 @@ fn check_at(kind: &str, level: OptLevel, xs: &[i32]) {
     let opts = Options { opt_level: level, check_regalloc: true, ..Options::default() };
     let c = compile(&funcs[0], &opts).expect("compiles");
     // The function's own frame (its spill slots), not the test runner's stack size.
-    let program = Program::load(&elf::write(&elf::Object { functions: vec![c.function], ..Default::default() })).expect("loads");
+    let program = Program::load(&elf::write(&{
+        let mut obj = elf::Object { functions: vec![c.function], ..Default::default() };
+        ursa_backend::link_runtime(&mut obj).unwrap();
+        obj
+    }))
+    .expect("loads");
     for &x in xs {
         let got = simulate(&program, &funcs[0], &[DataValue::I32(x)]).expect("runs");
         assert_eq!(got, [DataValue::I32(expected(kind, N, x))], "{} at {}, x = {}", kind, N, x);

@@ -41,6 +41,8 @@ fn kernel_file(rel: &str) -> Program {
             .collect(),
         ..Default::default()
     };
+    let mut obj = obj;
+    ursa_backend::link_runtime(&mut obj).unwrap();
     Program::load(&elf::write(&obj)).unwrap()
 }
 
@@ -260,6 +262,8 @@ fn uniform_loop_counters() {
             .collect(),
         ..Default::default()
     };
+    let mut obj = obj;
+    ursa_backend::link_runtime(&mut obj).unwrap();
     let prog = Program::load(&elf::write(&obj)).unwrap();
     let threads = 64usize;
     let cfg = LaunchConfig { grid: [1, 1, 1], block: [threads as u32, 1, 1], strict: true, ..Default::default() };
@@ -306,7 +310,9 @@ fn kernel_file_with_shared(rel: &str) -> (Program, String) {
     let kernels = ursa_tests::kernels::compile_file(&path).unwrap();
     let functions: Vec<elf::Function> = kernels.into_iter().map(|k| k.result.unwrap_or_else(|e| panic!("%{}: {}", k.name, e))).collect();
     let text = functions.iter().map(|f| ursa_emit::asm::disassemble_function(f).unwrap()).collect();
-    (Program::load(&elf::write(&elf::Object { functions, ..Default::default() })).unwrap(), text)
+    let mut obj = elf::Object { functions, ..Default::default() };
+    ursa_backend::link_runtime(&mut obj).unwrap();
+    (Program::load(&elf::write(&obj)).unwrap(), text)
 }
 
 /// Shuffles of i64, f32 and f64 values and votes and ballots of i16, i32

@@ -138,6 +138,8 @@ fn program(level: OptLevel) -> Program {
             .collect(),
         ..Default::default()
     };
+    let mut obj = obj;
+    ursa_backend::link_runtime(&mut obj).unwrap();
     Program::load(&elf::write(&obj)).unwrap()
 }
 

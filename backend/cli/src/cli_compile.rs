@@ -169,6 +169,8 @@ pub fn compile(
         }
         obj.functions.push(c.function);
     }
+    // The runtime's routines the code calls are part of the program.
+    ursa_backend::link_runtime(&mut obj).map_err(|e| format!("{}: {}", shown, e))?;
     // One file is one program (no separate link step): a call to a function
     // it does not define is an error here, not an object the loader refuses.
     if let Some((f, g)) = ursa_backend::undefined_callees(&obj).into_iter().next() {

@@ -431,8 +431,14 @@ pub fn run_file(path: &Path, opts: &TestOptions, log: &mut String) -> Tally {
             }
         }
     }
+    let linked = ursa_backend::link_runtime(&mut obj);
     size_test_stacks(&mut obj);
     let program = if is_run {
+        if let Err(e) = linked {
+            let _ = writeln!(log, "FAIL {}: {}", shown, e);
+            t.failed += 1;
+            return t;
+        }
         match Program::load(&elf::write(&obj)) {
             Ok(p) => Some(p),
             Err(e) => {
@@ -832,10 +838,11 @@ fn call_simulator(program: &Program, f: &Function, args: &[DataValue]) -> Result
     Ok((ours, runaway, explicit))
 }
 
-/// Links compiled functions into one object, writes it as ELF and loads it
-/// for the simulator.
+/// Links compiled functions (and the runtime routines they call) into one
+/// object, writes it as ELF and loads it for the simulator.
 pub fn link_for_test(functions: Vec<elf::Function>) -> Result<Program, String> {
     let mut obj = elf::Object { functions, ..Default::default() };
+    ursa_backend::link_runtime(&mut obj).map_err(|e| e.to_string())?;
     size_test_stacks(&mut obj);
     Program::load(&elf::write(&obj)).map_err(|e| e.to_string())
 }

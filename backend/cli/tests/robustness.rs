@@ -292,6 +292,7 @@ fn reserved_names_are_not_functions() {
     for (name, why) in [
         ("ursa_ntid_x", "%ursa_ntid_x is a kernel intrinsic, not a function"),
         ("ursa_foo", "names starting with %ursa_ are reserved for kernel intrinsics, and %ursa_foo is none of them"),
+        ("ursa_rt_udiv64", "%ursa_rt_udiv64 is a routine of Ursa's runtime library, which only the compiler defines and calls"),
     ] {
         let src = write(&format!("{}.clif", name), &body(name));
         let want = format!("a function cannot be named %{}: {} (rename it)", name, why);
@@ -304,6 +305,32 @@ fn reserved_names_are_not_functions() {
         assert_eq!(o.status.code(), Some(1), "{}", text);
         assert!(text.contains(&format!("{}.clif:2: {}", name, want)), "{}", text);
     }
+}
+
+/// The runtime's routines (`%ursa_rt_*`, 64-bit division) are called by
+/// the compiler only: an input that calls one, or takes its address, is
+/// refused, though every object that divides defines them.
+#[test]
+fn runtime_routines_are_the_compilers_own() {
+    let why = "%ursa_rt_sdiv64 is a routine of Ursa's runtime library, which only the compiler defines and calls";
+    for (file, inst) in [("rtcall", "v2 = call fn0(v0, v1)"), ("rtaddr", "v2 = func_addr.i64 fn0")] {
+        let src = write(
+            &format!("{}.clif", file),
+            &format!(
+                "function %f(i64, i64) -> i64 {{\n    fn0 = %ursa_rt_sdiv64(i64, i64) -> i64\nblock0(v0: i64, v1: i64):\n    {}\n    return v2\n}}\n",
+                inst
+            ),
+        );
+        let o = ursa(&["compile", &src, "-o", tmp(&format!("{}.o", file)).to_str().unwrap()]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    }
+    // A division that needs the routine links it into the object.
+    let src = write("rtlink.clif", "function %f(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = sdiv v0, v1\n    return v2\n}\n");
+    let o = ursa(&["compile", &src, "-S", "-o", tmp("rtlink.o").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("CALL R[20:21], ursa_rt_sdiv64") && text.contains(".func ursa_rt_sdiv64"), "{}", text);
 }
 
 /// Issue 25, items 1 and 11: `func_addr` of an intrinsic said the callee was

@@ -22,8 +22,13 @@
 //!   (`sextend` for signed, `uextend` for unsigned) and an `ireduce`;
 //! * i64 branches on whether both operands fit in 32 bits (`by_width`): if
 //!   so, an i32 `udiv`/`urem` of the low words (both operands are then
-//!   non-negative, so signed and unsigned agree), else the i64 operation,
-//!   which `div.isle` lowers to the 64-bit reciprocal sequence.
+//!   non-negative, so signed and unsigned agree), else a call of the
+//!   runtime routine of the operation (`%ursa_rt_udiv64`, `%ursa_rt_sdiv64`,
+//!   `%ursa_rt_urem64`, `%ursa_rt_srem64`: [`crate::module::runtime`]), as
+//!   ptxas calls a subroutine for the 64-bit case. The routines themselves
+//!   are compiled from the bare i64 operation, which this pass leaves as it
+//!   is in them (no traps, no 32-bit case: their callers did both) and
+//!   `div.isle` lowers to the 64-bit reciprocal sequence.
 //!
 //! Other types (i128, vectors) are reported as unsupported.
 //!
@@ -58,7 +63,11 @@
 use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, Function, Inst, InstBuilder, InstructionData, Opcode, TrapCode, Type, Value, ValueDef};
+use cranelift_codegen::ir::{
+    types, BlockArg, ExtFuncData, ExternalName, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, TrapCode, Type, Value,
+    ValueDef,
+};
+use ursa_isel::intrinsics::RUNTIME_ROUTINES;
 
 /// Legalizes `f` in place.
 pub fn legalize_div(f: &mut Function) -> Result<(), Error> {
@@ -79,8 +88,10 @@ pub fn legalize_div(f: &mut Function) -> Result<(), Error> {
     if divs.is_empty() {
         return Ok(());
     }
+    let routine = crate::module::runtime::is_routine(f);
+    let mut callees = Callees::default();
     for inst in divs {
-        expand_div(f, inst)?;
+        expand_div(f, inst, routine, &mut callees)?;
     }
     f.dfg.resolve_all_aliases();
     super::verify_in_debug(f)
@@ -154,8 +165,35 @@ fn iconst(pos: &mut FuncCursor, ty: Type, k: u64) -> Value {
     pos.ins().iconst(ty, (k & mask(ty)) as i64)
 }
 
-/// Replaces `inst` (a `udiv`/`sdiv`/`urem`/`srem`) by its expansion.
-fn expand_div(f: &mut Function, inst: Inst) -> Result<(), Error> {
+/// The runtime routines a function calls, each declared once (in the
+/// order of [`RUNTIME_ROUTINES`]).
+#[derive(Default)]
+struct Callees([Option<FuncRef>; 4]);
+
+impl Callees {
+    /// The callee for the i64 `op` (`udiv`, `sdiv`, `urem`, `srem`).
+    fn of(&mut self, f: &mut Function, op: Opcode) -> FuncRef {
+        let k = match op {
+            Opcode::Udiv => 0,
+            Opcode::Sdiv => 1,
+            Opcode::Urem => 2,
+            _ => 3,
+        };
+        *self.0[k].get_or_insert_with(|| {
+            let signature = f.import_signature(crate::module::runtime::signature());
+            f.import_function(ExtFuncData {
+                name: ExternalName::testcase(RUNTIME_ROUTINES[k]),
+                signature,
+                colocated: true,
+                patchable: false,
+            })
+        })
+    }
+}
+
+/// Replaces `inst` (a `udiv`/`sdiv`/`urem`/`srem`) by its expansion; in a
+/// runtime routine (`routine`) the i64 operation stays as it is.
+fn expand_div(f: &mut Function, inst: Inst, routine: bool, callees: &mut Callees) -> Result<(), Error> {
     let op = f.dfg.insts[inst].opcode();
     let ty = f.dfg.ctrl_typevar(inst);
     if !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
@@ -189,6 +227,8 @@ fn expand_div(f: &mut Function, inst: Inst) -> Result<(), Error> {
             }
             by_constant(&mut pos, ty, x, k, signed, rem)
         }
+        // The routine's own operation (its callers trapped).
+        (_, None) if routine && ty == types::I64 => return Ok(()),
         (_, None) => {
             pos.ins().trapz(d, TrapCode::INTEGER_DIVISION_BY_ZERO);
             if op == Opcode::Sdiv {
@@ -197,7 +237,7 @@ fn expand_div(f: &mut Function, inst: Inst) -> Result<(), Error> {
             match ty {
                 // Lowered as it is by `isel/isle/lower/div.isle`.
                 types::I32 => return Ok(()),
-                types::I64 => by_width(&mut pos, inst, op, x, d),
+                types::I64 => by_width(&mut pos, inst, op, x, d, callees),
                 _ => {
                     // i8/i16: the same operation on the operands extended to
                     // i32 (exact: the checks above ruled out the one
@@ -240,9 +280,9 @@ fn binary(pos: &mut FuncCursor, op: Opcode, ty: Type, a: Value, b: Value) -> Val
 }
 
 /// i64 division by a register: a 32-bit division when both operands fit in
-/// 32 bits (both then non-negative, so signed and unsigned agree), else the
-/// 64-bit one. `inst` moves into the slow block, its result reaches the
-/// rest of the block (now the join block) as a parameter:
+/// 32 bits (both then non-negative, so signed and unsigned agree), else a
+/// call of the runtime routine. The rest of the block after `inst` moves
+/// to the join block, which takes the result as a parameter:
 ///
 /// ```text
 ///     c = icmp ugt (bor x, d), 0xffffffff
@@ -251,11 +291,11 @@ fn binary(pos: &mut FuncCursor, op: Opcode, ty: Type, a: Value, b: Value) -> Val
 ///     v = uextend.i64 (udiv|urem).i32 (ireduce x), (ireduce d)
 ///     jump join(v)
 /// slow:
-///     v = op.i64 x, d
+///     v = call %ursa_rt_{op}64(x, d)
 ///     jump join(v)
 /// join(v): ...
 /// ```
-fn by_width(pos: &mut FuncCursor, inst: Inst, op: Opcode, x: Value, d: Value) -> Value {
+fn by_width(pos: &mut FuncCursor, inst: Inst, op: Opcode, x: Value, d: Value, callees: &mut Callees) -> Value {
     let ty = types::I64;
     let block = pos.current_block().unwrap();
     let fast = pos.func.dfg.make_block();
@@ -278,7 +318,9 @@ fn by_width(pos: &mut FuncCursor, inst: Inst, op: Opcode, x: Value, d: Value) ->
     let v = pos.ins().uextend(ty, v32);
     pos.ins().jump(join, &[BlockArg::Value(v)]);
     pos.goto_bottom(slow);
-    let v = binary(pos, op, ty, x, d);
+    let callee = callees.of(pos.func, op);
+    let call = pos.ins().call(callee, &[x, d]);
+    let v = pos.func.dfg.first_result(call);
     pos.ins().jump(join, &[BlockArg::Value(v)]);
     pos.goto_inst(inst);
     pos.func.dfg.append_block_param(join, ty)
@@ -314,14 +356,25 @@ fn by_constant(pos: &mut FuncCursor, ty: Type, x: Value, k: u64, signed: bool, r
     let q = if signed {
         let (m, l) = magic_signed(bits, k);
         let km = iconst(pos, ty, m);
-        let hi = pos.ins().smulhi(x, km);
-        let mut q = pos.ins().iadd(x, hi);
+        let ksign = iconst(pos, ty, bits as u64 - 1);
+        let xsign = pos.ins().sshr(x, ksign);
+        let mut q = if ty == types::I64 && m & min != 0 {
+            // `x + smulhi(x, m)` with `m < 0`: the signed product's
+            // correction `- (m < 0 ? x : 0)` and the `+ x` cancel, leaving
+            // `umulhi(x, m) - (x < 0 ? m : 0)`; for i64 (a product by 32-bit
+            // columns, no one-instruction multiply-high) that is four
+            // instructions fewer.
+            let t = pos.ins().umulhi(x, km);
+            let c = pos.ins().band(xsign, km);
+            pos.ins().isub(t, c)
+        } else {
+            let hi = pos.ins().smulhi(x, km);
+            pos.ins().iadd(x, hi)
+        };
         if l > 1 {
             let ks = iconst(pos, ty, l as u64 - 1);
             q = pos.ins().sshr(q, ks);
         }
-        let ksign = iconst(pos, ty, bits as u64 - 1);
-        let xsign = pos.ins().sshr(x, ksign);
         let q = pos.ins().isub(q, xsign);
         if k & min != 0 {
             pos.ins().ineg(q)
@@ -449,6 +502,33 @@ mod tests {
         matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
     }
 
+    /// The callees of `f`'s calls, in layout order.
+    fn callees(f: &Function) -> Vec<String> {
+        let mut v = Vec::new();
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                if let InstructionData::Call { func_ref, .. } = f.dfg.insts[i] {
+                    v.push(ursa_isel::lower::callee_symbol(f, func_ref).unwrap());
+                }
+            }
+        }
+        v
+    }
+
+    /// A runtime routine's body keeps its i64 operation, without traps or
+    /// a 32-bit case (its callers take both), and calls nothing.
+    #[test]
+    fn a_runtime_routine_keeps_its_bare_operation() {
+        for (k, name) in ursa_isel::intrinsics::RUNTIME_ROUTINES.iter().enumerate() {
+            let mut f = crate::module::runtime::body(k);
+            legalize_div(&mut f).unwrap();
+            let left = divs_left(&f);
+            assert!(left.len() == 1 && left[0].1 == types::I64 && name.contains(&left[0].0.to_string()), "{}: {:?}", name, left);
+            assert!(!has_op(&f, |o| matches!(o, Opcode::Trapz | Opcode::Trapnz | Opcode::Call)), "{}:\n{}", name, f.display());
+            assert_eq!(f.layout.blocks().count(), 1, "{}:\n{}", name, f.display());
+        }
+    }
+
     /// The division instructions left for instruction selection, as
     /// `(opcode, type)`.
     fn divs_left(f: &Function) -> Vec<(Opcode, Type)> {
@@ -499,14 +579,12 @@ mod tests {
                         assert_eq!(f.layout.blocks().count(), 2, "{op}.{ty}:\n{}", f.display());
                     }
                     _ => {
-                        // Per division: an i64 one (slow path) and an unsigned
-                        // i32 one (fast path); blocks: entry, 2 x (fast, slow,
-                        // join), block1.
+                        // Per division: a call of the runtime routine (slow
+                        // path) and an unsigned i32 division (fast path);
+                        // blocks: entry, 2 x (fast, slow, join), block1.
                         let unsigned = if op.ends_with("div") { Opcode::Udiv } else { Opcode::Urem };
-                        let wide: Vec<_> = left.iter().filter(|&&(_, t)| t == types::I64).collect();
-                        let narrow: Vec<_> = left.iter().filter(|&&(_, t)| t == types::I32).collect();
-                        assert!(wide.len() == 2 && wide.iter().all(|&&(o, _)| o.to_string() == op), "{op}.{ty}: {left:?}");
-                        assert!(narrow.len() == 2 && narrow.iter().all(|&&(o, _)| o == unsigned), "{op}.{ty}: {left:?}");
+                        assert!(left.len() == 2 && left.iter().all(|&(o, t)| o == unsigned && t == types::I32), "{op}.{ty}: {left:?}");
+                        assert_eq!(callees(&f), [format!("ursa_rt_{op}64"), format!("ursa_rt_{op}64")], "{op}.{ty}:\n{}", f.display());
                         assert_eq!(f.layout.blocks().count(), 8, "{op}.{ty}:\n{}", f.display());
                     }
                 }
@@ -532,7 +610,10 @@ mod tests {
                 let f = legalized(&src);
                 let rem = if first.ends_with("rem") { first } else { second };
                 let rem_op = if rem == "urem" { Opcode::Urem } else { Opcode::Srem };
-                assert_eq!(count(&f, rem_op) == 0, paired, "{first}/{second}.{ty}:\n{}", f.display());
+                // (An i64 remainder left is a call of its runtime routine.)
+                let rem_routine = format!("ursa_rt_{rem}64");
+                let rems_left = count(&f, rem_op) + callees(&f).iter().filter(|c| **c == rem_routine).count();
+                assert_eq!(rems_left == 0, paired, "{first}/{second}.{ty}:\n{}", f.display());
                 if paired {
                     assert!(has_op(&f, |o| o == Opcode::Imul), "{first}/{second}.{ty}:\n{}", f.display());
                 }
@@ -689,6 +770,12 @@ mod tests {
             let (mg, l) = magic_signed(bits, k);
             let hi = ((sext(x) as i128 * sext(mg) as i128) >> bits) as u64 & m; // smulhi
             let sum = x.wrapping_add(hi) & m; // iadd
+            if bits == 64 {
+                // i64: `umulhi(x, m) - (x >>s 63 & m)`, the same sum.
+                let t = ((x as u128 * mg as u128) >> 64) as u64;
+                assert!(mg >> 63 == 1, "the signed magic number is negative");
+                assert_eq!(t.wrapping_sub(((x as i64) >> 63) as u64 & mg), sum, "x {:#x} k {:#x}", x, k);
+            }
             let q = (sext(sum) >> (l - 1)) as u64 & m; // sshr l-1
             let q = q.wrapping_sub((sext(x) >> (bits - 1)) as u64) & m; // isub (x >>s N-1)
             if k >> (bits - 1) != 0 {

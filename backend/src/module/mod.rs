@@ -6,6 +6,7 @@
 pub mod call_graph;
 pub mod call_stack;
 pub mod kernel_builder;
+pub mod runtime;
 pub mod shared_mem;
 pub mod ursa_module;
 

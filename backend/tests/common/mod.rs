@@ -16,6 +16,8 @@ pub fn build(src: &str) -> Program {
         c.local_size = 64 * 1024;
         obj.functions.push(c);
     }
+    let mut obj = obj;
+    ursa_backend::link_runtime(&mut obj).unwrap();
     Program::load(&elf::write(&obj)).expect("object loads")
 }
 

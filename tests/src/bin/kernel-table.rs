@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ursa_tests::kernels::{compile_file, example_files, examples_dir, parse_ptxas_csv, render_table, static_counts, TableRow};
+use ursa_tests::kernels::{compile_file, example_files, examples_dir, parse_ptxas_csv, program_counts, render_table, TableRow};
 
 fn run() -> Result<bool, String> {
     let dir = std::env::args_os().nth(1).map(PathBuf::from).unwrap_or_else(examples_dir);
@@ -22,7 +22,7 @@ fn run() -> Result<bool, String> {
     let mut rows = Vec::new();
     for file in example_files(&dir)? {
         for k in compile_file(&file)? {
-            let counts = k.result.and_then(|f| static_counts(&f.code));
+            let counts = k.result.and_then(|f| program_counts(&f));
             rows.push(TableRow { kernel: k.name, counts });
         }
     }

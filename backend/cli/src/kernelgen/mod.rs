@@ -149,6 +149,8 @@ pub fn compile(f: &Function, cfg: (OptLevel, bool)) -> Result<Program, Failure> 
         message: format!("{}: {}", config_name(cfg), e),
     })?;
     let mut obj = elf::Object { functions: vec![ef], ..Default::default() };
+    ursa_backend::link_runtime(&mut obj)
+        .map_err(|e| Failure { kind: FailKind::Compile("internal"), message: format!("{}: {}", config_name(cfg), e) })?;
     ursa_backend::propagate_callee_needs(&mut obj);
     Program::load(&elf::write(&obj)).map_err(|e| Failure {
         kind: FailKind::Compile("internal"),
