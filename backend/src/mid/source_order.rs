@@ -60,6 +60,16 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
     // The index of an instruction in its block's body (valid for the block
     // being sorted: checked by the block).
     let mut local: SecondaryMap<Inst, u32> = SecondaryMap::with_capacity(func.dfg.num_insts());
+    // Per block, reused: the keys, the dependence edges `(reader, read)` in
+    // the order of their readers, the edges by what they read (`succ_at`
+    // indexing `succs`), the count of unplaced predecessors, the ready set.
+    let mut key: Vec<u64> = Vec::new();
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut succ_at: Vec<u32> = Vec::new();
+    let mut succs: Vec<u32> = Vec::new();
+    let mut waiting: Vec<u32> = Vec::new();
+    let mut ready: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut sorted = Vec::new();
     for block in blocks {
         insts.clear();
         insts.extend(func.layout.block_insts(block));
@@ -78,18 +88,19 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
         };
         // Keys: 2 × the input position; a value new to the function
         // 2 × its first reader's key − 1 (filled backwards).
-        let mut key: Vec<u64> = vec![u64::MAX; body.len()];
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); body.len()];
+        key.clear();
+        key.resize(body.len(), u64::MAX);
+        edges.clear();
         let mut last_effect: Option<usize> = None;
         for (k, &inst) in body.iter().enumerate() {
             for v in func.dfg.inst_values(inst) {
                 if let Some(j) = index(v, func) {
-                    preds[k].push(j);
+                    edges.push((k as u32, j as u32));
                 }
             }
             if has_effect(func.dfg.insts[inst].opcode()) {
                 if let Some(j) = last_effect {
-                    preds[k].push(j);
+                    edges.push((k as u32, j as u32));
                 }
                 last_effect = Some(k);
             }
@@ -97,30 +108,45 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
                 key[k] = 2 * u64::from(p);
             }
         }
-        for k in (0..body.len()).rev() {
-            if key[k] == u64::MAX {
-                continue;
+        for &(k, j) in edges.iter().rev() {
+            let (k, j) = (k as usize, j as usize);
+            if key[k] != u64::MAX && order.position(func, body[j]).is_none() {
+                key[j] = key[j].min(key[k].saturating_sub(1));
             }
-            for &j in &preds[k] {
-                if order.position(func, body[j]).is_none() {
-                    key[j] = key[j].min(key[k].saturating_sub(1));
-                }
-            }
+        }
+        // The body is a valid order; if its keys do not decrease, the sort
+        // below (the smallest key first, ties by place) keeps it.
+        if key.windows(2).all(|w| w[0] <= w[1]) {
+            continue;
         }
         // Kahn's algorithm, the smallest key first.
-        let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
-        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); body.len()];
-        for (k, ps) in preds.iter().enumerate() {
-            for &j in ps {
-                succs[j].push(k);
+        waiting.clear();
+        waiting.resize(body.len(), 0);
+        succ_at.clear();
+        succ_at.resize(body.len() + 1, 0);
+        for &(k, j) in edges.iter() {
+            waiting[k as usize] += 1;
+            succ_at[j as usize + 1] += 1;
+        }
+        for j in 0..body.len() {
+            succ_at[j + 1] += succ_at[j];
+        }
+        succs.clear();
+        succs.resize(edges.len(), 0);
+        {
+            let mut fill = succ_at.clone();
+            for &(k, j) in edges.iter() {
+                succs[fill[j as usize] as usize] = k;
+                fill[j as usize] += 1;
             }
         }
-        let mut ready: BinaryHeap<Reverse<(u64, usize)>> =
-            (0..body.len()).filter(|&k| waiting[k] == 0).map(|k| Reverse((key[k], k))).collect();
-        let mut sorted = Vec::with_capacity(body.len());
+        ready.clear();
+        ready.extend((0..body.len()).filter(|&k| waiting[k] == 0).map(|k| Reverse((key[k], k))));
+        sorted.clear();
         while let Some(Reverse((_, k))) = ready.pop() {
             sorted.push(body[k]);
-            for &s in &succs[k] {
+            for &s in &succs[succ_at[k] as usize..succ_at[k + 1] as usize] {
+                let s = s as usize;
                 waiting[s] -= 1;
                 if waiting[s] == 0 {
                     ready.push(Reverse((key[s], s)));
