@@ -966,6 +966,11 @@ pub fn callee_symbol(f: &Function, fr: ir::FuncRef) -> Option<String> {
 /// does not start with a letter, `_` or `$` gets `_` in front (`%1` → `_1`).
 pub fn object_symbol(clif_name: &str) -> String {
     let s = clif_name.strip_prefix('%').unwrap_or(clif_name);
+    // Most names are already symbols: copied as they are.
+    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$');
+    if s.bytes().all(plain) && s.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'$') {
+        return s.to_owned();
+    }
     let map = |c: char| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$') { c } else { '_' };
     // Written once into room for all of it (not grown character by character).
     let mut out = String::with_capacity(s.len() + 1);
@@ -1052,3 +1057,27 @@ fn rpo(f: &Function) -> Vec<Block> {
 pub use generated::constructor_cond_pred;
 pub use generated::constructor_lower;
 pub use generated::Context;
+
+#[cfg(test)]
+mod tests {
+    use super::object_symbol;
+
+    #[test]
+    fn object_symbols_of_clif_names() {
+        for (clif, symbol) in [
+            ("%foo", "foo"),
+            ("%a.b$c_9", "a.b$c_9"),
+            ("%_x", "_x"),
+            ("%$x", "$x"),
+            ("%u0:1", "u0_1"),
+            ("%1", "_1"),
+            ("%.x", "_.x"),
+            ("%a-b", "a_b"),
+            ("%é1", "_1"),
+            ("%", "_"),
+            ("bare", "bare"),
+        ] {
+            assert_eq!(object_symbol(clif), symbol, "{}", clif);
+        }
+    }
+}
