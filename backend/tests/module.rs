@@ -100,6 +100,30 @@ fn launch(bytes: &[u8], name: &str, threads: u32, words: u64) -> Vec<i32> {
     out.to_vec().expect("reads back")
 }
 
+/// A 64-bit division whose operands do not fit in 32 bits calls a runtime
+/// routine (`docs/division.md`): the module's object defines it, and the
+/// kernel gets the quotients of every thread.
+#[test]
+fn a_module_that_divides_in_64_bits_carries_the_runtime_routine() {
+    let mut m = UrsaModule::new();
+    kernel(&mut m, "div", |k, out| {
+        let tid = k.thread_idx(Dim::X).expect("declares the intrinsic");
+        let t = k.ins().sextend(types::I64, tid);
+        let x = k.ins().ishl_imm(t, 40);
+        let x = k.ins().iadd_imm(x, 12345);
+        let d = k.ins().iadd_imm(t, 7);
+        let q = k.ins().sdiv(x, d);
+        let lo = k.ins().ireduce(types::I32, q);
+        let addr = k.element_addr(out, tid, 4);
+        k.ins().store(MemFlagsData::trusted(), lo, addr, 0);
+    });
+    let bytes = m.finish().expect("compiles");
+    let obj = ursa_emit::elf::read(&bytes).expect("reads");
+    assert!(obj.functions.iter().any(|f| f.name == "ursa_rt_sdiv64"), "the routine is in the object");
+    let want: Vec<i32> = (0..32i64).map(|t| (((t << 40) + 12345) / (t + 7)) as i32).collect();
+    assert_eq!(launch(&bytes, "div", 32, 32), want);
+}
+
 /// The host API checks a launch of a module's kernel against its parameter
 /// table: a wrong count or size names the kernel and the parameter.
 #[test]
