@@ -80,27 +80,31 @@ const MAX_DEPTH: u32 = 12;
 /// Merges the adjacent accesses of `f` (module docs).
 pub fn opt_merge_accesses(f: &mut Function, shared: &SharedLayout) -> Result<(), Error> {
     let mut align = Align { shared, memo: HashMap::new() };
-    let blocks: Vec<Block> = f.layout.blocks().collect();
-    // Values passed to a call or returned: they go to fixed ABI registers, so
-    // as the halves of a pair they would cost copies.
-    let mut abi = HashSet::new();
     // Per block: is there anything to do for loads (and the `aligned` flags),
-    // for stores? Most blocks have no access.
-    let mut work = Vec::with_capacity(blocks.len());
-    for &b in &blocks {
+    // for stores? Most blocks have no access, most functions none at all.
+    let mut work: Vec<(Block, bool, bool)> = Vec::new();
+    // The calls and returns.
+    let mut abi_insts = Vec::new();
+    for b in f.layout.blocks() {
         let (mut loads, mut stores) = (false, false);
         for i in f.layout.block_insts(b) {
             match f.dfg.insts[i] {
                 InstructionData::Load { .. } => loads = true,
                 InstructionData::Store { .. } => (loads, stores) = (true, true),
-                _ if f.dfg.insts[i].opcode().is_call() || f.dfg.insts[i].opcode().is_return() => {
-                    abi.extend(f.dfg.inst_args(i).iter().map(|&v| f.dfg.resolve_aliases(v)));
-                }
+                _ if f.dfg.insts[i].opcode().is_call() || f.dfg.insts[i].opcode().is_return() => abi_insts.push(i),
                 _ => {}
             }
         }
-        work.push((b, loads, stores));
+        if loads || stores {
+            work.push((b, loads, stores));
+        }
     }
+    if work.is_empty() {
+        return Ok(());
+    }
+    // Values passed to a call or returned: they go to fixed ABI registers, so
+    // as the halves of a pair they would cost copies.
+    let abi: HashSet<Value> = abi_insts.iter().flat_map(|&i| f.dfg.inst_args(i).iter().map(|&v| f.dfg.resolve_aliases(v))).collect();
     for (b, loads, stores) in work {
         // Loads first (with the flags): a store of words loaded by a merged
         // load stores its i64. Words into i64s first, then i64s (merged or
