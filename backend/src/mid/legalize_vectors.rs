@@ -56,10 +56,14 @@ type Rewritten = Result<Lanes, Value>;
 
 /// Splits every vector value of `f` into its lanes (in place).
 pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
-    if !f.dfg.dynamic_types.is_empty() || !f.dynamic_stack_slots.is_empty() || mentions_vectors(f) && has_dynamic_types(f) {
+    // (Scanned once where nothing is dynamic, as in most functions: fixing
+    // dynamic vectors leaves fixed ones, so it scans again.)
+    let mut vectors = mentions_vectors(f);
+    if !f.dfg.dynamic_types.is_empty() || !f.dynamic_stack_slots.is_empty() || vectors && has_dynamic_types(f) {
         fix_dynamic_vectors(f)?;
+        vectors = mentions_vectors(f);
     }
-    if !mentions_vectors(f) {
+    if !vectors {
         return Ok(());
     }
     let sig_types = f.signature.params.iter().chain(&f.signature.returns).map(|p| p.value_type);
