@@ -43,6 +43,10 @@ pub fn legalize_atomics(f: &mut Function) {
     let mut swaps = Vec::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
+            // Most instructions are no atomic access.
+            if !matches!(f.dfg.insts[inst].opcode(), Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::AtomicLoad | Opcode::AtomicStore) {
+                continue;
+            }
             // A 32-bit address is left to instruction selection, which
             // reports it (ATOM takes a 64-bit generic address).
             let addr = match f.dfg.insts[inst] {
