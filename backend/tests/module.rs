@@ -109,9 +109,9 @@ fn a_module_that_divides_in_64_bits_carries_the_runtime_routine() {
     kernel(&mut m, "div", |k, out| {
         let tid = k.thread_idx(Dim::X).expect("declares the intrinsic");
         let t = k.ins().sextend(types::I64, tid);
-        let x = k.ins().ishl_imm(t, 40);
-        let x = k.ins().iadd_imm(x, 12345);
-        let d = k.ins().iadd_imm(t, 7);
+        let x = k.ins().ishl_imm_u(t, 40);
+        let x = k.ins().iadd_imm_s(x, 12345);
+        let d = k.ins().iadd_imm_s(t, 7);
         let q = k.ins().sdiv(x, d);
         let lo = k.ins().ireduce(types::I32, q);
         let addr = k.element_addr(out, tid, 4);

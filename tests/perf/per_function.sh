@@ -21,8 +21,8 @@ def total(path):
         if line.startswith('summary:') or line.startswith('totals:'):
             return int(line.split()[1])
     return 0
-dumps = sorted(glob.glob(os.path.join(out, 'cg.*')), key=lambda p: int(re.search(r'\.(\d+)(-\d+)?$', p).group(1)) if re.search(r'\.(\d+)(-\d+)?$', p) else -1)
-dumps = [d for d in dumps if re.search(r'\.\d+$', d)]
+# The dumps cg.1, cg.2, ... in order (cg itself is the end of the program).
+dumps = sorted((p for p in glob.glob(os.path.join(out, 'cg.*')) if re.search(r'\.\d+$', p)), key=lambda p: int(p.rsplit('.', 1)[1]))
 per = dumps[2:]  # the round over the set: one dump per side
 rows = []
 for i, n in enumerate(names):

@@ -173,12 +173,7 @@ struct Callees([Option<FuncRef>; 4]);
 impl Callees {
     /// The callee for the i64 `op` (`udiv`, `sdiv`, `urem`, `srem`).
     fn of(&mut self, f: &mut Function, op: Opcode) -> FuncRef {
-        let k = match op {
-            Opcode::Udiv => 0,
-            Opcode::Sdiv => 1,
-            Opcode::Urem => 2,
-            _ => 3,
-        };
+        let k = crate::module::runtime::routine_of(op).expect("a division opcode");
         *self.0[k].get_or_insert_with(|| {
             let signature = f.import_signature(crate::module::runtime::signature());
             f.import_function(ExtFuncData {

@@ -62,10 +62,12 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
     let mut local: SecondaryMap<Inst, u32> = SecondaryMap::with_capacity(func.dfg.num_insts());
     // Per block, reused: the keys, the dependence edges `(reader, read)` in
     // the order of their readers, the edges by what they read (`succ_at`
-    // indexing `succs`), the count of unplaced predecessors, the ready set.
+    // indexing `succs`, `fill` the next free place of each while they are
+    // written), the count of unplaced predecessors, the ready set.
     let mut key: Vec<u64> = Vec::new();
     let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut succ_at: Vec<u32> = Vec::new();
+    let mut fill: Vec<u32> = Vec::new();
     let mut succs: Vec<u32> = Vec::new();
     let mut waiting: Vec<u32> = Vec::new();
     let mut ready: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
@@ -133,12 +135,11 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
         }
         succs.clear();
         succs.resize(edges.len(), 0);
-        {
-            let mut fill = succ_at.clone();
-            for &(k, j) in edges.iter() {
-                succs[fill[j as usize] as usize] = k;
-                fill[j as usize] += 1;
-            }
+        fill.clear();
+        fill.extend_from_slice(&succ_at);
+        for &(k, j) in edges.iter() {
+            succs[fill[j as usize] as usize] = k;
+            fill[j as usize] += 1;
         }
         ready.clear();
         ready.extend((0..body.len()).filter(|&k| waiting[k] == 0).map(|k| Reverse((key[k], k))));

@@ -47,9 +47,12 @@ pub fn is_routine(f: &Function) -> bool {
         && ursa_isel::intrinsics::is_runtime_routine(&crate::module::symbol_name(f))
 }
 
-/// The operation of routine `k` of [`RUNTIME_ROUTINES`].
-fn operation(k: usize) -> Opcode {
-    [Opcode::Udiv, Opcode::Sdiv, Opcode::Urem, Opcode::Srem][k]
+/// The operation of each routine of [`RUNTIME_ROUTINES`], in its order.
+const OPERATIONS: [Opcode; 4] = [Opcode::Udiv, Opcode::Sdiv, Opcode::Urem, Opcode::Srem];
+
+/// The index in [`RUNTIME_ROUTINES`] of the routine computing the i64 `op`.
+pub fn routine_of(op: Opcode) -> Option<usize> {
+    OPERATIONS.iter().position(|&o| o == op)
 }
 
 /// The CLIF of routine `k`: the operation of its parameters, returned.
@@ -60,7 +63,7 @@ pub fn body(k: usize) -> Function {
     let x = f.dfg.append_block_param(b, I64);
     let d = f.dfg.append_block_param(b, I64);
     let mut pos = FuncCursor::new(&mut f).at_bottom(b);
-    let (i, dfg) = pos.ins().Binary(operation(k), I64, x, d);
+    let (i, dfg) = pos.ins().Binary(OPERATIONS[k], I64, x, d);
     let v = dfg.first_result(i);
     pos.ins().return_(&[v]);
     f

@@ -111,18 +111,9 @@ impl Lower<'_> {
             .lop3(D::T(x1), S::Hi(b), S::Z, S::Lo(sa), and)
             .lop3(D::T(y0), S::Lo(a), S::Z, S::Lo(sb), and)
             .lop3(D::T(y1), S::Hi(a), S::Z, S::Lo(sb), and)
-            // d = hu - x
-            .iadd(false, D::Lo(d), S::Lo(hu), false, S::Lo(x0), true)
-            .temp(IADD::PU, c1)
-            .iadd(true, D::Hi(d), S::Hi(hu), false, S::Lo(x1), true)
-            .use_(IADD::PP, c1)
-            .set(IADD::PP_NOT, false)
-            // d -= y
-            .iadd(false, D::Lo(d), S::Lo(d), false, S::Lo(y0), true)
-            .temp(IADD::PU, c2)
-            .iadd(true, D::Hi(d), S::Hi(d), false, S::Lo(y1), true)
-            .use_(IADD::PP, c2)
-            .set(IADD::PP_NOT, false);
+            // d = hu - x, then d -= y
+            .iadd64(d, [S::Lo(hu), S::Hi(hu)], [S::Lo(x0), S::Lo(x1)], true, c1)
+            .iadd64(d, [S::Lo(d), S::Hi(d)], [S::Lo(y0), S::Lo(y1)], true, c2);
         self.emit_b(bu);
         d
     }
@@ -159,22 +150,12 @@ impl Lower<'_> {
             .lop3(D::T(x0), S::Lo(sa), S::Imm(k as u32), S::Z, LUT_A & LUT_B)
             .lop3(D::T(x1), S::Lo(sa), S::Imm((k >> 32) as u32), S::Z, LUT_A & LUT_B)
             // d = hu - (a < 0 ? k : 0)
-            .iadd(false, D::Lo(d), S::Lo(hu), false, S::Lo(x0), true)
-            .temp(IADD::PU, c1)
-            .iadd(true, D::Hi(d), S::Hi(hu), false, S::Lo(x1), true)
-            .use_(IADD::PP, c1)
-            .set(IADD::PP_NOT, false);
+            .iadd64(d, [S::Lo(hu), S::Hi(hu)], [S::Lo(x0), S::Lo(x1)], true, c1);
         // The term `- (k < 0 ? a : 0)`, and `+ a` for `plus_a`: `-a`, `+a`
         // or nothing.
         if ((k as i64) < 0) != plus_a {
             let c2 = self.temp(Class::P);
-            let neg = !plus_a;
-            bu = bu
-                .iadd(false, D::Lo(d), S::Lo(d), false, S::Lo(a), neg)
-                .temp(IADD::PU, c2)
-                .iadd(true, D::Hi(d), S::Hi(d), false, S::Hi(a), neg)
-                .use_(IADD::PP, c2)
-                .set(IADD::PP_NOT, false);
+            bu = bu.iadd64(d, [S::Lo(d), S::Hi(d)], [S::Lo(a), S::Hi(a)], !plus_a, c2);
         }
         self.emit_b(bu);
         d
@@ -245,11 +226,7 @@ impl Lower<'_> {
                 .shf(false, true, false, SHFDType::S32, D::T(s), S::Z, S::Imm(31), S::Hi(a))
                 .lop3(D::T(u0), S::Lo(a), S::Z, S::Lo(s), xor)
                 .lop3(D::T(u1), S::Hi(a), S::Z, S::Lo(s), xor)
-                .iadd(false, D::Lo(d), S::Lo(u0), false, S::Lo(s), true)
-                .temp(IADD::PU, c)
-                .iadd(true, D::Hi(d), S::Lo(u1), false, S::Lo(s), true)
-                .use_(IADD::PP, c)
-                .set(IADD::PP_NOT, false),
+                .iadd64(d, [S::Lo(u0), S::Lo(u1)], [S::Lo(s), S::Lo(s)], true, c),
         );
         d
     }

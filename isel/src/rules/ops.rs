@@ -96,6 +96,11 @@ pub trait Pieces: Sized {
     #[allow(clippy::too_many_arguments)]
     fn iadd(self, x: bool, d: D, a: S, neg_a: bool, b: S, neg_b: bool) -> Self;
 
+    /// The pair `d = a ± b` from words (`[low, high]`): `IADD d.lo, c, a0,
+    /// ±b0` then `IADD.X d.hi, a1, ±b1, c`, the carry in the scratch
+    /// predicate `c`.
+    fn iadd64(self, d: VReg, a: [S; 2], b: [S; 2], neg_b: bool, c: VReg) -> Self;
+
     /// `ISETP.cmp.boolop.itype pu, a, b, pp` with the predicate operands set
     /// by the caller (`pp` defaults to PT).
     fn isetp(self, cmp: CompOp, signed: bool, a: S, b: S) -> Self;
@@ -219,6 +224,14 @@ impl Pieces for Bundle {
             bu = bu.set(IADD_RR::RB_NEG, true);
         }
         bu
+    }
+
+    fn iadd64(self, d: VReg, a: [S; 2], b: [S; 2], neg_b: bool, c: VReg) -> Bundle {
+        self.iadd(false, D::Lo(d), a[0], false, b[0], neg_b)
+            .temp(IADD::PU, c)
+            .iadd(true, D::Hi(d), a[1], false, b[1], neg_b)
+            .use_(IADD::PP, c)
+            .set(IADD::PP_NOT, false)
     }
 
     fn isetp(self, cmp: CompOp, signed: bool, a: S, b: S) -> Bundle {
