@@ -48,6 +48,8 @@
 
 use smallvec::SmallVec;
 use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 use ursa_emit::latency::class_of_form;
@@ -66,6 +68,11 @@ const WINDOW: usize = 256;
 /// effect on the pressure while the schedule is over the budget (smaller
 /// ones recompute it: the bookkeeping would cost more).
 const CACHE_EFFECTS_FROM: usize = 64;
+
+/// Regions of this many instructions or more find the most urgent ready
+/// instruction in heaps ([`Region::least_ready`]) rather than by a scan of
+/// all ready instructions at every step (the same choice either way).
+const HEAPS_FROM: usize = 32;
 
 /// A state space of memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -407,16 +414,66 @@ impl Region {
         peak
     }
 
+    /// The ready instruction of least `key` at time `t`, from the heaps of
+    /// [`ListState`] (`done`: scheduled, their entries dropped as met). The
+    /// available instructions that are no constants all have `t` for their
+    /// time, so the heap of those orders by height and then place; when none
+    /// is available, the pending one available soonest; the constants, whose
+    /// key changes as their readers become ready, are compared one by one.
+    fn least_ready(
+        &self,
+        t: u32,
+        key: &impl Fn(u32) -> (bool, u32, Reverse<u32>, u32),
+        avail: &mut BinaryHeap<(u32, Reverse<u32>)>,
+        pending: &mut BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
+        consts: &mut Vec<u32>,
+        done: &[bool],
+    ) -> u32 {
+        while let Some(&Reverse((e, h, i))) = pending.peek() {
+            if e > t {
+                break;
+            }
+            pending.pop();
+            if !done[i as usize] {
+                avail.push((h.0, Reverse(i)));
+            }
+        }
+        while avail.peek().is_some_and(|&(_, Reverse(i))| done[i as usize]) {
+            avail.pop();
+        }
+        while pending.peek().is_some_and(|&Reverse((_, _, i))| done[i as usize]) {
+            pending.pop();
+        }
+        let mut best = match (avail.peek(), pending.peek()) {
+            (Some(&(_, Reverse(i))), _) | (None, Some(&Reverse((_, _, i)))) => Some(i),
+            (None, None) => None,
+        };
+        consts.retain(|&c| !done[c as usize]);
+        for &c in consts.iter() {
+            if best.is_none_or(|b| key(c) < key(b)) {
+                best = Some(c);
+            }
+        }
+        best.expect("a ready instruction")
+    }
+
     /// Into `order`, the list schedule under `budget` (`ls`: working memory).
     fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) {
         let n = self.nodes.len();
-        let ListState { npreds, earliest, ready, left, others, effects, referrers } = ls;
+        let ListState { npreds, earliest, ready, left, others, effects, referrers, avail, pending, consts, done } = ls;
         let mut cached = false;
         npreds.clone_from(&self.npreds);
         earliest.clear();
         earliest.resize(n, 0);
+        let heaps = n >= heaps_from();
+        if heaps {
+            done.clear();
+            done.resize(n, false);
+            avail.clear();
+            pending.clear();
+            consts.clear();
+        }
         ready.clear();
-        ready.extend((0..n as u32).filter(|&i| npreds[i as usize] == 0));
         left.clone_from(&self.uses);
         let mut cur = self.start;
         let mut t = 0u32;
@@ -444,12 +501,37 @@ impl Region {
                     }
                 })
         }
+        // A ready instruction enters `ready` (every choice) and, in a region
+        // that uses the heaps, those of `least_ready` (its `earliest` is
+        // final once it is ready).
+        let enter = |i: u32,
+                     ready: &mut Vec<u32>,
+                     pending: &mut BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
+                     consts: &mut Vec<u32>,
+                     earliest: &[u32]| {
+            ready.push(i);
+            if heaps && self.nodes[i as usize].constant {
+                consts.push(i);
+            } else if heaps {
+                pending.push(Reverse((earliest[i as usize], Reverse(self.height[i as usize]), i)));
+            }
+        };
+        for i in 0..n as u32 {
+            if npreds[i as usize] == 0 {
+                enter(i, ready, pending, consts, earliest);
+            }
+        }
         while !ready.is_empty() {
-            let lazy = |i: u32| self.nodes[i as usize].constant && !wanted(self, &others, i as usize, 0);
+            let lazy = |i: u32| self.nodes[i as usize].constant && !wanted(self, others, i as usize, 0);
             // Available first, then the longest path, then the original
             // order; a constant no reader wants yet after everything else.
-            let key = |i: u32| (lazy(i), earliest[i as usize].max(t), std::cmp::Reverse(self.height[i as usize]), i);
-            let mut pick = (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction");
+            let key = |i: u32| (lazy(i), earliest[i as usize].max(t), Reverse(self.height[i as usize]), i);
+            let mut pick = if heaps {
+                let chosen = self.least_ready(t, &key, avail, pending, consts, done);
+                ready.iter().position(|&i| i == chosen).expect("the choice is ready")
+            } else {
+                (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction")
+            };
             let (during, after) = self.step(ready[pick] as usize, left, cur);
             if during.exceeds(budget) || after.exceeds(budget) {
                 // Over the budget: among the choices within it, the one
@@ -485,6 +567,9 @@ impl Region {
                     .expect("a ready instruction");
             }
             let i = ready.swap_remove(pick);
+            if heaps {
+                done[i as usize] = true;
+            }
             cur = self.step(i as usize, left, cur).1;
             self.consume(i as usize, left);
             if cached {
@@ -507,12 +592,21 @@ impl Region {
                 earliest[s] = earliest[s].max(at + lat);
                 npreds[s] -= 1;
                 if npreds[s] == 0 {
-                    ready.push(s as u32);
+                    enter(s as u32, ready, pending, consts, earliest);
                 }
             }
         }
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
     }
+}
+
+/// [`HEAPS_FROM`]; tests may set another threshold for their thread.
+fn heaps_from() -> usize {
+    #[cfg(test)]
+    if let Some(n) = tests::HEAPS_FROM_HERE.get() {
+        return n;
+    }
+    HEAPS_FROM
 }
 
 /// The working memory of [`Region::schedule`], reused from one region to the next.
@@ -528,6 +622,16 @@ struct ListState {
     effects: Vec<Option<Effect>>,
     /// [`Region::referrers`].
     referrers: (Vec<u32>, Vec<u32>),
+    /// The ready instructions that are no constants: those available at
+    /// the current time, the most urgent (height, then place) on top, and
+    /// those not yet available, the soonest on top (entries of scheduled
+    /// instructions are dropped as they reach the top).
+    avail: BinaryHeap<(u32, Reverse<u32>)>,
+    pending: BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
+    /// The ready constants (few: their key changes as readers become ready).
+    consts: Vec<u32>,
+    /// Per instruction: scheduled.
+    done: Vec<bool>,
 }
 
 /// What an instruction does to the pressure: the registers whose last read
@@ -1012,8 +1116,13 @@ fn block_arg_params(blocks: &[VBlock], b: usize, out: &mut Vec<(VReg, VReg)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ursa_emit::forms::{self, IADD_RR, LDG_RI, LDS_RI, STG_RIR};
+    use ursa_emit::forms::{self, IADD_RR, LDG_RI, LDS_RI, MOV_I, STG_RIR};
     use ursa_isel::vcode::Bundle;
+
+    thread_local! {
+        /// A threshold for [`heaps_from`] on this thread.
+        pub(super) static HEAPS_FROM_HERE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    }
 
     fn vcode(insts: Vec<MInst>, classes: Vec<Class>) -> VCode {
         let mut insts = insts;
@@ -1132,6 +1241,58 @@ mod tests {
             opt_instr_sched_prepass(&mut v);
             assert_eq!(lines(&v), fresh);
         }
+    }
+
+    fn mov(d: VReg, k: u64) -> MInst {
+        Bundle::new().inst(forms::MOV_I).def(MOV_I::RD, d).set(MOV_I::VB, k).build()
+    }
+
+    /// A long region of loads, constants and sums over earlier values,
+    /// drawn from `seed`, with a tight or a loose register budget.
+    fn random_region(seed: u64, len: usize, slack: u32) -> VCode {
+        use Class::{RPair as W, R};
+        let mut state = seed;
+        let mut next = |m: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        };
+        // v0: a pointer; v1..=4: values live in.
+        let mut classes = vec![W, R, R, R, R];
+        let mut code = Vec::new();
+        for _ in 0..len {
+            let d = VReg(classes.len() as u32);
+            classes.push(R);
+            let pick = |k: u64| VReg(1 + k as u32);
+            let avail = d.0 as u64 - 1;
+            code.push(match next(4) {
+                0 => ldg(d, VReg(0), 4 * next(64)),
+                1 => mov(d, next(1000)),
+                _ => add(d, pick(next(avail)), pick(next(avail))),
+            });
+        }
+        let last = VReg(classes.len() as u32 - 1);
+        code.push(stg(VReg(0), 0, last));
+        with_slack(code, classes, slack)
+    }
+
+    #[test]
+    fn the_heaps_choose_what_the_scan_of_the_ready_list_chooses() {
+        let mut reordered = 0;
+        for seed in 0..40 {
+            for (len, slack) in [(40, 0), (120, 2), (300, 8)] {
+                let schedule = |from: usize| {
+                    HEAPS_FROM_HERE.set(Some(from));
+                    let mut v = random_region(seed, len, slack);
+                    let changed = opt_instr_sched_prepass(&mut v);
+                    HEAPS_FROM_HERE.set(None);
+                    (changed, lines(&v))
+                };
+                let (scan, heaps) = (schedule(usize::MAX), schedule(0));
+                assert_eq!(scan, heaps, "seed {} length {}", seed, len);
+                reordered += usize::from(scan.0 > 0);
+            }
+        }
+        assert!(reordered > 60, "most of the regions are reordered: {}", reordered);
     }
 
     #[test]
