@@ -400,20 +400,6 @@ impl Region {
         }
     }
 
-    /// The highest pressure of the region in `order` (`left`: working memory).
-    fn peak(&self, order: &[u32], left: &mut Vec<u32>) -> Pressure {
-        left.clone_from(&self.uses);
-        let mut cur = self.start;
-        let mut peak = cur;
-        for &i in order {
-            let (during, after) = self.step(i as usize, left, cur);
-            self.consume(i as usize, left);
-            peak = peak.max(during).max(after);
-            cur = after;
-        }
-        peak
-    }
-
     /// The ready instruction of least `key` at time `t`, from the heaps of
     /// [`ListState`] (`done`: scheduled, their entries dropped as met). The
     /// available instructions that are no constants all have `t` for their
@@ -457,8 +443,9 @@ impl Region {
         best.expect("a ready instruction")
     }
 
-    /// Into `order`, the list schedule under `budget` (`ls`: working memory).
-    fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) {
+    /// Into `order`, the list schedule under `budget` (`ls`: working
+    /// memory); returns the highest pressure of the region in that order.
+    fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) -> Pressure {
         let n = self.nodes.len();
         let ListState { npreds, earliest, ready, left, others, effects, referrers, avail, pending, consts, done } = ls;
         let mut cached = false;
@@ -476,6 +463,7 @@ impl Region {
         ready.clear();
         left.clone_from(&self.uses);
         let mut cur = self.start;
+        let mut peak = cur;
         let mut t = 0u32;
         order.clear();
         // Per instruction: its predecessors still to schedule that are no
@@ -532,8 +520,8 @@ impl Region {
             } else {
                 (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction")
             };
-            let (during, after) = self.step(ready[pick] as usize, left, cur);
-            if during.exceeds(budget) || after.exceeds(budget) {
+            let mut stepped = self.step(ready[pick] as usize, left, cur);
+            if stepped.0.exceeds(budget) || stepped.1.exceeds(budget) {
                 // Over the budget: among the choices within it, the one
                 // available soonest, then the one that raises the pressure
                 // least; when every choice exceeds it, the one that raises
@@ -565,12 +553,14 @@ impl Region {
                         }
                     })
                     .expect("a ready instruction");
+                stepped = self.step(ready[pick] as usize, left, cur);
             }
             let i = ready.swap_remove(pick);
             if heaps {
                 done[i as usize] = true;
             }
-            cur = self.step(i as usize, left, cur).1;
+            peak = peak.max(stepped.0).max(stepped.1);
+            cur = stepped.1;
             self.consume(i as usize, left);
             if cached {
                 for &v in &self.reads[i as usize] {
@@ -597,6 +587,7 @@ impl Region {
             }
         }
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
+        peak
     }
 }
 
@@ -1006,10 +997,8 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
                 // A greedy schedule may corner itself above the budget: tried
                 // again with the budget lowered, so that the scheduler turns
                 // to pressure-reducing choices sooner.
-                let found = (0..=2).any(|margin| {
-                    reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, list, order);
-                    !reg.peak(order, &mut list.left).exceeds(budget)
-                });
+                let found =
+                    (0..=2).any(|margin| !reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, list, order).exceeds(budget));
                 if found && permute(&mut b.insts[s..end], order) {
                     changed += 1;
                 }
