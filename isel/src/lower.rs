@@ -71,6 +71,15 @@ pub(crate) mod generated {
 }
 pub use generated::{CmpOp, Rnd, Signed, Width};
 
+thread_local! {
+    /// The storage of [`Lower::cur`], kept from one function's lowering to
+    /// the next on the thread (it is taken empty and given back empty).
+    static SPARE_CUR: std::cell::RefCell<Vec<MInst>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The most instructions `cur` keeps room for between functions.
+const KEEP_CUR: usize = 4096;
+
 /// State of lowering one function.
 pub struct Lower<'f> {
     pub f: &'f Function,
@@ -139,7 +148,7 @@ impl<'f> Lower<'f> {
             value_reg,
             used,
             alias: Vec::new(),
-            cur: Vec::new(),
+            cur: SPARE_CUR.with(|c| c.try_borrow_mut().map(|mut c| std::mem::take(&mut *c)).unwrap_or_default()),
             cur_inst: None,
             block_map: SecondaryMap::new(),
             link: None,
@@ -457,6 +466,16 @@ impl<'f> Lower<'f> {
                     }
                 }
             }
+        }
+        // `cur` (empty now) keeps its room for the next function, unless a
+        // huge block made it large.
+        let cur = std::mem::take(&mut self.cur);
+        if cur.capacity() <= KEEP_CUR {
+            SPARE_CUR.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    *c = cur;
+                }
+            });
         }
         Ok(self.vcode)
     }
