@@ -289,18 +289,7 @@ pub fn registers_in_code(code: &[u8]) -> u32 {
 /// The R registers the instructions `insts` use, counted as
 /// [`registers_in_code`] counts them in encoded code.
 pub fn registers_of<I: std::borrow::Borrow<crate::Inst>>(insts: impl IntoIterator<Item = I>) -> u32 {
-    let mut n = 0u32;
-    let mut refs = Vec::new();
-    for inst in insts {
-        refs.clear();
-        inst.borrow().reg_refs_into(&mut refs);
-        for r in &refs {
-            if r.file == crate::RegFile::R && r.num < crate::RegFile::R.zero() {
-                n = n.max(r.num + r.count.max(1));
-            }
-        }
-    }
-    n.min(crate::RegFile::R.zero())
+    insts.into_iter().map(|i| i.borrow().r_regs_end()).max().unwrap_or(0).min(crate::RegFile::R.zero())
 }
 
 /// Where a data object lives.

@@ -184,6 +184,21 @@ impl Inst {
         nr
     }
 
+    /// One past the highest general register (`R`) the instruction reads or
+    /// writes, a pair or quad counting all its registers; 0 for none (`RZ`
+    /// is none). What [`Inst::reg_refs_into`] names, without the list.
+    pub fn r_regs_end(&self) -> u32 {
+        let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
+        let mut end = 0;
+        for op in reads.iter().chain(writes).filter(|op| op.file == RegFile::R) {
+            let num = self.get_placed(op.field, op.lo, op.bits) as u32;
+            if num < RegFile::R.zero() {
+                end = end.max(num + self.width_bits(op.field, op.width).div_ceil(32).max(1));
+            }
+        }
+        end
+    }
+
     /// The registers this instruction writes (when its guard holds).
     pub fn reg_writes(&self) -> Vec<RegRef> {
         let mut out = Vec::new();
@@ -327,6 +342,8 @@ mod tests {
                 let mut both = vec![RegRef { file: RegFile::R, num: 0, count: 1, slot: RegSlot::Guard }];
                 assert_eq!(i.reg_refs_into(&mut both), reads.len(), "{}", form.name());
                 assert_eq!(both[1..], [reads, i.reg_writes()].concat(), "{}", form.name());
+                let end = both[1..].iter().filter(|r| r.file == RegFile::R).map(|r| r.num + r.count).max().unwrap_or(0);
+                assert_eq!(i.r_regs_end(), end, "{}", form.name());
                 let dynamic = i.def().inputs.iter().chain(i.def().outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. }));
                 assert_eq!(i.has_dynamic_regs(), dynamic, "{}", form.name());
             }

@@ -299,7 +299,11 @@ impl<'f> Lower<'f> {
         // Block order: reverse postorder of the reachable blocks; edge-split
         // blocks follow the block whose edge they split.
         let order = cold_last(f, rpo(f));
-        let mut npreds: SecondaryMap<Block, u32> = SecondaryMap::new();
+        // (The block tables at their final size: filling them never grows them.)
+        let nblocks = f.dfg.num_blocks();
+        let mut npreds: SecondaryMap<Block, u32> = SecondaryMap::with_capacity(nblocks);
+        npreds.resize(nblocks);
+        self.block_map.resize(nblocks);
         for &b in &order {
             for s in succs(f, b) {
                 npreds[s] += 1;

@@ -26,8 +26,11 @@ pub struct SourceOrder {
 impl SourceOrder {
     /// The positions of the instructions of `func`, in layout order.
     pub fn of(func: &Function) -> SourceOrder {
+        // At their final size: filling them never grows them.
         let mut values = SecondaryMap::with_capacity(func.dfg.num_values());
+        values.resize(func.dfg.num_values());
         let mut insts = SecondaryMap::with_capacity(func.dfg.num_insts());
+        insts.resize(func.dfg.num_insts());
         let mut n = 0u32;
         for block in func.layout.blocks() {
             for inst in func.layout.block_insts(block) {
@@ -60,6 +63,7 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
     // The index of an instruction in its block's body (valid for the block
     // being sorted: checked by the block).
     let mut local: SecondaryMap<Inst, u32> = SecondaryMap::with_capacity(func.dfg.num_insts());
+    local.resize(func.dfg.num_insts());
     // Per block, reused: the keys, the dependence edges `(reader, read)` in
     // the order of their readers, the edges by what they read (`succ_at`
     // indexing `succs`, `fill` the next free place of each while they are
