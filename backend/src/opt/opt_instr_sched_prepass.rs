@@ -444,8 +444,10 @@ impl Region {
     }
 
     /// Into `order`, the list schedule under `budget` (`ls`: working
-    /// memory); returns the highest pressure of the region in that order.
-    fn schedule(&self, budget: Pressure, ls: &mut ListState, order: &mut Vec<u32>) -> Pressure {
+    /// memory); whether the pressure stays within `limit` all along. It
+    /// stops at the first instruction that takes the pressure above `limit`
+    /// (`order` is then incomplete: such a schedule is not used).
+    fn schedule(&self, budget: Pressure, limit: Pressure, ls: &mut ListState, order: &mut Vec<u32>) -> bool {
         let n = self.nodes.len();
         let ListState { npreds, earliest, ready, left, others, effects, referrers, avail, pending, consts, done } = ls;
         let mut cached = false;
@@ -463,7 +465,9 @@ impl Region {
         ready.clear();
         left.clone_from(&self.uses);
         let mut cur = self.start;
-        let mut peak = cur;
+        if cur.exceeds(limit) {
+            return false;
+        }
         let mut t = 0u32;
         order.clear();
         // Per instruction: its predecessors still to schedule that are no
@@ -559,7 +563,9 @@ impl Region {
             if heaps {
                 done[i as usize] = true;
             }
-            peak = peak.max(stepped.0).max(stepped.1);
+            if stepped.0.exceeds(limit) || stepped.1.exceeds(limit) {
+                return false;
+            }
             cur = stepped.1;
             self.consume(i as usize, left);
             if cached {
@@ -587,7 +593,7 @@ impl Region {
             }
         }
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
-        peak
+        true
     }
 }
 
@@ -997,8 +1003,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
                 // A greedy schedule may corner itself above the budget: tried
                 // again with the budget lowered, so that the scheduler turns
                 // to pressure-reducing choices sooner.
-                let found =
-                    (0..=2).any(|margin| !reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, list, order).exceeds(budget));
+                let found = (0..=2).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
                 if found && permute(&mut b.insts[s..end], order) {
                     changed += 1;
                 }
