@@ -85,6 +85,22 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
         }
         // The block's terminator stays last.
         let body = &insts[..n - 1];
+        // Keys: 2 × the input position; a value new to the function
+        // 2 × its first reader's key − 1 (filled backwards).
+        key.clear();
+        key.resize(body.len(), u64::MAX);
+        let mut fresh = false;
+        for (k, &inst) in body.iter().enumerate() {
+            match order.position(func, inst) {
+                Some(p) => key[k] = 2 * u64::from(p),
+                None => fresh = true,
+            }
+        }
+        // Nothing new and nothing out of order (as in most blocks): the
+        // body stays as it is.
+        if !fresh && key.windows(2).all(|w| w[0] <= w[1]) {
+            continue;
+        }
         for (k, &i) in body.iter().enumerate() {
             local[i] = k as u32;
         }
@@ -92,10 +108,6 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
             let d = func.dfg.value_def(v).inst()?;
             (func.layout.inst_block(d) == Some(block) && d != insts[n - 1]).then(|| local[d] as usize)
         };
-        // Keys: 2 × the input position; a value new to the function
-        // 2 × its first reader's key − 1 (filled backwards).
-        key.clear();
-        key.resize(body.len(), u64::MAX);
         edges.clear();
         let mut last_effect: Option<usize> = None;
         for (k, &inst) in body.iter().enumerate() {
@@ -109,9 +121,6 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
                     edges.push((k as u32, j as u32));
                 }
                 last_effect = Some(k);
-            }
-            if let Some(p) = order.position(func, inst) {
-                key[k] = 2 * u64::from(p);
             }
         }
         for &(k, j) in edges.iter().rev() {
