@@ -203,6 +203,7 @@ impl<'a> Run<'a> {
 
     /// Records that `pass` ran, printing `out` if asked for (`out` is only
     /// formatted then).
+    #[inline]
     pub fn ran(&mut self, pass: Pass, out: &dyn fmt::Display) {
         self.ran.push(pass);
         if self.wants(pass) {

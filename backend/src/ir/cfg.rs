@@ -42,16 +42,30 @@ impl Cfg {
                 }
             }
         }
+        // Reverse postorder from the entry ([`reverse_postorder`], written
+        // out to fill `reachable` as it goes and make no other table).
         let mut reachable = vec![false; n];
-        let mut post = Vec::new();
+        let mut post = Vec::with_capacity(n);
         if let Some(entry) = f.layout.entry_block() {
-            post = reverse_postorder(entry.index(), n, |x, i| succs[x].get(i).map(|b: &Block| b.index()))
-                .into_iter()
-                .map(Block::new)
-                .collect();
-            for b in &post {
-                reachable[b.index()] = true;
+            let mut stack: SmallVec<[(Block, usize); 16]> = SmallVec::new();
+            reachable[entry.index()] = true;
+            stack.push((entry, 0));
+            while let Some(&mut (x, ref mut i)) = stack.last_mut() {
+                match succs[x.index()].get(*i) {
+                    Some(&s) => {
+                        *i += 1;
+                        if !reachable[s.index()] {
+                            reachable[s.index()] = true;
+                            stack.push((s, 0));
+                        }
+                    }
+                    None => {
+                        post.push(x);
+                        stack.pop();
+                    }
+                }
             }
+            post.reverse();
         }
         let mut preds = vec![Edges::new(); n];
         for &b in &post {

@@ -1565,9 +1565,9 @@ impl<'a> Walk<'a> {
     }
 
     /// The moves by program point, the spill slots numbered: the assignment.
-    fn finish(mut self) -> Result<Assignment, GiveUp> {
+    fn finish(&mut self) -> Result<Assignment, GiveUp> {
         let (vcode, op_at, regs) = (self.vcode, std::mem::take(&mut self.op_at), std::mem::take(&mut self.regs));
-        let Walk { t: Tables { moves, reg, crosses, .. }, reloads, .. } = &mut self;
+        let Walk { t: Tables { moves, reg, crosses, .. }, reloads, .. } = self;
         let class = |v: u32| vcode.classes[v as usize];
         let n = op_at.len() - 1;
         moves.sort_by_key(|&(p, phase, _)| (p, phase));
