@@ -9,6 +9,7 @@
 # examples/*.clif and examples/kernels/*.clif), and the conformance runtests
 # ($URSA_CONFORMANCE, default ../shared/conformance/runtests beside the
 # repository) when present. stdout, stderr and the exit code are all kept.
+# The last line gives the instructions and stall cycles of all the code.
 # Run from the repository root.
 set -u
 ursa=$1
@@ -32,4 +33,9 @@ if [ -d "$conf" ]; then
         one "conformance/${p#"$conf"/}" "$p"
     done
 fi
-echo "$(ls "$out" | grep -c '\.out$') outputs in $out"
+# Totals over the code printed: instructions and the stall cycles of their
+# control bits (a static measure of what the schedule leaves to wait).
+cat "$out"/*.out | awk -v n="$(ls "$out" | grep -c '\.out$')" -v out="$out" '
+    match($0, /&stall=[0-9]+/) { i++; s += substr($0, RSTART + 7, RLENGTH - 7) }
+    END { printf "%d outputs in %s: %d instructions, %d stall cycles\n", n, out, i, s }'
+

@@ -36,6 +36,17 @@
 //! wait for, or when nothing else is ready: taken early it would hold a
 //! register for nothing.
 //!
+//! **Short regions.** A region of fewer than [`SHORT_REGION`] instructions
+//! in a block on no cycle of the control flow, with no instruction of
+//! variable latency and no copy whose source a later instruction of the
+//! region reads, keeps its order without being looked at: what a reordering
+//! there can win is a few cycles of fixed-latency stalls, once per run of
+//! the code, and building its dependence graph costs more compile time than
+//! any other step of the pass on small functions (`docs/optimization.md`,
+//! "Instruction scheduling", has the measured trade). Loads, long-latency
+//! work, loops and copies that could share their source's register are
+//! always scheduled.
+//!
 //! **Register budget.** The pressure (32-bit registers live, a pair counting
 //! two, and predicates on their own) is tracked while scheduling. The budget
 //! of both is the highest pressure of the function in its original order: the
@@ -57,7 +68,7 @@ use ursa_emit::mods::SReg;
 use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VBlock, VCode, VReg};
 
-use crate::regalloc::assign_regs_ssa::{block_liveness, take_liveness, VLiveness};
+use crate::regalloc::assign_regs_ssa::{block_liveness, copy_source, take_liveness, VLiveness};
 use ursa_isel::bitset::BitSet;
 
 /// Regions longer than this are scheduled in windows of this many
@@ -68,6 +79,10 @@ const WINDOW: usize = 256;
 /// effect on the pressure while the schedule is over the budget (smaller
 /// ones recompute it: the bookkeeping would cost more).
 const CACHE_EFFECTS_FROM: usize = 64;
+
+/// Regions shorter than this, outside loops and with no instruction of
+/// variable latency, keep their order (the module's text).
+const SHORT_REGION: usize = 8;
 
 /// Regions of this many instructions or more find the most urgent ready
 /// instruction in heaps ([`Region::least_ready`]) rather than by a scan of
@@ -717,6 +732,49 @@ struct Scratch {
     list: ListState,
     /// The schedule of the region.
     order: Vec<u32>,
+    /// Per block: it may lie on a cycle ([`cyclic_blocks`]).
+    on_cycle: Vec<bool>,
+}
+
+/// Whether `insts` (a region) has no instruction of variable latency and
+/// no copy whose source a later instruction of the region reads (moved
+/// after those reads, the copy can share its source's register).
+fn fixed_latency_in_order(insts: &[MInst]) -> bool {
+    insts.iter().enumerate().all(|(k, m)| {
+        !class_of_form(m.pieces[0].form()).variable()
+            && copy_source(m).is_none_or(|(o, _)| {
+                let src = m.opnds[o].vreg;
+                !insts[k + 1..].iter().any(|n| n.opnds.iter().any(|p| p.kind == OpKind::Use && p.vreg == src))
+            })
+    })
+}
+
+/// Into `on_cycle`, per block, whether it may lie on a cycle of the control
+/// flow: every block between the target and the source of an edge that
+/// does not go forward in the block order. (Any cycle has such edges, and
+/// their spans cover it: walking down from the cycle's last block to its
+/// first, every block in between is passed by some backward step.)
+fn cyclic_blocks(blocks: &[VBlock], on_cycle: &mut Vec<bool>) {
+    let n = blocks.len();
+    on_cycle.clear();
+    on_cycle.resize(n, false);
+    // Spans as a difference array: +1 where one starts, -1 after it ends.
+    let mut depth = vec![0i32; n + 1];
+    let mut any = false;
+    for (b, blk) in blocks.iter().enumerate() {
+        for s in blk.succs.iter().map(|s| s.0 as usize).filter(|&s| s <= b) {
+            depth[s] += 1;
+            depth[b + 1] -= 1;
+            any = true;
+        }
+    }
+    if any {
+        let mut d = 0;
+        for (b, c) in on_cycle.iter_mut().enumerate() {
+            d += depth[b];
+            *c = d > 0;
+        }
+    }
 }
 
 /// The tables of the dependence-graph construction.
@@ -952,13 +1010,14 @@ pub fn opt_instr_sched_prepass_live(vcode: &mut VCode) -> (usize, VLiveness) {
 fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
-    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order } = sc;
+    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order, on_cycle } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     let budget = pressure_before(blocks, classes, live, live_set, first, before);
     if last_read.len() < nv {
         last_read.resize(nv, (0, 0));
     }
+    cyclic_blocks(blocks, on_cycle);
     let mut changed = 0;
     for bi in 0..nb {
         block_arg_params(blocks, bi, args);
@@ -985,7 +1044,10 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
                 continue;
             }
             let end = (s..b.insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(b.insts.len()).min(s + WINDOW);
-            if end - s >= 2 {
+            // (A short region of fixed-latency work outside loops keeps
+            // its order: see the module's text.)
+            let short_fixed = end - s < SHORT_REGION && !on_cycle[bi] && fixed_latency_in_order(&b.insts[s..end]);
+            if end - s >= 2 && !short_fixed {
                 let (last_read, epoch) = (&*last_read, *epoch);
                 let live_after = |v: VReg| {
                     live_out.binary_search(&v.0).is_ok() || {
@@ -1111,7 +1173,7 @@ fn block_arg_params(blocks: &[VBlock], b: usize, out: &mut Vec<(VReg, VReg)>) {
 mod tests {
     use super::*;
     use ursa_emit::forms::{self, IADD_RR, LDG_RI, LDS_RI, MOV_I, STG_RIR};
-    use ursa_isel::vcode::Bundle;
+    use ursa_isel::vcode::{BlockId, Bundle};
 
     thread_local! {
         /// A threshold for [`heaps_from`] on this thread.
@@ -1287,6 +1349,57 @@ mod tests {
             }
         }
         assert!(reordered > 60, "most of the regions are reordered: {}", reordered);
+    }
+
+    fn copy(d: VReg, a: VReg) -> MInst {
+        Bundle::new().inst(forms::MOV_R).def(forms::MOV_R::RD, d).use_(forms::MOV_R::RB, a).build()
+    }
+
+    /// Two chains of two adds, one after the other, their ends stored
+    /// (`first`: instructions before them): the list scheduler interleaves
+    /// the chains.
+    fn two_chains(first: Vec<MInst>) -> VCode {
+        use Class::{RPair as W, R};
+        let (x, y, p, a1, a2, b1, b2) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6));
+        let mut code = first;
+        code.extend([add(a1, x, y), add(a2, a1, y), add(b1, y, y), add(b2, b1, b1)]);
+        let mut v = with_slack(code, vec![R, R, W, R, R, R, R, R], 6);
+        // The chains' ends go to a call (an instruction that keeps its place).
+        let end = Bundle::pseudo(Pseudo::Call).fixed(a2, OpKind::Use, 4).fixed(b2, OpKind::Use, 5).fixed(p, OpKind::Use, 6).build();
+        let exit = v.blocks[0].insts.len() - 1;
+        v.blocks[0].insts.insert(exit, end);
+        v
+    }
+
+    #[test]
+    fn a_short_region_of_fixed_latency_work_keeps_its_order_outside_loops() {
+        let mut v = two_chains(Vec::new());
+        let before = lines(&v);
+        assert_eq!(opt_instr_sched_prepass(&mut v), 0, "{}", v);
+        assert_eq!(lines(&v), before);
+        // The same block on a cycle (a branch back to itself): scheduled.
+        let mut v = two_chains(Vec::new());
+        v.blocks[0].succs = vec![BlockId(0)];
+        v.blocks[0].preds = vec![BlockId(0)];
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+        let l = lines(&v);
+        assert!(first(&l, "IADD v5") < first(&l, "IADD v4"), "the chains interleave: {:?}", l);
+        // A copy whose source is read after it: scheduled too (the copy
+        // can go after the reads and share its source's register).
+        let mut v = two_chains(vec![copy(VReg(7), VReg(1))]);
+        v.classes.push(Class::R);
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+    }
+
+    #[test]
+    fn blocks_between_a_backward_edge_s_ends_may_lie_on_a_cycle() {
+        let block = |succs: &[u32]| VBlock { succs: succs.iter().map(|&s| BlockId(s)).collect(), ..Default::default() };
+        let mut out = Vec::new();
+        // 0 -> 1 -> 2 -> 3 -> 1 (a loop of 1..=3), 3 -> 4; and 4 -> 4.
+        cyclic_blocks(&[block(&[1]), block(&[2]), block(&[3]), block(&[1, 4]), block(&[4, 5]), block(&[])], &mut out);
+        assert_eq!(out, [false, true, true, true, true, false]);
+        cyclic_blocks(&[block(&[1]), block(&[2]), block(&[])], &mut out);
+        assert_eq!(out, [false; 3]);
     }
 
     #[test]
