@@ -1013,13 +1013,39 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
     let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order, on_cycle } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
-    let budget = pressure_before(blocks, classes, live, live_set, first, before);
     if last_read.len() < nv {
         last_read.resize(nv, (0, 0));
     }
     cyclic_blocks(blocks, on_cycle);
+    // The pressure tables, made when a first region is to be scheduled
+    // (before any block changed).
+    let mut budget = None;
     let mut changed = 0;
     for bi in 0..nb {
+        // The block's regions to schedule.
+        roles.clear();
+        roles.extend(blocks[bi].insts.iter().map(role));
+        let insts = &blocks[bi].insts;
+        let mut spans: SmallVec<[(usize, usize); 8]> = SmallVec::new();
+        let mut s = 0;
+        while s < insts.len() {
+            if roles[s] == Role::Fixed {
+                s += 1;
+                continue;
+            }
+            let end = (s..insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(insts.len()).min(s + WINDOW);
+            // (A short region of fixed-latency work outside loops keeps
+            // its order: see the module's text.)
+            let short_fixed = end - s < SHORT_REGION && !on_cycle[bi] && fixed_latency_in_order(&insts[s..end]);
+            if end - s >= 2 && !short_fixed {
+                spans.push((s, end));
+            }
+            s = end;
+        }
+        if spans.is_empty() {
+            continue;
+        }
+        let budget = *budget.get_or_insert_with(|| pressure_before(blocks, classes, live, live_set, first, before));
         block_arg_params(blocks, bi, args);
         let b = &mut blocks[bi];
         // The last read of each register in the block, in the original order.
@@ -1035,42 +1061,27 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
         }
         let before = &before[first[bi]..];
         let live_out = live.sets.live_out(bi);
-        roles.clear();
-        roles.extend(b.insts.iter().map(role));
-        let mut s = 0;
-        while s < b.insts.len() {
-            if roles[s] == Role::Fixed {
-                s += 1;
+        for (s, end) in spans {
+            let (last_read, epoch) = (&*last_read, *epoch);
+            let live_after = |v: VReg| {
+                live_out.binary_search(&v.0).is_ok() || {
+                    let (e, k) = last_read[v.0 as usize];
+                    e == epoch && k as usize >= end
+                }
+            };
+            region(graph, reg, classes, &b.insts[s..end], &roles[s..end], args, before[s], live_after);
+            if reg.is_chain() {
+                // One instruction ready at a time: the schedule is the
+                // original order.
                 continue;
             }
-            let end = (s..b.insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(b.insts.len()).min(s + WINDOW);
-            // (A short region of fixed-latency work outside loops keeps
-            // its order: see the module's text.)
-            let short_fixed = end - s < SHORT_REGION && !on_cycle[bi] && fixed_latency_in_order(&b.insts[s..end]);
-            if end - s >= 2 && !short_fixed {
-                let (last_read, epoch) = (&*last_read, *epoch);
-                let live_after = |v: VReg| {
-                    live_out.binary_search(&v.0).is_ok() || {
-                        let (e, k) = last_read[v.0 as usize];
-                        e == epoch && k as usize >= end
-                    }
-                };
-                region(graph, reg, classes, &b.insts[s..end], &roles[s..end], args, before[s], live_after);
-                if reg.is_chain() {
-                    // One instruction ready at a time: the schedule is the
-                    // original order.
-                    s = end;
-                    continue;
-                }
-                // A greedy schedule may corner itself above the budget: tried
-                // again with the budget lowered, so that the scheduler turns
-                // to pressure-reducing choices sooner.
-                let found = (0..=2).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
-                if found && permute(&mut b.insts[s..end], order) {
-                    changed += 1;
-                }
+            // A greedy schedule may corner itself above the budget: tried
+            // again with the budget lowered, so that the scheduler turns
+            // to pressure-reducing choices sooner.
+            let found = (0..=2).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
+            if found && permute(&mut b.insts[s..end], order) {
+                changed += 1;
             }
-            s = end;
         }
     }
     changed
