@@ -39,12 +39,16 @@ use cranelift_codegen::ir::{
 
 /// Rewrites every atomic of `f` that needs a loop or a byte swap.
 pub fn legalize_atomics(f: &mut Function) {
+    let is_atomic = |op| matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::AtomicLoad | Opcode::AtomicStore);
+    if !super::may_have(f, is_atomic) {
+        return;
+    }
     let mut todo = Vec::new();
     let mut swaps = Vec::new();
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             // Most instructions are no atomic access.
-            if !matches!(f.dfg.insts[inst].opcode(), Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::AtomicLoad | Opcode::AtomicStore) {
+            if !is_atomic(f.dfg.insts[inst].opcode()) {
                 continue;
             }
             // A 32-bit address is left to instruction selection, which

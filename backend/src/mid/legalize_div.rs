@@ -73,7 +73,7 @@ use ursa_isel::intrinsics::RUNTIME_ROUTINES;
 pub fn legalize_div(f: &mut Function) -> Result<(), Error> {
     let is_div = |op: Opcode| matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem);
     // Nothing to do (and nothing allocated) without a division.
-    if !f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).any(|i| is_div(f.dfg.insts[i].opcode())) {
+    if !super::may_have(f, is_div) {
         return Ok(());
     }
     pair_remainders(f);

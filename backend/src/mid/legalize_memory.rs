@@ -113,6 +113,9 @@ fn known(f: &Function, a: &Access) -> Known {
 
 /// Rewrites the loads and stores of `f` that may be misaligned (module docs).
 pub fn legalize_memory(f: &mut Function) -> Result<(), Error> {
+    if !super::may_have(f, |op| op.can_load() || op.can_store()) {
+        return Ok(());
+    }
     let mut todo = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {

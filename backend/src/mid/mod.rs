@@ -53,6 +53,15 @@ pub(crate) fn with_context<R>(func: &mut Function, f: impl FnOnce(&mut Context) 
     })
 }
 
+/// Whether some instruction of `f` may have an opcode `pred` accepts: one
+/// pass over the instruction table, not the layout. The table also holds
+/// instructions no longer in the layout, so `false` is sure and `true` only
+/// likely: the passes ask before walking the code.
+pub(crate) fn may_have(f: &Function, pred: impl Fn(Opcode) -> bool) -> bool {
+    use cranelift_codegen::entity::EntityRef;
+    (0..f.dfg.num_insts()).any(|i| pred(f.dfg.insts[Inst::new(i)].opcode()))
+}
+
 /// The settings the Cranelift passes run with: `opt_level=speed` and no
 /// verifier between passes (the compiler verifies its input once, and the
 /// mid-end's output when asked: [`crate::Options::check_regalloc`]).

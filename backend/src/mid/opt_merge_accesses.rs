@@ -79,6 +79,9 @@ const MAX_DEPTH: u32 = 12;
 
 /// Merges the adjacent accesses of `f` (module docs).
 pub fn opt_merge_accesses(f: &mut Function, shared: &SharedLayout) -> Result<(), Error> {
+    if !super::may_have(f, |op| op.can_load() || op.can_store()) {
+        return Ok(());
+    }
     let mut align = Align { shared, memo: HashMap::new() };
     // Per block: is there anything to do for loads (and the `aligned` flags),
     // for stores? Most blocks have no access, most functions none at all.
