@@ -157,6 +157,17 @@ pub struct CountedLoop {
     pub back: usize,
 }
 
+/// Whether some block of `f` ends in a `brif` back to itself (what
+/// [`CountedLoop::find`] looks for first): most functions have none.
+pub fn has_single_block_loop(f: &Function) -> bool {
+    f.layout.blocks().any(|l| {
+        f.layout.last_inst(l).is_some_and(|t| match f.dfg.insts[t] {
+            InstructionData::Brif { blocks, .. } => blocks.iter().any(|b| b.block(&f.dfg.value_lists) == l),
+            _ => false,
+        })
+    })
+}
+
 impl CountedLoop {
     /// Recognizes `l` as a counted loop.
     pub fn find(f: &Function, l: Block) -> Option<CountedLoop> {

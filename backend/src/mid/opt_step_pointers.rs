@@ -69,6 +69,9 @@ pub const MAX_POINTERS: usize = 4;
 
 /// Replaces the addresses of every counted loop that the cost rule admits.
 pub fn opt_step_pointers(func: &mut Function) -> Result<(), Error> {
+    if !super::induction::has_single_block_loop(func) {
+        return Ok(());
+    }
     let blocks: Vec<Block> = func.layout.blocks().collect();
     for l in blocks {
         let Some(lp) = CountedLoop::find(func, l) else { continue };

@@ -84,6 +84,9 @@ const OFS_MAX: i64 = (1 << 23) - 1;
 
 /// Unrolls every loop of `func` that the cost rule admits.
 pub fn opt_unroll_loops(func: &mut Function) -> Result<(), Error> {
+    if !super::induction::has_single_block_loop(func) {
+        return Ok(());
+    }
     let blocks: Vec<Block> = func.layout.blocks().collect();
     for l in blocks {
         if let Some(lp) = Loop::find(func, l) {
