@@ -66,7 +66,9 @@ const NONE: u32 = u32::MAX;
 /// how many moved (an instruction merged into an equal one counts).
 pub fn opt_hoist_invariants(vcode: &mut VCode) -> usize {
     let n = vcode.blocks.len();
-    if n == 0 {
+    // No edge backward in the block order, no cycle (a cycle has one in any
+    // order): most functions are left here, before any table is made.
+    if !vcode.blocks.iter().enumerate().any(|(b, blk)| blk.succs.iter().any(|s| s.0 as usize <= b)) {
         return 0;
     }
     let succ = |x: usize, i: usize| vcode.blocks[x].succs.get(i).map(|b| b.0 as usize);
