@@ -46,6 +46,10 @@ fn lead(insts: &[MInst], forms: &[ursa_emit::FormId]) -> usize {
 
 /// Puts the plan's saves and restores into `vcode`; returns how many.
 pub fn insert_breg_saves(vcode: &mut VCode, plan: &Plan) -> usize {
+    // Most functions save no convergence barrier register.
+    if plan.saved == 0 && !plan.regions.iter().any(|r| r.borrow) {
+        return 0;
+    }
     let is_exit = |m: &MInst| matches!(m.pseudo, Pseudo::Ret | Pseudo::TailCall { .. });
     let mut at_exits = Vec::new();
     let mut at_starts = Vec::new();

@@ -24,6 +24,10 @@ fn is_control(it: &Item) -> bool {
 
 /// Deletes the idle regions; returns how many.
 pub fn opt_idle_regions(code: &mut Code) -> usize {
+    // Most functions have no region at all.
+    if !code.items.iter().any(|it| it.inst.form() == forms::BSSY_I) {
+        return 0;
+    }
     let n = code.items.len();
     // Item indices where the blocks that branches go to start.
     let landings: Vec<usize> = code.items.iter().filter_map(|it| it.target).map(|t| code.block_start[t.0 as usize]).collect();
