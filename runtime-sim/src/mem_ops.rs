@@ -5,14 +5,11 @@
 //! effect happens, so a faulting instruction changes nothing.
 
 use crate::machine::{each_lane, lanes, Warp};
-use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory};
+use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
+use crate::sm_trace::Recorder;
 use crate::trap::{Fault, Space, TrapKind};
-
-/// High words of the generic windows onto shared and local memory.
-pub const SHARED_WINDOW: u64 = 0x0001_0000;
-pub const LOCAL_WINDOW: u64 = 0x0002_0000;
 
 /// The memories one instruction may touch.
 struct Spaces<'a> {
@@ -89,7 +86,17 @@ fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     }
 }
 
-pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
+/// Executes a memory instruction for the executing lanes `e`; under the
+/// SM model, `record` gets the access of a load, store or atomic.
+pub(crate) fn exec(
+    op: &Op,
+    warp: &mut Warp,
+    shared: &mut [u8],
+    mem: &mut Global,
+    cb: &ConstBanks,
+    e: u32,
+    mut record: Option<&mut Recorder>,
+) -> Result<(), Fault> {
     if e == 0 {
         return Ok(());
     }
@@ -110,10 +117,12 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         }
         Global::Shared(_) => &mut unused,
     };
-    let Warp { regs, local, local_size, .. } = warp;
+    let Warp { regs, local, local_size, id, .. } = warp;
+    let id = *id as usize;
     match *op {
         Op::Load { space, d, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
                 if ty == MemTy::B32 {
                     load_row(&mut regs.r[d[0] as usize], bytes, at, &base, ofs, e);
@@ -131,6 +140,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         }
         Op::Store { space, s, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
                 let n = ty.bytes() as usize;
                 for l in lanes(e) {
@@ -146,6 +156,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
     match *op {
         Op::Load { space, d, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e);
             let n = ty.bytes();
             let mut data = [[0u32; 4]; LANES];
             for l in lanes(e) {
@@ -156,6 +167,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         }
         Op::Store { space, s, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e);
             let n = ty.bytes();
             for l in lanes(e) {
                 sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
@@ -183,8 +195,9 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
             }
             write_rows(regs, d, ty, &data, e);
         }
-        Op::Atom { space, d, a, ofs, b, c, op, wide, signed } => {
+        Op::Atom { space, d, a, ofs, b, c, op: aop, wide, signed } => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e);
             let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
             let n = if wide { 8 } else { 4 };
             for l in lanes(e) {
@@ -195,13 +208,23 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
                 let m = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
                 let o = le_load(m);
                 old[l] = o;
-                le_store(m, atom(op, o, vb[l], vc[l], wide, signed));
+                le_store(m, atom(aop, o, vb[l], vc[l], wide, signed));
             }
             regs.put64::<32>(d, &old, e);
         }
         _ => unreachable!("not a memory op: {:?}", op),
     }
     Ok(())
+}
+
+/// Records a load's, store's or atomic's access in the SM model's trace
+/// from the lane addresses `base` it read: once, whichever path then runs
+/// it (`record` is emptied).
+#[inline(always)]
+fn trace(record: &mut Option<&mut Recorder>, warp: usize, op: &Op, base: &[u64; LANES], e: u32) {
+    if let Some(r) = record.take() {
+        r.access(warp, op, base, e);
+    }
 }
 
 /// Writes lane `l`'s words of the registers `s` to its bytes `b`.
