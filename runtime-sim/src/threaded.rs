@@ -365,10 +365,12 @@ fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast
     let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
     let (clo, chi): (Row, Row) = if C {
         ([f.k[2]; LANES], [f.k[3]; LANES])
+    } else if f.m[2] == 0 {
+        (r.r[f.s[2] as usize], r.r[f.s[3] as usize])
     } else {
         // -c = !c + 1: the +1 carries into the high word when the low one is 0.
-        let (lo, hi, m) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize], f.m[2]);
-        (rows(|l| (lo[l] ^ m).wrapping_sub(m)), rows(|l| (hi[l] ^ m).wrapping_add(m & (lo[l] == 0) as u32)))
+        let (lo, hi) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize]);
+        (rows(|l| (!lo[l]).wrapping_add(1)), rows(|l| (!hi[l]).wrapping_add((lo[l] == 0) as u32)))
     };
     // The signed product's high word is the unsigned one's less b where
     // a < 0 and less a where b < 0 (two's complement, modulo 2^32).
