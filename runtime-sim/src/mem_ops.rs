@@ -142,6 +142,10 @@ pub(crate) fn exec(
             let base = regs.get64::<32>(a, cb)?;
             trace(&mut record, id, op, &base, e);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
+                if ty == MemTy::B32 {
+                    store_row(bytes, at, &regs.r[s[0] as usize], &base, ofs, e);
+                    return Ok(());
+                }
                 let n = ty.bytes() as usize;
                 for l in lanes(e) {
                     let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
@@ -279,6 +283,26 @@ fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], 
     } else {
         for l in lanes(e) {
             row[l] = word(l);
+        }
+    }
+}
+
+/// A 32-bit store's fast path, [`load_row`]'s mirror: each executing
+/// lane's word of `row` to its `base + ofs` in `bytes`, lanes in order (of
+/// two lanes at one address the higher one's word is what stays).
+#[inline(always)]
+fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES], ofs: i32, e: u32) {
+    let mut word = |l: usize| {
+        let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+        bytes[o..o + 4].copy_from_slice(&row[l].to_le_bytes());
+    };
+    if e == u32::MAX {
+        for l in 0..LANES {
+            word(l);
+        }
+    } else {
+        for l in lanes(e) {
+            word(l);
         }
     }
 }
