@@ -272,8 +272,9 @@ fn global_span<'m>(
 /// per-lane closure the compiler left as a call here.
 #[inline(always)]
 fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], ofs: i32, e: u32) {
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
     let word = |l: usize| {
-        let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+        let o = word_at(base[l], ofs, at, last);
         u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes"))
     };
     if e == u32::MAX {
@@ -287,13 +288,24 @@ fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], 
     }
 }
 
+/// The offset in its allocation's bytes (which start at `at`) of a lane's
+/// word at `base + ofs`, at most `last` (the last word's offset). The
+/// bound never changes the offset ([`global_span`] found every executing
+/// lane's word inside the allocation); it tells the compiler so, which
+/// drops the two checks per lane of indexing the word.
+#[inline(always)]
+fn word_at(base: u64, ofs: i32, at: u64, last: usize) -> usize {
+    ((base.wrapping_add(ofs as i64 as u64) - at) as usize).min(last)
+}
+
 /// A 32-bit store's fast path, [`load_row`]'s mirror: each executing
 /// lane's word of `row` to its `base + ofs` in `bytes`, lanes in order (of
 /// two lanes at one address the higher one's word is what stays).
 #[inline(always)]
 fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES], ofs: i32, e: u32) {
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
     let mut word = |l: usize| {
-        let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+        let o = word_at(base[l], ofs, at, last);
         bytes[o..o + 4].copy_from_slice(&row[l].to_le_bytes());
     };
     if e == u32::MAX {
