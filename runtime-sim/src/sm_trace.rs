@@ -152,18 +152,21 @@ impl Recorder {
     }
 
     /// Records the access of warp `w`'s load, store or atomic `op` by the
-    /// executing lanes `e` (not 0), whose address registers read `base`.
-    pub fn access(&mut self, w: usize, op: &Op, base: &[u64; LANES], e: u32) {
+    /// executing lanes `e` (not 0), whose address registers read `base`;
+    /// `run`: the whole warp's, each lane's right after the previous one's
+    /// (`mem_ops::contiguous`).
+    pub fn access(&mut self, w: usize, op: &Op, base: &[u64; LANES], e: u32, run: bool) {
         let access = match *op {
-            Op::Load { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, false, false),
-            Op::Store { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, true, false),
-            Op::Atom { space, ofs, wide, .. } => self.addresses(w, space, base, ofs, if wide { 8 } else { 4 }, e, true, true),
+            Op::Load { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, run, false, false),
+            Op::Store { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, run, true, false),
+            Op::Atom { space, ofs, wide, .. } => self.addresses(w, space, base, ofs, if wide { 8 } else { 4 }, e, run, true, true),
             _ => Access::None,
         };
         self.warps[w].accesses.push(access);
     }
 
-    /// The access of the executing lanes `e` at `base + ofs`, `n` bytes each.
+    /// The access of the executing lanes `e` at `base + ofs`, `n` bytes
+    /// each; `run`: one run of `32 * n` bytes from lane 0's.
     #[allow(clippy::too_many_arguments)]
     fn addresses(
         &mut self,
@@ -173,6 +176,7 @@ impl Recorder {
         ofs: i32,
         n: u32,
         e: u32,
+        run: bool,
         store: bool,
         atomic: bool,
     ) -> Access {
@@ -220,6 +224,18 @@ impl Recorder {
                 let t = &mut self.warps[w];
                 let start = t.sectors.len();
                 if orig == AddrSpace::Global {
+                    // A run of bytes touches every sector from its first
+                    // byte's to its last byte's, and, when no lane's access
+                    // is larger than a sector, each of those sectors holds
+                    // some lane's first or last byte: the sectors below.
+                    if run && n <= 1 << self.sector_shift {
+                        let a0 = base[0].wrapping_add(ofs as i64 as u64);
+                        if let Some(end) = a0.checked_add(LANES as u64 * n as u64 - 1) {
+                            let (first, last) = (a0 >> self.sector_shift, end >> self.sector_shift);
+                            t.sectors.extend(first..=last);
+                            return Access::Sectors { start: start as u32, count: (last - first + 1) as u16, store, atomic };
+                        }
+                    }
                     if let Some((first, bits)) = sector_window(base, ofs, n, e, self.sector_shift) {
                         t.sectors.reserve(bits.count_ones() as usize);
                         for b in set_bits(bits) {
@@ -363,15 +379,21 @@ mod tests {
 
     /// The sectors the recorder gives a global access of lanes `e` at
     /// `base`, `n` bytes each, through the global path (its window when it
-    /// fits) and through the generic one (always per lane, sorted after).
+    /// fits) and through the generic one (always per lane, sorted after);
+    /// a contiguous full-warp access (`mem_ops::contiguous`) is also
+    /// recorded as a run and checked against the generic path.
     fn both_ways(base: &[u64; LANES], n: u32, e: u32) -> (Vec<u64>, Vec<u64>) {
         let mut r = Recorder::new(32, 32, 4, 0);
         r.start(0, 1);
-        let mut get = |space| match r.addresses(0, space, base, 0, n, e, false, false) {
+        let mut get = |space, run| match r.addresses(0, space, base, 0, n, e, run, false, false) {
             Access::Sectors { start, count, .. } => r.warps[0].sectors[start as usize..][..count as usize].to_vec(),
             a => panic!("not sectors: {a:?}"),
         };
-        (get(AddrSpace::Global), get(AddrSpace::Generic))
+        let (global, generic) = (get(AddrSpace::Global, false), get(AddrSpace::Generic, false));
+        if e == u32::MAX && (0..LANES).all(|l| base[l] == base[0].wrapping_add(l as u64 * n as u64)) {
+            assert_eq!(get(AddrSpace::Global, true), generic, "run {base:x?} n={n}");
+        }
+        (global, generic)
     }
 
     #[test]
@@ -390,12 +412,13 @@ mod tests {
             let mut base = [0u64; LANES];
             for (l, b) in base.iter_mut().enumerate() {
                 let l = l as u64;
-                *b = match case / 4 % 6 {
+                *b = match case / 4 % 7 {
                     0 => origin + l * n as u64,                // coalesced
                     1 => origin,                               // broadcast
                     2 => origin + (l % 16) * 4 + l / 16 * 512, // two rows
                     3 => origin + (next() % 64) * n as u64,    // scattered near
                     4 => origin + (next() % 4096) * n as u64,  // scattered far
+                    5 => origin + 1 + l * n as u64,            // contiguous, unaligned
                     _ => origin + l * 3 + next() % 3,          // unaligned, crossing
                 };
             }
