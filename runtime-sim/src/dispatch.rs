@@ -118,7 +118,9 @@ pub(crate) fn execute(
             alu_uniform::exec(op, &mut warp.regs, cb, e)?
         }
         Op::S2r { d, sr } => alu_uniform::s2r(warp, site, *d, *sr, e, ex.uniform)?,
-        Op::Load { .. } | Op::Store { .. } | Op::Ldc { .. } | Op::Atom { .. } => mem_ops::exec(op, warp, site.shared, mem, cb, e)?,
+        Op::Load { .. } | Op::Store { .. } | Op::Ldc { .. } | Op::Atom { .. } => {
+            mem_ops::exec(op, warp, site.shared, mem, cb, e, site.record.as_deref_mut())?
+        }
         Op::Vote { .. } | Op::Shfl { .. } => collective::exec(op, &mut warp.regs, cb, e)?,
         Op::Undefined(name) => return Err(TrapKind::SemanticsNotDefined(name).into()),
         Op::Invalid => {

@@ -174,7 +174,7 @@ impl Ctx<'_> {
         steps: u64,
     ) -> Result<(u64, u64), Trap> {
         let (counts, threshold) = self.jit.as_mut().expect("checked by jit_ready");
-        let site = Site { grid: self.grid, block: self.block, cta, clock: self.clock_base, shared, bars };
+        let site = Site { grid: self.grid, block: self.block, cta, clock: self.clock_base, shared, bars, record: None };
         match jit::run(self.prog, self.cb, &mut self.mem, site, counts, *threshold, warp, steps, self.step_limit) {
             Ok(r) => Ok(r),
             Err((f, pc)) => Err(self.trap(f.kind, cta, warp.id, f.lane, pc)),
@@ -379,9 +379,10 @@ impl Ctx<'_> {
             }
             if let Some(r) = self.record.as_deref_mut() {
                 let gen = if let Op::Bar { id, .. } = e.op { bars[id as usize & 15].gen } else { 0 };
-                r.record(w, idx, &e.op, &warp.regs, self.cb, exec_mask, gen);
+                r.record(w, idx, &e.op, exec_mask, gen);
             }
-            let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars };
+            let record = self.record.as_deref_mut();
+            let mut site = Site { grid: self.grid, block: self.block, cta: *id, clock: self.clock_base + t, shared, bars, record };
             let fast = if exec_mask == u32::MAX { self.threaded.get(idx).and_then(Option::as_ref) } else { None };
             let result = match fast {
                 Some(Fast { jump: Some(target), .. }) => Ok(Flow::Jump(*target)),

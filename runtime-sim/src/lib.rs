@@ -63,7 +63,7 @@ pub use jit::cache::JitStats;
 pub use launch::{
     abi, Arg, Engine, Gpu, LaunchConfig, DEFAULT_JIT_THRESHOLD, DEFAULT_MEMORY_LIMIT, DEFAULT_STEP_LIMIT, MAX_SHARED_PER_CTA,
 };
-pub use mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
+pub use memory::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use profile::{InstProfile, MemCount, Profile, SmStats, StallReason, Stats, TimelineEvent, STALL_REASONS};
 pub use program::{FunctionInfo, Program, CODE_BASE, RETURN_SENTINEL};
 pub use trap::{LoadError, Space, Trap, TrapKind};

@@ -5,14 +5,11 @@
 //! effect happens, so a faulting instruction changes nothing.
 
 use crate::machine::{each_lane, lanes, Warp};
-use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory};
+use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
+use crate::sm_trace::Recorder;
 use crate::trap::{Fault, Space, TrapKind};
-
-/// High words of the generic windows onto shared and local memory.
-pub const SHARED_WINDOW: u64 = 0x0001_0000;
-pub const LOCAL_WINDOW: u64 = 0x0002_0000;
 
 /// The memories one instruction may touch.
 struct Spaces<'a> {
@@ -89,7 +86,17 @@ fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     }
 }
 
-pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global, cb: &ConstBanks, e: u32) -> Result<(), Fault> {
+/// Executes a memory instruction for the executing lanes `e`; under the
+/// SM model, `record` gets the access of a load, store or atomic.
+pub(crate) fn exec(
+    op: &Op,
+    warp: &mut Warp,
+    shared: &mut [u8],
+    mem: &mut Global,
+    cb: &ConstBanks,
+    e: u32,
+    mut record: Option<&mut Recorder>,
+) -> Result<(), Fault> {
     if e == 0 {
         return Ok(());
     }
@@ -110,13 +117,16 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         }
         Global::Shared(_) => &mut unused,
     };
-    let Warp { regs, local, local_size, .. } = warp;
+    let Warp { regs, local, local_size, id, .. } = warp;
+    let id = *id as usize;
     match *op {
         Op::Load { space, d, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
-            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
+            let run = contiguous(&base, ty.bytes(), e);
+            trace(&mut record, id, op, &base, e, run);
+            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, run) {
                 if ty == MemTy::B32 {
-                    load_row(&mut regs.r[d[0] as usize], bytes, at, &base, ofs, e);
+                    load_row(&mut regs.r[d[0] as usize], bytes, at, &base, ofs, e, run);
                     return Ok(());
                 }
                 let n = ty.bytes() as usize;
@@ -131,7 +141,13 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         }
         Op::Store { space, s, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
-            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e) {
+            let run = contiguous(&base, ty.bytes(), e);
+            trace(&mut record, id, op, &base, e, run);
+            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, run) {
+                if ty == MemTy::B32 {
+                    store_row(bytes, at, &regs.r[s[0] as usize], &base, ofs, e, run);
+                    return Ok(());
+                }
                 let n = ty.bytes() as usize;
                 for l in lanes(e) {
                     let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
@@ -146,6 +162,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
     match *op {
         Op::Load { space, d, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e, false);
             let n = ty.bytes();
             let mut data = [[0u32; 4]; LANES];
             for l in lanes(e) {
@@ -156,6 +173,7 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
         }
         Op::Store { space, s, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e, false);
             let n = ty.bytes();
             for l in lanes(e) {
                 sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
@@ -183,8 +201,9 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
             }
             write_rows(regs, d, ty, &data, e);
         }
-        Op::Atom { space, d, a, ofs, b, c, op, wide, signed } => {
+        Op::Atom { space, d, a, ofs, b, c, op: aop, wide, signed } => {
             let base = regs.get64::<32>(a, cb)?;
+            trace(&mut record, id, op, &base, e, false);
             let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
             let n = if wide { 8 } else { 4 };
             for l in lanes(e) {
@@ -195,13 +214,45 @@ pub(crate) fn exec(op: &Op, warp: &mut Warp, shared: &mut [u8], mem: &mut Global
                 let m = sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
                 let o = le_load(m);
                 old[l] = o;
-                le_store(m, atom(op, o, vb[l], vc[l], wide, signed));
+                le_store(m, atom(aop, o, vb[l], vc[l], wide, signed));
             }
             regs.put64::<32>(d, &old, e);
         }
         _ => unreachable!("not a memory op: {:?}", op),
     }
     Ok(())
+}
+
+/// Records a load's, store's or atomic's access in the SM model's trace
+/// from the lane addresses `base` it read (`run`: they are
+/// [`contiguous`]): once, whichever path then runs it (`record` is
+/// emptied).
+#[inline(always)]
+fn trace(record: &mut Option<&mut Recorder>, warp: usize, op: &Op, base: &[u64; LANES], e: u32, run: bool) {
+    if let Some(r) = record.take() {
+        r.access(warp, op, base, e, run);
+    }
+}
+
+/// Whether an access of `n` bytes per lane is a full warp's at contiguous
+/// addresses: lane `l`'s is the first lane's plus `l * n` (the coalesced
+/// access, the most common). Such an access is one run of `32 * n` bytes:
+/// its bounds, its words and (for the SM model's trace) its sectors need
+/// no per-lane work. Two lanes are compared first, so that most other
+/// accesses are turned down at once.
+#[inline(always)]
+fn contiguous(base: &[u64; LANES], n: u32, e: u32) -> bool {
+    let n = n as u64;
+    if e != u32::MAX || base[LANES - 1].wrapping_sub(base[0]) != (LANES as u64 - 1) * n {
+        return false;
+    }
+    let mut diff = 0;
+    let mut next = base[0];
+    for &b in base {
+        diff |= b ^ next;
+        next = next.wrapping_add(n);
+    }
+    diff == 0
 }
 
 /// Writes lane `l`'s words of the registers `s` to its bytes `b`.
@@ -229,8 +280,15 @@ fn global_span<'m>(
     ofs: i32,
     n: u32,
     e: u32,
+    run: bool,
 ) -> Option<(u64, &'m mut [u8])> {
-    let (lo, hi, bits) = lane_bounds(base, ofs, e);
+    let (lo, hi, bits) = if run {
+        // A run that wraps around the address space takes the per-lane path.
+        let a0 = base[0].wrapping_add(ofs as i64 as u64);
+        (a0, a0.checked_add((LANES as u64 - 1) * n as u64)?, a0)
+    } else {
+        lane_bounds(base, ofs, e)
+    };
     if bits & (n as u64 - 1) != 0 || (space == AddrSpace::Generic && any_in_window(base, ofs, e)) {
         return None;
     }
@@ -244,9 +302,17 @@ fn global_span<'m>(
 /// the destination row. Plain loops rather than [`each_lane`]'s, whose
 /// per-lane closure the compiler left as a call here.
 #[inline(always)]
-fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], ofs: i32, e: u32) {
+fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], ofs: i32, e: u32, run: bool) {
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
+    if run {
+        let o = word_at(base[0], ofs, at, last);
+        for (r, w) in row.iter_mut().zip(bytes[o..o + 4 * LANES].chunks_exact(4)) {
+            *r = u32::from_le_bytes(w.try_into().expect("four bytes"));
+        }
+        return;
+    }
     let word = |l: usize| {
-        let o = (base[l].wrapping_add(ofs as i64 as u64) - at) as usize;
+        let o = word_at(base[l], ofs, at, last);
         u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes"))
     };
     if e == u32::MAX {
@@ -256,6 +322,44 @@ fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], 
     } else {
         for l in lanes(e) {
             row[l] = word(l);
+        }
+    }
+}
+
+/// The offset in its allocation's bytes (which start at `at`) of a lane's
+/// word at `base + ofs`, at most `last` (the last word's offset). The
+/// bound never changes the offset ([`global_span`] found every executing
+/// lane's word inside the allocation); it tells the compiler so, which
+/// drops the two checks per lane of indexing the word.
+#[inline(always)]
+fn word_at(base: u64, ofs: i32, at: u64, last: usize) -> usize {
+    ((base.wrapping_add(ofs as i64 as u64) - at) as usize).min(last)
+}
+
+/// A 32-bit store's fast path, [`load_row`]'s mirror: each executing
+/// lane's word of `row` to its `base + ofs` in `bytes`, lanes in order (of
+/// two lanes at one address the higher one's word is what stays).
+#[inline(always)]
+fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES], ofs: i32, e: u32, run: bool) {
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
+    if run {
+        let o = word_at(base[0], ofs, at, last);
+        for (w, r) in bytes[o..o + 4 * LANES].chunks_exact_mut(4).zip(row) {
+            w.copy_from_slice(&r.to_le_bytes());
+        }
+        return;
+    }
+    let mut word = |l: usize| {
+        let o = word_at(base[l], ofs, at, last);
+        bytes[o..o + 4].copy_from_slice(&row[l].to_le_bytes());
+    };
+    if e == u32::MAX {
+        for l in 0..LANES {
+            word(l);
+        }
+    } else {
+        for l in lanes(e) {
+            word(l);
         }
     }
 }

@@ -15,6 +15,11 @@ pub const GLOBAL_BASE: u64 = 0x1_0000_0000;
 pub const GUARD_GAP: u64 = 0x1000;
 /// Smallest alignment of an allocation.
 pub const MIN_ALIGN: u64 = 256;
+/// High words of the generic windows onto shared and local memory (here,
+/// below both the memory instructions and the SM model's trace, which
+/// classify generic addresses by them).
+pub const SHARED_WINDOW: u64 = 0x0001_0000;
+pub const LOCAL_WINDOW: u64 = 0x0002_0000;
 
 #[derive(Clone)]
 struct Allocation {

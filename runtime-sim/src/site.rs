@@ -4,6 +4,7 @@
 //! ([`Flow`]). Faults are [`crate::trap::Fault`]s.
 
 use crate::machine::CtaBarrier;
+use crate::sm_trace::Recorder;
 
 /// What an instruction did to the control flow of its group.
 pub(crate) enum Flow {
@@ -23,4 +24,8 @@ pub(crate) struct Site<'a> {
     pub clock: u64,
     pub shared: &'a mut Vec<u8>,
     pub bars: &'a mut [CtaBarrier; 16],
+    /// The SM model's trace of the CTA, when it is on: a load, store or
+    /// atomic records its access there from the lane addresses it reads
+    /// for itself (`mem_ops::exec`), so they are read once.
+    pub record: Option<&'a mut Recorder>,
 }

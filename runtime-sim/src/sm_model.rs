@@ -102,13 +102,17 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 /// A set's entries are made when it is first touched (a 40 MiB L2 costs
 /// nothing until used) and filled in order, so that a set that is not
 /// full is searched only as far as it is filled. Tags are stored plus one
-/// (an entry emptied by an invalidation is 0).
+/// (an entry emptied by an invalidation is 0). A set's entries past its
+/// fill are never read (a full set's are all written), so arrays reused
+/// from an earlier cache are not cleared.
 struct Cache {
     /// Per set: its first entry in `tags` and `used`, plus one (0: no
     /// entries yet).
     block: Vec<u32>,
     /// Per set: how many of its entries have been filled (the first ones).
     fill: Vec<u16>,
+    /// The sets given entries so far (in the order they were first touched).
+    blocks: usize,
     tags: Vec<u64>,
     used: Vec<u64>,
     sets: u64,
@@ -132,6 +136,7 @@ impl Cache {
         Cache {
             block: vec![0; sets as usize],
             fill: vec![0; sets as usize],
+            blocks: 0,
             tags: Vec::new(),
             used: Vec::new(),
             sets,
@@ -145,10 +150,7 @@ impl Cache {
     fn reusing(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
         let mut c = Cache::new(bytes, line, sector, ways);
         SPARE.with(|s| {
-            let (mut tags, mut used) = std::mem::take(&mut *s.borrow_mut());
-            tags.clear();
-            used.clear();
-            (c.tags, c.used) = (tags, used);
+            (c.tags, c.used) = std::mem::take(&mut *s.borrow_mut());
         });
         c
     }
@@ -172,9 +174,12 @@ impl Cache {
         let set = self.set(sector);
         let start = match self.block[set] {
             0 => {
-                let start = self.tags.len();
-                self.tags.resize(start + self.ways, 0);
-                self.used.resize(start + self.ways, 0);
+                let start = self.blocks * self.ways;
+                self.blocks += 1;
+                if self.tags.len() < start + self.ways {
+                    self.tags.resize(start + self.ways, 0);
+                    self.used.resize(start + self.ways, 0);
+                }
                 self.block[set] = start as u32 + 1;
                 start
             }

@@ -6,10 +6,9 @@
 //! runs; docs/timing.md, "How it runs".
 
 use crate::machine::{each_lane, lanes};
-use crate::mem_ops::{LOCAL_WINDOW, SHARED_WINDOW};
-use crate::memory::ConstBanks;
+use crate::memory::{LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, Op};
-use crate::regs::{Regs, LANES};
+use crate::regs::LANES;
 
 /// The memory part of a [`Rec`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,30 +118,19 @@ impl Recorder {
         recs.push(Rec { idx: idx as u32, lanes: e, len: 1 });
     }
 
-    /// Records one issue of warp `w`, before the instruction runs (its
-    /// address registers are still the ones it reads). `bar_gen`: the
-    /// current instance of the barrier a BAR names.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record(&mut self, w: usize, idx: usize, op: &Op, regs: &Regs, cb: &ConstBanks, e: u32, bar_gen: u32) {
+    /// Records one issue of warp `w`. `bar_gen`: the current instance of
+    /// the barrier a BAR names. The access of a load, store or atomic with
+    /// executing lanes is not recorded here but by the access itself
+    /// ([`Recorder::access`], called by `mem_ops::exec` with the lane
+    /// addresses it reads anyway); it comes next in the warp's accesses.
+    pub fn record(&mut self, w: usize, idx: usize, op: &Op, e: u32, bar_gen: u32) {
         if !has_access(op) {
             return self.record_plain(w, idx, e);
         }
-        let access = if e == 0 {
-            Access::None
-        } else {
-            match *op {
-                Op::Load { space, a, ofs, ty, .. } => {
-                    self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, ty.bytes(), e, false, false)
-                }
-                Op::Store { space, a, ofs, ty, .. } => {
-                    self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, ty.bytes(), e, true, false)
-                }
-                Op::Atom { space, a, ofs, wide, .. } => {
-                    self.addresses(w, space, regs.get64::<32>(a, cb).ok(), ofs, if wide { 8 } else { 4 }, e, true, true)
-                }
-                Op::Bar { id, .. } => Access::Bar { id: id & 15, gen: bar_gen, wait: true },
-                _ => Access::None,
-            }
+        let access = match *op {
+            _ if e == 0 => Access::None,
+            Op::Bar { id, .. } => Access::Bar { id: id & 15, gen: bar_gen, wait: true },
+            _ => return self.record_plain(w, idx, e),
         };
         let t = &mut self.warps[w];
         // An earlier arrival of the same warp at the same barrier instance
@@ -163,20 +151,35 @@ impl Recorder {
         self.record_plain(w, idx, e);
     }
 
-    /// The access of the executing lanes `e` at `base + ofs`, `n` bytes each.
+    /// Records the access of warp `w`'s load, store or atomic `op` by the
+    /// executing lanes `e` (not 0), whose address registers read `base`;
+    /// `run`: the whole warp's, each lane's right after the previous one's
+    /// (`mem_ops::contiguous`).
+    pub fn access(&mut self, w: usize, op: &Op, base: &[u64; LANES], e: u32, run: bool) {
+        let access = match *op {
+            Op::Load { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, run, false, false),
+            Op::Store { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, run, true, false),
+            Op::Atom { space, ofs, wide, .. } => self.addresses(w, space, base, ofs, if wide { 8 } else { 4 }, e, run, true, true),
+            _ => Access::None,
+        };
+        self.warps[w].accesses.push(access);
+    }
+
+    /// The access of the executing lanes `e` at `base + ofs`, `n` bytes
+    /// each; `run`: one run of `32 * n` bytes from lane 0's.
     #[allow(clippy::too_many_arguments)]
     fn addresses(
         &mut self,
         w: usize,
         space: AddrSpace,
-        base: Option<[u64; 32]>,
+        base: &[u64; LANES],
         ofs: i32,
         n: u32,
         e: u32,
+        run: bool,
         store: bool,
         atomic: bool,
     ) -> Access {
-        let Some(base) = base else { return Access::None };
         let at = |l: usize| match space {
             AddrSpace::Shared | AddrSpace::Local => (base[l] as u32).wrapping_add(ofs as u32) as u64,
             _ => base[l].wrapping_add(ofs as i64 as u64),
@@ -221,8 +224,23 @@ impl Recorder {
                 let t = &mut self.warps[w];
                 let start = t.sectors.len();
                 if orig == AddrSpace::Global {
-                    if let Some((first, bits)) = sector_window(&base, ofs, n, e, self.sector_shift) {
-                        t.sectors.extend(set_bits(bits).map(|b| first + b as u64));
+                    // A run of bytes touches every sector from its first
+                    // byte's to its last byte's, and, when no lane's access
+                    // is larger than a sector, each of those sectors holds
+                    // some lane's first or last byte: the sectors below.
+                    if run && n <= 1 << self.sector_shift {
+                        let a0 = base[0].wrapping_add(ofs as i64 as u64);
+                        if let Some(end) = a0.checked_add(LANES as u64 * n as u64 - 1) {
+                            let (first, last) = (a0 >> self.sector_shift, end >> self.sector_shift);
+                            t.sectors.extend(first..=last);
+                            return Access::Sectors { start: start as u32, count: (last - first + 1) as u16, store, atomic };
+                        }
+                    }
+                    if let Some((first, bits)) = sector_window(base, ofs, n, e, self.sector_shift) {
+                        t.sectors.reserve(bits.count_ones() as usize);
+                        for b in set_bits(bits) {
+                            t.sectors.push(first + b as u64);
+                        }
                         return Access::Sectors { start: start as u32, count: bits.count_ones() as u16, store, atomic };
                     }
                 }
@@ -300,8 +318,19 @@ fn sector_window(base: &[u64; LANES], ofs: i32, n: u32, e: u32, shift: u32) -> O
         bits |= 1u64.wrapping_shl(i as u32);
     };
     if e == u32::MAX {
-        for &b in base {
-            lane(b.wrapping_add(ofs));
+        // Two loops: the distances in vector code, the bits in scalar code
+        // from a table (SSE2 has no per-lane variable shift: in one vector
+        // loop each pair of bits took about six instructions; a table
+        // lookup keeps the second loop from being vectorized that way).
+        let mut dist = [0u64; LANES];
+        for (d, &b) in dist.iter_mut().zip(base) {
+            let a = b.wrapping_add(ofs);
+            *d = (a >> shift).wrapping_sub(first);
+            outside |= *d;
+            crosses |= a ^ a.wrapping_add(last_byte);
+        }
+        for &d in &dist {
+            bits |= BIT[d as usize % 64];
         }
     } else {
         for l in lanes(e) {
@@ -310,6 +339,17 @@ fn sector_window(base: &[u64; LANES], ofs: i32, n: u32, e: u32, shift: u32) -> O
     }
     (outside < 64 && crosses >> shift == 0).then_some((first, bits))
 }
+
+/// `BIT[i]` is bit `i`.
+const BIT: [u64; 64] = {
+    let mut t = [0u64; 64];
+    let mut i = 0;
+    while i < 64 {
+        t[i] = 1 << i;
+        i += 1;
+    }
+    t
+};
 
 /// The set bits of `m`, lowest first.
 fn set_bits(m: u64) -> impl Iterator<Item = u32> {
@@ -339,15 +379,21 @@ mod tests {
 
     /// The sectors the recorder gives a global access of lanes `e` at
     /// `base`, `n` bytes each, through the global path (its window when it
-    /// fits) and through the generic one (always per lane, sorted after).
+    /// fits) and through the generic one (always per lane, sorted after);
+    /// a contiguous full-warp access (`mem_ops::contiguous`) is also
+    /// recorded as a run and checked against the generic path.
     fn both_ways(base: &[u64; LANES], n: u32, e: u32) -> (Vec<u64>, Vec<u64>) {
         let mut r = Recorder::new(32, 32, 4, 0);
         r.start(0, 1);
-        let mut get = |space| match r.addresses(0, space, Some(*base), 0, n, e, false, false) {
+        let mut get = |space, run| match r.addresses(0, space, base, 0, n, e, run, false, false) {
             Access::Sectors { start, count, .. } => r.warps[0].sectors[start as usize..][..count as usize].to_vec(),
             a => panic!("not sectors: {a:?}"),
         };
-        (get(AddrSpace::Global), get(AddrSpace::Generic))
+        let (global, generic) = (get(AddrSpace::Global, false), get(AddrSpace::Generic, false));
+        if e == u32::MAX && (0..LANES).all(|l| base[l] == base[0].wrapping_add(l as u64 * n as u64)) {
+            assert_eq!(get(AddrSpace::Global, true), generic, "run {base:x?} n={n}");
+        }
+        (global, generic)
     }
 
     #[test]
@@ -366,12 +412,13 @@ mod tests {
             let mut base = [0u64; LANES];
             for (l, b) in base.iter_mut().enumerate() {
                 let l = l as u64;
-                *b = match case / 4 % 6 {
+                *b = match case / 4 % 7 {
                     0 => origin + l * n as u64,                // coalesced
                     1 => origin,                               // broadcast
                     2 => origin + (l % 16) * 4 + l / 16 * 512, // two rows
                     3 => origin + (next() % 64) * n as u64,    // scattered near
                     4 => origin + (next() % 4096) * n as u64,  // scattered far
+                    5 => origin + 1 + l * n as u64,            // contiguous, unaligned
                     _ => origin + l * 3 + next() % 3,          // unaligned, crossing
                 };
             }

@@ -356,19 +356,37 @@ fn imad_lo<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) 
 }
 
 /// IMAD.WIDE without a carry-out: the 64-bit product plus (negated) SrcC.
+/// Written in 32-bit halves so that it is vector code on the baseline
+/// x86-64 (SSE2 has no signed or 64-bit lane multiply, and the plain
+/// 64-bit form was 32 scalar multiplies): the product is the unsigned one
+/// (PMULUDQ), its high word corrected for signed operands, and SrcC is
+/// negated and added word by word with the carry between the halves.
 fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
-    let c: [u64; LANES] = if C {
-        [f.k[2] as u64 | (f.k[3] as u64) << 32; LANES]
+    let (clo, chi): (Row, Row) = if C {
+        ([f.k[2]; LANES], [f.k[3]; LANES])
+    } else if f.m[2] == 0 {
+        (r.r[f.s[2] as usize], r.r[f.s[3] as usize])
     } else {
-        let (lo, hi, m) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize], f.m[2] as u64 | (f.m[2] as u64) << 32);
-        rows(|l| ((lo[l] as u64 | (hi[l] as u64) << 32) ^ m).wrapping_sub(m))
+        // -c = !c + 1: the +1 carries into the high word when the low one is 0.
+        let (lo, hi) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize]);
+        (rows(|l| (!lo[l]).wrapping_add(1)), rows(|l| (!hi[l]).wrapping_add((lo[l] == 0) as u32)))
     };
-    let p: [u64; LANES] =
-        if f.x != 0 { rows(|l| (a[l] as i32 as i64).wrapping_mul(b[l] as i32 as i64) as u64) } else { rows(|l| a[l] as u64 * b[l] as u64) };
-    let s: [u64; LANES] = rows(|l| p[l].wrapping_add(c[l]));
-    put(r, f.d[0], rows(|l| s[l] as u32));
-    put(r, f.d[1], rows(|l| (s[l] >> 32) as u32));
+    // The signed product's high word is the unsigned one's less b where
+    // a < 0 and less a where b < 0 (two's complement, modulo 2^32).
+    let signed = if f.x != 0 { u32::MAX } else { 0 };
+    let mut dlo = [0u32; LANES];
+    let mut dhi = [0u32; LANES];
+    for l in 0..LANES {
+        let p = a[l] as u64 * b[l] as u64;
+        let fix = (((a[l] as i32 >> 31) as u32 & b[l]).wrapping_add((b[l] as i32 >> 31) as u32 & a[l])) & signed;
+        let lo = (p as u32).wrapping_add(clo[l]);
+        let carry = (lo < p as u32) as u32;
+        dlo[l] = lo;
+        dhi[l] = ((p >> 32) as u32).wrapping_sub(fix).wrapping_add(chi[l]).wrapping_add(carry);
+    }
+    put(r, f.d[0], dlo);
+    put(r, f.d[1], dhi);
 }
 
 fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {

@@ -248,6 +248,7 @@ extern "C" fn run_one(state: *mut State, idx: u64, t: u64) -> u32 {
         clock: env.clock_base + t,
         shared: unsafe { &mut *env.shared },
         bars: unsafe { &mut *env.bars },
+        record: None,
     };
     let r = execute(&prog.code[idx], warp, &mut site, cb, mem, e, e, pc, idx, prog);
     if !warp.local.is_empty() {
