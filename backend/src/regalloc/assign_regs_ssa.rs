@@ -146,14 +146,15 @@ thread_local! {
     /// functions are small: allocating them per function cost more than
     /// solving).
     static LIVENESS: std::cell::RefCell<VLiveness> = std::cell::RefCell::default();
-    /// The walk's own tables, reused likewise ([`Tables`]).
-    static TABLES: std::cell::RefCell<Tables> = std::cell::RefCell::default();
+    /// The walk's own tables, reused likewise ([`Tables`]); boxed, so that
+    /// taking and giving them back moves a pointer.
+    static TABLES: std::cell::RefCell<Option<Box<Tables>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// The walk's per-function tables whose storage is kept from one function
 /// to the next (most functions are small: allocating them per function
 /// cost more than filling them): taken by [`Walk::new`] from the thread,
-/// given back when the walk ends.
+/// given back by [`Walk::recycle`].
 #[derive(Default)]
 struct Tables {
     /// Flat index of each block's first instruction (the count at the end).
@@ -192,6 +193,8 @@ struct Tables {
     /// The live sets of [`Walk::find_deaths`].
     live: VSet,
     needed: VSet,
+    /// The register state of the walk.
+    state: Regs,
 }
 
 /// `v` made `n` copies of `x` (its storage kept).
@@ -253,6 +256,12 @@ struct Regs {
     p_count: [u32; 8],
     /// Registers never given to a value (`R1` when the stack pointer is used).
     reserved: RegBits,
+}
+
+impl Default for Regs {
+    fn default() -> Regs {
+        Regs::new(RegBits::default())
+    }
 }
 
 impl Regs {
@@ -533,7 +542,9 @@ fn assign_with(vcode: &VCode, liveness: &mut VLiveness, solved: bool) -> Result<
         }
     }
     walk.edge_copies()?;
-    walk.finish()
+    let out = walk.finish();
+    walk.recycle();
+    out
 }
 
 /// The flat numbering of `vcode`'s instructions and operands: each block's
@@ -845,7 +856,7 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize], same: &mut Vec<u32>) {
 struct Walk<'a> {
     vcode: &'a VCode,
     /// The tables kept from one function to the next ([`Tables`]).
-    t: Tables,
+    t: Box<Tables>,
     /// Each flat instruction's first operand (the count at the end).
     op_at: Vec<u32>,
     liveness: &'a mut VLiveness,
@@ -861,7 +872,6 @@ struct Walk<'a> {
 
     /// The register of each operand.
     regs: Vec<u32>,
-    state: Regs,
     reads: SmallVec<[(bool, u32, u8); 8]>,
     placed: SmallVec<[(bool, u32, u8, u8); 8]>,
     stored_args: SmallVec<[u32; 4]>,
@@ -876,7 +886,7 @@ impl<'a> Walk<'a> {
         if vcode.blocks.is_empty() {
             return Err(GiveUp::NoBlocks);
         }
-        let mut t = TABLES.with(|t| t.take());
+        let mut t = TABLES.with(|t| t.borrow_mut().take()).unwrap_or_default();
         let (op_at, uses_sp) = number(vcode, &mut t.first)?;
         let mut reserved = RegBits::default();
         if uses_sp {
@@ -904,6 +914,8 @@ impl<'a> Walk<'a> {
         for &p in &vcode.abi_low_pairs {
             t.undef_hi[p.0 as usize] = true;
         }
+        t.state.reserved = reserved;
+        t.state.reset();
         let mut walk = Walk {
             vcode,
             t,
@@ -914,7 +926,6 @@ impl<'a> Walk<'a> {
             call_fixed: Avoid::default(),
             hint_first: vcode.makes_calls,
             regs: vec![NONE; nops],
-            state: Regs::new(reserved),
             reads: SmallVec::new(),
             placed: SmallVec::new(),
             stored_args: SmallVec::new(),
@@ -922,7 +933,7 @@ impl<'a> Walk<'a> {
         };
         walk.find_deaths();
         walk.keep_away_from_calls();
-        walk.state.reserved = walk.reserved;
+        walk.t.state.reserved = walk.reserved;
         Ok(walk)
     }
 
@@ -1035,7 +1046,7 @@ impl<'a> Walk<'a> {
             self.regs[at] = r;
         }
         let g = self.t.same[v as usize];
-        self.state.take(self.class(v), r, g);
+        self.t.state.take(self.class(v), r, g);
         self.t.group_reg[g as usize] = r;
     }
 
@@ -1053,8 +1064,8 @@ impl<'a> Walk<'a> {
         let cands = [a, b, if p != NONE { self.t.reg[p as usize] } else { NONE }];
         cands
             .into_iter()
-            .find(|&r| r != NONE && self.state.fits(c, r, avoid) && ok(r))
-            .or_else(|| self.state.lowest_where(c, avoid, ok))
+            .find(|&r| r != NONE && self.t.state.fits(c, r, avoid) && ok(r))
+            .or_else(|| self.t.state.lowest_where(c, avoid, ok))
             .ok_or(GiveUp::Full)
     }
 
@@ -1066,12 +1077,12 @@ impl<'a> Walk<'a> {
         let vcode = self.vcode;
         let class = |v: u32| vcode.classes[v as usize];
         let blk = &vcode.blocks[b];
-        self.state.reset();
+        self.t.state.reset();
         for &v in self.liveness.sets.live_in(b) {
             if self.t.reg[v as usize] == NONE {
                 return Err(GiveUp::UseBeforeDef);
             }
-            self.state.take(class(v), self.t.reg[v as usize], self.t.same[v as usize]);
+            self.t.state.take(class(v), self.t.reg[v as usize], self.t.same[v as usize]);
         }
         let none = Avoid::default();
         for (k, p) in blk.params.iter().enumerate() {
@@ -1093,7 +1104,7 @@ impl<'a> Walk<'a> {
                     if tb.0 as usize == b {
                         if let Some(a) = args.get(k) {
                             let r = self.t.reg[a.0 as usize];
-                            if r != NONE && class(a.0) == c && self.state.fits(c, r, &pav) && choice.is_none() {
+                            if r != NONE && class(a.0) == c && self.t.state.fits(c, r, &pav) && choice.is_none() {
                                 choice = Some(r);
                             }
                             self.stored_args.push(a.0);
@@ -1103,16 +1114,16 @@ impl<'a> Walk<'a> {
             }
             // A parameter holding a live value's bits shares its register.
             let g = self.t.same[p.0 as usize];
-            let shares = g != p.0 && self.t.group_reg[g as usize] != NONE && self.state.holder(c, self.t.group_reg[g as usize]) == g;
+            let shares = g != p.0 && self.t.group_reg[g as usize] != NONE && self.t.state.holder(c, self.t.group_reg[g as usize]) == g;
             if shares {
                 choice = Some(self.t.group_reg[g as usize]);
             }
             let h = self.t.hint[p.0 as usize];
-            let h = (h != NONE && self.state.fits(c, h, &pav)).then_some(h);
+            let h = (h != NONE && self.t.state.fits(c, h, &pav)).then_some(h);
             if self.hint_first && !shares {
                 choice = h.or(choice);
             }
-            let r = choice.or(h).or_else(|| self.state.lowest(c, &pav)).ok_or(GiveUp::Full)?;
+            let r = choice.or(h).or_else(|| self.t.state.lowest(c, &pav)).ok_or(GiveUp::Full)?;
             self.place(p.0, r, None);
             let (reg, same, crosses, param_live) = (&self.t.reg, &self.t.same, &self.t.crosses, &self.t.param_live);
             let args_stored = !self.stored_args.is_empty()
@@ -1170,18 +1181,18 @@ impl<'a> Walk<'a> {
             let n = if c == Class::RPair && self.t.undef_hi[v as usize] { 1 } else { size(c) };
             for x in 0..n {
                 let d = f + x;
-                if d >= NREGS || self.state.reserved.contains(d) || busy.r.contains(d) {
+                if d >= NREGS || self.t.state.reserved.contains(d) || busy.r.contains(d) {
                     return Err(GiveUp::AbiRegisterInTheWay);
                 }
                 busy.r.insert(d);
                 // A value in the way must die here and be read only
                 // through fixed uses (copied out before the writes).
-                let w = self.state.holder(c, d);
+                let w = self.t.state.holder(c, d);
                 if w != NONE && w != self.t.same[v as usize] {
                     let same = &self.t.same;
                     let uses_of_w = || ops.iter().enumerate().filter(|(_, o2)| same[o2.vreg.0 as usize] == w && o2.kind == OpKind::Use);
                     let dying = uses_of_w().filter(|&(k2, _)| self.t.dies[ob + k2]).count() as u32;
-                    if dying < self.state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
+                    if dying < self.t.state.count(c, d) || uses_of_w().any(|(_, o2)| o2.fixed.is_none()) {
                         return Err(GiveUp::AbiRegisterInTheWay);
                     }
                 }
@@ -1194,7 +1205,7 @@ impl<'a> Walk<'a> {
         if !self.t.copies.is_empty() {
             self.t.seq.clear();
             let srcs: Vec<u32> = self.t.copies.iter().map(|c| c.1).collect();
-            let state = &self.state;
+            let state = &self.t.state;
             let temp = || {
                 let mut avoid = busy;
                 for &s in &srcs {
@@ -1261,7 +1272,7 @@ impl<'a> Walk<'a> {
                         })
                 };
                 let r = match o.fixed {
-                    Some(f) => Some(f as u32).filter(|&f| self.state.fits(c, f, avoid) && ok(f)).ok_or(GiveUp::AbiRegisterInTheWay)?,
+                    Some(f) => Some(f as u32).filter(|&f| self.t.state.fits(c, f, avoid) && ok(f)).ok_or(GiveUp::AbiRegisterInTheWay)?,
                     None => self.pick(c, v, None, &self.avoid_for(v, avoid), ok)?,
                 };
                 self.t.reg[v as usize] = r;
@@ -1296,7 +1307,7 @@ impl<'a> Walk<'a> {
             if ra % 4 == 0 && rb == ra + 2 {
                 continue;
             }
-            let q = self.state.lowest_quad(busy).ok_or(GiveUp::Full)?;
+            let q = self.t.state.lowest_quad(busy).ok_or(GiveUp::Full)?;
             for x in 0..2 {
                 self.t.copies.push((q + x, ra + x));
                 self.t.copies.push((q + 2 + x, rb + x));
@@ -1325,9 +1336,9 @@ impl<'a> Walk<'a> {
             let h = self.t.hint[a.vreg.0 as usize];
             let r = match h {
                 NONE => None,
-                h => Some(h).filter(|&h| self.state.fits_quad(h, &avoid)),
+                h => Some(h).filter(|&h| self.t.state.fits_quad(h, &avoid)),
             };
-            let r = r.or_else(|| self.state.lowest_quad(&avoid)).ok_or(GiveUp::Full)?;
+            let r = r.or_else(|| self.t.state.lowest_quad(&avoid)).ok_or(GiveUp::Full)?;
             self.place(a.vreg.0, r, Some(ob + lo));
             self.place(b.vreg.0, r + 2, Some(ob + hi));
             placed |= 1 << lo | 1 << hi;
@@ -1355,7 +1366,7 @@ impl<'a> Walk<'a> {
                 if let (OpKind::Reuse(u), true) = (o.kind, fixed_pass) {
                     let (v, c, u) = (o.vreg.0, self.class(o.vreg.0), ob + u as usize);
                     let r = self.regs[u];
-                    if o.fixed.is_some() || !self.t.dies[u] || !self.state.fits(c, r, &Avoid::default()) {
+                    if o.fixed.is_some() || !self.t.dies[u] || !self.t.state.fits(c, r, &Avoid::default()) {
                         return Err(GiveUp::ContinuedInUse);
                     }
                     self.place(v, r, Some(ob + k));
@@ -1384,8 +1395,8 @@ impl<'a> Walk<'a> {
             // A value live across a call, written where a call
             // reads or writes: copied out right after.
             Some(f) if self.t.cross_g[g as usize] && g == v && (f as u32..f as u32 + size(c)).any(|x| self.call_fixed.r.contains(x)) => {
-                let f = Some(f as u32).filter(|&f| self.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?;
-                self.state.take(c, f, g);
+                let f = Some(f as u32).filter(|&f| self.t.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?;
+                self.t.state.take(c, f, g);
                 let r = self.pick(c, v, None, &self.call_fixed, |_| true)?;
                 self.copied_out.push((c, f, g));
                 self.regs[ob + k] = f;
@@ -1395,14 +1406,14 @@ impl<'a> Walk<'a> {
                 self.place(v, r, None);
                 return Ok(());
             }
-            Some(f) => Some(f as u32).filter(|&f| self.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?,
+            Some(f) => Some(f as u32).filter(|&f| self.t.state.fits(c, f, &none)).ok_or(GiveUp::AbiRegisterInTheWay)?,
             // A copy of a value still live: its register.
-            None if g != v && self.t.group_reg[g as usize] != NONE && self.state.holder(c, self.t.group_reg[g as usize]) == g => {
+            None if g != v && self.t.group_reg[g as usize] != NONE && self.t.state.holder(c, self.t.group_reg[g as usize]) == g => {
                 self.t.group_reg[g as usize]
             }
             None if self.t.cross_g[g as usize] => self.pick(c, v, copy, &self.call_fixed, |_| true)?,
             None => match half_claim(
-                &self.state,
+                &self.t.state,
                 vcode,
                 blk,
                 j,
@@ -1417,13 +1428,13 @@ impl<'a> Walk<'a> {
                 Some((r, x)) => {
                     if let Some(x) = x {
                         // The low register passes from x's pair to v.
-                        self.state.free(Class::R, r, self.t.same[x as usize]);
+                        self.t.state.free(Class::R, r, self.t.same[x as usize]);
                         self.t.partial[x as usize] = HIGH;
                     }
                     self.t.partial[v as usize] = LOW;
                     self.t.reg[v as usize] = r;
                     self.regs[ob + k] = r;
-                    self.state.take(Class::R, r, g);
+                    self.t.state.take(Class::R, r, g);
                     self.t.group_reg[g as usize] = r;
                     return Ok(());
                 }
@@ -1445,11 +1456,11 @@ impl<'a> Walk<'a> {
         for (k, o) in m.opnds.iter().enumerate() {
             if o.kind != OpKind::Use && (o.kind == OpKind::Temp || self.t.dies[ob + k]) {
                 let v = o.vreg.0;
-                self.state.free(self.class(v), self.t.reg[v as usize], self.t.same[v as usize]);
+                self.t.state.free(self.class(v), self.t.reg[v as usize], self.t.same[v as usize]);
             }
         }
         for (c, f, g) in self.copied_out.drain(..) {
-            self.state.free(c, f, g);
+            self.t.state.free(c, f, g);
         }
         let at = 2 * i as u32 + 1;
         if m.clobbers_all {
@@ -1479,9 +1490,9 @@ impl<'a> Walk<'a> {
                 let v = o.vreg.0;
                 let (r, g) = (self.t.reg[v as usize], self.t.same[v as usize]);
                 match self.t.partial[v as usize] {
-                    LOW => self.state.free(Class::R, r, g),
-                    HIGH => self.state.free(Class::R, r + 1, g),
-                    _ => self.state.free(self.class(v), r, g),
+                    LOW => self.t.state.free(Class::R, r, g),
+                    HIGH => self.t.state.free(Class::R, r + 1, g),
+                    _ => self.t.state.free(self.class(v), r, g),
                 }
             }
         }
@@ -1567,7 +1578,8 @@ impl<'a> Walk<'a> {
     /// The moves by program point, the spill slots numbered: the assignment.
     fn finish(&mut self) -> Result<Assignment, GiveUp> {
         let (vcode, op_at, regs) = (self.vcode, std::mem::take(&mut self.op_at), std::mem::take(&mut self.regs));
-        let Walk { t: Tables { moves, reg, crosses, .. }, reloads, .. } = self;
+        let Walk { t, reloads, .. } = self;
+        let Tables { moves, reg, crosses, .. } = &mut **t;
         let class = |v: u32| vcode.classes[v as usize];
         let n = op_at.len() - 1;
         moves.sort_by_key(|&(p, phase, _)| (p, phase));
@@ -1602,11 +1614,16 @@ impl<'a> Walk<'a> {
     }
 }
 
-impl Drop for Walk<'_> {
-    /// The tables' storage back to the thread, for the next function.
-    fn drop(&mut self) {
-        let t = std::mem::take(&mut self.t);
-        TABLES.with(|c| c.replace(t));
+impl Walk<'_> {
+    /// The tables' storage back to the thread, for the next function (a
+    /// walk that gives up drops them: the next one makes new ones).
+    fn recycle(self) {
+        let t = self.t;
+        TABLES.with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                *c = Some(t);
+            }
+        });
     }
 }
 
