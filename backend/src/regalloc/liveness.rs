@@ -132,6 +132,19 @@ impl ValueLiveness {
         succs: impl Fn(usize) -> S,
     ) {
         let ValueLiveness { live_in, live_out, ins, outs, gen_of, kill_of, preds, in_mark, out_mark, kill_mark, work } = self;
+        // Without edges (most often a function of one block) a block's
+        // live-in values are those it reads before writing them, and
+        // nothing is live out.
+        if (0..nb).all(|b| succs(b).into_iter().next().is_none()) {
+            ins.clear();
+            ins.extend(gen.iter().map(|&(v, b)| (b, v)));
+            ins.sort_unstable_by_key(|&(b, v)| (v, b));
+            ins.dedup();
+            live_in.fill(nb, ins);
+            outs.clear();
+            live_out.fill(nb, outs);
+            return;
+        }
         gen_of.fill(nv, gen);
         kill_of.fill(nv, kill);
         // The edges, (successor, block), gathered in `ins` for the moment.
@@ -263,5 +276,29 @@ mod tests {
         }
         assert_eq!(sparse.live_in(1), [1, 2, 4]);
         assert_eq!(sparse.live_in(0), [4]);
+    }
+
+    #[test]
+    fn blocks_without_edges_keep_what_they_read_before_writing() {
+        // Two blocks, no edge: reads out of value order, repeated, and a
+        // value written before it is read (not in `gen`: `kill` only).
+        let gen = [(7, 0), (2, 0), (7, 0), (5, 1), (2, 1)];
+        let kill = [(3, 0), (9, 1)];
+        let mut dense: Liveness<u32> = Liveness::default();
+        dense.reset(2, 10);
+        for &(v, b) in &gen {
+            dense.gen[b as usize].insert(v);
+        }
+        for &(v, b) in &kill {
+            dense.kill[b as usize].insert(v);
+        }
+        dense.solve((0..2).rev(), |_| std::iter::empty());
+        let mut sparse = ValueLiveness::default();
+        sparse.solve(2, 10, &gen, &kill, |_| std::iter::empty());
+        for b in 0..2 {
+            assert_eq!(sparse.live_in(b), dense.live_in[b].iter().collect::<Vec<_>>(), "live in {}", b);
+            assert!(sparse.live_out(b).is_empty());
+        }
+        assert_eq!(sparse.live_in(0), [2, 7]);
     }
 }
