@@ -324,8 +324,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     opt_sink_block_args::opt_sink_block_args(&mut vcode);
     run.ran(Pass::opt_sink_block_args, &vcode);
     let uniform_params = opt_uniform::uniform_params(&func, &cfg, div.as_ref(), opts.kernel, reconv.skipped.is_empty());
-    let divergent = opt_uniform::divergent_blocks(&cfg, div.as_ref());
-    opt_uniform::opt_uniform(&mut vcode, &uniform_params, &divergent);
+    opt_uniform::opt_uniform(&mut vcode, &uniform_params, || opt_uniform::divergent_blocks(&cfg, div.as_ref()));
     run.ran(Pass::opt_uniform, &vcode);
     insert_breg_saves::insert_breg_saves(&mut vcode, &reconv);
     run.ran(Pass::insert_breg_saves, &vcode);

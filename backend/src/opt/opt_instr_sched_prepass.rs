@@ -758,22 +758,22 @@ fn cyclic_blocks(blocks: &[VBlock], on_cycle: &mut Vec<bool>) {
     let n = blocks.len();
     on_cycle.clear();
     on_cycle.resize(n, false);
+    // Most functions have no backward edge.
+    if !blocks.iter().enumerate().any(|(b, blk)| blk.succs.iter().any(|s| s.0 as usize <= b)) {
+        return;
+    }
     // Spans as a difference array: +1 where one starts, -1 after it ends.
     let mut depth = vec![0i32; n + 1];
-    let mut any = false;
     for (b, blk) in blocks.iter().enumerate() {
         for s in blk.succs.iter().map(|s| s.0 as usize).filter(|&s| s <= b) {
             depth[s] += 1;
             depth[b + 1] -= 1;
-            any = true;
         }
     }
-    if any {
-        let mut d = 0;
-        for (b, c) in on_cycle.iter_mut().enumerate() {
-            d += depth[b];
-            *c = d > 0;
-        }
+    let mut d = 0;
+    for (b, c) in on_cycle.iter_mut().enumerate() {
+        d += depth[b];
+        *c = d > 0;
     }
 }
 

@@ -279,8 +279,10 @@ fn plain(i: Inst, origin: Option<u32>) -> MInst {
 
 /// Moves uniform values to the uniform datapath; returns how many
 /// instructions and block parameters were moved. `params` are the block
-/// parameters that may become uniform registers ([`uniform_params`]).
-pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, divergent: &(Vec<bool>, Vec<bool>)) -> usize {
+/// parameters that may become uniform registers ([`uniform_params`]);
+/// `divergent` gives the blocks of [`divergent_blocks`] (asked for only when
+/// there is something to move).
+pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, divergent: impl FnOnce() -> (Vec<bool>, Vec<bool>)) -> usize {
     if vcode.makes_calls {
         return 0;
     }
@@ -294,7 +296,7 @@ pub fn opt_uniform(vcode: &mut VCode, params: &StdHashSet<(u32, usize)>, diverge
     }
     // The VCode blocks some lanes may run without the others
     // ([`divergent_blocks`]); an edge-split block, by the block it leaves.
-    let (inside, branches) = divergent;
+    let (inside, branches) = &divergent();
     let clif_div = |c: Option<u32>| c.is_some_and(|c| inside.get(c as usize).copied().unwrap_or(true));
     let clif_branch = |c: Option<u32>| c.is_some_and(|c| branches.get(c as usize).copied().unwrap_or(true));
     let skip: Vec<bool> = vcode
