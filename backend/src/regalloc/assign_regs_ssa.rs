@@ -1246,6 +1246,11 @@ impl<'a> Walk<'a> {
         // their spans do not meet; a scratch register holds no register
         // past the instruction.
         self.placed.clear();
+        // Most instructions have no early result.
+        if !multi && !ops.iter().any(|o| matches!(o.kind, OpKind::EarlyDef | OpKind::Temp)) {
+            self.free_dying_uses(m, ob);
+            return Ok(());
+        }
         let mut uses = busy;
         if !multi {
             for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
