@@ -739,7 +739,7 @@ struct Scratch {
 /// Whether `insts` (a region) has no instruction of variable latency and
 /// no copy whose source a later instruction of the region reads (moved
 /// after those reads, the copy can share its source's register).
-fn fixed_latency_in_order(insts: &[MInst]) -> bool {
+fn only_fixed_latency_work(insts: &[MInst]) -> bool {
     insts.iter().enumerate().all(|(k, m)| {
         !class_of_form(m.pieces[0].form()).variable()
             && copy_source(m).is_none_or(|(o, _)| {
@@ -1036,7 +1036,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             let end = (s..insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(insts.len()).min(s + WINDOW);
             // (A short region of fixed-latency work outside loops keeps
             // its order: see the module's text.)
-            let short_fixed = end - s < SHORT_REGION && !on_cycle[bi] && fixed_latency_in_order(&insts[s..end]);
+            let short_fixed = end - s < SHORT_REGION && !on_cycle[bi] && only_fixed_latency_work(&insts[s..end]);
             if end - s >= 2 && !short_fixed {
                 spans.push((s, end));
             }
