@@ -101,44 +101,103 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
 /// A set's entries are made when it is first touched (a 40 MiB L2 costs
 /// nothing until used) and filled in order, so that a set that is not
-/// full is searched only as far as it is filled. Tags are stored plus one
-/// (an entry emptied by an invalidation is 0). A set's entries past its
-/// fill are never read (a full set's are all written), so arrays reused
-/// from an earlier cache are not cleared.
+/// full is searched only as far as it is filled. A set starts with a small
+/// block of [`SMALL`] entries (two host cache lines of tags and LRU times)
+/// and moves to a block of all `ways` when it fills that: a streaming
+/// launch touches thousands of sets and fills few entries of each, whose
+/// blocks are then packed together instead of 1 KiB apart. Tags are stored
+/// plus one (an entry emptied by an invalidation is 0). A block's entries
+/// past its set's fill are never read (a full set's are all written), so
+/// arrays reused from an earlier cache are not cleared.
 struct Cache {
-    /// Per set: its first entry in `tags` and `used`, plus one (0: no
-    /// entries yet).
-    block: Vec<u32>,
-    /// Per set: how many of its entries have been filled (the first ones).
-    fill: Vec<u16>,
-    /// The sets given entries so far (in the order they were first touched).
-    blocks: usize,
-    tags: Vec<u64>,
-    used: Vec<u64>,
+    /// Per set, where its entries are (one array: a lookup's first read).
+    heads: Vec<Head>,
+    small: Blocks,
+    big: Blocks,
     sets: u64,
     ways: usize,
     sectors_per_line: u64,
     tick: u64,
 }
 
+#[derive(Clone, Copy, Default)]
+struct Head {
+    /// The set's block, plus one (0: no entries yet): an index into
+    /// `Cache::small`, or with [`BIG`] set into `Cache::big`.
+    block: u32,
+    /// How many of its entries have been filled (the first ones).
+    fill: u32,
+}
+
+/// Entries of a set's first block: 64 bytes of tags.
+const SMALL: usize = 8;
+/// In `Cache::block`, a block of `Cache::big`.
+const BIG: u32 = 1 << 31;
+
+/// Blocks of `width` entries: tags and LRU times in separate arrays (a
+/// lookup reads the tags only).
+#[derive(Default)]
+struct Blocks {
+    tags: Vec<u64>,
+    used: Vec<u64>,
+    width: usize,
+    /// Blocks handed out (the first ones of the arrays).
+    count: usize,
+    /// Blocks given back (a set that moved to a big block), reused first.
+    free: Vec<u32>,
+}
+
+impl Blocks {
+    /// Arrays reused from an earlier cache (not cleared: see [`Cache`]).
+    fn reusing(mut self, width: usize) -> Blocks {
+        self.width = width;
+        self.count = 0;
+        self.free.clear();
+        self
+    }
+
+    /// A new block's index.
+    fn alloc(&mut self) -> u32 {
+        if let Some(b) = self.free.pop() {
+            return b;
+        }
+        let b = self.count;
+        self.count += 1;
+        let end = self.count * self.width;
+        if self.tags.len() < end {
+            self.tags.resize(end, 0);
+            self.used.resize(end, 0);
+        }
+        b as u32
+    }
+
+    #[inline(always)]
+    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+        let start = b as usize * self.width;
+        (&mut self.tags[start..][..self.width], &mut self.used[start..][..self.width])
+    }
+}
+
 thread_local! {
     /// The entry arrays of the last L2 a model on this thread dropped:
-    /// the next one reuses their memory (a fresh 20 MiB allocation costs
-    /// page faults on every launch).
-    static SPARE: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// the next one reuses their memory (a fresh allocation of megabytes
+    /// costs page faults on every launch).
+    static SPARE: std::cell::RefCell<(Blocks, Blocks)> = std::cell::RefCell::new(Default::default());
 }
 
 impl Cache {
     fn new(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
+        Cache::with_blocks(bytes, line, sector, ways, Blocks::default(), Blocks::default())
+    }
+
+    fn with_blocks(bytes: u64, line: u32, sector: u32, ways: u32, small: Blocks, big: Blocks) -> Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
         Cache {
-            block: vec![0; sets as usize],
-            fill: vec![0; sets as usize],
-            blocks: 0,
-            tags: Vec::new(),
-            used: Vec::new(),
+            heads: vec![Head::default(); sets as usize],
+            small: small.reusing(SMALL.min(ways)),
+            big: big.reusing(ways),
             sets,
             ways,
             sectors_per_line: spl,
@@ -148,16 +207,13 @@ impl Cache {
 
     /// A cache whose entry arrays reuse the memory [`Cache::recycle`] gave back.
     fn reusing(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
-        let mut c = Cache::new(bytes, line, sector, ways);
-        SPARE.with(|s| {
-            (c.tags, c.used) = std::mem::take(&mut *s.borrow_mut());
-        });
-        c
+        let (small, big) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        Cache::with_blocks(bytes, line, sector, ways, small, big)
     }
 
     /// Gives the entry arrays' memory to the next [`Cache::reusing`].
     fn recycle(self) {
-        SPARE.with(|s| *s.borrow_mut() = (self.tags, self.used));
+        SPARE.with(|s| *s.borrow_mut() = (self.small, self.big));
     }
 
     /// The set of `sector`.
@@ -166,53 +222,78 @@ impl Cache {
         ((sector / self.sectors_per_line) % self.sets) as usize
     }
 
+    /// The entries of a set's block (`b`: its `block`, not 0).
+    #[inline(always)]
+    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+        if b & BIG != 0 {
+            self.big.entries((b & !BIG) - 1)
+        } else {
+            self.small.entries(b - 1)
+        }
+    }
+
     /// Looks a sector up; a miss fills it (evicting the least recently
     /// used sector of the set). True on a hit.
     #[inline]
     fn access(&mut self, sector: u64) -> bool {
         self.tick += 1;
         let set = self.set(sector);
-        let start = match self.block[set] {
-            0 => {
-                let start = self.blocks * self.ways;
-                self.blocks += 1;
-                if self.tags.len() < start + self.ways {
-                    self.tags.resize(start + self.ways, 0);
-                    self.used.resize(start + self.ways, 0);
-                }
-                self.block[set] = start as u32 + 1;
-                start
-            }
-            b => b as usize - 1,
-        };
-        let fill = self.fill[set] as usize;
-        let (tags, used) = (&mut self.tags[start..][..self.ways], &mut self.used[start..][..self.ways]);
+        let Head { block: mut b, fill } = self.heads[set];
+        if b == 0 {
+            b = self.small.alloc() + 1;
+            self.heads[set].block = b;
+        }
+        let fill = fill as usize;
         let tag = sector.wrapping_add(1);
+        let (tick, ways) = (self.tick, self.ways);
+        let (tags, used) = self.entries(b);
         if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
-            used[i] = self.tick;
+            used[i] = tick;
             return true;
         }
         // The least recently used entry: an unfilled one (never used) first.
-        let victim = if fill < self.ways {
-            self.fill[set] += 1;
-            fill
+        if fill < ways {
+            if fill == tags.len() {
+                b = self.grow(set, b);
+            }
+            self.heads[set].fill += 1;
+            let (tags, used) = self.entries(b);
+            tags[fill] = tag;
+            used[fill] = tick;
         } else {
-            (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0)
-        };
-        tags[victim] = tag;
-        used[victim] = self.tick;
+            let victim = (0..ways).min_by_key(|&i| used[i]).unwrap_or(0);
+            tags[victim] = tag;
+            used[victim] = tick;
+        }
         false
+    }
+
+    /// Moves a set whose small block is full to a big one (same entries,
+    /// same order); returns its new `block`.
+    #[cold]
+    fn grow(&mut self, set: usize, small: u32) -> u32 {
+        let big = self.big.alloc();
+        let n = self.small.width;
+        let from = (small as usize - 1) * n;
+        let at = big as usize * self.big.width;
+        self.big.tags[at..][..n].copy_from_slice(&self.small.tags[from..][..n]);
+        self.big.used[at..][..n].copy_from_slice(&self.small.used[from..][..n]);
+        self.small.free.push(small - 1);
+        let b = (big + 1) | BIG;
+        self.heads[set].block = b;
+        b
     }
 
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
         let set = self.set(sector);
-        let b = self.block[set] as usize;
+        let Head { block: b, fill } = self.heads[set];
         if b == 0 {
             return;
         }
+        let fill = fill as usize;
         let tag = sector.wrapping_add(1);
-        for t in &mut self.tags[b - 1..][..self.fill[set] as usize] {
+        for t in &mut self.entries(b).0[..fill] {
             if *t == tag {
                 *t = 0;
             }
@@ -962,5 +1043,50 @@ fn push(p: &mut SmProfile, e: TimelineEvent) {
         p.timeline.push(e);
     } else {
         p.timeline_dropped += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cache;
+
+    /// The cache against a plain LRU (per set, its entries from least to
+    /// most recently used; an invalidated one stays in its place, empty) on
+    /// a pseudo-random stream of lookups and invalidations that fills sets
+    /// past their small block and evicts: the same hits, also with arrays
+    /// reused from an earlier cache.
+    #[test]
+    fn cache_is_a_sectored_lru() {
+        for round in 0..2 {
+            // 4 sets of 4 lines of 4 sectors.
+            let mut c = Cache::reusing(4 * 4 * 128, 128, 32, 4);
+            let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); 4];
+            let mut x = 12345u64 + round;
+            for _ in 0..20_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let sct = (x >> 33) % 160;
+                let set = &mut model[((sct / 4) % 4) as usize];
+                let found = set.iter().position(|&s| s == Some(sct));
+                if (x >> 20) % 8 == 0 {
+                    c.invalidate(sct);
+                    if let Some(i) = found {
+                        set[i] = None;
+                    }
+                    continue;
+                }
+                assert_eq!(c.access(sct), found.is_some(), "sector {sct}");
+                match found {
+                    Some(i) => {
+                        set.remove(i);
+                    }
+                    None if set.len() == 16 => {
+                        set.remove(0);
+                    }
+                    None => {}
+                }
+                set.push(Some(sct));
+            }
+            c.recycle();
+        }
     }
 }
