@@ -348,11 +348,22 @@ struct Warp {
     span: Option<(StallReason, u64)>,
 }
 
+/// A resident warp in its sub-partition's list.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// The cycle the warp is next looked at (its verdict cannot change earlier).
+    wake: u64,
+    /// Its slot in the model's warps.
+    slot: u32,
+}
+
+/// A sub-partition. All of them are in one array (indexed by SM and
+/// sub-partition), each with one list of its warps: a visit reads them
+/// with no pointer to follow through its SM, and a warp's wake time with
+/// its slot.
 struct Sub {
-    /// The resident warps (slots), oldest first, and the cycle each is
-    /// next looked at (its verdict cannot change earlier).
-    warps: Vec<usize>,
-    wake: Vec<u64>,
+    /// The resident warps, oldest first.
+    list: Vec<Entry>,
     /// The earliest of `wake` (u64::MAX: none).
     next: u64,
     /// The index in `warps` of the last issuer (GTO's greedy warp) until
@@ -366,7 +377,7 @@ struct Sub {
 
 impl Sub {
     fn update_next(&mut self) {
-        self.next = self.wake.iter().copied().min().unwrap_or(u64::MAX);
+        self.next = self.list.iter().map(|e| e.wake).min().unwrap_or(u64::MAX);
     }
 
     /// Where LRR's round starts: after the last issuer (`last` < `n`
@@ -383,8 +394,7 @@ impl Sub {
 
     /// Removes the warp at index `i`, keeping `greedy` on the same warp.
     fn remove(&mut self, i: usize) -> usize {
-        let slot = self.warps.remove(i);
-        self.wake.remove(i);
+        let slot = self.list.remove(i).slot as usize;
         self.greedy = match self.greedy {
             Some(g) if g == i => None,
             Some(g) if g > i => Some(g - 1),
@@ -395,7 +405,6 @@ impl Sub {
 }
 
 struct Sm {
-    subs: Vec<Sub>,
     lsu_free: u64,
     l1: Cache,
     ctas: u32,
@@ -612,11 +621,12 @@ pub(crate) fn run(
     let mut prof =
         profile.then(|| SmProfile { stalls: vec![[0; STALL_REASONS]; prog.code.len()], timeline: Vec::new(), timeline_dropped: 0 });
     let nsub = m.subpartitions as usize;
+    // Sub-partition `ui` of SM `si` is `subs[si * nsub + ui]`.
+    let mut subs: Vec<Sub> = (0..m.sms as usize * nsub)
+        .map(|_| Sub { list: Vec::new(), next: u64::MAX, greedy: None, last: 0, pipe_free: [0; PIPES] })
+        .collect();
     let mut sms: Vec<Sm> = (0..m.sms)
         .map(|_| Sm {
-            subs: (0..nsub)
-                .map(|_| Sub { warps: Vec::new(), wake: Vec::new(), next: u64::MAX, greedy: None, last: 0, pipe_free: [0; PIPES] })
-                .collect(),
             lsu_free: 0,
             l1: Cache::new(m.l1_bytes, m.line_bytes, m.sector_bytes, m.l1_ways),
             ctas: 0,
@@ -699,9 +709,8 @@ pub(crate) fn run(
                                     warps.len() - 1
                                 }
                             };
-                            let u = &mut sm.subs[sub];
-                            u.warps.push(slot);
-                            u.wake.push(at);
+                            let u = &mut subs[s * nsub + sub];
+                            u.list.push(Entry { wake: at, slot: slot as u32 });
                             if at < u.next {
                                 u.next = at;
                                 agenda.add(now, at, s * nsub + sub);
@@ -762,13 +771,12 @@ pub(crate) fn run(
         issue.clear();
         for &g in &active {
             let (si, ui) = place_of[g as usize];
-            let sm = &mut sms[si];
-            let lsu_free = sm.lsu_free;
-            let sub = &mut sm.subs[ui];
+            let lsu_free = sms[si].lsu_free;
+            let sub = &mut subs[g as usize];
             if sub.next != now {
                 continue; // stale
             }
-            let n = sub.warps.len();
+            let n = sub.list.len();
             let mut chosen: Option<usize> = None;
             let start = match m.scheduler {
                 Policy::Gto => 0,
@@ -780,11 +788,12 @@ pub(crate) fn run(
             let mut next = u64::MAX;
             for k in 0..n {
                 let i = policy_index(m.scheduler, k, n, greedy, start);
-                if sub.wake[i] > now {
-                    next = next.min(sub.wake[i]);
+                let e = sub.list[i];
+                if e.wake > now {
+                    next = next.min(e.wake);
                     continue;
                 }
-                let w = warps[sub.warps[i]].as_mut().expect("resident warp");
+                let w = warps[e.slot as usize].as_mut().expect("resident warp");
                 let inf = &info[w.cur.idx as usize];
                 let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
                     Some(wait) => wait,
@@ -795,7 +804,7 @@ pub(crate) fn run(
                     None => (StallReason::NotSelected, now + 1),
                 };
                 count_warp(&mut stats, &mut prof, w, now);
-                (w.reason, sub.wake[i]) = ready;
+                (w.reason, sub.list[i].wake) = ready;
                 next = next.min(ready.1);
             }
             if let Some(i) = chosen {
@@ -806,8 +815,8 @@ pub(crate) fn run(
             sub.next = next;
             agenda.add(now, sub.next, g as usize);
             if let (Some(p), true) = (prof.as_mut(), timeline) {
-                for &slot in &sub.warps {
-                    let w = warps[slot].as_mut().expect("resident warp");
+                for e in &sub.list {
+                    let w = warps[e.slot as usize].as_mut().expect("resident warp");
                     let rec = w.cur;
                     let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
                     timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
@@ -816,10 +825,9 @@ pub(crate) fn run(
         }
         // Pass 2: issue the chosen warps.
         for &(si, ui, i) in &issue {
-            let Sm { subs, lsu_free, l1, .. } = &mut sms[si];
-            let sub = &mut subs[ui];
-            let slot = sub.warps[i];
-            let w = warps[slot].as_mut().expect("resident warp");
+            let Sm { lsu_free, l1, .. } = &mut sms[si];
+            let sub = &mut subs[si * nsub + ui];
+            let w = warps[sub.list[i].slot as usize].as_mut().expect("resident warp");
             let rec = w.cur;
             let inf = &info[rec.idx as usize];
             count_warp(&mut stats, &mut prof, w, now + 1);
@@ -936,7 +944,7 @@ pub(crate) fn run(
                 if timeline {
                     w.span = Some((w.reason, now + 1));
                 }
-                sub.wake[i] = w.next_issue;
+                sub.list[i].wake = w.next_issue;
                 sub.update_next();
                 agenda.add(now, sub.next, si * nsub + ui);
             }
@@ -953,9 +961,9 @@ pub(crate) fn run(
                             ow.bar = None;
                             ow.next_issue = ow.next_issue.max(now + 1);
                             let (s, u) = (ow.sm as usize, ow.sub as usize);
-                            let sub = &mut sms[s].subs[u];
-                            if let Some(i) = sub.warps.iter().position(|&x| x == o) {
-                                sub.wake[i] = now + 1;
+                            let sub = &mut subs[s * nsub + u];
+                            if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
+                                e.wake = now + 1;
                                 if now + 1 < sub.next {
                                     sub.next = now + 1;
                                     agenda.add(now, now + 1, s * nsub + u);
@@ -969,11 +977,11 @@ pub(crate) fn run(
         // Warps that issued their last instruction leave.
         for &(si, ui, i) in done_warps.iter().rev() {
             sms[si].count(&mut stats, now + 1);
-            let sub = &mut sms[si].subs[ui];
+            let sub = &mut subs[si * nsub + ui];
             let slot = sub.remove(i);
             sub.update_next();
             agenda.add(now, sub.next, si * nsub + ui);
-            if sub.last >= sub.warps.len() {
+            if sub.last >= sub.list.len() {
                 sub.last = 0;
             }
             sms[si].warps -= 1;
