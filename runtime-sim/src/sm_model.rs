@@ -1075,7 +1075,7 @@ mod tests {
                 let sct = (x >> 33) % 160;
                 let set = &mut model[((sct / 4) % 4) as usize];
                 let found = set.iter().position(|&s| s == Some(sct));
-                if (x >> 20) % 8 == 0 {
+                if (x >> 20).is_multiple_of(8) {
                     c.invalidate(sct);
                     if let Some(i) = found {
                         set[i] = None;
