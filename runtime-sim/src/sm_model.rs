@@ -101,44 +101,103 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
 /// A set's entries are made when it is first touched (a 40 MiB L2 costs
 /// nothing until used) and filled in order, so that a set that is not
-/// full is searched only as far as it is filled. Tags are stored plus one
-/// (an entry emptied by an invalidation is 0). A set's entries past its
-/// fill are never read (a full set's are all written), so arrays reused
-/// from an earlier cache are not cleared.
+/// full is searched only as far as it is filled. A set starts with a small
+/// block of [`SMALL`] entries (two host cache lines of tags and LRU times)
+/// and moves to a block of all `ways` when it fills that: a streaming
+/// launch touches thousands of sets and fills few entries of each, whose
+/// blocks are then packed together instead of 1 KiB apart. Tags are stored
+/// plus one (an entry emptied by an invalidation is 0). A block's entries
+/// past its set's fill are never read (a full set's are all written), so
+/// arrays reused from an earlier cache are not cleared.
 struct Cache {
-    /// Per set: its first entry in `tags` and `used`, plus one (0: no
-    /// entries yet).
-    block: Vec<u32>,
-    /// Per set: how many of its entries have been filled (the first ones).
-    fill: Vec<u16>,
-    /// The sets given entries so far (in the order they were first touched).
-    blocks: usize,
-    tags: Vec<u64>,
-    used: Vec<u64>,
+    /// Per set, where its entries are (one array: a lookup's first read).
+    heads: Vec<Head>,
+    small: Blocks,
+    big: Blocks,
     sets: u64,
     ways: usize,
     sectors_per_line: u64,
     tick: u64,
 }
 
+#[derive(Clone, Copy, Default)]
+struct Head {
+    /// The set's block, plus one (0: no entries yet): an index into
+    /// `Cache::small`, or with [`BIG`] set into `Cache::big`.
+    block: u32,
+    /// How many of its entries have been filled (the first ones).
+    fill: u32,
+}
+
+/// Entries of a set's first block: 64 bytes of tags.
+const SMALL: usize = 8;
+/// In `Cache::block`, a block of `Cache::big`.
+const BIG: u32 = 1 << 31;
+
+/// Blocks of `width` entries: tags and LRU times in separate arrays (a
+/// lookup reads the tags only).
+#[derive(Default)]
+struct Blocks {
+    tags: Vec<u64>,
+    used: Vec<u64>,
+    width: usize,
+    /// Blocks handed out (the first ones of the arrays).
+    count: usize,
+    /// Blocks given back (a set that moved to a big block), reused first.
+    free: Vec<u32>,
+}
+
+impl Blocks {
+    /// Arrays reused from an earlier cache (not cleared: see [`Cache`]).
+    fn reusing(mut self, width: usize) -> Blocks {
+        self.width = width;
+        self.count = 0;
+        self.free.clear();
+        self
+    }
+
+    /// A new block's index.
+    fn alloc(&mut self) -> u32 {
+        if let Some(b) = self.free.pop() {
+            return b;
+        }
+        let b = self.count;
+        self.count += 1;
+        let end = self.count * self.width;
+        if self.tags.len() < end {
+            self.tags.resize(end, 0);
+            self.used.resize(end, 0);
+        }
+        b as u32
+    }
+
+    #[inline(always)]
+    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+        let start = b as usize * self.width;
+        (&mut self.tags[start..][..self.width], &mut self.used[start..][..self.width])
+    }
+}
+
 thread_local! {
     /// The entry arrays of the last L2 a model on this thread dropped:
-    /// the next one reuses their memory (a fresh 20 MiB allocation costs
-    /// page faults on every launch).
-    static SPARE: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// the next one reuses their memory (a fresh allocation of megabytes
+    /// costs page faults on every launch).
+    static SPARE: std::cell::RefCell<(Blocks, Blocks)> = std::cell::RefCell::new(Default::default());
 }
 
 impl Cache {
     fn new(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
+        Cache::with_blocks(bytes, line, sector, ways, Blocks::default(), Blocks::default())
+    }
+
+    fn with_blocks(bytes: u64, line: u32, sector: u32, ways: u32, small: Blocks, big: Blocks) -> Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
         Cache {
-            block: vec![0; sets as usize],
-            fill: vec![0; sets as usize],
-            blocks: 0,
-            tags: Vec::new(),
-            used: Vec::new(),
+            heads: vec![Head::default(); sets as usize],
+            small: small.reusing(SMALL.min(ways)),
+            big: big.reusing(ways),
             sets,
             ways,
             sectors_per_line: spl,
@@ -148,16 +207,13 @@ impl Cache {
 
     /// A cache whose entry arrays reuse the memory [`Cache::recycle`] gave back.
     fn reusing(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
-        let mut c = Cache::new(bytes, line, sector, ways);
-        SPARE.with(|s| {
-            (c.tags, c.used) = std::mem::take(&mut *s.borrow_mut());
-        });
-        c
+        let (small, big) = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        Cache::with_blocks(bytes, line, sector, ways, small, big)
     }
 
     /// Gives the entry arrays' memory to the next [`Cache::reusing`].
     fn recycle(self) {
-        SPARE.with(|s| *s.borrow_mut() = (self.tags, self.used));
+        SPARE.with(|s| *s.borrow_mut() = (self.small, self.big));
     }
 
     /// The set of `sector`.
@@ -166,53 +222,78 @@ impl Cache {
         ((sector / self.sectors_per_line) % self.sets) as usize
     }
 
+    /// The entries of a set's block (`b`: its `block`, not 0).
+    #[inline(always)]
+    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+        if b & BIG != 0 {
+            self.big.entries((b & !BIG) - 1)
+        } else {
+            self.small.entries(b - 1)
+        }
+    }
+
     /// Looks a sector up; a miss fills it (evicting the least recently
     /// used sector of the set). True on a hit.
     #[inline]
     fn access(&mut self, sector: u64) -> bool {
         self.tick += 1;
         let set = self.set(sector);
-        let start = match self.block[set] {
-            0 => {
-                let start = self.blocks * self.ways;
-                self.blocks += 1;
-                if self.tags.len() < start + self.ways {
-                    self.tags.resize(start + self.ways, 0);
-                    self.used.resize(start + self.ways, 0);
-                }
-                self.block[set] = start as u32 + 1;
-                start
-            }
-            b => b as usize - 1,
-        };
-        let fill = self.fill[set] as usize;
-        let (tags, used) = (&mut self.tags[start..][..self.ways], &mut self.used[start..][..self.ways]);
+        let Head { block: mut b, fill } = self.heads[set];
+        if b == 0 {
+            b = self.small.alloc() + 1;
+            self.heads[set].block = b;
+        }
+        let fill = fill as usize;
         let tag = sector.wrapping_add(1);
+        let (tick, ways) = (self.tick, self.ways);
+        let (tags, used) = self.entries(b);
         if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
-            used[i] = self.tick;
+            used[i] = tick;
             return true;
         }
         // The least recently used entry: an unfilled one (never used) first.
-        let victim = if fill < self.ways {
-            self.fill[set] += 1;
-            fill
+        if fill < ways {
+            if fill == tags.len() {
+                b = self.grow(set, b);
+            }
+            self.heads[set].fill += 1;
+            let (tags, used) = self.entries(b);
+            tags[fill] = tag;
+            used[fill] = tick;
         } else {
-            (0..self.ways).min_by_key(|&i| used[i]).unwrap_or(0)
-        };
-        tags[victim] = tag;
-        used[victim] = self.tick;
+            let victim = (0..ways).min_by_key(|&i| used[i]).unwrap_or(0);
+            tags[victim] = tag;
+            used[victim] = tick;
+        }
         false
+    }
+
+    /// Moves a set whose small block is full to a big one (same entries,
+    /// same order); returns its new `block`.
+    #[cold]
+    fn grow(&mut self, set: usize, small: u32) -> u32 {
+        let big = self.big.alloc();
+        let n = self.small.width;
+        let from = (small as usize - 1) * n;
+        let at = big as usize * self.big.width;
+        self.big.tags[at..][..n].copy_from_slice(&self.small.tags[from..][..n]);
+        self.big.used[at..][..n].copy_from_slice(&self.small.used[from..][..n]);
+        self.small.free.push(small - 1);
+        let b = (big + 1) | BIG;
+        self.heads[set].block = b;
+        b
     }
 
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
         let set = self.set(sector);
-        let b = self.block[set] as usize;
+        let Head { block: b, fill } = self.heads[set];
         if b == 0 {
             return;
         }
+        let fill = fill as usize;
         let tag = sector.wrapping_add(1);
-        for t in &mut self.tags[b - 1..][..self.fill[set] as usize] {
+        for t in &mut self.entries(b).0[..fill] {
             if *t == tag {
                 *t = 0;
             }
@@ -267,11 +348,22 @@ struct Warp {
     span: Option<(StallReason, u64)>,
 }
 
+/// A resident warp in its sub-partition's list.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// The cycle the warp is next looked at (its verdict cannot change earlier).
+    wake: u64,
+    /// Its slot in the model's warps.
+    slot: u32,
+}
+
+/// A sub-partition. All of them are in one array (indexed by SM and
+/// sub-partition), each with one list of its warps: a visit reads them
+/// with no pointer to follow through its SM, and a warp's wake time with
+/// its slot.
 struct Sub {
-    /// The resident warps (slots), oldest first, and the cycle each is
-    /// next looked at (its verdict cannot change earlier).
-    warps: Vec<usize>,
-    wake: Vec<u64>,
+    /// The resident warps, oldest first.
+    list: Vec<Entry>,
     /// The earliest of `wake` (u64::MAX: none).
     next: u64,
     /// The index in `warps` of the last issuer (GTO's greedy warp) until
@@ -285,7 +377,7 @@ struct Sub {
 
 impl Sub {
     fn update_next(&mut self) {
-        self.next = self.wake.iter().copied().min().unwrap_or(u64::MAX);
+        self.next = self.list.iter().map(|e| e.wake).min().unwrap_or(u64::MAX);
     }
 
     /// Where LRR's round starts: after the last issuer (`last` < `n`
@@ -302,8 +394,7 @@ impl Sub {
 
     /// Removes the warp at index `i`, keeping `greedy` on the same warp.
     fn remove(&mut self, i: usize) -> usize {
-        let slot = self.warps.remove(i);
-        self.wake.remove(i);
+        let slot = self.list.remove(i).slot as usize;
         self.greedy = match self.greedy {
             Some(g) if g == i => None,
             Some(g) if g > i => Some(g - 1),
@@ -314,7 +405,6 @@ impl Sub {
 }
 
 struct Sm {
-    subs: Vec<Sub>,
     lsu_free: u64,
     l1: Cache,
     ctas: u32,
@@ -531,11 +621,12 @@ pub(crate) fn run(
     let mut prof =
         profile.then(|| SmProfile { stalls: vec![[0; STALL_REASONS]; prog.code.len()], timeline: Vec::new(), timeline_dropped: 0 });
     let nsub = m.subpartitions as usize;
+    // Sub-partition `ui` of SM `si` is `subs[si * nsub + ui]`.
+    let mut subs: Vec<Sub> = (0..m.sms as usize * nsub)
+        .map(|_| Sub { list: Vec::new(), next: u64::MAX, greedy: None, last: 0, pipe_free: [0; PIPES] })
+        .collect();
     let mut sms: Vec<Sm> = (0..m.sms)
         .map(|_| Sm {
-            subs: (0..nsub)
-                .map(|_| Sub { warps: Vec::new(), wake: Vec::new(), next: u64::MAX, greedy: None, last: 0, pipe_free: [0; PIPES] })
-                .collect(),
             lsu_free: 0,
             l1: Cache::new(m.l1_bytes, m.line_bytes, m.sector_bytes, m.l1_ways),
             ctas: 0,
@@ -618,9 +709,8 @@ pub(crate) fn run(
                                     warps.len() - 1
                                 }
                             };
-                            let u = &mut sm.subs[sub];
-                            u.warps.push(slot);
-                            u.wake.push(at);
+                            let u = &mut subs[s * nsub + sub];
+                            u.list.push(Entry { wake: at, slot: slot as u32 });
                             if at < u.next {
                                 u.next = at;
                                 agenda.add(now, at, s * nsub + sub);
@@ -681,13 +771,12 @@ pub(crate) fn run(
         issue.clear();
         for &g in &active {
             let (si, ui) = place_of[g as usize];
-            let sm = &mut sms[si];
-            let lsu_free = sm.lsu_free;
-            let sub = &mut sm.subs[ui];
+            let lsu_free = sms[si].lsu_free;
+            let sub = &mut subs[g as usize];
             if sub.next != now {
                 continue; // stale
             }
-            let n = sub.warps.len();
+            let n = sub.list.len();
             let mut chosen: Option<usize> = None;
             let start = match m.scheduler {
                 Policy::Gto => 0,
@@ -699,11 +788,12 @@ pub(crate) fn run(
             let mut next = u64::MAX;
             for k in 0..n {
                 let i = policy_index(m.scheduler, k, n, greedy, start);
-                if sub.wake[i] > now {
-                    next = next.min(sub.wake[i]);
+                let e = sub.list[i];
+                if e.wake > now {
+                    next = next.min(e.wake);
                     continue;
                 }
-                let w = warps[sub.warps[i]].as_mut().expect("resident warp");
+                let w = warps[e.slot as usize].as_mut().expect("resident warp");
                 let inf = &info[w.cur.idx as usize];
                 let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
                     Some(wait) => wait,
@@ -714,7 +804,7 @@ pub(crate) fn run(
                     None => (StallReason::NotSelected, now + 1),
                 };
                 count_warp(&mut stats, &mut prof, w, now);
-                (w.reason, sub.wake[i]) = ready;
+                (w.reason, sub.list[i].wake) = ready;
                 next = next.min(ready.1);
             }
             if let Some(i) = chosen {
@@ -725,8 +815,8 @@ pub(crate) fn run(
             sub.next = next;
             agenda.add(now, sub.next, g as usize);
             if let (Some(p), true) = (prof.as_mut(), timeline) {
-                for &slot in &sub.warps {
-                    let w = warps[slot].as_mut().expect("resident warp");
+                for e in &sub.list {
+                    let w = warps[e.slot as usize].as_mut().expect("resident warp");
                     let rec = w.cur;
                     let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
                     timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
@@ -735,10 +825,9 @@ pub(crate) fn run(
         }
         // Pass 2: issue the chosen warps.
         for &(si, ui, i) in &issue {
-            let Sm { subs, lsu_free, l1, .. } = &mut sms[si];
-            let sub = &mut subs[ui];
-            let slot = sub.warps[i];
-            let w = warps[slot].as_mut().expect("resident warp");
+            let Sm { lsu_free, l1, .. } = &mut sms[si];
+            let sub = &mut subs[si * nsub + ui];
+            let w = warps[sub.list[i].slot as usize].as_mut().expect("resident warp");
             let rec = w.cur;
             let inf = &info[rec.idx as usize];
             count_warp(&mut stats, &mut prof, w, now + 1);
@@ -855,7 +944,7 @@ pub(crate) fn run(
                 if timeline {
                     w.span = Some((w.reason, now + 1));
                 }
-                sub.wake[i] = w.next_issue;
+                sub.list[i].wake = w.next_issue;
                 sub.update_next();
                 agenda.add(now, sub.next, si * nsub + ui);
             }
@@ -872,9 +961,9 @@ pub(crate) fn run(
                             ow.bar = None;
                             ow.next_issue = ow.next_issue.max(now + 1);
                             let (s, u) = (ow.sm as usize, ow.sub as usize);
-                            let sub = &mut sms[s].subs[u];
-                            if let Some(i) = sub.warps.iter().position(|&x| x == o) {
-                                sub.wake[i] = now + 1;
+                            let sub = &mut subs[s * nsub + u];
+                            if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
+                                e.wake = now + 1;
                                 if now + 1 < sub.next {
                                     sub.next = now + 1;
                                     agenda.add(now, now + 1, s * nsub + u);
@@ -888,11 +977,11 @@ pub(crate) fn run(
         // Warps that issued their last instruction leave.
         for &(si, ui, i) in done_warps.iter().rev() {
             sms[si].count(&mut stats, now + 1);
-            let sub = &mut sms[si].subs[ui];
+            let sub = &mut subs[si * nsub + ui];
             let slot = sub.remove(i);
             sub.update_next();
             agenda.add(now, sub.next, si * nsub + ui);
-            if sub.last >= sub.warps.len() {
+            if sub.last >= sub.list.len() {
                 sub.last = 0;
             }
             sms[si].warps -= 1;
@@ -962,5 +1051,50 @@ fn push(p: &mut SmProfile, e: TimelineEvent) {
         p.timeline.push(e);
     } else {
         p.timeline_dropped += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cache;
+
+    /// The cache against a plain LRU (per set, its entries from least to
+    /// most recently used; an invalidated one stays in its place, empty) on
+    /// a pseudo-random stream of lookups and invalidations that fills sets
+    /// past their small block and evicts: the same hits, also with arrays
+    /// reused from an earlier cache.
+    #[test]
+    fn cache_is_a_sectored_lru() {
+        for round in 0..2 {
+            // 4 sets of 4 lines of 4 sectors.
+            let mut c = Cache::reusing(4 * 4 * 128, 128, 32, 4);
+            let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); 4];
+            let mut x = 12345u64 + round;
+            for _ in 0..20_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let sct = (x >> 33) % 160;
+                let set = &mut model[((sct / 4) % 4) as usize];
+                let found = set.iter().position(|&s| s == Some(sct));
+                if (x >> 20).is_multiple_of(8) {
+                    c.invalidate(sct);
+                    if let Some(i) = found {
+                        set[i] = None;
+                    }
+                    continue;
+                }
+                assert_eq!(c.access(sct), found.is_some(), "sector {sct}");
+                match found {
+                    Some(i) => {
+                        set.remove(i);
+                    }
+                    None if set.len() == 16 => {
+                        set.remove(0);
+                    }
+                    None => {}
+                }
+                set.push(Some(sct));
+            }
+            c.recycle();
+        }
     }
 }
