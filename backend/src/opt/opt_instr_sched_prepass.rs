@@ -36,7 +36,7 @@
 //! wait for, or when nothing else is ready: taken early it would hold a
 //! register for nothing.
 //!
-//! **Short regions.** A region of fewer than [`SHORT_REGION`] instructions
+//! **Short regions.** A region of fewer than eight instructions (`SHORT_REGION`)
 //! in a block on no cycle of the control flow, with no instruction of
 //! variable latency and no copy whose source a later instruction of the
 //! region reads, keeps its order without being looked at: what a reordering
