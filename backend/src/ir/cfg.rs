@@ -42,30 +42,16 @@ impl Cfg {
                 }
             }
         }
-        // Reverse postorder from the entry ([`reverse_postorder`], written
-        // out to fill `reachable` as it goes and make no other table).
+        // Reverse postorder from the entry, `reachable` its visited set.
         let mut reachable = vec![false; n];
         let mut post = Vec::with_capacity(n);
         if let Some(entry) = f.layout.entry_block() {
-            let mut stack: SmallVec<[(Block, usize); 16]> = SmallVec::new();
-            reachable[entry.index()] = true;
-            stack.push((entry, 0));
-            while let Some(&mut (x, ref mut i)) = stack.last_mut() {
-                match succs[x.index()].get(*i) {
-                    Some(&s) => {
-                        *i += 1;
-                        if !reachable[s.index()] {
-                            reachable[s.index()] = true;
-                            stack.push((s, 0));
-                        }
-                    }
-                    None => {
-                        post.push(x);
-                        stack.pop();
-                    }
-                }
-            }
-            post.reverse();
+            reverse_postorder_into(
+                entry,
+                |x, i| succs[x.index()].get(i).copied(),
+                |b| !std::mem::replace(&mut reachable[b.index()], true),
+                &mut post,
+            );
         }
         let mut preds = vec![Edges::new(); n];
         for &b in &post {
@@ -267,21 +253,45 @@ impl Cfg {
 pub(crate) fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usize) -> Option<usize>) -> Vec<usize> {
     let mut seen = vec![false; n];
     let mut post = Vec::new();
-    let mut stack = vec![(root, 0usize)];
-    seen[root] = true;
-    while let Some((x, i)) = stack.pop() {
-        if let Some(s) = succ(x, i) {
-            stack.push((x, i + 1));
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
+    reverse_postorder_into(root, succ, |x| !std::mem::replace(&mut seen[x], true), &mut post);
+    post
+}
+
+/// [`reverse_postorder`] into `post` (emptied first), for any kind of node;
+/// `first_visit(x)` marks `x` visited and says whether it was not before
+/// (the caller's own table: no other is made).
+pub(crate) fn reverse_postorder_into<N: Copy>(
+    root: N,
+    succ: impl Fn(N, usize) -> Option<N>,
+    mut first_visit: impl FnMut(N) -> bool,
+    post: &mut Vec<N>,
+) {
+    post.clear();
+    let mut stack: SmallVec<[(N, usize); 16]> = SmallVec::new();
+    first_visit(root);
+    stack.push((root, 0));
+    while let Some(&mut (x, ref mut i)) = stack.last_mut() {
+        match succ(x, *i) {
+            Some(s) => {
+                *i += 1;
+                if first_visit(s) {
+                    stack.push((s, 0));
+                }
             }
-        } else {
-            post.push(x);
+            None => {
+                post.push(x);
+                stack.pop();
+            }
         }
     }
     post.reverse();
-    post
+}
+
+/// Whether some edge of `blocks` does not go forward in their order (to the
+/// block itself or an earlier one). Without such an edge there is no cycle:
+/// any cycle has one in any order of its blocks.
+pub(crate) fn has_backward_edge(blocks: &[ursa_isel::vcode::VBlock]) -> bool {
+    blocks.iter().enumerate().any(|(b, blk)| blk.succs.iter().any(|s| s.0 as usize <= b))
 }
 
 /// Cooper, Harvey and Kennedy's iterative dominator algorithm over node

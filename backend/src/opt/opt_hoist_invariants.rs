@@ -52,7 +52,7 @@ use smallvec::SmallVec;
 use ursa_isel::bitset::BitSet;
 use ursa_isel::vcode::{MInst, OpKind, Pseudo, VCode, VReg};
 
-use crate::ir::cfg::{iterate_doms, reverse_postorder};
+use crate::ir::cfg::{has_backward_edge, iterate_doms, reverse_postorder};
 use crate::opt::opt_instr_sched_prepass::{pressure_before, role, Pressure, Role};
 use crate::regalloc::assign_regs_ssa::{block_liveness, VLiveness};
 
@@ -66,9 +66,8 @@ const NONE: u32 = u32::MAX;
 /// how many moved (an instruction merged into an equal one counts).
 pub fn opt_hoist_invariants(vcode: &mut VCode) -> usize {
     let n = vcode.blocks.len();
-    // No edge backward in the block order, no cycle (a cycle has one in any
-    // order): most functions are left here, before any table is made.
-    if !vcode.blocks.iter().enumerate().any(|(b, blk)| blk.succs.iter().any(|s| s.0 as usize <= b)) {
+    // No cycle (most functions): left here, before any table is made.
+    if !has_backward_edge(&vcode.blocks) {
         return 0;
     }
     let succ = |x: usize, i: usize| vcode.blocks[x].succs.get(i).map(|b| b.0 as usize);

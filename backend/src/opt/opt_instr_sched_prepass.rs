@@ -759,7 +759,7 @@ fn cyclic_blocks(blocks: &[VBlock], on_cycle: &mut Vec<bool>) {
     on_cycle.clear();
     on_cycle.resize(n, false);
     // Most functions have no backward edge.
-    if !blocks.iter().enumerate().any(|(b, blk)| blk.succs.iter().any(|s| s.0 as usize <= b)) {
+    if !crate::ir::cfg::has_backward_edge(blocks) {
         return;
     }
     // Spans as a difference array: +1 where one starts, -1 after it ends.
@@ -1366,9 +1366,9 @@ mod tests {
         Bundle::new().inst(forms::MOV_R).def(forms::MOV_R::RD, d).use_(forms::MOV_R::RB, a).build()
     }
 
-    /// Two chains of two adds, one after the other, their ends stored
-    /// (`first`: instructions before them): the list scheduler interleaves
-    /// the chains.
+    /// Two chains of two adds, one after the other, their ends read by a
+    /// call (`first`: instructions before them): the list scheduler
+    /// interleaves the chains.
     fn two_chains(first: Vec<MInst>) -> VCode {
         use Class::{RPair as W, R};
         let (x, y, p, a1, a2, b1, b2) = (VReg(0), VReg(1), VReg(2), VReg(3), VReg(4), VReg(5), VReg(6));

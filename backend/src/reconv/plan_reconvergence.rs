@@ -75,9 +75,6 @@ fn only_exits(f: &Function, j: Block) -> bool {
 /// The calls of `f` to functions that are not intrinsics.
 pub fn call_sites(f: &Function) -> Vec<CallSite> {
     let mut out = Vec::new();
-    if !crate::mid::may_have(f, |op| op.is_call()) {
-        return out;
-    }
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             let callee = match f.dfg.insts[inst] {
@@ -300,9 +297,12 @@ pub fn plan(f: &Function, kernel: bool, facts: Option<&ModuleFacts>) -> Result<P
 /// with later passes; also returns the divergence analysis when it was run
 /// (the function has a conditional branch or a barrier).
 pub fn plan_reconvergence(f: &Function, cfg: &Cfg, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(Plan, Option<Divergence>), Error> {
-    let mut out = Plan { entry: f.layout.entry_block(), calls: call_sites(f), ..Plan::default() };
-    // Without a barrier there is nothing to check (a barrier is a call).
-    let has_barrier = crate::mid::may_have(f, |op| op.is_call()) && cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
+    // Calls and barriers (a barrier is a call) are looked for only where
+    // there may be a call.
+    let may_call = crate::mid::may_have(f, |op| op.is_call());
+    let mut out = Plan { entry: f.layout.entry_block(), calls: if may_call { call_sites(f) } else { Vec::new() }, ..Plan::default() };
+    // Without a barrier there is nothing to check.
+    let has_barrier = may_call && cfg.rpo.iter().any(|&b| block_barrier(f, b, facts).is_some());
     // Only a conditional branch can diverge: without one (and without a
     // barrier to check) the analysis would find nothing.
     let conditional = cfg.rpo.iter().any(|&b| {

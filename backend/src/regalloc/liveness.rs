@@ -251,6 +251,21 @@ mod tests {
         assert_eq!(outs, [vec![5], vec![5, 6], vec![]]);
     }
 
+    /// The dense sets for `nb` blocks and `nv` values from (value, block)
+    /// pairs, solved with `succs`.
+    fn dense(nb: usize, nv: usize, gen: &[(u32, u32)], kill: &[(u32, u32)], succs: impl Fn(usize) -> Vec<usize>) -> Liveness<u32> {
+        let mut dense: Liveness<u32> = Liveness::default();
+        dense.reset(nb, nv);
+        for &(v, b) in gen {
+            dense.gen[b as usize].insert(v);
+        }
+        for &(v, b) in kill {
+            dense.kill[b as usize].insert(v);
+        }
+        dense.solve((0..nb).rev(), succs);
+        dense
+    }
+
     #[test]
     fn value_liveness_agrees_with_the_dense_sets() {
         // 0 -> 1 -> 2 -> 3, 2 -> 1, 1 -> 3: block 0 writes 1 and 2, block 1
@@ -259,15 +274,7 @@ mod tests {
         let succs = [vec![1], vec![2, 3], vec![1, 3], vec![]];
         let gen = [(1, 1), (3, 2), (2, 2), (4, 2), (3, 3)];
         let kill = [(1, 0), (2, 0), (3, 1), (1, 2)];
-        let mut dense: Liveness<u32> = Liveness::default();
-        dense.reset(4, 5);
-        for &(v, b) in &gen {
-            dense.gen[b as usize].insert(v);
-        }
-        for &(v, b) in &kill {
-            dense.kill[b as usize].insert(v);
-        }
-        dense.solve((0..4).rev(), |b| succs[b].iter().copied());
+        let dense = dense(4, 5, &gen, &kill, |b| succs[b].clone());
         let mut sparse = ValueLiveness::default();
         sparse.solve(4, 5, &gen, &kill, |b| succs[b].iter().copied());
         for b in 0..4 {
@@ -284,15 +291,7 @@ mod tests {
         // value written before it is read (not in `gen`: `kill` only).
         let gen = [(7, 0), (2, 0), (7, 0), (5, 1), (2, 1)];
         let kill = [(3, 0), (9, 1)];
-        let mut dense: Liveness<u32> = Liveness::default();
-        dense.reset(2, 10);
-        for &(v, b) in &gen {
-            dense.gen[b as usize].insert(v);
-        }
-        for &(v, b) in &kill {
-            dense.kill[b as usize].insert(v);
-        }
-        dense.solve((0..2).rev(), |_| std::iter::empty());
+        let dense = dense(2, 10, &gen, &kill, |_| Vec::new());
         let mut sparse = ValueLiveness::default();
         sparse.solve(2, 10, &gen, &kill, |_| std::iter::empty());
         for b in 0..2 {
