@@ -313,7 +313,8 @@ impl<'f> Lower<'f> {
             from: Block,
             idx: usize,
         }
-        let mut layout: Vec<(Option<Block>, Option<Edge>)> = Vec::new();
+        // (Room for a split edge per block: most functions have fewer.)
+        let mut layout: Vec<(Option<Block>, Option<Edge>)> = Vec::with_capacity(2 * order.len());
         for &b in &order {
             layout.push((Some(b), None));
             let ss = succs(f, b);
@@ -362,7 +363,7 @@ impl<'f> Lower<'f> {
         }
 
         // Lower, last block first.
-        let mut starts: Vec<usize> = Vec::new();
+        let mut starts: Vec<usize> = Vec::with_capacity(longest + 1);
         for li in (0..layout.len()).rev() {
             let (b, e) = &layout[li];
             if let Some(e) = e {

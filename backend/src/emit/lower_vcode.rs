@@ -238,8 +238,12 @@ impl<'a> Layout<'a> {
             asg,
             homes,
             frame_size,
-            items: Vec::with_capacity(asg.num_insts() + asg.moves.len()),
-            starts: Vec::new(),
+            // Room for every piece, two per move (a pair's words) and a
+            // branch per block: laying out seldom grows (and moves) `items`.
+            items: Vec::with_capacity(
+                vcode.blocks.iter().map(|b| b.insts.iter().map(|m| m.pieces.len()).sum::<usize>() + 1).sum::<usize>() + 2 * asg.moves.len(),
+            ),
+            starts: Vec::with_capacity(vcode.blocks.len() + 1),
             next_label: vcode.blocks.len() as u32,
             cold: Vec::new(),
             dropped_copies: 0,

@@ -553,10 +553,10 @@ fn assign_with(vcode: &VCode, liveness: &mut VLiveness, solved: bool) -> Result<
 /// pointer. Code the walk does not handle is refused here.
 fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), GiveUp> {
     first.clear();
-    let mut op_at = Vec::new();
+    let mut op_at = Vec::with_capacity(vcode.blocks.iter().map(|b| b.insts.len()).sum::<usize>() + 1);
     let mut nops = 0u32;
     let mut uses_sp = vcode.slots_size > 0 || vcode.incoming_bytes > 0 || vcode.makes_calls;
-    let mut refs: Vec<RegRef> = Vec::new();
+    let mut refs: Vec<RegRef> = Vec::with_capacity(16);
     for b in &vcode.blocks {
         first.push(op_at.len());
         for m in &b.insts {
