@@ -213,6 +213,7 @@ impl Inst {
 
     /// Whether the instruction is conditional: a guard other than `@PT`
     /// (so its writes may not happen).
+    #[inline]
     pub fn is_guarded(&self) -> bool {
         let def = self.def();
         let Some(g) = def.guard else { return false };

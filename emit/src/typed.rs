@@ -121,11 +121,19 @@ impl<K> Fld<K> {
 
     /// The field's index in `form`; panics, naming both, if the handle is
     /// of another form (a bug in the code that built the instruction).
+    #[inline]
     pub fn index_in(&self, form: FormId) -> usize {
         match self.place(form) {
             Some(i) => i,
-            None => panic!("field `{}` of {} applied to an instruction of form {}", self.name, self.owner_name(), form.name()),
+            None => self.not_in(form),
         }
+    }
+
+    /// The panic of [`Fld::index_in`], out of line.
+    #[cold]
+    #[inline(never)]
+    fn not_in(&self, form: FormId) -> ! {
+        panic!("field `{}` of {} applied to an instruction of form {}", self.name, self.owner_name(), form.name())
     }
 }
 
