@@ -144,7 +144,7 @@ impl<'f> Lower<'f> {
         let classes = Vec::with_capacity(nvalues + nvalues / 2);
         Lower {
             f,
-            vcode: VCode { name: f.name.to_string(), classes, ..Default::default() },
+            vcode: VCode { name: clif_name(&f.name), classes, ..Default::default() },
             value_reg,
             used,
             alias: Vec::new(),
@@ -984,6 +984,20 @@ pub fn callee_symbol(f: &Function, fr: ir::FuncRef) -> Option<String> {
     Some(object_symbol(&name))
 }
 
+/// A function's name as CLIF text writes it (`%name`, `u0:1`): what its
+/// `Display` gives, without the formatter for the usual test-case name.
+pub fn clif_name(name: &ir::UserFuncName) -> String {
+    if let ir::UserFuncName::Testcase(t) = name {
+        if let Ok(s) = std::str::from_utf8(t.raw()) {
+            let mut n = String::with_capacity(s.len() + 1);
+            n.push('%');
+            n.push_str(s);
+            return n;
+        }
+    }
+    name.to_string()
+}
+
 /// The object-file symbol of a CLIF function name: `%name` → `name`, and a
 /// name assembly can hold (`docs/abi.md`): characters other than letters,
 /// digits, `_`, `.` and `$` become `_` (`u0:1` → `u0_1`), and a name that
@@ -1085,6 +1099,16 @@ pub use generated::Context;
 #[cfg(test)]
 mod tests {
     use super::object_symbol;
+
+    #[test]
+    fn clif_names_are_what_display_writes() {
+        use cranelift_codegen::ir::UserFuncName;
+        for name in
+            [UserFuncName::testcase("add_i32"), UserFuncName::testcase(""), UserFuncName::user(0, 7), UserFuncName::user(3, 4_000_000_000)]
+        {
+            assert_eq!(super::clif_name(&name), name.to_string());
+        }
+    }
 
     #[test]
     fn object_symbols_of_clif_names() {

@@ -15,5 +15,5 @@ use cranelift_codegen::ir::Function;
 /// The symbol name of a CLIF function in the object file (`%name` → `name`;
 /// names assembly cannot hold are mapped, see [`ursa_isel::lower::object_symbol`]).
 pub fn symbol_name(f: &Function) -> String {
-    ursa_isel::lower::object_symbol(&f.name.to_string())
+    ursa_isel::lower::object_symbol(&ursa_isel::lower::clif_name(&f.name))
 }
