@@ -1071,9 +1071,13 @@ fn cold_last(f: &Function, order: Vec<Block>) -> Vec<Block> {
 /// Reverse postorder of the blocks reachable from the entry.
 fn rpo(f: &Function) -> Vec<Block> {
     let Some(entry) = f.layout.entry_block() else { return Vec::new() };
-    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
-    let mut post = Vec::new();
-    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    // (Every table at its final size at once.)
+    let n = f.dfg.num_blocks();
+    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::with_capacity(n);
+    seen.resize(n);
+    let mut post = Vec::with_capacity(n);
+    let mut stack: Vec<(Block, usize)> = Vec::with_capacity(n);
+    stack.push((entry, 0));
     seen[entry] = true;
     while let Some((b, i)) = stack.pop() {
         let ss = succs(f, b);
