@@ -70,8 +70,9 @@ pub(crate) struct Recorder {
     /// A number unique to the CTA over the launch (its index), for local memory.
     pub cta: u64,
     pub local_size: u32,
-    /// Records per warp of the previous CTA (the next CTA's traces reserve as many).
-    hint: usize,
+    /// The most records, accesses and sectors a warp of the CTAs so far
+    /// had: the next CTA's traces reserve as many (so that they seldom grow).
+    hint: [usize; 3],
     /// Scratch space of shared accesses: bank words, and words per bank.
     words: Vec<u64>,
     per_bank: Vec<u16>,
@@ -86,7 +87,7 @@ impl Recorder {
             bank_bytes,
             cta: 0,
             local_size,
-            hint: 0,
+            hint: [0; 3],
             words: Vec::new(),
             per_bank: vec![0; banks as usize],
         }
@@ -95,12 +96,22 @@ impl Recorder {
     /// Starts the trace of CTA `cta` with `nwarps` warps.
     pub fn start(&mut self, cta: u64, nwarps: usize) {
         self.cta = cta;
-        self.warps = (0..nwarps).map(|_| WarpTrace { recs: Vec::with_capacity(self.hint), ..Default::default() }).collect();
+        let [recs, accesses, sectors] = self.hint;
+        self.warps = (0..nwarps)
+            .map(|_| WarpTrace {
+                recs: Vec::with_capacity(recs),
+                accesses: Vec::with_capacity(accesses),
+                sectors: Vec::with_capacity(sectors),
+            })
+            .collect();
     }
 
     /// The traces of the CTA that ran.
     pub fn take(&mut self) -> Vec<WarpTrace> {
-        self.hint = self.warps.iter().map(|t| t.recs.len()).max().unwrap_or(0);
+        for t in &self.warps {
+            let h = &mut self.hint;
+            (h[0], h[1], h[2]) = (h[0].max(t.recs.len()), h[1].max(t.accesses.len()), h[2].max(t.sectors.len()));
+        }
         std::mem::take(&mut self.warps)
     }
 
