@@ -743,7 +743,6 @@ pub(crate) fn run(
     }
     let mut finished_ctas: Vec<usize> = Vec::new();
     let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
-    let mut issue: Vec<(usize, usize, usize)> = Vec::new();
     let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
     let mut active: Vec<u32> = Vec::new();
     // The cycle after the last step (the launch's duration).
@@ -767,11 +766,18 @@ pub(crate) fn run(
         };
         now = t;
         agenda.take(now, &mut active);
-        // Pass 1: the verdicts of the warps due now; each sub-partition's choice.
-        issue.clear();
-        for &g in &active {
+        // Each due sub-partition in turn: the verdicts of its warps due now,
+        // its choice, and the chosen warp's issue. The verdicts of a cycle
+        // see the LSU as it was before the cycle's issues: `active` is in
+        // SM order, so its first sub-partition of an SM takes the SM's LSU
+        // time for the others.
+        let mut lsu_sm = usize::MAX;
+        let mut lsu_free = 0;
+        'visit: for &g in &active {
             let (si, ui) = place_of[g as usize];
-            let lsu_free = sms[si].lsu_free;
+            if si != lsu_sm {
+                (lsu_sm, lsu_free) = (si, sms[si].lsu_free);
+            }
             let sub = &mut subs[g as usize];
             if sub.next != now {
                 continue; // stale
@@ -803,14 +809,16 @@ pub(crate) fn run(
                     }
                     None => (StallReason::NotSelected, now + 1),
                 };
-                count_warp(&mut stats, &mut prof, w, now);
-                (w.reason, sub.list[i].wake) = ready;
+                if w.reason != ready.0 {
+                    count_warp(&mut stats, &mut prof, w, now);
+                    w.reason = ready.0;
+                }
+                sub.list[i].wake = ready.1;
                 next = next.min(ready.1);
             }
             if let Some(i) = chosen {
                 sub.last = i;
                 sub.greedy = Some(i);
-                issue.push((si, ui, i));
             }
             sub.next = next;
             agenda.add(now, sub.next, g as usize);
@@ -822,11 +830,9 @@ pub(crate) fn run(
                     timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
                 }
             }
-        }
-        // Pass 2: issue the chosen warps.
-        for &(si, ui, i) in &issue {
+            // The chosen warp's issue.
+            let Some(i) = chosen else { continue };
             let Sm { lsu_free, l1, .. } = &mut sms[si];
-            let sub = &mut subs[si * nsub + ui];
             let w = warps[sub.list[i].slot as usize].as_mut().expect("resident warp");
             let rec = w.cur;
             let inf = &info[rec.idx as usize];
@@ -933,7 +939,7 @@ pub(crate) fn run(
                     w.left = r.len - 1;
                 } else {
                     done_warps.push((si, ui, i));
-                    continue;
+                    continue 'visit;
                 }
             }
             // A warp whose stall count outlasts the next cycle: its verdict
