@@ -115,8 +115,12 @@ struct Cache {
     small: Blocks,
     big: Blocks,
     sets: u64,
+    /// `sets - 1` when `sets` is a power of two (a mask takes the set;
+    /// None: a division does).
+    set_mask: Option<u64>,
     ways: usize,
-    sectors_per_line: u64,
+    /// log2 of the sectors per line (a power of two: `MachineDesc::validate`).
+    line_shift: u32,
     tick: u64,
 }
 
@@ -199,8 +203,9 @@ impl Cache {
             small: small.reusing(SMALL.min(ways)),
             big: big.reusing(ways),
             sets,
+            set_mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            sectors_per_line: spl,
+            line_shift: spl.trailing_zeros(),
             tick: 0,
         }
     }
@@ -216,10 +221,16 @@ impl Cache {
         SPARE.with(|s| *s.borrow_mut() = (self.small, self.big));
     }
 
-    /// The set of `sector`.
+    /// The set of `sector`: its line modulo the sets (no division for the
+    /// line, nor for the set when the sets are a power of two: a 64-bit
+    /// division takes tens of cycles, on every lookup).
     #[inline(always)]
     fn set(&self, sector: u64) -> usize {
-        ((sector / self.sectors_per_line) % self.sets) as usize
+        let line = sector >> self.line_shift;
+        (match self.set_mask {
+            Some(m) => line & m,
+            None => line % self.sets,
+        }) as usize
     }
 
     /// The entries of a set's block (`b`: its `block`, not 0).
@@ -1068,18 +1079,19 @@ mod tests {
     /// most recently used; an invalidated one stays in its place, empty) on
     /// a pseudo-random stream of lookups and invalidations that fills sets
     /// past their small block and evicts: the same hits, also with arrays
-    /// reused from an earlier cache.
+    /// reused from an earlier cache, with a power of two of sets and not.
     #[test]
     fn cache_is_a_sectored_lru() {
-        for round in 0..2 {
-            // 4 sets of 4 lines of 4 sectors.
-            let mut c = Cache::reusing(4 * 4 * 128, 128, 32, 4);
-            let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); 4];
+        for round in 0..4 {
+            // 4 (or 3) sets of 4 lines of 4 sectors.
+            let sets = if round < 2 { 4 } else { 3 };
+            let mut c = Cache::reusing(sets * 4 * 128, 128, 32, 4);
+            let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); sets as usize];
             let mut x = 12345u64 + round;
             for _ in 0..20_000 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let sct = (x >> 33) % 160;
-                let set = &mut model[((sct / 4) % 4) as usize];
+                let set = &mut model[((sct / 4) % sets) as usize];
                 let found = set.iter().position(|&s| s == Some(sct));
                 if (x >> 20).is_multiple_of(8) {
                     c.invalidate(sct);
