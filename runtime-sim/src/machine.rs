@@ -69,9 +69,10 @@ pub struct Warp {
 }
 
 impl Warp {
-    pub fn new(id: u32, exists: u32, entry: u64, local_size: u32, strict: bool) -> Warp {
+    /// A warp about to start at `entry`, on the fresh register file `regs`.
+    pub fn with_regs(regs: Regs, id: u32, exists: u32, entry: u64, local_size: u32, strict: bool) -> Warp {
         Warp {
-            regs: Regs::new(),
+            regs,
             id,
             pc: [entry; LANES],
             exists,
