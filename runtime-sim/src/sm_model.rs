@@ -257,16 +257,21 @@ impl Cache {
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
         let (tick, ways) = (self.tick, self.ways);
-        let (tags, used) = self.entries(b);
+        // The block's entries through its array alone (not `entries`, which
+        // borrows the whole cache), so that a fill writes them and the
+        // set's head without looking the block up again.
+        let (tags, used) = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
         if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
             used[i] = tick;
             return true;
         }
         // The least recently used entry: an unfilled one (never used) first.
-        if fill < ways {
-            if fill == tags.len() {
-                b = self.grow(set, b);
-            }
+        if fill < ways && fill < tags.len() {
+            tags[fill] = tag;
+            used[fill] = tick;
+            self.heads[set].fill += 1;
+        } else if fill < ways {
+            b = self.grow(set, b);
             self.heads[set].fill += 1;
             let (tags, used) = self.entries(b);
             tags[fill] = tag;
