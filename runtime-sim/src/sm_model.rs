@@ -198,9 +198,17 @@ impl Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
+        let mut small = small.reusing(SMALL.min(ways));
+        // Every set touched takes a small block: room for all of them from
+        // the start (not grown by doubling, copying the blocks each time;
+        // the memory is not touched until a set takes its block).
+        let room = sets as usize * small.width;
+        for a in [&mut small.tags, &mut small.used] {
+            a.reserve(room.saturating_sub(a.len()));
+        }
         Cache {
             heads: vec![Head::default(); sets as usize],
-            small: small.reusing(SMALL.min(ways)),
+            small,
             big: big.reusing(ways),
             sets,
             set_mask: sets.is_power_of_two().then_some(sets - 1),
