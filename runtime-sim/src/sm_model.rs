@@ -818,7 +818,7 @@ pub(crate) fn run(
             let mut next = u64::MAX;
             for k in 0..n {
                 let i = policy_index(m.scheduler, k, n, greedy, start);
-                let e = sub.list[i];
+                let e = &mut sub.list[i];
                 if e.wake > now {
                     next = next.min(e.wake);
                     continue;
@@ -837,7 +837,7 @@ pub(crate) fn run(
                     count_warp(&mut stats, &mut prof, w, now);
                     w.reason = ready.0;
                 }
-                sub.list[i].wake = ready.1;
+                e.wake = ready.1;
                 next = next.min(ready.1);
             }
             if let Some(i) = chosen {
