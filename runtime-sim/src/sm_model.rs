@@ -370,6 +370,8 @@ struct Warp {
     since: u64,
     /// Timeline: the current stall span (reason, start).
     span: Option<(StallReason, u64)>,
+    /// Resident (false: it left, and its slot waits for another warp).
+    live: bool,
 }
 
 /// A resident warp in its sub-partition's list.
@@ -662,7 +664,8 @@ pub(crate) fn run(
     let mut l2 = Cache::reusing(m.l2_bytes, m.line_bytes, m.sector_bytes, m.l2_ways);
     let mut l2_bw = Server { free: 0, rate: m.l2_sectors_per_cycle as u64 };
     let mut dram_bw = Server { free: 0, rate: m.dram_sectors_per_cycle as u64 };
-    let mut warps: Vec<Option<Warp>> = Vec::new();
+    // Slots of warps, resident or left (`Warp::live`): a slot is reused.
+    let mut warps: Vec<Warp> = Vec::new();
     let mut free_slots: Vec<usize> = Vec::new();
     let mut ctas: Vec<Option<CtaRun>> = Vec::new();
     let mut agenda = Agenda::new(m.sms as usize * nsub);
@@ -722,14 +725,15 @@ pub(crate) fn run(
                                 reason: StallReason::Selected,
                                 since: at,
                                 span: None,
+                                live: true,
                             };
                             let slot = match free_slots.pop() {
                                 Some(i) => {
-                                    warps[i] = Some(w);
+                                    warps[i] = w;
                                     i
                                 }
                                 None => {
-                                    warps.push(Some(w));
+                                    warps.push(w);
                                     warps.len() - 1
                                 }
                             };
@@ -779,7 +783,7 @@ pub(crate) fn run(
                 // Only barrier waits: cannot happen for a trace the
                 // interpreter completed (it would have deadlocked); end
                 // rather than spin.
-                for w in warps.iter_mut().flatten() {
+                for w in warps.iter_mut().filter(|w| w.live) {
                     count_warp(&mut stats, &mut prof, w, end);
                 }
                 for sm in &mut sms {
@@ -823,7 +827,7 @@ pub(crate) fn run(
                     next = next.min(e.wake);
                     continue;
                 }
-                let w = warps[e.slot as usize].as_mut().expect("resident warp");
+                let w = &mut warps[e.slot as usize];
                 let inf = &info[w.cur.idx as usize];
                 let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
                     Some(wait) => wait,
@@ -848,7 +852,7 @@ pub(crate) fn run(
             agenda.add(now, sub.next, g as usize);
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 for e in &sub.list {
-                    let w = warps[e.slot as usize].as_mut().expect("resident warp");
+                    let w = &mut warps[e.slot as usize];
                     let rec = w.cur;
                     let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
                     timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
@@ -857,7 +861,7 @@ pub(crate) fn run(
             // The chosen warp's issue.
             let Some(i) = chosen else { continue };
             let Sm { lsu_free, l1, .. } = &mut sms[si];
-            let w = warps[sub.list[i].slot as usize].as_mut().expect("resident warp");
+            let w = &mut warps[sub.list[i].slot as usize];
             let rec = w.cur;
             let inf = &info[rec.idx as usize];
             count_warp(&mut stats, &mut prof, w, now + 1);
@@ -986,18 +990,17 @@ pub(crate) fn run(
             *a += 1;
             if *a >= c.expect.get(&(id, gen)).copied().unwrap_or(0) {
                 for &o in &c.warps {
-                    if let Some(ow) = warps[o].as_mut() {
-                        if ow.bar == Some((id, gen)) && ow.cta == ci {
-                            ow.bar = None;
-                            ow.next_issue = ow.next_issue.max(now + 1);
-                            let (s, u) = (ow.sm as usize, ow.sub as usize);
-                            let sub = &mut subs[s * nsub + u];
-                            if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
-                                e.wake = now + 1;
-                                if now + 1 < sub.next {
-                                    sub.next = now + 1;
-                                    agenda.add(now, now + 1, s * nsub + u);
-                                }
+                    let ow = &mut warps[o];
+                    if ow.live && ow.bar == Some((id, gen)) && ow.cta == ci {
+                        ow.bar = None;
+                        ow.next_issue = ow.next_issue.max(now + 1);
+                        let (s, u) = (ow.sm as usize, ow.sub as usize);
+                        let sub = &mut subs[s * nsub + u];
+                        if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
+                            e.wake = now + 1;
+                            if now + 1 < sub.next {
+                                sub.next = now + 1;
+                                agenda.add(now, now + 1, s * nsub + u);
                             }
                         }
                     }
@@ -1015,11 +1018,13 @@ pub(crate) fn run(
                 sub.last = 0;
             }
             sms[si].warps -= 1;
-            let w = warps[slot].take().expect("resident warp");
+            let w = &mut warps[slot];
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                close_span(p, &w, si as u32, cta, now + 1);
+                close_span(p, w, si as u32, cta, now + 1);
             }
+            w.live = false;
+            w.trace = WarpTrace::default();
             if let Some(c) = ctas[w.cta].as_mut() {
                 c.live -= 1;
                 if c.live == 0 {
