@@ -5,8 +5,7 @@
 //! instance a BAR joins. Recorded by the interpreter (`exec.rs`) as a CTA
 //! runs; docs/timing.md, "How it runs".
 
-use crate::machine::{each_lane, lanes};
-use crate::mem_ops::Halves;
+use crate::machine::{each_lane, lanes, Halves};
 use crate::memory::{LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, Op};
 use crate::regs::LANES;
