@@ -411,7 +411,15 @@ impl Gpu {
         let nwarps = nwarps as u32;
         let ncta: u64 = u64::try_from(ctas).map_err(|_| bad(format!("a grid of {} CTAs is too large", ctas)))?;
         let limit = cfg.step_limit.unwrap_or(u64::MAX);
-        let make_cta = |idx: u64| -> Cta {
+        // The GPR rows a CTA's run can leave other than zero: those its
+        // instructions name, and those set below.
+        let dirty_rows = program.gpr_rows_named().max(abi::SP + 1).max(match call_args {
+            Some(args) => (abi::LINK + 2).max(abi::ARG0 + args.len()),
+            None => 0,
+        });
+        // A CTA, its warps' register files made on those `spare` holds
+        // (of CTAs that have run: only their dirty rows are cleared).
+        let make_cta_from = |idx: u64, spare: &mut Vec<Box<[[u32; LANES]]>>| -> Cta {
             let x = (idx % grid[0] as u64) as u32;
             let y = (idx / grid[0] as u64 % grid[1] as u64) as u32;
             let z = (idx / (grid[0] as u64 * grid[1] as u64)) as u32;
@@ -419,7 +427,11 @@ impl Gpu {
             for w in 0..nwarps {
                 let in_warp = (threads - w as u64 * 32).min(32) as u32;
                 let exists = if in_warp == 32 { u32::MAX } else { (1u32 << in_warp) - 1 };
-                let mut warp = Warp::new(w, exists, entry, local, cfg.strict);
+                let regs = match spare.pop() {
+                    Some(r) => crate::regs::Regs::reusing(r, dirty_rows),
+                    None => crate::regs::Regs::new(),
+                };
+                let mut warp = Warp::with_regs(regs, w, exists, entry, local, cfg.strict);
                 warp.regs.r[abi::SP] = [local; LANES];
                 if let Some(args) = call_args {
                     for (i, a) in args.iter().enumerate() {
@@ -432,6 +444,9 @@ impl Gpu {
             }
             Cta { id: [x, y, z], warps, shared: vec![0; shmem as usize], bars: [CtaBarrier::default(); 16] }
         };
+        let make_cta = |idx: u64| make_cta_from(idx, &mut Vec::new());
+        // The register files of a CTA that has run, for the next one.
+        let give_back = |cta: Cta, spare: &mut Vec<Box<[[u32; LANES]]>>| spare.extend(cta.warps.into_iter().map(|w| w.regs.r));
         let profiling = cfg.profile || cfg.timeline;
         // The SM model: the occupancy of the launch, checked before any CTA runs.
         let sm_model = match &cfg.machine {
@@ -493,9 +508,10 @@ impl Gpu {
             // order: the same CTAs in the same order, so the same results.
             let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
             ctx.record = Some(Box::new(crate::sm_trace::Recorder::new(m.sector_bytes, m.shared_banks, m.shared_bank_bytes, local)));
+            let mut spare = Vec::new();
             let mut run_one = |ctx: &mut crate::exec::Ctx, idx: u64| -> Result<Vec<crate::sm_trace::WarpTrace>, Trap> {
                 ctx.cta_index = idx;
-                let mut cta = make_cta(idx);
+                let mut cta = make_cta_from(idx, &mut spare);
                 if let Some(r) = ctx.record.as_deref_mut() {
                     r.start(idx, cta.warps.len());
                 }
@@ -503,6 +519,7 @@ impl Gpu {
                 if call_args.is_some() {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
+                give_back(cta, &mut spare);
                 Ok(ctx.record.as_deref_mut().map(|r| r.take()).unwrap_or_default())
             };
             let (sm_stats, sm_prof) = if rayon::current_num_threads() > 1 && ncta > 1 {
@@ -560,9 +577,10 @@ impl Gpu {
             (ctx.issued, ctx.lane_insts, cycles, ctx.take_per_form(), profile)
         } else {
             let mut ctx = new_ctx.make(Global::Own(&mut self.mem));
+            let mut spare = Vec::new();
             for idx in 0..ncta {
                 ctx.cta_index = idx;
-                let mut cta = make_cta(idx);
+                let mut cta = make_cta_from(idx, &mut spare);
                 match ctx.run_cta(&mut cta) {
                     Ok(cycles) => ctx.clock_base += cycles,
                     Err(t) => {
@@ -573,6 +591,7 @@ impl Gpu {
                 if call_args.is_some() {
                     final_regs = (0..32).map(|r| cta.warps[0].regs.r[r][0]).collect();
                 }
+                give_back(cta, &mut spare);
             }
             (ctx.issued, ctx.lane_insts, ctx.clock_base, ctx.take_per_form(), ctx.profile.take())
         };

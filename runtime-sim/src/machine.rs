@@ -1,6 +1,8 @@
 //! Machine state: warps with per-lane PCs and statuses, the active group,
 //! convergence barriers, and CTAs with shared memory and CTA barriers
-//! (docs/isa-extensions.md, section 3).
+//! (docs/isa-extensions.md, section 3); the shape of a warp's lane
+//! addresses that the memory instructions and the SM model's trace take
+//! without per-lane work ([`Halves`]).
 
 use crate::regs::{Regs, LANES};
 use crate::timing::{HazardState, WarpClock};
@@ -69,9 +71,10 @@ pub struct Warp {
 }
 
 impl Warp {
-    pub fn new(id: u32, exists: u32, entry: u64, local_size: u32, strict: bool) -> Warp {
+    /// A warp about to start at `entry`, on the fresh register file `regs`.
+    pub fn with_regs(regs: Regs, id: u32, exists: u32, entry: u64, local_size: u32, strict: bool) -> Warp {
         Warp {
-            regs: Regs::new(),
+            regs,
             id,
             pc: [entry; LANES],
             exists,
@@ -242,5 +245,61 @@ impl Cta {
                 self.bars[b].gen = self.bars[b].gen.wrapping_add(1);
             }
         }
+    }
+}
+
+/// Lanes in a half-warp.
+pub(crate) const HALF: usize = LANES / 2;
+
+/// The shape of a full warp's access of `n` bytes per lane when it is a
+/// simple one: per half-warp (lanes 0–15 and 16–31), its first lane's
+/// address and the step from lane to lane, either 0 (every lane of the
+/// half at one address: a broadcast) or `n` (contiguous addresses). The
+/// coalesced access (the whole warp contiguous) is the most common; the
+/// accesses of a 16-wide CTA's warp (two rows: two broadcasts, or one row
+/// of a matrix read by both halves) are others. Each half's bytes are then
+/// one range: their bounds, their words and (for the SM model's trace)
+/// their sectors need no per-lane work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Halves {
+    /// Address registers' values (before the instruction's offset).
+    pub first: [u64; 2],
+    pub step: [u64; 2],
+}
+
+impl Halves {
+    /// The shape of the addresses `base` of the executing lanes `e`, `n`
+    /// bytes each, if a full warp's and simple. Three lanes per half are
+    /// compared first, so that most other accesses are turned down at once.
+    #[inline(always)]
+    pub(crate) fn of(base: &[u64; LANES], n: u32, e: u32) -> Option<Halves> {
+        if e != u32::MAX {
+            return None;
+        }
+        let n = n as u64;
+        let mut h = Halves { first: [base[0], base[HALF]], step: [0; 2] };
+        for k in 0..2 {
+            let lanes = &base[k * HALF..][..HALF];
+            let step = lanes[1].wrapping_sub(lanes[0]);
+            if (step != 0 && step != n) || lanes[HALF - 1].wrapping_sub(lanes[0]) != (HALF as u64 - 1) * step {
+                return None;
+            }
+            h.step[k] = step;
+        }
+        let mut diff = 0;
+        for k in 0..2 {
+            let (first, step) = (h.first[k], h.step[k]);
+            for (j, &b) in base[k * HALF..][..HALF].iter().enumerate() {
+                diff |= b ^ first.wrapping_add(j as u64 * step);
+            }
+        }
+        (diff == 0).then_some(h)
+    }
+
+    /// Bytes from half `k`'s first lane's address to the end of its last
+    /// lane's access.
+    #[inline(always)]
+    pub(crate) fn bytes(&self, k: usize, n: u32) -> u64 {
+        (HALF as u64 - 1) * self.step[k] + n as u64
     }
 }

@@ -4,7 +4,7 @@
 //! Every lane of an instruction is checked (alignment, bounds) before any
 //! effect happens, so a faulting instruction changes nothing.
 
-use crate::machine::{each_lane, lanes, Warp};
+use crate::machine::{each_lane, lanes, Halves, Warp, HALF};
 use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
 use crate::regs::{Regs, LANES};
@@ -122,11 +122,11 @@ pub(crate) fn exec(
     match *op {
         Op::Load { space, d, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
-            let run = contiguous(&base, ty.bytes(), e);
-            trace(&mut record, id, op, &base, e, run);
-            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, run) {
+            let halves = Halves::of(&base, ty.bytes(), e);
+            trace(&mut record, id, op, &base, e, halves);
+            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, halves) {
                 if ty == MemTy::B32 {
-                    load_row(&mut regs.r[d[0] as usize], bytes, at, &base, ofs, e, run);
+                    load_row(&mut regs.r[d[0] as usize], bytes, at, &base, ofs, e, halves);
                     return Ok(());
                 }
                 let n = ty.bytes() as usize;
@@ -141,11 +141,11 @@ pub(crate) fn exec(
         }
         Op::Store { space, s, a, ofs, ty } if touches_global => {
             let base = regs.get64::<32>(a, cb)?;
-            let run = contiguous(&base, ty.bytes(), e);
-            trace(&mut record, id, op, &base, e, run);
-            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, run) {
+            let halves = Halves::of(&base, ty.bytes(), e);
+            trace(&mut record, id, op, &base, e, halves);
+            if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, halves) {
                 if ty == MemTy::B32 {
-                    store_row(bytes, at, &regs.r[s[0] as usize], &base, ofs, e, run);
+                    store_row(bytes, at, &regs.r[s[0] as usize], &base, ofs, e, halves);
                     return Ok(());
                 }
                 let n = ty.bytes() as usize;
@@ -162,7 +162,7 @@ pub(crate) fn exec(
     match *op {
         Op::Load { space, d, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
-            trace(&mut record, id, op, &base, e, false);
+            trace(&mut record, id, op, &base, e, None);
             let n = ty.bytes();
             let mut data = [[0u32; 4]; LANES];
             for l in lanes(e) {
@@ -173,7 +173,7 @@ pub(crate) fn exec(
         }
         Op::Store { space, s, a, ofs, ty } => {
             let base = regs.get64::<32>(a, cb)?;
-            trace(&mut record, id, op, &base, e, false);
+            trace(&mut record, id, op, &base, e, None);
             let n = ty.bytes();
             for l in lanes(e) {
                 sp.bytes(space, address(space, base[l], ofs), n, l).map_err(|k| Fault::at(k, l))?;
@@ -203,7 +203,7 @@ pub(crate) fn exec(
         }
         Op::Atom { space, d, a, ofs, b, c, op: aop, wide, signed } => {
             let base = regs.get64::<32>(a, cb)?;
-            trace(&mut record, id, op, &base, e, false);
+            trace(&mut record, id, op, &base, e, None);
             let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
             let n = if wide { 8 } else { 4 };
             for l in lanes(e) {
@@ -224,35 +224,14 @@ pub(crate) fn exec(
 }
 
 /// Records a load's, store's or atomic's access in the SM model's trace
-/// from the lane addresses `base` it read (`run`: they are
-/// [`contiguous`]): once, whichever path then runs it (`record` is
-/// emptied).
+/// from the lane addresses `base` it read (`halves`: their shape, when
+/// [`Halves::of`] found one): once, whichever path then runs it (`record`
+/// is emptied).
 #[inline(always)]
-fn trace(record: &mut Option<&mut Recorder>, warp: usize, op: &Op, base: &[u64; LANES], e: u32, run: bool) {
+fn trace(record: &mut Option<&mut Recorder>, warp: usize, op: &Op, base: &[u64; LANES], e: u32, halves: Option<Halves>) {
     if let Some(r) = record.take() {
-        r.access(warp, op, base, e, run);
+        r.access(warp, op, base, e, halves);
     }
-}
-
-/// Whether an access of `n` bytes per lane is a full warp's at contiguous
-/// addresses: lane `l`'s is the first lane's plus `l * n` (the coalesced
-/// access, the most common). Such an access is one run of `32 * n` bytes:
-/// its bounds, its words and (for the SM model's trace) its sectors need
-/// no per-lane work. Two lanes are compared first, so that most other
-/// accesses are turned down at once.
-#[inline(always)]
-fn contiguous(base: &[u64; LANES], n: u32, e: u32) -> bool {
-    let n = n as u64;
-    if e != u32::MAX || base[LANES - 1].wrapping_sub(base[0]) != (LANES as u64 - 1) * n {
-        return false;
-    }
-    let mut diff = 0;
-    let mut next = base[0];
-    for &b in base {
-        diff |= b ^ next;
-        next = next.wrapping_add(n);
-    }
-    diff == 0
 }
 
 /// Writes lane `l`'s words of the registers `s` to its bytes `b`.
@@ -280,14 +259,20 @@ fn global_span<'m>(
     ofs: i32,
     n: u32,
     e: u32,
-    run: bool,
+    halves: Option<Halves>,
 ) -> Option<(u64, &'m mut [u8])> {
-    let (lo, hi, bits) = if run {
-        // A run that wraps around the address space takes the per-lane path.
-        let a0 = base[0].wrapping_add(ofs as i64 as u64);
-        (a0, a0.checked_add((LANES as u64 - 1) * n as u64)?, a0)
-    } else {
-        lane_bounds(base, ofs, e)
+    let (lo, hi, bits) = match halves {
+        Some(h) => {
+            // A half that wraps around the address space takes the per-lane path.
+            let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+            for k in 0..2 {
+                let a = h.first[k].wrapping_add(ofs as i64 as u64);
+                let last = a.checked_add(h.bytes(k, n) - n as u64)?;
+                (lo, hi, bits) = (lo.min(a), hi.max(last), bits | a);
+            }
+            (lo, hi, bits)
+        }
+        None => lane_bounds(base, ofs, e),
     };
     if bits & (n as u64 - 1) != 0 || (space == AddrSpace::Generic && any_in_window(base, ofs, e)) {
         return None;
@@ -299,29 +284,34 @@ fn global_span<'m>(
 
 /// A 32-bit load's fast path: each executing lane's word at
 /// `base + ofs`, in `bytes` (which start at address `at`), straight into
-/// the destination row. Plain loops rather than [`each_lane`]'s, whose
-/// per-lane closure the compiler left as a call here.
+/// the destination row; with `halves`, each half's words in one copy (or
+/// one word for all its lanes). Plain loops rather than [`each_lane`]'s,
+/// whose per-lane closure the compiler left as a call here.
 #[inline(always)]
-fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], ofs: i32, e: u32, run: bool) {
+fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], ofs: i32, e: u32, halves: Option<Halves>) {
     let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
-    if run {
-        let o = word_at(base[0], ofs, at, last);
-        for (r, w) in row.iter_mut().zip(bytes[o..o + 4 * LANES].chunks_exact(4)) {
-            *r = u32::from_le_bytes(w.try_into().expect("four bytes"));
+    let word = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes"));
+    if let Some(h) = halves {
+        for (k, half) in row.chunks_exact_mut(HALF).enumerate() {
+            let o = word_at(h.first[k], ofs, at, last);
+            if h.step[k] == 0 {
+                half.fill(word(o));
+            } else {
+                for (r, w) in half.iter_mut().zip(bytes[o..o + 4 * HALF].chunks_exact(4)) {
+                    *r = u32::from_le_bytes(w.try_into().expect("four bytes"));
+                }
+            }
         }
         return;
     }
-    let word = |l: usize| {
-        let o = word_at(base[l], ofs, at, last);
-        u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes"))
-    };
+    let lane = |l: usize| word(word_at(base[l], ofs, at, last));
     if e == u32::MAX {
         for (l, r) in row.iter_mut().enumerate() {
-            *r = word(l);
+            *r = lane(l);
         }
     } else {
         for l in lanes(e) {
-            row[l] = word(l);
+            row[l] = lane(l);
         }
     }
 }
@@ -338,14 +328,22 @@ fn word_at(base: u64, ofs: i32, at: u64, last: usize) -> usize {
 
 /// A 32-bit store's fast path, [`load_row`]'s mirror: each executing
 /// lane's word of `row` to its `base + ofs` in `bytes`, lanes in order (of
-/// two lanes at one address the higher one's word is what stays).
+/// two lanes at one address the higher one's word is what stays: with
+/// `halves`, the second half's after the first's, and of a half at one
+/// address its last lane's).
 #[inline(always)]
-fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES], ofs: i32, e: u32, run: bool) {
+fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES], ofs: i32, e: u32, halves: Option<Halves>) {
     let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
-    if run {
-        let o = word_at(base[0], ofs, at, last);
-        for (w, r) in bytes[o..o + 4 * LANES].chunks_exact_mut(4).zip(row) {
-            w.copy_from_slice(&r.to_le_bytes());
+    if let Some(h) = halves {
+        for (k, half) in row.chunks_exact(HALF).enumerate() {
+            let o = word_at(h.first[k], ofs, at, last);
+            if h.step[k] == 0 {
+                bytes[o..o + 4].copy_from_slice(&half[HALF - 1].to_le_bytes());
+            } else {
+                for (w, r) in bytes[o..o + 4 * HALF].chunks_exact_mut(4).zip(half) {
+                    w.copy_from_slice(&r.to_le_bytes());
+                }
+            }
         }
         return;
     }
@@ -429,4 +427,53 @@ fn atom(op: AtomOp, old: u64, b: u64, c: u64, wide: bool, signed: bool) -> u64 {
         AtomOp::Fadd => crate::float32::fadd(old as u32, b as u32, crate::ops::Rnd::Rn) as u64,
     };
     r & mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Full-warp 32-bit loads and stores whose half-warps are broadcasts or
+    /// contiguous: [`Halves::of`] finds the shape (and no shape once one
+    /// lane moves), and the half-warp copies give the words the per-lane
+    /// path gives, for loads and, with overlapping halves, stores.
+    #[test]
+    fn half_warp_copies_give_the_per_lane_words() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let at = 0x10_0000u64;
+        let mem: Vec<u8> = (0..1024).map(|_| next() as u8).collect();
+        for case in 0..4000 {
+            let step = [(case & 1) as u64 * 4, (case >> 1 & 1) as u64 * 4];
+            let ofs = (next() % 32) as i32 * 4 - 64;
+            // Both halves' words inside the memory, the offset applied.
+            let first = [0, 1].map(|_| (at + 64 + (next() % 200) * 4).wrapping_sub(ofs as i64 as u64));
+            let mut base = [0u64; LANES];
+            for (l, b) in base.iter_mut().enumerate() {
+                *b = first[l / HALF] + (l % HALF) as u64 * step[l / HALF];
+            }
+            let h = Halves::of(&base, 4, u32::MAX).expect("a half-warp shape");
+            assert_eq!(h, Halves { first, step });
+            let mut moved = base;
+            moved[next() as usize % LANES] += 8;
+            assert_eq!(Halves::of(&moved, 4, u32::MAX), None, "{moved:x?}");
+            assert_eq!(Halves::of(&base, 4, u32::MAX >> 1), None);
+
+            let (mut fast, mut slow) = ([0u32; LANES], [0u32; LANES]);
+            load_row(&mut fast, &mem, at, &base, ofs, u32::MAX, Some(h));
+            load_row(&mut slow, &mem, at, &base, ofs, u32::MAX, None);
+            assert_eq!(fast, slow, "load {h:x?} ofs {ofs}");
+
+            let row: [u32; LANES] = std::array::from_fn(|_| next() as u32);
+            let (mut fast, mut slow) = (mem.clone(), mem.clone());
+            store_row(&mut fast, at, &row, &base, ofs, u32::MAX, Some(h));
+            store_row(&mut slow, at, &row, &base, ofs, u32::MAX, None);
+            assert!(fast == slow, "store {h:x?} ofs {ofs}");
+        }
+    }
 }

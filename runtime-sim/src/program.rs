@@ -72,6 +72,26 @@ pub struct Program {
 }
 
 impl Program {
+    /// How many GPR rows (from R0) the program's instructions can read or
+    /// write: one past the highest R register any instruction names (a
+    /// tuple's every register), all rows when one accesses a register it
+    /// computes (SETGPR/GETGPR). The rows above keep a fresh register
+    /// file's zeros through any run of the program.
+    pub(crate) fn gpr_rows_named(&self) -> usize {
+        let mut rows = 0;
+        for u in &self.uses {
+            if u.dynamic.is_some_and(|d| d.file == File::R) {
+                return crate::regs::GPR_ROWS;
+            }
+            for &(file, n) in u.reads.iter().chain(&u.writes) {
+                if file == File::R {
+                    rows = rows.max(n as usize + 1);
+                }
+            }
+        }
+        rows
+    }
+
     /// Parses, lays out, relocates and pre-decodes an ELF object.
     pub fn load(elf_bytes: &[u8]) -> Result<Program, LoadError> {
         let obj = elf::read(elf_bytes).map_err(|e| LoadError::Elf(e.to_string()))?;

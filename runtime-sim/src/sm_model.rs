@@ -115,8 +115,12 @@ struct Cache {
     small: Blocks,
     big: Blocks,
     sets: u64,
+    /// `sets - 1` when `sets` is a power of two (a mask takes the set;
+    /// None: a division does).
+    set_mask: Option<u64>,
     ways: usize,
-    sectors_per_line: u64,
+    /// log2 of the sectors per line (a power of two: `MachineDesc::validate`).
+    line_shift: u32,
     tick: u64,
 }
 
@@ -194,13 +198,22 @@ impl Cache {
         let spl = (line / sector).max(1) as u64;
         let sets = (bytes / line as u64 / ways as u64).max(1);
         let ways = ways as usize * spl as usize;
+        let mut small = small.reusing(SMALL.min(ways));
+        // Every set touched takes a small block: room for all of them from
+        // the start (not grown by doubling, copying the blocks each time;
+        // the memory is not touched until a set takes its block).
+        let room = sets as usize * small.width;
+        for a in [&mut small.tags, &mut small.used] {
+            a.reserve(room.saturating_sub(a.len()));
+        }
         Cache {
             heads: vec![Head::default(); sets as usize],
-            small: small.reusing(SMALL.min(ways)),
+            small,
             big: big.reusing(ways),
             sets,
+            set_mask: sets.is_power_of_two().then_some(sets - 1),
             ways,
-            sectors_per_line: spl,
+            line_shift: spl.trailing_zeros(),
             tick: 0,
         }
     }
@@ -216,10 +229,16 @@ impl Cache {
         SPARE.with(|s| *s.borrow_mut() = (self.small, self.big));
     }
 
-    /// The set of `sector`.
+    /// The set of `sector`: its line modulo the sets (no division for the
+    /// line, nor for the set when the sets are a power of two: a 64-bit
+    /// division takes tens of cycles, on every lookup).
     #[inline(always)]
     fn set(&self, sector: u64) -> usize {
-        ((sector / self.sectors_per_line) % self.sets) as usize
+        let line = sector >> self.line_shift;
+        (match self.set_mask {
+            Some(m) => line & m,
+            None => line % self.sets,
+        }) as usize
     }
 
     /// The entries of a set's block (`b`: its `block`, not 0).
@@ -246,16 +265,21 @@ impl Cache {
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
         let (tick, ways) = (self.tick, self.ways);
-        let (tags, used) = self.entries(b);
+        // The block's entries through its array alone (not `entries`, which
+        // borrows the whole cache), so that a fill writes them and the
+        // set's head without looking the block up again.
+        let (tags, used) = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
         if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
             used[i] = tick;
             return true;
         }
         // The least recently used entry: an unfilled one (never used) first.
-        if fill < ways {
-            if fill == tags.len() {
-                b = self.grow(set, b);
-            }
+        if fill < ways && fill < tags.len() {
+            tags[fill] = tag;
+            used[fill] = tick;
+            self.heads[set].fill += 1;
+        } else if fill < ways {
+            b = self.grow(set, b);
             self.heads[set].fill += 1;
             let (tags, used) = self.entries(b);
             tags[fill] = tag;
@@ -346,6 +370,8 @@ struct Warp {
     since: u64,
     /// Timeline: the current stall span (reason, start).
     span: Option<(StallReason, u64)>,
+    /// Resident (false: it left, and its slot waits for another warp).
+    live: bool,
 }
 
 /// A resident warp in its sub-partition's list.
@@ -638,7 +664,8 @@ pub(crate) fn run(
     let mut l2 = Cache::reusing(m.l2_bytes, m.line_bytes, m.sector_bytes, m.l2_ways);
     let mut l2_bw = Server { free: 0, rate: m.l2_sectors_per_cycle as u64 };
     let mut dram_bw = Server { free: 0, rate: m.dram_sectors_per_cycle as u64 };
-    let mut warps: Vec<Option<Warp>> = Vec::new();
+    // Slots of warps, resident or left (`Warp::live`): a slot is reused.
+    let mut warps: Vec<Warp> = Vec::new();
     let mut free_slots: Vec<usize> = Vec::new();
     let mut ctas: Vec<Option<CtaRun>> = Vec::new();
     let mut agenda = Agenda::new(m.sms as usize * nsub);
@@ -698,14 +725,15 @@ pub(crate) fn run(
                                 reason: StallReason::Selected,
                                 since: at,
                                 span: None,
+                                live: true,
                             };
                             let slot = match free_slots.pop() {
                                 Some(i) => {
-                                    warps[i] = Some(w);
+                                    warps[i] = w;
                                     i
                                 }
                                 None => {
-                                    warps.push(Some(w));
+                                    warps.push(w);
                                     warps.len() - 1
                                 }
                             };
@@ -743,7 +771,6 @@ pub(crate) fn run(
     }
     let mut finished_ctas: Vec<usize> = Vec::new();
     let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
-    let mut issue: Vec<(usize, usize, usize)> = Vec::new();
     let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
     let mut active: Vec<u32> = Vec::new();
     // The cycle after the last step (the launch's duration).
@@ -756,7 +783,7 @@ pub(crate) fn run(
                 // Only barrier waits: cannot happen for a trace the
                 // interpreter completed (it would have deadlocked); end
                 // rather than spin.
-                for w in warps.iter_mut().flatten() {
+                for w in warps.iter_mut().filter(|w| w.live) {
                     count_warp(&mut stats, &mut prof, w, end);
                 }
                 for sm in &mut sms {
@@ -767,11 +794,18 @@ pub(crate) fn run(
         };
         now = t;
         agenda.take(now, &mut active);
-        // Pass 1: the verdicts of the warps due now; each sub-partition's choice.
-        issue.clear();
-        for &g in &active {
+        // Each due sub-partition in turn: the verdicts of its warps due now,
+        // its choice, and the chosen warp's issue. The verdicts of a cycle
+        // see the LSU as it was before the cycle's issues: `active` is in
+        // SM order, so its first sub-partition of an SM takes the SM's LSU
+        // time for the others.
+        let mut lsu_sm = usize::MAX;
+        let mut lsu_free = 0;
+        'visit: for &g in &active {
             let (si, ui) = place_of[g as usize];
-            let lsu_free = sms[si].lsu_free;
+            if si != lsu_sm {
+                (lsu_sm, lsu_free) = (si, sms[si].lsu_free);
+            }
             let sub = &mut subs[g as usize];
             if sub.next != now {
                 continue; // stale
@@ -788,12 +822,12 @@ pub(crate) fn run(
             let mut next = u64::MAX;
             for k in 0..n {
                 let i = policy_index(m.scheduler, k, n, greedy, start);
-                let e = sub.list[i];
+                let e = &mut sub.list[i];
                 if e.wake > now {
                     next = next.min(e.wake);
                     continue;
                 }
-                let w = warps[e.slot as usize].as_mut().expect("resident warp");
+                let w = &mut warps[e.slot as usize];
                 let inf = &info[w.cur.idx as usize];
                 let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
                     Some(wait) => wait,
@@ -803,31 +837,31 @@ pub(crate) fn run(
                     }
                     None => (StallReason::NotSelected, now + 1),
                 };
-                count_warp(&mut stats, &mut prof, w, now);
-                (w.reason, sub.list[i].wake) = ready;
+                if w.reason != ready.0 {
+                    count_warp(&mut stats, &mut prof, w, now);
+                    w.reason = ready.0;
+                }
+                e.wake = ready.1;
                 next = next.min(ready.1);
             }
             if let Some(i) = chosen {
                 sub.last = i;
                 sub.greedy = Some(i);
-                issue.push((si, ui, i));
             }
             sub.next = next;
             agenda.add(now, sub.next, g as usize);
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 for e in &sub.list {
-                    let w = warps[e.slot as usize].as_mut().expect("resident warp");
+                    let w = &mut warps[e.slot as usize];
                     let rec = w.cur;
                     let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
                     timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
                 }
             }
-        }
-        // Pass 2: issue the chosen warps.
-        for &(si, ui, i) in &issue {
+            // The chosen warp's issue.
+            let Some(i) = chosen else { continue };
             let Sm { lsu_free, l1, .. } = &mut sms[si];
-            let sub = &mut subs[si * nsub + ui];
-            let w = warps[sub.list[i].slot as usize].as_mut().expect("resident warp");
+            let w = &mut warps[sub.list[i].slot as usize];
             let rec = w.cur;
             let inf = &info[rec.idx as usize];
             count_warp(&mut stats, &mut prof, w, now + 1);
@@ -933,7 +967,7 @@ pub(crate) fn run(
                     w.left = r.len - 1;
                 } else {
                     done_warps.push((si, ui, i));
-                    continue;
+                    continue 'visit;
                 }
             }
             // A warp whose stall count outlasts the next cycle: its verdict
@@ -956,18 +990,17 @@ pub(crate) fn run(
             *a += 1;
             if *a >= c.expect.get(&(id, gen)).copied().unwrap_or(0) {
                 for &o in &c.warps {
-                    if let Some(ow) = warps[o].as_mut() {
-                        if ow.bar == Some((id, gen)) && ow.cta == ci {
-                            ow.bar = None;
-                            ow.next_issue = ow.next_issue.max(now + 1);
-                            let (s, u) = (ow.sm as usize, ow.sub as usize);
-                            let sub = &mut subs[s * nsub + u];
-                            if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
-                                e.wake = now + 1;
-                                if now + 1 < sub.next {
-                                    sub.next = now + 1;
-                                    agenda.add(now, now + 1, s * nsub + u);
-                                }
+                    let ow = &mut warps[o];
+                    if ow.live && ow.bar == Some((id, gen)) && ow.cta == ci {
+                        ow.bar = None;
+                        ow.next_issue = ow.next_issue.max(now + 1);
+                        let (s, u) = (ow.sm as usize, ow.sub as usize);
+                        let sub = &mut subs[s * nsub + u];
+                        if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
+                            e.wake = now + 1;
+                            if now + 1 < sub.next {
+                                sub.next = now + 1;
+                                agenda.add(now, now + 1, s * nsub + u);
                             }
                         }
                     }
@@ -985,11 +1018,13 @@ pub(crate) fn run(
                 sub.last = 0;
             }
             sms[si].warps -= 1;
-            let w = warps[slot].take().expect("resident warp");
+            let w = &mut warps[slot];
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                close_span(p, &w, si as u32, cta, now + 1);
+                close_span(p, w, si as u32, cta, now + 1);
             }
+            w.live = false;
+            w.trace = WarpTrace::default();
             if let Some(c) = ctas[w.cta].as_mut() {
                 c.live -= 1;
                 if c.live == 0 {
@@ -1062,18 +1097,19 @@ mod tests {
     /// most recently used; an invalidated one stays in its place, empty) on
     /// a pseudo-random stream of lookups and invalidations that fills sets
     /// past their small block and evicts: the same hits, also with arrays
-    /// reused from an earlier cache.
+    /// reused from an earlier cache, with a power of two of sets and not.
     #[test]
     fn cache_is_a_sectored_lru() {
-        for round in 0..2 {
-            // 4 sets of 4 lines of 4 sectors.
-            let mut c = Cache::reusing(4 * 4 * 128, 128, 32, 4);
-            let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); 4];
+        for round in 0..4 {
+            // 4 (or 3) sets of 4 lines of 4 sectors.
+            let sets = if round < 2 { 4 } else { 3 };
+            let mut c = Cache::reusing(sets * 4 * 128, 128, 32, 4);
+            let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); sets as usize];
             let mut x = 12345u64 + round;
             for _ in 0..20_000 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let sct = (x >> 33) % 160;
-                let set = &mut model[((sct / 4) % 4) as usize];
+                let set = &mut model[((sct / 4) % sets) as usize];
                 let found = set.iter().position(|&s| s == Some(sct));
                 if (x >> 20).is_multiple_of(8) {
                     c.invalidate(sct);

@@ -5,7 +5,7 @@
 //! instance a BAR joins. Recorded by the interpreter (`exec.rs`) as a CTA
 //! runs; docs/timing.md, "How it runs".
 
-use crate::machine::{each_lane, lanes};
+use crate::machine::{each_lane, lanes, Halves};
 use crate::memory::{LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, Op};
 use crate::regs::LANES;
@@ -69,8 +69,9 @@ pub(crate) struct Recorder {
     /// A number unique to the CTA over the launch (its index), for local memory.
     pub cta: u64,
     pub local_size: u32,
-    /// Records per warp of the previous CTA (the next CTA's traces reserve as many).
-    hint: usize,
+    /// The most records, accesses and sectors a warp of the CTAs so far
+    /// had: the next CTA's traces reserve as many (so that they seldom grow).
+    hint: [usize; 3],
     /// Scratch space of shared accesses: bank words, and words per bank.
     words: Vec<u64>,
     per_bank: Vec<u16>,
@@ -85,7 +86,7 @@ impl Recorder {
             bank_bytes,
             cta: 0,
             local_size,
-            hint: 0,
+            hint: [0; 3],
             words: Vec::new(),
             per_bank: vec![0; banks as usize],
         }
@@ -94,12 +95,22 @@ impl Recorder {
     /// Starts the trace of CTA `cta` with `nwarps` warps.
     pub fn start(&mut self, cta: u64, nwarps: usize) {
         self.cta = cta;
-        self.warps = (0..nwarps).map(|_| WarpTrace { recs: Vec::with_capacity(self.hint), ..Default::default() }).collect();
+        let [recs, accesses, sectors] = self.hint;
+        self.warps = (0..nwarps)
+            .map(|_| WarpTrace {
+                recs: Vec::with_capacity(recs),
+                accesses: Vec::with_capacity(accesses),
+                sectors: Vec::with_capacity(sectors),
+            })
+            .collect();
     }
 
     /// The traces of the CTA that ran.
     pub fn take(&mut self) -> Vec<WarpTrace> {
-        self.hint = self.warps.iter().map(|t| t.recs.len()).max().unwrap_or(0);
+        for t in &self.warps {
+            let h = &mut self.hint;
+            (h[0], h[1], h[2]) = (h[0].max(t.recs.len()), h[1].max(t.accesses.len()), h[2].max(t.sectors.len()));
+        }
         std::mem::take(&mut self.warps)
     }
 
@@ -153,20 +164,19 @@ impl Recorder {
 
     /// Records the access of warp `w`'s load, store or atomic `op` by the
     /// executing lanes `e` (not 0), whose address registers read `base`;
-    /// `run`: the whole warp's, each lane's right after the previous one's
-    /// (`mem_ops::contiguous`).
-    pub fn access(&mut self, w: usize, op: &Op, base: &[u64; LANES], e: u32, run: bool) {
+    /// `halves`: their shape, when [`Halves::of`] found one.
+    pub fn access(&mut self, w: usize, op: &Op, base: &[u64; LANES], e: u32, halves: Option<Halves>) {
         let access = match *op {
-            Op::Load { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, run, false, false),
-            Op::Store { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, run, true, false),
-            Op::Atom { space, ofs, wide, .. } => self.addresses(w, space, base, ofs, if wide { 8 } else { 4 }, e, run, true, true),
+            Op::Load { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, halves, false, false),
+            Op::Store { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, halves, true, false),
+            Op::Atom { space, ofs, wide, .. } => self.addresses(w, space, base, ofs, if wide { 8 } else { 4 }, e, halves, true, true),
             _ => Access::None,
         };
         self.warps[w].accesses.push(access);
     }
 
     /// The access of the executing lanes `e` at `base + ofs`, `n` bytes
-    /// each; `run`: one run of `32 * n` bytes from lane 0's.
+    /// each; `halves`: their shape (each half-warp's bytes one range).
     #[allow(clippy::too_many_arguments)]
     fn addresses(
         &mut self,
@@ -176,7 +186,7 @@ impl Recorder {
         ofs: i32,
         n: u32,
         e: u32,
-        run: bool,
+        halves: Option<Halves>,
         store: bool,
         atomic: bool,
     ) -> Access {
@@ -224,16 +234,28 @@ impl Recorder {
                 let t = &mut self.warps[w];
                 let start = t.sectors.len();
                 if orig == AddrSpace::Global {
-                    // A run of bytes touches every sector from its first
+                    // A range of bytes touches every sector from its first
                     // byte's to its last byte's, and, when no lane's access
                     // is larger than a sector, each of those sectors holds
-                    // some lane's first or last byte: the sectors below.
-                    if run && n <= 1 << self.sector_shift {
-                        let a0 = base[0].wrapping_add(ofs as i64 as u64);
-                        if let Some(end) = a0.checked_add(LANES as u64 * n as u64 - 1) {
-                            let (first, last) = (a0 >> self.sector_shift, end >> self.sector_shift);
-                            t.sectors.extend(first..=last);
-                            return Access::Sectors { start: start as u32, count: (last - first + 1) as u16, store, atomic };
+                    // some lane's first or last byte: a half-warp's
+                    // sectors. The two halves' ranges of sectors, in order,
+                    // as one where they meet or overlap.
+                    if let (Some(h), true) = (halves, n <= 1 << self.sector_shift) {
+                        let shift = self.sector_shift;
+                        let range = |k: usize| {
+                            let a = h.first[k].wrapping_add(ofs as i64 as u64);
+                            a.checked_add(h.bytes(k, n) - 1).map(|end| (a >> shift, end >> shift))
+                        };
+                        if let (Some(r0), Some(r1)) = (range(0), range(1)) {
+                            let (x, y) = if r0.0 <= r1.0 { (r0, r1) } else { (r1, r0) };
+                            if y.0 <= x.1 + 1 {
+                                t.sectors.extend(x.0..=x.1.max(y.1));
+                            } else {
+                                t.sectors.extend(x.0..=x.1);
+                                t.sectors.extend(y.0..=y.1);
+                            }
+                            let count = (t.sectors.len() - start) as u16;
+                            return Access::Sectors { start: start as u32, count, store, atomic };
                         }
                     }
                     if let Some((first, bits)) = sector_window(base, ofs, n, e, self.sector_shift) {
@@ -380,18 +402,18 @@ mod tests {
     /// The sectors the recorder gives a global access of lanes `e` at
     /// `base`, `n` bytes each, through the global path (its window when it
     /// fits) and through the generic one (always per lane, sorted after);
-    /// a contiguous full-warp access (`mem_ops::contiguous`) is also
-    /// recorded as a run and checked against the generic path.
+    /// an access of a simple shape ([`Halves::of`]) is also recorded with
+    /// it and checked against the generic path.
     fn both_ways(base: &[u64; LANES], n: u32, e: u32) -> (Vec<u64>, Vec<u64>) {
         let mut r = Recorder::new(32, 32, 4, 0);
         r.start(0, 1);
-        let mut get = |space, run| match r.addresses(0, space, base, 0, n, e, run, false, false) {
+        let mut get = |space, halves| match r.addresses(0, space, base, 0, n, e, halves, false, false) {
             Access::Sectors { start, count, .. } => r.warps[0].sectors[start as usize..][..count as usize].to_vec(),
             a => panic!("not sectors: {a:?}"),
         };
-        let (global, generic) = (get(AddrSpace::Global, false), get(AddrSpace::Generic, false));
-        if e == u32::MAX && (0..LANES).all(|l| base[l] == base[0].wrapping_add(l as u64 * n as u64)) {
-            assert_eq!(get(AddrSpace::Global, true), generic, "run {base:x?} n={n}");
+        let (global, generic) = (get(AddrSpace::Global, None), get(AddrSpace::Generic, None));
+        if let Some(h) = Halves::of(base, n, e) {
+            assert_eq!(get(AddrSpace::Global, Some(h)), generic, "halves {h:x?} of {base:x?} n={n}");
         }
         (global, generic)
     }
@@ -405,22 +427,31 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for case in 0..4000 {
+        for case in 0..8000 {
             let n = [1, 4, 8, 16][case % 4];
             let e = if case % 3 == 0 { u32::MAX } else { next() as u32 | 1 << (case % 32) };
             let origin = 0x7f00_0000_0000 + (next() % 4096) * n as u64;
+            // Where the second half of a half-warp shape starts: below or
+            // above, overlapping, adjacent or apart.
+            let two = (next() % 64).wrapping_sub(32).wrapping_mul(n as u64);
             let mut base = [0u64; LANES];
             for (l, b) in base.iter_mut().enumerate() {
                 let l = l as u64;
-                *b = match case / 4 % 7 {
-                    0 => origin + l * n as u64,                // coalesced
-                    1 => origin,                               // broadcast
-                    2 => origin + (l % 16) * 4 + l / 16 * 512, // two rows
-                    3 => origin + (next() % 64) * n as u64,    // scattered near
-                    4 => origin + (next() % 4096) * n as u64,  // scattered far
-                    5 => origin + 1 + l * n as u64,            // contiguous, unaligned
-                    _ => origin + l * 3 + next() % 3,          // unaligned, crossing
+                *b = match case / 4 % 10 {
+                    0 => origin + l * n as u64,                                  // coalesced
+                    1 => origin,                                                 // broadcast
+                    2 => origin + (l % 16) * 4 + l / 16 * 512,                   // two rows
+                    3 => origin + (next() % 64) * n as u64,                      // scattered near
+                    4 => origin + (next() % 4096) * n as u64,                    // scattered far
+                    5 => origin + 1 + l * n as u64,                              // contiguous, unaligned
+                    6 => origin + l / 16 * two,                                  // a broadcast per half
+                    7 => origin + (l % 16) * n as u64,                           // one row read by both halves
+                    8 => origin + (l % 16) * n as u64 * (l / 16) + l / 16 * two, // a broadcast and a row
+                    _ => origin + l * 3 + next() % 3,                            // unaligned, crossing
                 };
+            }
+            if e == u32::MAX && matches!(case / 4 % 10, 0 | 1 | 6 | 7 | 8) {
+                assert!(Halves::of(&base, n, e).is_some(), "case {case}: {base:x?} n={n}");
             }
             let (global, generic) = both_ways(&base, n, e);
             assert_eq!(global, generic, "case {case}: {base:x?} n={n} e={e:#x}");
