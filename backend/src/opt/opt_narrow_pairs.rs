@@ -200,64 +200,62 @@ impl Plans {
 
 /// Adds to `wide` the pairs whose high word the kept code reads, given
 /// `narrow`, and those written by an instruction that cannot be narrowed.
-fn high_reads(vcode: &VCode, narrow: &VSet, wide: &mut VSet, plans: &mut Plans) {
-    for (at, m) in vcode.blocks.iter().flat_map(|b| b.insts.iter()).enumerate() {
-        for a in m.args().iter().flatten() {
-            wide.insert(*a);
+///
+/// What an instruction adds depends only on which of its operands are in
+/// `narrow` (its block arguments are always wide): `high_read` is one
+/// instruction's part, `at` its number in the function.
+fn high_read(vcode: &VCode, at: usize, m: &MInst, narrow: &VSet, wide: &mut VSet, plans: &mut Plans) {
+    for a in m.args().iter().flatten() {
+        wide.insert(*a);
+    }
+    // Only candidates made wide matter to the caller: an instruction
+    // naming none adds nothing else that counts.
+    if !m.opnds.iter().any(|o| narrow.contains(&o.vreg)) {
+        return;
+    }
+    // An instruction that writes no candidate keeps every piece.
+    let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
+    // `pl`: the plan where it writes one (None: every piece kept).
+    let pl: Option<&Plan> = if writes_narrow { plans.plan(at, m, narrow) } else { None };
+    if writes_narrow && pl.is_none() {
+        wide.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
+        // Kept whole: read as it is.
+        wide.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
+        return;
+    }
+    // Operands without a field (fixed ABI operands) and everything a
+    // pseudo-instruction reads: whole.
+    for (k, o) in m.opnds.iter().enumerate() {
+        if vcode.class(o.vreg) == Class::RPair
+            && o.kind == OpKind::Use
+            && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k))
+        {
+            wide.insert(o.vreg);
         }
-        // Only candidates made wide matter to the caller: an instruction
-        // naming none adds nothing else that counts.
-        if !m.opnds.iter().any(|o| narrow.contains(&o.vreg)) {
+    }
+    // Register fields read by kept pieces (a value written by one
+    // piece of a bundle and read by a later one included).
+    for f in &m.fixups {
+        let o = m.opnds[f.opnd as usize];
+        let orig = &m.pieces[f.piece as usize];
+        // Only a candidate not yet known wide can change the outcome
+        // (the bit width below is the costly part).
+        if !narrow.contains(&o.vreg) || wide.contains(&o.vreg) || vcode.class(o.vreg) != Class::RPair || is_output(orig, f.field as usize) {
             continue;
         }
-        // An instruction that writes no candidate keeps every piece.
-        let writes_narrow = m.opnds.iter().any(|o| o.kind != OpKind::Use && narrow.contains(&o.vreg));
-        // `pl`: the plan where it writes one (None: every piece kept).
-        let pl: Option<&Plan> = if writes_narrow { plans.plan(at, m, narrow) } else { None };
-        if writes_narrow && pl.is_none() {
-            wide.extend(m.opnds.iter().filter(|o| o.kind != OpKind::Use).map(|o| o.vreg));
-            // Kept whole: read as it is.
-            wide.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && vcode.class(o.vreg) == Class::RPair).map(|o| o.vreg));
-            continue;
-        }
-        // Operands without a field (fixed ABI operands) and everything a
-        // pseudo-instruction reads: whole.
-        for (k, o) in m.opnds.iter().enumerate() {
-            if vcode.class(o.vreg) == Class::RPair
-                && o.kind == OpKind::Use
-                && (m.pseudo != Pseudo::None || !m.fixups.iter().any(|f| f.opnd as usize == k))
-            {
-                wide.insert(o.vreg);
-            }
-        }
-        // Register fields read by kept pieces (a value written by one
-        // piece of a bundle and read by a later one included).
-        for f in &m.fixups {
-            let o = m.opnds[f.opnd as usize];
-            let orig = &m.pieces[f.piece as usize];
-            // Only a candidate not yet known wide can change the outcome
-            // (the bit width below is the costly part).
-            if !narrow.contains(&o.vreg)
-                || wide.contains(&o.vreg)
-                || vcode.class(o.vreg) != Class::RPair
-                || is_output(orig, f.field as usize)
-            {
-                continue;
-            }
-            // The field in the kept piece (through the twin map).
-            let (p, fi) = match pl {
-                Some(pl) => match kept(pl, m, f.piece as usize) {
-                    Some(p) => match field_in(orig, p, f.field as usize) {
-                        Some(fi) => (p, fi),
-                        None => continue,
-                    },
+        // The field in the kept piece (through the twin map).
+        let (p, fi) = match pl {
+            Some(pl) => match kept(pl, m, f.piece as usize) {
+                Some(p) => match field_in(orig, p, f.field as usize) {
+                    Some(fi) => (p, fi),
                     None => continue,
                 },
-                None => (orig, f.field as usize),
-            };
-            if f.hi || p.def().bitwidth_of(fi, p.values()) >= 64 {
-                wide.insert(o.vreg);
-            }
+                None => continue,
+            },
+            None => (orig, f.field as usize),
+        };
+        if f.hi || p.def().bitwidth_of(fi, p.values()) >= 64 {
+            wide.insert(o.vreg);
         }
     }
 }
@@ -338,6 +336,53 @@ fn survivors_bound(vcode: &VCode, cand: &VSet) -> VSet {
     }
 }
 
+/// The instructions (by number in the function) naming each candidate
+/// among their operands, in order: `at[first[v]..first[v + 1]]`.
+struct Namers {
+    first: Vec<u32>,
+    at: Vec<u32>,
+}
+
+impl Namers {
+    fn new(insts: &[&MInst], cand: &VSet) -> Namers {
+        let n = cand.iter().map(|v| v.0 as usize + 1).max().unwrap_or(0);
+        let mut first = vec![0u32; n + 1];
+        // Each candidate an instruction names, once.
+        let named = |m: &MInst, f: &mut dyn FnMut(VReg)| {
+            let ops = m.opnds.iter().map(|o| o.vreg).filter(|v| cand.contains(v));
+            let mut seen: SmallVec<[VReg; 8]> = SmallVec::new();
+            for v in ops {
+                if !seen.contains(&v) {
+                    seen.push(v);
+                    f(v);
+                }
+            }
+        };
+        for m in insts {
+            named(m, &mut |v| first[v.0 as usize + 1] += 1);
+        }
+        for k in 0..n {
+            first[k + 1] += first[k];
+        }
+        let mut fill = first.clone();
+        let mut at = vec![0u32; first[n] as usize];
+        for (i, m) in insts.iter().enumerate() {
+            named(m, &mut |v| {
+                at[fill[v.0 as usize] as usize] = i as u32;
+                fill[v.0 as usize] += 1;
+            });
+        }
+        Namers { first, at }
+    }
+
+    fn of(&self, v: VReg) -> &[u32] {
+        match self.first.get(v.0 as usize..v.0 as usize + 2) {
+            Some(&[a, b]) => &self.at[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
 /// Narrows the pairs of `vcode` whose high word is never read; returns how
 /// many.
 pub fn opt_narrow_pairs(vcode: &mut VCode) -> usize {
@@ -358,18 +403,40 @@ pub fn opt_narrow_pairs(vcode: &mut VCode) -> usize {
     if narrow.is_empty() || survivors_bound(vcode, &narrow).is_empty() {
         return 0;
     }
+    // The fixed point: candidates whose high word is read, given the others,
+    // leave the set until none does. The first round looks at every
+    // instruction; a later one only at those naming a candidate the round
+    // before took out (what the others add depends only on their operands,
+    // so it was taken out already).
+    let insts: Vec<&MInst> = vcode.blocks.iter().flat_map(|b| b.insts.iter()).collect();
+    let namers = Namers::new(&insts, &narrow);
     let mut plans = Plans::default();
-    while !narrow.is_empty() {
-        let mut wide = VSet::new(nv);
-        high_reads(vcode, &narrow, &mut wide, &mut plans);
-        let before = narrow.len();
-        for v in wide.iter() {
-            narrow.remove(v);
-        }
-        if narrow.len() == before {
+    let mut wide = VSet::new(nv);
+    for (at, m) in insts.iter().enumerate() {
+        high_read(vcode, at, m, &narrow, &mut wide, &mut plans);
+    }
+    let mut visit: Vec<u32> = Vec::new();
+    loop {
+        let out: SmallVec<[VReg; 16]> = wide.iter().filter(|v| narrow.contains(v)).collect();
+        if out.is_empty() {
             break;
         }
+        visit.clear();
+        for &v in &out {
+            narrow.remove(v);
+            visit.extend_from_slice(namers.of(v));
+        }
+        if narrow.is_empty() {
+            break;
+        }
+        visit.sort_unstable();
+        visit.dedup();
+        wide.clear();
+        for &at in &visit {
+            high_read(vcode, at as usize, insts[at as usize], &narrow, &mut wide, &mut plans);
+        }
     }
+    drop(insts);
     if narrow.is_empty() {
         return 0;
     }
