@@ -319,15 +319,15 @@ fn src<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
 }
 
 /// Integer source `i`, negated where its mask says so (broadcast values
-/// were negated at launch).
+/// were negated at launch). The mask is 0 or all ones: a row not negated
+/// (most) is used as it is, not through `(x ^ 0) - 0`.
 #[inline(always)]
 fn isrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
     let v = src::<K>(r, f, i);
-    if K {
+    if K || f.m[i] == 0 {
         v
     } else {
-        let m = f.m[i];
-        rows(|l| (v[l] ^ m).wrapping_sub(m))
+        rows(|l| v[l].wrapping_neg())
     }
 }
 
