@@ -12,9 +12,13 @@
 //! the same scalar functions as the general ones (`alu_int`, `float32`), so
 //! there is one definition of each instruction's meaning; each 32-lane loop
 //! works on fixed-size rows, which the compiler vectorises on the x86-64
-//! baseline (SSE2).
+//! baseline (SSE2). The exceptions are written in 32-bit words because
+//! SSE2 has no 32-bit or 64-bit lane multiply and only 2-lane 64-bit
+//! shifts: IMAD.WIDE, IMAD and IMAD.WIDE by a broadcast power of two (a
+//! shift), SHF by a broadcast amount; the unit tests below compare each
+//! with the scalar function lane by lane.
 
-use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount, shf_by};
+use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount};
 use crate::dalu::fcmp;
 use crate::float32::{add_mul_rn, ffma_rn, fmnmx_rows, fmod32};
 use crate::memory::ConstBanks;
@@ -496,9 +500,29 @@ fn shf_any<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) 
     put(r, f.d[0], d);
 }
 
+/// [`shf_by`] over 32 lanes for one amount `n` (0–64), in 32-bit words:
+/// the 64-bit funnel `c:a` shifted and one word taken is, for a given
+/// `n`, one or two 32-bit shifts by uniform counts (SSE2 has those for 4
+/// lanes, not the 64-bit shifts and shuffles of the funnel for 2).
 #[inline(always)]
 fn shf_row(a: &Row, c: &Row, n: u32, right: bool, signed: bool, hi: bool) -> Row {
-    rows(|l| shf_by(a[l], c[l], n, right, hi, signed))
+    const ZERO: Row = [0; LANES];
+    match (right, hi) {
+        (false, false) if n < 32 => rows(|l| a[l] << n),
+        (false, false) => ZERO,
+        (false, true) if n == 0 => *c,
+        (false, true) if n < 32 => rows(|l| c[l] << n | a[l] >> (32 - n)),
+        (false, true) if n < 64 => rows(|l| a[l] << (n - 32)),
+        (false, true) => ZERO,
+        (true, true) if signed => rows(|l| (c[l] as i32 >> n.min(31)) as u32),
+        (true, true) if n < 32 => rows(|l| c[l] >> n),
+        (true, true) => ZERO,
+        (true, false) if n == 0 => *a,
+        (true, false) if n < 32 => rows(|l| a[l] >> n | c[l] << (32 - n)),
+        (true, false) if signed => rows(|l| (c[l] as i32 >> (n - 32).min(31)) as u32),
+        (true, false) if n < 64 => rows(|l| c[l] >> (n - 32)),
+        (true, false) => ZERO,
+    }
 }
 
 fn mov<const A: bool>(r: &mut Regs, f: &Fast) {
@@ -561,7 +585,7 @@ fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alu_int::imad_wide as general;
+    use crate::alu_int::{imad_wide as general, shf_by};
 
     /// `imad_wide_shl` (SrcB a broadcast power of two) against the general
     /// semantics, lane by lane: signed and unsigned, every shift, SrcA a
@@ -618,6 +642,45 @@ mod tests {
             }
         }
         assert_eq!(shl_runs, 31 * 2 * 4);
+    }
+
+    /// `shf_row` (SHF by a broadcast amount) against `shf_by`, lane by
+    /// lane, for every amount up to 64, direction, signedness and word.
+    #[test]
+    fn shf_by_one_amount_is_the_general_funnel_shift() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        let a: Row = rows(|l| if l < 3 { [0, u32::MAX, SIGN][l] } else { next() });
+        let c: Row = rows(|l| if l < 4 { [0, u32::MAX, SIGN, 1][l] } else { next() });
+        for n in 0..=64 {
+            for (right, signed, hi) in [
+                (false, false, false),
+                (false, false, true),
+                (true, false, false),
+                (true, false, true),
+                (true, true, false),
+                (true, true, true),
+            ] {
+                let got = shf_row(&a, &c, n, right, signed, hi);
+                for l in 0..LANES {
+                    assert_eq!(
+                        got[l],
+                        shf_by(a[l], c[l], n, right, hi, signed),
+                        "n {} right {} signed {} hi {} lane {}",
+                        n,
+                        right,
+                        signed,
+                        hi,
+                        l
+                    );
+                }
+            }
+        }
     }
 
     /// `imad_lo_shl` (IMAD with SrcB a broadcast power of two) against the
