@@ -12,9 +12,13 @@
 //! the same scalar functions as the general ones (`alu_int`, `float32`), so
 //! there is one definition of each instruction's meaning; each 32-lane loop
 //! works on fixed-size rows, which the compiler vectorises on the x86-64
-//! baseline (SSE2).
+//! baseline (SSE2). The exceptions are written in 32-bit words because
+//! SSE2 has no 32-bit or 64-bit lane multiply and only 2-lane 64-bit
+//! shifts: IMAD.WIDE, IMAD and IMAD.WIDE by a broadcast power of two (a
+//! shift), SHF by a broadcast amount; the unit tests below compare each
+//! with the scalar function lane by lane.
 
-use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount, shf_by};
+use crate::alu_int::{bool_op, cmp_mask, iadd, imnmx, lop3, shf, shf_amount};
 use crate::dalu::fcmp;
 use crate::float32::{add_mul_rn, ffma_rn, fmnmx_rows, fmod32};
 use crate::memory::ConstBanks;
@@ -208,7 +212,15 @@ fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
         }
         Op::Imad { d, a, b, c, neg_c, hi: false, x: false, pu, .. } if plain(pu) => {
             f.d[0] = row(d)?;
-            kinds!(imad_lo, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, neg_c)?)
+            let k = (int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?, int(&mut f, 2, c, neg_c)?);
+            // A broadcast power of two (a size known at launch, a scale):
+            // the product is a shift, which SSE2 has for 32-bit lanes (and
+            // not a multiply).
+            if k.1 && f.k[1].is_power_of_two() {
+                kinds!(imad_lo_shl, k.0, k.2)
+            } else {
+                kinds!(imad_lo, k.0, k.1, k.2)
+            }
         }
         Op::ImadWide { d: Dst64::R(lo, hi), a, b, c, neg_c, x: false, signed, pu, .. } if plain(pu) => {
             f.d = [lo, hi];
@@ -221,7 +233,13 @@ fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
             f.k[3] = (v >> 32) as u32;
             f.m[2] = if neg_c && !kc { u32::MAX } else { 0 };
             f.x = signed as u32;
-            kinds!(imad_wide, ka, kb, kc)
+            // A broadcast power of two below 2^31 (an address's scale):
+            // the product is a shift.
+            if kb && f.k[1].is_power_of_two() && f.k[1] < SIGN {
+                kinds!(imad_wide_shl, ka, kc)
+            } else {
+                kinds!(imad_wide, ka, kb, kc)
+            }
         }
         Op::Lop3 { d, a, b, c, lut, pu, .. } if plain(pu) => {
             f.d[0] = row(d)?;
@@ -305,15 +323,15 @@ fn src<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
 }
 
 /// Integer source `i`, negated where its mask says so (broadcast values
-/// were negated at launch).
+/// were negated at launch). The mask is 0 or all ones: a row not negated
+/// (most) is used as it is, not through `(x ^ 0) - 0`.
 #[inline(always)]
 fn isrc<const K: bool>(r: &Regs, f: &Fast, i: usize) -> Row {
     let v = src::<K>(r, f, i);
-    if K {
+    if K || f.m[i] == 0 {
         v
     } else {
-        let m = f.m[i];
-        rows(|l| (v[l] ^ m).wrapping_sub(m))
+        rows(|l| v[l].wrapping_neg())
     }
 }
 
@@ -355,6 +373,13 @@ fn imad_lo<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) 
     put(r, f.d[0], rows(|l| a[l].wrapping_mul(b[l]).wrapping_add(c[l])));
 }
 
+/// `imad_lo` whose SrcB is a broadcast 2^k: SrcA shifted left by k.
+fn imad_lo_shl<const A: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    let (a, c) = (src::<A>(r, f, 0), isrc::<C>(r, f, 2));
+    let k = f.k[1].trailing_zeros();
+    put(r, f.d[0], rows(|l| (a[l] << k).wrapping_add(c[l])));
+}
+
 /// IMAD.WIDE without a carry-out: the 64-bit product plus (negated) SrcC.
 /// Written in 32-bit halves so that it is vector code on the baseline
 /// x86-64 (SSE2 has no signed or 64-bit lane multiply, and the plain
@@ -363,15 +388,7 @@ fn imad_lo<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) 
 /// negated and added word by word with the carry between the halves.
 fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
-    let (clo, chi): (Row, Row) = if C {
-        ([f.k[2]; LANES], [f.k[3]; LANES])
-    } else if f.m[2] == 0 {
-        (r.r[f.s[2] as usize], r.r[f.s[3] as usize])
-    } else {
-        // -c = !c + 1: the +1 carries into the high word when the low one is 0.
-        let (lo, hi) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize]);
-        (rows(|l| (!lo[l]).wrapping_add(1)), rows(|l| (!hi[l]).wrapping_add((lo[l] == 0) as u32)))
-    };
+    let (clo, chi) = wide_c::<C>(r, f);
     // The signed product's high word is the unsigned one's less b where
     // a < 0 and less a where b < 0 (two's complement, modulo 2^32).
     let signed = if f.x != 0 { u32::MAX } else { 0 };
@@ -387,6 +404,53 @@ fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast
     }
     put(r, f.d[0], dlo);
     put(r, f.d[1], dhi);
+}
+
+/// IMAD.WIDE's SrcC (negated where asked) over 32 lanes: its low and high words.
+#[inline(always)]
+fn wide_c<const C: bool>(r: &Regs, f: &Fast) -> (Row, Row) {
+    if C {
+        ([f.k[2]; LANES], [f.k[3]; LANES])
+    } else if f.m[2] == 0 {
+        (r.r[f.s[2] as usize], r.r[f.s[3] as usize])
+    } else {
+        // -c = !c + 1: the +1 carries into the high word when the low one is 0.
+        let (lo, hi) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize]);
+        (rows(|l| (!lo[l]).wrapping_add(1)), rows(|l| (!hi[l]).wrapping_add((lo[l] == 0) as u32)))
+    }
+}
+
+/// IMAD.WIDE (no carry-out) whose SrcB is a broadcast 2^k, k < 31 (so
+/// positive also when signed): the product is SrcA shifted left by k, its
+/// high word SrcA's top k bits (signed: arithmetic, so the sign extended),
+/// then SrcC added with the carry between the halves. Shifts and adds,
+/// vector code on SSE2 where `imad_wide` multiplies.
+fn imad_wide_shl<const A: bool, const C: bool>(r: &mut Regs, f: &Fast) {
+    let a = src::<A>(r, f, 0);
+    let (clo, chi) = wide_c::<C>(r, f);
+    let k = f.k[1].trailing_zeros();
+    // a >> (32 - k) without a shift by 32 when k = 0: (a >> 1) >> (31 - k).
+    let (dlo, dhi) = if f.x != 0 {
+        shl_wide(&a, &clo, &chi, k, |v| ((v as i32 >> 1) >> (31 - k)) as u32)
+    } else {
+        shl_wide(&a, &clo, &chi, k, |v| (v >> 1) >> (31 - k))
+    };
+    put(r, f.d[0], dlo);
+    put(r, f.d[1], dhi);
+}
+
+/// `imad_wide_shl`'s lanes: `a << k` plus `c`, the high word of `a << k` from `hi`.
+#[inline(always)]
+fn shl_wide(a: &Row, clo: &Row, chi: &Row, k: u32, hi: impl Fn(u32) -> u32) -> (Row, Row) {
+    let mut dlo = [0u32; LANES];
+    let mut dhi = [0u32; LANES];
+    for l in 0..LANES {
+        let p = a[l] << k;
+        let lo = p.wrapping_add(clo[l]);
+        dlo[l] = lo;
+        dhi[l] = hi(a[l]).wrapping_add(chi[l]).wrapping_add((lo < p) as u32);
+    }
+    (dlo, dhi)
 }
 
 fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
@@ -436,9 +500,29 @@ fn shf_any<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) 
     put(r, f.d[0], d);
 }
 
+/// [`shf_by`] over 32 lanes for one amount `n` (0–64), in 32-bit words:
+/// the 64-bit funnel `c:a` shifted and one word taken is, for a given
+/// `n`, one or two 32-bit shifts by uniform counts (SSE2 has those for 4
+/// lanes, not the 64-bit shifts and shuffles of the funnel for 2).
 #[inline(always)]
 fn shf_row(a: &Row, c: &Row, n: u32, right: bool, signed: bool, hi: bool) -> Row {
-    rows(|l| shf_by(a[l], c[l], n, right, hi, signed))
+    const ZERO: Row = [0; LANES];
+    match (right, hi) {
+        (false, false) if n < 32 => rows(|l| a[l] << n),
+        (false, false) => ZERO,
+        (false, true) if n == 0 => *c,
+        (false, true) if n < 32 => rows(|l| c[l] << n | a[l] >> (32 - n)),
+        (false, true) if n < 64 => rows(|l| a[l] << (n - 32)),
+        (false, true) => ZERO,
+        (true, true) if signed => rows(|l| (c[l] as i32 >> n.min(31)) as u32),
+        (true, true) if n < 32 => rows(|l| c[l] >> n),
+        (true, true) => ZERO,
+        (true, false) if n == 0 => *a,
+        (true, false) if n < 32 => rows(|l| a[l] >> n | c[l] << (32 - n)),
+        (true, false) if signed => rows(|l| (c[l] as i32 >> (n - 32).min(31)) as u32),
+        (true, false) if n < 64 => rows(|l| c[l] >> (n - 32)),
+        (true, false) => ZERO,
+    }
 }
 
 fn mov<const A: bool>(r: &mut Regs, f: &Fast) {
@@ -496,4 +580,148 @@ fn fsetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     };
     r.pout::<LANES>(f.pu, bool_op(bop, t, p), u32::MAX);
     r.pout::<LANES>(f.pv, bool_op(bop, !t, p), u32::MAX);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alu_int::{imad_wide as general, shf_by};
+
+    /// `imad_wide_shl` (SrcB a broadcast power of two) against the general
+    /// semantics, lane by lane: signed and unsigned, every shift, SrcA a
+    /// row or broadcast, SrcC a row pair (plain and negated) or broadcast.
+    #[test]
+    fn imad_wide_by_a_power_of_two_is_the_general_product() {
+        let cb = ConstBanks::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut regs = Regs::new();
+        let mut shl_runs = 0;
+        for k in 0..32 {
+            for signed in [false, true] {
+                for (a_row, c_row, neg_c) in [(true, true, false), (true, true, true), (true, false, false), (false, true, true)] {
+                    for row in 0..6 {
+                        // Lane values with the edges: 0, -1, the sign bit.
+                        regs.r[row] = rows(|l| match l {
+                            0 => 0,
+                            1 => u32::MAX,
+                            2 => SIGN,
+                            3 => SIGN - 1,
+                            _ => next() as u32,
+                        });
+                    }
+                    let ka = next() as u32;
+                    let kc = next();
+                    let a = if a_row { Src::R(0) } else { Src::Imm(ka) };
+                    let c = if c_row { Src64::R(2, 3) } else { Src64::Imm(kc) };
+                    let pu = PDst { uniform: false, idx: P_DUMP };
+                    let op = Op::ImadWide { d: Dst64::R(4, 5), a, b: Src::Imm(1 << k), c, neg_c, x: false, signed, pp: PIn::TRUE, pu };
+                    let f = translate(&op, &cb).expect("a fast form");
+                    let before = regs.clone();
+                    (f.run)(&mut regs, &f);
+                    for l in 0..LANES {
+                        let va = if a_row { before.r[0][l] } else { ka };
+                        let vc = if c_row { before.r[2][l] as u64 | (before.r[3][l] as u64) << 32 } else { kc };
+                        let (want, _) = general(va, 1 << k, vc, neg_c, false, signed, false);
+                        let got = regs.r[4][l] as u64 | (regs.r[5][l] as u64) << 32;
+                        assert_eq!(got, want, "k {} signed {} a {:#x} c {:#x} neg {}", k, signed, va, vc, neg_c);
+                    }
+                    // The shift form itself, whichever form was chosen (2^31 takes the general one).
+                    if k < 31 {
+                        let mut shl = before.clone();
+                        (kinds!(imad_wide_shl, !a_row, !c_row))(&mut shl, &f);
+                        assert!(shl.r[4] == regs.r[4] && shl.r[5] == regs.r[5], "k {} signed {}", k, signed);
+                        shl_runs += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(shl_runs, 31 * 2 * 4);
+    }
+
+    /// `shf_row` (SHF by a broadcast amount) against `shf_by`, lane by
+    /// lane, for every amount up to 64, direction, signedness and word.
+    #[test]
+    fn shf_by_one_amount_is_the_general_funnel_shift() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        let a: Row = rows(|l| if l < 3 { [0, u32::MAX, SIGN][l] } else { next() });
+        let c: Row = rows(|l| if l < 4 { [0, u32::MAX, SIGN, 1][l] } else { next() });
+        for n in 0..=64 {
+            for (right, signed, hi) in [
+                (false, false, false),
+                (false, false, true),
+                (true, false, false),
+                (true, false, true),
+                (true, true, false),
+                (true, true, true),
+            ] {
+                let got = shf_row(&a, &c, n, right, signed, hi);
+                for l in 0..LANES {
+                    assert_eq!(
+                        got[l],
+                        shf_by(a[l], c[l], n, right, hi, signed),
+                        "n {} right {} signed {} hi {} lane {}",
+                        n,
+                        right,
+                        signed,
+                        hi,
+                        l
+                    );
+                }
+            }
+        }
+    }
+
+    /// `imad_lo_shl` (IMAD with SrcB a broadcast power of two) against the
+    /// general semantics, lane by lane, SrcA and SrcC rows or broadcast,
+    /// SrcC negated or not; and the general fast form for other constants.
+    #[test]
+    fn imad_by_a_power_of_two_is_the_general_product() {
+        let cb = ConstBanks::new();
+        let mut regs = Regs::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        for b in (0..32).map(|k| 1u32 << k).chain([0, 3, 0xffff_ffff, 0x8000_0001]) {
+            for (a_row, c_row, neg_c) in [(true, true, false), (true, true, true), (false, true, false), (true, false, true)] {
+                for row in 0..3 {
+                    regs.r[row] = rows(|l| if l < 3 { [0, u32::MAX, SIGN][l] } else { next() });
+                }
+                let (ka, kc) = (next(), next());
+                let a = if a_row { Src::R(0) } else { Src::Imm(ka) };
+                let c = if c_row { Src::R(1) } else { Src::Imm(kc) };
+                let pu = PDst { uniform: false, idx: P_DUMP };
+                let op = Op::Imad { d: Dst::R(2), a, b: Src::Imm(b), c, neg_c, hi: false, x: false, signed: false, pp: PIn::TRUE, pu };
+                let f = translate(&op, &cb).expect("a fast form");
+                let before = regs.clone();
+                (f.run)(&mut regs, &f);
+                for l in 0..LANES {
+                    let va = if a_row { before.r[0][l] } else { ka };
+                    let vc = if c_row { before.r[1][l] } else { kc };
+                    let (want, _) = crate::alu_int::imad(va, b, vc, neg_c, false, false, false, false);
+                    assert_eq!(regs.r[2][l], want, "b {:#x} a {:#x} c {:#x} neg {}", b, va, vc, neg_c);
+                }
+                if b.is_power_of_two() {
+                    let mut shl = before.clone();
+                    (kinds!(imad_lo_shl, !a_row, !c_row))(&mut shl, &f);
+                    assert!(shl.r[2] == regs.r[2], "b {:#x}", b);
+                }
+            }
+        }
+    }
 }

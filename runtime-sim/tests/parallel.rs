@@ -113,3 +113,77 @@ fn profiles_do_not_depend_on_the_thread_count() {
     assert_eq!(profile(2), one);
     assert_eq!(profile(3), one);
 }
+
+/// A thread reads R20, R21 and (through GETGPR, in the second kernel) R100
+/// before writing them, then leaves other values in them: a CTA that took
+/// the register files of the CTA before (the sequential and SM-model
+/// launches reuse them, clearing the rows the program names) would see
+/// those values if a row were not cleared. R21 is the highest row the first
+/// kernel names. Each thread stores what it read plus its global index.
+const STALE: &str = "
+.kernel k
+.param out, 8
+    S2R R0, SR_TID_X ;
+    S2R R12, SR_CTAID_X ;
+    S2R R13, SR_NTID_X ;
+    IMAD R0, R12, R13, R0 ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+    IADD R8, R20, R21 ;
+    IADD R8, R8, R0 ;
+    STG [R[2:3]], R8 ;
+    MOV R20, 0xdead ;
+    IADD R21, R0, 0x1 ;
+    EXIT ;
+";
+
+const STALE_DYNAMIC: &str = "
+.kernel k
+.param out, 8
+    S2R R0, SR_TID_X ;
+    S2R R12, SR_CTAID_X ;
+    S2R R13, SR_NTID_X ;
+    IMAD R0, R12, R13, R0 ;
+    MOV.64 R[2:3], c[0x0][0x160] ;
+    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+    MOV R4, 0x64 ;
+    R2UR UR4, R4 ;
+    GETGPR R8, R[UR4] ;
+    IADD R8, R8, R0 ;
+    STG [R[2:3]], R8 ;
+    IADD R9, R0, 0x1 ;
+    SETGPR R[UR4], R9 ;
+    EXIT ;
+";
+
+#[test]
+fn reused_register_files_start_like_fresh_ones() {
+    use std::sync::Arc;
+    use ursa_sim::machine_desc::MachineDesc;
+    use ursa_sim::Engine;
+    const CTAS: u32 = 9;
+    for src in [STALE, STALE_DYNAMIC] {
+        let prog = load(src);
+        // Every register a thread reads first is zero in a fresh file.
+        let expected: Vec<u8> = (0..CTAS * THREADS).flat_map(|i| i.to_le_bytes()).collect();
+        for threads in [1, 2] {
+            for sm in [false, true] {
+                for engine in [Engine::Interpreter, Engine::Threaded, Engine::default()] {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    let got = pool.install(|| {
+                        let mut gpu = Gpu::new();
+                        let n = (CTAS * THREADS) as u64 * 4;
+                        let out = gpu.alloc(n, 16);
+                        let machine = sm.then(|| Arc::new(MachineDesc::default()));
+                        let cfg = LaunchConfig { grid: [CTAS, 1, 1], block: [THREADS, 1, 1], machine, engine, ..Default::default() };
+                        gpu.launch(&prog, "k", &cfg, &[Arg::Ptr(out)]).unwrap();
+                        gpu.read(out, n).unwrap()
+                    });
+                    // (Two threads without the SM model run the CTAs in parallel,
+                    // each on fresh register files.)
+                    assert!(got == expected, "{} threads, SM model {}, {:?}", threads, sm, engine);
+                }
+            }
+        }
+    }
+}
