@@ -538,13 +538,7 @@ mod tests {
     /// ranges.
     #[test]
     fn ffma_rn_rounds_once() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift64(0x9E37_79B9_7F4A_7C15);
         let (mut checked, mut boundary) = (0u64, 0u64);
         for round in 0..200_000 {
             let mut x = [0u32; 32];

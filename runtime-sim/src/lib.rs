@@ -54,6 +54,8 @@ mod regs;
 mod site;
 mod sm_model;
 mod sm_trace;
+#[cfg(test)]
+mod test_rng;
 mod threaded;
 pub mod timing;
 mod trap;

@@ -439,13 +439,7 @@ mod tests {
     /// path gives, for loads and, with overlapping halves, stores.
     #[test]
     fn half_warp_copies_give_the_per_lane_words() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift64(0x9e37_79b9_7f4a_7c15u64);
         let at = 0x10_0000u64;
         let mem: Vec<u8> = (0..1024).map(|_| next() as u8).collect();
         for case in 0..4000 {

@@ -420,13 +420,7 @@ mod tests {
 
     #[test]
     fn the_sector_window_gives_what_the_per_lane_path_gives() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift64(0x2545_f491_4f6c_dd1du64);
         for case in 0..8000 {
             let n = [1, 4, 8, 16][case % 4];
             let e = if case % 3 == 0 { u32::MAX } else { next() as u32 | 1 << (case % 32) };

@@ -593,13 +593,7 @@ mod tests {
     #[test]
     fn imad_wide_by_a_power_of_two_is_the_general_product() {
         let cb = ConstBanks::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::test_rng::xorshift64(0x9e37_79b9_7f4a_7c15u64);
         let mut regs = Regs::new();
         let mut shl_runs = 0;
         for k in 0..32 {
@@ -648,13 +642,8 @@ mod tests {
     /// lane, for every amount up to 64, direction, signedness and word.
     #[test]
     fn shf_by_one_amount_is_the_general_funnel_shift() {
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        };
+        let mut next64 = crate::test_rng::xorshift64(0x1234_5678_9abc_def1u64);
+        let mut next = || next64() as u32;
         let a: Row = rows(|l| if l < 3 { [0, u32::MAX, SIGN][l] } else { next() });
         let c: Row = rows(|l| if l < 4 { [0, u32::MAX, SIGN, 1][l] } else { next() });
         for n in 0..=64 {
@@ -690,13 +679,8 @@ mod tests {
     fn imad_by_a_power_of_two_is_the_general_product() {
         let cb = ConstBanks::new();
         let mut regs = Regs::new();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        };
+        let mut next64 = crate::test_rng::xorshift64(0x2545_f491_4f6c_dd1du64);
+        let mut next = || next64() as u32;
         for b in (0..32).map(|k| 1u32 << k).chain([0, 3, 0xffff_ffff, 0x8000_0001]) {
             for (a_row, c_row, neg_c) in [(true, true, false), (true, true, true), (false, true, false), (true, false, true)] {
                 for row in 0..3 {

@@ -120,7 +120,9 @@ fn profiles_do_not_depend_on_the_thread_count() {
 /// launches reuse them, clearing the rows the program names) would see
 /// those values if a row were not cleared. R21 is the highest row the first
 /// kernel names. Each thread stores what it read plus its global index.
-const STALE: &str = "
+/// Both kernels start with `STALE_PROLOGUE`: R0 the thread's global index,
+/// R[2:3] its word of `out`.
+const STALE_PROLOGUE: &str = "
 .kernel k
 .param out, 8
     S2R R0, SR_TID_X ;
@@ -129,6 +131,9 @@ const STALE: &str = "
     IMAD R0, R12, R13, R0 ;
     MOV.64 R[2:3], c[0x0][0x160] ;
     IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
+";
+
+const STALE: &str = "
     IADD R8, R20, R21 ;
     IADD R8, R8, R0 ;
     STG [R[2:3]], R8 ;
@@ -138,14 +143,6 @@ const STALE: &str = "
 ";
 
 const STALE_DYNAMIC: &str = "
-.kernel k
-.param out, 8
-    S2R R0, SR_TID_X ;
-    S2R R12, SR_CTAID_X ;
-    S2R R13, SR_NTID_X ;
-    IMAD R0, R12, R13, R0 ;
-    MOV.64 R[2:3], c[0x0][0x160] ;
-    IMAD.WIDE.U32 R[2:3], R0, 0x4, R[2:3] ;
     MOV R4, 0x64 ;
     R2UR UR4, R4 ;
     GETGPR R8, R[UR4] ;
@@ -162,8 +159,8 @@ fn reused_register_files_start_like_fresh_ones() {
     use ursa_sim::machine_desc::MachineDesc;
     use ursa_sim::Engine;
     const CTAS: u32 = 9;
-    for src in [STALE, STALE_DYNAMIC] {
-        let prog = load(src);
+    for body in [STALE, STALE_DYNAMIC] {
+        let prog = load(&format!("{}{}", STALE_PROLOGUE, body));
         // Every register a thread reads first is zero in a fresh file.
         let expected: Vec<u8> = (0..CTAS * THREADS).flat_map(|i| i.to_le_bytes()).collect();
         for threads in [1, 2] {
