@@ -89,6 +89,12 @@ const SHORT_REGION: usize = 8;
 /// all ready instructions at every step (the same choice either way).
 const HEAPS_FROM: usize = 32;
 
+/// Regions of this many instructions or more get one try at a schedule
+/// within the budget, not three: their retries with a lowered budget cost a
+/// whole quadratic schedule each and almost never succeed where the first
+/// failed (`docs/optimization.md`, "Instruction scheduling").
+const ONE_TRY_FROM: usize = 128;
+
 /// A state space of memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Space {
@@ -1077,8 +1083,9 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             }
             // A greedy schedule may corner itself above the budget: tried
             // again with the budget lowered, so that the scheduler turns
-            // to pressure-reducing choices sooner.
-            let found = (0..=2).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
+            // to pressure-reducing choices sooner (a short region only).
+            let tries = if end - s >= ONE_TRY_FROM { 0 } else { 2 };
+            let found = (0..=tries).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
             if found && permute(&mut b.insts[s..end], order) {
                 changed += 1;
             }
