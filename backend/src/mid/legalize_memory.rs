@@ -113,7 +113,7 @@ fn known(f: &Function, a: &Access) -> Known {
 
 /// Rewrites the loads and stores of `f` that may be misaligned (module docs).
 pub fn legalize_memory(f: &mut Function) -> Result<(), Error> {
-    if !super::may_have(f, |op| op.can_load() || op.can_store()) {
+    if !super::may_access_memory(f) {
         return Ok(());
     }
     let mut todo = Vec::new();

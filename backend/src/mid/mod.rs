@@ -62,6 +62,11 @@ pub(crate) fn may_have(f: &Function, pred: impl Fn(Opcode) -> bool) -> bool {
     (0..f.dfg.num_insts()).any(|i| pred(f.dfg.insts[Inst::new(i)].opcode()))
 }
 
+/// Whether some instruction of `f` may load or store ([`may_have`]).
+pub(crate) fn may_access_memory(f: &Function) -> bool {
+    may_have(f, |op| op.can_load() || op.can_store())
+}
+
 /// The settings the Cranelift passes run with: `opt_level=speed` and no
 /// verifier between passes (the compiler verifies its input once, and the
 /// mid-end's output when asked: [`crate::Options::check_regalloc`]).

@@ -79,7 +79,7 @@ const MAX_DEPTH: u32 = 12;
 
 /// Merges the adjacent accesses of `f` (module docs).
 pub fn opt_merge_accesses(f: &mut Function, shared: &SharedLayout) -> Result<(), Error> {
-    if !super::may_have(f, |op| op.can_load() || op.can_store()) {
+    if !super::may_access_memory(f) {
         return Ok(());
     }
     let mut align = Align { shared, memo: HashMap::new() };

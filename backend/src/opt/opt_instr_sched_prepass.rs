@@ -1083,7 +1083,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             }
             // A greedy schedule may corner itself above the budget: tried
             // again with the budget lowered, so that the scheduler turns
-            // to pressure-reducing choices sooner (a short region only).
+            // to pressure-reducing choices sooner (below `ONE_TRY_FROM`).
             let tries = if end - s >= ONE_TRY_FROM { 0 } else { 2 };
             let found = (0..=tries).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
             if found && permute(&mut b.insts[s..end], order) {

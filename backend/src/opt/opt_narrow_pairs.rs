@@ -337,7 +337,8 @@ fn survivors_bound(vcode: &VCode, cand: &VSet) -> VSet {
 }
 
 /// The instructions (by number in the function) naming each candidate
-/// among their operands, in order: `at[first[v]..first[v + 1]]`.
+/// among their operands, in order: `at[first[v]..first[v + 1]]` (an
+/// instruction naming it twice is there twice).
 struct Namers {
     first: Vec<u32>,
     at: Vec<u32>,
@@ -347,19 +348,11 @@ impl Namers {
     fn new(insts: &[&MInst], cand: &VSet) -> Namers {
         let n = cand.iter().map(|v| v.0 as usize + 1).max().unwrap_or(0);
         let mut first = vec![0u32; n + 1];
-        // Each candidate an instruction names, once.
-        let named = |m: &MInst, f: &mut dyn FnMut(VReg)| {
-            let ops = m.opnds.iter().map(|o| o.vreg).filter(|v| cand.contains(v));
-            let mut seen: SmallVec<[VReg; 8]> = SmallVec::new();
-            for v in ops {
-                if !seen.contains(&v) {
-                    seen.push(v);
-                    f(v);
-                }
-            }
-        };
+        let named = |m: &'_ MInst| m.opnds.iter().map(|o| o.vreg).filter(|v| cand.contains(v)).collect::<SmallVec<[VReg; 8]>>();
         for m in insts {
-            named(m, &mut |v| first[v.0 as usize + 1] += 1);
+            for v in named(m) {
+                first[v.0 as usize + 1] += 1;
+            }
         }
         for k in 0..n {
             first[k + 1] += first[k];
@@ -367,10 +360,10 @@ impl Namers {
         let mut fill = first.clone();
         let mut at = vec![0u32; first[n] as usize];
         for (i, m) in insts.iter().enumerate() {
-            named(m, &mut |v| {
+            for v in named(m) {
                 at[fill[v.0 as usize] as usize] = i as u32;
                 fill[v.0 as usize] += 1;
-            });
+            }
         }
         Namers { first, at }
     }
@@ -436,7 +429,6 @@ pub fn opt_narrow_pairs(vcode: &mut VCode) -> usize {
             high_read(vcode, at as usize, insts[at as usize], &narrow, &mut wide, &mut plans);
         }
     }
-    drop(insts);
     if narrow.is_empty() {
         return 0;
     }
