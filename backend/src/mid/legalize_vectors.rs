@@ -80,7 +80,7 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     super::split_signatures_and_params(f, lanes_of, |p, lanes| {
         map.insert(p, lanes);
     });
-    let mut s = Split { map };
+    let mut s = Split { map, slices: HashMap::default() };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     super::verify_in_debug(f)
 }
@@ -198,6 +198,13 @@ fn lanes_of(t: Type) -> Option<(Type, usize)> {
 
 struct Split {
     map: HashMap<Value, Lanes>,
+    /// The integers this pass made as bits of another: `v` ↦ `(x, lo)` when
+    /// `v` is bits `lo ..` of the integer `x` (as wide as `v`'s type), `x`
+    /// itself not such a slice. Packing consecutive slices of one integer
+    /// gives that integer back (`Split::pack`), so a `bitcast` to narrower
+    /// lanes, lane moves and a `bitcast` back cost no instruction where the
+    /// lanes come back together.
+    slices: HashMap<Value, (Value, u32)>,
 }
 
 /// The lanes of the vector `v` (an operand of `inst`) in `map`.
@@ -301,74 +308,6 @@ fn reduce(pos: &mut FuncCursor, x: Value, t: Type) -> Value {
     }
 }
 
-/// The lanes packed into 64-bit words, lane 0 in the low bits of word 0.
-fn to_words(pos: &mut FuncCursor, lanes: &[Value]) -> Lanes {
-    let t = pos.func.dfg.value_type(lanes[0]);
-    let b = t.bits();
-    if b == 64 {
-        return lanes.iter().map(|&l| as_int(pos, l)).collect();
-    }
-    if b == 32 {
-        // Two words as the halves of a pair (`iconcat`: no instruction when
-        // the allocator places the lanes in the pair's registers).
-        return lanes
-            .chunks(2)
-            .map(|c| {
-                let (lo, hi) = (as_int(pos, c[0]), as_int(pos, c[1]));
-                pos.ins().iconcat(lo, hi)
-            })
-            .collect();
-    }
-    let per = (64 / b) as usize;
-    lanes
-        .chunks(per)
-        .map(|chunk| {
-            let mut w = None;
-            for (k, &l) in chunk.iter().enumerate() {
-                let i = as_int(pos, l);
-                let mut x = pos.ins().uextend(I64, i);
-                if k > 0 {
-                    x = pos.ins().ishl_imm_u(x, (k as u32 * b) as i64);
-                }
-                w = Some(match w {
-                    None => x,
-                    Some(acc) => pos.ins().bor(acc, x),
-                });
-            }
-            w.unwrap()
-        })
-        .collect()
-}
-
-/// `n` lanes of type `t` unpacked from 64-bit words (as `to_words` packs them).
-/// `halves`: 32-bit lanes are the halves of each word's pair (`isplit`), for
-/// words a 64- or 128-bit load defines; otherwise (a `bitcast`) each lane is
-/// the word shifted and reduced, which the allocator turns into at most a
-/// move per lane where a split pair would cost copies of both halves.
-fn from_words(pos: &mut FuncCursor, words: &[Value], t: Type, n: u32, halves: bool) -> Lanes {
-    let b = t.bits();
-    if b == 32 && halves {
-        // The halves of each pair (`isplit`: its registers, no instruction).
-        let mut lanes = Vec::with_capacity(n as usize);
-        for &w in words {
-            let (lo, hi) = pos.ins().isplit(w);
-            lanes.extend([from_int(pos, lo, t), from_int(pos, hi, t)]);
-        }
-        lanes.truncate(n as usize);
-        return lanes;
-    }
-    let per = 64 / b;
-    (0..n)
-        .map(|k| {
-            let w = words[(k / per) as usize];
-            let sh = (k % per) * b;
-            let x = if sh > 0 { pos.ins().ushr_imm_u(w, sh as i64) } else { w };
-            let x = reduce(pos, x, int_of(t));
-            from_int(pos, x, t)
-        })
-        .collect()
-}
-
 /// The opcodes that act on each lane as the same opcode on a scalar.
 fn lane_wise(op: Opcode) -> bool {
     use Opcode::*;
@@ -432,6 +371,62 @@ impl Split {
         super::expand_args(f, args, |t| t.is_vector(), |a| self.lanes(f, inst, a))
     }
 
+    /// The integers `pieces` (of one width, the first the least
+    /// significant) seen as `n` integers of type `t`, of the same width in
+    /// all: each a slice of one piece, or pieces side by side.
+    fn reslice(&mut self, pos: &mut FuncCursor, pieces: &[Value], t: Type, n: u32) -> Lanes {
+        let from = pos.func.dfg.value_type(pieces[0]).bits();
+        let to = t.bits();
+        (0..n)
+            .map(|j| {
+                if to <= from {
+                    let lo = j * to;
+                    self.slice(pos, pieces[(lo / from) as usize], lo % from, t)
+                } else {
+                    let per = (to / from) as usize;
+                    self.pack(pos, &pieces[j as usize * per..(j as usize + 1) * per], t)
+                }
+            })
+            .collect()
+    }
+
+    /// Bits `lo ..` of the integer `x`, as an integer of type `t` (`x`
+    /// itself when that is all of it), recorded as a slice.
+    fn slice(&mut self, pos: &mut FuncCursor, x: Value, lo: u32, t: Type) -> Value {
+        if lo == 0 && pos.func.dfg.value_type(x) == t {
+            return x;
+        }
+        let shifted = if lo > 0 { pos.ins().ushr_imm_u(x, lo as i64) } else { x };
+        let v = reduce(pos, shifted, t);
+        let (root, base) = self.slices.get(&x).copied().unwrap_or((x, 0));
+        self.slices.insert(v, (root, base + lo));
+        v
+    }
+
+    /// The integers `part` (of one width, the first the least significant)
+    /// side by side as one integer of type `t`: the integer they are
+    /// consecutive slices of if they are (`Split::slices`), else their
+    /// halves' pair (`iconcat`, no instruction when the allocator places them
+    /// in the pair's registers) for two 32-bit ones, else shifts and ors.
+    fn pack(&mut self, pos: &mut FuncCursor, part: &[Value], t: Type) -> Value {
+        let w = pos.func.dfg.value_type(part[0]).bits();
+        if let Some(&(root, base)) = self.slices.get(&part[0]) {
+            if part.iter().zip(0..).all(|(q, k)| self.slices.get(q) == Some(&(root, base + k * w))) {
+                return self.slice(pos, root, base, t);
+            }
+        }
+        if w == 32 && t == I64 {
+            return pos.ins().iconcat(part[0], part[1]);
+        }
+        let mut acc = pos.ins().uextend(t, part[0]);
+        for (k, &q) in (1..).zip(&part[1..]) {
+            let x = pos.ins().uextend(t, q);
+            let x = pos.ins().ishl_imm_u(x, (k * w) as i64);
+            acc = pos.ins().bor(acc, x);
+        }
+        acc
+    }
+
     /// Rewrites one instruction that names a vector value.
     fn inst(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
         if !inst_mentions_vectors(f, inst) {
@@ -463,7 +458,7 @@ impl Split {
 
     /// The new code of one instruction and what each old result becomes.
     fn rewrite(
-        &self,
+        &mut self,
         pos: &mut FuncCursor,
         inst: Inst,
         op: Opcode,
@@ -557,16 +552,21 @@ impl Split {
                 one((0..n as usize).map(|k| mask.get(k).and_then(|&m| both.get(m as usize)).copied().unwrap_or(z)).collect())
             }
             (Opcode::Swizzle, _) => {
+                // Byte `i` of the four 32-bit words: the word by bits 2 and 3
+                // of `i` (three selects), the byte by a shift; 0 from 16 on.
                 let x = self.lanes(pos.func, inst, args[0])?;
                 let idx = self.lanes(pos.func, inst, args[1])?;
-                let words = to_words(pos, &x);
+                let words = self.reslice(pos, &x, I32, 4);
                 let zero = iconst(pos, I8, 0);
                 let mut out = Vec::new();
                 for &i in &idx {
-                    let i = pos.ins().uextend(I64, i);
-                    let hi = pos.ins().band_imm_u(i, 8);
-                    let w = pos.ins().select(hi, words[1], words[0]);
-                    let byte = pos.ins().band_imm_u(i, 7);
+                    let i = pos.ins().uextend(I32, i);
+                    let b2 = pos.ins().band_imm_u(i, 4);
+                    let low = pos.ins().select(b2, words[1], words[0]);
+                    let high = pos.ins().select(b2, words[3], words[2]);
+                    let b3 = pos.ins().band_imm_u(i, 8);
+                    let w = pos.ins().select(b3, high, low);
+                    let byte = pos.ins().band_imm_u(i, 3);
                     let sh = pos.ins().ishl_imm_u(byte, 3);
                     let v = pos.ins().ushr(w, sh);
                     let v = pos.ins().ireduce(I8, v);
@@ -704,26 +704,32 @@ impl Split {
                 if from.bits() > 128 || to.bits() > 128 {
                     return Err(unsupported(pos.func, inst, &format!("`bitcast` from {} to {}", from, to)));
                 }
-                let words = if from.is_vector() {
+                let pieces: Lanes = if from.is_vector() {
                     let x = self.lanes(pos.func, inst, args[0])?;
-                    to_words(pos, &x)
+                    x.iter().map(|&l| as_int(pos, l)).collect()
                 } else if from == I128 || from == F128 {
                     // An `f128` by its bits (`legalize_f128` keeps it so).
                     let bits = if from == F128 { pos.ins().bitcast(I128, MemFlagsData::new(), args[0]) } else { args[0] };
                     let (lo, hi) = pos.ins().isplit(bits);
                     vec![lo, hi]
                 } else {
-                    let i = as_int(pos, args[0]);
-                    vec![extend(pos, i, I64, false)]
+                    vec![as_int(pos, args[0])]
                 };
+                let (lane, n) = if to.is_vector() {
+                    (to.lane_type(), to.lane_count())
+                } else if to.bits() == 128 {
+                    (I64, 2)
+                } else {
+                    (to, 1)
+                };
+                let ints = self.reslice(pos, &pieces, int_of(lane), n);
                 if to.is_vector() {
-                    one(from_words(pos, &words, to.lane_type(), to.lane_count(), false))
-                } else if to == I128 || to == F128 {
-                    let bits = pos.ins().iconcat(words[0], words[1]);
+                    one(ints.iter().map(|&i| from_int(pos, i, lane)).collect())
+                } else if to.bits() == 128 {
+                    let bits = pos.ins().iconcat(ints[0], ints[1]);
                     Ok(vec![Err(if to == F128 { pos.ins().bitcast(F128, MemFlagsData::new(), bits) } else { bits })])
                 } else {
-                    let i = reduce(pos, words[0], int_of(to));
-                    Ok(vec![Err(from_int(pos, i, to))])
+                    Ok(vec![Err(from_int(pos, ints[0], to))])
                 }
             }
             (
@@ -755,7 +761,17 @@ impl Split {
                         let (i, dfg) = pos.ins().Load(Opcode::Load, I64, flags, offset, arg);
                         vec![dfg.first_result(i)]
                     };
-                    return one(from_words(pos, &words, t, n, true));
+                    if t.bits() == 32 {
+                        // The halves of each pair (`isplit`: its registers, no instruction).
+                        let mut lanes = Vec::with_capacity(n as usize);
+                        for &w in &words {
+                            let (lo, hi) = pos.ins().isplit(w);
+                            lanes.extend([from_int(pos, lo, t), from_int(pos, hi, t)]);
+                        }
+                        return one(lanes);
+                    }
+                    let ints = self.reslice(pos, &words, int_of(t), n);
+                    return one(ints.iter().map(|&i| from_int(pos, i, t)).collect());
                 }
                 let (lop, mem_bytes) = match op {
                     Opcode::Uload8x8 => (Opcode::Uload8, 1),
@@ -781,7 +797,8 @@ impl Split {
                 let bits = ty(pos, args[0]).bits();
                 if fd.aligned() && (bits == 64 || bits == 128) {
                     // One access of the whole vector, packed into 64-bit words.
-                    let words = to_words(pos, &x);
+                    let ints: Lanes = x.iter().map(|&l| as_int(pos, l)).collect();
+                    let words = self.reslice(pos, &ints, I64, bits / 64);
                     let (w, wt) = if bits == 128 { (pos.ins().iconcat(words[0], words[1]), I128) } else { (words[0], I64) };
                     pos.ins().Store(Opcode::Store, wt, flags, offset, w, args[1]);
                     return Ok(vec![]);
@@ -823,14 +840,17 @@ fn lane_offset(f: &Function, inst: Inst, offset: Offset32, delta: i32) -> Result
         .ok_or_else(|| unsupported(f, inst, "a vector access whose lane offset overflows 32 bits"))
 }
 
-/// A saturating add or subtract of two lanes of type `t`: through `i64`
-/// for lanes up to 32 bits, with the overflow flags for 64-bit lanes.
+/// A saturating add or subtract of two lanes of type `t`: through a wider
+/// integer for lanes up to 32 bits, with the overflow flags for 64-bit lanes.
 fn sat(pos: &mut FuncCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
     let signed = matches!(op, Opcode::SaddSat | Opcode::SsubSat);
     let add = matches!(op, Opcode::UaddSat | Opcode::SaddSat);
     if t.bits() < 64 {
-        let a = extend(pos, x, I64, signed);
-        let b = extend(pos, y, I64, signed);
+        // Lanes of 8 or 16 bits through i32, 32-bit ones through i64: the
+        // exact sum or difference fits.
+        let wide = if t.bits() <= 16 { I32 } else { I64 };
+        let a = extend(pos, x, wide, signed);
+        let b = extend(pos, y, wide, signed);
         let s = if add { pos.ins().iadd(a, b) } else { pos.ins().isub(a, b) };
         let (lo, hi) = bounds(t, signed);
         // Unsigned differences below zero are negative in i64: clamp signed.
