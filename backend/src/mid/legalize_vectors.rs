@@ -46,7 +46,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
-    BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature, Type, Value,
+    Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature, Type, Value,
 };
 
 type Lanes = Vec<Value>;
@@ -80,7 +80,7 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     super::split_signatures_and_params(f, lanes_of, |p, lanes| {
         map.insert(p, lanes);
     });
-    let mut s = Split { map, slices: HashMap::default() };
+    let mut s = Split { map, slices: HashMap::default(), halves: HashMap::default() };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     super::verify_in_debug(f)
 }
@@ -205,6 +205,9 @@ struct Split {
     /// lanes, lane moves and a `bitcast` back cost no instruction where the
     /// lanes come back together.
     slices: HashMap<Value, (Value, u32)>,
+    /// The halves of a 64-bit integer narrower slices were taken from, in a
+    /// block (`Split::half`).
+    halves: HashMap<(Value, Block), (Value, Value)>,
 }
 
 /// The lanes of the vector `v` (an operand of `inst`) in `map`.
@@ -275,17 +278,24 @@ fn bounds(t: Type, signed: bool) -> (i64, i64) {
     }
 }
 
-/// `x` (of a wider type) clamped to `[lo, hi]`, signed or unsigned compares.
+/// `x` (of a wider type) clamped to `[lo, hi]`, signed or unsigned
+/// (a maximum and a minimum; no maximum with an unsigned 0).
 fn clamp(pos: &mut FuncCursor, x: Value, lo: i64, hi: i64, signed: bool) -> Value {
     let t = pos.func.dfg.value_type(x);
-    let (lt, gt) =
-        if signed { (IntCC::SignedLessThan, IntCC::SignedGreaterThan) } else { (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan) };
-    let lo_v = iconst(pos, t, lo);
     let hi_v = iconst(pos, t, hi);
-    let below = pos.ins().icmp(lt, x, lo_v);
-    let x = pos.ins().select(below, lo_v, x);
-    let above = pos.ins().icmp(gt, x, hi_v);
-    pos.ins().select(above, hi_v, x)
+    if signed {
+        let lo_v = iconst(pos, t, lo);
+        let x = pos.ins().smax(x, lo_v);
+        pos.ins().smin(x, hi_v)
+    } else {
+        let x = if lo == 0 {
+            x
+        } else {
+            let lo_v = iconst(pos, t, lo);
+            pos.ins().umax(x, lo_v)
+        };
+        pos.ins().umin(x, hi_v)
+    }
 }
 
 /// `x` extended (signed or not) to `t`, or kept if already `t`.
@@ -391,10 +401,17 @@ impl Split {
     }
 
     /// Bits `lo ..` of the integer `x`, as an integer of type `t` (`x`
-    /// itself when that is all of it), recorded as a slice.
+    /// itself when that is all of it), recorded as a slice. Narrow slices of
+    /// a 64-bit integer are taken from its 32-bit half (a shift of one word,
+    /// not of a pair).
     fn slice(&mut self, pos: &mut FuncCursor, x: Value, lo: u32, t: Type) -> Value {
-        if lo == 0 && pos.func.dfg.value_type(x) == t {
+        let xt = pos.func.dfg.value_type(x);
+        if lo == 0 && xt == t {
             return x;
+        }
+        if xt.bits() == 64 && t.bits() < 32 {
+            let half = self.half(pos, x, lo >= 32);
+            return self.slice(pos, half, lo & 31, t);
         }
         let shifted = if lo > 0 { pos.ins().ushr_imm_u(x, lo as i64) } else { x };
         let v = reduce(pos, shifted, t);
@@ -403,28 +420,89 @@ impl Split {
         v
     }
 
+    /// The low or high 32-bit half of the 64-bit integer `x` (`isplit`: the
+    /// pair's register, no instruction), once per `x` in a block, recorded as
+    /// a slice.
+    fn half(&mut self, pos: &mut FuncCursor, x: Value, high: bool) -> Value {
+        let key = (x, pos.current_block().expect("the cursor is at an instruction"));
+        let (lo, hi) = match self.halves.get(&key) {
+            Some(&h) => h,
+            None => {
+                let (lo, hi) = pos.ins().isplit(x);
+                let (root, base) = self.slices.get(&x).copied().unwrap_or((x, 0));
+                self.slices.insert(lo, (root, base));
+                self.slices.insert(hi, (root, base + 32));
+                self.halves.insert(key, (lo, hi));
+                (lo, hi)
+            }
+        };
+        if high {
+            hi
+        } else {
+            lo
+        }
+    }
+
     /// The integers `part` (of one width, the first the least significant)
-    /// side by side as one integer of type `t`: the integer they are
-    /// consecutive slices of if they are (`Split::slices`), else their
-    /// halves' pair (`iconcat`, no instruction when the allocator places them
-    /// in the pair's registers) for two 32-bit ones, else shifts and ors.
+    /// side by side as one integer of type `t`. Runs of consecutive slices of
+    /// one integer (`Split::slices`) are taken as one slice each (all of
+    /// `part` one integer's bits: that integer); a 64-bit integer of narrower
+    /// parts is its two 32-bit halves' pair (`iconcat`, no instruction when
+    /// the allocator places them in the pair's registers); otherwise the
+    /// parts are shifted into place and or-ed.
     fn pack(&mut self, pos: &mut FuncCursor, part: &[Value], t: Type) -> Value {
         let w = pos.func.dfg.value_type(part[0]).bits();
-        if let Some(&(root, base)) = self.slices.get(&part[0]) {
-            if part.iter().zip(0..).all(|(q, k)| self.slices.get(q) == Some(&(root, base + k * w))) {
-                return self.slice(pos, root, base, t);
+        if t.bits() == 64 && w < 64 {
+            let (low, high) = part.split_at(part.len() / 2);
+            let low = self.pack_or_keep(pos, low, I32);
+            let high = self.pack_or_keep(pos, high, I32);
+            if let (Some(&(root, base)), Some(&(hroot, hbase))) = (self.slices.get(&low), self.slices.get(&high)) {
+                if root == hroot && hbase == base + 32 {
+                    return self.slice(pos, root, base, t);
+                }
             }
+            return pos.ins().iconcat(low, high);
         }
-        if w == 32 && t == I64 {
-            return pos.ins().iconcat(part[0], part[1]);
+        let mut acc: Option<Value> = None;
+        let mut k = 0;
+        while k < part.len() {
+            // The longest run from `k` whose width is a power of two.
+            let mut run = 1;
+            if let Some(&(root, base)) = self.slices.get(&part[k]) {
+                while k + run < part.len() && self.slices.get(&part[k + run]) == Some(&(root, base + run as u32 * w)) {
+                    run += 1;
+                }
+                run = 1 << run.ilog2();
+            }
+            let piece = if run == 1 {
+                part[k]
+            } else {
+                let (root, base) = self.slices[&part[k]];
+                self.slice(pos, root, base, Type::int_with_byte_size((run as u32 * w / 8) as u16).unwrap())
+            };
+            if run == part.len() {
+                return piece;
+            }
+            let mut x = pos.ins().uextend(t, piece);
+            if k > 0 {
+                x = pos.ins().ishl_imm_u(x, (k as u32 * w) as i64);
+            }
+            acc = Some(match acc {
+                None => x,
+                Some(a) => pos.ins().bor(a, x),
+            });
+            k += run;
         }
-        let mut acc = pos.ins().uextend(t, part[0]);
-        for (k, &q) in (1..).zip(&part[1..]) {
-            let x = pos.ins().uextend(t, q);
-            let x = pos.ins().ishl_imm_u(x, (k * w) as i64);
-            acc = pos.ins().bor(acc, x);
+        acc.unwrap()
+    }
+
+    /// `part` packed as one integer of type `t`, or its only member.
+    fn pack_or_keep(&mut self, pos: &mut FuncCursor, part: &[Value], t: Type) -> Value {
+        if part.len() == 1 {
+            part[0]
+        } else {
+            self.pack(pos, part, t)
         }
-        acc
     }
 
     /// Rewrites one instruction that names a vector value.
@@ -615,17 +693,22 @@ impl Split {
             }
             (Opcode::VhighBits, _) => {
                 let x = self.lanes(pos.func, inst, args[0])?;
+                // At most 16 lanes: the bits gathered in an i32.
                 let r = rty.unwrap();
-                let mut acc = iconst(pos, I64, 0);
+                let mut acc = None;
                 for (k, &l) in x.iter().enumerate() {
                     let i = as_int(pos, l);
                     let b = int_of(ty(pos, i)).bits();
                     let top = pos.ins().ushr_imm_u(i, (b - 1) as i64);
-                    let top = extend(pos, top, I64, false);
+                    let top = if b > 32 { reduce(pos, top, I32) } else { extend(pos, top, I32, false) };
                     let bit = if k > 0 { pos.ins().ishl_imm_u(top, k as i64) } else { top };
-                    acc = pos.ins().bor(acc, bit);
+                    acc = Some(match acc {
+                        None => bit,
+                        Some(a) => pos.ins().bor(a, bit),
+                    });
                 }
-                let v = if r == I128 { pos.ins().uextend(I128, acc) } else { reduce(pos, acc, r) };
+                let acc = acc.unwrap();
+                let v = if r.bits() > 32 { pos.ins().uextend(r, acc) } else { reduce(pos, acc, r) };
                 Ok(vec![Err(v)])
             }
             (Opcode::SwidenLow | Opcode::SwidenHigh | Opcode::UwidenLow | Opcode::UwidenHigh, _) => {
@@ -852,9 +935,22 @@ fn sat(pos: &mut FuncCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
         let a = extend(pos, x, wide, signed);
         let b = extend(pos, y, wide, signed);
         let s = if add { pos.ins().iadd(a, b) } else { pos.ins().isub(a, b) };
-        let (lo, hi) = bounds(t, signed);
-        // Unsigned differences below zero are negative in i64: clamp signed.
-        let c = clamp(pos, s, lo, hi, true);
+        // An unsigned sum can only be too large, an unsigned difference
+        // only below zero (negative in the wider type); signed ones either.
+        let c = match op {
+            Opcode::UaddSat => {
+                let hi = iconst(pos, wide, bounds(t, false).1);
+                pos.ins().umin(s, hi)
+            }
+            Opcode::UsubSat => {
+                let zero = iconst(pos, wide, 0);
+                pos.ins().smax(s, zero)
+            }
+            _ => {
+                let (lo, hi) = bounds(t, true);
+                clamp(pos, s, lo, hi, true)
+            }
+        };
         return pos.ins().ireduce(t, c);
     }
     let (s, of) = match op {
