@@ -16,15 +16,18 @@
 //!   takes one scalar condition;
 //! * an `aligned` 64- or 128-bit `load`/`store` stays one access (of an
 //!   `i64`, or an `i128`, which `legalize_i128` keeps whole: `.128`), its
-//!   lanes packed into or unpacked from 64-bit words; other accesses (and
+//!   lanes packed into or sliced from 64-bit words as a `bitcast` does
+//!   (32-bit lanes: the halves of each word's pair); other accesses (and
 //!   `uload8x8` …) become one access per lane at its offset; a big-endian
 //!   access reverses the vector's bytes as a whole (lane k of n at lane
 //!   slot n−1−k), as cranelift-interpreter does;
-//! * `bitcast` between vectors, or a vector and a scalar, packs the lanes
-//!   into 64-bit words with shifts and ors and unpacks them again;
+//! * `bitcast` between vectors, or a vector and a scalar, re-slices the
+//!   lanes' integers (`Split::reslice`): a narrower lane is a slice of one
+//!   wider, a wider one the narrower side by side, and slices of one integer
+//!   that come together again in order are that integer;
 //! * lane moves (`splat`, `extractlane`, `insertlane`, `shuffle`,
 //!   `scalar_to_vector`) pick values; `swizzle` picks a byte of one of the
-//!   two 64-bit words by the run-time index (0 when the index is ≥ 16);
+//!   four 32-bit words by the run-time index (0 when the index is ≥ 16);
 //! * reductions (`vany_true`, `vall_true`, `vhigh_bits`), widening and
 //!   narrowing (saturating), saturating arithmetic through a wider type or
 //!   the overflow flags, `avg_round`, `iadd_pairwise`, `sqmul_round_sat`.
@@ -677,7 +680,17 @@ impl Split {
                 let (x, y) = (self.lanes(pos.func, inst, args[1])?, self.lanes(pos.func, inst, args[2])?);
                 one(x.iter().zip(&y).map(|(&a, &b)| pos.ins().select(args[0], a, b)).collect())
             }
-            (Opcode::VanyTrue | Opcode::VallTrue, _) => {
+            (Opcode::VanyTrue, _) => {
+                // Some lane is nonzero: the lanes' bits or-ed are.
+                let x = self.lanes(pos.func, inst, args[0])?;
+                let mut acc = as_int(pos, x[0]);
+                for &l in &x[1..] {
+                    let i = as_int(pos, l);
+                    acc = pos.ins().bor(acc, i);
+                }
+                Ok(vec![Err(pos.ins().icmp_imm_u(IntCC::NotEqual, acc, 0))])
+            }
+            (Opcode::VallTrue, _) => {
                 let x = self.lanes(pos.func, inst, args[0])?;
                 let mut acc = None;
                 for &l in &x {
@@ -685,7 +698,6 @@ impl Split {
                     let nz = pos.ins().icmp_imm_u(IntCC::NotEqual, i, 0);
                     acc = Some(match acc {
                         None => nz,
-                        Some(a) if op == Opcode::VanyTrue => pos.ins().bor(a, nz),
                         Some(a) => pos.ins().band(a, nz),
                     });
                 }
