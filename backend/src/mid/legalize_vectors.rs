@@ -466,6 +466,9 @@ impl Split {
             }
             return pos.ins().iconcat(low, high);
         }
+        if t == I32 {
+            return self.pack_word(pos, part);
+        }
         let mut acc: Option<Value> = None;
         let mut k = 0;
         while k < part.len() {
@@ -497,6 +500,63 @@ impl Split {
             k += run;
         }
         acc.unwrap()
+    }
+
+    /// The 8- or 16-bit integers `part` side by side as an `i32`. Parts that
+    /// are slices of one 32-bit integer (or 32-bit half of a 64-bit one)
+    /// moved by the same distance are that integer shifted once and masked
+    /// (no mask where the shift leaves only their bits; all of it in place:
+    /// the integer itself); other parts are extended, shifted and or-ed.
+    fn pack_word(&mut self, pos: &mut FuncCursor, part: &[Value]) -> Value {
+        let w = pos.func.dfg.value_type(part[0]).bits();
+        // (source word, destination bit − source bit, destination bits)
+        let mut moved: Vec<(Value, i32, u32)> = Vec::with_capacity(part.len());
+        let mut others: Vec<(u32, Value)> = Vec::new();
+        for (k, &q) in (0u32..).zip(part) {
+            let at = k * w;
+            let source = match self.slices.get(&q).copied() {
+                Some((root, base)) => match pos.func.dfg.value_type(root).bits() {
+                    32 => Some((root, base)),
+                    64 if base % 32 + w <= 32 => Some((self.half(pos, root, base >= 32), base % 32)),
+                    _ => None,
+                },
+                None => None,
+            };
+            let Some((word, from)) = source else {
+                others.push((at, q));
+                continue;
+            };
+            let dist = at as i32 - from as i32;
+            let bits = ((1u64 << w) - 1) as u32 * (1 << at);
+            match moved.iter_mut().find(|m| m.0 == word && m.1 == dist) {
+                Some(m) => m.2 |= bits,
+                None => moved.push((word, dist, bits)),
+            }
+        }
+        let mut acc: Option<Value> = None;
+        for (word, dist, bits) in moved {
+            let (x, kept) = match dist {
+                0 => (word, u32::MAX),
+                d if d > 0 => (pos.ins().ishl_imm_u(word, d as i64), u32::MAX << d),
+                d => (pos.ins().ushr_imm_u(word, -d as i64), u32::MAX >> -d),
+            };
+            let x = if bits == kept { x } else { pos.ins().band_imm_u(x, bits as i64) };
+            acc = Some(match acc {
+                None => x,
+                Some(a) => pos.ins().bor(a, x),
+            });
+        }
+        for (at, q) in others {
+            let mut x = pos.ins().uextend(I32, q);
+            if at > 0 {
+                x = pos.ins().ishl_imm_u(x, at as i64);
+            }
+            acc = Some(match acc {
+                None => x,
+                Some(a) => pos.ins().bor(a, x),
+            });
+        }
+        acc.expect("a word has parts")
     }
 
     /// `part` packed as one integer of type `t`, or its only member.
