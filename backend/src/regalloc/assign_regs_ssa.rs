@@ -1050,6 +1050,19 @@ impl<'a> Walk<'a> {
         self.t.group_reg[g as usize] = r;
     }
 
+    /// Whether the ABI pair `v` (a 32-bit value in its low word, not live
+    /// across a call) can take its ABI register alone: the hint is an even
+    /// register, free and not reserved.
+    #[inline]
+    fn abi_low_fits(&self, v: u32) -> bool {
+        let r = self.t.hint[v as usize];
+        r != NONE
+            && r % 2 == 0
+            && !self.t.crosses[v as usize]
+            && !self.t.state.reserved.contains(r)
+            && self.t.state.fits(Class::R, r, &Avoid::default())
+    }
+
     /// The register for a new value `v` of class `c`, avoiding `avoid` and
     /// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
     /// died), the hint, the register of the block parameter it is passed to,
@@ -1417,6 +1430,18 @@ impl<'a> Walk<'a> {
                 self.t.group_reg[g as usize]
             }
             None if self.t.cross_g[g as usize] => self.pick(c, v, copy, &self.call_fixed, |_| true)?,
+            // A 32-bit value in the low word of an ABI pair (nothing writes
+            // or reads the high half): its ABI register alone, whatever
+            // holds the register after it, so that it is copied nowhere.
+            None if c == Class::RPair && self.t.undef_hi[v as usize] && self.abi_low_fits(v) => {
+                let r = self.t.hint[v as usize];
+                self.t.partial[v as usize] = LOW;
+                self.t.reg[v as usize] = r;
+                self.regs[ob + k] = r;
+                self.t.state.take(Class::R, r, g);
+                self.t.group_reg[g as usize] = r;
+                return Ok(());
+            }
             None => match half_claim(
                 &self.t.state,
                 vcode,
