@@ -154,7 +154,8 @@ fn random_bitcast_and_shuffle_chains() {
         let program = link_for_test(vec![compile_guarded(&f).unwrap_or_else(|e| panic!("{}\n{}", clif, e))]).unwrap();
         for _ in 0..INPUTS {
             let (x, y) = (bytes(&mut r), bytes(&mut r));
-            let got = simulate(&program, &f, &[DataValue::I128(i128::from_le_bytes(x)), DataValue::I128(i128::from_le_bytes(y))]).unwrap_or_else(|e| panic!("{}\n{}", clif, e));
+            let got = simulate(&program, &f, &[DataValue::I128(i128::from_le_bytes(x)), DataValue::I128(i128::from_le_bytes(y))])
+                .unwrap_or_else(|e| panic!("{}\n{}", clif, e));
             let want = model(&c, x, y);
             assert_eq!(result_bytes(&got[0]), want, "{}\non {:02x?}, {:02x?}", clif, x, y);
         }
