@@ -6,7 +6,7 @@
 
 use crate::machine::{each_lane, lanes, Halves, Warp, HALF};
 use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
-use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
+use crate::ops::{AddrSpace, AtomOp, MemTy, Op, Src64};
 use crate::regs::{Regs, LANES};
 use crate::sm_trace::Recorder;
 use crate::trap::{Fault, Space, TrapKind};
@@ -86,6 +86,19 @@ fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     }
 }
 
+/// The 32 lanes' address registers `a` (`Regs::get64`), or the fault of
+/// reading them returned; a register pair is read straight into the array
+/// ([`Regs::pair64`]: an array returned through a `Result` is copied once
+/// more, a `memcpy` of 256 bytes per load).
+macro_rules! address_rows {
+    ($regs:expr, $a:expr, $cb:expr) => {
+        match $a {
+            Src64::R(lo, hi) => $regs.pair64(lo, hi),
+            a => $regs.get64::<32>(a, $cb)?,
+        }
+    };
+}
+
 /// Executes a memory instruction for the executing lanes `e`; under the
 /// SM model, `record` gets the access of a load, store or atomic.
 pub(crate) fn exec(
@@ -121,7 +134,7 @@ pub(crate) fn exec(
     let id = *id as usize;
     match *op {
         Op::Load { space, d, a, ofs, ty } if touches_global => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             let halves = Halves::of(&base, ty.bytes(), e);
             trace(&mut record, id, op, &base, e, halves);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, halves) {
@@ -140,7 +153,7 @@ pub(crate) fn exec(
             }
         }
         Op::Store { space, s, a, ofs, ty } if touches_global => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             let halves = Halves::of(&base, ty.bytes(), e);
             trace(&mut record, id, op, &base, e, halves);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, halves) {
@@ -161,7 +174,7 @@ pub(crate) fn exec(
     let mut sp = Spaces { global, shared, local, local_size: *local_size };
     match *op {
         Op::Load { space, d, a, ofs, ty } => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             trace(&mut record, id, op, &base, e, None);
             let n = ty.bytes();
             let mut data = [[0u32; 4]; LANES];
@@ -172,7 +185,7 @@ pub(crate) fn exec(
             write_rows(regs, d, ty, &data, e);
         }
         Op::Store { space, s, a, ofs, ty } => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             trace(&mut record, id, op, &base, e, None);
             let n = ty.bytes();
             for l in lanes(e) {
@@ -202,7 +215,7 @@ pub(crate) fn exec(
             write_rows(regs, d, ty, &data, e);
         }
         Op::Atom { space, d, a, ofs, b, c, op: aop, wide, signed } => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             trace(&mut record, id, op, &base, e, None);
             let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
             let n = if wide { 8 } else { 4 };
