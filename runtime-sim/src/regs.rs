@@ -174,11 +174,7 @@ impl Regs {
     #[inline(always)]
     pub fn pair64(&self, lo: u16, hi: u16) -> [u64; LANES] {
         let (l, h) = (&self.r[lo as usize], &self.r[hi as usize]);
-        let mut o = [0u64; LANES];
-        for i in 0..LANES {
-            o[i] = l[i] as u64 | (h[i] as u64) << 32;
-        }
-        o
+        rows(|i| l[i] as u64 | (h[i] as u64) << 32)
     }
 
     /// Writes the lanes of `mask`.

@@ -187,6 +187,20 @@ impl Recorder {
         self.warps[w].accesses.push(access);
     }
 
+    /// [`Recorder::access`] of a full warp whose addresses have the shape
+    /// `h`, with its lanes' addresses made (`base`) only when its sectors
+    /// are not those of the two ranges.
+    pub fn access_shaped(&mut self, w: usize, op: &Op, h: Halves, base: impl FnOnce() -> [u64; LANES]) {
+        if let &Op::Load { space: AddrSpace::Global, ofs, ty, .. } | &Op::Store { space: AddrSpace::Global, ofs, ty, .. } = op {
+            let t = &mut self.warps[w];
+            if let Some(access) = half_sectors(t, h, ofs, ty.bytes(), self.sector_shift, matches!(op, Op::Store { .. }), false) {
+                t.accesses.push(access);
+                return;
+            }
+        }
+        self.access(w, op, &base(), u32::MAX, Some(h));
+    }
+
     /// The access of the executing lanes `e` at `base + ofs`, `n` bytes
     /// each; `halves`: their shape (each half-warp's bytes one range).
     #[allow(clippy::too_many_arguments)]
