@@ -48,6 +48,21 @@ pub(crate) struct WarpTrace {
     pub sectors: Vec<u64>,
 }
 
+/// Records an issue of the instruction `idx` by the lanes `e` (without an
+/// access) in a warp's runs `recs`: it extends the last run when it
+/// follows it with the same lanes ([`Recorder::record_plain`]; the
+/// interpreter's full-warp loop calls it with the warp's runs at hand).
+#[inline(always)]
+pub(crate) fn record_in(recs: &mut Vec<Rec>, idx: usize, e: u32) {
+    if let Some(r) = recs.last_mut() {
+        if r.lanes == e && r.idx.wrapping_add(r.len) == idx as u32 {
+            r.len += 1;
+            return;
+        }
+    }
+    recs.push(Rec { idx: idx as u32, lanes: e, len: 1 });
+}
+
 /// Whether an issue of `op` has an entry in [`WarpTrace::accesses`]:
 /// loads, stores, atomics and CTA barriers.
 pub(crate) fn has_access(op: &Op) -> bool {
@@ -119,14 +134,7 @@ impl Recorder {
     /// follows it with the same lanes.
     #[inline(always)]
     pub fn record_plain(&mut self, w: usize, idx: usize, e: u32) {
-        let recs = &mut self.warps[w].recs;
-        if let Some(r) = recs.last_mut() {
-            if r.lanes == e && r.idx.wrapping_add(r.len) == idx as u32 {
-                r.len += 1;
-                return;
-            }
-        }
-        recs.push(Rec { idx: idx as u32, lanes: e, len: 1 });
+        record_in(&mut self.warps[w].recs, idx, e);
     }
 
     /// Records one issue of warp `w`. `bar_gen`: the current instance of
