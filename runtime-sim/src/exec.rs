@@ -11,6 +11,7 @@ use crate::ops::Op;
 use crate::profile::{Profile, TimelineEvent, TIMELINE_LIMIT};
 use crate::program::{Exec, Program, RETURN_SENTINEL};
 use crate::site::{Flow, Site};
+use crate::sm_trace::record_in;
 use crate::threaded::Fast;
 use crate::trap::{Trap, TrapKind};
 
@@ -245,6 +246,9 @@ impl Ctx<'_> {
                 // leaves the loop and takes the general path.
                 let mut pc = warp.group_pc;
                 let mut yielded = false;
+                // The warp's runs in the SM model's trace, looked up once
+                // for the loop, not at every issue.
+                let mut recs = self.record.as_deref_mut().map(|r| &mut r.warps[w].recs);
                 while n < QUANTUM {
                     let Some(i) = prog.index(pc) else { break };
                     let Some(f) = self.threaded.get(i).and_then(Option::as_ref) else { break };
@@ -259,8 +263,8 @@ impl Ctx<'_> {
                     if let Some(c) = self.per_form.get_mut(f.form as usize) {
                         *c += 1;
                     }
-                    if let Some(r) = self.record.as_deref_mut() {
-                        r.record_plain(w, i, g);
+                    if let Some(recs) = recs.as_deref_mut() {
+                        record_in(recs, i, g);
                     }
                     pc = if g == 0 {
                         pc + 16

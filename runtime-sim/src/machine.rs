@@ -4,7 +4,7 @@
 //! addresses that the memory instructions and the SM model's trace take
 //! without per-lane work ([`Halves`]).
 
-use crate::regs::{Regs, LANES};
+use crate::regs::{rows, Regs, LANES};
 use crate::timing::{HazardState, WarpClock};
 
 /// Iterates over the set bits of a lane mask.
@@ -296,10 +296,94 @@ impl Halves {
         (diff == 0).then_some(h)
     }
 
+    /// [`Halves::of`] from the rows of a register pair `lo`, `hi` (the low
+    /// and high words of the 64-bit addresses), without making the 64-bit
+    /// lanes: each half's high words one value, its low words its first
+    /// lane's plus `j` steps, with no carry into the high word (a half
+    /// whose low words carry is None here, and a shape for `of`: a caller
+    /// that finds None makes the lanes and asks it). The words' differences
+    /// from the shape are made in memory (`black_box`) and OR-ed: vector
+    /// code, where a comparison per lane is a chain of branches.
+    #[inline(always)]
+    pub(crate) fn of_pair(lo: &[u32; LANES], hi: &[u32; LANES], n: u32, e: u32) -> Option<Halves> {
+        if e != u32::MAX || !n.is_power_of_two() {
+            return None;
+        }
+        let mut h = Halves { first: [0; 2], step: [0; 2] };
+        for k in 0..2 {
+            let (l, u) = (&lo[k * HALF..][..HALF], &hi[k * HALF..][..HALF]);
+            let step = l[1].wrapping_sub(l[0]);
+            if (step != 0 && step != n) || l[HALF - 1].wrapping_sub(l[0]) != (HALF as u32 - 1) * step {
+                return None;
+            }
+            // No carry out of the last lane's low word (so none before it).
+            l[0].checked_add((HALF as u32 - 1) * step)?;
+            // Lane j's offset, j steps: j * n (a power of two) or 0.
+            let (shift, mask) = (n.trailing_zeros(), 0u32.wrapping_sub((step != 0) as u32));
+            let mut diff: [u32; HALF] = rows(|j| (l[j] ^ l[0].wrapping_add((j as u32) << shift & mask)) | (u[j] ^ u[0]));
+            std::hint::black_box(&mut diff);
+            if diff.iter().fold(0, |a, &d| a | d) != 0 {
+                return None;
+            }
+            h.first[k] = (u[0] as u64) << 32 | l[0] as u64;
+            h.step[k] = step as u64;
+        }
+        Some(h)
+    }
+
     /// Bytes from half `k`'s first lane's address to the end of its last
     /// lane's access.
     #[inline(always)]
     pub(crate) fn bytes(&self, k: usize, n: u32) -> u64 {
         (HALF as u64 - 1) * self.step[k] + n as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`Halves::of_pair`] on the rows of a register pair gives what
+    /// [`Halves::of`] gives on their 64-bit lanes, but None for a half whose
+    /// low words carry into the high word: coalesced, broadcast and
+    /// two-row shapes, near a 2^32 boundary of the low words and not, full
+    /// warps and partial ones.
+    #[test]
+    fn the_shape_of_a_register_pair_is_that_of_its_lanes() {
+        let mut next = crate::test_rng::xorshift64(0x9e37_79b9_7f4a_7c15);
+        let mut shapes = [0; 2];
+        for case in 0..6000 {
+            let n = [1, 4, 8, 16][case % 4];
+            let e = if case % 5 == 0 { u32::MAX >> 1 } else { u32::MAX };
+            let near = if case % 3 == 0 { 0x7f00_ffff_ff00 } else { 0x7f00_0000_0000 };
+            let origin = near + (next() % 64) * n as u64;
+            let two = (next() % 64).wrapping_sub(32).wrapping_mul(n as u64);
+            let mut base = [0u64; LANES];
+            for (l, b) in base.iter_mut().enumerate() {
+                let l = l as u64;
+                *b = match case / 4 % 6 {
+                    0 => origin + l * n as u64,                                  // coalesced
+                    1 => origin,                                                 // broadcast
+                    2 => origin + l / 16 * two,                                  // a broadcast per half
+                    3 => origin + (l % 16) * n as u64,                           // one row read by both halves
+                    4 => origin + (l % 16) * n as u64 * (l / 16) + l / 16 * two, // a broadcast and a row
+                    _ => origin + (next() % 4) * n as u64,                       // scattered
+                };
+            }
+            let (lo, hi) = (base.map(|b| b as u32), base.map(|b| (b >> 32) as u32));
+            let carries = (0..2).any(|k| hi[k * HALF] != hi[k * HALF + HALF - 1]);
+            match (Halves::of_pair(&lo, &hi, n, e), Halves::of(&base, n, e)) {
+                (None, Some(h)) => {
+                    assert!(carries, "case {case}: {h:x?} of {base:x?} n={n}");
+                    shapes[1] += 1;
+                }
+                (p, h) => {
+                    assert_eq!(p, h, "case {case}: {base:x?} n={n}");
+                    shapes[0] += p.is_some() as usize;
+                }
+            }
+        }
+        // Both outcomes occur.
+        assert!(shapes[0] > 1000 && shapes[1] > 50, "{shapes:?}");
     }
 }

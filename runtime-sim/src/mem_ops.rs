@@ -6,7 +6,7 @@
 
 use crate::machine::{each_lane, lanes, Halves, Warp, HALF};
 use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
-use crate::ops::{AddrSpace, AtomOp, MemTy, Op};
+use crate::ops::{AddrSpace, AtomOp, MemTy, Op, Src64};
 use crate::regs::{Regs, LANES};
 use crate::sm_trace::Recorder;
 use crate::trap::{Fault, Space, TrapKind};
@@ -86,6 +86,19 @@ fn address(space: AddrSpace, base: u64, ofs: i32) -> u64 {
     }
 }
 
+/// The 32 lanes' address registers `a` (`Regs::get64`), or the fault of
+/// reading them returned; a register pair is read straight into the array
+/// ([`Regs::pair64`]: an array returned through a `Result` is copied once
+/// more, a `memcpy` of 256 bytes per load).
+macro_rules! address_rows {
+    ($regs:expr, $a:expr, $cb:expr) => {
+        match $a {
+            Src64::R(lo, hi) => $regs.pair64(lo, hi),
+            a => $regs.get64::<32>(a, $cb)?,
+        }
+    };
+}
+
 /// Executes a memory instruction for the executing lanes `e`; under the
 /// SM model, `record` gets the access of a load, store or atomic.
 pub(crate) fn exec(
@@ -119,9 +132,32 @@ pub(crate) fn exec(
     };
     let Warp { regs, local, local_size, id, .. } = warp;
     let id = *id as usize;
+    // The common case first: a 32-bit global load or store of a full warp
+    // whose address register pair has a simple shape (`Halves::of_pair`):
+    // no 64-bit lane addresses are made. Anything else, and an access that
+    // faults, goes on below (its record taken here, if it was made).
+    match *op {
+        Op::Load { space: AddrSpace::Global, d, a: Src64::R(lo, hi), ofs, ty: MemTy::B32 }
+        | Op::Store { space: AddrSpace::Global, s: d, a: Src64::R(lo, hi), ofs, ty: MemTy::B32 } => {
+            if let Some(h) = Halves::of_pair(&regs.r[lo as usize], &regs.r[hi as usize], 4, e) {
+                if let Some(r) = record.take() {
+                    r.access_shaped(id, op, h, || regs.pair64(lo, hi));
+                }
+                if let Some((at, bytes)) = halves_span(global, &h, ofs, 4) {
+                    if matches!(op, Op::Load { .. }) {
+                        load_halves(&mut regs.r[d[0] as usize], bytes, at, &h, ofs);
+                    } else {
+                        store_halves(bytes, at, &regs.r[d[0] as usize], &h, ofs);
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        _ => {}
+    }
     match *op {
         Op::Load { space, d, a, ofs, ty } if touches_global => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             let halves = Halves::of(&base, ty.bytes(), e);
             trace(&mut record, id, op, &base, e, halves);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, halves) {
@@ -140,7 +176,7 @@ pub(crate) fn exec(
             }
         }
         Op::Store { space, s, a, ofs, ty } if touches_global => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             let halves = Halves::of(&base, ty.bytes(), e);
             trace(&mut record, id, op, &base, e, halves);
             if let Some((at, bytes)) = global_span(global, space, &base, ofs, ty.bytes(), e, halves) {
@@ -161,7 +197,7 @@ pub(crate) fn exec(
     let mut sp = Spaces { global, shared, local, local_size: *local_size };
     match *op {
         Op::Load { space, d, a, ofs, ty } => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             trace(&mut record, id, op, &base, e, None);
             let n = ty.bytes();
             let mut data = [[0u32; 4]; LANES];
@@ -172,7 +208,7 @@ pub(crate) fn exec(
             write_rows(regs, d, ty, &data, e);
         }
         Op::Store { space, s, a, ofs, ty } => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             trace(&mut record, id, op, &base, e, None);
             let n = ty.bytes();
             for l in lanes(e) {
@@ -202,7 +238,7 @@ pub(crate) fn exec(
             write_rows(regs, d, ty, &data, e);
         }
         Op::Atom { space, d, a, ofs, b, c, op: aop, wide, signed } => {
-            let base = regs.get64::<32>(a, cb)?;
+            let base = address_rows!(regs, a, cb);
             trace(&mut record, id, op, &base, e, None);
             let (vb, vc) = (regs.get64::<32>(b, cb)?, regs.get64::<32>(c, cb)?);
             let n = if wide { 8 } else { 4 };
@@ -262,16 +298,7 @@ fn global_span<'m>(
     halves: Option<Halves>,
 ) -> Option<(u64, &'m mut [u8])> {
     let (lo, hi, bits) = match halves {
-        Some(h) => {
-            // A half that wraps around the address space takes the per-lane path.
-            let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
-            for k in 0..2 {
-                let a = h.first[k].wrapping_add(ofs as i64 as u64);
-                let last = a.checked_add(h.bytes(k, n) - n as u64)?;
-                (lo, hi, bits) = (lo.min(a), hi.max(last), bits | a);
-            }
-            (lo, hi, bits)
-        }
+        Some(h) => halves_bounds(&h, ofs, n)?,
         None => lane_bounds(base, ofs, e),
     };
     if bits & (n as u64 - 1) != 0 || (space == AddrSpace::Generic && any_in_window(base, ofs, e)) {
@@ -282,6 +309,33 @@ fn global_span<'m>(
     Some((at, bytes))
 }
 
+/// [`global_span`] of a global access (no generic windows to look for) of
+/// the shape `h`.
+#[inline(always)]
+fn halves_span<'m>(global: &'m mut GlobalMemory, h: &Halves, ofs: i32, n: u32) -> Option<(u64, &'m mut [u8])> {
+    let (lo, hi, bits) = halves_bounds(h, ofs, n)?;
+    if bits & (n as u64 - 1) != 0 {
+        return None;
+    }
+    let len = hi.checked_add(n as u64)? - lo;
+    global.allocation(lo, len)
+}
+
+/// The lowest and highest of the addresses of the shape `h` plus `ofs`,
+/// and their bitwise OR (for the alignment check): each half's first and
+/// last lane's. None for a half that wraps around the address space (it
+/// takes the per-lane path).
+#[inline(always)]
+fn halves_bounds(h: &Halves, ofs: i32, n: u32) -> Option<(u64, u64, u64)> {
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+    for k in 0..2 {
+        let a = h.first[k].wrapping_add(ofs as i64 as u64);
+        let last = a.checked_add(h.bytes(k, n) - n as u64)?;
+        (lo, hi, bits) = (lo.min(a), hi.max(last), bits | a);
+    }
+    Some((lo, hi, bits))
+}
+
 /// A 32-bit load's fast path: each executing lane's word at
 /// `base + ofs`, in `bytes` (which start at address `at`), straight into
 /// the destination row; with `halves`, each half's words in one copy (or
@@ -289,21 +343,11 @@ fn global_span<'m>(
 /// whose per-lane closure the compiler left as a call here.
 #[inline(always)]
 fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], ofs: i32, e: u32, halves: Option<Halves>) {
+    if let Some(h) = halves {
+        return load_halves(row, bytes, at, &h, ofs);
+    }
     let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
     let word = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes"));
-    if let Some(h) = halves {
-        for (k, half) in row.chunks_exact_mut(HALF).enumerate() {
-            let o = word_at(h.first[k], ofs, at, last);
-            if h.step[k] == 0 {
-                half.fill(word(o));
-            } else {
-                for (r, w) in half.iter_mut().zip(bytes[o..o + 4 * HALF].chunks_exact(4)) {
-                    *r = u32::from_le_bytes(w.try_into().expect("four bytes"));
-                }
-            }
-        }
-        return;
-    }
     let lane = |l: usize| word(word_at(base[l], ofs, at, last));
     if e == u32::MAX {
         for (l, r) in row.iter_mut().enumerate() {
@@ -312,6 +356,23 @@ fn load_row(row: &mut [u32; LANES], bytes: &[u8], at: u64, base: &[u64; LANES], 
     } else {
         for l in lanes(e) {
             row[l] = lane(l);
+        }
+    }
+}
+
+/// [`load_row`] of the shape `h`: each half's words in one copy (or one
+/// word for all its lanes).
+#[inline(always)]
+fn load_halves(row: &mut [u32; LANES], bytes: &[u8], at: u64, h: &Halves, ofs: i32) {
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
+    for (k, half) in row.chunks_exact_mut(HALF).enumerate() {
+        let o = word_at(h.first[k], ofs, at, last);
+        if h.step[k] == 0 {
+            half.fill(u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes")));
+        } else {
+            for (r, w) in half.iter_mut().zip(bytes[o..o + 4 * HALF].chunks_exact(4)) {
+                *r = u32::from_le_bytes(w.try_into().expect("four bytes"));
+            }
         }
     }
 }
@@ -333,20 +394,10 @@ fn word_at(base: u64, ofs: i32, at: u64, last: usize) -> usize {
 /// address its last lane's).
 #[inline(always)]
 fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES], ofs: i32, e: u32, halves: Option<Halves>) {
-    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
     if let Some(h) = halves {
-        for (k, half) in row.chunks_exact(HALF).enumerate() {
-            let o = word_at(h.first[k], ofs, at, last);
-            if h.step[k] == 0 {
-                bytes[o..o + 4].copy_from_slice(&half[HALF - 1].to_le_bytes());
-            } else {
-                for (w, r) in bytes[o..o + 4 * HALF].chunks_exact_mut(4).zip(half) {
-                    w.copy_from_slice(&r.to_le_bytes());
-                }
-            }
-        }
-        return;
+        return store_halves(bytes, at, row, &h, ofs);
     }
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
     let mut word = |l: usize| {
         let o = word_at(base[l], ofs, at, last);
         bytes[o..o + 4].copy_from_slice(&row[l].to_le_bytes());
@@ -358,6 +409,23 @@ fn store_row(bytes: &mut [u8], at: u64, row: &[u32; LANES], base: &[u64; LANES],
     } else {
         for l in lanes(e) {
             word(l);
+        }
+    }
+}
+
+/// [`store_row`] of the shape `h`: each half's words in one copy (of a
+/// half at one address, its last lane's word).
+#[inline(always)]
+fn store_halves(bytes: &mut [u8], at: u64, row: &[u32; LANES], h: &Halves, ofs: i32) {
+    let last = bytes.len().checked_sub(4).expect("global_span found a word in the allocation");
+    for (k, half) in row.chunks_exact(HALF).enumerate() {
+        let o = word_at(h.first[k], ofs, at, last);
+        if h.step[k] == 0 {
+            bytes[o..o + 4].copy_from_slice(&half[HALF - 1].to_le_bytes());
+        } else {
+            for (w, r) in bytes[o..o + 4 * HALF].chunks_exact_mut(4).zip(half) {
+                w.copy_from_slice(&r.to_le_bytes());
+            }
         }
     }
 }

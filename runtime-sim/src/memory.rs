@@ -59,8 +59,10 @@ pub struct GlobalMemory {
     /// Sorted by base address, non-overlapping.
     allocs: Vec<Allocation>,
     next: u64,
-    /// Index of the allocation hit last (accesses cluster).
-    last: usize,
+    /// Indices of the two allocations found last, the latest first
+    /// (accesses cluster, and a kernel often alternates between two
+    /// buffers: `matmul`'s two operands, a loop's input and output).
+    last: [usize; 2],
 }
 
 impl Default for GlobalMemory {
@@ -71,7 +73,7 @@ impl Default for GlobalMemory {
 
 impl GlobalMemory {
     pub fn new() -> GlobalMemory {
-        GlobalMemory { allocs: Vec::new(), next: GLOBAL_BASE, last: 0 }
+        GlobalMemory { allocs: Vec::new(), next: GLOBAL_BASE, last: [0; 2] }
     }
 
     /// Allocates `size` zeroed bytes aligned to `align` (rounded up to a power
@@ -95,7 +97,7 @@ impl GlobalMemory {
         match self.allocs.binary_search_by_key(&base, |a| a.base) {
             Ok(i) => {
                 self.allocs.remove(i);
-                self.last = 0;
+                self.last = [0; 2];
                 true
             }
             Err(_) => false,
@@ -106,9 +108,9 @@ impl GlobalMemory {
     #[inline]
     fn find(&mut self, addr: u64, len: u64) -> Option<usize> {
         let inside = |a: &Allocation| addr >= a.base && addr.checked_add(len).is_some_and(|e| e <= a.base + a.bytes.len() as u64);
-        if let Some(a) = self.allocs.get(self.last) {
-            if inside(a) {
-                return Some(self.last);
+        for k in self.last {
+            if self.allocs.get(k).is_some_and(inside) {
+                return Some(k);
             }
         }
         let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
@@ -117,7 +119,7 @@ impl GlobalMemory {
             Err(i) => i - 1,
         };
         if inside(&self.allocs[i]) {
-            self.last = i;
+            self.last = [i, self.last[0]];
             Some(i)
         } else {
             None

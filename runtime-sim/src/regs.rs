@@ -167,6 +167,16 @@ impl Regs {
         })
     }
 
+    /// The 32 lanes' 64-bit values of the register pair `lo`, `hi`: what
+    /// [`Regs::get64`] gives for `Src64::R`, not through a `Result` (for a
+    /// memory instruction's address: the array returned through the
+    /// `Result` is copied once more, a `memcpy` of 256 bytes per load).
+    #[inline(always)]
+    pub fn pair64(&self, lo: u16, hi: u16) -> [u64; LANES] {
+        let (l, h) = (&self.r[lo as usize], &self.r[hi as usize]);
+        rows(|i| l[i] as u64 | (h[i] as u64) << 32)
+    }
+
     /// Writes the lanes of `mask`.
     #[inline(always)]
     pub fn put<const N: usize>(&mut self, d: Dst, v: &[u32; N], mask: u32) {

@@ -592,9 +592,9 @@ impl Agenda {
         (limit != u64::MAX).then_some(limit)
     }
 
-    /// Moves the entries of cycle `now` to `active`, in increasing order
-    /// and each once.
-    fn take(&mut self, now: u64, active: &mut Vec<u32>) {
+    /// Moves the entries of cycle `now` to `soon` (each once), whose words
+    /// the step then takes: the next cycle's entries start empty.
+    fn gather(&mut self, now: u64) {
         let bucket = &mut self.wheel[(now % WHEEL) as usize];
         self.in_wheel -= bucket.len();
         for g in bucket.drain(..) {
@@ -606,14 +606,6 @@ impl Agenda {
             }
             self.later.pop();
             self.soon[g as usize / 64] |= 1 << (g % 64);
-        }
-        active.clear();
-        for (k, word) in self.soon.iter_mut().enumerate() {
-            let mut b = std::mem::take(word);
-            while b != 0 {
-                active.push((k * 64) as u32 + b.trailing_zeros());
-                b &= b - 1;
-            }
         }
         self.any_soon = false;
     }
@@ -772,7 +764,6 @@ pub(crate) fn run(
     let mut finished_ctas: Vec<usize> = Vec::new();
     let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
     let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
-    let mut active: Vec<u32> = Vec::new();
     // The cycle after the last step (the launch's duration).
     let mut end: u64 = 0;
     while resident > 0 {
@@ -793,194 +784,204 @@ pub(crate) fn run(
             }
         };
         now = t;
-        agenda.take(now, &mut active);
+        agenda.gather(now);
         // Each due sub-partition in turn: the verdicts of its warps due now,
         // its choice, and the chosen warp's issue. The verdicts of a cycle
-        // see the LSU as it was before the cycle's issues: `active` is in
-        // SM order, so its first sub-partition of an SM takes the SM's LSU
-        // time for the others.
+        // see the LSU as it was before the cycle's issues: the due
+        // sub-partitions are visited in SM order (the bits of `soon`, word
+        // by word), so the first of an SM takes the SM's LSU time for the
+        // others.
         let mut lsu_sm = usize::MAX;
         let mut lsu_free = 0;
-        'visit: for &g in &active {
-            let (si, ui) = place_of[g as usize];
-            if si != lsu_sm {
-                (lsu_sm, lsu_free) = (si, sms[si].lsu_free);
-            }
-            let sub = &mut subs[g as usize];
-            if sub.next != now {
-                continue; // stale
-            }
-            let n = sub.list.len();
-            let mut chosen: Option<usize> = None;
-            let start = match m.scheduler {
-                Policy::Gto => 0,
-                Policy::Lrr => sub.lrr_start(n),
-            };
-            let greedy = sub.greedy.unwrap_or(0);
-            // The earliest wake time, made as the loop passes every warp
-            // (what `update_next` would find after it).
-            let mut next = u64::MAX;
-            for k in 0..n {
-                let i = policy_index(m.scheduler, k, n, greedy, start);
-                let e = &mut sub.list[i];
-                if e.wake > now {
-                    next = next.min(e.wake);
-                    continue;
+        for word in 0..agenda.soon.len() {
+            // The word's due sub-partitions, taken whole before they are visited
+            // (a visit that puts its sub-partition on the agenda for the next
+            // cycle sets its bit anew; no list of the cycle's sub-partitions is
+            // made first).
+            let mut due = std::mem::take(&mut agenda.soon[word]);
+            'visit: while due != 0 {
+                let g = (word * 64) as u32 + due.trailing_zeros();
+                due &= due - 1;
+                let (si, ui) = place_of[g as usize];
+                if si != lsu_sm {
+                    (lsu_sm, lsu_free) = (si, sms[si].lsu_free);
                 }
-                let w = &mut warps[e.slot as usize];
-                let inf = &info[w.cur.idx as usize];
-                let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
-                    Some(wait) => wait,
-                    None if chosen.is_none() => {
-                        chosen = Some(i);
-                        (StallReason::Selected, now + 1)
-                    }
-                    None => (StallReason::NotSelected, now + 1),
+                let sub = &mut subs[g as usize];
+                if sub.next != now {
+                    continue; // stale
+                }
+                let n = sub.list.len();
+                let mut chosen: Option<usize> = None;
+                let start = match m.scheduler {
+                    Policy::Gto => 0,
+                    Policy::Lrr => sub.lrr_start(n),
                 };
-                if w.reason != ready.0 {
-                    count_warp(&mut stats, &mut prof, w, now);
-                    w.reason = ready.0;
-                }
-                e.wake = ready.1;
-                next = next.min(ready.1);
-            }
-            if let Some(i) = chosen {
-                sub.last = i;
-                sub.greedy = Some(i);
-            }
-            sub.next = next;
-            agenda.add(now, sub.next, g as usize);
-            if let (Some(p), true) = (prof.as_mut(), timeline) {
-                for e in &sub.list {
+                let greedy = sub.greedy.unwrap_or(0);
+                // The earliest wake time, made as the loop passes every warp
+                // (what `update_next` would find after it).
+                let mut next = u64::MAX;
+                for k in 0..n {
+                    let i = policy_index(m.scheduler, k, n, greedy, start);
+                    let e = &mut sub.list[i];
+                    if e.wake > now {
+                        next = next.min(e.wake);
+                        continue;
+                    }
                     let w = &mut warps[e.slot as usize];
-                    let rec = w.cur;
-                    let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                    timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
+                    let inf = &info[w.cur.idx as usize];
+                    let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
+                        Some(wait) => wait,
+                        None if chosen.is_none() => {
+                            chosen = Some(i);
+                            (StallReason::Selected, now + 1)
+                        }
+                        None => (StallReason::NotSelected, now + 1),
+                    };
+                    if w.reason != ready.0 {
+                        count_warp(&mut stats, &mut prof, w, now);
+                        w.reason = ready.0;
+                    }
+                    e.wake = ready.1;
+                    next = next.min(ready.1);
                 }
-            }
-            // The chosen warp's issue.
-            let Some(i) = chosen else { continue };
-            let Sm { lsu_free, l1, .. } = &mut sms[si];
-            let w = &mut warps[sub.list[i].slot as usize];
-            let rec = w.cur;
-            let inf = &info[rec.idx as usize];
-            count_warp(&mut stats, &mut prof, w, now + 1);
-            stats.issued += 1;
-            w.next_issue = now + inf.stall as u64;
-            w.after_branch = inf.branch;
-            let mut ready = now + inf.lat as u64;
-            let mut long = false;
-            let access = if inf.access {
-                w.acc += 1;
-                w.trace.accesses[w.acc - 1]
-            } else {
-                Access::None
-            };
-            match access {
-                Access::Sectors { start, count, store, atomic } => {
-                    let secs = &w.trace.sectors[start as usize..start as usize + count as usize];
-                    let mut lines = 0u64;
-                    let mut prev = u64::MAX;
-                    for &sct in secs {
-                        if sct >> line_shift != prev {
-                            lines += 1;
-                            prev = sct >> line_shift;
+                if let Some(i) = chosen {
+                    sub.last = i;
+                    sub.greedy = Some(i);
+                }
+                sub.next = next;
+                agenda.add(now, sub.next, g as usize);
+                if let (Some(p), true) = (prof.as_mut(), timeline) {
+                    for e in &sub.list {
+                        let w = &mut warps[e.slot as usize];
+                        let rec = w.cur;
+                        let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
+                        timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
+                    }
+                }
+                // The chosen warp's issue.
+                let Some(i) = chosen else { continue };
+                let Sm { lsu_free, l1, .. } = &mut sms[si];
+                let w = &mut warps[sub.list[i].slot as usize];
+                let rec = w.cur;
+                let inf = &info[rec.idx as usize];
+                count_warp(&mut stats, &mut prof, w, now + 1);
+                stats.issued += 1;
+                w.next_issue = now + inf.stall as u64;
+                w.after_branch = inf.branch;
+                let mut ready = now + inf.lat as u64;
+                let mut long = false;
+                let access = if inf.access {
+                    w.acc += 1;
+                    w.trace.accesses[w.acc - 1]
+                } else {
+                    Access::None
+                };
+                match access {
+                    Access::Sectors { start, count, store, atomic } => {
+                        let secs = &w.trace.sectors[start as usize..start as usize + count as usize];
+                        let mut lines = 0u64;
+                        let mut prev = u64::MAX;
+                        for &sct in secs {
+                            if sct >> line_shift != prev {
+                                lines += 1;
+                                prev = sct >> line_shift;
+                            }
+                        }
+                        let begin = now.max(*lsu_free);
+                        let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
+                        *lsu_free = begin + occupy;
+                        stats.sectors += count as u64;
+                        stats.lines += lines;
+                        let mut done = begin + occupy;
+                        for &sct in secs {
+                            let t = if atomic {
+                                let a = l2_bw.serve(begin);
+                                l2.access(sct);
+                                a + m.lat_atomic as u64
+                            } else if store {
+                                l1.invalidate(sct);
+                                let a = l2_bw.serve(begin);
+                                if !l2.access(sct) {
+                                    stats.l2_misses += 1;
+                                }
+                                a
+                            } else if l1.access(sct) {
+                                stats.l1_hits += 1;
+                                begin + lat_l1
+                            } else {
+                                stats.l1_misses += 1;
+                                let a = l2_bw.serve(begin);
+                                if l2.access(sct) {
+                                    stats.l2_hits += 1;
+                                    a + lat_l2
+                                } else {
+                                    stats.l2_misses += 1;
+                                    dram_bw.serve(a) + lat_dram
+                                }
+                            };
+                            done = done.max(t);
+                        }
+                        ready = done;
+                        long = true;
+                    }
+                    Access::Shared { wavefronts } => {
+                        let begin = now.max(*lsu_free);
+                        *lsu_free = begin + wavefronts as u64;
+                        stats.shared_wavefronts += wavefronts as u64;
+                        stats.shared_accesses += 1;
+                        ready = begin + wavefronts as u64 + m.lat_shared as u64;
+                    }
+                    Access::Bar { id, gen, wait } => {
+                        if wait {
+                            w.bar = Some((id, gen));
+                            arrivals.push((w.cta, id, gen));
                         }
                     }
-                    let begin = now.max(*lsu_free);
-                    let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
-                    *lsu_free = begin + occupy;
-                    stats.sectors += count as u64;
-                    stats.lines += lines;
-                    let mut done = begin + occupy;
-                    for &sct in secs {
-                        let t = if atomic {
-                            let a = l2_bw.serve(begin);
-                            l2.access(sct);
-                            a + m.lat_atomic as u64
-                        } else if store {
-                            l1.invalidate(sct);
-                            let a = l2_bw.serve(begin);
-                            if !l2.access(sct) {
-                                stats.l2_misses += 1;
-                            }
-                            a
-                        } else if l1.access(sct) {
-                            stats.l1_hits += 1;
-                            begin + lat_l1
-                        } else {
-                            stats.l1_misses += 1;
-                            let a = l2_bw.serve(begin);
-                            if l2.access(sct) {
-                                stats.l2_hits += 1;
-                                a + lat_l2
-                            } else {
-                                stats.l2_misses += 1;
-                                dram_bw.serve(a) + lat_dram
-                            }
-                        };
-                        done = done.max(t);
-                    }
-                    ready = done;
-                    long = true;
-                }
-                Access::Shared { wavefronts } => {
-                    let begin = now.max(*lsu_free);
-                    *lsu_free = begin + wavefronts as u64;
-                    stats.shared_wavefronts += wavefronts as u64;
-                    stats.shared_accesses += 1;
-                    ready = begin + wavefronts as u64 + m.lat_shared as u64;
-                }
-                Access::Bar { id, gen, wait } => {
-                    if wait {
-                        w.bar = Some((id, gen));
-                        arrivals.push((w.cta, id, gen));
+                    Access::None => {
+                        if inf.pipe == Pipe::Lsu {
+                            // No executing lane: an issue, no round trip.
+                            ready = now + 1;
+                        }
                     }
                 }
-                Access::None => {
-                    if inf.pipe == Pipe::Lsu {
-                        // No executing lane: an issue, no round trip.
-                        ready = now + 1;
+                if inf.pipe != Pipe::Lsu {
+                    sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
+                }
+                if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
+                    let s = inf.wsb as usize;
+                    if ready > w.sb[s] {
+                        w.sb[s] = ready;
+                        w.sb_long = w.sb_long & !(1 << s) | (long as u8) << s;
                     }
                 }
-            }
-            if inf.pipe != Pipe::Lsu {
-                sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
-            }
-            if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
-                let s = inf.wsb as usize;
-                if ready > w.sb[s] {
-                    w.sb[s] = ready;
-                    w.sb_long = w.sb_long & !(1 << s) | (long as u8) << s;
+                if inf.yield_ {
+                    sub.greedy = None;
                 }
-            }
-            if inf.yield_ {
-                sub.greedy = None;
-            }
-            if w.left > 0 {
-                w.left -= 1;
-                w.cur.idx += 1;
-            } else {
-                w.pos += 1;
-                if let Some(&r) = w.trace.recs.get(w.pos) {
-                    w.cur = r;
-                    w.left = r.len - 1;
+                if w.left > 0 {
+                    w.left -= 1;
+                    w.cur.idx += 1;
                 } else {
-                    done_warps.push((si, ui, i));
-                    continue 'visit;
+                    w.pos += 1;
+                    if let Some(&r) = w.trace.recs.get(w.pos) {
+                        w.cur = r;
+                        w.left = r.len - 1;
+                    } else {
+                        done_warps.push((si, ui, i));
+                        continue 'visit;
+                    }
                 }
-            }
-            // A warp whose stall count outlasts the next cycle: its verdict
-            // from then until the stall elapses is known now (nothing else
-            // changes it), so it is not looked at before.
-            if w.bar.is_none() && w.next_issue > now + 1 {
-                w.reason = if w.after_branch { StallReason::Branch } else { StallReason::Wait };
-                if timeline {
-                    w.span = Some((w.reason, now + 1));
+                // A warp whose stall count outlasts the next cycle: its verdict
+                // from then until the stall elapses is known now (nothing else
+                // changes it), so it is not looked at before.
+                if w.bar.is_none() && w.next_issue > now + 1 {
+                    w.reason = if w.after_branch { StallReason::Branch } else { StallReason::Wait };
+                    if timeline {
+                        w.span = Some((w.reason, now + 1));
+                    }
+                    sub.list[i].wake = w.next_issue;
+                    sub.update_next();
+                    agenda.add(now, sub.next, si * nsub + ui);
                 }
-                sub.list[i].wake = w.next_issue;
-                sub.update_next();
-                agenda.add(now, sub.next, si * nsub + ui);
             }
         }
         // Barrier arrivals; the last one of an instance releases its warps.

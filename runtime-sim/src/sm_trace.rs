@@ -48,6 +48,21 @@ pub(crate) struct WarpTrace {
     pub sectors: Vec<u64>,
 }
 
+/// Records an issue of the instruction `idx` by the lanes `e` (without an
+/// access) in a warp's runs `recs`: it extends the last run when it
+/// follows it with the same lanes ([`Recorder::record_plain`]; the
+/// interpreter's full-warp loop calls it with the warp's runs at hand).
+#[inline(always)]
+pub(crate) fn record_in(recs: &mut Vec<Rec>, idx: usize, e: u32) {
+    if let Some(r) = recs.last_mut() {
+        if r.lanes == e && r.idx.wrapping_add(r.len) == idx as u32 {
+            r.len += 1;
+            return;
+        }
+    }
+    recs.push(Rec { idx: idx as u32, lanes: e, len: 1 });
+}
+
 /// Whether an issue of `op` has an entry in [`WarpTrace::accesses`]:
 /// loads, stores, atomics and CTA barriers.
 pub(crate) fn has_access(op: &Op) -> bool {
@@ -119,14 +134,7 @@ impl Recorder {
     /// follows it with the same lanes.
     #[inline(always)]
     pub fn record_plain(&mut self, w: usize, idx: usize, e: u32) {
-        let recs = &mut self.warps[w].recs;
-        if let Some(r) = recs.last_mut() {
-            if r.lanes == e && r.idx.wrapping_add(r.len) == idx as u32 {
-                r.len += 1;
-                return;
-            }
-        }
-        recs.push(Rec { idx: idx as u32, lanes: e, len: 1 });
+        record_in(&mut self.warps[w].recs, idx, e);
     }
 
     /// Records one issue of warp `w`. `bar_gen`: the current instance of
@@ -166,6 +174,18 @@ impl Recorder {
     /// executing lanes `e` (not 0), whose address registers read `base`;
     /// `halves`: their shape, when [`Halves::of`] found one.
     pub fn access(&mut self, w: usize, op: &Op, base: &[u64; LANES], e: u32, halves: Option<Halves>) {
+        // A global access of a simple shape (the coalesced one, two rows of
+        // a 16-wide CTA's warp) straight from its two ranges, without
+        // `addresses`' classification of the space.
+        if let (Some(h), &Op::Load { space: AddrSpace::Global, ofs, ty, .. } | &Op::Store { space: AddrSpace::Global, ofs, ty, .. }) =
+            (halves, op)
+        {
+            let t = &mut self.warps[w];
+            if let Some(access) = half_sectors(t, h, ofs, ty.bytes(), self.sector_shift, matches!(op, Op::Store { .. }), false) {
+                t.accesses.push(access);
+                return;
+            }
+        }
         let access = match *op {
             Op::Load { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, halves, false, false),
             Op::Store { space, ofs, ty, .. } => self.addresses(w, space, base, ofs, ty.bytes(), e, halves, true, false),
@@ -173,6 +193,20 @@ impl Recorder {
             _ => Access::None,
         };
         self.warps[w].accesses.push(access);
+    }
+
+    /// [`Recorder::access`] of a full warp whose addresses have the shape
+    /// `h`, with its lanes' addresses made (`base`) only when its sectors
+    /// are not those of the two ranges.
+    pub fn access_shaped(&mut self, w: usize, op: &Op, h: Halves, base: impl FnOnce() -> [u64; LANES]) {
+        if let &Op::Load { space: AddrSpace::Global, ofs, ty, .. } | &Op::Store { space: AddrSpace::Global, ofs, ty, .. } = op {
+            let t = &mut self.warps[w];
+            if let Some(access) = half_sectors(t, h, ofs, ty.bytes(), self.sector_shift, matches!(op, Op::Store { .. }), false) {
+                t.accesses.push(access);
+                return;
+            }
+        }
+        self.access(w, op, &base(), u32::MAX, Some(h));
     }
 
     /// The access of the executing lanes `e` at `base + ofs`, `n` bytes
@@ -240,23 +274,8 @@ impl Recorder {
                     // some lane's first or last byte: a half-warp's
                     // sectors. The two halves' ranges of sectors, in order,
                     // as one where they meet or overlap.
-                    if let (Some(h), true) = (halves, n <= 1 << self.sector_shift) {
-                        let shift = self.sector_shift;
-                        let range = |k: usize| {
-                            let a = h.first[k].wrapping_add(ofs as i64 as u64);
-                            a.checked_add(h.bytes(k, n) - 1).map(|end| (a >> shift, end >> shift))
-                        };
-                        if let (Some(r0), Some(r1)) = (range(0), range(1)) {
-                            let (x, y) = if r0.0 <= r1.0 { (r0, r1) } else { (r1, r0) };
-                            if y.0 <= x.1 + 1 {
-                                t.sectors.extend(x.0..=x.1.max(y.1));
-                            } else {
-                                t.sectors.extend(x.0..=x.1);
-                                t.sectors.extend(y.0..=y.1);
-                            }
-                            let count = (t.sectors.len() - start) as u16;
-                            return Access::Sectors { start: start as u32, count, store, atomic };
-                        }
+                    if let Some(access) = halves.and_then(|h| half_sectors(t, h, ofs, n, self.sector_shift, store, atomic)) {
+                        return access;
                     }
                     if let Some((first, bits)) = sector_window(base, ofs, n, e, self.sector_shift) {
                         t.sectors.reserve(bits.count_ones() as usize);
@@ -314,6 +333,36 @@ impl Recorder {
             }
         }
     }
+}
+
+/// The sectors of a global access of `n` bytes per lane whose half-warps
+/// have the shape `h`, at `h`'s addresses plus `ofs`, added to `t`'s: a
+/// range of bytes touches every sector from its first byte's to its last
+/// byte's, and, when no lane's access is larger than a sector (else None),
+/// each of those sectors holds some lane's first or last byte: a
+/// half-warp's sectors. The two halves' ranges of sectors, in order, as
+/// one where they meet or overlap. None also when a half wraps around the
+/// address space.
+#[inline(always)]
+fn half_sectors(t: &mut WarpTrace, h: Halves, ofs: i32, n: u32, shift: u32, store: bool, atomic: bool) -> Option<Access> {
+    if n > 1 << shift {
+        return None;
+    }
+    let range = |k: usize| {
+        let a = h.first[k].wrapping_add(ofs as i64 as u64);
+        a.checked_add(h.bytes(k, n) - 1).map(|end| (a >> shift, end >> shift))
+    };
+    let (r0, r1) = (range(0)?, range(1)?);
+    let start = t.sectors.len();
+    let (x, y) = if r0.0 <= r1.0 { (r0, r1) } else { (r1, r0) };
+    if y.0 <= x.1 + 1 {
+        t.sectors.extend(x.0..=x.1.max(y.1));
+    } else {
+        t.sectors.extend(x.0..=x.1);
+        t.sectors.extend(y.0..=y.1);
+    }
+    let count = (t.sectors.len() - start) as u16;
+    Some(Access::Sectors { start: start as u32, count, store, atomic })
 }
 
 /// The sectors of a global access by the executing lanes `e` at

@@ -387,36 +387,58 @@ fn imad_lo_shl<const A: bool, const C: bool>(r: &mut Regs, f: &Fast) {
 /// (PMULUDQ), its high word corrected for signed operands, and SrcC is
 /// negated and added word by word with the carry between the halves.
 fn imad_wide<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
-    let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
-    let (clo, chi) = wide_c::<C>(r, f);
     // The signed product's high word is the unsigned one's less b where
     // a < 0 and less a where b < 0 (two's complement, modulo 2^32).
     let signed = if f.x != 0 { u32::MAX } else { 0 };
-    let mut dlo = [0u32; LANES];
-    let mut dhi = [0u32; LANES];
-    for l in 0..LANES {
-        let p = a[l] as u64 * b[l] as u64;
-        let fix = (((a[l] as i32 >> 31) as u32 & b[l]).wrapping_add((b[l] as i32 >> 31) as u32 & a[l])) & signed;
-        let lo = (p as u32).wrapping_add(clo[l]);
+    wide_rows::<A, B, C>(r, f, |a, b, clo, chi| {
+        let p = a as u64 * b as u64;
+        let fix = (((a as i32 >> 31) as u32 & b).wrapping_add((b as i32 >> 31) as u32 & a)) & signed;
+        let lo = (p as u32).wrapping_add(clo);
         let carry = (lo < p as u32) as u32;
-        dlo[l] = lo;
-        dhi[l] = ((p >> 32) as u32).wrapping_sub(fix).wrapping_add(chi[l]).wrapping_add(carry);
-    }
-    put(r, f.d[0], dlo);
-    put(r, f.d[1], dhi);
+        (lo, ((p >> 32) as u32).wrapping_sub(fix).wrapping_add(chi).wrapping_add(carry))
+    });
 }
 
-/// IMAD.WIDE's SrcC (negated where asked) over 32 lanes: its low and high words.
+/// Lanes the 64-bit-result forms (`wide_rows`) compute at a time.
+const CHUNK: usize = 8;
+
+/// Source `i` of `f` for the `CHUNK` lanes from `c`: its row's, or its
+/// value broadcast.
 #[inline(always)]
-fn wide_c<const C: bool>(r: &Regs, f: &Fast) -> (Row, Row) {
-    if C {
-        ([f.k[2]; LANES], [f.k[3]; LANES])
-    } else if f.m[2] == 0 {
-        (r.r[f.s[2] as usize], r.r[f.s[3] as usize])
+fn src_chunk<const K: bool>(r: &Regs, f: &Fast, i: usize, c: usize) -> [u32; CHUNK] {
+    if K {
+        [f.k[i]; CHUNK]
     } else {
-        // -c = !c + 1: the +1 carries into the high word when the low one is 0.
-        let (lo, hi) = (&r.r[f.s[2] as usize], &r.r[f.s[3] as usize]);
-        (rows(|l| (!lo[l]).wrapping_add(1)), rows(|l| (!hi[l]).wrapping_add((lo[l] == 0) as u32)))
+        r.r[f.s[i] as usize][c..c + CHUNK].try_into().expect("a chunk of a row")
+    }
+}
+
+/// Runs a 64-bit-result IMAD.WIDE form: `lane(a, b, c_lo, c_hi)` gives a
+/// lane's low and high result words from its sources (SrcC negated where
+/// asked), `CHUNK` lanes at a time. Each chunk's sources are read before
+/// its results are written, so a destination row that is also a source
+/// row is read as it was (the lanes are independent); the chunks stay in
+/// vector registers, where whole rows (three sources, two results) were
+/// copied through the stack.
+#[inline(always)]
+fn wide_rows<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast, lane: impl Fn(u32, u32, u32, u32) -> (u32, u32)) {
+    for c in (0..LANES).step_by(CHUNK) {
+        let (a, b) = (src_chunk::<A>(r, f, 0, c), src_chunk::<B>(r, f, 1, c));
+        let (mut clo, mut chi) = (src_chunk::<C>(r, f, 2, c), src_chunk::<C>(r, f, 3, c));
+        if !C && f.m[2] != 0 {
+            // -c = !c + 1: the +1 carries into the high word when the low one is 0.
+            for l in 0..CHUNK {
+                chi[l] = (!chi[l]).wrapping_add((clo[l] == 0) as u32);
+                clo[l] = (!clo[l]).wrapping_add(1);
+            }
+        }
+        let mut dlo = [0u32; CHUNK];
+        let mut dhi = [0u32; CHUNK];
+        for l in 0..CHUNK {
+            (dlo[l], dhi[l]) = lane(a[l], b[l], clo[l], chi[l]);
+        }
+        r.r[f.d[0] as usize][c..c + CHUNK].copy_from_slice(&dlo);
+        r.r[f.d[1] as usize][c..c + CHUNK].copy_from_slice(&dhi);
     }
 }
 
@@ -426,31 +448,24 @@ fn wide_c<const C: bool>(r: &Regs, f: &Fast) -> (Row, Row) {
 /// then SrcC added with the carry between the halves. Shifts and adds,
 /// vector code on SSE2 where `imad_wide` multiplies.
 fn imad_wide_shl<const A: bool, const C: bool>(r: &mut Regs, f: &Fast) {
-    let a = src::<A>(r, f, 0);
-    let (clo, chi) = wide_c::<C>(r, f);
     let k = f.k[1].trailing_zeros();
     // a >> (32 - k) without a shift by 32 when k = 0: (a >> 1) >> (31 - k).
-    let (dlo, dhi) = if f.x != 0 {
-        shl_wide(&a, &clo, &chi, k, |v| ((v as i32 >> 1) >> (31 - k)) as u32)
+    if f.x != 0 {
+        shl_wide::<A, C>(r, f, k, |v| ((v as i32 >> 1) >> (31 - k)) as u32)
     } else {
-        shl_wide(&a, &clo, &chi, k, |v| (v >> 1) >> (31 - k))
-    };
-    put(r, f.d[0], dlo);
-    put(r, f.d[1], dhi);
+        shl_wide::<A, C>(r, f, k, |v| (v >> 1) >> (31 - k))
+    }
 }
 
 /// `imad_wide_shl`'s lanes: `a << k` plus `c`, the high word of `a << k` from `hi`.
 #[inline(always)]
-fn shl_wide(a: &Row, clo: &Row, chi: &Row, k: u32, hi: impl Fn(u32) -> u32) -> (Row, Row) {
-    let mut dlo = [0u32; LANES];
-    let mut dhi = [0u32; LANES];
-    for l in 0..LANES {
-        let p = a[l] << k;
-        let lo = p.wrapping_add(clo[l]);
-        dlo[l] = lo;
-        dhi[l] = hi(a[l]).wrapping_add(chi[l]).wrapping_add((lo < p) as u32);
-    }
-    (dlo, dhi)
+fn shl_wide<const A: bool, const C: bool>(r: &mut Regs, f: &Fast, k: u32, hi: impl Fn(u32) -> u32) {
+    // SrcB (the broadcast 2^k) is not read: a broadcast "row" for `wide_rows`.
+    wide_rows::<A, true, C>(r, f, |a, _, clo, chi| {
+        let p = a << k;
+        let lo = p.wrapping_add(clo);
+        (lo, hi(a).wrapping_add(chi).wrapping_add((lo < p) as u32))
+    });
 }
 
 fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
