@@ -1057,7 +1057,7 @@ impl<'a> Walk<'a> {
     fn abi_low_fits(&self, v: u32) -> bool {
         let r = self.t.hint[v as usize];
         r != NONE
-            && r % 2 == 0
+            && r.is_multiple_of(2)
             && !self.t.crosses[v as usize]
             && !self.t.state.reserved.contains(r)
             && self.t.state.fits(Class::R, r, &Avoid::default())
