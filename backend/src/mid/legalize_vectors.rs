@@ -528,7 +528,7 @@ impl Split {
                 continue;
             };
             let dist = at as i32 - from as i32;
-            let bits = ((1u64 << w) - 1) as u32 * (1 << at);
+            let bits = (((1u64 << w) - 1) << at) as u32;
             match moved.iter_mut().find(|m| m.0 == word && m.1 == dist) {
                 Some(m) => m.2 |= bits,
                 None => moved.push((word, dist, bits)),
