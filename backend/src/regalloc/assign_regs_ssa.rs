@@ -1050,6 +1050,18 @@ impl<'a> Walk<'a> {
         self.t.group_reg[g as usize] = r;
     }
 
+    /// The pair `v` placed in the low register `r` alone (operand `at`):
+    /// [`LOW`] until it dies, or until an instruction continues it.
+    #[inline]
+    fn place_low(&mut self, v: u32, r: u32, at: usize) {
+        let g = self.t.same[v as usize];
+        self.t.partial[v as usize] = LOW;
+        self.t.reg[v as usize] = r;
+        self.regs[at] = r;
+        self.t.state.take(Class::R, r, g);
+        self.t.group_reg[g as usize] = r;
+    }
+
     /// Whether the ABI pair `v` (a 32-bit value in its low word, not live
     /// across a call) can take its ABI register alone: the hint is an even
     /// register, free and not reserved.
@@ -1434,12 +1446,7 @@ impl<'a> Walk<'a> {
             // or reads the high half): its ABI register alone, whatever
             // holds the register after it, so that it is copied nowhere.
             None if c == Class::RPair && self.t.undef_hi[v as usize] && self.abi_low_fits(v) => {
-                let r = self.t.hint[v as usize];
-                self.t.partial[v as usize] = LOW;
-                self.t.reg[v as usize] = r;
-                self.regs[ob + k] = r;
-                self.t.state.take(Class::R, r, g);
-                self.t.group_reg[g as usize] = r;
+                self.place_low(v, self.t.hint[v as usize], ob + k);
                 return Ok(());
             }
             None => match half_claim(
@@ -1461,11 +1468,7 @@ impl<'a> Walk<'a> {
                         self.t.state.free(Class::R, r, self.t.same[x as usize]);
                         self.t.partial[x as usize] = HIGH;
                     }
-                    self.t.partial[v as usize] = LOW;
-                    self.t.reg[v as usize] = r;
-                    self.regs[ob + k] = r;
-                    self.t.state.take(Class::R, r, g);
-                    self.t.group_reg[g as usize] = r;
+                    self.place_low(v, r, ob + k);
                     return Ok(());
                 }
                 None => self.pick(c, v, copy, &none, |_| true)?,
