@@ -324,7 +324,9 @@ impl Cache {
             tags[fill] = tag;
             used[fill] = tick;
         } else {
-            let victim = (0..ways).min_by_key(|&i| used[i]).unwrap_or(0);
+            // (The first of equal times, as a scan of the slice: no bounds
+            // check per entry.)
+            let victim = used[..ways].iter().enumerate().min_by_key(|&(_, &u)| u).map_or(0, |(i, _)| i);
             tags[victim] = tag;
             used[victim] = tick;
         }
