@@ -115,13 +115,57 @@ struct Cache {
     small: Blocks,
     big: Blocks,
     sets: u64,
-    /// `sets - 1` when `sets` is a power of two (a mask takes the set;
-    /// None: a division does).
-    set_mask: Option<u64>,
+    /// How a line's set is found: a mask, or the remainder by `sets`
+    /// without a division (see [`SetIndex`]).
+    index: SetIndex,
     ways: usize,
     /// log2 of the sectors per line (a power of two: `MachineDesc::validate`).
     line_shift: u32,
     tick: u64,
+}
+
+/// A line's set: `line % sets` without a division on the path of every
+/// lookup (a 64-bit division takes tens of cycles; the L1's 56 and the
+/// L2's 20 480 sets are not powers of two).
+#[derive(Clone, Copy)]
+enum SetIndex {
+    /// `sets - 1`, when `sets` is a power of two.
+    Mask(u64),
+    /// `⌊(2^64 − 1) / sets⌋ + 1` (wrapping), when `sets` is below 2^32:
+    /// the remainder of a 32-bit line by multiplication (Lemire, Kaser and
+    /// Kurz, "Faster remainder by direct computation", 2019: the low 64
+    /// bits of `reciprocal · line` are the fraction `line / sets` scaled by
+    /// 2^64, rounded up; times `sets`, the high 64 bits are the remainder,
+    /// exactly for every 32-bit line and divisor). A line of 2^32 or more
+    /// (an address of 2^39 or more) is divided.
+    Reciprocal(u64),
+    /// Neither: a division.
+    Divide,
+}
+
+impl SetIndex {
+    fn new(sets: u64) -> SetIndex {
+        if sets.is_power_of_two() {
+            SetIndex::Mask(sets - 1)
+        } else if sets <= u32::MAX as u64 {
+            SetIndex::Reciprocal((u64::MAX / sets).wrapping_add(1))
+        } else {
+            SetIndex::Divide
+        }
+    }
+
+    /// `line % sets`.
+    #[inline(always)]
+    fn of(self, line: u64, sets: u64) -> u64 {
+        match self {
+            SetIndex::Mask(m) => line & m,
+            SetIndex::Reciprocal(r) if line <= u32::MAX as u64 => {
+                let fraction = r.wrapping_mul(line);
+                ((fraction as u128 * sets as u128) >> 64) as u64
+            }
+            _ => line % sets,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -211,7 +255,7 @@ impl Cache {
             small,
             big: big.reusing(ways),
             sets,
-            set_mask: sets.is_power_of_two().then_some(sets - 1),
+            index: SetIndex::new(sets),
             ways,
             line_shift: spl.trailing_zeros(),
             tick: 0,
@@ -230,15 +274,10 @@ impl Cache {
     }
 
     /// The set of `sector`: its line modulo the sets (no division for the
-    /// line, nor for the set when the sets are a power of two: a 64-bit
-    /// division takes tens of cycles, on every lookup).
+    /// line, a shift, nor for the set: [`SetIndex`]).
     #[inline(always)]
     fn set(&self, sector: u64) -> usize {
-        let line = sector >> self.line_shift;
-        (match self.set_mask {
-            Some(m) => line & m,
-            None => line % self.sets,
-        }) as usize
+        self.index.of(sector >> self.line_shift, self.sets) as usize
     }
 
     /// The entries of a set's block (`b`: its `block`, not 0).
@@ -285,7 +324,9 @@ impl Cache {
             tags[fill] = tag;
             used[fill] = tick;
         } else {
-            let victim = (0..ways).min_by_key(|&i| used[i]).unwrap_or(0);
+            // (The first of equal times, as a scan of the slice: no bounds
+            // check per entry.)
+            let victim = used[..ways].iter().enumerate().min_by_key(|&(_, &u)| u).map_or(0, |(i, _)| i);
             tags[victim] = tag;
             used[victim] = tick;
         }
@@ -1092,7 +1133,31 @@ fn push(p: &mut SmProfile, e: TimelineEvent) {
 
 #[cfg(test)]
 mod tests {
-    use super::Cache;
+    use super::{Cache, SetIndex};
+
+    /// The set index against `%`: for the L1's and L2's sets of the A100
+    /// (56, 20 480) every line below 2^26 (the addresses below 2^33: global
+    /// memory starts at 2^32), for other divisors every line below 2^20;
+    /// for all, the lines around multiples of the divisor up to 2^40 and
+    /// around 2^32 (past it a division).
+    #[test]
+    fn set_index_is_the_remainder() {
+        for sets in [56u64, 20_480, 3, 7, 1000, 1 << 12, 1, (1 << 32) - 1, 1 << 32, (1 << 32) + 5] {
+            let index = SetIndex::new(sets);
+            let check = |line: u64| assert_eq!(index.of(line, sets), line % sets, "{line} % {sets}");
+            let all = if sets == 56 || sets == 20_480 { 1u64 << 26 } else { 1 << 20 };
+            (0..all).for_each(check);
+            let mut k = 1u64;
+            while k * sets < 1 << 40 {
+                for m in [k * sets, (k | 1) * sets, u32::MAX as u64 / sets * sets] {
+                    (m.saturating_sub(2)..m + 2).for_each(check);
+                }
+                k *= 3;
+            }
+            ((u32::MAX as u64 - 1000)..(u32::MAX as u64 + 1000)).for_each(check);
+            (0..1000).chain((0..64).map(|i| 1u64 << i)).for_each(check);
+        }
+    }
 
     /// The cache against a plain LRU (per set, its entries from least to
     /// most recently used; an invalidated one stays in its place, empty) on

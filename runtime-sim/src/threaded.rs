@@ -7,7 +7,8 @@
 //! negations and constant-bank values (read once, at launch) resolved. The
 //! issue loop calls it when all 32 lanes of a warp execute the instruction;
 //! every other case (partial masks, one lane, the uniform datapath, uniform
-//! register sources, carries on IMAD, directed rounding, memory, control)
+//! register sources but ISETP's SrcB, carries on IMAD, directed rounding,
+//! memory, control)
 //! runs the general semantics (`exec::execute`). The fast forms compute with
 //! the same scalar functions as the general ones (`alu_int`, `float32`), so
 //! there is one definition of each instruction's meaning; each 32-lane loop
@@ -267,7 +268,14 @@ fn translate(op: &Op, cb: &ConstBanks) -> Option<Fast> {
         Op::Isetp { a, b, signed, x: false, cmp, bop, pp, pu, pv, .. } => {
             (f.x, f.cmp, f.bop) = (signed as u32, cmp, bop);
             (f.pp, f.pu, f.pv) = (pp, pu, pv);
-            kinds!(isetp, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?)
+            if let Src::U(u) = b {
+                // A uniform register SrcB (a loop's bound): its index in
+                // `s`, its value read when the entry runs (at issue).
+                f.s[1] = u as u16;
+                kinds!(isetp_ub, int(&mut f, 0, a, false)?)
+            } else {
+                kinds!(isetp, int(&mut f, 0, a, false)?, int(&mut f, 1, b, false)?)
+            }
         }
         Op::Sel { d, a, b, pp } => {
             f.d[0] = row(d)?;
@@ -547,8 +555,19 @@ fn mov<const A: bool>(r: &mut Regs, f: &Fast) {
 
 fn isetp<const A: bool, const B: bool>(r: &mut Regs, f: &Fast) {
     let (a, b) = (src::<A>(r, f, 0), src::<B>(r, f, 1));
+    isetp_rows(r, f, &a, &b);
+}
+
+/// ISETP with a uniform register SrcB (`s[1]` its index).
+fn isetp_ub<const A: bool>(r: &mut Regs, f: &Fast) {
+    let (a, b) = (src::<A>(r, f, 0), [r.ur[f.s[1] as usize]; LANES]);
+    isetp_rows(r, f, &a, &b);
+}
+
+#[inline(always)]
+fn isetp_rows(r: &mut Regs, f: &Fast, a: &Row, b: &Row) {
     let p = r.pin::<LANES>(f.pp);
-    let t = cmp_mask::<LANES>(&a, &b, f.x != 0, f.cmp);
+    let t = cmp_mask::<LANES>(a, b, f.x != 0, f.cmp);
     r.pout::<LANES>(f.pu, bool_op(f.bop, t, p), u32::MAX);
     r.pout::<LANES>(f.pv, bool_op(f.bop, !t, p), u32::MAX);
 }
@@ -651,6 +670,41 @@ mod tests {
             }
         }
         assert_eq!(shl_runs, 31 * 2 * 4);
+    }
+
+    /// ISETP with a uniform register SrcB against the same with its value
+    /// as an immediate: every comparison, signedness and combination, a
+    /// SrcA row with the edge values around SrcB's.
+    #[test]
+    fn isetp_by_a_uniform_register_is_the_immediate_form() {
+        let cb = ConstBanks::new();
+        let mut next64 = crate::test_rng::xorshift64(0x5851_f42d_4c95_7f2du64);
+        let mut regs = Regs::new();
+        for k in [0u32, 1, 128, u32::MAX, SIGN, SIGN - 1] {
+            regs.r[0] = rows(|l| match l % 4 {
+                0 => k,
+                1 => k.wrapping_add(1),
+                2 => k.wrapping_sub(1),
+                _ => next64() as u32,
+            });
+            regs.ur[3] = k;
+            regs.p[1] = next64() as u32;
+            for cmp in [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge] {
+                for signed in [false, true] {
+                    for bop in [BoolOp::And, BoolOp::Or, BoolOp::Xor] {
+                        let pp = PIn { uniform: false, idx: 1, not: false };
+                        let (pu, pv) = (PDst { uniform: false, idx: 0 }, PDst { uniform: false, idx: 2 });
+                        let op = |b| Op::Isetp { a: Src::R(0), b, signed, x: false, cmp, bop, pp, pq: PIn::TRUE, pu, pv };
+                        let (fu, fi) = (translate(&op(Src::U(3)), &cb).expect("a fast form"), translate(&op(Src::Imm(k)), &cb).unwrap());
+                        let (mut ru, mut ri) = (regs.clone(), regs.clone());
+                        (fu.run)(&mut ru, &fu);
+                        (fi.run)(&mut ri, &fi);
+                        assert_eq!(ru.p, ri.p, "k {k:#x} {cmp:?} signed {signed} {bop:?}");
+                        assert_ne!(ri.p, regs.p);
+                    }
+                }
+            }
+        }
     }
 
     /// `shf_row` (SHF by a broadcast amount) against `shf_by`, lane by
