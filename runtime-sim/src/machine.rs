@@ -358,18 +358,10 @@ mod tests {
             let near = if case % 3 == 0 { 0x7f00_ffff_ff00 } else { 0x7f00_0000_0000 };
             let origin = near + (next() % 64) * n as u64;
             let two = (next() % 64).wrapping_sub(32).wrapping_mul(n as u64);
-            let mut base = [0u64; LANES];
-            for (l, b) in base.iter_mut().enumerate() {
-                let l = l as u64;
-                *b = match case / 4 % 6 {
-                    0 => origin + l * n as u64,                                  // coalesced
-                    1 => origin,                                                 // broadcast
-                    2 => origin + l / 16 * two,                                  // a broadcast per half
-                    3 => origin + (l % 16) * n as u64,                           // one row read by both halves
-                    4 => origin + (l % 16) * n as u64 * (l / 16) + l / 16 * two, // a broadcast and a row
-                    _ => origin + (next() % 4) * n as u64,                       // scattered
-                };
-            }
+            // Coalesced, broadcast, a broadcast per half, one row read by
+            // both halves, a broadcast and a row, scattered over four.
+            let kind = [0, 1, 6, 7, 8, 10][case / 4 % 6];
+            let base = crate::test_rng::lane_addresses(kind, origin, n as u64, two, &mut next);
             let (lo, hi) = (base.map(|b| b as u32), base.map(|b| (b >> 32) as u32));
             let carries = (0..2).any(|k| hi[k * HALF] != hi[k * HALF + HALF - 1]);
             match (Halves::of_pair(&lo, &hi, n, e), Halves::of(&base, n, e)) {

@@ -477,22 +477,7 @@ mod tests {
             // Where the second half of a half-warp shape starts: below or
             // above, overlapping, adjacent or apart.
             let two = (next() % 64).wrapping_sub(32).wrapping_mul(n as u64);
-            let mut base = [0u64; LANES];
-            for (l, b) in base.iter_mut().enumerate() {
-                let l = l as u64;
-                *b = match case / 4 % 10 {
-                    0 => origin + l * n as u64,                                  // coalesced
-                    1 => origin,                                                 // broadcast
-                    2 => origin + (l % 16) * 4 + l / 16 * 512,                   // two rows
-                    3 => origin + (next() % 64) * n as u64,                      // scattered near
-                    4 => origin + (next() % 4096) * n as u64,                    // scattered far
-                    5 => origin + 1 + l * n as u64,                              // contiguous, unaligned
-                    6 => origin + l / 16 * two,                                  // a broadcast per half
-                    7 => origin + (l % 16) * n as u64,                           // one row read by both halves
-                    8 => origin + (l % 16) * n as u64 * (l / 16) + l / 16 * two, // a broadcast and a row
-                    _ => origin + l * 3 + next() % 3,                            // unaligned, crossing
-                };
-            }
+            let base = crate::test_rng::lane_addresses(case / 4 % 10, origin, n as u64, two, &mut next);
             if e == u32::MAX && matches!(case / 4 % 10, 0 | 1 | 6 | 7 | 8) {
                 assert!(Halves::of(&base, n, e).is_some(), "case {case}: {base:x?} n={n}");
             }
