@@ -400,25 +400,9 @@ impl Region {
     /// it: those of register `v` are `out.1[out.0[v]..out.0[v + 1]]`.
     fn referrers(&self, out: &mut (Vec<u32>, Vec<u32>)) {
         let (start, list) = out;
-        start.clear();
-        start.resize(self.size.len() + 1, 0);
-        for (r, w) in self.reads.iter().zip(&self.writes) {
-            for &v in r.iter().chain(w.iter()) {
-                start[v as usize + 1] += 1;
-            }
-        }
-        for v in 0..self.size.len() {
-            start[v + 1] += start[v];
-        }
-        list.clear();
-        list.resize(start[self.size.len()] as usize, 0);
-        let mut at: SmallVec<[u32; 64]> = start[..self.size.len()].iter().copied().collect();
-        for (j, (r, w)) in self.reads.iter().zip(&self.writes).enumerate() {
-            for &v in r.iter().chain(w.iter()) {
-                list[at[v as usize] as usize] = j as u32;
-                at[v as usize] += 1;
-            }
-        }
+        let pairs =
+            || (0u32..).zip(self.reads.iter().zip(&self.writes)).flat_map(|(j, (r, w))| r.iter().chain(w.iter()).map(move |&v| (v, j)));
+        crate::ir::group_by_key(self.size.len(), pairs, start, list);
     }
 
     /// The ready instruction of least `key` at time `t`, from the heaps of

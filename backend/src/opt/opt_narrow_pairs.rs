@@ -347,24 +347,9 @@ struct Namers {
 impl Namers {
     fn new(insts: &[&MInst], cand: &VSet) -> Namers {
         let n = cand.iter().map(|v| v.0 as usize + 1).max().unwrap_or(0);
-        let mut first = vec![0u32; n + 1];
-        let named = |m: &'_ MInst| m.opnds.iter().map(|o| o.vreg).filter(|v| cand.contains(v)).collect::<SmallVec<[VReg; 8]>>();
-        for m in insts {
-            for v in named(m) {
-                first[v.0 as usize + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            first[k + 1] += first[k];
-        }
-        let mut fill = first.clone();
-        let mut at = vec![0u32; first[n] as usize];
-        for (i, m) in insts.iter().enumerate() {
-            for v in named(m) {
-                at[fill[v.0 as usize] as usize] = i as u32;
-                fill[v.0 as usize] += 1;
-            }
-        }
+        let pairs = || (0u32..).zip(insts).flat_map(|(i, m)| m.opnds.iter().filter(|o| cand.contains(&o.vreg)).map(move |o| (o.vreg.0, i)));
+        let (mut first, mut at) = (Vec::new(), Vec::new());
+        crate::ir::group_by_key(n, pairs, &mut first, &mut at);
         Namers { first, at }
     }
 
