@@ -70,51 +70,53 @@ fn chain(r: &mut TestRng) -> Chain {
     Chain { first, steps, last: r.random_range(0..TYPES.len()) }
 }
 
-/// The CLIF of `c` as `%f(first, first) -> last`.
+/// CLIF text being written, and the next value number.
+struct Body {
+    text: String,
+    next: usize,
+}
+
+impl Body {
+    /// `v = bitcast.to little x`; returns `v`.
+    fn cast(&mut self, x: usize, to: &str) -> usize {
+        let v = self.next;
+        self.next += 1;
+        self.text.push_str(&format!("    v{} = bitcast.{} little v{}\n", v, to, x));
+        v
+    }
+}
+
+/// The CLIF of `c` as `%f(i128, i128) -> i128`: the arguments and the result
+/// cross the call as `i128`s (the test calls the function directly, which
+/// takes scalars), bitcast from and to the chain's first and last types.
 fn text(c: &Chain) -> String {
     let mut t = TYPES[c.first].0;
-    let mut body = String::new();
-    let (mut a, mut b) = (0, 1);
-    let mut next = 2;
-    let mut fresh = || {
-        next += 1;
-        next - 1
-    };
-    let mut cast = |body: &mut String, x: usize, to: &str, fresh: &mut dyn FnMut() -> usize| {
-        let v = fresh();
-        body.push_str(&format!("    v{} = bitcast.{} little v{}\n", v, to, x));
-        v
-    };
+    let mut body = Body { text: String::new(), next: 2 };
+    let (mut a, mut b) = (body.cast(0, t), body.cast(1, t));
     for s in &c.steps {
         match s {
             Step::Cast(k) => {
                 t = TYPES[*k].0;
-                a = cast(&mut body, a, t, &mut fresh);
-                b = cast(&mut body, b, t, &mut fresh);
+                a = body.cast(a, t);
+                b = body.cast(b, t);
             }
             Step::Bytes(m) => {
-                let (x, y) = (cast(&mut body, a, "i8x16", &mut fresh), cast(&mut body, b, "i8x16", &mut fresh));
-                let s = fresh();
+                let (x, y) = (body.cast(a, "i8x16"), body.cast(b, "i8x16"));
                 let list: Vec<String> = m.iter().map(|i| i.to_string()).collect();
-                body.push_str(&format!("    v{} = shuffle v{}, v{}, [{}]\n", s, x, y, list.join(" ")));
-                a = cast(&mut body, s, t, &mut fresh);
+                body.text.push_str(&format!("    v{} = shuffle v{}, v{}, [{}]\n", body.next, x, y, list.join(" ")));
+                body.next += 1;
+                a = body.cast(body.next - 1, t);
             }
             Step::Wide => {
-                let (x, y) = (cast(&mut body, a, "i128", &mut fresh), cast(&mut body, b, "i128", &mut fresh));
-                a = cast(&mut body, x, t, &mut fresh);
-                b = cast(&mut body, y, t, &mut fresh);
+                let (x, y) = (body.cast(a, "i128"), body.cast(b, "i128"));
+                a = body.cast(x, t);
+                b = body.cast(y, t);
             }
         }
     }
-    let out = cast(&mut body, a, TYPES[c.last].0, &mut fresh);
-    let out = cast(&mut body, out, "i128", &mut fresh);
-    // The arguments and the result cross the call as `i128`s (the test
-    // calls the function directly, which takes scalars).
-    let p = TYPES[c.first].0;
-    format!(
-        "function %f(i128, i128) -> i128 {{\nblock0(v100: i128, v101: i128):\n    v0 = bitcast.{p} little v100\n    v1 = bitcast.{p} little v101\n{}    return v{}\n}}\n",
-        body, out
-    )
+    let out = body.cast(a, TYPES[c.last].0);
+    let out = body.cast(out, "i128");
+    format!("function %f(i128, i128) -> i128 {{\nblock0(v0: i128, v1: i128):\n{}    return v{}\n}}\n", body.text, out)
 }
 
 /// The model: the bytes of the result.
