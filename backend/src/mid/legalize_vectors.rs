@@ -302,6 +302,14 @@ fn clamp(pos: &mut FuncCursor, x: Value, lo: i64, hi: i64, signed: bool) -> Valu
     }
 }
 
+/// `x` or-ed into the integer `acc` (`x` itself when there is none yet).
+fn or_into(pos: &mut FuncCursor, acc: Option<Value>, x: Value) -> Value {
+    match acc {
+        None => x,
+        Some(a) => pos.ins().bor(a, x),
+    }
+}
+
 /// `x` extended (signed or not) to `t`, or kept if already `t`.
 fn extend(pos: &mut FuncCursor, x: Value, t: Type, signed: bool) -> Value {
     if pos.func.dfg.value_type(x) == t {
@@ -448,12 +456,13 @@ impl Split {
     }
 
     /// The integers `part` (of one width, the first the least significant)
-    /// side by side as one integer of type `t`. Runs of consecutive slices of
-    /// one integer (`Split::slices`) are taken as one slice each (all of
-    /// `part` one integer's bits: that integer); a 64-bit integer of narrower
+    /// side by side as one integer of type `t`: a 64-bit integer of narrower
     /// parts is its two 32-bit halves' pair (`iconcat`, no instruction when
-    /// the allocator places them in the pair's registers); otherwise the
-    /// parts are shifted into place and or-ed.
+    /// the allocator places them in the pair's registers; both halves
+    /// consecutive slices of one integer: that integer), a 32-bit one
+    /// [`Split::pack_word`]'s; a 16-bit one takes runs of consecutive slices
+    /// of one integer (`Split::slices`) as one slice each (all of `part` one
+    /// integer's bits: that integer) and shifts the rest into place.
     fn pack(&mut self, pos: &mut FuncCursor, part: &[Value], t: Type) -> Value {
         let w = pos.func.dfg.value_type(part[0]).bits();
         if t.bits() == 64 && w < 64 {
@@ -494,10 +503,7 @@ impl Split {
             if k > 0 {
                 x = pos.ins().ishl_imm_u(x, (k as u32 * w) as i64);
             }
-            acc = Some(match acc {
-                None => x,
-                Some(a) => pos.ins().bor(a, x),
-            });
+            acc = Some(or_into(pos, acc, x));
             k += run;
         }
         acc.unwrap()
@@ -542,20 +548,14 @@ impl Split {
                 d => (pos.ins().ushr_imm_u(word, -d as i64), u32::MAX >> -d),
             };
             let x = if bits == kept { x } else { pos.ins().band_imm_u(x, bits as i64) };
-            acc = Some(match acc {
-                None => x,
-                Some(a) => pos.ins().bor(a, x),
-            });
+            acc = Some(or_into(pos, acc, x));
         }
         for (at, q) in others {
             let mut x = pos.ins().uextend(I32, q);
             if at > 0 {
                 x = pos.ins().ishl_imm_u(x, at as i64);
             }
-            acc = Some(match acc {
-                None => x,
-                Some(a) => pos.ins().bor(a, x),
-            });
+            acc = Some(or_into(pos, acc, x));
         }
         acc.expect("a word has parts")
     }
@@ -775,10 +775,7 @@ impl Split {
                     let top = pos.ins().ushr_imm_u(i, (b - 1) as i64);
                     let top = if b > 32 { reduce(pos, top, I32) } else { extend(pos, top, I32, false) };
                     let bit = if k > 0 { pos.ins().ishl_imm_u(top, k as i64) } else { top };
-                    acc = Some(match acc {
-                        None => bit,
-                        Some(a) => pos.ins().bor(a, bit),
-                    });
+                    acc = Some(or_into(pos, acc, bit));
                 }
                 let acc = acc.unwrap();
                 let v = if r.bits() > 32 { pos.ins().uextend(r, acc) } else { reduce(pos, acc, r) };
