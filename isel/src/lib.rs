@@ -15,6 +15,7 @@ pub mod context;
 pub mod intrinsics;
 pub mod lower;
 pub mod machine;
+pub mod order;
 pub mod rules;
 pub mod vcode;
 

@@ -1076,23 +1076,7 @@ fn rpo(f: &Function) -> Vec<Block> {
     let mut seen: SecondaryMap<Block, bool> = SecondaryMap::with_capacity(n);
     seen.resize(n);
     let mut post = Vec::with_capacity(n);
-    let mut stack: Vec<(Block, usize)> = Vec::with_capacity(n);
-    stack.push((entry, 0));
-    seen[entry] = true;
-    while let Some((b, i)) = stack.pop() {
-        let ss = succs(f, b);
-        if i < ss.len() {
-            stack.push((b, i + 1));
-            let s = ss[i];
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    post.reverse();
+    crate::order::reverse_postorder_into(entry, |b, i| succs(f, b).get(i).copied(), |b| !std::mem::replace(&mut seen[b], true), &mut post);
     post
 }
 

@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{Block, Function};
+pub(crate) use ursa_isel::order::reverse_postorder_into;
 
 /// The blocks at the ends of one block's edges: most blocks have one or
 /// two, kept inline.
@@ -255,36 +256,6 @@ pub(crate) fn reverse_postorder(root: usize, n: usize, succ: impl Fn(usize, usiz
     let mut post = Vec::new();
     reverse_postorder_into(root, succ, |x| !std::mem::replace(&mut seen[x], true), &mut post);
     post
-}
-
-/// [`reverse_postorder`] into `post` (emptied first), for any kind of node;
-/// `first_visit(x)` marks `x` visited and says whether it was not before
-/// (the caller's own table: no other is made).
-pub(crate) fn reverse_postorder_into<N: Copy>(
-    root: N,
-    succ: impl Fn(N, usize) -> Option<N>,
-    mut first_visit: impl FnMut(N) -> bool,
-    post: &mut Vec<N>,
-) {
-    post.clear();
-    let mut stack: SmallVec<[(N, usize); 16]> = SmallVec::new();
-    first_visit(root);
-    stack.push((root, 0));
-    while let Some(&mut (x, ref mut i)) = stack.last_mut() {
-        match succ(x, *i) {
-            Some(s) => {
-                *i += 1;
-                if first_visit(s) {
-                    stack.push((s, 0));
-                }
-            }
-            None => {
-                post.push(x);
-                stack.pop();
-            }
-        }
-    }
-    post.reverse();
 }
 
 /// Whether some edge of `blocks` does not go forward in their order (to the
