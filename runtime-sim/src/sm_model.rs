@@ -412,12 +412,21 @@ struct Warp {
 /// (its wake time, its verdict's inputs) and an issue writes, kept in the
 /// list itself, so that a visit reads its warps in one run of memory
 /// instead of through their slots (the rest, [`Warp`], is read seldom).
+/// What a look reads is in its first 64 bytes, a host cache line (the
+/// fields in declaration order): its next instruction's scoreboard waits
+/// and pipe are made when it issues the one before (its scoreboards
+/// change only then), not at every look.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Resident {
     /// The cycle the warp is next looked at (its verdict cannot change earlier).
     wake: u64,
     next_issue: u64,
-    sb: [u64; SCOREBOARDS],
+    /// When the scoreboards its next instruction waits for are released
+    /// (0: none): the latest of those last set by a global or local
+    /// access (long scoreboard), and of the others ([`sb_waits`]).
+    long_at: u64,
+    short_at: u64,
     /// The cycle from which its cycles are not yet counted
     /// (`stall_cycles`, the profile) for its last verdict, `reason`.
     since: u64,
@@ -426,13 +435,17 @@ struct Resident {
     left: u32,
     /// Its slot in the model's warps.
     slot: u32,
-    /// Scoreboards last set by a global/local memory access (long scoreboard).
-    sb_long: u8,
+    /// Its next instruction's pipe.
+    pipe: Pipe,
     reason: StallReason,
     /// Its last issue was a branch or convergence instruction.
     after_branch: bool,
     /// Waiting at a barrier (its `Warp::bar`).
     at_bar: bool,
+    /// Per scoreboard, when its last writer's result arrives; those last
+    /// set by a global/local memory access (long scoreboard).
+    sb: [u64; SCOREBOARDS],
+    sb_long: u8,
 }
 
 /// A sub-partition. All of them are in one array (indexed by SM and
@@ -551,38 +564,47 @@ fn policy_index(policy: Policy, k: usize, n: usize, g: usize, start: usize) -> u
     }
 }
 
-/// Why warp `w`, whose next instruction is `inf`, cannot issue at cycle
-/// `now` and the cycle its verdict may change (None: it can issue). The
-/// SM's LSU is free from `lsu_free`, the sub-partition's pipes from
-/// `pipe_free`.
+/// Why warp `w` cannot issue its next instruction at cycle `now` and the
+/// cycle its verdict may change (None: it can issue). The SM's LSU is
+/// free from `lsu_free`, the sub-partition's pipes from `pipe_free`.
 #[inline(always)]
-fn verdict(w: &Resident, inf: &InstInfo, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
+fn verdict(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
     if w.at_bar {
         return Some((StallReason::Barrier, u64::MAX));
     }
     if w.next_issue > now {
         return Some((if w.after_branch { StallReason::Branch } else { StallReason::Wait }, w.next_issue));
     }
-    let mut t = now;
-    let mut long = false;
-    let mut req = inf.req;
-    while req != 0 {
-        let s = req.trailing_zeros() as usize;
-        req &= req - 1;
-        if s < SCOREBOARDS && w.sb[s] > now {
-            t = t.max(w.sb[s]);
-            long |= w.sb_long >> s & 1 != 0;
-        }
-    }
+    let t = w.long_at.max(w.short_at);
     if t > now {
-        Some((if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
-    } else if inf.pipe == Pipe::Lsu && lsu_free > now {
+        Some((if w.long_at > now { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
+    } else if w.pipe == Pipe::Lsu && lsu_free > now {
         Some((StallReason::MemPipe, lsu_free))
-    } else if inf.pipe != Pipe::Lsu && pipe_free[inf.pipe as usize] > now {
-        Some((StallReason::MathPipe, pipe_free[inf.pipe as usize]))
+    } else if w.pipe != Pipe::Lsu && pipe_free[w.pipe as usize] > now {
+        Some((StallReason::MathPipe, pipe_free[w.pipe as usize]))
     } else {
         None
     }
+}
+
+/// When the scoreboards `req` names are released, those of `long` (set
+/// by a global or local access) and the others: the latest of their
+/// times in `sb` (0: none). The warp waits until both have passed, for a
+/// long scoreboard as long as the first has not.
+fn sb_waits(sb: &[u64; SCOREBOARDS], long: u8, mut req: u8) -> (u64, u64) {
+    let (mut long_at, mut short_at) = (0, 0);
+    while req != 0 {
+        let s = req.trailing_zeros() as usize;
+        req &= req - 1;
+        if s < SCOREBOARDS {
+            if long >> s & 1 != 0 {
+                long_at = long_at.max(sb[s]);
+            } else {
+                short_at = short_at.max(sb[s]);
+            }
+        }
+    }
+    (long_at, short_at)
 }
 
 /// The cycles sub-partitions are looked at next: the next cycle's
@@ -774,15 +796,18 @@ pub(crate) fn run(
                             u.warps.push(Resident {
                                 wake: at,
                                 next_issue: at,
-                                sb: [0; SCOREBOARDS],
+                                long_at: 0,
+                                short_at: 0,
                                 since: at,
                                 idx: first.idx,
                                 left: first.len - 1,
                                 slot: slot as u32,
-                                sb_long: 0,
+                                pipe: info[first.idx as usize].pipe,
                                 reason: StallReason::Selected,
                                 after_branch: false,
                                 at_bar: false,
+                                sb: [0; SCOREBOARDS],
+                                sb_long: 0,
                             });
                             if at < u.next {
                                 u.next = at;
@@ -880,8 +905,7 @@ pub(crate) fn run(
                         next = next.min(r.wake);
                         continue;
                     }
-                    let inf = &info[r.idx as usize];
-                    let ready = match verdict(r, inf, now, lsu_free, &sub.pipe_free) {
+                    let ready = match verdict(r, now, lsu_free, &sub.pipe_free) {
                         Some(wait) => wait,
                         None if chosen.is_none() => {
                             chosen = Some(i);
@@ -1023,6 +1047,9 @@ pub(crate) fn run(
                         continue 'visit;
                     }
                 }
+                let next_inf = &info[r.idx as usize];
+                r.pipe = next_inf.pipe;
+                (r.long_at, r.short_at) = sb_waits(&r.sb, r.sb_long, next_inf.req);
                 // A warp whose stall count outlasts the next cycle: its verdict
                 // from then until the stall elapses is known now (nothing else
                 // changes it), so it is not looked at before.
