@@ -442,9 +442,9 @@ struct Resident {
     after_branch: bool,
     /// Waiting at a barrier (its `Warp::bar`).
     at_bar: bool,
-    /// Per scoreboard, when its last writer's result arrives; those last
-    /// set by a global/local memory access (long scoreboard).
+    /// Per scoreboard, when its last writer's result arrives.
     sb: [u64; SCOREBOARDS],
+    /// Scoreboards last set by a global/local memory access (long scoreboard).
     sb_long: u8,
 }
 
