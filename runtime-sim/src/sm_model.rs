@@ -25,7 +25,7 @@ use crate::occupancy::Occupancy;
 use crate::ops::Op;
 use crate::profile::{SmStats, StallReason, TimelineEvent, STALL_REASONS, TIMELINE_LIMIT};
 use crate::program::Program;
-use crate::sm_trace::{Access, Rec, WarpTrace};
+use crate::sm_trace::{Access, WarpTrace};
 use crate::timing::{Class, SCOREBOARDS};
 
 /// The pipes of a sub-partition (the LSU is per SM).
@@ -382,13 +382,16 @@ impl Server {
     }
 }
 
+/// A warp's state that only an issue reaching the end of a run or making
+/// an access, a barrier and the timeline read; what every visit and issue
+/// read is its [`Resident`] in its sub-partition's list.
 struct Warp {
     trace: WarpTrace,
-    /// The record of the next issue: `trace.recs[pos]`, of whose run
-    /// `cur.idx` is the next instruction and `left` more follow.
+    /// The record of the current run: `trace.recs[pos]` (its next
+    /// instruction and how many follow are in the [`Resident`]).
     pos: usize,
-    cur: Rec,
-    left: u32,
+    /// The lanes of the current run (for the timeline).
+    lanes: u32,
     /// The next entry of `trace.accesses`.
     acc: usize,
     cta: usize,
@@ -397,54 +400,76 @@ struct Warp {
     /// Its SM and sub-partition.
     sm: u32,
     sub: u32,
-    next_issue: u64,
-    sb: [u64; SCOREBOARDS],
-    /// Scoreboards last set by a global/local memory access (long scoreboard).
-    sb_long: u8,
     /// Waiting at this barrier instance.
     bar: Option<(u8, u32)>,
-    /// Its last issue was a branch or convergence instruction.
-    after_branch: bool,
-    /// The last verdict, and the cycle from which its cycles are not yet
-    /// counted (`stall_cycles`, the profile).
-    reason: StallReason,
-    since: u64,
     /// Timeline: the current stall span (reason, start).
     span: Option<(StallReason, u64)>,
     /// Resident (false: it left, and its slot waits for another warp).
     live: bool,
 }
 
-/// A resident warp in its sub-partition's list.
+/// A resident warp in its sub-partition's list: the state a visit reads
+/// (its wake time, its verdict's inputs) and an issue writes, kept in the
+/// list itself, so that a visit reads its warps in one run of memory
+/// instead of through their slots (the rest, [`Warp`], is read seldom).
+/// What a look reads is in its first 64 bytes, a host cache line (the
+/// fields in declaration order): its next instruction's scoreboard waits
+/// and pipe are made when it issues the one before (its scoreboards
+/// change only then), not at every look.
 #[derive(Clone, Copy)]
-struct Entry {
+#[repr(C, align(64))]
+struct Resident {
     /// The cycle the warp is next looked at (its verdict cannot change earlier).
     wake: u64,
+    next_issue: u64,
+    /// When the scoreboards its next instruction waits for are released
+    /// (0: none): the latest of those last set by a global or local
+    /// access (long scoreboard), and of the others ([`sb_waits`]).
+    long_at: u64,
+    short_at: u64,
+    /// The cycle from which its cycles are not yet counted
+    /// (`stall_cycles`, the profile) for its last verdict, `reason`.
+    since: u64,
+    /// Its next instruction, and how many more of its run follow it.
+    idx: u32,
+    left: u32,
     /// Its slot in the model's warps.
     slot: u32,
+    /// Its next instruction's pipe.
+    pipe: Pipe,
+    reason: StallReason,
+    /// Its last issue was a branch or convergence instruction.
+    after_branch: bool,
+    /// Waiting at a barrier (its `Warp::bar`).
+    at_bar: bool,
+    /// Per scoreboard, when its last writer's result arrives.
+    sb: [u64; SCOREBOARDS],
+    /// Scoreboards last set by a global/local memory access (long scoreboard).
+    sb_long: u8,
 }
 
 /// A sub-partition. All of them are in one array (indexed by SM and
-/// sub-partition), each with one list of its warps: a visit reads them
-/// with no pointer to follow through its SM, and a warp's wake time with
-/// its slot.
+/// sub-partition), each with one list of its warps' [`Resident`] states:
+/// a visit reads them with no pointer to follow through its SM or a slot.
 struct Sub {
-    /// The resident warps, oldest first.
-    list: Vec<Entry>,
-    /// The earliest of `wake` (u64::MAX: none).
+    /// The earliest of the warps' `wake` (u64::MAX: none).
     next: u64,
+    /// The resident warps, oldest first.
+    warps: Vec<Resident>,
     /// The index in `warps` of the last issuer (GTO's greedy warp) until
     /// it yields or leaves: an index, not a slot, so that a visit need
     /// not search for it.
     greedy: Option<usize>,
     /// The index in `warps` of the last issuer (LRR starts after it).
     last: usize,
+    /// Its SM.
+    sm: u32,
     pipe_free: [u64; PIPES],
 }
 
 impl Sub {
     fn update_next(&mut self) {
-        self.next = self.list.iter().map(|e| e.wake).min().unwrap_or(u64::MAX);
+        self.next = self.warps.iter().map(|r| r.wake).min().unwrap_or(u64::MAX);
     }
 
     /// Where LRR's round starts: after the last issuer (`last` < `n`
@@ -461,7 +486,7 @@ impl Sub {
 
     /// Removes the warp at index `i`, keeping `greedy` on the same warp.
     fn remove(&mut self, i: usize) -> usize {
-        let slot = self.list.remove(i).slot as usize;
+        let slot = self.warps.remove(i).slot as usize;
         self.greedy = match self.greedy {
             Some(g) if g == i => None,
             Some(g) if g > i => Some(g - 1),
@@ -471,8 +496,9 @@ impl Sub {
     }
 }
 
+/// An SM (its LSU's time is in the model's own array, read by every
+/// visit).
 struct Sm {
-    lsu_free: u64,
     l1: Cache,
     ctas: u32,
     warps: u32,
@@ -510,17 +536,17 @@ pub(crate) struct SmProfile {
     pub timeline_dropped: u64,
 }
 
-/// Counts warp `w`'s cycles from its `since` to `now` for its current
+/// Counts warp `r`'s cycles from its `since` to `now` for its current
 /// verdict (the instruction it waits to issue).
-fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, w: &mut Warp, now: u64) {
-    let d = now - w.since;
+fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, r: &mut Resident, now: u64) {
+    let d = now - r.since;
     if d > 0 {
-        stats.stall_cycles[w.reason as usize] += d;
+        stats.stall_cycles[r.reason as usize] += d;
         if let Some(p) = prof.as_mut() {
-            p.stalls[w.cur.idx as usize][w.reason as usize] += d;
+            p.stalls[r.idx as usize][r.reason as usize] += d;
         }
     }
-    w.since = now;
+    r.since = now;
 }
 
 /// The `k`-th of the `n` warps of a sub-partition (its index in the
@@ -538,38 +564,47 @@ fn policy_index(policy: Policy, k: usize, n: usize, g: usize, start: usize) -> u
     }
 }
 
-/// Why warp `w`, whose next instruction is `inf`, cannot issue at cycle
-/// `now` and the cycle its verdict may change (None: it can issue). The
-/// SM's LSU is free from `lsu_free`, the sub-partition's pipes from
-/// `pipe_free`.
+/// Why warp `w` cannot issue its next instruction at cycle `now` and the
+/// cycle its verdict may change (None: it can issue). The SM's LSU is
+/// free from `lsu_free`, the sub-partition's pipes from `pipe_free`.
 #[inline(always)]
-fn verdict(w: &Warp, inf: &InstInfo, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
-    if w.bar.is_some() {
+fn verdict(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
+    if w.at_bar {
         return Some((StallReason::Barrier, u64::MAX));
     }
     if w.next_issue > now {
         return Some((if w.after_branch { StallReason::Branch } else { StallReason::Wait }, w.next_issue));
     }
-    let mut t = now;
-    let mut long = false;
-    let mut req = inf.req;
-    while req != 0 {
-        let s = req.trailing_zeros() as usize;
-        req &= req - 1;
-        if s < SCOREBOARDS && w.sb[s] > now {
-            t = t.max(w.sb[s]);
-            long |= w.sb_long >> s & 1 != 0;
-        }
-    }
+    let t = w.long_at.max(w.short_at);
     if t > now {
-        Some((if long { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
-    } else if inf.pipe == Pipe::Lsu && lsu_free > now {
+        Some((if w.long_at > now { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
+    } else if w.pipe == Pipe::Lsu && lsu_free > now {
         Some((StallReason::MemPipe, lsu_free))
-    } else if inf.pipe != Pipe::Lsu && pipe_free[inf.pipe as usize] > now {
-        Some((StallReason::MathPipe, pipe_free[inf.pipe as usize]))
+    } else if w.pipe != Pipe::Lsu && pipe_free[w.pipe as usize] > now {
+        Some((StallReason::MathPipe, pipe_free[w.pipe as usize]))
     } else {
         None
     }
+}
+
+/// When the scoreboards `req` names are released, those of `long` (set
+/// by a global or local access) and the others: the latest of their
+/// times in `sb` (0: none). The warp waits until both have passed, for a
+/// long scoreboard as long as the first has not.
+fn sb_waits(sb: &[u64; SCOREBOARDS], long: u8, mut req: u8) -> (u64, u64) {
+    let (mut long_at, mut short_at) = (0, 0);
+    while req != 0 {
+        let s = req.trailing_zeros() as usize;
+        req &= req - 1;
+        if s < SCOREBOARDS {
+            if long >> s & 1 != 0 {
+                long_at = long_at.max(sb[s]);
+            } else {
+                short_at = short_at.max(sb[s]);
+            }
+        }
+    }
+    (long_at, short_at)
 }
 
 /// The cycles sub-partitions are looked at next: the next cycle's
@@ -682,18 +717,13 @@ pub(crate) fn run(
     let nsub = m.subpartitions as usize;
     // Sub-partition `ui` of SM `si` is `subs[si * nsub + ui]`.
     let mut subs: Vec<Sub> = (0..m.sms as usize * nsub)
-        .map(|_| Sub { list: Vec::new(), next: u64::MAX, greedy: None, last: 0, pipe_free: [0; PIPES] })
+        .map(|g| Sub { warps: Vec::new(), next: u64::MAX, greedy: None, last: 0, sm: (g / nsub) as u32, pipe_free: [0; PIPES] })
         .collect();
     let mut sms: Vec<Sm> = (0..m.sms)
-        .map(|_| Sm {
-            lsu_free: 0,
-            l1: Cache::new(m.l1_bytes, m.line_bytes, m.sector_bytes, m.l1_ways),
-            ctas: 0,
-            warps: 0,
-            since: 0,
-            next_sub: 0,
-        })
+        .map(|_| Sm { l1: Cache::new(m.l1_bytes, m.line_bytes, m.sector_bytes, m.l1_ways), ctas: 0, warps: 0, since: 0, next_sub: 0 })
         .collect();
+    // Per SM, the cycle its LSU is next free.
+    let mut lsu_free_at: Vec<u64> = vec![0; m.sms as usize];
     let mut l2 = Cache::reusing(m.l2_bytes, m.line_bytes, m.sector_bytes, m.l2_ways);
     let mut l2_bw = Server { free: 0, rate: m.l2_sectors_per_cycle as u64 };
     let mut dram_bw = Server { free: 0, rate: m.dram_sectors_per_cycle as u64 };
@@ -702,8 +732,6 @@ pub(crate) fn run(
     let mut free_slots: Vec<usize> = Vec::new();
     let mut ctas: Vec<Option<CtaRun>> = Vec::new();
     let mut agenda = Agenda::new(m.sms as usize * nsub);
-    // The SM and sub-partition of each global sub-partition index.
-    let place_of: Vec<(usize, usize)> = (0..m.sms as usize * nsub).map(|g| (g / nsub, g % nsub)).collect();
     let mut next: u64 = 0;
     let mut stopped = false;
     // The cycle being simulated; `at` is when new CTAs are placed.
@@ -740,9 +768,9 @@ pub(crate) fn run(
                             let sm = &mut sms[s];
                             let sub = sm.next_sub;
                             sm.next_sub = (sm.next_sub + 1) % nsub;
+                            let first = t.recs[0];
                             let w = Warp {
-                                cur: t.recs[0],
-                                left: t.recs[0].len - 1,
+                                lanes: first.lanes,
                                 trace: t,
                                 pos: 0,
                                 acc: 0,
@@ -750,13 +778,7 @@ pub(crate) fn run(
                                 id: wid as u32,
                                 sm: s as u32,
                                 sub: sub as u32,
-                                next_issue: at,
-                                sb: [0; SCOREBOARDS],
-                                sb_long: 0,
                                 bar: None,
-                                after_branch: false,
-                                reason: StallReason::Selected,
-                                since: at,
                                 span: None,
                                 live: true,
                             };
@@ -771,7 +793,22 @@ pub(crate) fn run(
                                 }
                             };
                             let u = &mut subs[s * nsub + sub];
-                            u.list.push(Entry { wake: at, slot: slot as u32 });
+                            u.warps.push(Resident {
+                                wake: at,
+                                next_issue: at,
+                                long_at: 0,
+                                short_at: 0,
+                                since: at,
+                                idx: first.idx,
+                                left: first.len - 1,
+                                slot: slot as u32,
+                                pipe: info[first.idx as usize].pipe,
+                                reason: StallReason::Selected,
+                                after_branch: false,
+                                at_bar: false,
+                                sb: [0; SCOREBOARDS],
+                                sb_long: 0,
+                            });
                             if at < u.next {
                                 u.next = at;
                                 agenda.add(now, at, s * nsub + sub);
@@ -804,7 +841,7 @@ pub(crate) fn run(
     }
     let mut finished_ctas: Vec<usize> = Vec::new();
     let mut arrivals: Vec<(usize, u8, u32)> = Vec::new();
-    let mut done_warps: Vec<(usize, usize, usize)> = Vec::new();
+    let mut done_warps: Vec<(usize, usize)> = Vec::new();
     // The cycle after the last step (the launch's duration).
     let mut end: u64 = 0;
     while resident > 0 {
@@ -815,8 +852,8 @@ pub(crate) fn run(
                 // Only barrier waits: cannot happen for a trace the
                 // interpreter completed (it would have deadlocked); end
                 // rather than spin.
-                for w in warps.iter_mut().filter(|w| w.live) {
-                    count_warp(&mut stats, &mut prof, w, end);
+                for r in subs.iter_mut().flat_map(|u| &mut u.warps) {
+                    count_warp(&mut stats, &mut prof, r, end);
                 }
                 for sm in &mut sms {
                     sm.count(&mut stats, end);
@@ -841,17 +878,17 @@ pub(crate) fn run(
             // made first).
             let mut due = std::mem::take(&mut agenda.soon[word]);
             'visit: while due != 0 {
-                let g = (word * 64) as u32 + due.trailing_zeros();
+                let g = word * 64 + due.trailing_zeros() as usize;
                 due &= due - 1;
-                let (si, ui) = place_of[g as usize];
-                if si != lsu_sm {
-                    (lsu_sm, lsu_free) = (si, sms[si].lsu_free);
-                }
-                let sub = &mut subs[g as usize];
+                let sub = &mut subs[g];
                 if sub.next != now {
                     continue; // stale
                 }
-                let n = sub.list.len();
+                let si = sub.sm as usize;
+                if si != lsu_sm {
+                    (lsu_sm, lsu_free) = (si, lsu_free_at[si]);
+                }
+                let n = sub.warps.len();
                 let mut chosen: Option<usize> = None;
                 let start = match m.scheduler {
                     Policy::Gto => 0,
@@ -863,14 +900,12 @@ pub(crate) fn run(
                 let mut next = u64::MAX;
                 for k in 0..n {
                     let i = policy_index(m.scheduler, k, n, greedy, start);
-                    let e = &mut sub.list[i];
-                    if e.wake > now {
-                        next = next.min(e.wake);
+                    let r = &mut sub.warps[i];
+                    if r.wake > now {
+                        next = next.min(r.wake);
                         continue;
                     }
-                    let w = &mut warps[e.slot as usize];
-                    let inf = &info[w.cur.idx as usize];
-                    let ready = match verdict(w, inf, now, lsu_free, &sub.pipe_free) {
+                    let ready = match verdict(r, now, lsu_free, &sub.pipe_free) {
                         Some(wait) => wait,
                         None if chosen.is_none() => {
                             chosen = Some(i);
@@ -878,11 +913,11 @@ pub(crate) fn run(
                         }
                         None => (StallReason::NotSelected, now + 1),
                     };
-                    if w.reason != ready.0 {
-                        count_warp(&mut stats, &mut prof, w, now);
-                        w.reason = ready.0;
+                    if r.reason != ready.0 {
+                        count_warp(&mut stats, &mut prof, r, now);
+                        r.reason = ready.0;
                     }
-                    e.wake = ready.1;
+                    r.wake = ready.1;
                     next = next.min(ready.1);
                 }
                 if let Some(i) = chosen {
@@ -890,25 +925,24 @@ pub(crate) fn run(
                     sub.greedy = Some(i);
                 }
                 sub.next = next;
-                agenda.add(now, sub.next, g as usize);
+                agenda.add(now, sub.next, g);
                 if let (Some(p), true) = (prof.as_mut(), timeline) {
-                    for e in &sub.list {
-                        let w = &mut warps[e.slot as usize];
-                        let rec = w.cur;
+                    for r in &sub.warps {
+                        let w = &mut warps[r.slot as usize];
                         let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                        timeline_step(p, w, si as u32, cta, rec.idx, rec.lanes, now);
+                        timeline_step(p, w, r.reason, si as u32, cta, r.idx, now);
                     }
                 }
                 // The chosen warp's issue.
                 let Some(i) = chosen else { continue };
-                let Sm { lsu_free, l1, .. } = &mut sms[si];
-                let w = &mut warps[sub.list[i].slot as usize];
-                let rec = w.cur;
-                let inf = &info[rec.idx as usize];
-                count_warp(&mut stats, &mut prof, w, now + 1);
+                let (lsu_free, l1) = (&mut lsu_free_at[si], &mut sms[si].l1);
+                let r = &mut sub.warps[i];
+                let w = &mut warps[r.slot as usize];
+                let inf = &info[r.idx as usize];
+                count_warp(&mut stats, &mut prof, r, now + 1);
                 stats.issued += 1;
-                w.next_issue = now + inf.stall as u64;
-                w.after_branch = inf.branch;
+                r.next_issue = now + inf.stall as u64;
+                r.after_branch = inf.branch;
                 let mut ready = now + inf.lat as u64;
                 let mut long = false;
                 let access = if inf.access {
@@ -975,6 +1009,7 @@ pub(crate) fn run(
                     Access::Bar { id, gen, wait } => {
                         if wait {
                             w.bar = Some((id, gen));
+                            r.at_bar = true;
                             arrivals.push((w.cta, id, gen));
                         }
                     }
@@ -990,38 +1025,42 @@ pub(crate) fn run(
                 }
                 if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
                     let s = inf.wsb as usize;
-                    if ready > w.sb[s] {
-                        w.sb[s] = ready;
-                        w.sb_long = w.sb_long & !(1 << s) | (long as u8) << s;
+                    if ready > r.sb[s] {
+                        r.sb[s] = ready;
+                        r.sb_long = r.sb_long & !(1 << s) | (long as u8) << s;
                     }
                 }
                 if inf.yield_ {
                     sub.greedy = None;
                 }
-                if w.left > 0 {
-                    w.left -= 1;
-                    w.cur.idx += 1;
+                if r.left > 0 {
+                    r.left -= 1;
+                    r.idx += 1;
                 } else {
                     w.pos += 1;
-                    if let Some(&r) = w.trace.recs.get(w.pos) {
-                        w.cur = r;
-                        w.left = r.len - 1;
+                    if let Some(&rec) = w.trace.recs.get(w.pos) {
+                        r.idx = rec.idx;
+                        r.left = rec.len - 1;
+                        w.lanes = rec.lanes;
                     } else {
-                        done_warps.push((si, ui, i));
+                        done_warps.push((g, i));
                         continue 'visit;
                     }
                 }
+                let next_inf = &info[r.idx as usize];
+                r.pipe = next_inf.pipe;
+                (r.long_at, r.short_at) = sb_waits(&r.sb, r.sb_long, next_inf.req);
                 // A warp whose stall count outlasts the next cycle: its verdict
                 // from then until the stall elapses is known now (nothing else
                 // changes it), so it is not looked at before.
-                if w.bar.is_none() && w.next_issue > now + 1 {
-                    w.reason = if w.after_branch { StallReason::Branch } else { StallReason::Wait };
+                if !r.at_bar && r.next_issue > now + 1 {
+                    r.reason = if r.after_branch { StallReason::Branch } else { StallReason::Wait };
                     if timeline {
-                        w.span = Some((w.reason, now + 1));
+                        w.span = Some((r.reason, now + 1));
                     }
-                    sub.list[i].wake = w.next_issue;
+                    r.wake = r.next_issue;
                     sub.update_next();
-                    agenda.add(now, sub.next, si * nsub + ui);
+                    agenda.add(now, sub.next, g);
                 }
             }
         }
@@ -1035,11 +1074,12 @@ pub(crate) fn run(
                     let ow = &mut warps[o];
                     if ow.live && ow.bar == Some((id, gen)) && ow.cta == ci {
                         ow.bar = None;
-                        ow.next_issue = ow.next_issue.max(now + 1);
                         let (s, u) = (ow.sm as usize, ow.sub as usize);
                         let sub = &mut subs[s * nsub + u];
-                        if let Some(e) = sub.list.iter_mut().find(|e| e.slot as usize == o) {
-                            e.wake = now + 1;
+                        if let Some(r) = sub.warps.iter_mut().find(|r| r.slot as usize == o) {
+                            r.at_bar = false;
+                            r.next_issue = r.next_issue.max(now + 1);
+                            r.wake = now + 1;
                             if now + 1 < sub.next {
                                 sub.next = now + 1;
                                 agenda.add(now, now + 1, s * nsub + u);
@@ -1050,20 +1090,21 @@ pub(crate) fn run(
             }
         }
         // Warps that issued their last instruction leave.
-        for &(si, ui, i) in done_warps.iter().rev() {
+        for &(g, i) in done_warps.iter().rev() {
+            let sub = &mut subs[g];
+            let si = sub.sm as usize;
             sms[si].count(&mut stats, now + 1);
-            let sub = &mut subs[si * nsub + ui];
             let slot = sub.remove(i);
             sub.update_next();
-            agenda.add(now, sub.next, si * nsub + ui);
-            if sub.last >= sub.list.len() {
+            agenda.add(now, sub.next, g);
+            if sub.last >= sub.warps.len() {
                 sub.last = 0;
             }
             sms[si].warps -= 1;
             let w = &mut warps[slot];
             if let (Some(p), true) = (prof.as_mut(), timeline) {
                 let cta = ctas[w.cta].as_ref().map(|c| c.index).unwrap_or(0);
-                close_span(p, w, si as u32, cta, now + 1);
+                close_span(p, w, si as u32, cta, 0, now + 1);
             }
             w.live = false;
             w.trace = WarpTrace::default();
@@ -1092,28 +1133,30 @@ pub(crate) fn run(
     (stats, prof)
 }
 
-/// Extends or closes the warp's stall span and records an issue.
-fn timeline_step(p: &mut SmProfile, w: &mut Warp, sm: u32, cta: u64, idx: u32, lanes: u32, now: u64) {
+/// Extends or closes the warp's stall span for its verdict `reason` at
+/// its next instruction `idx`, and records an issue.
+fn timeline_step(p: &mut SmProfile, w: &mut Warp, reason: StallReason, sm: u32, cta: u64, idx: u32, now: u64) {
     let pc = crate::program::CODE_BASE + 16 * idx as u64;
-    if w.reason == StallReason::Selected {
-        close_span(p, w, sm, cta, now);
+    if reason == StallReason::Selected {
+        close_span(p, w, sm, cta, idx, now);
         w.span = None;
-        push(p, TimelineEvent { cta, warp: w.id, pc, cycle: now, cycles: 1, lanes: lanes.count_ones(), sm: Some(sm), stall: None });
+        push(p, TimelineEvent { cta, warp: w.id, pc, cycle: now, cycles: 1, lanes: w.lanes.count_ones(), sm: Some(sm), stall: None });
         return;
     }
     match w.span {
-        Some((r, _)) if r == w.reason => {}
+        Some((r, _)) if r == reason => {}
         _ => {
-            close_span(p, w, sm, cta, now);
-            w.span = Some((w.reason, now));
+            close_span(p, w, sm, cta, idx, now);
+            w.span = Some((reason, now));
         }
     }
 }
 
-fn close_span(p: &mut SmProfile, w: &Warp, sm: u32, cta: u64, now: u64) {
+/// Closes the warp's stall span at `now`; `idx`: its next instruction (0
+/// when it left).
+fn close_span(p: &mut SmProfile, w: &Warp, sm: u32, cta: u64, idx: u32, now: u64) {
     if let Some((r, start)) = w.span {
         if now > start {
-            let idx = if w.pos < w.trace.recs.len() { w.cur.idx } else { 0 };
             let pc = crate::program::CODE_BASE + 16 * idx as u64;
             push(
                 p,
