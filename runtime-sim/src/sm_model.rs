@@ -27,6 +27,7 @@ use crate::profile::{SmStats, StallReason, TimelineEvent, STALL_REASONS, TIMELIN
 use crate::program::Program;
 use crate::sm_trace::{Access, WarpTrace};
 use crate::timing::{Class, SCOREBOARDS};
+use strength_reduce::StrengthReducedU32;
 
 /// The pipes of a sub-partition (the LSU is per SM).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,14 +132,11 @@ struct Cache {
 enum SetIndex {
     /// `sets - 1`, when `sets` is a power of two.
     Mask(u64),
-    /// `⌊(2^64 − 1) / sets⌋ + 1` (wrapping), when `sets` is below 2^32:
-    /// the remainder of a 32-bit line by multiplication (Lemire, Kaser and
-    /// Kurz, "Faster remainder by direct computation", 2019: the low 64
-    /// bits of `reciprocal · line` are the fraction `line / sets` scaled by
-    /// 2^64, rounded up; times `sets`, the high 64 bits are the remainder,
-    /// exactly for every 32-bit line and divisor). A line of 2^32 or more
-    /// (an address of 2^39 or more) is divided.
-    Reciprocal(u64),
+    /// When `sets` is below 2^32: the remainder of a 32-bit line by
+    /// multiplication (`strength_reduce`'s reciprocal, exact for every
+    /// 32-bit line). A line of 2^32 or more (an address of 2^39 or more: a
+    /// local one, `sm_trace`'s `LOCAL_BASE`) is divided.
+    Reciprocal(StrengthReducedU32),
     /// Neither: a division.
     Divide,
 }
@@ -147,8 +145,8 @@ impl SetIndex {
     fn new(sets: u64) -> SetIndex {
         if sets.is_power_of_two() {
             SetIndex::Mask(sets - 1)
-        } else if sets <= u32::MAX as u64 {
-            SetIndex::Reciprocal((u64::MAX / sets).wrapping_add(1))
+        } else if let Ok(sets) = u32::try_from(sets) {
+            SetIndex::Reciprocal(StrengthReducedU32::new(sets))
         } else {
             SetIndex::Divide
         }
@@ -157,12 +155,9 @@ impl SetIndex {
     /// `line % sets`.
     #[inline(always)]
     fn of(self, line: u64, sets: u64) -> u64 {
-        match self {
-            SetIndex::Mask(m) => line & m,
-            SetIndex::Reciprocal(r) if line <= u32::MAX as u64 => {
-                let fraction = r.wrapping_mul(line);
-                ((fraction as u128 * sets as u128) >> 64) as u64
-            }
+        match (self, u32::try_from(line)) {
+            (SetIndex::Mask(m), _) => line & m,
+            (SetIndex::Reciprocal(r), Ok(line)) => u64::from(line % r),
             _ => line % sets,
         }
     }
