@@ -947,49 +947,79 @@ pub(crate) fn run(
                     Access::None
                 };
                 match access {
-                    Access::Sectors { start, count, store, atomic } => {
-                        let secs = &w.trace.sectors[start as usize..start as usize + count as usize];
+                    Access::Sectors { .. } | Access::Ranges { .. } => {
+                        // The sectors: a list in the trace, or two ranges
+                        // in the record (the second maybe empty).
+                        let (list, ranges, store, atomic): (&[u64], _, _, _) = match access {
+                            Access::Sectors { start, count, store, atomic } => {
+                                (&w.trace.sectors[start as usize..start as usize + count as usize], [(0, 0); 2], store, atomic)
+                            }
+                            Access::Ranges { first, gap, count, store } => {
+                                let second = first + gap as u64;
+                                (&[], [(first, count[0] as u64), (second, count[1] as u64)], store, false)
+                            }
+                            _ => unreachable!("an access with sectors"),
+                        };
+                        // Lines: the changes of line along the sorted sectors.
                         let mut lines = 0u64;
                         let mut prev = u64::MAX;
-                        for &sct in secs {
+                        for &sct in list {
                             if sct >> line_shift != prev {
                                 lines += 1;
                                 prev = sct >> line_shift;
                             }
                         }
+                        for (first, n) in ranges.into_iter().filter(|r| r.1 > 0) {
+                            let (a, b) = (first >> line_shift, (first + n - 1) >> line_shift);
+                            lines += b - a + (a != prev) as u64;
+                            prev = b;
+                        }
+                        let count = list.len() as u64 + ranges[0].1 + ranges[1].1;
                         let begin = now.max(*lsu_free);
                         let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
                         *lsu_free = begin + occupy;
-                        stats.sectors += count as u64;
+                        stats.sectors += count;
                         stats.lines += lines;
-                        let mut done = begin + occupy;
-                        for &sct in secs {
-                            let t = if atomic {
-                                let a = l2_bw.serve(begin);
-                                l2.access(sct);
-                                a + m.lat_atomic as u64
-                            } else if store {
-                                l1.invalidate(sct);
-                                let a = l2_bw.serve(begin);
-                                if !l2.access(sct) {
-                                    stats.l2_misses += 1;
-                                }
-                                a
-                            } else if l1.access(sct) {
-                                stats.l1_hits += 1;
-                                begin + lat_l1
-                            } else {
-                                stats.l1_misses += 1;
-                                let a = l2_bw.serve(begin);
-                                if l2.access(sct) {
-                                    stats.l2_hits += 1;
-                                    a + lat_l2
+                        // A sector's request: when its data is back (a macro, so that
+                        // it is inlined in both loops below).
+                        macro_rules! serve {
+                            ($sct:expr) => {{
+                                let sct: u64 = $sct;
+                                if atomic {
+                                    let a = l2_bw.serve(begin);
+                                    l2.access(sct);
+                                    a + m.lat_atomic as u64
+                                } else if store {
+                                    l1.invalidate(sct);
+                                    let a = l2_bw.serve(begin);
+                                    if !l2.access(sct) {
+                                        stats.l2_misses += 1;
+                                    }
+                                    a
+                                } else if l1.access(sct) {
+                                    stats.l1_hits += 1;
+                                    begin + lat_l1
                                 } else {
-                                    stats.l2_misses += 1;
-                                    dram_bw.serve(a) + lat_dram
+                                    stats.l1_misses += 1;
+                                    let a = l2_bw.serve(begin);
+                                    if l2.access(sct) {
+                                        stats.l2_hits += 1;
+                                        a + lat_l2
+                                    } else {
+                                        stats.l2_misses += 1;
+                                        dram_bw.serve(a) + lat_dram
+                                    }
                                 }
-                            };
-                            done = done.max(t);
+                            }};
+                        }
+                        let mut done = begin + occupy;
+                        for &sct in list {
+                            done = done.max(serve!(sct));
+                        }
+                        for (first, n) in ranges {
+                            for sct in first..first + n {
+                                done = done.max(serve!(sct));
+                            }
                         }
                         ready = done;
                         long = true;

@@ -18,6 +18,13 @@ pub(crate) enum Access {
     /// Global or local memory: `count` sector indices at `start` in
     /// [`WarpTrace::sectors`].
     Sectors { start: u32, count: u16, store: bool, atomic: bool },
+    /// Global memory, a load's or store's sectors as at most two ranges
+    /// kept in the record itself (none in [`WarpTrace::sectors`]):
+    /// `count[0]` sectors from `first`, then `count[1]` (maybe none) from
+    /// `first + gap`, which is past the first range and not next to it
+    /// (sorted and distinct, like a list). A full warp's access whose
+    /// half-warps are each one range of bytes (`machine::Halves`).
+    Ranges { first: u64, gap: u32, count: [u8; 2], store: bool },
     /// Shared memory: the wavefronts the access needs (1 without conflicts).
     Shared { wavefronts: u16 },
     /// A CTA barrier: barrier `id`, instance `gen`; `wait`: the warp's last
@@ -336,13 +343,13 @@ impl Recorder {
 }
 
 /// The sectors of a global access of `n` bytes per lane whose half-warps
-/// have the shape `h`, at `h`'s addresses plus `ofs`, added to `t`'s: a
-/// range of bytes touches every sector from its first byte's to its last
-/// byte's, and, when no lane's access is larger than a sector (else None),
-/// each of those sectors holds some lane's first or last byte: a
-/// half-warp's sectors. The two halves' ranges of sectors, in order, as
-/// one where they meet or overlap. None also when a half wraps around the
-/// address space.
+/// have the shape `h`, at `h`'s addresses plus `ofs`: a range of bytes
+/// touches every sector from its first byte's to its last byte's, and,
+/// when no lane's access is larger than a sector (else None), each of those
+/// sectors holds some lane's first or last byte: a half-warp's sectors.
+/// The two halves' ranges of sectors, in order, as one where they meet or
+/// overlap: an [`Access::Ranges`] when they fit it, else added to `t`'s
+/// sectors. None also when a half wraps around the address space.
 #[inline(always)]
 fn half_sectors(t: &mut WarpTrace, h: Halves, ofs: i32, n: u32, shift: u32, store: bool, atomic: bool) -> Option<Access> {
     if n > 1 << shift {
@@ -353,14 +360,18 @@ fn half_sectors(t: &mut WarpTrace, h: Halves, ofs: i32, n: u32, shift: u32, stor
         a.checked_add(h.bytes(k, n) - 1).map(|end| (a >> shift, end >> shift))
     };
     let (r0, r1) = (range(0)?, range(1)?);
-    let start = t.sectors.len();
     let (x, y) = if r0.0 <= r1.0 { (r0, r1) } else { (r1, r0) };
-    if y.0 <= x.1 + 1 {
-        t.sectors.extend(x.0..=x.1.max(y.1));
-    } else {
-        t.sectors.extend(x.0..=x.1);
-        t.sectors.extend(y.0..=y.1);
+    let merged = y.0 <= x.1 + 1;
+    // The first range's end, and the second's first sector and count (none when merged).
+    let (end, second, n1) = if merged { (x.1.max(y.1), x.0, 0) } else { (x.1, y.0, y.1 - y.0 + 1) };
+    let (n0, gap) = (end - x.0 + 1, second - x.0);
+    // In the record when they fit it (an atomic's sectors stay a list).
+    if !atomic && n0 <= u8::MAX as u64 && n1 <= u8::MAX as u64 && gap <= u32::MAX as u64 {
+        return Some(Access::Ranges { first: x.0, gap: gap as u32, count: [n0 as u8, n1 as u8], store });
     }
+    let start = t.sectors.len();
+    t.sectors.extend(x.0..=end);
+    t.sectors.extend(second..second + n1);
     let count = (t.sectors.len() - start) as u16;
     Some(Access::Sectors { start: start as u32, count, store, atomic })
 }
@@ -458,6 +469,10 @@ mod tests {
         r.start(0, 1);
         let mut get = |space, halves| match r.addresses(0, space, base, 0, n, e, halves, false, false) {
             Access::Sectors { start, count, .. } => r.warps[0].sectors[start as usize..][..count as usize].to_vec(),
+            Access::Ranges { first, gap, count, .. } => {
+                let second = first + gap as u64;
+                (first..first + count[0] as u64).chain(second..second + count[1] as u64).collect()
+            }
             a => panic!("not sectors: {a:?}"),
         };
         let (global, generic) = (get(AddrSpace::Global, None), get(AddrSpace::Generic, None));
@@ -465,6 +480,12 @@ mod tests {
             assert_eq!(get(AddrSpace::Global, Some(h)), generic, "halves {h:x?} of {base:x?} n={n}");
         }
         (global, generic)
+    }
+
+    /// An access record with its two ranges is 16 bytes (docs/timing.md).
+    #[test]
+    fn an_access_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Access>(), 16);
     }
 
     #[test]
