@@ -66,12 +66,11 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
     local.resize(func.dfg.num_insts());
     // Per block, reused: the keys, the dependence edges `(reader, read)` in
     // the order of their readers, the edges by what they read (`succ_at`
-    // indexing `succs`, `fill` the next free place of each while they are
-    // written), the count of unplaced predecessors, the ready set.
+    // indexing `succs`, [`crate::ir::group_by_key`]), the count of unplaced
+    // predecessors, the ready set.
     let mut key: Vec<u64> = Vec::new();
     let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut succ_at: Vec<u32> = Vec::new();
-    let mut fill: Vec<u32> = Vec::new();
     let mut succs: Vec<u32> = Vec::new();
     let mut waiting: Vec<u32> = Vec::new();
     let mut ready: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
@@ -137,23 +136,10 @@ pub fn restore(func: &mut Function, order: &SourceOrder) {
         // Kahn's algorithm, the smallest key first.
         waiting.clear();
         waiting.resize(body.len(), 0);
-        succ_at.clear();
-        succ_at.resize(body.len() + 1, 0);
-        for &(k, j) in edges.iter() {
+        for &(k, _) in edges.iter() {
             waiting[k as usize] += 1;
-            succ_at[j as usize + 1] += 1;
         }
-        for j in 0..body.len() {
-            succ_at[j + 1] += succ_at[j];
-        }
-        succs.clear();
-        succs.resize(edges.len(), 0);
-        fill.clear();
-        fill.extend_from_slice(&succ_at);
-        for &(k, j) in edges.iter() {
-            succs[fill[j as usize] as usize] = k;
-            fill[j as usize] += 1;
-        }
+        crate::ir::group_by_key(body.len(), || edges.iter().map(|&(k, j)| (j, k)), &mut succ_at, &mut succs);
         ready.clear();
         ready.extend((0..body.len()).filter(|&k| waiting[k] == 0).map(|k| Reverse((key[k], k))));
         sorted.clear();
