@@ -19,7 +19,10 @@ fn generated_kernels_agree() {
     });
     assert_eq!(sum.failed, 0, "{}\n{}", sum, sum.reports.join("\n"));
     assert_eq!(sum.passed + sum.skipped + sum.refused, COUNT);
-    assert!(sum.skipped < COUNT / 100 && sum.refused < COUNT / 100, "{}", sum);
+    // The generator puts barriers at the top level only (after early exits
+    // that may sit in divergent loops), which the compiler's rule accepts
+    // (docs/kernels.md, "CTA barriers in divergent control flow").
+    assert!(sum.skipped < COUNT / 100 && sum.refused == 0, "{}", sum);
     // A good share also runs thread by thread in cranelift-interpreter.
     assert!(sum.referenced > COUNT / 7, "{}", sum);
 }

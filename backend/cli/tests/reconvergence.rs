@@ -247,6 +247,30 @@ fn barrier_in_divergent_flow() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Barriers after a divergent loop that some lanes leave by returning are
+/// accepted at both optimization levels (the lanes that stay meet the same
+/// instances of them) and synchronize the CTA's two warps; a barrier that
+/// lanes skip in one pass of a loop and meet in the next is rejected.
+#[test]
+fn barrier_after_divergent_loop_exit() {
+    let src = format!("{}/../../tests/reconv/barrier_after_loop_exit.clif", env!("CARGO_MANIFEST_DIR"));
+    for level in ["none", "speed"] {
+        let obj = tmp(&format!("barrier_after_loop_exit_{}.o", level));
+        let o = ursa(&["compile", "--kernel", "--opt-level", level, &src, "-o", obj.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = launch(obj.to_str().unwrap(), "barrier_after_loop_exit", 1, 64, &["buf:out=i32[64]", "i32:5"], &[]);
+        let want: Vec<i64> = (0..64).map(|t| if t % 4 == 3 { 0 } else { 100 + (t + 32) % 64 }).collect();
+        assert_eq!(out_values(&out, "out"), want, "--opt-level {}", level);
+    }
+    let bad = format!("{}/../../tests/reconv/barrier_skipped_in_loop.clif", env!("CARGO_MANIFEST_DIR"));
+    for level in ["none", "speed"] {
+        let o = ursa(&["compile", "--kernel", "--opt-level", level, &bad, "-o", tmp("barrier_skipped_in_loop.o").to_str().unwrap()]);
+        assert!(!o.status.success(), "a barrier skipped in alternate passes of a loop compiled at {}", level);
+        let e = stderr(&o);
+        assert!(e.contains("CTA barrier `call fn1()`") && e.contains("block2") && e.contains("in a later pass than the others"), "{}", e);
+    }
+}
+
 /// (issues, lanes, disassembly) of every instruction of function `name`
 /// (`.kernel NAME` or `.func NAME`) in the `--profile` table.
 fn function_rows(out: &str, name: &str) -> Vec<(u64, u64, String)> {

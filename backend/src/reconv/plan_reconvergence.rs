@@ -139,31 +139,15 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
                 continue;
             }
             // Every lane that does not reach the barrier must end the kernel
-            // without meeting the join or another barrier.
-            let mut bad = join.is_some() || !kernel;
-            if !bad {
-                let mut seen = vec![false; cfg.num_blocks()];
-                let mut stack: Vec<Block> = cfg.succs[b.index()].to_vec();
-                while let Some(x) = stack.pop() {
-                    if x == bb || seen[x.index()] {
-                        continue;
-                    }
-                    seen[x.index()] = true;
-                    if block_barrier(f, x, facts).is_some() {
-                        bad = true;
-                        break;
-                    }
-                    stack.extend(cfg.succs[x.index()].iter().copied());
-                }
-            }
-            if bad {
-                let why = if !kernel {
-                    "lanes that do not reach it return to the caller first"
-                } else if join.is_some() {
-                    "lanes that do not reach it wait at the branch's join instead"
-                } else {
-                    "lanes that do not reach it can meet another barrier before they exit"
-                };
+            // without meeting the join or another barrier instance first.
+            let why = if !kernel {
+                Some("lanes that do not reach it return to the caller first")
+            } else if join.is_some() {
+                Some("lanes that do not reach it wait at the branch's join instead")
+            } else {
+                one_first_barrier(f, cfg, b, facts).err()
+            };
+            if let Some(why) = why {
                 let what = if chain.is_empty() {
                     format!("the CTA barrier `{}` ({} in {})", f.dfg.display_inst(call), call, bb)
                 } else {
@@ -184,6 +168,44 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
         }
     }
     Ok(())
+}
+
+/// For a divergent branch ending `b` in a kernel whose lanes do not meet at
+/// a join: that the lanes that go on meet one barrier instance first, or
+/// why they may not. Every path from the branch either ends the kernel
+/// without a barrier (those lanes count as arrived) or meets its first
+/// barrier in one and the same block `x`, and when a path comes back to `b`
+/// without a barrier (a loop that lanes leave in different iterations), `x`
+/// is not in a cycle with `b`, so no lane meets it in a later pass than
+/// another: every lane that arrives at `x` arrives at the same instance of
+/// it. From there on the lanes that stay run the same code, and the later
+/// divergent branches are checked on their own.
+fn one_first_barrier(f: &Function, cfg: &Cfg, b: Block, facts: Option<&ModuleFacts>) -> Result<(), &'static str> {
+    let mut seen = vec![false; cfg.num_blocks()];
+    let mut first: Option<Block> = None;
+    let mut around = false;
+    let mut stack: Vec<Block> = cfg.succs[b.index()].to_vec();
+    while let Some(x) = stack.pop() {
+        if seen[x.index()] {
+            continue;
+        }
+        seen[x.index()] = true;
+        if block_barrier(f, x, facts).is_some() {
+            if first.is_some_and(|y| y != x) {
+                return Err("lanes that do not reach it can meet another barrier before they exit");
+            }
+            first = Some(x);
+            continue;
+        }
+        around |= x == b;
+        stack.extend(cfg.succs[x.index()].iter().copied());
+    }
+    match first {
+        Some(x) if around && cfg.reaching(b)[x.index()] => {
+            Err("lanes that pass a loop without it can reach it in a later pass than the others")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The blocks from which every path runs straight (no branch, no call but
