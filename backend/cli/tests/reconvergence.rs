@@ -247,27 +247,44 @@ fn barrier_in_divergent_flow() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// Barriers after a divergent loop that some lanes leave by returning are
-/// accepted at both optimization levels (the lanes that stay meet the same
-/// instances of them) and synchronize the CTA's two warps; a barrier that
-/// lanes skip in one pass of a loop and meet in the next is rejected.
+/// Barriers after a divergent loop that some lanes leave by returning, and a
+/// barrier at the top of a loop whose body lets lanes return, are accepted
+/// at both optimization levels (the lanes that stay meet the same instances
+/// of them) and run; a barrier that lanes skip in one pass of a loop and
+/// meet in the next, and one at the top of an inner loop that lanes leave
+/// to meet it again in the outer loop's next pass, are rejected.
 #[test]
-fn barrier_after_divergent_loop_exit() {
-    let src = format!("{}/../../tests/reconv/barrier_after_loop_exit.clif", env!("CARGO_MANIFEST_DIR"));
-    for level in ["none", "speed"] {
-        let obj = tmp(&format!("barrier_after_loop_exit_{}.o", level));
-        let o = ursa(&["compile", "--kernel", "--opt-level", level, &src, "-o", obj.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let out = launch(obj.to_str().unwrap(), "barrier_after_loop_exit", 1, 64, &["buf:out=i32[64]", "i32:5"], &[]);
-        let want: Vec<i64> = (0..64).map(|t| if t % 4 == 3 { 0 } else { 100 + (t + 32) % 64 }).collect();
-        assert_eq!(out_values(&out, "out"), want, "--opt-level {}", level);
+fn barriers_after_divergent_loop_exits() {
+    let src = |name: &str| format!("{}/../../tests/reconv/{}.clif", env!("CARGO_MANIFEST_DIR"), name);
+    let accepted: [(&str, fn(i64) -> i64); 2] = [
+        ("barrier_after_loop_exit", |t| if t % 4 == 3 { 0 } else { 100 + (t + 32) % 64 }),
+        ("barrier_loop_top_exit", |t| if t % 8 < 5 { t % 8 } else { 104 }),
+    ];
+    for (name, want) in accepted {
+        for level in ["none", "speed"] {
+            let obj = tmp(&format!("{}_{}.o", name, level));
+            let o = ursa(&["compile", "--kernel", "--opt-level", level, &src(name), "-o", obj.to_str().unwrap()]);
+            assert!(o.status.success(), "{} at {}: {}", name, level, stderr(&o));
+            let out = launch(obj.to_str().unwrap(), name, 1, 64, &["buf:out=i32[64]", "i32:5"], &[]);
+            let want: Vec<i64> = (0..64).map(want).collect();
+            assert_eq!(out_values(&out, "out"), want, "{} at {}", name, level);
+        }
     }
-    let bad = format!("{}/../../tests/reconv/barrier_skipped_in_loop.clif", env!("CARGO_MANIFEST_DIR"));
-    for level in ["none", "speed"] {
-        let o = ursa(&["compile", "--kernel", "--opt-level", level, &bad, "-o", tmp("barrier_skipped_in_loop.o").to_str().unwrap()]);
-        assert!(!o.status.success(), "a barrier skipped in alternate passes of a loop compiled at {}", level);
-        let e = stderr(&o);
-        assert!(e.contains("CTA barrier `call fn1()`") && e.contains("block2") && e.contains("in a later pass than the others"), "{}", e);
+    for (name, block) in [("barrier_skipped_in_loop", "block2"), ("barrier_inner_loop_top", "block2")] {
+        for level in ["none", "speed"] {
+            let o = ursa(&["compile", "--kernel", "--opt-level", level, &src(name), "-o", tmp(&format!("{}.o", name)).to_str().unwrap()]);
+            assert!(!o.status.success(), "{} compiled at {}", name, level);
+            let e = stderr(&o);
+            assert!(
+                e.contains("CTA barrier `call fn1()`")
+                    && e.contains(&format!("in {})", block))
+                    && e.contains("in a later pass than the others"),
+                "{} at {}: {}",
+                name,
+                level,
+                e
+            );
+        }
     }
 }
 

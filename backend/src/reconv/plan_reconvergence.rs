@@ -174,18 +174,31 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
 /// a join: that the lanes that go on meet one barrier instance first, or
 /// why they may not. Every path from the branch either ends the kernel
 /// without a barrier (those lanes count as arrived) or meets its first
-/// barrier in one and the same block `x`, and when a path comes back to `b`
-/// without a barrier (a loop that lanes leave in different iterations), `x`
-/// is not in a cycle with `b`, so no lane meets it in a later pass than
-/// another: every lane that arrives at `x` arrives at the same instance of
-/// it. From there on the lanes that stay run the same code, and the later
-/// divergent branches are checked on their own.
+/// barrier in one and the same block `x`; and no path from the branch to
+/// `x` passes the back edge of a loop that holds `x` (other than an edge
+/// into `x` itself), which lanes that skip `x` in one pass of that loop
+/// would take to meet it in the next, when the others are at it already.
+/// (Loops that do not hold `x`, such as a loop that lanes leave in
+/// different passes on their way to `x`, and a back edge into `x` that
+/// every staying lane takes, keep one instance.) From `x` on the lanes that
+/// stay run the same code, and the later divergent branches are checked on
+/// their own.
 fn one_first_barrier(f: &Function, cfg: &Cfg, b: Block, facts: Option<&ModuleFacts>) -> Result<(), &'static str> {
-    let mut seen = vec![false; cfg.num_blocks()];
+    let n = cfg.num_blocks();
+    let mut order = vec![usize::MAX; n];
+    for (k, &x) in cfg.rpo.iter().enumerate() {
+        order[x.index()] = k;
+    }
+    let mut seen = vec![false; n];
     let mut first: Option<Block> = None;
-    let mut around = false;
-    let mut stack: Vec<Block> = cfg.succs[b.index()].to_vec();
-    while let Some(x) = stack.pop() {
+    // The edges followed that go back in the block order (a loop's back
+    // edge, in a reducible graph).
+    let mut back: Vec<(Block, Block)> = Vec::new();
+    let mut stack: Vec<(Block, Block)> = cfg.succs[b.index()].iter().map(|&s| (b, s)).collect();
+    while let Some((u, x)) = stack.pop() {
+        if order[x.index()] <= order[u.index()] {
+            back.push((u, x));
+        }
         if seen[x.index()] {
             continue;
         }
@@ -197,15 +210,30 @@ fn one_first_barrier(f: &Function, cfg: &Cfg, b: Block, facts: Option<&ModuleFac
             first = Some(x);
             continue;
         }
-        around |= x == b;
-        stack.extend(cfg.succs[x.index()].iter().copied());
+        stack.extend(cfg.succs[x.index()].iter().map(|&s| (x, s)));
     }
-    match first {
-        Some(x) if around && cfg.reaching(b)[x.index()] => {
-            Err("lanes that pass a loop without it can reach it in a later pass than the others")
+    let Some(x) = first else { return Ok(()) };
+    if back.iter().any(|&(u, h)| h != x && in_loop(cfg, u, h, x)) {
+        return Err("lanes that pass a loop without it can reach it in a later pass than the others");
+    }
+    Ok(())
+}
+
+/// Whether block `x` is in the loop of the back edge `u -> h`: `h` itself,
+/// or a block from which `u` is reached without passing `h`.
+fn in_loop(cfg: &Cfg, u: Block, h: Block, x: Block) -> bool {
+    let mut seen = vec![false; cfg.num_blocks()];
+    let mut stack = vec![u];
+    seen[h.index()] = true;
+    while let Some(y) = stack.pop() {
+        if y == x {
+            return true;
         }
-        _ => Ok(()),
+        if !std::mem::replace(&mut seen[y.index()], true) {
+            stack.extend(cfg.preds[y.index()].iter().copied());
+        }
     }
+    x == h
 }
 
 /// The blocks from which every path runs straight (no branch, no call but
