@@ -100,16 +100,20 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 
 /// A sectored, set-associative LRU cache: each entry is one sector; a set
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
-/// A set's entries are made when it is first touched (a 40 MiB L2 costs
-/// nothing until used) and filled in order, so that a set that is not
-/// full is searched only as far as it is filled. A set starts with a small
-/// block of [`SMALL`] entries (two host cache lines of tags and LRU times)
-/// and moves to a block of all `ways` when it fills that: a streaming
-/// launch touches thousands of sets and fills few entries of each, whose
-/// blocks are then packed together instead of 1 KiB apart. Tags are stored
-/// plus one (an entry emptied by an invalidation is 0). A block's entries
-/// past its set's fill are never read (a full set's are all written), so
-/// arrays reused from an earlier cache are not cleared.
+/// A set's entries are kept in the order of their last use, the most
+/// recent first (a hit moves its entry to the front, a miss puts the new
+/// sector there and, in a full set, drops the last: the least recently
+/// used), so a set is its tags alone, with no last-use times to write and
+/// search. A set's entries are made when it is first touched (a 40 MiB L2
+/// costs nothing until used), so that a set that is not full is searched
+/// only as far as it is filled. A set starts with a small block of
+/// [`SMALL`] entries (one host cache line of tags) and moves to a block of
+/// all `ways` when it fills that: a streaming launch touches thousands of
+/// sets and fills few entries of each, whose blocks are then packed
+/// together instead of 512 bytes apart. Tags are stored plus one (an entry
+/// emptied by an invalidation is 0 and keeps its place in the order). A
+/// block's entries past its set's fill are never read (a full set's are
+/// all written), so arrays reused from an earlier cache are not cleared.
 struct Cache {
     /// Per set, where its entries are (one array: a lookup's first read).
     heads: Vec<Head>,
@@ -122,7 +126,6 @@ struct Cache {
     ways: usize,
     /// log2 of the sectors per line (a power of two: `MachineDesc::validate`).
     line_shift: u32,
-    tick: u64,
 }
 
 /// A line's set: `line % sets` without a division on the path of every
@@ -172,17 +175,15 @@ struct Head {
     fill: u32,
 }
 
-/// Entries of a set's first block: 64 bytes of tags.
+/// Entries of a set's first block: 64 bytes of tags, one host cache line.
 const SMALL: usize = 8;
 /// In `Cache::block`, a block of `Cache::big`.
 const BIG: u32 = 1 << 31;
 
-/// Blocks of `width` entries: tags and LRU times in separate arrays (a
-/// lookup reads the tags only).
+/// Blocks of `width` entries (tags, most recently used first).
 #[derive(Default)]
 struct Blocks {
     tags: Vec<u64>,
-    used: Vec<u64>,
     width: usize,
     /// Blocks handed out (the first ones of the arrays).
     count: usize,
@@ -209,15 +210,14 @@ impl Blocks {
         let end = self.count * self.width;
         if self.tags.len() < end {
             self.tags.resize(end, 0);
-            self.used.resize(end, 0);
         }
         b as u32
     }
 
     #[inline(always)]
-    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+    fn entries(&mut self, b: u32) -> &mut [u64] {
         let start = b as usize * self.width;
-        (&mut self.tags[start..][..self.width], &mut self.used[start..][..self.width])
+        &mut self.tags[start..][..self.width]
     }
 }
 
@@ -242,9 +242,7 @@ impl Cache {
         // the start (not grown by doubling, copying the blocks each time;
         // the memory is not touched until a set takes its block).
         let room = sets as usize * small.width;
-        for a in [&mut small.tags, &mut small.used] {
-            a.reserve(room.saturating_sub(a.len()));
-        }
+        small.tags.reserve(room.saturating_sub(small.tags.len()));
         Cache {
             heads: vec![Head::default(); sets as usize],
             small,
@@ -253,7 +251,6 @@ impl Cache {
             index: SetIndex::new(sets),
             ways,
             line_shift: spl.trailing_zeros(),
-            tick: 0,
         }
     }
 
@@ -277,7 +274,7 @@ impl Cache {
 
     /// The entries of a set's block (`b`: its `block`, not 0).
     #[inline(always)]
-    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+    fn entries(&mut self, b: u32) -> &mut [u64] {
         if b & BIG != 0 {
             self.big.entries((b & !BIG) - 1)
         } else {
@@ -286,10 +283,10 @@ impl Cache {
     }
 
     /// Looks a sector up; a miss fills it (evicting the least recently
-    /// used sector of the set). True on a hit.
+    /// used sector of the set). True on a hit. The set's entries stay in
+    /// the order of their last use, the most recent first.
     #[inline]
     fn access(&mut self, sector: u64) -> bool {
-        self.tick += 1;
         let set = self.set(sector);
         let Head { block: mut b, fill } = self.heads[set];
         if b == 0 {
@@ -298,32 +295,26 @@ impl Cache {
         }
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
-        let (tick, ways) = (self.tick, self.ways);
+        let ways = self.ways;
         // The block's entries through its array alone (not `entries`, which
         // borrows the whole cache), so that a fill writes them and the
         // set's head without looking the block up again.
-        let (tags, used) = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
+        let tags = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
         if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
-            used[i] = tick;
+            to_front(&mut tags[..=i], tag);
             return true;
         }
-        // The least recently used entry: an unfilled one (never used) first.
         if fill < ways && fill < tags.len() {
-            tags[fill] = tag;
-            used[fill] = tick;
+            // An unfilled entry (never used) is taken first.
+            to_front(&mut tags[..=fill], tag);
             self.heads[set].fill += 1;
         } else if fill < ways {
             b = self.grow(set, b);
             self.heads[set].fill += 1;
-            let (tags, used) = self.entries(b);
-            tags[fill] = tag;
-            used[fill] = tick;
+            to_front(&mut self.entries(b)[..=fill], tag);
         } else {
-            // (The first of equal times, as a scan of the slice: no bounds
-            // check per entry.)
-            let victim = used[..ways].iter().enumerate().min_by_key(|&(_, &u)| u).map_or(0, |(i, _)| i);
-            tags[victim] = tag;
-            used[victim] = tick;
+            // The last entry, the least recently used, drops out.
+            to_front(&mut tags[..ways], tag);
         }
         false
     }
@@ -337,7 +328,6 @@ impl Cache {
         let from = (small as usize - 1) * n;
         let at = big as usize * self.big.width;
         self.big.tags[at..][..n].copy_from_slice(&self.small.tags[from..][..n]);
-        self.big.used[at..][..n].copy_from_slice(&self.small.used[from..][..n]);
         self.small.free.push(small - 1);
         let b = (big + 1) | BIG;
         self.heads[set].block = b;
@@ -353,12 +343,21 @@ impl Cache {
         }
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
-        for t in &mut self.entries(b).0[..fill] {
+        for t in &mut self.entries(b)[..fill] {
             if *t == tag {
                 *t = 0;
             }
         }
     }
+}
+
+/// Puts `tag` first in `tags`, moving the others one place back (the
+/// last one drops out).
+#[inline(always)]
+fn to_front(tags: &mut [u64], tag: u64) {
+    let n = tags.len();
+    tags.copy_within(..n - 1, 1);
+    tags[0] = tag;
 }
 
 /// A bandwidth-limited server: `rate` sectors per cycle, first come first
