@@ -114,7 +114,17 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 /// emptied by an invalidation is 0 and keeps its place in the order). A
 /// block's entries past its set's fill are never read (a full set's are
 /// all written), so arrays reused from an earlier cache are not cleared.
+/// A small cache (an L1: [`FLAT_MAX`] entries at most) is instead one
+/// array of all its sets' entries, zero (empty) at first, made at its
+/// first lookup, a set at a place its index gives: a lookup reads no head
+/// first, and searches all `ways` entries (the empty ones at its end never
+/// match, and a miss drops the last entry, an empty one while the set is
+/// not full).
 struct Cache {
+    /// A small cache's entry count (0: blocks).
+    flat_len: usize,
+    /// Its entries, once looked up: set `s` at `s * ways`.
+    flat: Vec<u64>,
     /// Per set, where its entries are (one array: a lookup's first read).
     heads: Vec<Head>,
     small: Blocks,
@@ -175,6 +185,9 @@ struct Head {
     fill: u32,
 }
 
+/// The most entries of a cache kept as one flat array (64 KiB).
+const FLAT_MAX: usize = 8192;
+
 /// Entries of a set's first block: 64 bytes of tags, one host cache line.
 const SMALL: usize = 8;
 /// In `Cache::block`, a block of `Cache::big`.
@@ -229,8 +242,15 @@ thread_local! {
 }
 
 impl Cache {
+    /// A cache of its own memory: one flat array when it is small.
     fn new(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
-        Cache::with_blocks(bytes, line, sector, ways, Blocks::default(), Blocks::default())
+        let mut c = Cache::with_blocks(bytes, line, sector, ways, Blocks::default(), Blocks::default());
+        let entries = c.sets as usize * c.ways;
+        if entries <= FLAT_MAX {
+            c.flat_len = entries;
+            c.heads = Vec::new();
+        }
+        c
     }
 
     fn with_blocks(bytes: u64, line: u32, sector: u32, ways: u32, small: Blocks, big: Blocks) -> Cache {
@@ -244,6 +264,8 @@ impl Cache {
         let room = sets as usize * small.width;
         small.tags.reserve(room.saturating_sub(small.tags.len()));
         Cache {
+            flat_len: 0,
+            flat: Vec::new(),
             heads: vec![Head::default(); sets as usize],
             small,
             big: big.reusing(ways),
@@ -288,6 +310,19 @@ impl Cache {
     #[inline]
     fn access(&mut self, sector: u64) -> bool {
         let set = self.set(sector);
+        if self.flat_len != 0 {
+            if self.flat.is_empty() {
+                self.flat = vec![0; self.flat_len];
+            }
+            let tag = sector.wrapping_add(1);
+            let tags = &mut self.flat[set * self.ways..][..self.ways];
+            if let Some(i) = tags.iter().position(|&t| t == tag) {
+                to_front(&mut tags[..=i], tag);
+                return true;
+            }
+            to_front(tags, tag);
+            return false;
+        }
         let Head { block: mut b, fill } = self.heads[set];
         if b == 0 {
             b = self.small.alloc() + 1;
@@ -337,6 +372,18 @@ impl Cache {
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
         let set = self.set(sector);
+        if self.flat_len != 0 {
+            if self.flat.is_empty() {
+                return; // (nothing to drop before the first lookup)
+            }
+            let tag = sector.wrapping_add(1);
+            for t in &mut self.flat[set * self.ways..][..self.ways] {
+                if *t == tag {
+                    *t = 0;
+                }
+            }
+            return;
+        }
         let Head { block: b, fill } = self.heads[set];
         if b == 0 {
             return;
@@ -1271,14 +1318,17 @@ mod tests {
     /// The cache against a plain LRU (per set, its entries from least to
     /// most recently used; an invalidated one stays in its place, empty) on
     /// a pseudo-random stream of lookups and invalidations that fills sets
-    /// past their small block and evicts: the same hits, also with arrays
-    /// reused from an earlier cache, with a power of two of sets and not.
+    /// past their small block and evicts: the same hits, in blocks (also
+    /// with arrays reused from an earlier cache) and as one flat array,
+    /// with a power of two of sets and not.
     #[test]
     fn cache_is_a_sectored_lru() {
         for round in 0..4 {
             // 4 (or 3) sets of 4 lines of 4 sectors.
             let sets = if round < 2 { 4 } else { 3 };
-            let mut c = Cache::reusing(sets * 4 * 128, 128, 32, 4);
+            // Rounds 0 and 2 blocks, 1 and 3 one flat array.
+            let mut c = if round % 2 == 0 { Cache::reusing(sets * 4 * 128, 128, 32, 4) } else { Cache::new(sets * 4 * 128, 128, 32, 4) };
+            assert_eq!(c.flat_len == 0, round % 2 == 0);
             let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); sets as usize];
             let mut x = 12345u64 + round;
             for _ in 0..20_000 {
@@ -1305,7 +1355,9 @@ mod tests {
                 }
                 set.push(Some(sct));
             }
-            c.recycle();
+            if c.flat_len == 0 {
+                c.recycle();
+            }
         }
     }
 }
