@@ -100,17 +100,31 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
 
 /// A sectored, set-associative LRU cache: each entry is one sector; a set
 /// is chosen by the sector's line and holds `ways` lines' worth of sectors.
-/// A set's entries are made when it is first touched (a 40 MiB L2 costs
-/// nothing until used) and filled in order, so that a set that is not
-/// full is searched only as far as it is filled. A set starts with a small
-/// block of [`SMALL`] entries (two host cache lines of tags and LRU times)
-/// and moves to a block of all `ways` when it fills that: a streaming
-/// launch touches thousands of sets and fills few entries of each, whose
-/// blocks are then packed together instead of 1 KiB apart. Tags are stored
-/// plus one (an entry emptied by an invalidation is 0). A block's entries
-/// past its set's fill are never read (a full set's are all written), so
-/// arrays reused from an earlier cache are not cleared.
+/// A set's entries are kept in the order of their last use, the most
+/// recent first (a hit moves its entry to the front, a miss puts the new
+/// sector there and, in a full set, drops the last: the least recently
+/// used), so a set is its tags alone, with no last-use times to write and
+/// search. A set's entries are made when it is first touched (a 40 MiB L2
+/// costs nothing until used), so that a set that is not full is searched
+/// only as far as it is filled. A set starts with a small block of
+/// [`SMALL`] entries (one host cache line of tags) and moves to a block of
+/// all `ways` when it fills that: a streaming launch touches thousands of
+/// sets and fills few entries of each, whose blocks are then packed
+/// together instead of 512 bytes apart. Tags are stored plus one (an entry
+/// emptied by an invalidation is 0 and keeps its place in the order). A
+/// block's entries past its set's fill are never read (a full set's are
+/// all written), so arrays reused from an earlier cache are not cleared.
+/// A small cache (an L1: [`FLAT_MAX`] entries at most) is instead one
+/// array of all its sets' entries, zero (empty) at first, made at its
+/// first lookup, a set at a place its index gives: a lookup reads no head
+/// first, and searches all `ways` entries (the empty ones at its end never
+/// match, and a miss drops the last entry, an empty one while the set is
+/// not full).
 struct Cache {
+    /// A small cache's entry count (0: blocks).
+    flat_len: usize,
+    /// Its entries, once looked up: set `s` at `s * ways`.
+    flat: Vec<u64>,
     /// Per set, where its entries are (one array: a lookup's first read).
     heads: Vec<Head>,
     small: Blocks,
@@ -122,7 +136,6 @@ struct Cache {
     ways: usize,
     /// log2 of the sectors per line (a power of two: `MachineDesc::validate`).
     line_shift: u32,
-    tick: u64,
 }
 
 /// A line's set: `line % sets` without a division on the path of every
@@ -172,17 +185,18 @@ struct Head {
     fill: u32,
 }
 
-/// Entries of a set's first block: 64 bytes of tags.
+/// The most entries of a cache kept as one flat array (64 KiB).
+const FLAT_MAX: usize = 8192;
+
+/// Entries of a set's first block: 64 bytes of tags, one host cache line.
 const SMALL: usize = 8;
 /// In `Cache::block`, a block of `Cache::big`.
 const BIG: u32 = 1 << 31;
 
-/// Blocks of `width` entries: tags and LRU times in separate arrays (a
-/// lookup reads the tags only).
+/// Blocks of `width` entries (tags, most recently used first).
 #[derive(Default)]
 struct Blocks {
     tags: Vec<u64>,
-    used: Vec<u64>,
     width: usize,
     /// Blocks handed out (the first ones of the arrays).
     count: usize,
@@ -209,15 +223,14 @@ impl Blocks {
         let end = self.count * self.width;
         if self.tags.len() < end {
             self.tags.resize(end, 0);
-            self.used.resize(end, 0);
         }
         b as u32
     }
 
     #[inline(always)]
-    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+    fn entries(&mut self, b: u32) -> &mut [u64] {
         let start = b as usize * self.width;
-        (&mut self.tags[start..][..self.width], &mut self.used[start..][..self.width])
+        &mut self.tags[start..][..self.width]
     }
 }
 
@@ -229,8 +242,15 @@ thread_local! {
 }
 
 impl Cache {
+    /// A cache of its own memory: one flat array when it is small.
     fn new(bytes: u64, line: u32, sector: u32, ways: u32) -> Cache {
-        Cache::with_blocks(bytes, line, sector, ways, Blocks::default(), Blocks::default())
+        let mut c = Cache::with_blocks(bytes, line, sector, ways, Blocks::default(), Blocks::default());
+        let entries = c.sets as usize * c.ways;
+        if entries <= FLAT_MAX {
+            c.flat_len = entries;
+            c.heads = Vec::new();
+        }
+        c
     }
 
     fn with_blocks(bytes: u64, line: u32, sector: u32, ways: u32, small: Blocks, big: Blocks) -> Cache {
@@ -242,10 +262,10 @@ impl Cache {
         // the start (not grown by doubling, copying the blocks each time;
         // the memory is not touched until a set takes its block).
         let room = sets as usize * small.width;
-        for a in [&mut small.tags, &mut small.used] {
-            a.reserve(room.saturating_sub(a.len()));
-        }
+        small.tags.reserve(room.saturating_sub(small.tags.len()));
         Cache {
+            flat_len: 0,
+            flat: Vec::new(),
             heads: vec![Head::default(); sets as usize],
             small,
             big: big.reusing(ways),
@@ -253,7 +273,6 @@ impl Cache {
             index: SetIndex::new(sets),
             ways,
             line_shift: spl.trailing_zeros(),
-            tick: 0,
         }
     }
 
@@ -277,7 +296,7 @@ impl Cache {
 
     /// The entries of a set's block (`b`: its `block`, not 0).
     #[inline(always)]
-    fn entries(&mut self, b: u32) -> (&mut [u64], &mut [u64]) {
+    fn entries(&mut self, b: u32) -> &mut [u64] {
         if b & BIG != 0 {
             self.big.entries((b & !BIG) - 1)
         } else {
@@ -286,11 +305,24 @@ impl Cache {
     }
 
     /// Looks a sector up; a miss fills it (evicting the least recently
-    /// used sector of the set). True on a hit.
+    /// used sector of the set). True on a hit. The set's entries stay in
+    /// the order of their last use, the most recent first.
     #[inline]
     fn access(&mut self, sector: u64) -> bool {
-        self.tick += 1;
         let set = self.set(sector);
+        if self.flat_len != 0 {
+            if self.flat.is_empty() {
+                self.flat = vec![0; self.flat_len];
+            }
+            let tag = sector.wrapping_add(1);
+            let tags = &mut self.flat[set * self.ways..][..self.ways];
+            if let Some(i) = tags.iter().position(|&t| t == tag) {
+                to_front(&mut tags[..=i], tag);
+                return true;
+            }
+            to_front(tags, tag);
+            return false;
+        }
         let Head { block: mut b, fill } = self.heads[set];
         if b == 0 {
             b = self.small.alloc() + 1;
@@ -298,32 +330,26 @@ impl Cache {
         }
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
-        let (tick, ways) = (self.tick, self.ways);
+        let ways = self.ways;
         // The block's entries through its array alone (not `entries`, which
         // borrows the whole cache), so that a fill writes them and the
         // set's head without looking the block up again.
-        let (tags, used) = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
+        let tags = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
         if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
-            used[i] = tick;
+            to_front(&mut tags[..=i], tag);
             return true;
         }
-        // The least recently used entry: an unfilled one (never used) first.
         if fill < ways && fill < tags.len() {
-            tags[fill] = tag;
-            used[fill] = tick;
+            // An unfilled entry (never used) is taken first.
+            to_front(&mut tags[..=fill], tag);
             self.heads[set].fill += 1;
         } else if fill < ways {
             b = self.grow(set, b);
             self.heads[set].fill += 1;
-            let (tags, used) = self.entries(b);
-            tags[fill] = tag;
-            used[fill] = tick;
+            to_front(&mut self.entries(b)[..=fill], tag);
         } else {
-            // (The first of equal times, as a scan of the slice: no bounds
-            // check per entry.)
-            let victim = used[..ways].iter().enumerate().min_by_key(|&(_, &u)| u).map_or(0, |(i, _)| i);
-            tags[victim] = tag;
-            used[victim] = tick;
+            // The last entry, the least recently used, drops out.
+            to_front(&mut tags[..ways], tag);
         }
         false
     }
@@ -337,7 +363,6 @@ impl Cache {
         let from = (small as usize - 1) * n;
         let at = big as usize * self.big.width;
         self.big.tags[at..][..n].copy_from_slice(&self.small.tags[from..][..n]);
-        self.big.used[at..][..n].copy_from_slice(&self.small.used[from..][..n]);
         self.small.free.push(small - 1);
         let b = (big + 1) | BIG;
         self.heads[set].block = b;
@@ -347,18 +372,71 @@ impl Cache {
     /// Drops a sector if present (a store writes through around the L1).
     fn invalidate(&mut self, sector: u64) {
         let set = self.set(sector);
+        if self.flat_len != 0 {
+            if self.flat.is_empty() {
+                return; // (nothing to drop before the first lookup)
+            }
+            let tag = sector.wrapping_add(1);
+            for t in &mut self.flat[set * self.ways..][..self.ways] {
+                if *t == tag {
+                    *t = 0;
+                }
+            }
+            return;
+        }
         let Head { block: b, fill } = self.heads[set];
         if b == 0 {
             return;
         }
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
-        for t in &mut self.entries(b).0[..fill] {
+        for t in &mut self.entries(b)[..fill] {
             if *t == tag {
                 *t = 0;
             }
         }
     }
+}
+
+/// Puts `tag` first in `tags`, moving the others one place back (the
+/// last one drops out).
+#[inline(always)]
+fn to_front(tags: &mut [u64], tag: u64) {
+    let n = tags.len();
+    tags.copy_within(..n - 1, 1);
+    tags[0] = tag;
+}
+
+/// Resident warps from which a visit prefetches the next one's warps
+/// (their hot lines, 64 bytes each, then exceed what the host's 32 KiB
+/// first-level cache keeps along with the rest).
+const PREFETCH_FROM: usize = 192;
+
+/// Prefetches the first two warps of each sub-partition whose bit is set
+/// in `due`, word `word` of the agenda's bit set.
+#[inline(never)]
+fn prefetch_warps(subs: &[Sub], word: usize, mut due: u64) {
+    while due != 0 {
+        let w = &subs[word * 64 + due.trailing_zeros() as usize].warps;
+        due &= due - 1;
+        prefetch(w.as_ptr());
+        prefetch(w.as_ptr().wrapping_add(1));
+    }
+}
+
+/// Asks the host CPU to bring the cache line at `p` into its caches (a
+/// hint: no effect on what the program computes).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` never faults, whatever the address (valid,
+    // dangling or past an allocation), and reads nothing into the
+    // program's state; SSE is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// A bandwidth-limited server: `rate` sectors per cycle, first come first
@@ -866,12 +944,19 @@ pub(crate) fn run(
         // others.
         let mut lsu_sm = usize::MAX;
         let mut lsu_free = 0;
+        let ahead = resident >= PREFETCH_FROM;
         for word in 0..agenda.soon.len() {
             // The word's due sub-partitions, taken whole before they are visited
             // (a visit that puts its sub-partition on the agenda for the next
             // cycle sets its bit anew; no list of the cycle's sub-partitions is
             // made first).
             let mut due = std::mem::take(&mut agenda.soon[word]);
+            // The word's due sub-partitions' warps asked for ahead of their
+            // visits when there are too many warps for the host's
+            // first-level cache to keep them from one step to the next.
+            if ahead {
+                prefetch_warps(&subs, word, due);
+            }
             'visit: while due != 0 {
                 let g = word * 64 + due.trailing_zeros() as usize;
                 due &= due - 1;
@@ -942,6 +1027,9 @@ pub(crate) fn run(
                 let mut long = false;
                 let access = if inf.access {
                     w.acc += 1;
+                    // The warp's accesses a host line ahead (each read once,
+                    // long after the interpreter wrote it).
+                    prefetch(w.trace.accesses.as_ptr().wrapping_add(w.acc + 3));
                     w.trace.accesses[w.acc - 1]
                 } else {
                     Access::None
@@ -1230,14 +1318,17 @@ mod tests {
     /// The cache against a plain LRU (per set, its entries from least to
     /// most recently used; an invalidated one stays in its place, empty) on
     /// a pseudo-random stream of lookups and invalidations that fills sets
-    /// past their small block and evicts: the same hits, also with arrays
-    /// reused from an earlier cache, with a power of two of sets and not.
+    /// past their small block and evicts: the same hits, in blocks (also
+    /// with arrays reused from an earlier cache) and as one flat array,
+    /// with a power of two of sets and not.
     #[test]
     fn cache_is_a_sectored_lru() {
         for round in 0..4 {
             // 4 (or 3) sets of 4 lines of 4 sectors.
             let sets = if round < 2 { 4 } else { 3 };
-            let mut c = Cache::reusing(sets * 4 * 128, 128, 32, 4);
+            // Rounds 0 and 2 blocks, 1 and 3 one flat array.
+            let mut c = if round % 2 == 0 { Cache::reusing(sets * 4 * 128, 128, 32, 4) } else { Cache::new(sets * 4 * 128, 128, 32, 4) };
+            assert_eq!(c.flat_len == 0, round % 2 == 0);
             let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); sets as usize];
             let mut x = 12345u64 + round;
             for _ in 0..20_000 {
@@ -1264,7 +1355,9 @@ mod tests {
                 }
                 set.push(Some(sct));
             }
-            c.recycle();
+            if c.flat_len == 0 {
+                c.recycle();
+            }
         }
     }
 }
