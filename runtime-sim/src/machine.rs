@@ -4,7 +4,7 @@
 //! addresses that the memory instructions and the SM model's trace take
 //! without per-lane work ([`Halves`]).
 
-use crate::regs::{rows, Regs, LANES};
+use crate::regs::{Regs, LANES};
 use crate::timing::{HazardState, WarpClock};
 
 /// Iterates over the set bits of a lane mask.
@@ -251,6 +251,42 @@ impl Cta {
 /// Lanes in a half-warp.
 pub(crate) const HALF: usize = LANES / 2;
 
+/// Whether a half-warp's address words `l` (low) and `u` (high), `HALF`
+/// each, differ from the shape `Halves::of_pair` checks: lane j's low word
+/// `l[0] + j * step`, its high word `u[0]`. On x86-64, four lanes at a time
+/// in SSE2 registers, the differences OR-ed in a register (no array of
+/// them written and read back: a vector read of smaller stores stalls).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn off_shape(l: &[u32], u: &[u32], step: u32) -> bool {
+    use std::arch::x86_64::*;
+    assert!(l.len() == HALF && u.len() == HALF);
+    // SAFETY: SSE2 is part of the x86-64 baseline; each unaligned 16-byte
+    // load reads the four `u32`s at `4 * c..4 * c + 4`, c < HALF / 4, of a
+    // slice of `HALF` of them (asserted above).
+    unsafe {
+        let lane = |j: u32| l[0].wrapping_add(j.wrapping_mul(step)) as i32;
+        let mut want = _mm_set_epi32(lane(3), lane(2), lane(1), lane(0));
+        let four = _mm_set1_epi32(step.wrapping_mul(4) as i32);
+        let high = _mm_set1_epi32(u[0] as i32);
+        let mut acc = _mm_setzero_si128();
+        for c in 0..HALF / 4 {
+            let lw = _mm_loadu_si128(l.as_ptr().add(4 * c) as *const __m128i);
+            let uw = _mm_loadu_si128(u.as_ptr().add(4 * c) as *const __m128i);
+            acc = _mm_or_si128(acc, _mm_or_si128(_mm_xor_si128(lw, want), _mm_xor_si128(uw, high)));
+            want = _mm_add_epi32(want, four);
+        }
+        _mm_movemask_epi8(_mm_cmpeq_epi32(acc, _mm_setzero_si128())) != 0xffff
+    }
+}
+
+/// [`off_shape`] elsewhere: the differences OR-ed lane by lane.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn off_shape(l: &[u32], u: &[u32], step: u32) -> bool {
+    (0..HALF).fold(0, |a, j| a | (l[j] ^ l[0].wrapping_add(j as u32 * step)) | (u[j] ^ u[0])) != 0
+}
+
 /// The shape of a full warp's access of `n` bytes per lane when it is a
 /// simple one: per half-warp (lanes 0–15 and 16–31), its first lane's
 /// address and the step from lane to lane, either 0 (every lane of the
@@ -302,8 +338,8 @@ impl Halves {
     /// lane's plus `j` steps, with no carry into the high word (a half
     /// whose low words carry is None here, and a shape for `of`: a caller
     /// that finds None makes the lanes and asks it). The words' differences
-    /// from the shape are made in memory (`black_box`) and OR-ed: vector
-    /// code, where a comparison per lane is a chain of branches.
+    /// from the shape are OR-ed (`off_shape`: vector code on x86-64, where
+    /// a comparison per lane is a chain of branches).
     #[inline(always)]
     pub(crate) fn of_pair(lo: &[u32; LANES], hi: &[u32; LANES], n: u32, e: u32) -> Option<Halves> {
         if e != u32::MAX || !n.is_power_of_two() {
@@ -313,16 +349,13 @@ impl Halves {
         for k in 0..2 {
             let (l, u) = (&lo[k * HALF..][..HALF], &hi[k * HALF..][..HALF]);
             let step = l[1].wrapping_sub(l[0]);
-            if (step != 0 && step != n) || l[HALF - 1].wrapping_sub(l[0]) != (HALF as u32 - 1) * step {
+            // (Every lane's words checked by `off_shape` below.)
+            if step != 0 && step != n {
                 return None;
             }
             // No carry out of the last lane's low word (so none before it).
             l[0].checked_add((HALF as u32 - 1) * step)?;
-            // Lane j's offset, j steps: j * n (a power of two) or 0.
-            let (shift, mask) = (n.trailing_zeros(), 0u32.wrapping_sub((step != 0) as u32));
-            let mut diff: [u32; HALF] = rows(|j| (l[j] ^ l[0].wrapping_add((j as u32) << shift & mask)) | (u[j] ^ u[0]));
-            std::hint::black_box(&mut diff);
-            if diff.iter().fold(0, |a, &d| a | d) != 0 {
+            if off_shape(l, u, step) {
                 return None;
             }
             h.first[k] = (u[0] as u64) << 32 | l[0] as u64;
