@@ -118,12 +118,19 @@ impl Cfg {
         self.idoms.get_or_init(|| self.compute_idoms())
     }
 
-    fn compute_idoms(&self) -> Vec<Option<Block>> {
-        let n = self.num_blocks();
-        let mut order = vec![usize::MAX; n];
+    /// Each block's place in [`Cfg::rpo`] (`usize::MAX` for an unreachable
+    /// block), indexed by `Block::index()`.
+    pub fn rpo_order(&self) -> Vec<usize> {
+        let mut order = vec![usize::MAX; self.num_blocks()];
         for (k, b) in self.rpo.iter().enumerate() {
             order[b.index()] = k;
         }
+        order
+    }
+
+    fn compute_idoms(&self) -> Vec<Option<Block>> {
+        let n = self.num_blocks();
+        let order = self.rpo_order();
         let nodes: Vec<usize> = self.rpo.iter().map(|b| b.index()).collect();
         let Some(&root) = nodes.first() else { return vec![None; n] };
         let doms = iterate_doms(n, root, &nodes, |x, i| self.preds[x].get(i).map(|b| b.index()), &order);

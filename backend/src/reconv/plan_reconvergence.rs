@@ -123,8 +123,11 @@ fn block_barrier(f: &Function, b: Block, facts: Option<&ModuleFacts>) -> Option<
 /// barrier, or return to a caller: a deadlock or a barrier matched with the
 /// wrong one). A barrier after an early exit (`if (i >= n) return;`) is
 /// accepted: exited threads count as arrived (`docs/isa-extensions.md` 3.6).
+/// For a kernel's branch whose lanes have no join, [`one_first_barrier`]
+/// decides (once per branch, whatever the barrier).
 pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, facts: Option<&ModuleFacts>) -> Result<(), Error> {
     let ipdoms = cfg.ipdoms();
+    let mut first_barrier: Vec<Option<Result<(), &'static str>>> = vec![None; cfg.num_blocks()];
     for &bb in &cfg.rpo {
         let Some((call, chain)) = block_barrier(f, bb, facts) else { continue };
         for &b in &cfg.rpo {
@@ -145,7 +148,7 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
             } else if join.is_some() {
                 Some("lanes that do not reach it wait at the branch's join instead")
             } else {
-                one_first_barrier(f, cfg, b, facts).err()
+                first_barrier[b.index()].get_or_insert_with(|| one_first_barrier(f, cfg, b, facts)).err()
             };
             if let Some(why) = why {
                 let what = if chain.is_empty() {
@@ -184,12 +187,8 @@ pub fn check_barriers(f: &Function, cfg: &Cfg, div: &Divergence, kernel: bool, f
 /// stay run the same code, and the later divergent branches are checked on
 /// their own.
 fn one_first_barrier(f: &Function, cfg: &Cfg, b: Block, facts: Option<&ModuleFacts>) -> Result<(), &'static str> {
-    let n = cfg.num_blocks();
-    let mut order = vec![usize::MAX; n];
-    for (k, &x) in cfg.rpo.iter().enumerate() {
-        order[x.index()] = k;
-    }
-    let mut seen = vec![false; n];
+    let order = cfg.rpo_order();
+    let mut seen = vec![false; cfg.num_blocks()];
     let mut first: Option<Block> = None;
     // The edges followed that go back in the block order (a loop's back
     // edge, in a reducible graph).
@@ -222,18 +221,7 @@ fn one_first_barrier(f: &Function, cfg: &Cfg, b: Block, facts: Option<&ModuleFac
 /// Whether block `x` is in the loop of the back edge `u -> h`: `h` itself,
 /// or a block from which `u` is reached without passing `h`.
 fn in_loop(cfg: &Cfg, u: Block, h: Block, x: Block) -> bool {
-    let mut seen = vec![false; cfg.num_blocks()];
-    let mut stack = vec![u];
-    seen[h.index()] = true;
-    while let Some(y) = stack.pop() {
-        if y == x {
-            return true;
-        }
-        if !std::mem::replace(&mut seen[y.index()], true) {
-            stack.extend(cfg.preds[y.index()].iter().copied());
-        }
-    }
-    x == h
+    x == h || (u != h && cfg.reach_until(x, Some(h))[u.index()])
 }
 
 /// The blocks from which every path runs straight (no branch, no call but
