@@ -99,9 +99,10 @@ pub fn compile(
     let shown = input.display().to_string();
     ursa_cli::clif_limits::check(&text).map_err(|e| format!("{}: {}", shown, e))?;
     // Accept both plain function lists and filetests (with `test`/`target`
-    // lines). Every instruction's source location becomes its line in the
-    // file, for the object's line table (docs/binary-format.md).
-    let funcs: Vec<_> = parse_test(&text, ParseOptions::default())
+    // lines, read as `ursa test` reads them). Every instruction's source
+    // location becomes its line in the file, for the object's line table
+    // (docs/binary-format.md).
+    let funcs: Vec<_> = parse_test(&ursa_cli::filetest::strip_targets(&text), ParseOptions::default())
         .map_err(|e| format!("{}:{}: {}", shown, e.location.line_number, e.message))?
         .functions
         .into_iter()

@@ -204,8 +204,12 @@ const ARCH_CHOICES: &[(&str, FminmaxNan)] = &[
     ("x86_64", FminmaxNan::X86),
 ];
 
-/// Blanks `target` lines (they name other machines); keeps line numbers.
-fn strip_targets(text: &str) -> String {
+/// Blanks `target` lines (they name other machines; Ursa compiles for
+/// itself); keeps line numbers. Without them a `set` line between two
+/// targets (as in Cranelift's runtests) is a flag of the file, not an error
+/// of the reader ("dangling 'set' command"). `ursa test` and `ursa compile`
+/// read a file alike.
+pub fn strip_targets(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for l in text.split_inclusive('\n') {
         let t = l.trim_start();

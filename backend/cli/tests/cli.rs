@@ -202,3 +202,25 @@ fn fminmax_nan_rule_from_flag_and_file() {
     let o = compile(src, &["--fminmax-nan", "arm"]);
     assert!(!o.status.success());
 }
+
+/// `ursa compile` reads a Cranelift runtest as `ursa test` does: its
+/// `target` lines are set aside, so a `set` between two of them is a flag,
+/// not the reader's "dangling 'set'" error, and an error later in the file
+/// still names its own line.
+#[test]
+fn compile_reads_runtest_headers_as_test_does() {
+    let header = "test run\ntarget x86_64\nset enable_multi_ret_implicit_sret\ntarget aarch64\n\n";
+    let src = format!("{}function %f(i32) -> i32 {{\nblock0(v0: i32):\n    v1 = iadd v0, v0\n    return v1\n}}\n", header);
+    let (clif, obj) = (tmp("runtest_header.clif"), tmp("runtest_header.o"));
+    std::fs::write(&clif, &src).unwrap();
+    let o = ursa(&["compile", clif.to_str().unwrap(), "-o", obj.to_str().unwrap(), "-S"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("IADD"), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = ursa(&["test", clif.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bad = format!("{}function %g(i32) -> i32 {{\nblock0(v0: i32):\n    v1 = frobnicate v0\n    return v1\n}}\n", header);
+    std::fs::write(&clif, bad).unwrap();
+    let o = ursa(&["compile", clif.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("runtest_header.clif:8:"), "{}", stderr(&o));
+}
