@@ -5,8 +5,9 @@
 //! 1. verify — Cranelift's verifier ([`compile`]); at [`OptLevel::Speed`]
 //!    the mid-end (`docs/optimization.md`): [`mid::opt_inline`] — calls of
 //!    small or single-use device functions replaced by the callee's body;
-//!    then (at every level) [`mid::legalize_vectors`] — every vector value
-//!    becomes its lanes; Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
+//!    then (at every level) [`mid::legalize_try_calls`] — `try_call`s become
+//!    a call and a jump to their normal-return block (nothing throws);
+//!    [`mid::legalize_vectors`] — every vector value becomes its lanes; Cranelift's [`mid::opt_unreachable_code`], [`mid::opt_constant_phis`]
 //!    and [`mid::opt_egraph`] (value numbering, loop-invariant code motion,
 //!    constant folding, redundant loads);
 //! 2. [`mid::legalize_libcalls`] — calls of the float library routines
@@ -77,8 +78,9 @@ pub use ursa_isel::DataLayout;
 
 use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
 use mid::{
-    legalize_atomics, legalize_div, legalize_f128, legalize_f16, legalize_i128, legalize_libcalls, legalize_memory, legalize_vectors,
-    opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code, opt_unroll_loops,
+    legalize_atomics, legalize_div, legalize_f128, legalize_f16, legalize_i128, legalize_libcalls, legalize_memory, legalize_try_calls,
+    legalize_vectors, opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code,
+    opt_unroll_loops,
 };
 use module::{call_graph, call_stack, runtime, shared_mem};
 use opt::{
@@ -470,6 +472,8 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
         }
         run.ran(Pass::opt_inline, &func.display());
     }
+    legalize_try_calls::legalize_try_calls(func).map_err(|e| e.in_pass(Pass::legalize_try_calls))?;
+    run.ran(Pass::legalize_try_calls, &func.display());
     legalize_vectors::legalize_vectors(func).map_err(|e| e.in_pass(Pass::legalize_vectors))?;
     run.ran(Pass::legalize_vectors, &func.display());
     if speed {

@@ -72,6 +72,8 @@ macro_rules! passes {
 passes! {
     /// Calls of small or single-use device functions replaced by the callee's body.
     opt_inline: "mid", Clif;
+    /// `try_call`s made a call and a jump to the normal-return block (nothing throws: there is no unwinder).
+    legalize_try_calls: "mid", Clif;
     /// Every vector value split into its lanes, one scalar value each.
     legalize_vectors: "mid", Clif;
     /// Blocks no path from the entry reaches deleted.

@@ -527,7 +527,8 @@ impl Narrow {
             }
         }
         if matches!(f.dfg.insts[inst], InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. }) {
-            return Err(unsupported(f, inst, "try_call with i128"));
+            // (`legalize_try_calls` has made every one a call.)
+            return Err(Error::internal("a try_call reached legalize_i128").at(f.dfg.display_inst(inst)));
         }
         let map = &self.map;
         super::split_branch_args(

@@ -589,7 +589,8 @@ impl Split {
 
     fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
         if matches!(f.dfg.insts[inst], InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. }) {
-            return Err(unsupported(f, inst, "try_call with vectors"));
+            // (`legalize_try_calls` has made every one a call.)
+            return Err(Error::internal("a try_call reached legalize_vectors").at(f.dfg.display_inst(inst)));
         }
         if f.dfg.inst_args(inst).iter().any(|&a| f.dfg.value_type(a).is_vector()) {
             return Err(unsupported(f, inst, "a vector branch condition"));

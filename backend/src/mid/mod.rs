@@ -9,6 +9,7 @@ pub mod legalize_f16;
 pub mod legalize_i128;
 pub mod legalize_libcalls;
 pub mod legalize_memory;
+pub mod legalize_try_calls;
 pub mod legalize_vectors;
 pub mod opt_constant_phis;
 pub mod opt_egraph;
