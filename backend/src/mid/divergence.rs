@@ -34,7 +34,8 @@ use crate::ir::cfg::Cfg;
 
 /// The intrinsic a call instruction calls, if any.
 pub fn intrinsic_of(f: &Function, inst: cranelift_codegen::ir::Inst) -> Option<Intrinsic> {
-    let InstructionData::Call { func_ref, .. } = f.dfg.insts[inst] else { return None };
+    // (A `try_call` of an intrinsic, in a function as written, is its call.)
+    let (InstructionData::Call { func_ref, .. } | InstructionData::TryCall { func_ref, .. }) = f.dfg.insts[inst] else { return None };
     let name = ursa_isel::lower::callee_symbol(f, func_ref)?;
     let sig = &f.dfg.signatures[f.dfg.ext_funcs[func_ref].signature];
     intrinsics::lookup(&name, sig).ok().flatten()

@@ -425,4 +425,41 @@ block0(v0: i64, v1: i32):
         assert_eq!(changed.function, fresh.function);
         assert_ne!(changed.function, compile(k, &opts).unwrap().function);
     }
+
+    /// A `try_call` is a call in the module's graph (the graph is made
+    /// from the functions as written, before `legalize_try_calls`): its
+    /// callee is counted, reached, and a cycle through it is recursion; a
+    /// `try_call` of the barrier intrinsic makes a barrier chain.
+    #[test]
+    fn try_calls_are_edges_of_the_call_graph() {
+        let funcs = module(
+            "function %a(i32) -> i32 tail {
+                sig0 = (i32) -> i32 tail
+                fn0 = %b(i32) -> i32 tail
+            block0(v0: i32):
+                try_call fn0(v0), sig0, block1(ret0), []
+            block1(v1: i32):
+                return v1
+            }
+            function %b(i32) -> i32 tail {
+                sig0 = (i32) -> i32 tail
+                sig1 = () system_v
+                fn0 = %a sig0
+                fn1 = %ursa_barrier sig1
+            block0(v0: i32):
+                try_call fn1(), sig1, block2, []
+            block2:
+                v1 = func_addr.i64 fn0
+                try_call_indirect v1(v0), sig0, block1(ret0), []
+            block1(v2: i32):
+                return v2
+            }",
+        );
+        let g = super::CallGraph::new(&funcs);
+        assert_eq!(g.callees, vec![vec![1], vec![0]]);
+        assert_eq!(g.call_sites, vec![0, 1]);
+        assert!(g.recursive(0) && g.recursive(1));
+        let (facts, _) = super::module_facts(&funcs, &[false, false], &Options::default());
+        assert_eq!(facts.barrier_chains.get("a"), Some(&vec!["a".to_string(), "b".to_string()]));
+    }
 }

@@ -78,11 +78,15 @@ pub fn call_sites(f: &Function) -> Vec<CallSite> {
     for b in f.layout.blocks() {
         for inst in f.layout.block_insts(b) {
             let callee = match f.dfg.insts[inst] {
-                InstructionData::Call { func_ref, .. } => match ursa_isel::lower::callee_symbol(f, func_ref) {
-                    Some(name) if !name.starts_with(intrinsics::PREFIX) => Callee::Direct(name),
-                    _ => continue,
-                },
-                InstructionData::CallIndirect { .. } => Callee::Indirect,
+                // (A `try_call` is a call: the module's call graph is made
+                // from the functions as written, before `legalize_try_calls`.)
+                InstructionData::Call { func_ref, .. } | InstructionData::TryCall { func_ref, .. } => {
+                    match ursa_isel::lower::callee_symbol(f, func_ref) {
+                        Some(name) if !name.starts_with(intrinsics::PREFIX) => Callee::Direct(name),
+                        _ => continue,
+                    }
+                }
+                InstructionData::CallIndirect { .. } | InstructionData::TryCallIndirect { .. } => Callee::Indirect,
                 _ => continue,
             };
             out.push(CallSite { block: b, inst, callee, busy: 0 });
