@@ -8,7 +8,7 @@ use crate::machine::{each_lane, lanes, Halves, Warp, HALF};
 use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op, Src64};
 use crate::regs::{Regs, LANES};
-use crate::sm_trace::Recorder;
+use crate::sm_trace::{Recorder, WarpTrace};
 use crate::trap::{Fault, Space, TrapKind};
 
 /// The memories one instruction may touch.
@@ -257,6 +257,42 @@ pub(crate) fn exec(
         _ => unreachable!("not a memory op: {:?}", op),
     }
     Ok(())
+}
+
+/// The full-warp issue loop's form (`exec.rs`) of a 32-bit global load
+/// or store: [`exec`]'s first case when it completes there, an address
+/// register pair of a simple shape ([`Halves::of_pair`]) with every lane's
+/// word aligned and inside one allocation, its access recorded in the
+/// warp's trace `t` (`shift`: log2 of the sector size) when the SM model
+/// is on. False, with nothing changed, for anything else (another
+/// instruction or shape, an access that would fault): the general path
+/// (`exec`) runs it then.
+#[inline(always)]
+pub(crate) fn word_shaped(op: &Op, regs: &mut Regs, global: &mut GlobalMemory, trace: Option<(&mut WarpTrace, u32)>) -> bool {
+    let (Op::Load { space: AddrSpace::Global, d, a: Src64::R(lo, hi), ofs, ty: MemTy::B32 }
+    | Op::Store { space: AddrSpace::Global, s: d, a: Src64::R(lo, hi), ofs, ty: MemTy::B32 }) = *op
+    else {
+        return false;
+    };
+    let Some(h) = Halves::of_pair(&regs.r[lo as usize], &regs.r[hi as usize], 4, u32::MAX) else {
+        return false;
+    };
+    let Some((at, bytes)) = halves_span(global, &h, ofs, 4) else {
+        return false;
+    };
+    let store = matches!(op, Op::Store { .. });
+    // (The bounds above hold the ranges' sectors: not refused here.)
+    if let Some((t, shift)) = trace {
+        if !t.push_shaped(h, ofs, 4, shift, store) {
+            return false;
+        }
+    }
+    if store {
+        store_halves(bytes, at, &regs.r[d[0] as usize], &h, ofs);
+    } else {
+        load_halves(&mut regs.r[d[0] as usize], bytes, at, &h, ofs);
+    }
+    true
 }
 
 /// Records a load's, store's or atomic's access in the SM model's trace
