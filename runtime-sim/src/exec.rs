@@ -283,7 +283,7 @@ impl Ctx<'_> {
                         }
                         continue;
                     };
-                    let g = warp.regs.pin::<32>(f.guard);
+                    let g = if f.unguarded { u32::MAX } else { warp.regs.pin::<32>(f.guard) };
                     if g != u32::MAX && g != 0 {
                         break;
                     }

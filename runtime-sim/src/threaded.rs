@@ -41,6 +41,9 @@ pub(crate) struct Fast {
     /// that a run of fast instructions reads one array: guard, control
     /// bits, latency, form (for statistics).
     pub guard: PIn,
+    /// The guard is PT, all ones in every warp: the loop reads no
+    /// predicate for it.
+    pub unguarded: bool,
     pub ctrl: Ctrl,
     pub lat: u16,
     pub variable: bool,
@@ -82,7 +85,15 @@ pub(crate) fn build(prog: &Program, cb: &ConstBanks) -> Vec<Option<Fast>> {
                 Op::Bra { target } => Fast { jump: Some(target), ..blank() },
                 _ => translate(&e.op, cb)?,
             };
-            Some(Fast { guard: e.guard, ctrl: e.ctrl, lat: e.lat, variable: e.variable, form: e.form, ..f })
+            Some(Fast {
+                guard: e.guard,
+                unguarded: e.guard == PIn::TRUE,
+                ctrl: e.ctrl,
+                lat: e.lat,
+                variable: e.variable,
+                form: e.form,
+                ..f
+            })
         })
         .collect()
 }
@@ -92,6 +103,7 @@ fn blank() -> Fast {
     Fast {
         run: nop,
         guard: PIn::TRUE,
+        unguarded: true,
         ctrl: Ctrl::default(),
         lat: 1,
         variable: false,
