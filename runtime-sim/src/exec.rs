@@ -288,7 +288,12 @@ impl Ctx<'_> {
                         break;
                     }
                     steps += 1;
-                    warp.clock.issue(f.ctrl, f.lat, f.variable);
+                    if f.clock_step != 0 {
+                        // (`WarpClock::issue` without scoreboards.)
+                        warp.clock.next_issue += f.clock_step as u64;
+                    } else {
+                        warp.clock.issue(f.ctrl, f.lat, f.variable);
+                    }
                     if let Some(c) = self.per_form.get_mut(f.form as usize) {
                         *c += 1;
                     }
