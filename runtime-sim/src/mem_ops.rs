@@ -406,12 +406,14 @@ fn load_halves(row: &mut [u32; LANES], bytes: &[u8], at: u64, h: &Halves, ofs: i
         if h.step[k] == 0 {
             half.fill(u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes")));
         } else {
-            // Over a fixed-size array of the half's 64 bytes (one bounds
-            // check; the compiler still moves them a word at a time).
+            // All the words read into an array before any is written: the
+            // compiler then copies the 64 bytes in vector moves (reads and
+            // writes interleaved, it moved them a word at a time, not
+            // knowing the row and the memory apart).
             let words: &[u8; 4 * HALF] = bytes[o..o + 4 * HALF].try_into().expect("a half-warp's words");
-            for (j, r) in half.iter_mut().enumerate() {
-                *r = u32::from_le_bytes([words[4 * j], words[4 * j + 1], words[4 * j + 2], words[4 * j + 3]]);
-            }
+            let v: [u32; HALF] =
+                std::array::from_fn(|j| u32::from_le_bytes([words[4 * j], words[4 * j + 1], words[4 * j + 2], words[4 * j + 3]]));
+            half.copy_from_slice(&v);
         }
     }
 }
@@ -462,9 +464,10 @@ fn store_halves(bytes: &mut [u8], at: u64, row: &[u32; LANES], h: &Halves, ofs: 
         if h.step[k] == 0 {
             bytes[o..o + 4].copy_from_slice(&half[HALF - 1].to_le_bytes());
         } else {
-            // Over a fixed-size array, as in `load_halves`.
+            // All the words read before any is written, as in `load_halves`.
+            let v: [u32; HALF] = half.try_into().expect("a half-warp's words");
             let words: &mut [u8; 4 * HALF] = (&mut bytes[o..o + 4 * HALF]).try_into().expect("a half-warp's words");
-            for (j, r) in half.iter().enumerate() {
+            for (j, r) in v.iter().enumerate() {
                 words[4 * j..4 * j + 4].copy_from_slice(&r.to_le_bytes());
             }
         }
