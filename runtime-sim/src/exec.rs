@@ -6,12 +6,14 @@
 use crate::dispatch::execute;
 use crate::jit;
 use crate::machine::{lanes, Cta, CtaBarrier, Warp};
+use crate::mem_ops;
 use crate::memory::{ConstBanks, Global};
 use crate::ops::Op;
 use crate::profile::{Profile, TimelineEvent, TIMELINE_LIMIT};
 use crate::program::{Exec, Program, RETURN_SENTINEL};
+use crate::regs::Regs;
 use crate::site::{Flow, Site};
-use crate::sm_trace::record_in;
+use crate::sm_trace::{record_in, WarpTrace};
 use crate::threaded::Fast;
 use crate::trap::{Trap, TrapKind};
 
@@ -246,30 +248,62 @@ impl Ctx<'_> {
                 // leaves the loop and takes the general path.
                 let mut pc = warp.group_pc;
                 let mut yielded = false;
-                // The warp's runs in the SM model's trace, looked up once
-                // for the loop, not at every issue.
-                let mut recs = self.record.as_deref_mut().map(|r| &mut r.warps[w].recs);
-                while n < QUANTUM {
+                // The warp's trace in the SM model, looked up once for the
+                // loop, not at every issue (and the log2 of its sector size).
+                let shift = self.record.as_ref().map_or(0, |r| r.sector_shift);
+                let mut trace = self.record.as_deref_mut().map(|r| &mut r.warps[w]);
+                // One counter in the loop, `steps`: it stops at the step
+                // limit (the general path below then traps) or at the end
+                // of the quantum; the issues and lanes follow from it and
+                // the issues whose guard is false for every lane (`skipped`).
+                let (first, stop) = (steps, self.step_limit.min(steps.saturating_add((QUANTUM - n) as u64)));
+                let mut skipped = 0u64;
+                while steps < stop {
                     let Some(i) = prog.index(pc) else { break };
-                    let Some(f) = self.threaded.get(i).and_then(Option::as_ref) else { break };
-                    let g = warp.regs.pin::<32>(f.guard);
-                    if g != u32::MAX && g != 0 || steps >= self.step_limit {
+                    let Some(f) = self.threaded.get(i).and_then(Option::as_ref) else {
+                        // A 32-bit global load or store of the whole warp,
+                        // here when it completes in `global_word`, with the
+                        // bookkeeping of the general path.
+                        let e = &prog.code[i];
+                        if !global_word(&mut self.mem, e, &mut warp.regs, trace.as_deref_mut(), shift) {
+                            break;
+                        }
+                        steps += 1;
+                        warp.clock.issue(e.ctrl, e.lat, e.variable);
+                        if let Some(c) = self.per_form.get_mut(e.form as usize) {
+                            *c += 1;
+                        }
+                        if let Some(t) = trace.as_deref_mut() {
+                            record_in(&mut t.recs, i, u32::MAX);
+                        }
+                        pc += 16;
+                        if e.ctrl.yield_ {
+                            yielded = true;
+                            break;
+                        }
+                        continue;
+                    };
+                    let g = if f.unguarded { u32::MAX } else { warp.regs.pin::<32>(f.guard) };
+                    if g != u32::MAX && g != 0 {
                         break;
                     }
                     steps += 1;
-                    n += 1;
-                    issued += 1;
-                    warp.clock.issue(f.ctrl, f.lat, f.variable);
+                    if f.clock_step != 0 {
+                        // (`WarpClock::issue` without scoreboards.)
+                        warp.clock.next_issue += f.clock_step as u64;
+                    } else {
+                        warp.clock.issue(f.ctrl, f.lat, f.variable);
+                    }
                     if let Some(c) = self.per_form.get_mut(f.form as usize) {
                         *c += 1;
                     }
-                    if let Some(recs) = recs.as_deref_mut() {
-                        record_in(recs, i, g);
+                    if let Some(t) = trace.as_deref_mut() {
+                        record_in(&mut t.recs, i, g);
                     }
                     pc = if g == 0 {
+                        skipped += 1;
                         pc + 16
                     } else {
-                        lane_insts += 32;
                         match f.jump {
                             Some(target) => target,
                             None => {
@@ -283,6 +317,10 @@ impl Ctx<'_> {
                         break;
                     }
                 }
+                let ran = steps - first;
+                n += ran as u32;
+                issued += ran;
+                lane_insts += 32 * (ran - skipped);
                 warp.group_pc = pc;
                 if yielded || n >= QUANTUM {
                     break;
@@ -428,4 +466,20 @@ impl Ctx<'_> {
         flush!();
         Ok((n, barrier_event))
     }
+}
+
+/// The full-warp loop's 32-bit global load or store: runs the instruction
+/// `e` when its guard is true for all 32 lanes and it completes in
+/// `mem_ops::word_shaped` (an address register pair of a simple shape,
+/// no fault), its access recorded in the warp's trace `trace` (`shift`:
+/// log2 of the sector size) under the SM model. False, with nothing
+/// changed, otherwise (the general path runs it). Out of line: the loop's
+/// other instructions keep their registers.
+#[inline(never)]
+fn global_word(mem: &mut Global, e: &Exec, regs: &mut Regs, trace: Option<&mut WarpTrace>, shift: u32) -> bool {
+    if e.uniform || regs.pin::<32>(e.guard) != u32::MAX {
+        return false;
+    }
+    let Global::Own(global) = mem else { return false };
+    mem_ops::word_shaped(&e.op, regs, global, trace.map(|t| (t, shift)))
 }

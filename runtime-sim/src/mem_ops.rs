@@ -8,7 +8,7 @@ use crate::machine::{each_lane, lanes, Halves, Warp, HALF};
 use crate::memory::{check_align, le_load, le_store, window, zeroed, ConstBanks, Global, GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::ops::{AddrSpace, AtomOp, MemTy, Op, Src64};
 use crate::regs::{Regs, LANES};
-use crate::sm_trace::Recorder;
+use crate::sm_trace::{Recorder, WarpTrace};
 use crate::trap::{Fault, Space, TrapKind};
 
 /// The memories one instruction may touch.
@@ -259,6 +259,42 @@ pub(crate) fn exec(
     Ok(())
 }
 
+/// The full-warp issue loop's form (`exec.rs`) of a 32-bit global load
+/// or store: [`exec`]'s first case when it completes there, an address
+/// register pair of a simple shape ([`Halves::of_pair`]) with every lane's
+/// word aligned and inside one allocation, its access recorded in the
+/// warp's trace `t` (`shift`: log2 of the sector size) when the SM model
+/// is on. False, with nothing changed, for anything else (another
+/// instruction or shape, an access that would fault): the general path
+/// (`exec`) runs it then.
+#[inline(always)]
+pub(crate) fn word_shaped(op: &Op, regs: &mut Regs, global: &mut GlobalMemory, trace: Option<(&mut WarpTrace, u32)>) -> bool {
+    let (Op::Load { space: AddrSpace::Global, d, a: Src64::R(lo, hi), ofs, ty: MemTy::B32 }
+    | Op::Store { space: AddrSpace::Global, s: d, a: Src64::R(lo, hi), ofs, ty: MemTy::B32 }) = *op
+    else {
+        return false;
+    };
+    let Some(h) = Halves::of_pair(&regs.r[lo as usize], &regs.r[hi as usize], 4, u32::MAX) else {
+        return false;
+    };
+    let Some((at, bytes)) = halves_span(global, &h, ofs, 4) else {
+        return false;
+    };
+    let store = matches!(op, Op::Store { .. });
+    // (The bounds above hold the ranges' sectors: not refused here.)
+    if let Some((t, shift)) = trace {
+        if !t.push_shaped(h, ofs, 4, shift, store) {
+            return false;
+        }
+    }
+    if store {
+        store_halves(bytes, at, &regs.r[d[0] as usize], &h, ofs);
+    } else {
+        load_halves(&mut regs.r[d[0] as usize], bytes, at, &h, ofs);
+    }
+    true
+}
+
 /// Records a load's, store's or atomic's access in the SM model's trace
 /// from the lane addresses `base` it read (`halves`: their shape, when
 /// [`Halves::of`] found one): once, whichever path then runs it (`record`
@@ -370,9 +406,14 @@ fn load_halves(row: &mut [u32; LANES], bytes: &[u8], at: u64, h: &Halves, ofs: i
         if h.step[k] == 0 {
             half.fill(u32::from_le_bytes(bytes[o..o + 4].try_into().expect("four bytes")));
         } else {
-            for (r, w) in half.iter_mut().zip(bytes[o..o + 4 * HALF].chunks_exact(4)) {
-                *r = u32::from_le_bytes(w.try_into().expect("four bytes"));
-            }
+            // All the words read into an array before any is written: the
+            // compiler then copies the 64 bytes in vector moves (reads and
+            // writes interleaved, it moved them a word at a time, not
+            // knowing the row and the memory apart).
+            let words: &[u8; 4 * HALF] = bytes[o..o + 4 * HALF].try_into().expect("a half-warp's words");
+            let v: [u32; HALF] =
+                std::array::from_fn(|j| u32::from_le_bytes([words[4 * j], words[4 * j + 1], words[4 * j + 2], words[4 * j + 3]]));
+            half.copy_from_slice(&v);
         }
     }
 }
@@ -423,8 +464,11 @@ fn store_halves(bytes: &mut [u8], at: u64, row: &[u32; LANES], h: &Halves, ofs: 
         if h.step[k] == 0 {
             bytes[o..o + 4].copy_from_slice(&half[HALF - 1].to_le_bytes());
         } else {
-            for (w, r) in bytes[o..o + 4 * HALF].chunks_exact_mut(4).zip(half) {
-                w.copy_from_slice(&r.to_le_bytes());
+            // All the words read before any is written, as in `load_halves`.
+            let v: [u32; HALF] = half.try_into().expect("a half-warp's words");
+            let words: &mut [u8; 4 * HALF] = (&mut bytes[o..o + 4 * HALF]).try_into().expect("a half-warp's words");
+            for (j, r) in v.iter().enumerate() {
+                words[4 * j..4 * j + 4].copy_from_slice(&r.to_le_bytes());
             }
         }
     }

@@ -27,6 +27,14 @@ struct Allocation {
     bytes: Vec<u8>,
 }
 
+impl Allocation {
+    /// Whether `[addr, addr + len)` is inside the allocation.
+    #[inline(always)]
+    fn holds(&self, addr: u64, len: u64) -> bool {
+        addr >= self.base && addr.checked_add(len).is_some_and(|e| e <= self.base + self.bytes.len() as u64)
+    }
+}
+
 /// `n` zero bytes, or None where the host cannot allocate them. The
 /// allocator zeroes them (calloc), so pages never touched cost nothing.
 pub(crate) fn zeroed(n: usize) -> Option<Vec<u8>> {
@@ -104,21 +112,28 @@ impl GlobalMemory {
         }
     }
 
-    /// Index of the allocation holding `[addr, addr + len)`.
-    #[inline]
+    /// Index of the allocation holding `[addr, addr + len)`: one of the
+    /// last two found (inline), else [`GlobalMemory::search`].
+    #[inline(always)]
     fn find(&mut self, addr: u64, len: u64) -> Option<usize> {
-        let inside = |a: &Allocation| addr >= a.base && addr.checked_add(len).is_some_and(|e| e <= a.base + a.bytes.len() as u64);
         for k in self.last {
-            if self.allocs.get(k).is_some_and(inside) {
+            if self.allocs.get(k).is_some_and(|a| a.holds(addr, len)) {
                 return Some(k);
             }
         }
+        self.search(addr, len)
+    }
+
+    /// [`GlobalMemory::find`]'s binary search, which makes the allocation
+    /// it finds the latest found.
+    #[inline(never)]
+    fn search(&mut self, addr: u64, len: u64) -> Option<usize> {
         let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
             Ok(i) => i,
             Err(0) => return None,
             Err(i) => i - 1,
         };
-        if inside(&self.allocs[i]) {
+        if self.allocs[i].holds(addr, len) {
             self.last = [i, self.last[0]];
             Some(i)
         } else {
@@ -140,7 +155,7 @@ impl GlobalMemory {
     }
 
     /// The allocation holding `[addr, addr + len)`: its base and bytes.
-    #[inline]
+    #[inline(always)]
     pub fn allocation(&mut self, addr: u64, len: u64) -> Option<(u64, &mut [u8])> {
         let i = self.find(addr, len)?;
         let a = &mut self.allocs[i];

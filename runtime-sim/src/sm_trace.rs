@@ -55,6 +55,25 @@ pub(crate) struct WarpTrace {
     pub sectors: Vec<u64>,
 }
 
+impl WarpTrace {
+    /// Records the access of a full warp's global load or store (`store`)
+    /// of `n` bytes per lane at the addresses of the shape `h` plus `ofs`
+    /// from its half-warps' two ranges, as [`Recorder::access_shaped`]
+    /// does; `shift`: log2 of the sector size. False, with nothing
+    /// recorded, where the ranges do not give the sectors (a lane's access
+    /// larger than a sector, a half that wraps around the address space).
+    #[inline(always)]
+    pub(crate) fn push_shaped(&mut self, h: Halves, ofs: i32, n: u32, shift: u32, store: bool) -> bool {
+        match half_sectors(self, h, ofs, n, shift, store, false) {
+            Some(access) => {
+                self.accesses.push(access);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// Records an issue of the instruction `idx` by the lanes `e` (without an
 /// access) in a warp's runs `recs`: it extends the last run when it
 /// follows it with the same lanes ([`Recorder::record_plain`]; the
@@ -207,9 +226,7 @@ impl Recorder {
     /// are not those of the two ranges.
     pub fn access_shaped(&mut self, w: usize, op: &Op, h: Halves, base: impl FnOnce() -> [u64; LANES]) {
         if let &Op::Load { space: AddrSpace::Global, ofs, ty, .. } | &Op::Store { space: AddrSpace::Global, ofs, ty, .. } = op {
-            let t = &mut self.warps[w];
-            if let Some(access) = half_sectors(t, h, ofs, ty.bytes(), self.sector_shift, matches!(op, Op::Store { .. }), false) {
-                t.accesses.push(access);
+            if self.warps[w].push_shaped(h, ofs, ty.bytes(), self.sector_shift, matches!(op, Op::Store { .. })) {
                 return;
             }
         }

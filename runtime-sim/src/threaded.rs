@@ -26,7 +26,7 @@ use crate::memory::ConstBanks;
 use crate::ops::*;
 use crate::program::Program;
 use crate::regs::{bit_if, bit_of, pack_lanes, rows, Regs, LANES, P_DUMP};
-use crate::timing::Ctrl;
+use crate::timing::{Ctrl, SCOREBOARDS};
 
 type Row = [u32; LANES];
 
@@ -41,6 +41,13 @@ pub(crate) struct Fast {
     /// that a run of fast instructions reads one array: guard, control
     /// bits, latency, form (for statistics).
     pub guard: PIn,
+    /// The guard is PT, all ones in every warp: the loop reads no
+    /// predicate for it.
+    pub unguarded: bool,
+    /// What the issue adds to the warp's clock when it waits for no
+    /// scoreboard and sets none (`req` 0, not a variable-latency write):
+    /// the stall count, at least 1; 0 when it takes `WarpClock::issue`.
+    pub clock_step: u8,
     pub ctrl: Ctrl,
     pub lat: u16,
     pub variable: bool,
@@ -82,7 +89,16 @@ pub(crate) fn build(prog: &Program, cb: &ConstBanks) -> Vec<Option<Fast>> {
                 Op::Bra { target } => Fast { jump: Some(target), ..blank() },
                 _ => translate(&e.op, cb)?,
             };
-            Some(Fast { guard: e.guard, ctrl: e.ctrl, lat: e.lat, variable: e.variable, form: e.form, ..f })
+            Some(Fast {
+                guard: e.guard,
+                unguarded: e.guard == PIn::TRUE,
+                clock_step: if e.ctrl.req == 0 && !(e.variable && (e.ctrl.wsb as usize) < SCOREBOARDS) { e.ctrl.stall.max(1) } else { 0 },
+                ctrl: e.ctrl,
+                lat: e.lat,
+                variable: e.variable,
+                form: e.form,
+                ..f
+            })
         })
         .collect()
 }
@@ -92,6 +108,8 @@ fn blank() -> Fast {
     Fast {
         run: nop,
         guard: PIn::TRUE,
+        unguarded: true,
+        clock_step: 1,
         ctrl: Ctrl::default(),
         lat: 1,
         variable: false,
