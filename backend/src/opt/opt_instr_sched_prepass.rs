@@ -454,7 +454,7 @@ impl Region {
     /// (`order` is then incomplete: such a schedule is not used).
     fn schedule(&self, budget: Pressure, limit: Pressure, ls: &mut ListState, order: &mut Vec<u32>) -> bool {
         let n = self.nodes.len();
-        let ListState { npreds, earliest, ready, left, others, effects, referrers, avail, pending, consts, done } = ls;
+        let ListState { npreds, earliest, ready, slot, left, others, effects, referrers, avail, pending, consts, done } = ls;
         let mut cached = false;
         npreds.clone_from(&self.npreds);
         earliest.clear();
@@ -463,6 +463,8 @@ impl Region {
         if heaps {
             done.clear();
             done.resize(n, false);
+            slot.clear();
+            slot.resize(n, 0);
             avail.clear();
             pending.clear();
             consts.clear();
@@ -503,9 +505,13 @@ impl Region {
         // final once it is ready).
         let enter = |i: u32,
                      ready: &mut Vec<u32>,
+                     slot: &mut [u32],
                      pending: &mut BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
                      consts: &mut Vec<u32>,
                      earliest: &[u32]| {
+            if heaps {
+                slot[i as usize] = ready.len() as u32;
+            }
             ready.push(i);
             if heaps && self.nodes[i as usize].constant {
                 consts.push(i);
@@ -515,7 +521,7 @@ impl Region {
         };
         for i in 0..n as u32 {
             if npreds[i as usize] == 0 {
-                enter(i, ready, pending, consts, earliest);
+                enter(i, ready, slot, pending, consts, earliest);
             }
         }
         while !ready.is_empty() {
@@ -525,7 +531,7 @@ impl Region {
             let key = |i: u32| (lazy(i), earliest[i as usize].max(t), Reverse(self.height[i as usize]), i);
             let mut pick = if heaps {
                 let chosen = self.least_ready(t, &key, avail, pending, consts, done);
-                ready.iter().position(|&i| i == chosen).expect("the choice is ready")
+                slot[chosen as usize] as usize
             } else {
                 (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction")
             };
@@ -567,6 +573,9 @@ impl Region {
             let i = ready.swap_remove(pick);
             if heaps {
                 done[i as usize] = true;
+                if let Some(&moved) = ready.get(pick) {
+                    slot[moved as usize] = pick as u32;
+                }
             }
             if stepped.0.exceeds(limit) || stepped.1.exceeds(limit) {
                 return false;
@@ -593,7 +602,7 @@ impl Region {
                 earliest[s] = earliest[s].max(at + lat);
                 npreds[s] -= 1;
                 if npreds[s] == 0 {
-                    enter(s as u32, ready, pending, consts, earliest);
+                    enter(s as u32, ready, slot, pending, consts, earliest);
                 }
             }
         }
@@ -617,6 +626,9 @@ struct ListState {
     npreds: Vec<u32>,
     earliest: Vec<u32>,
     ready: Vec<u32>,
+    /// Per ready instruction, its place in `ready` (kept in a region that
+    /// uses the heaps, which name their choice by instruction).
+    slot: Vec<u32>,
     left: Vec<u32>,
     others: Vec<u32>,
     /// Per instruction, its [`Effect`] while no register it names has lost

@@ -722,7 +722,8 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             // chain of updates (a pointer stepped four times in an unrolled
             // loop) stays in the parameter's register and the back edge needs
             // no copy.
-            if let [d] = m.opnds.iter().filter(|o| o.kind != OpKind::Use).collect::<SmallVec<[_; 2]>>()[..] {
+            let mut results = m.opnds.iter().filter(|o| o.kind != OpKind::Use);
+            if let (Some(d), None) = (results.next(), results.next()) {
                 let p = param_of[d.vreg.0 as usize];
                 if d.kind == OpKind::Def && d.fixed.is_none() && p != NONE {
                     for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use && o.fixed.is_none() && class(o.vreg.0) == class(d.vreg.0)) {
@@ -732,7 +733,8 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
                     }
                 }
             }
-            if let (Some((k, hi)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+            let copy = copy_source(m);
+            if let (Some((k, hi)), Some(d)) = (copy, m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
                 let s = m.opnds[k].vreg.0;
                 let h = hint[d.vreg.0 as usize];
                 if hint[s as usize] == NONE && h != NONE && !hi && (class(s) != Class::RPair || h % 2 == 0) {
@@ -741,7 +743,7 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             }
             // A word copied into the high half of a pair (the second half
             // of a pair written half by half): the pair's high register.
-            if let (Some((k, false)), Some(d)) = (copy_source(m), copy_dest_hi(m)) {
+            if let (Some((k, false)), Some(d)) = (copy, copy_dest_hi(m)) {
                 let (s, h) = (m.opnds[k].vreg.0, hint[d as usize]);
                 if hint[s as usize] == NONE && h != NONE && class(s) == Class::R && class(d) == Class::RPair {
                     hint[s as usize] = h + 1;
