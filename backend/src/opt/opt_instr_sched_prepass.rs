@@ -414,7 +414,7 @@ impl Region {
     fn least_ready(
         &self,
         t: u32,
-        key: &impl Fn(u32) -> (bool, u32, Reverse<u32>, u32),
+        key: &impl Fn(u32) -> u128,
         avail: &mut BinaryHeap<(u32, Reverse<u32>)>,
         pending: &mut BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
         consts: &mut Vec<u32>,
@@ -528,7 +528,7 @@ impl Region {
             let lazy = |i: u32| self.nodes[i as usize].constant && !wanted(self, others, i as usize, 0);
             // Available first, then the longest path, then the original
             // order; a constant no reader wants yet after everything else.
-            let key = |i: u32| (lazy(i), earliest[i as usize].max(t), Reverse(self.height[i as usize]), i);
+            let key = |i: u32| urgency(lazy(i), earliest[i as usize].max(t), self.height[i as usize], i);
             let mut pick = if heaps {
                 let chosen = self.least_ready(t, &key, avail, pending, consts, done);
                 slot[chosen as usize] as usize
@@ -609,6 +609,15 @@ impl Region {
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
         true
     }
+}
+
+/// The order of the list scheduler's choice, least first: a constant no
+/// reader wants yet (`lazy`) after everything else, then the soonest
+/// available (`at`), then the greatest `height`, then the original place
+/// `i` — the tuple `(lazy, at, Reverse(height), i)` packed into one integer,
+/// which orders alike and compares in one step.
+fn urgency(lazy: bool, at: u32, height: u32, i: u32) -> u128 {
+    (u128::from(lazy) << 96) | (u128::from(at) << 64) | (u128::from(u32::MAX - height) << 32) | u128::from(i)
 }
 
 /// [`HEAPS_FROM`]; tests may set another threshold for their thread.
