@@ -441,7 +441,19 @@ pub(crate) fn result_span(m: &MInst, k: usize, h: u32, kind: OpKind) -> (u8, u8)
 /// register, last piece reading it) — when each reads it no later than the
 /// piece that first writes the half (a piece reads before it writes).
 pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
-    let write = piece_span(m, d, h).map_or(0, |s| s.0);
+    reads_done_by(first_write(m, d, h), p_file, x, reads)
+}
+
+/// The piece that first writes half `h` of result operand `d` of bundle `m`
+/// (0 when none names it).
+fn first_write(m: &MInst, d: usize, h: u32) -> u8 {
+    piece_span(m, d, h).map_or(0, |s| s.0)
+}
+
+/// [`early_def_may_share`] with the piece that first writes the half given
+/// (`write`): whether every use of `reads` in register `x` is read no
+/// later than that piece.
+fn reads_done_by(write: u8, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
     reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
 }
 
@@ -1290,16 +1302,23 @@ impl<'a> Walk<'a> {
                     continue;
                 }
                 let (v, c) = (o.vreg.0, self.class(o.vreg.0));
-                let span = |h: u32| result_span(m, k, h, o.kind);
+                // In a bundle, per half: the pieces it spans and the piece
+                // that first writes it (the same whatever register it takes).
+                let mut halves = [((0u8, 0u8), 0u8); 2];
+                if multi {
+                    for h in 0..size(c) {
+                        halves[h as usize] = (result_span(m, k, h, o.kind), first_write(m, k, h));
+                    }
+                }
+                let halves = &halves[..size(c) as usize];
                 // Scratch registers keep away from every use (in a
                 // bundle: from the uses still to be read).
                 let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
                 let (reads, placed) = (&self.reads, &self.placed);
                 let ok = |r: u32| {
                     !multi
-                        || (0..size(c)).all(|h| {
-                            let (f, l) = span(h);
-                            early_def_may_share(m, k, h, c == Class::P, r + h, reads)
+                        || (0..).zip(halves).all(|(h, &((f, l), write))| {
+                            reads_done_by(write, c == Class::P, r + h, reads)
                                 && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
                         })
                 };
@@ -1310,8 +1329,7 @@ impl<'a> Walk<'a> {
                 self.t.reg[v as usize] = r;
                 self.regs[ob + k] = r;
                 if multi {
-                    for h in 0..size(c) {
-                        let (f, l) = span(h);
+                    for (h, &((f, l), _)) in (0..).zip(halves) {
                         self.placed.push((c == Class::P, r + h, f, l));
                     }
                 }
