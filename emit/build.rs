@@ -662,6 +662,33 @@ fn register_operands(isa: &model::Isa, out: &mut String) {
     per_form(isa, out, "whether an operand names a register chosen at run time (`R[UR, imm]`)", "DYNAMIC_REGS: &[bool]", |f| {
         f.inputs.iter().chain(f.outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. })).to_string()
     });
+    per_form(
+        isa,
+        out,
+        "the bits of the word its register operand fields occupy and what they hold when each names its file's zero register (`(0, 1)`, never met, when a zero register does not fit its field)",
+        "REG_ZERO_WORDS: &[(u128, u128)]",
+        |f| {
+            let (mut mask, mut zeros) = (0u128, 0u128);
+            let fields = f.inputs.iter().chain(f.outputs.iter()).flat_map(Operand::fields).chain(f.guard);
+            for i in fields {
+                let x = &f.fields[i as usize];
+                let zero = match x.kind {
+                    Kind::Reg => model::RZ,
+                    Kind::UReg => model::URZ,
+                    Kind::Pred | Kind::UPred => model::PT,
+                    _ => continue,
+                } as u128;
+                let m = if x.width >= 128 { u128::MAX } else { (1u128 << x.width) - 1 };
+                if zero > m || (zeros ^ (zero << x.lo)) & mask & (m << x.lo) != 0 {
+                    return "(0, 1)".to_string();
+                }
+                // (Fields named twice, as an input and an output, agree.)
+                mask |= m << x.lo;
+                zeros |= zero << x.lo;
+            }
+            format!("(0x{:x}, 0x{:x})", mask, zeros)
+        },
+    );
 }
 
 /// How the bit width of a register field is found at run time (the

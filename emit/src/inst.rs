@@ -192,6 +192,13 @@ impl Inst {
         ((self.word >> lo) as u64) & low_mask(width)
     }
 
+    /// Whether the word, under `mask`, equals `bits`, with no value held
+    /// in the side list (a generated per-form test of several fields at once).
+    #[inline(always)]
+    pub(crate) fn word_is(&self, mask: u128, bits: u128) -> bool {
+        self.wide.is_none() && self.word & mask == bits
+    }
+
     /// The largest value field `i` holds.
     #[inline]
     pub(crate) fn field_max(&self, i: usize) -> u64 {

@@ -10,7 +10,7 @@
 use crate::inst::Inst;
 #[cfg(test)]
 use crate::model::Kind;
-use crate::tables::{DYNAMIC_REGS, REG_OPERANDS};
+use crate::tables::{DYNAMIC_REGS, REG_OPERANDS, REG_ZERO_WORDS};
 use crate::{PT, RZ, URZ};
 
 /// A register file.
@@ -139,10 +139,23 @@ impl Inst {
         }
     }
 
+    /// Whether every register field names its file's zero register, so that
+    /// the instruction reports no register (most pieces of the code before
+    /// register assignment, whose operands' fields are still at RZ/PT):
+    /// one test of the word.
+    #[inline(always)]
+    fn names_no_register(&self) -> bool {
+        let (mask, zeros) = REG_ZERO_WORDS[self.form.0 as usize];
+        self.word_is(mask, zeros)
+    }
+
     /// The register references of the fields of `list` (0: inputs and the
     /// guard, 1: outputs), in the order of the description's operand list.
     #[inline]
     fn reg_refs(&self, list: usize, out: &mut Vec<RegRef>) {
+        if self.names_no_register() {
+            return;
+        }
         let ops = REG_OPERANDS[self.form.0 as usize][list];
         out.reserve(ops.len());
         self.push_refs(ops, out);
@@ -175,6 +188,9 @@ impl Inst {
     /// [`Inst::reg_reads_into`] then [`Inst::reg_writes_into`] in one call;
     /// returns how many of the references appended are reads.
     pub fn reg_refs_into(&self, out: &mut Vec<RegRef>) -> usize {
+        if self.names_no_register() {
+            return 0;
+        }
         let start = out.len();
         let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
         out.reserve(reads.len() + writes.len());
@@ -188,6 +204,9 @@ impl Inst {
     /// writes, a pair or quad counting all its registers; 0 for none (`RZ`
     /// is none). What [`Inst::reg_refs_into`] names, without the list.
     pub fn r_regs_end(&self) -> u32 {
+        if self.names_no_register() {
+            return 0;
+        }
         let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
         let mut end = 0;
         for op in reads.iter().chain(writes).filter(|op| op.file == RegFile::R) {
@@ -305,6 +324,28 @@ mod tests {
             }
         }
         inst
+    }
+
+    #[test]
+    fn the_zero_word_test_sees_every_register_field() {
+        for fi in 0..ISA.forms.len() {
+            let form = FormId(fi as u16);
+            let fields: Vec<usize> = REG_OPERANDS[fi].iter().flat_map(|l| l.iter()).map(|o| o.field as usize).collect();
+            // Every register field at its zero register: nothing to report.
+            let mut zero = Inst::new(form);
+            for &k in &fields {
+                zero.set_at(k, RegFile::of(form.def().fields[k].kind).unwrap().zero() as u64);
+            }
+            assert!(zero.names_no_register(), "{}", form.name());
+            assert!(zero.reg_reads().is_empty() && zero.reg_writes().is_empty(), "{}", form.name());
+            // Any one of them naming a register: the test fails.
+            for &k in &fields {
+                let mut one = zero.clone();
+                one.set_at(k, 1);
+                assert!(!one.names_no_register(), "{} field {}", form.name(), k);
+                assert!(!one.reg_reads().is_empty() || !one.reg_writes().is_empty(), "{} field {}", form.name(), k);
+            }
+        }
     }
 
     #[test]

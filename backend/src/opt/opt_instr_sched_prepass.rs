@@ -414,7 +414,7 @@ impl Region {
     fn least_ready(
         &self,
         t: u32,
-        key: &impl Fn(u32) -> (bool, u32, Reverse<u32>, u32),
+        key: &impl Fn(u32) -> u128,
         avail: &mut BinaryHeap<(u32, Reverse<u32>)>,
         pending: &mut BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
         consts: &mut Vec<u32>,
@@ -454,7 +454,7 @@ impl Region {
     /// (`order` is then incomplete: such a schedule is not used).
     fn schedule(&self, budget: Pressure, limit: Pressure, ls: &mut ListState, order: &mut Vec<u32>) -> bool {
         let n = self.nodes.len();
-        let ListState { npreds, earliest, ready, left, others, effects, referrers, avail, pending, consts, done } = ls;
+        let ListState { npreds, earliest, ready, slot, left, others, effects, referrers, avail, pending, consts, done } = ls;
         let mut cached = false;
         npreds.clone_from(&self.npreds);
         earliest.clear();
@@ -463,6 +463,8 @@ impl Region {
         if heaps {
             done.clear();
             done.resize(n, false);
+            slot.clear();
+            slot.resize(n, 0);
             avail.clear();
             pending.clear();
             consts.clear();
@@ -503,9 +505,13 @@ impl Region {
         // final once it is ready).
         let enter = |i: u32,
                      ready: &mut Vec<u32>,
+                     slot: &mut [u32],
                      pending: &mut BinaryHeap<Reverse<(u32, Reverse<u32>, u32)>>,
                      consts: &mut Vec<u32>,
                      earliest: &[u32]| {
+            if heaps {
+                slot[i as usize] = ready.len() as u32;
+            }
             ready.push(i);
             if heaps && self.nodes[i as usize].constant {
                 consts.push(i);
@@ -515,17 +521,17 @@ impl Region {
         };
         for i in 0..n as u32 {
             if npreds[i as usize] == 0 {
-                enter(i, ready, pending, consts, earliest);
+                enter(i, ready, slot, pending, consts, earliest);
             }
         }
         while !ready.is_empty() {
             let lazy = |i: u32| self.nodes[i as usize].constant && !wanted(self, others, i as usize, 0);
             // Available first, then the longest path, then the original
             // order; a constant no reader wants yet after everything else.
-            let key = |i: u32| (lazy(i), earliest[i as usize].max(t), Reverse(self.height[i as usize]), i);
+            let key = |i: u32| urgency(lazy(i), earliest[i as usize].max(t), self.height[i as usize], i);
             let mut pick = if heaps {
                 let chosen = self.least_ready(t, &key, avail, pending, consts, done);
-                ready.iter().position(|&i| i == chosen).expect("the choice is ready")
+                slot[chosen as usize] as usize
             } else {
                 (0..ready.len()).min_by_key(|&k| key(ready[k])).expect("a ready instruction")
             };
@@ -567,6 +573,9 @@ impl Region {
             let i = ready.swap_remove(pick);
             if heaps {
                 done[i as usize] = true;
+                if let Some(&moved) = ready.get(pick) {
+                    slot[moved as usize] = pick as u32;
+                }
             }
             if stepped.0.exceeds(limit) || stepped.1.exceeds(limit) {
                 return false;
@@ -593,13 +602,22 @@ impl Region {
                 earliest[s] = earliest[s].max(at + lat);
                 npreds[s] -= 1;
                 if npreds[s] == 0 {
-                    enter(s as u32, ready, pending, consts, earliest);
+                    enter(s as u32, ready, slot, pending, consts, earliest);
                 }
             }
         }
         debug_assert_eq!(order.len(), n, "the dependence graph has a cycle");
         true
     }
+}
+
+/// The order of the list scheduler's choice, least first: a constant no
+/// reader wants yet (`lazy`) after everything else, then the soonest
+/// available (`at`), then the greatest `height`, then the original place
+/// `i` — the tuple `(lazy, at, Reverse(height), i)` packed into one integer,
+/// which orders alike and compares in one step.
+fn urgency(lazy: bool, at: u32, height: u32, i: u32) -> u128 {
+    (u128::from(lazy) << 96) | (u128::from(at) << 64) | (u128::from(u32::MAX - height) << 32) | u128::from(i)
 }
 
 /// [`HEAPS_FROM`]; tests may set another threshold for their thread.
@@ -617,6 +635,9 @@ struct ListState {
     npreds: Vec<u32>,
     earliest: Vec<u32>,
     ready: Vec<u32>,
+    /// Per ready instruction, its place in `ready` (kept in a region that
+    /// uses the heaps, which name their choice by instruction).
+    slot: Vec<u32>,
     left: Vec<u32>,
     others: Vec<u32>,
     /// Per instruction, its [`Effect`] while no register it names has lost

@@ -441,7 +441,19 @@ pub(crate) fn result_span(m: &MInst, k: usize, h: u32, kind: OpKind) -> (u8, u8)
 /// register, last piece reading it) — when each reads it no later than the
 /// piece that first writes the half (a piece reads before it writes).
 pub(crate) fn early_def_may_share(m: &MInst, d: usize, h: u32, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
-    let write = piece_span(m, d, h).map_or(0, |s| s.0);
+    reads_done_by(first_write(m, d, h), p_file, x, reads)
+}
+
+/// The piece that first writes half `h` of result operand `d` of bundle `m`
+/// (0 when none names it).
+fn first_write(m: &MInst, d: usize, h: u32) -> u8 {
+    piece_span(m, d, h).map_or(0, |s| s.0)
+}
+
+/// [`early_def_may_share`] with the piece that first writes the half given
+/// (`write`): whether every use of `reads` in register `x` is read no
+/// later than that piece.
+fn reads_done_by(write: u8, p_file: bool, x: u32, reads: &[(bool, u32, u8)]) -> bool {
     reads.iter().all(|&(isp, r, last)| isp != p_file || r != x || last <= write)
 }
 
@@ -722,7 +734,8 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             // chain of updates (a pointer stepped four times in an unrolled
             // loop) stays in the parameter's register and the back edge needs
             // no copy.
-            if let [d] = m.opnds.iter().filter(|o| o.kind != OpKind::Use).collect::<SmallVec<[_; 2]>>()[..] {
+            let mut results = m.opnds.iter().filter(|o| o.kind != OpKind::Use);
+            if let (Some(d), None) = (results.next(), results.next()) {
                 let p = param_of[d.vreg.0 as usize];
                 if d.kind == OpKind::Def && d.fixed.is_none() && p != NONE {
                     for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use && o.fixed.is_none() && class(o.vreg.0) == class(d.vreg.0)) {
@@ -732,7 +745,8 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
                     }
                 }
             }
-            if let (Some((k, hi)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+            let copy = copy_source(m);
+            if let (Some((k, hi)), Some(d)) = (copy, m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
                 let s = m.opnds[k].vreg.0;
                 let h = hint[d.vreg.0 as usize];
                 if hint[s as usize] == NONE && h != NONE && !hi && (class(s) != Class::RPair || h % 2 == 0) {
@@ -741,7 +755,7 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             }
             // A word copied into the high half of a pair (the second half
             // of a pair written half by half): the pair's high register.
-            if let (Some((k, false)), Some(d)) = (copy_source(m), copy_dest_hi(m)) {
+            if let (Some((k, false)), Some(d)) = (copy, copy_dest_hi(m)) {
                 let (s, h) = (m.opnds[k].vreg.0, hint[d as usize]);
                 if hint[s as usize] == NONE && h != NONE && class(s) == Class::R && class(d) == Class::RPair {
                     hint[s as usize] = h + 1;
@@ -1288,16 +1302,23 @@ impl<'a> Walk<'a> {
                     continue;
                 }
                 let (v, c) = (o.vreg.0, self.class(o.vreg.0));
-                let span = |h: u32| result_span(m, k, h, o.kind);
+                // In a bundle, per half: the pieces it spans and the piece
+                // that first writes it (the same whatever register it takes).
+                let mut halves = [((0u8, 0u8), 0u8); 2];
+                if multi {
+                    for h in 0..size(c) {
+                        halves[h as usize] = (result_span(m, k, h, o.kind), first_write(m, k, h));
+                    }
+                }
+                let halves = &halves[..size(c) as usize];
                 // Scratch registers keep away from every use (in a
                 // bundle: from the uses still to be read).
                 let avoid = if o.kind == OpKind::Temp { &uses } else { &busy };
                 let (reads, placed) = (&self.reads, &self.placed);
                 let ok = |r: u32| {
                     !multi
-                        || (0..size(c)).all(|h| {
-                            let (f, l) = span(h);
-                            early_def_may_share(m, k, h, c == Class::P, r + h, reads)
+                        || (0..).zip(halves).all(|(h, &((f, l), write))| {
+                            reads_done_by(write, c == Class::P, r + h, reads)
                                 && placed.iter().all(|&(isp, x, f2, l2)| isp != (c == Class::P) || x != r + h || l2 < f || l < f2)
                         })
                 };
@@ -1308,8 +1329,7 @@ impl<'a> Walk<'a> {
                 self.t.reg[v as usize] = r;
                 self.regs[ob + k] = r;
                 if multi {
-                    for h in 0..size(c) {
-                        let (f, l) = span(h);
+                    for (h, &((f, l), _)) in (0..).zip(halves) {
                         self.placed.push((c == Class::P, r + h, f, l));
                     }
                 }
