@@ -335,22 +335,28 @@ impl Cache {
         // borrows the whole cache), so that a fill writes them and the
         // set's head without looking the block up again.
         let tags = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
-        if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
-            to_front(&mut tags[..=i], tag);
-            return true;
-        }
-        if fill < ways && fill < tags.len() {
-            // An unfilled entry (never used) is taken first.
-            to_front(&mut tags[..=fill], tag);
-            self.heads[set].fill += 1;
-        } else if fill < ways {
-            b = self.grow(set, b);
-            self.heads[set].fill += 1;
-            to_front(&mut self.entries(b)[..=fill], tag);
-        } else {
-            // The last entry, the least recently used, drops out.
+        if fill == ways {
+            // A full set: a miss moves all its entries, in one move, and
+            // the last one, the least recently used, drops out.
+            if let Some(i) = tags[..ways].iter().position(|&t| t == tag) {
+                to_front(&mut tags[..=i], tag);
+                return true;
+            }
             to_front(&mut tags[..ways], tag);
+            return false;
         }
+        let Err(last) = find_to_front(&mut tags[..fill], tag) else {
+            return true;
+        };
+        // A miss in a set not full: its entries moved back one place, and
+        // the last one takes the next unfilled entry (never used).
+        if fill < tags.len() {
+            tags[fill] = last;
+        } else {
+            b = self.grow(set, b);
+            self.entries(b)[fill] = last;
+        }
+        self.heads[set].fill += 1;
         false
     }
 
@@ -396,6 +402,24 @@ impl Cache {
             }
         }
     }
+}
+
+/// Looks `tag` up in `tags` and puts it first, the entries before it
+/// moved one place back, in one pass (each entry read is written one place
+/// later; no search and then a move, which is a library call). Ok on a
+/// hit; on a miss every entry moved back and the last one, which no longer
+/// fits, is the error (`tag` itself when `tags` is empty).
+#[inline(always)]
+fn find_to_front(tags: &mut [u64], tag: u64) -> Result<(), u64> {
+    let mut carried = tag;
+    for t in tags.iter_mut() {
+        let here = std::mem::replace(t, carried);
+        if here == tag {
+            return Ok(());
+        }
+        carried = here;
+    }
+    Err(carried)
 }
 
 /// Puts `tag` first in `tags`, moving the others one place back (the
