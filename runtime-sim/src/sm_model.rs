@@ -312,7 +312,7 @@ impl Cache {
         let set = self.set(sector);
         if self.flat_len != 0 {
             if self.flat.is_empty() {
-                self.flat = vec![0; self.flat_len];
+                self.make_flat();
             }
             let tag = sector.wrapping_add(1);
             let tags = &mut self.flat[set * self.ways..][..self.ways];
@@ -332,8 +332,7 @@ impl Cache {
         }
         let Head { block: mut b, fill } = self.heads[set];
         if b == 0 {
-            b = self.small.alloc() + 1;
-            self.heads[set].block = b;
+            b = self.first_block(set);
         }
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
@@ -365,6 +364,24 @@ impl Cache {
         }
         self.heads[set].fill += 1;
         false
+    }
+
+    /// The flat array of an L1's entries, empty, at its first lookup (out
+    /// of line: the lookups' code keeps its registers for the search).
+    #[cold]
+    #[inline(never)]
+    fn make_flat(&mut self) {
+        self.flat = vec![0; self.flat_len];
+    }
+
+    /// Gives set `set`, at its first lookup, a small block; returns its
+    /// `block` (out of line, as `make_flat`).
+    #[cold]
+    #[inline(never)]
+    fn first_block(&mut self, set: usize) -> u32 {
+        let b = self.small.alloc() + 1;
+        self.heads[set].block = b;
+        b
     }
 
     /// Moves a set whose small block is full to a big one (same entries,
