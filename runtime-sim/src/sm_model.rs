@@ -312,11 +312,18 @@ impl Cache {
         let set = self.set(sector);
         if self.flat_len != 0 {
             if self.flat.is_empty() {
-                self.flat = vec![0; self.flat_len];
+                self.make_flat();
             }
             let tag = sector.wrapping_add(1);
             let tags = &mut self.flat[set * self.ways..][..self.ways];
-            if let Some(i) = tags.iter().position(|&t| t == tag) {
+            // The A100's sets of 16 entries (4 ways of 4 sectors) searched
+            // as an array of 16: a compare and a branch per entry, without
+            // the index and bound of a loop over a slice.
+            let found = match <&[u64; 16]>::try_from(&*tags) {
+                Ok(set16) => set16.iter().position(|&t| t == tag),
+                Err(_) => tags.iter().position(|&t| t == tag),
+            };
+            if let Some(i) = found {
                 to_front(&mut tags[..=i], tag);
                 return true;
             }
@@ -325,8 +332,7 @@ impl Cache {
         }
         let Head { block: mut b, fill } = self.heads[set];
         if b == 0 {
-            b = self.small.alloc() + 1;
-            self.heads[set].block = b;
+            b = self.first_block(set);
         }
         let fill = fill as usize;
         let tag = sector.wrapping_add(1);
@@ -335,23 +341,47 @@ impl Cache {
         // borrows the whole cache), so that a fill writes them and the
         // set's head without looking the block up again.
         let tags = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
-        if let Some(i) = tags[..fill].iter().position(|&t| t == tag) {
-            to_front(&mut tags[..=i], tag);
-            return true;
-        }
-        if fill < ways && fill < tags.len() {
-            // An unfilled entry (never used) is taken first.
-            to_front(&mut tags[..=fill], tag);
-            self.heads[set].fill += 1;
-        } else if fill < ways {
-            b = self.grow(set, b);
-            self.heads[set].fill += 1;
-            to_front(&mut self.entries(b)[..=fill], tag);
-        } else {
-            // The last entry, the least recently used, drops out.
+        if fill == ways {
+            // A full set: a miss moves all its entries, in one move, and
+            // the last one, the least recently used, drops out.
+            if let Some(i) = tags[..ways].iter().position(|&t| t == tag) {
+                to_front(&mut tags[..=i], tag);
+                return true;
+            }
             to_front(&mut tags[..ways], tag);
+            return false;
         }
+        let Err(last) = find_to_front(&mut tags[..fill], tag) else {
+            return true;
+        };
+        // A miss in a set not full: its entries moved back one place, and
+        // the last one takes the next unfilled entry (never used).
+        if fill < tags.len() {
+            tags[fill] = last;
+        } else {
+            b = self.grow(set, b);
+            self.entries(b)[fill] = last;
+        }
+        self.heads[set].fill += 1;
         false
+    }
+
+    /// The flat array of an L1's entries, empty, at its first lookup (out
+    /// of line: the lookups' code keeps its registers for the search).
+    #[cold]
+    #[inline(never)]
+    fn make_flat(&mut self) {
+        self.flat = vec![0; self.flat_len];
+    }
+
+    /// Gives set `set`, at its first lookup, a small block; returns its
+    /// `block` (out of line, as `make_flat`).
+    #[cold]
+    #[inline(never)]
+    fn first_block(&mut self, set: usize) -> u32 {
+        let b = self.small.alloc() + 1;
+        self.heads[set].block = b;
+        b
     }
 
     /// Moves a set whose small block is full to a big one (same entries,
@@ -377,10 +407,15 @@ impl Cache {
                 return; // (nothing to drop before the first lookup)
             }
             let tag = sector.wrapping_add(1);
-            for t in &mut self.flat[set * self.ways..][..self.ways] {
-                if *t == tag {
-                    *t = 0;
-                }
+            let tags = &mut self.flat[set * self.ways..][..self.ways];
+            // (A set of 16 as an array, as in `access`.)
+            let found = match <&[u64; 16]>::try_from(&*tags) {
+                Ok(set16) => set16.iter().position(|&t| t == tag),
+                Err(_) => tags.iter().position(|&t| t == tag),
+            };
+            // (A set holds a sector at most once.)
+            if let Some(i) = found {
+                tags[i] = 0;
             }
             return;
         }
@@ -396,6 +431,24 @@ impl Cache {
             }
         }
     }
+}
+
+/// Looks `tag` up in `tags` and puts it first, the entries before it
+/// moved one place back, in one pass (each entry read is written one place
+/// later; no search and then a move, which is a library call). Ok on a
+/// hit; on a miss every entry moved back and the last one, which no longer
+/// fits, is the error (`tag` itself when `tags` is empty).
+#[inline(always)]
+fn find_to_front(tags: &mut [u64], tag: u64) -> Result<(), u64> {
+    let mut carried = tag;
+    for t in tags.iter_mut() {
+        let here = std::mem::replace(t, carried);
+        if here == tag {
+            return Ok(());
+        }
+        carried = here;
+    }
+    Err(carried)
 }
 
 /// Puts `tag` first in `tags`, moving the others one place back (the

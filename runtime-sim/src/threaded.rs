@@ -475,6 +475,16 @@ fn wide_rows<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast
 /// vector code on SSE2 where `imad_wide` multiplies.
 fn imad_wide_shl<const A: bool, const C: bool>(r: &mut Regs, f: &Fast) {
     let k = f.k[1].trailing_zeros();
+    #[cfg(target_arch = "x86_64")]
+    if C || f.m[2] == 0 {
+        // (A negated SrcC takes the portable form below.)
+        if f.x != 0 {
+            shl_wide_sse2::<A, C, true>(r, f, k);
+        } else {
+            shl_wide_sse2::<A, C, false>(r, f, k);
+        }
+        return;
+    }
     // a >> (32 - k) without a shift by 32 when k = 0: (a >> 1) >> (31 - k).
     if f.x != 0 {
         shl_wide::<A, C>(r, f, k, |v| ((v as i32 >> 1) >> (31 - k)) as u32)
@@ -492,6 +502,50 @@ fn shl_wide<const A: bool, const C: bool>(r: &mut Regs, f: &Fast, k: u32, hi: im
         let lo = p.wrapping_add(clo);
         (lo, hi(a).wrapping_add(chi).wrapping_add((lo < p) as u32))
     });
+}
+
+/// `shl_wide` of a SrcC that is not negated on x86-64: four lanes at a
+/// time in SSE2 registers, written out (the portable form's chunks cost
+/// half as much again). A shift by a count in a register gives 0 (logical)
+/// or the sign (arithmetic) for a count of 32, so the high word is
+/// `a >> (32 - k)` for every k, 0 included; the carry out of the low word
+/// is an unsigned compare, a signed one of the words with their sign bits
+/// flipped, all ones where it carries (so subtracted).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn shl_wide_sse2<const A: bool, const C: bool, const SIGNED: bool>(r: &mut Regs, f: &Fast, k: u32) {
+    use std::arch::x86_64::*;
+    let rows = r.r.len();
+    let (a_row, clo_row, chi_row) = (f.s[0] as usize, f.s[2] as usize, f.s[3] as usize);
+    let (lo_row, hi_row) = (f.d[0] as usize, f.d[1] as usize);
+    assert!((A || a_row < rows) && (C || (clo_row < rows && chi_row < rows)) && lo_row < rows && hi_row < rows);
+    let base = r.r.as_mut_ptr() as *mut u32;
+    // SAFETY: SSE2 is part of the x86-64 baseline. Every row read or
+    // written is one of the register file's (asserted above): `row(i)` is
+    // its first lane, and each 16-byte access at `row(i).add(c)`, c + 4 <=
+    // LANES, stays in it (a row is `LANES` contiguous `u32`s, the rows one
+    // array; all pointers come from `base`). A chunk's sources are read
+    // before its results are written, and no chunk reads another's lanes,
+    // so a destination that is also a source is read as it was.
+    unsafe {
+        let row = |i: usize| base.add(i * LANES);
+        let left = _mm_cvtsi32_si128(k as i32);
+        let right = _mm_cvtsi32_si128(32 - k as i32);
+        let sign = _mm_set1_epi32(i32::MIN);
+        let (ka, kclo, kchi) = (_mm_set1_epi32(f.k[0] as i32), _mm_set1_epi32(f.k[2] as i32), _mm_set1_epi32(f.k[3] as i32));
+        for c in (0..LANES).step_by(4) {
+            let load = |i: usize| _mm_loadu_si128(row(i).add(c) as *const __m128i);
+            let a = if A { ka } else { load(a_row) };
+            let (clo, chi) = if C { (kclo, kchi) } else { (load(clo_row), load(chi_row)) };
+            let p = _mm_sll_epi32(a, left);
+            let high = if SIGNED { _mm_sra_epi32(a, right) } else { _mm_srl_epi32(a, right) };
+            let lo = _mm_add_epi32(p, clo);
+            let carry = _mm_cmplt_epi32(_mm_xor_si128(lo, sign), _mm_xor_si128(p, sign));
+            let hi = _mm_sub_epi32(_mm_add_epi32(high, chi), carry);
+            _mm_storeu_si128(row(lo_row).add(c) as *mut __m128i, lo);
+            _mm_storeu_si128(row(hi_row).add(c) as *mut __m128i, hi);
+        }
+    }
 }
 
 fn lop3_plain<const A: bool, const B: bool, const C: bool>(r: &mut Regs, f: &Fast) {
@@ -676,6 +730,14 @@ mod tests {
                         let (want, _) = general(va, 1 << k, vc, neg_c, false, signed, false);
                         let got = regs.r[4][l] as u64 | (regs.r[5][l] as u64) << 32;
                         assert_eq!(got, want, "k {} signed {} a {:#x} c {:#x} neg {}", k, signed, va, vc, neg_c);
+                    }
+                    // The destination pair SrcC's (an address stepped in place).
+                    if c_row {
+                        let op = Op::ImadWide { d: Dst64::R(2, 3), a, b: Src::Imm(1 << k), c, neg_c, x: false, signed, pp: PIn::TRUE, pu };
+                        let f = translate(&op, &cb).expect("a fast form");
+                        let mut same = before.clone();
+                        (f.run)(&mut same, &f);
+                        assert!(same.r[2] == regs.r[4] && same.r[3] == regs.r[5], "in place: k {} signed {}", k, signed);
                     }
                     // The shift form itself, whichever form was chosen (2^31 takes the general one).
                     if k < 31 {

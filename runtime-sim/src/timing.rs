@@ -39,12 +39,12 @@ impl WarpClock {
     #[inline(always)]
     pub fn issue(&mut self, c: Ctrl, lat: u16, variable: bool) -> u64 {
         let mut t = self.next_issue;
-        if c.req != 0 {
-            for s in 0..SCOREBOARDS {
-                if c.req >> s & 1 != 0 {
-                    t = t.max(self.sb_ready[s]);
-                }
-            }
+        // The scoreboards waited for, bit by bit (mostly one: not a pass
+        // over all of them).
+        let mut req = c.req & ((1 << SCOREBOARDS) - 1);
+        while req != 0 {
+            t = t.max(self.sb_ready[req.trailing_zeros() as usize]);
+            req &= req - 1;
         }
         if variable && (c.wsb as usize) < SCOREBOARDS {
             let s = c.wsb as usize;
