@@ -253,21 +253,26 @@ pub(crate) const HALF: usize = LANES / 2;
 
 /// Whether a half-warp's address words `l` (low) and `u` (high), `HALF`
 /// each, differ from the shape `Halves::of_pair` checks: lane j's low word
-/// `l[0] + j * step`, its high word `u[0]`. On x86-64, four lanes at a time
-/// in SSE2 registers, the differences OR-ed in a register (no array of
-/// them written and read back: a vector read of smaller stores stalls).
+/// `l[0] + j * step`, its high word `u[0]` (`step`: 0 or `n`, which the
+/// caller checked). On x86-64, four lanes at a time in SSE2 registers, the
+/// differences OR-ed in a register (no array of them written and read
+/// back: a vector read of smaller stores stalls).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn off_shape(l: &[u32], u: &[u32], step: u32) -> bool {
+fn off_shape(l: &[u32], u: &[u32], n: u32, step: u32) -> bool {
     use std::arch::x86_64::*;
     assert!(l.len() == HALF && u.len() == HALF);
     // SAFETY: SSE2 is part of the x86-64 baseline; each unaligned 16-byte
     // load reads the four `u32`s at `4 * c..4 * c + 4`, c < HALF / 4, of a
     // slice of `HALF` of them (asserted above).
     unsafe {
-        let lane = |j: u32| l[0].wrapping_add(j.wrapping_mul(step)) as i32;
-        let mut want = _mm_set_epi32(lane(3), lane(2), lane(1), lane(0));
-        let four = _mm_set1_epi32(step.wrapping_mul(4) as i32);
+        // Lanes 0-3's steps from lane 0: `0, step, 2 * step, 3 * step` as
+        // `0, n, 2n, 3n` (a constant) masked by whether `step` is not 0
+        // (the caller found it 0 or `n`), not four scalar products.
+        let on = _mm_set1_epi32(-((step != 0) as i32));
+        let ramp = _mm_set_epi32(3 * n as i32, 2 * n as i32, n as i32, 0);
+        let mut want = _mm_add_epi32(_mm_set1_epi32(l[0] as i32), _mm_and_si128(ramp, on));
+        let four = _mm_and_si128(_mm_set1_epi32(4 * n as i32), on);
         let high = _mm_set1_epi32(u[0] as i32);
         let mut acc = _mm_setzero_si128();
         for c in 0..HALF / 4 {
@@ -283,7 +288,7 @@ fn off_shape(l: &[u32], u: &[u32], step: u32) -> bool {
 /// [`off_shape`] elsewhere: the differences OR-ed lane by lane.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn off_shape(l: &[u32], u: &[u32], step: u32) -> bool {
+fn off_shape(l: &[u32], u: &[u32], _n: u32, step: u32) -> bool {
     (0..HALF).fold(0, |a, j| a | (l[j] ^ l[0].wrapping_add(j as u32 * step)) | (u[j] ^ u[0])) != 0
 }
 
@@ -355,7 +360,7 @@ impl Halves {
             }
             // No carry out of the last lane's low word (so none before it).
             l[0].checked_add((HALF as u32 - 1) * step)?;
-            if off_shape(l, u, step) {
+            if off_shape(l, u, n, step) {
                 return None;
             }
             h.first[k] = (u[0] as u64) << 32 | l[0] as u64;
