@@ -355,7 +355,8 @@ impl Halves {
             let (l, u) = (&lo[k * HALF..][..HALF], &hi[k * HALF..][..HALF]);
             let step = l[1].wrapping_sub(l[0]);
             // (Every lane's words checked by `off_shape` below.)
-            if step != 0 && step != n {
+            // (0 or `n`, a power of two: no bit but `n`'s.)
+            if step | n != n {
                 return None;
             }
             // No carry out of the last lane's low word (so none before it).
