@@ -578,7 +578,7 @@ impl<'f> Lower<'f> {
                 self.lower_tail_call(inst)?;
             }
             InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. } => {
-                return Err(self.err(inst, "exception handling (try_call) is not supported"));
+                return Err(self.err(inst, "a try_call reached instruction selection (legalize_try_calls makes every one a call first)"));
             }
             _ => return Err(self.err(inst, "this control-flow instruction is not supported")),
         }

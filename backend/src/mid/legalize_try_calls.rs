@@ -22,18 +22,18 @@ use crate::Error;
 
 /// Rewrites every `try_call` and `try_call_indirect` of `f` (in place).
 pub fn legalize_try_calls(f: &mut Function) -> Result<(), Error> {
+    // Each with its exception table and, for a direct one, its callee.
     let tries: Vec<_> = f
         .layout
         .blocks()
         .flat_map(|b| f.layout.block_insts(b))
-        .filter(|&i| matches!(f.dfg.insts[i], InstructionData::TryCall { .. } | InstructionData::TryCallIndirect { .. }))
+        .filter_map(|i| match f.dfg.insts[i] {
+            InstructionData::TryCall { exception, func_ref, .. } => Some((i, exception, Some(func_ref))),
+            InstructionData::TryCallIndirect { exception, .. } => Some((i, exception, None)),
+            _ => None,
+        })
         .collect();
-    for inst in tries {
-        let data = f.dfg.insts[inst];
-        let table = match data {
-            InstructionData::TryCall { exception, .. } | InstructionData::TryCallIndirect { exception, .. } => exception,
-            _ => unreachable!("only try_calls were collected"),
-        };
+    for (inst, table, callee) in tries {
         let sig = f.dfg.exception_tables[table].signature();
         let normal = *f.dfg.exception_tables[table].normal_return();
         let dest = normal.block(&f.dfg.value_lists);
@@ -41,9 +41,9 @@ pub fn legalize_try_calls(f: &mut Function) -> Result<(), Error> {
         let args = f.dfg.inst_args(inst).to_vec();
         let mut pos = FuncCursor::new(f).at_inst(inst);
         pos.use_srcloc(inst);
-        let call = match data {
-            InstructionData::TryCall { func_ref, .. } => pos.ins().call(func_ref, &args),
-            _ => pos.ins().call_indirect(sig, args[0], &args[1..]),
+        let call = match callee {
+            Some(func_ref) => pos.ins().call(func_ref, &args),
+            None => pos.ins().call_indirect(sig, args[0], &args[1..]),
         };
         let results = pos.func.dfg.inst_results(call).to_vec();
         let mut jump_args = Vec::with_capacity(edge.len());
