@@ -831,16 +831,42 @@ fn issue_end(
 /// order), and it does not leave; with no warp of the sub-partition at a
 /// barrier (checked here) no release changes one, and local issues put
 /// none there. So each visit is the one the step at its cycle would make.
-#[inline(never)]
+///
+/// The visits stop at the first wake time of a warp that is not local: a
+/// warp's `local` changes only when it issues, and the wake time of one
+/// that is not local only when it is looked at, which is then too late.
+#[inline(always)]
 fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp], stats: &mut SmStats, prof: &mut Option<SmProfile>) {
-    if sub.warps.iter().any(|r| r.at_bar) {
-        return;
-    }
-    loop {
-        let now = sub.next;
-        if now == u64::MAX || sub.warps.iter().any(|r| r.wake <= now && !r.local) {
+    let mut stop = u64::MAX;
+    for r in &sub.warps {
+        if r.at_bar {
             return;
         }
+        if !r.local {
+            stop = stop.min(r.wake);
+        }
+    }
+    if sub.next < stop {
+        match policy {
+            Policy::Gto => run_local::<true>(sub, stop, info, warps, stats, prof),
+            Policy::Lrr => run_local::<false>(sub, stop, info, warps, stats, prof),
+        }
+    }
+}
+
+/// `run_ahead`'s visits, before cycle `stop` (GTO or LRR).
+#[inline(never)]
+fn run_local<const GTO: bool>(
+    sub: &mut Sub,
+    mut stop: u64,
+    info: &[InstInfo],
+    warps: &mut [Warp],
+    stats: &mut SmStats,
+    prof: &mut Option<SmProfile>,
+) {
+    let policy = if GTO { Policy::Gto } else { Policy::Lrr };
+    while sub.next < stop {
+        let now = sub.next;
         // (No due warp is on the LSU's pipe: its time is not read.)
         if let Some(i) = look(sub, policy, now, 0, stats, prof) {
             let r = &mut sub.warps[i];
@@ -848,6 +874,10 @@ fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp
             let ready = issue_start(r, inf, now, stats, prof);
             let more = issue_end(sub, i, warps, info, inf, now, ready, false, false);
             debug_assert!(more, "a local instruction is not a trace's last");
+            let r = &sub.warps[i];
+            if !r.local {
+                stop = stop.min(r.wake);
+            }
         }
     }
 }
