@@ -1245,6 +1245,7 @@ pub(crate) fn run(
                     }
                 }
                 // The chosen warp's issue.
+                let mut then_local = false;
                 if let Some(i) = chosen {
                     let (lsu_free, l1) = (&mut lsu_free_at[si], &mut sms[si].l1);
                     let r = &mut sub.warps[i];
@@ -1364,10 +1365,11 @@ pub(crate) fn run(
                         done_warps.push((g, i));
                         continue 'visit;
                     }
+                    then_local = sub.warps[i].local;
                 }
                 // The sub-partition alone for as long as nothing else can
                 // change it or read what it changes.
-                if isolated {
+                if isolated && then_local {
                     run_ahead(sub, m.scheduler, &info, &mut warps, &mut stats, &mut prof);
                 }
                 agenda.add(now, sub.next, g);
