@@ -847,16 +847,19 @@ fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp
         }
     }
     if sub.next < stop {
-        match policy {
-            Policy::Gto => run_local::<true>(sub, stop, info, warps, stats, prof),
-            Policy::Lrr => run_local::<false>(sub, stop, info, warps, stats, prof),
+        match (policy, prof.is_some()) {
+            (Policy::Gto, false) => run_local::<true, false>(sub, stop, info, warps, stats, prof),
+            (Policy::Gto, true) => run_local::<true, true>(sub, stop, info, warps, stats, prof),
+            (Policy::Lrr, false) => run_local::<false, false>(sub, stop, info, warps, stats, prof),
+            (Policy::Lrr, true) => run_local::<false, true>(sub, stop, info, warps, stats, prof),
         }
     }
 }
 
-/// `run_ahead`'s visits, before cycle `stop` (GTO or LRR).
+/// `run_ahead`'s visits, before cycle `stop` (GTO or LRR; `PROF`: with
+/// a profile, `prof` not None).
 #[inline(never)]
-fn run_local<const GTO: bool>(
+fn run_local<const GTO: bool, const PROF: bool>(
     sub: &mut Sub,
     mut stop: u64,
     info: &[InstInfo],
@@ -865,6 +868,10 @@ fn run_local<const GTO: bool>(
     prof: &mut Option<SmProfile>,
 ) {
     let policy = if GTO { Policy::Gto } else { Policy::Lrr };
+    // Without a profile, one the compiler knows is None (no check at
+    // each count).
+    let mut none = None;
+    let prof = if PROF { prof } else { &mut none };
     while sub.next < stop {
         let now = sub.next;
         // (No due warp is on the LSU's pipe: its time is not read.)
