@@ -58,6 +58,8 @@ struct InstInfo {
     yield_: bool,
     /// Its issues have an entry in the trace's accesses (`sm_trace::has_access`).
     access: bool,
+    /// Not an access and not on the LSU's pipe (see [`is_local`]).
+    local: bool,
     /// A branch or convergence instruction (BRA, CALL, RET, EXIT, BSSY,
     /// BSYNC, BREAK): the wait after it is `StallReason::Branch`.
     branch: bool,
@@ -91,6 +93,7 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
                 req: if membar { (1 << SCOREBOARDS) - 1 } else { e.ctrl.req },
                 yield_: e.ctrl.yield_,
                 access: crate::sm_trace::has_access(&e.op),
+                local: !crate::sm_trace::has_access(&e.op) && pipe != Pipe::Lsu,
                 branch: e.op.is_control()
                     && !matches!(e.op, Op::Bpt { .. } | Op::Lepc { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } | Op::Bar { .. }),
             }
@@ -688,7 +691,7 @@ fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, r: &mut Residen
 /// run or not.
 #[inline(always)]
 fn is_local(inf: &InstInfo, left: u32, last_run: bool) -> bool {
-    !inf.access && inf.pipe != Pipe::Lsu && (left > 0 || !last_run)
+    inf.local && (left > 0 || !last_run)
 }
 
 /// A visit's look at sub-partition `sub` at cycle `now`: the verdicts of
