@@ -58,6 +58,8 @@ struct InstInfo {
     yield_: bool,
     /// Its issues have an entry in the trace's accesses (`sm_trace::has_access`).
     access: bool,
+    /// Not an access and not on the LSU's pipe (see [`is_local`]).
+    local: bool,
     /// A branch or convergence instruction (BRA, CALL, RET, EXIT, BSSY,
     /// BSYNC, BREAK): the wait after it is `StallReason::Branch`.
     branch: bool,
@@ -91,6 +93,7 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
                 req: if membar { (1 << SCOREBOARDS) - 1 } else { e.ctrl.req },
                 yield_: e.ctrl.yield_,
                 access: crate::sm_trace::has_access(&e.op),
+                local: !crate::sm_trace::has_access(&e.op) && pipe != Pipe::Lsu,
                 branch: e.op.is_control()
                     && !matches!(e.op, Op::Bpt { .. } | Op::Lepc { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } | Op::Bar { .. }),
             }
@@ -568,6 +571,14 @@ struct Resident {
     after_branch: bool,
     /// Waiting at a barrier (its `Warp::bar`).
     at_bar: bool,
+    /// Its next instruction's issue reads and writes nothing outside its
+    /// sub-partition, and its verdict nothing outside the warp and the
+    /// sub-partition's pipes: not an access (a load, store, atomic or
+    /// barrier), not on the LSU's pipe, not its trace's last instruction
+    /// (see [`run_ahead`]).
+    local: bool,
+    /// Its current run is its trace's last.
+    last_run: bool,
     /// Per scoreboard, when its last writer's result arrives.
     sb: [u64; SCOREBOARDS],
     /// Scoreboards last set by a global/local memory access (long scoreboard).
@@ -673,6 +684,212 @@ fn count_warp(stats: &mut SmStats, prof: &mut Option<SmProfile>, r: &mut Residen
         }
     }
     r.since = now;
+}
+
+/// Whether an instruction is local (`Resident::local`) at a warp's
+/// next issue, `left` more of its run following it, in its trace's last
+/// run or not.
+#[inline(always)]
+fn is_local(inf: &InstInfo, left: u32, last_run: bool) -> bool {
+    inf.local && (left > 0 || !last_run)
+}
+
+/// A visit's look at sub-partition `sub` at cycle `now`: the verdicts of
+/// its warps due (`wake` <= `now`) in the policy's order, their cycles
+/// counted when a verdict's reason changes, the policy's choice (the
+/// first that can issue, returned: its index in the list) and the
+/// sub-partition's next wake time. `lsu_free`: when the SM's LSU is free,
+/// as it was before the cycle's issues.
+#[inline(always)]
+fn look(sub: &mut Sub, policy: Policy, now: u64, lsu_free: u64, stats: &mut SmStats, prof: &mut Option<SmProfile>) -> Option<usize> {
+    let n = sub.warps.len();
+    let mut chosen: Option<usize> = None;
+    let start = match policy {
+        Policy::Gto => 0,
+        Policy::Lrr => sub.lrr_start(n),
+    };
+    let greedy = sub.greedy.unwrap_or(0);
+    // The earliest wake time, made as the loop passes every warp (what
+    // `update_next` would find after it).
+    let mut next = u64::MAX;
+    for k in 0..n {
+        let i = policy_index(policy, k, n, greedy, start);
+        let r = &mut sub.warps[i];
+        if r.wake > now {
+            next = next.min(r.wake);
+            continue;
+        }
+        let ready = match verdict(r, now, lsu_free, &sub.pipe_free) {
+            Some(wait) => wait,
+            None if chosen.is_none() => {
+                chosen = Some(i);
+                (StallReason::Selected, now + 1)
+            }
+            None => (StallReason::NotSelected, now + 1),
+        };
+        if r.reason != ready.0 {
+            count_warp(stats, prof, r, now);
+            r.reason = ready.0;
+        }
+        r.wake = ready.1;
+        next = next.min(ready.1);
+    }
+    if let Some(i) = chosen {
+        sub.last = i;
+        sub.greedy = Some(i);
+    }
+    sub.next = next;
+    chosen
+}
+
+/// The start of warp `r`'s issue of `inf` at cycle `now`: its cycles
+/// counted up to the issue's end, its stall. Returns when its result is
+/// ready by the latency (an access's issue makes it that of the access).
+#[inline(always)]
+fn issue_start(r: &mut Resident, inf: &InstInfo, now: u64, stats: &mut SmStats, prof: &mut Option<SmProfile>) -> u64 {
+    count_warp(stats, prof, r, now + 1);
+    stats.issued += 1;
+    r.next_issue = now + inf.stall as u64;
+    r.after_branch = inf.branch;
+    now + inf.lat as u64
+}
+
+/// The rest of warp `i`'s issue of `inf` at cycle `now` (after its
+/// access, if any), whose result is ready at `ready` (`long`: from a
+/// global or local access): the pipe's time, the scoreboard, a yield,
+/// the warp's next instruction (its pipe, scoreboard waits, whether it
+/// is local) and, when its stall outlasts the next cycle, its wake time
+/// and the sub-partition's. False when that was its trace's last
+/// instruction (it leaves at the end of the cycle; its state is left as
+/// it is).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn issue_end(
+    sub: &mut Sub,
+    i: usize,
+    warps: &mut [Warp],
+    info: &[InstInfo],
+    inf: &InstInfo,
+    now: u64,
+    ready: u64,
+    long: bool,
+    timeline: bool,
+) -> bool {
+    if inf.pipe != Pipe::Lsu {
+        sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
+    }
+    if inf.yield_ {
+        sub.greedy = None;
+    }
+    let r = &mut sub.warps[i];
+    if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
+        let s = inf.wsb as usize;
+        if ready > r.sb[s] {
+            r.sb[s] = ready;
+            r.sb_long = r.sb_long & !(1 << s) | (long as u8) << s;
+        }
+    }
+    if r.left > 0 {
+        r.left -= 1;
+        r.idx += 1;
+    } else {
+        let w = &mut warps[r.slot as usize];
+        w.pos += 1;
+        let Some(&rec) = w.trace.recs.get(w.pos) else { return false };
+        r.idx = rec.idx;
+        r.left = rec.len - 1;
+        r.last_run = w.pos + 1 == w.trace.recs.len();
+        w.lanes = rec.lanes;
+    }
+    let next_inf = &info[r.idx as usize];
+    r.pipe = next_inf.pipe;
+    r.local = is_local(next_inf, r.left, r.last_run);
+    (r.long_at, r.short_at) = sb_waits(&r.sb, r.sb_long, next_inf.req);
+    // A warp whose stall count outlasts the next cycle: its verdict from
+    // then until the stall elapses is known now (nothing else changes
+    // it), so it is not looked at before.
+    if !r.at_bar && r.next_issue > now + 1 {
+        r.reason = if r.after_branch { StallReason::Branch } else { StallReason::Wait };
+        if timeline {
+            warps[r.slot as usize].span = Some((r.reason, now + 1));
+        }
+        r.wake = r.next_issue;
+        sub.update_next();
+    }
+    true
+}
+
+/// Runs sub-partition `sub` ahead of the model's step, on its own, from
+/// its next wake time: visit after visit (the look and the chosen warp's
+/// issue, as a step would make them) for as long as every warp due at the
+/// visit's cycle is local (`Resident::local`). It then stops with
+/// `sub.next` that cycle, for a step to visit it as it would have.
+///
+/// Exact when the caller has made sure that nothing outside the
+/// sub-partition changes it from the current step on (no CTA waits to be
+/// placed, which could add a warp to it) and that no event order is
+/// recorded (no timeline): then a local warp's verdict reads only its
+/// own state and the sub-partition's pipes (not the SM's LSU), its issue
+/// writes only those, its stall counts and the statistics (sums, in any
+/// order), and it does not leave; with no warp of the sub-partition at a
+/// barrier (checked here) no release changes one, and local issues put
+/// none there. So each visit is the one the step at its cycle would make.
+///
+/// The visits stop at the first wake time of a warp that is not local: a
+/// warp's `local` changes only when it issues, and the wake time of one
+/// that is not local only when it is looked at, which is then too late.
+#[inline(always)]
+fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp], stats: &mut SmStats, prof: &mut Option<SmProfile>) {
+    let mut stop = u64::MAX;
+    for r in &sub.warps {
+        if r.at_bar {
+            return;
+        }
+        if !r.local {
+            stop = stop.min(r.wake);
+        }
+    }
+    if sub.next < stop {
+        match (policy, prof.is_some()) {
+            (Policy::Gto, false) => run_local::<true, false>(sub, stop, info, warps, stats, prof),
+            (Policy::Gto, true) => run_local::<true, true>(sub, stop, info, warps, stats, prof),
+            (Policy::Lrr, false) => run_local::<false, false>(sub, stop, info, warps, stats, prof),
+            (Policy::Lrr, true) => run_local::<false, true>(sub, stop, info, warps, stats, prof),
+        }
+    }
+}
+
+/// `run_ahead`'s visits, before cycle `stop` (GTO or LRR; `PROF`: with
+/// a profile, `prof` not None).
+#[inline(never)]
+fn run_local<const GTO: bool, const PROF: bool>(
+    sub: &mut Sub,
+    mut stop: u64,
+    info: &[InstInfo],
+    warps: &mut [Warp],
+    stats: &mut SmStats,
+    prof: &mut Option<SmProfile>,
+) {
+    let policy = if GTO { Policy::Gto } else { Policy::Lrr };
+    // Without a profile, one the compiler knows is None (no check at
+    // each count).
+    let mut none = None;
+    let prof = if PROF { prof } else { &mut none };
+    while sub.next < stop {
+        let now = sub.next;
+        // (No due warp is on the LSU's pipe: its time is not read.)
+        if let Some(i) = look(sub, policy, now, 0, stats, prof) {
+            let r = &mut sub.warps[i];
+            let inf = &info[r.idx as usize];
+            let ready = issue_start(r, inf, now, stats, prof);
+            let more = issue_end(sub, i, warps, info, inf, now, ready, false, false);
+            debug_assert!(more, "a local instruction is not a trace's last");
+            let r = &sub.warps[i];
+            if !r.local {
+                stop = stop.min(r.wake);
+            }
+        }
+    }
 }
 
 /// The `k`-th of the `n` warps of a sub-partition (its index in the
@@ -895,6 +1112,7 @@ pub(crate) fn run(
                             let sub = sm.next_sub;
                             sm.next_sub = (sm.next_sub + 1) % nsub;
                             let first = t.recs[0];
+                            let single = t.recs.len() == 1;
                             let w = Warp {
                                 lanes: first.lanes,
                                 trace: t,
@@ -932,6 +1150,8 @@ pub(crate) fn run(
                                 reason: StallReason::Selected,
                                 after_branch: false,
                                 at_bar: false,
+                                local: is_local(&info[first.idx as usize], first.len - 1, single),
+                                last_run: single,
                                 sb: [0; SCOREBOARDS],
                                 sb_long: 0,
                             });
@@ -997,6 +1217,11 @@ pub(crate) fn run(
         // others.
         let mut lsu_sm = usize::MAX;
         let mut lsu_free = 0;
+        // No CTA waits to be placed (which could put a warp on any
+        // sub-partition of an SM whose CTA ends) and no timeline (whose
+        // events are in the order of the cycles): a visited sub-partition
+        // may run ahead on its own (`run_ahead`).
+        let isolated = !timeline && (stopped || next >= ncta);
         let ahead = resident >= PREFETCH_FROM;
         for word in 0..agenda.soon.len() {
             // The word's due sub-partitions, taken whole before they are visited
@@ -1021,44 +1246,7 @@ pub(crate) fn run(
                 if si != lsu_sm {
                     (lsu_sm, lsu_free) = (si, lsu_free_at[si]);
                 }
-                let n = sub.warps.len();
-                let mut chosen: Option<usize> = None;
-                let start = match m.scheduler {
-                    Policy::Gto => 0,
-                    Policy::Lrr => sub.lrr_start(n),
-                };
-                let greedy = sub.greedy.unwrap_or(0);
-                // The earliest wake time, made as the loop passes every warp
-                // (what `update_next` would find after it).
-                let mut next = u64::MAX;
-                for k in 0..n {
-                    let i = policy_index(m.scheduler, k, n, greedy, start);
-                    let r = &mut sub.warps[i];
-                    if r.wake > now {
-                        next = next.min(r.wake);
-                        continue;
-                    }
-                    let ready = match verdict(r, now, lsu_free, &sub.pipe_free) {
-                        Some(wait) => wait,
-                        None if chosen.is_none() => {
-                            chosen = Some(i);
-                            (StallReason::Selected, now + 1)
-                        }
-                        None => (StallReason::NotSelected, now + 1),
-                    };
-                    if r.reason != ready.0 {
-                        count_warp(&mut stats, &mut prof, r, now);
-                        r.reason = ready.0;
-                    }
-                    r.wake = ready.1;
-                    next = next.min(ready.1);
-                }
-                if let Some(i) = chosen {
-                    sub.last = i;
-                    sub.greedy = Some(i);
-                }
-                sub.next = next;
-                agenda.add(now, sub.next, g);
+                let chosen = look(sub, m.scheduler, now, lsu_free, &mut stats, &mut prof);
                 if let (Some(p), true) = (prof.as_mut(), timeline) {
                     for r in &sub.warps {
                         let w = &mut warps[r.slot as usize];
@@ -1067,167 +1255,134 @@ pub(crate) fn run(
                     }
                 }
                 // The chosen warp's issue.
-                let Some(i) = chosen else { continue };
-                let (lsu_free, l1) = (&mut lsu_free_at[si], &mut sms[si].l1);
-                let r = &mut sub.warps[i];
-                let w = &mut warps[r.slot as usize];
-                let inf = &info[r.idx as usize];
-                count_warp(&mut stats, &mut prof, r, now + 1);
-                stats.issued += 1;
-                r.next_issue = now + inf.stall as u64;
-                r.after_branch = inf.branch;
-                let mut ready = now + inf.lat as u64;
-                let mut long = false;
-                let access = if inf.access {
-                    w.acc += 1;
-                    // The warp's accesses a host line ahead (each read once,
-                    // long after the interpreter wrote it).
-                    prefetch(w.trace.accesses.as_ptr().wrapping_add(w.acc + 3));
-                    w.trace.accesses[w.acc - 1]
-                } else {
-                    Access::None
-                };
-                match access {
-                    Access::Sectors { .. } | Access::Ranges { .. } => {
-                        // The sectors: a list in the trace, or two ranges
-                        // in the record (the second maybe empty).
-                        let (list, ranges, store, atomic): (&[u64], _, _, _) = match access {
-                            Access::Sectors { start, count, store, atomic } => {
-                                (&w.trace.sectors[start as usize..start as usize + count as usize], [(0, 0); 2], store, atomic)
-                            }
-                            Access::Ranges { first, gap, count, store } => {
-                                let second = first + gap as u64;
-                                (&[], [(first, count[0] as u64), (second, count[1] as u64)], store, false)
-                            }
-                            _ => unreachable!("an access with sectors"),
-                        };
-                        // Lines: the changes of line along the sorted sectors.
-                        let mut lines = 0u64;
-                        let mut prev = u64::MAX;
-                        for &sct in list {
-                            if sct >> line_shift != prev {
-                                lines += 1;
-                                prev = sct >> line_shift;
-                            }
-                        }
-                        for (first, n) in ranges.into_iter().filter(|r| r.1 > 0) {
-                            let (a, b) = (first >> line_shift, (first + n - 1) >> line_shift);
-                            lines += b - a + (a != prev) as u64;
-                            prev = b;
-                        }
-                        let count = list.len() as u64 + ranges[0].1 + ranges[1].1;
-                        let begin = now.max(*lsu_free);
-                        let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
-                        *lsu_free = begin + occupy;
-                        stats.sectors += count;
-                        stats.lines += lines;
-                        // A sector's request: when its data is back (a macro, so that
-                        // it is inlined in both loops below).
-                        macro_rules! serve {
-                            ($sct:expr) => {{
-                                let sct: u64 = $sct;
-                                if atomic {
-                                    let a = l2_bw.serve(begin);
-                                    l2.access(sct);
-                                    a + m.lat_atomic as u64
-                                } else if store {
-                                    l1.invalidate(sct);
-                                    let a = l2_bw.serve(begin);
-                                    if !l2.access(sct) {
-                                        stats.l2_misses += 1;
-                                    }
-                                    a
-                                } else if l1.access(sct) {
-                                    stats.l1_hits += 1;
-                                    begin + lat_l1
-                                } else {
-                                    stats.l1_misses += 1;
-                                    let a = l2_bw.serve(begin);
-                                    if l2.access(sct) {
-                                        stats.l2_hits += 1;
-                                        a + lat_l2
-                                    } else {
-                                        stats.l2_misses += 1;
-                                        dram_bw.serve(a) + lat_dram
-                                    }
+                let mut then_local = false;
+                if let Some(i) = chosen {
+                    let (lsu_free, l1) = (&mut lsu_free_at[si], &mut sms[si].l1);
+                    let r = &mut sub.warps[i];
+                    let w = &mut warps[r.slot as usize];
+                    let inf = &info[r.idx as usize];
+                    let mut ready = issue_start(r, inf, now, &mut stats, &mut prof);
+                    let mut long = false;
+                    let access = if inf.access {
+                        w.acc += 1;
+                        // The warp's accesses a host line ahead (each read once,
+                        // long after the interpreter wrote it).
+                        prefetch(w.trace.accesses.as_ptr().wrapping_add(w.acc + 3));
+                        w.trace.accesses[w.acc - 1]
+                    } else {
+                        Access::None
+                    };
+                    match access {
+                        Access::Sectors { .. } | Access::Ranges { .. } => {
+                            // The sectors: a list in the trace, or two ranges
+                            // in the record (the second maybe empty).
+                            let (list, ranges, store, atomic): (&[u64], _, _, _) = match access {
+                                Access::Sectors { start, count, store, atomic } => {
+                                    (&w.trace.sectors[start as usize..start as usize + count as usize], [(0, 0); 2], store, atomic)
                                 }
-                            }};
-                        }
-                        let mut done = begin + occupy;
-                        for &sct in list {
-                            done = done.max(serve!(sct));
-                        }
-                        for (first, n) in ranges {
-                            for sct in first..first + n {
+                                Access::Ranges { first, gap, count, store } => {
+                                    let second = first + gap as u64;
+                                    (&[], [(first, count[0] as u64), (second, count[1] as u64)], store, false)
+                                }
+                                _ => unreachable!("an access with sectors"),
+                            };
+                            // Lines: the changes of line along the sorted sectors.
+                            let mut lines = 0u64;
+                            let mut prev = u64::MAX;
+                            for &sct in list {
+                                if sct >> line_shift != prev {
+                                    lines += 1;
+                                    prev = sct >> line_shift;
+                                }
+                            }
+                            for (first, n) in ranges.into_iter().filter(|r| r.1 > 0) {
+                                let (a, b) = (first >> line_shift, (first + n - 1) >> line_shift);
+                                lines += b - a + (a != prev) as u64;
+                                prev = b;
+                            }
+                            let count = list.len() as u64 + ranges[0].1 + ranges[1].1;
+                            let begin = now.max(*lsu_free);
+                            let occupy = lines.div_ceil(m.lsu_lines_per_cycle as u64).max(1);
+                            *lsu_free = begin + occupy;
+                            stats.sectors += count;
+                            stats.lines += lines;
+                            // A sector's request: when its data is back (a macro, so that
+                            // it is inlined in both loops below).
+                            macro_rules! serve {
+                                ($sct:expr) => {{
+                                    let sct: u64 = $sct;
+                                    if atomic {
+                                        let a = l2_bw.serve(begin);
+                                        l2.access(sct);
+                                        a + m.lat_atomic as u64
+                                    } else if store {
+                                        l1.invalidate(sct);
+                                        let a = l2_bw.serve(begin);
+                                        if !l2.access(sct) {
+                                            stats.l2_misses += 1;
+                                        }
+                                        a
+                                    } else if l1.access(sct) {
+                                        stats.l1_hits += 1;
+                                        begin + lat_l1
+                                    } else {
+                                        stats.l1_misses += 1;
+                                        let a = l2_bw.serve(begin);
+                                        if l2.access(sct) {
+                                            stats.l2_hits += 1;
+                                            a + lat_l2
+                                        } else {
+                                            stats.l2_misses += 1;
+                                            dram_bw.serve(a) + lat_dram
+                                        }
+                                    }
+                                }};
+                            }
+                            let mut done = begin + occupy;
+                            for &sct in list {
                                 done = done.max(serve!(sct));
                             }
+                            for (first, n) in ranges {
+                                for sct in first..first + n {
+                                    done = done.max(serve!(sct));
+                                }
+                            }
+                            ready = done;
+                            long = true;
                         }
-                        ready = done;
-                        long = true;
-                    }
-                    Access::Shared { wavefronts } => {
-                        let begin = now.max(*lsu_free);
-                        *lsu_free = begin + wavefronts as u64;
-                        stats.shared_wavefronts += wavefronts as u64;
-                        stats.shared_accesses += 1;
-                        ready = begin + wavefronts as u64 + m.lat_shared as u64;
-                    }
-                    Access::Bar { id, gen, wait } => {
-                        if wait {
-                            w.bar = Some((id, gen));
-                            r.at_bar = true;
-                            arrivals.push((w.cta, id, gen));
+                        Access::Shared { wavefronts } => {
+                            let begin = now.max(*lsu_free);
+                            *lsu_free = begin + wavefronts as u64;
+                            stats.shared_wavefronts += wavefronts as u64;
+                            stats.shared_accesses += 1;
+                            ready = begin + wavefronts as u64 + m.lat_shared as u64;
+                        }
+                        Access::Bar { id, gen, wait } => {
+                            if wait {
+                                w.bar = Some((id, gen));
+                                r.at_bar = true;
+                                arrivals.push((w.cta, id, gen));
+                            }
+                        }
+                        Access::None => {
+                            if inf.pipe == Pipe::Lsu {
+                                // No executing lane: an issue, no round trip.
+                                ready = now + 1;
+                            }
                         }
                     }
-                    Access::None => {
-                        if inf.pipe == Pipe::Lsu {
-                            // No executing lane: an issue, no round trip.
-                            ready = now + 1;
-                        }
-                    }
-                }
-                if inf.pipe != Pipe::Lsu {
-                    sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
-                }
-                if inf.variable && (inf.wsb as usize) < SCOREBOARDS {
-                    let s = inf.wsb as usize;
-                    if ready > r.sb[s] {
-                        r.sb[s] = ready;
-                        r.sb_long = r.sb_long & !(1 << s) | (long as u8) << s;
-                    }
-                }
-                if inf.yield_ {
-                    sub.greedy = None;
-                }
-                if r.left > 0 {
-                    r.left -= 1;
-                    r.idx += 1;
-                } else {
-                    w.pos += 1;
-                    if let Some(&rec) = w.trace.recs.get(w.pos) {
-                        r.idx = rec.idx;
-                        r.left = rec.len - 1;
-                        w.lanes = rec.lanes;
-                    } else {
+                    if !issue_end(sub, i, &mut warps, &info, inf, now, ready, long, timeline) {
                         done_warps.push((g, i));
                         continue 'visit;
                     }
+                    then_local = sub.warps[i].local;
                 }
-                let next_inf = &info[r.idx as usize];
-                r.pipe = next_inf.pipe;
-                (r.long_at, r.short_at) = sb_waits(&r.sb, r.sb_long, next_inf.req);
-                // A warp whose stall count outlasts the next cycle: its verdict
-                // from then until the stall elapses is known now (nothing else
-                // changes it), so it is not looked at before.
-                if !r.at_bar && r.next_issue > now + 1 {
-                    r.reason = if r.after_branch { StallReason::Branch } else { StallReason::Wait };
-                    if timeline {
-                        w.span = Some((r.reason, now + 1));
-                    }
-                    r.wake = r.next_issue;
-                    sub.update_next();
-                    agenda.add(now, sub.next, g);
+                // The sub-partition alone for as long as nothing else can
+                // change it or read what it changes.
+                if isolated && then_local {
+                    run_ahead(sub, m.scheduler, &info, &mut warps, &mut stats, &mut prof);
                 }
+                agenda.add(now, sub.next, g);
             }
         }
         // Barrier arrivals; the last one of an instance releases its warps.

@@ -6,7 +6,8 @@
 //! every `SmStats` counter, the stall cycles by reason, the output buffers
 //! and — with `--profile`-style profiling and a timeline — the stall cycles
 //! of every instruction and the timeline's events (digests). A plain
-//! launch and a profiled one must agree, on one thread and on two.
+//! launch, a profiled one and one profiled without a timeline must agree,
+//! on one thread and on two.
 //! `sm_kernels/expected.txt` holds the figures; `URSA_BLESS=1` rewrites it
 //! (only for an intended and explained change of the model).
 #![allow(clippy::result_large_err)]
@@ -165,17 +166,11 @@ fn machines() -> Vec<(&'static str, MachineDesc)> {
 }
 
 /// One launch: its statistics and the output buffers' digest.
-fn launch(case: &Case, m: &MachineDesc, profile: bool) -> (Stats, u64) {
+fn launch(case: &Case, m: &MachineDesc, profile: bool, timeline: bool) -> (Stats, u64) {
     let mut gpu = Gpu::new();
     let (args, outs) = (case.setup)(&mut gpu);
-    let cfg = LaunchConfig {
-        grid: case.grid,
-        block: case.block,
-        machine: Some(Arc::new(m.clone())),
-        profile,
-        timeline: profile,
-        ..Default::default()
-    };
+    let cfg =
+        LaunchConfig { grid: case.grid, block: case.block, machine: Some(Arc::new(m.clone())), profile, timeline, ..Default::default() };
     let s = gpu.launch(&case.prog, case.kernel, &cfg, &args).unwrap_or_else(|t| panic!("{}: {}", case.name, t));
     let mut d = Digest::new();
     for (at, n) in outs {
@@ -190,8 +185,15 @@ fn figures() -> String {
     let mut out = String::new();
     for case in cases() {
         for (mname, m) in machines() {
-            let (plain, outs) = launch(&case, &m, false);
-            let (prof, pouts) = launch(&case, &m, true);
+            let (plain, outs) = launch(&case, &m, false, false);
+            let (prof, pouts) = launch(&case, &m, true, true);
+            // Profiled without a timeline (whose event order keeps the model
+            // from running a sub-partition ahead of the others, `run_ahead`):
+            // the same statistics and per-instruction stall cycles.
+            let (pnt, _) = launch(&case, &m, true, false);
+            assert_eq!(format!("{:?}", pnt.sm), format!("{:?}", prof.sm), "{} on {}: the timeline changed the model", case.name, mname);
+            let stalls = |s: &Stats| s.profile.as_deref().expect("profile").insts.iter().map(|ip| (ip.pc, ip.stalls)).collect::<Vec<_>>();
+            assert_eq!(stalls(&pnt), stalls(&prof), "{} on {}: per-instruction stalls with and without a timeline", case.name, mname);
             let sm = plain.sm.as_deref().expect("SM statistics");
             let psm = prof.sm.as_deref().expect("SM statistics");
             assert_eq!(format!("{:?}", sm), format!("{:?}", psm), "{} on {}: profiling changed the model", case.name, mname);
