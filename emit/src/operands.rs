@@ -200,6 +200,25 @@ impl Inst {
         nr
     }
 
+    /// What [`Inst::reg_refs_into`] appends, without the list: `f(file,
+    /// first register, count, written)` for each reference, the reads
+    /// first.
+    #[inline]
+    pub fn for_each_reg_ref(&self, mut f: impl FnMut(RegFile, u32, u32, bool)) {
+        if self.names_no_register() {
+            return;
+        }
+        let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
+        for (ops, written) in [(reads, false), (writes, true)] {
+            for op in ops {
+                let num = self.get_placed(op.field, op.lo, op.bits) as u32;
+                if num != op.file.zero() {
+                    f(op.file, num, self.width_bits(op.field, op.width).div_ceil(32).max(1), written);
+                }
+            }
+        }
+    }
+
     /// One past the highest general register (`R`) the instruction reads or
     /// writes, a pair or quad counting all its registers; 0 for none (`RZ`
     /// is none). What [`Inst::reg_refs_into`] names, without the list.
@@ -386,6 +405,11 @@ mod tests {
                 assert_eq!(both[1..], [reads, i.reg_writes()].concat(), "{}", form.name());
                 let end = both[1..].iter().filter(|r| r.file == RegFile::R).map(|r| r.num + r.count).max().unwrap_or(0);
                 assert_eq!(i.r_regs_end(), end, "{}", form.name());
+                let mut visited = Vec::new();
+                i.for_each_reg_ref(|file, num, count, written| visited.push((file, num, count, written)));
+                let nr = both.len() - 1 - i.reg_writes().len();
+                let listed: Vec<_> = both[1..].iter().enumerate().map(|(k, r)| (r.file, r.num, r.count, k >= nr)).collect();
+                assert_eq!(visited, listed, "{}", form.name());
                 let dynamic = i.def().inputs.iter().chain(i.def().outputs.iter()).any(|o| matches!(o, Operand::RegIndexed { .. }));
                 assert_eq!(i.has_dynamic_regs(), dynamic, "{}", form.name());
             }

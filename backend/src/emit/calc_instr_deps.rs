@@ -68,17 +68,14 @@ impl Loc {
 
 /// Appends the registers `i` reads (inputs, the guard included), then those
 /// it writes, to `flat` as dense indices; returns where the writes start.
-/// `refs` is scratch.
-fn locs(i: &Inst, refs: &mut Vec<ursa_emit::RegRef>, flat: &mut Vec<u32>) -> usize {
-    refs.clear();
-    let nr = i.reg_refs_into(refs);
-    let mut mid = flat.len();
-    for (k, r) in refs.iter().enumerate() {
-        if k == nr {
-            mid = flat.len();
+fn locs(i: &Inst, flat: &mut Vec<u32>) -> usize {
+    let mut mid = None;
+    i.for_each_reg_ref(|file, num, count, written| {
+        if written && mid.is_none() {
+            mid = Some(flat.len());
         }
-        flat.extend(r.regs().map(|n| {
-            match r.file {
+        flat.extend((num..num + count).map(|n| {
+            match file {
                 RegFile::R => Loc::R(n),
                 RegFile::UR => Loc::U(n),
                 RegFile::P => Loc::P(n),
@@ -86,11 +83,8 @@ fn locs(i: &Inst, refs: &mut Vec<ursa_emit::RegRef>, flat: &mut Vec<u32>) -> usi
             }
             .index()
         }));
-    }
-    if nr == refs.len() {
-        mid = flat.len();
-    }
-    mid
+    });
+    mid.unwrap_or(flat.len())
 }
 
 /// What an instruction does to the flow of the warp.
@@ -269,7 +263,6 @@ fn join_into(acc: &mut Vec<(u32, u8)>, add: &[(u32, u8)], tmp: &mut Vec<(u32, u8
 #[derive(Default)]
 struct Scratch {
     pending: PendingMap,
-    refs: Vec<ursa_emit::RegRef>,
     /// The registers of every instruction: item `k` reads
     /// `flat[off[k]..mid[k]]` and writes `flat[mid[k]..off[k + 1]]`.
     flat: Vec<u32>,
@@ -340,7 +333,7 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     flows.clear();
     for it in &code.items {
         s.off.push(s.flat.len() as u32);
-        let mid = locs(&it.inst, &mut s.refs, &mut s.flat);
+        let mid = locs(&it.inst, &mut s.flat);
         s.mid.push(mid as u32);
         flows.push(flow(it, &code.block_start, n));
     }

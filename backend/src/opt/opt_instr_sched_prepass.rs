@@ -87,7 +87,7 @@ const SHORT_REGION: usize = 8;
 /// Regions of this many instructions or more find the most urgent ready
 /// instruction in heaps ([`Region::least_ready`]) rather than by a scan of
 /// all ready instructions at every step (the same choice either way).
-const HEAPS_FROM: usize = 32;
+const HEAPS_FROM: usize = 16;
 
 /// Regions of this many instructions or more get one try at a schedule
 /// within the budget, not three: their retries with a lowered budget cost a

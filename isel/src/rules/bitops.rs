@@ -50,6 +50,67 @@ pub(crate) fn lut_depends(lut: u8, t: u8) -> bool {
     ((lut & t) >> sh) != (lut & !t)
 }
 
+/// The operations to fold of a tree of `n` candidate operations and its
+/// root (node `n`), as a bit mask (bit k: candidate k), given per candidate
+/// the nodes it is an argument of (`parents`) and per node its candidate
+/// and other arguments (`cand_args`, `outside_args`): of the subsets whose
+/// operations are all reached from the root through folded ones and that
+/// leave at most three leaves, the one with the most operations, then the
+/// fewest leaves, then the least as a number. The cheap tests (the size,
+/// the leaves, a parent for each operation) come before the walk from the
+/// root.
+fn best_fold(n: usize, parents: &[u32], cand_args: &[u32], outside_args: &[u64]) -> u32 {
+    let root_bit = 1u32 << n;
+    let mut best_set = 0u32;
+    let mut best = (0usize, usize::MAX);
+    for set in 1u32..root_bit {
+        let inside = set.count_ones() as usize;
+        if inside < best.0 {
+            continue;
+        }
+        // The leaves: the arguments of the root and the folded operations,
+        // other than those folded; and whether an operation has no parent
+        // among the folded ones and the root (then it is not reached).
+        let (mut c, mut o) = (cand_args[n], outside_args[n]);
+        let mut orphan = false;
+        let mut bits = set;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            c |= cand_args[k];
+            o |= outside_args[k];
+            orphan |= parents[k] & (set | root_bit) == 0;
+        }
+        let nleaves = (c & !set).count_ones() as usize + o.count_ones() as usize;
+        if orphan || nleaves > 3 || (inside, usize::MAX - nleaves) <= (best.0, usize::MAX - best.1) {
+            continue;
+        }
+        // Every folded operation must be reached from the root through
+        // folded ones.
+        let mut reached = root_bit;
+        loop {
+            let mut next = reached;
+            let mut bits = set & !reached;
+            while bits != 0 {
+                let k = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if parents[k] & reached != 0 {
+                    next |= 1 << k;
+                }
+            }
+            if next == reached {
+                break;
+            }
+            reached = next;
+        }
+        if reached == set | root_bit {
+            best = (inside, nleaves);
+            best_set = set;
+        }
+    }
+    best_set
+}
+
 impl Lower<'_> {
     fn bitop_args(&self, i: Inst) -> SmallVec<[Value; 3]> {
         self.f.dfg.inst_args(i).iter().map(|&a| self.f.dfg.resolve_aliases(a)).collect()
@@ -147,7 +208,6 @@ impl Lower<'_> {
         // candidates among its arguments and its other arguments (by number
         // in `outside`); per candidate the nodes it is an argument of.
         let n = cands.len();
-        let root_bit = 1u32 << n;
         let mut parents = [0u32; MAX_FOLDED];
         let mut cand_args = [0u32; MAX_FOLDED + 1];
         let mut outside_args = [0u64; MAX_FOLDED + 1];
@@ -167,44 +227,7 @@ impl Lower<'_> {
                 }
             }
         }
-        let mut best_set = 0u32;
-        let mut best = (0usize, usize::MAX);
-        for set in 1u32..root_bit {
-            // Every folded operation must be reached from the root through
-            // folded ones.
-            let mut reached = root_bit;
-            loop {
-                let mut next = reached;
-                for k in (0..n).filter(|&k| set >> k & 1 != 0) {
-                    if parents[k] & reached != 0 {
-                        next |= 1 << k;
-                    }
-                }
-                if next == reached {
-                    break;
-                }
-                reached = next;
-            }
-            if reached != set | root_bit {
-                continue;
-            }
-            // The leaves: the arguments of the root and the folded
-            // operations, other than those folded.
-            let (mut c, mut o) = (cand_args[n], outside_args[n]);
-            for k in (0..n).filter(|&k| set >> k & 1 != 0) {
-                c |= cand_args[k];
-                o |= outside_args[k];
-            }
-            let nleaves = (c & !set).count_ones() as usize + o.count_ones() as usize;
-            if nleaves > 3 {
-                continue;
-            }
-            let inside = set.count_ones() as usize;
-            if (inside, usize::MAX - nleaves) > (best.0, usize::MAX - best.1) {
-                best = (inside, nleaves);
-                best_set = set;
-            }
-        }
+        let best_set = best_fold(n, &parents, &cand_args, &outside_args);
         let folded: Vec<Value> = (0..n).filter(|&k| best_set >> k & 1 != 0).map(|k| cands[k]).collect();
         let leaves = self.tree_leaves(root, &folded);
 
@@ -336,5 +359,74 @@ mod tests {
         assert!(lut_depends(LUT_A ^ LUT_C, LUT_C));
         assert!(!lut_depends(LUT_A & LUT_B, LUT_C));
         assert!(!lut_depends(0xFF, LUT_A) && !lut_depends(0, LUT_B));
+    }
+
+    /// The choice of [`best_fold`] by the plain search: every subset in
+    /// order, its reachability from the root first, a strictly better one
+    /// replacing the best.
+    fn best_fold_plain(n: usize, parents: &[u32], cand_args: &[u32], outside_args: &[u64]) -> u32 {
+        let root_bit = 1u32 << n;
+        let (mut best_set, mut best) = (0u32, (0usize, usize::MAX));
+        for set in 1u32..root_bit {
+            let mut reached = root_bit;
+            loop {
+                let next = (0..n).filter(|&k| set >> k & 1 != 0 && parents[k] & reached != 0).fold(reached, |r, k| r | 1 << k);
+                if next == reached {
+                    break;
+                }
+                reached = next;
+            }
+            if reached != set | root_bit {
+                continue;
+            }
+            let (mut c, mut o) = (cand_args[n], outside_args[n]);
+            for k in (0..n).filter(|&k| set >> k & 1 != 0) {
+                c |= cand_args[k];
+                o |= outside_args[k];
+            }
+            let nleaves = (c & !set).count_ones() as usize + o.count_ones() as usize;
+            let inside = set.count_ones() as usize;
+            if nleaves <= 3 && (inside, usize::MAX - nleaves) > (best.0, usize::MAX - best.1) {
+                best = (inside, nleaves);
+                best_set = set;
+            }
+        }
+        best_set
+    }
+
+    #[test]
+    fn the_fold_is_the_plain_search_s_choice() {
+        let mut state = 7u64;
+        let mut next = |m: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        };
+        for _ in 0..3000 {
+            let n = 1 + next(MAX_FOLDED as u64) as usize;
+            // Random trees and graphs (cycles too): each node's arguments
+            // among the candidates and outside.
+            let mut parents = [0u32; MAX_FOLDED];
+            let mut cand_args = [0u32; MAX_FOLDED + 1];
+            let mut outside_args = [0u64; MAX_FOLDED + 1];
+            for node in 0..=n {
+                for _ in 0..1 + next(3) {
+                    if next(3) == 0 {
+                        outside_args[node] |= 1 << next(6);
+                    } else {
+                        let k = next(n as u64) as usize;
+                        parents[k] |= 1 << node;
+                        cand_args[node] |= 1 << k;
+                    }
+                }
+            }
+            assert_eq!(
+                best_fold(n, &parents, &cand_args, &outside_args),
+                best_fold_plain(n, &parents, &cand_args, &outside_args),
+                "{:?} {:?} {:?}",
+                parents,
+                cand_args,
+                outside_args
+            );
+        }
     }
 }
