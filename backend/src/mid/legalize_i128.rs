@@ -158,7 +158,7 @@ impl Narrow {
 
     /// The halves of each argument, `i128` arguments expanded, others kept.
     fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
-        super::expand_args(f, args, |t| t == I128, |a| self.halves(f, inst, a).map(|(lo, hi)| vec![lo, hi]))
+        super::expand_args(f, args, |t| t == I128, |a| self.halves(f, inst, a).map(|(lo, hi)| [lo, hi]))
     }
 
     /// Rewrites one instruction that names an `i128` value.

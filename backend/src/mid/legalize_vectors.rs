@@ -41,6 +41,7 @@
 //! rewritten; unreachable blocks that touch vectors become a `trap`.
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 use crate::Error;
 
@@ -215,9 +216,9 @@ struct Split {
 }
 
 /// The lanes of the vector `v` (an operand of `inst`) in `map`.
-fn lanes_in(map: &HashMap<Value, Lanes>, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+fn lanes_in<'m>(map: &'m HashMap<Value, Lanes>, f: &Function, inst: Inst, v: Value) -> Result<&'m [Value], Error> {
     let v = f.dfg.resolve_aliases(v);
-    map.get(&v).cloned().ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
+    map.get(&v).map(|l| &l[..]).ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
 }
 
 fn unsupported(f: &Function, inst: Inst, what: &str) -> Error {
@@ -385,12 +386,17 @@ fn bitwise(op: Opcode) -> bool {
 
 impl Split {
     fn lanes(&self, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+        self.lanes_ref(f, inst, v).map(|l| l.to_vec())
+    }
+
+    /// [`Split::lanes`], borrowed.
+    fn lanes_ref(&self, f: &Function, inst: Inst, v: Value) -> Result<&[Value], Error> {
         lanes_in(&self.map, f, inst, v)
     }
 
     /// Each argument's lanes in its place (scalars kept).
     fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
-        super::expand_args(f, args, |t| t.is_vector(), |a| self.lanes(f, inst, a))
+        super::expand_args(f, args, |t| t.is_vector(), |a| self.lanes_ref(f, inst, a).map(|l| l.iter().copied()))
     }
 
     /// The integers `pieces` (of one width, the first the least
@@ -578,8 +584,8 @@ impl Split {
         if op.is_branch() {
             return self.branch(f, inst);
         }
-        let args = f.dfg.inst_args(inst).to_vec();
-        let results = f.dfg.inst_results(inst).to_vec();
+        let args: SmallVec<[Value; 4]> = f.dfg.inst_args(inst).into();
+        let results: SmallVec<[Value; 2]> = f.dfg.inst_results(inst).into();
         let data = f.dfg.insts[inst];
         let mut pos = FuncCursor::new(f).at_inst(inst);
         pos.use_srcloc(inst);
@@ -596,7 +602,7 @@ impl Split {
             return Err(unsupported(f, inst, "a vector branch condition"));
         }
         let map = &self.map;
-        super::split_branch_args(f, inst, |t| t.is_vector(), |f, v| lanes_in(map, f, inst, v))
+        super::split_branch_args(f, inst, |t| t.is_vector(), |f, v| lanes_in(map, f, inst, v).map(|l| l.iter().copied()))
     }
 
     /// The new code of one instruction and what each old result becomes.
@@ -624,11 +630,11 @@ impl Split {
         }
         if lane_wise(op) || (bitwise(op) && rlane.is_some_and(|t| t.is_int())) {
             let (t, n) = (rlane.unwrap(), n);
-            let vecs: Vec<Option<Lanes>> = args
+            let vecs: SmallVec<[Option<&[Value]>; 3]> = args
                 .iter()
-                .map(|&a| if ty(pos, a).is_vector() { self.lanes(pos.func, inst, a).map(Some) } else { Ok(None) })
+                .map(|&a| if ty(pos, a).is_vector() { self.lanes_ref(pos.func, inst, a).map(Some) } else { Ok(None) })
                 .collect::<Result<_, _>>()?;
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(n as usize);
             for k in 0..n as usize {
                 let mut d = data;
                 for (slot, (arg, lanes)) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(args.iter().zip(&vecs)) {
@@ -642,11 +648,11 @@ impl Split {
         if bitwise(op) {
             // Float lanes: the same operation on their integer bits.
             let t = rlane.unwrap();
-            let vecs: Vec<Lanes> = args.iter().map(|&a| self.lanes(pos.func, inst, a)).collect::<Result<_, _>>()?;
-            let mut out = Vec::new();
+            let vecs: SmallVec<[&[Value]; 3]> = args.iter().map(|&a| self.lanes_ref(pos.func, inst, a)).collect::<Result<_, _>>()?;
+            let mut out = Vec::with_capacity(n as usize);
             for k in 0..n as usize {
                 let mut d = data;
-                let ints: Vec<Value> = vecs.iter().map(|l| as_int(pos, l[k])).collect();
+                let ints: SmallVec<[Value; 3]> = vecs.iter().map(|l| as_int(pos, l[k])).collect();
                 for (slot, &v) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(&ints) {
                     *slot = v;
                 }
@@ -721,11 +727,11 @@ impl Split {
             (Opcode::Icmp | Opcode::Fcmp, _) => {
                 // The scalar compare of each pair of lanes (the same data, lane
                 // operands), as a lane mask.
-                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
+                let (x, y) = (self.lanes_ref(pos.func, inst, args[0])?, self.lanes_ref(pos.func, inst, args[1])?);
                 let (t, at) = (rlane.unwrap(), ty(pos, args[0]).lane_type());
                 one(x
                     .iter()
-                    .zip(&y)
+                    .zip(y)
                     .map(|(&a, &b)| {
                         let mut d = data;
                         d.arguments_mut(&mut pos.func.dfg.value_lists).copy_from_slice(&[a, b]);
@@ -739,8 +745,8 @@ impl Split {
                 if ty(pos, args[0]).is_vector() || ty(pos, args[0]) == I128 {
                     return Err(unsupported(pos.func, inst, &format!("`{}` with a condition of type {}", op, ty(pos, args[0]))));
                 }
-                let (x, y) = (self.lanes(pos.func, inst, args[1])?, self.lanes(pos.func, inst, args[2])?);
-                one(x.iter().zip(&y).map(|(&a, &b)| pos.ins().select(args[0], a, b)).collect())
+                let (x, y) = (self.lanes_ref(pos.func, inst, args[1])?, self.lanes_ref(pos.func, inst, args[2])?);
+                one(x.iter().zip(y).map(|(&a, &b)| pos.ins().select(args[0], a, b)).collect())
             }
             (Opcode::VanyTrue, _) => {
                 // Some lane is nonzero: the lanes' bits or-ed are.
