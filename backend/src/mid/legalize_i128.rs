@@ -80,6 +80,7 @@ pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
     });
     let mut n = Narrow { map };
     super::rewrite_in_rpo(f, inst_mentions_i128, |f, inst| n.inst(f, inst))?;
+    f.dfg.resolve_all_aliases();
     super::verify_in_debug(f)
 }
 

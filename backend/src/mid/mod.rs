@@ -136,8 +136,8 @@ pub(crate) fn verify_in_debug(f: &Function) -> Result<(), Error> {
 /// `legalize_vectors`): `rewrite` on every instruction of the reachable
 /// blocks in reverse postorder (so the parts of every operand exist when its
 /// user is rewritten); an unreachable block with an instruction `touches`
-/// holds for is replaced by a `trap` (it never runs). Aliases are resolved
-/// at the end (where there are any).
+/// holds for is replaced by a `trap` (it never runs). Aliases are left to
+/// the caller.
 pub(crate) fn rewrite_in_rpo(
     f: &mut Function,
     touches: impl Fn(&Function, Inst) -> bool,
@@ -151,7 +151,6 @@ pub(crate) fn rewrite_in_rpo(
         for inst in insts {
             rewrite(f, inst)?;
         }
-        resolve_aliases_if_any(f);
         return Ok(());
     }
     let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(f);
@@ -176,16 +175,7 @@ pub(crate) fn rewrite_in_rpo(
             pos.ins().trap(TrapCode::unwrap_user(1));
         }
     }
-    resolve_aliases_if_any(f);
     Ok(())
-}
-
-/// `resolve_all_aliases`, which rewrites every instruction, when some value
-/// is an alias (it changes nothing otherwise).
-fn resolve_aliases_if_any(f: &mut Function) {
-    if f.dfg.values().any(|v| f.dfg.value_is_alias(v)) {
-        f.dfg.resolve_all_aliases();
-    }
 }
 
 /// What a type-splitting legalization turns a value of type `t` into:
