@@ -63,8 +63,9 @@ type Lanes = Vec<Value>;
 /// What an old result becomes: the lanes of a vector, or one scalar value.
 type Rewritten = Result<Lanes, Value>;
 
-/// Splits every vector value of `f` into its lanes (in place).
-pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
+/// Splits every vector value of `f` into its lanes (in place); whether
+/// `f` had any.
+pub fn legalize_vectors(f: &mut Function) -> Result<bool, Error> {
     // (Scanned once where nothing is dynamic, as in most functions: fixing
     // dynamic vectors leaves fixed ones, so it scans again.)
     let mut vectors = mentions_vectors(f);
@@ -73,7 +74,7 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
         vectors = mentions_vectors(f);
     }
     if !vectors {
-        return Ok(());
+        return Ok(false);
     }
     // (The scan of the values also finds whether the input has aliases.)
     let mut aliases = false;
@@ -99,7 +100,8 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     if s.aliases {
         f.dfg.resolve_all_aliases();
     }
-    super::verify_in_debug(f)
+    super::verify_in_debug(f)?;
+    Ok(true)
 }
 
 /// Ursa's dynamic scale (`dyn_scale_target_const`): a dynamic vector

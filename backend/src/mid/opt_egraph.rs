@@ -29,7 +29,7 @@
 use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{AbiParam, FuncRef, Function, InstBuilder, InstructionData, Value};
+use cranelift_codegen::ir::{AbiParam, FuncRef, Function, InstBuilder, InstructionData, Opcode, Value};
 use cranelift_codegen::Context;
 use ursa_isel::intrinsics::Intrinsic;
 
@@ -72,6 +72,68 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
     ctx.func.dfg.resolve_all_aliases();
     forget_removed(&mut ctx.func);
     Ok(())
+}
+
+/// Whether the e-graph pass would leave the lane code `legalize_vectors`
+/// made of `f` as it is (so it need not run): one block (no loop to hoist
+/// from, no branch to fold), no call (pure intrinsics are shared), no load
+/// after another access (redundant loads, stores forwarded to loads), and
+/// no instruction without effects that has a constant operand (folding),
+/// the same operand twice (`x - x`) or an operand another one without
+/// effects computes (`bmask` of an `icmp`, extensions of extensions, …),
+/// unless both are plain arithmetic ([`plain`]) on different operands.
+/// Identical instructions are already one (`legalize_vectors` makes each
+/// once per block), and the unused ones instruction selection drops.
+pub fn lanes_without_work(f: &Function) -> bool {
+    let Some(entry) = f.layout.entry_block() else { return true };
+    if f.layout.next_block(entry).is_some() {
+        return false;
+    }
+    let dfg = &f.dfg;
+    let mut accessed = false;
+    for inst in f.layout.block_insts(entry) {
+        let op = dfg.insts[inst].opcode();
+        if op.is_call() || op.can_load() && accessed {
+            return false;
+        }
+        accessed |= op.can_load() || op.can_store();
+        if has_effect(op) || is_constant(op) {
+            continue;
+        }
+        let args = dfg.inst_args(inst);
+        for (k, &a) in args.iter().enumerate() {
+            if args[..k].contains(&a) {
+                return false;
+            }
+            let Some(def) = dfg.value_def(a).inst() else { continue };
+            let dop = dfg.insts[def].opcode();
+            if is_constant(dop) {
+                return false;
+            }
+            let apart = || dfg.inst_args(def).iter().all(|d| !args.contains(d));
+            if !has_effect(dop) && !(plain(op) && plain(dop) && apart()) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Whether `op` has an effect beyond its results (memory, control, traps).
+fn has_effect(op: Opcode) -> bool {
+    op.can_load() || op.can_store() || op.is_call() || op.can_trap() || op.other_side_effects() || op.is_branch() || op.is_terminator()
+}
+
+fn is_constant(op: Opcode) -> bool {
+    matches!(op, Opcode::Iconst | Opcode::F16const | Opcode::F32const | Opcode::F64const | Opcode::F128const | Opcode::Vconst)
+}
+
+/// The arithmetic no rule of the e-graph rewrites when it reads the result
+/// of another such instruction with operands of its own (reassociation
+/// needs constants; `(x + y) - y` shares an operand).
+fn plain(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, Iadd | Isub | Imul | Band | Bor | Bxor | Fadd | Fsub | Fmul | Fdiv | Fma | Sqrt)
 }
 
 /// Makes every instruction no longer in the layout a `nop`: the e-graph
