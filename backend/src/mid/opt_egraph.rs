@@ -75,13 +75,14 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 }
 
 /// Whether the e-graph pass would leave the lane code `legalize_vectors`
-/// made of `f` as it is (so it need not run): one block (no loop to hoist
-/// from, no branch to fold), no call (pure intrinsics are shared), no load
-/// after another access (redundant loads, stores forwarded to loads), and
-/// no instruction without effects that has a constant operand (folding),
-/// the same operand twice (`x - x`) or an operand another one without
-/// effects computes (`bmask` of an `icmp`, extensions of extensions, …),
-/// unless both are plain arithmetic ([`plain`]) on different operands.
+/// made of `f` as it is, or change it in no way that pays (so it need not
+/// run): one block (no loop to hoist from, no branch to fold), no call
+/// (pure intrinsics are shared), no load after another access (redundant
+/// loads, stores forwarded to loads), and in every instruction without
+/// effects no operand twice (`x - x`), no constant operand (folding) but
+/// the amount of a shift or one bound of a minimum or maximum, and no
+/// operand another instruction without effects computes (`bnot` of a
+/// `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
 /// Identical instructions are already one (`legalize_vectors` makes each
 /// once per block), and the unused ones instruction selection drops.
 pub fn lanes_without_work(f: &Function) -> bool {
@@ -90,6 +91,7 @@ pub fn lanes_without_work(f: &Function) -> bool {
         return false;
     }
     let dfg = &f.dfg;
+    let def_op = |v: Value| dfg.value_def(v).inst().map(|d| (d, dfg.insts[d].opcode()));
     let mut accessed = false;
     for inst in f.layout.block_insts(entry) {
         let op = dfg.insts[inst].opcode();
@@ -101,22 +103,40 @@ pub fn lanes_without_work(f: &Function) -> bool {
             continue;
         }
         let args = dfg.inst_args(inst);
+        let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
         for (k, &a) in args.iter().enumerate() {
             if args[..k].contains(&a) {
                 return false;
             }
-            let Some(def) = dfg.value_def(a).inst() else { continue };
-            let dop = dfg.insts[def].opcode();
-            if is_constant(dop) {
-                return false;
-            }
-            let apart = || dfg.inst_args(def).iter().all(|d| !args.contains(d));
-            if !has_effect(dop) && !(plain(op) && plain(dop) && apart()) {
+            let Some((def, dop)) = def_op(a) else { continue };
+            let kept = if is_constant(dop) {
+                use Opcode::*;
+                constants == 1 && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr) || matches!(op, Smin | Smax | Umin | Umax))
+            } else {
+                has_effect(dop) || nests_kept(op, dop, || dfg.inst_args(def).iter().all(|d| !args.contains(d)))
+            };
+            if !kept {
                 return false;
             }
         }
     }
     true
+}
+
+/// Whether no rule of the e-graph rewrites an instruction of `op` reading
+/// the result of one of `dop` (both without effects) into better code:
+/// plain arithmetic ([`plain`]) on plain arithmetic or on a sign or zero
+/// extension, with operands `apart` (reassociation needs constants,
+/// `(x + y) - y` a shared operand); `ireduce` of plain arithmetic; the
+/// halves of a pair (`isplit`, `iconcat`) read by anything; and `bmask` of
+/// a compare, which the e-graph makes the `ineg` of the compare's
+/// extension, more instructions after selection.
+fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
+    use Opcode::*;
+    matches!(dop, Isplit | Iconcat)
+        || op == Bmask && matches!(dop, Icmp | Fcmp)
+        || op == Ireduce && plain(dop)
+        || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart()
 }
 
 /// Whether `op` has an effect beyond its results (memory, control, traps).
@@ -129,8 +149,7 @@ fn is_constant(op: Opcode) -> bool {
 }
 
 /// The arithmetic no rule of the e-graph rewrites when it reads the result
-/// of another such instruction with operands of its own (reassociation
-/// needs constants; `(x + y) - y` shares an operand).
+/// of another such instruction with operands of its own.
 fn plain(op: Opcode) -> bool {
     use Opcode::*;
     matches!(op, Iadd | Isub | Imul | Band | Bor | Bxor | Fadd | Fsub | Fmul | Fdiv | Fma | Sqrt)
