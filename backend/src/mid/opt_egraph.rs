@@ -126,17 +126,26 @@ pub fn lanes_without_work(f: &Function) -> bool {
 /// Whether no rule of the e-graph rewrites an instruction of `op` reading
 /// the result of one of `dop` (both without effects) into better code:
 /// plain arithmetic ([`plain`]) on plain arithmetic or on a sign or zero
-/// extension, with operands `apart` (reassociation needs constants,
-/// `(x + y) - y` a shared operand); `ireduce` of plain arithmetic; the
-/// halves of a pair (`isplit`, `iconcat`) read by anything; and `bmask` of
-/// a compare, which the e-graph makes the `ineg` of the compare's
-/// extension, more instructions after selection.
+/// extension, and a minimum or maximum on plain arithmetic or another
+/// minimum or maximum, with operands `apart` (reassociation needs
+/// constants, `(x + y) - y` a shared operand); `ireduce` of plain
+/// arithmetic, of a minimum or maximum, or of a right shift (the slices of
+/// a `bitcast`); a left shift of a zero extension, a right shift of an
+/// `bxor` (`avg_round`); the halves of a pair (`isplit`, `iconcat`) read
+/// by anything; the `bitcast` of a `bmask`; and `bmask` of a compare, which
+/// the e-graph makes the `ineg` of the compare's extension, more
+/// instructions after selection.
 fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
     use Opcode::*;
+    let min_max = |o: Opcode| matches!(o, Smin | Smax | Umin | Umax);
     matches!(dop, Isplit | Iconcat)
         || op == Bmask && matches!(dop, Icmp | Fcmp)
-        || op == Ireduce && plain(dop)
+        || op == Bitcast && dop == Bmask
+        || op == Ireduce && (plain(dop) || min_max(dop) || matches!(dop, Ushr | Sshr))
+        || op == Ishl && dop == Uextend
+        || op == Ushr && dop == Bxor
         || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart()
+        || min_max(op) && (plain(dop) || min_max(dop)) && apart()
 }
 
 /// Whether `op` has an effect beyond its results (memory, control, traps).
