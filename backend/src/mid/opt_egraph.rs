@@ -286,6 +286,27 @@ mod tests {
         f.layout.block_insts(entry).any(|i| matches!(f.dfg.insts[i], InstructionData::UnaryImm { imm, .. } if imm.bits() == 3))
     }
 
+    fn parsed(text: &str) -> Function {
+        cranelift_reader::parse_functions(text).unwrap().remove(0)
+    }
+
+    #[test]
+    fn lane_code_without_work_skips_the_pass() {
+        // Lane-wise arithmetic on the parameters, and on its own results.
+        let plain = "function %f(i32, i32, i32) -> i32, i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = imul v3, v2\n    return v3, v4\n}\n";
+        assert!(lanes_without_work(&parsed(plain)));
+        // A constant operand the e-graph folds, an operand twice, an
+        // extension of an extension, a load after a store.
+        for work in [
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    v2 = iadd v0, v1\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = isub v0, v0\n    return v1\n}\n",
+            "function %f(i8) -> i64 {\nblock0(v0: i8):\n    v1 = sextend.i32 v0\n    v2 = sextend.i64 v1\n    return v2\n}\n",
+            "function %f(i64, i32) -> i32 {\nblock0(v0: i64, v1: i32):\n    store v1, v0\n    v2 = load.i32 v0\n    return v2\n}\n",
+        ] {
+            assert!(!lanes_without_work(&parsed(work)), "{}", work);
+        }
+    }
+
     #[test]
     fn functions_from_the_size_limit_keep_their_code() {
         // n counts the instructions: 3 before the chain, n - 3 adds, the return.
