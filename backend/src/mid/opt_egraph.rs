@@ -80,7 +80,9 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// (pure intrinsics are shared), no load after another access (redundant
 /// loads, stores forwarded to loads), and in every instruction without
 /// effects no operand twice (`x - x`), no constant operand (folding) but
-/// the amount of a shift or one bound of a minimum or maximum, and no
+/// the amount of a shift, the right side of a compare (which the e-graph's
+/// rewrites of a `bmask` of it would lengthen) or one bound of a minimum or
+/// maximum, and no
 /// operand another instruction without effects computes (`bnot` of a
 /// `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
 /// Identical instructions are already one (`legalize_vectors` makes each
@@ -111,7 +113,8 @@ pub fn lanes_without_work(f: &Function) -> bool {
             let Some((def, dop)) = def_op(a) else { continue };
             let kept = if is_constant(dop) {
                 use Opcode::*;
-                constants == 1 && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr) || matches!(op, Smin | Smax | Umin | Umax))
+                constants == 1
+                    && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp | Fcmp) || matches!(op, Smin | Smax | Umin | Umax))
             } else {
                 has_effect(dop) || nests_kept(op, dop, || dfg.inst_args(def).iter().all(|d| !args.contains(d)))
             };
