@@ -474,7 +474,7 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
     }
     legalize_try_calls::legalize_try_calls(func).map_err(|e| e.in_pass(Pass::legalize_try_calls))?;
     run.ran(Pass::legalize_try_calls, &func.display());
-    legalize_vectors::legalize_vectors(func).map_err(|e| e.in_pass(Pass::legalize_vectors))?;
+    let lanes = legalize_vectors::legalize_vectors(func).map_err(|e| e.in_pass(Pass::legalize_vectors))?;
     run.ran(Pass::legalize_vectors, &func.display());
     if speed {
         mid::with_context(func, |ctx| -> Result<(), Error> {
@@ -483,7 +483,11 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             run.ran(Pass::opt_unreachable_code, &ctx.func.display());
             opt_constant_phis::opt_constant_phis(ctx).map_err(|e| e.in_pass(Pass::opt_constant_phis))?;
             run.ran(Pass::opt_constant_phis, &ctx.func.display());
-            opt_egraph::opt_egraph(ctx).map_err(|e| e.in_pass(Pass::opt_egraph))?;
+            // (The lane code of a vector function often gives the e-graph
+            // nothing to do.)
+            if !(lanes && opt_egraph::lanes_without_work(&ctx.func)) {
+                opt_egraph::opt_egraph(ctx).map_err(|e| e.in_pass(Pass::opt_egraph))?;
+            }
             run.ran(Pass::opt_egraph, &ctx.func.display());
             Ok(())
         })?;

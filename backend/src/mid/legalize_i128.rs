@@ -80,6 +80,7 @@ pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
     });
     let mut n = Narrow { map };
     super::rewrite_in_rpo(f, inst_mentions_i128, |f, inst| n.inst(f, inst))?;
+    f.dfg.resolve_all_aliases();
     super::verify_in_debug(f)
 }
 
@@ -158,7 +159,7 @@ impl Narrow {
 
     /// The halves of each argument, `i128` arguments expanded, others kept.
     fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
-        super::expand_args(f, args, |t| t == I128, |a| self.halves(f, inst, a).map(|(lo, hi)| vec![lo, hi]))
+        super::expand_args(f, args, |t| t == I128, |a| self.halves(f, inst, a).map(|(lo, hi)| [lo, hi]))
     }
 
     /// Rewrites one instruction that names an `i128` value.

@@ -35,12 +35,17 @@
 //! * dynamic vectors are first made fixed: the dynamic scale is 1, so
 //!   `TxN*gv` is `TxN` and `extract_vector x, 0` is `x`.
 //!
+//! An instruction without side effects is made once per block
+//! (`LaneCursor`): the same constant in every lane, or the same operation
+//! on the lanes of a `splat`, is one instruction.
+//!
 //! A vector instruction this pass does not know is an "unsupported" error
 //! naming it. Blocks are rewritten in reverse
 //! postorder so that the lanes of every operand exist when its user is
 //! rewritten; unreachable blocks that touch vectors become a `trap`.
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 use crate::Error;
 
@@ -49,8 +54,8 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
-    Block, BlockArg, Endianness, Function, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData, Opcode, Signature, Type,
-    Value,
+    Block, BlockArg, DataFlowGraph, Endianness, Function, InsertBuilder, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData,
+    Opcode, Signature, Type, Value,
 };
 
 type Lanes = Vec<Value>;
@@ -58,8 +63,9 @@ type Lanes = Vec<Value>;
 /// What an old result becomes: the lanes of a vector, or one scalar value.
 type Rewritten = Result<Lanes, Value>;
 
-/// Splits every vector value of `f` into its lanes (in place).
-pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
+/// Splits every vector value of `f` into its lanes (in place); whether
+/// `f` had any.
+pub fn legalize_vectors(f: &mut Function) -> Result<bool, Error> {
     // (Scanned once where nothing is dynamic, as in most functions: fixing
     // dynamic vectors leaves fixed ones, so it scans again.)
     let mut vectors = mentions_vectors(f);
@@ -68,13 +74,18 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
         vectors = mentions_vectors(f);
     }
     if !vectors {
-        return Ok(());
+        return Ok(false);
     }
+    // (The scan of the values also finds whether the input has aliases.)
+    let mut aliases = false;
     let sig_types = f.signature.params.iter().chain(&f.signature.returns).map(|p| p.value_type);
     if let Some(t) = f
         .dfg
         .values()
-        .map(|v| f.dfg.value_type(v))
+        .map(|v| {
+            aliases |= f.dfg.value_is_alias(v);
+            f.dfg.value_type(v)
+        })
         .chain(sig_types)
         .find(|t| t.is_vector() && !matches!(t.lane_type(), I8 | I16 | I32 | I64 | F16 | F32 | F64))
     {
@@ -84,15 +95,86 @@ pub fn legalize_vectors(f: &mut Function) -> Result<(), Error> {
     super::split_signatures_and_params(f, lanes_of, |p, lanes| {
         map.insert(p, lanes);
     });
-    let mut s = Split { map, slices: HashMap::default(), halves: HashMap::default() };
+    let mut s = Split { map, slices: HashMap::default(), halves: HashMap::default(), made: Made::default(), made_in: None, aliases };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
-    super::verify_in_debug(f)
+    if s.aliases {
+        f.dfg.resolve_all_aliases();
+    }
+    super::verify_in_debug(f)?;
+    Ok(true)
 }
 
 /// Ursa's dynamic scale (`dyn_scale_target_const`): a dynamic vector
 /// `TxN*gv` is one fixed `TxN`, as on a fixed-width target whose vectors are
 /// the base type's size.
 pub const DYNAMIC_SCALE: u32 = 1;
+
+/// The pure instructions made so far in the block being rewritten, by
+/// their data and controlling type ([`LaneCursor`]).
+type Made = HashMap<(InstructionData, Type), Inst>;
+
+/// The cursor the lanes are made with: an instruction without effects
+/// (beyond its results) that repeats one made earlier in the block is that
+/// one, not made again, so the same constant in every lane, or the same
+/// operation on the lanes of a `splat`, is one instruction.
+struct LaneCursor<'f> {
+    cur: FuncCursor<'f>,
+    made: Made,
+}
+
+impl<'f> LaneCursor<'f> {
+    fn ins(&mut self) -> SharingBuilder<'_, 'f> {
+        SharingBuilder { cur: &mut self.cur, made: &mut self.made }
+    }
+}
+
+impl<'f> std::ops::Deref for LaneCursor<'f> {
+    type Target = FuncCursor<'f>;
+    fn deref(&self) -> &FuncCursor<'f> {
+        &self.cur
+    }
+}
+
+impl<'f> std::ops::DerefMut for LaneCursor<'f> {
+    fn deref_mut(&mut self) -> &mut FuncCursor<'f> {
+        &mut self.cur
+    }
+}
+
+/// The instruction builder of [`LaneCursor::ins`].
+struct SharingBuilder<'c, 'f> {
+    cur: &'c mut FuncCursor<'f>,
+    made: &'c mut Made,
+}
+
+/// Can instructions of `op` with the same operands be one? (No effect
+/// beyond their results.)
+fn shareable(op: Opcode) -> bool {
+    !(op.can_load() || op.can_store() || op.can_trap() || op.is_call() || op.other_side_effects() || op.is_branch() || op.is_terminator())
+}
+
+impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
+    fn data_flow_graph(&self) -> &DataFlowGraph {
+        &self.cur.func.dfg
+    }
+
+    fn data_flow_graph_mut(&mut self) -> &mut DataFlowGraph {
+        &mut self.cur.func.dfg
+    }
+
+    fn build(mut self, data: InstructionData, ctrl_typevar: Type) -> (Inst, &'c mut DataFlowGraph) {
+        let inst = self.build_aux_inst(data, ctrl_typevar);
+        (inst, &mut self.cur.func.dfg)
+    }
+
+    fn build_aux_inst(&mut self, data: InstructionData, ctrl_typevar: Type) -> Inst {
+        let cur = &mut *self.cur;
+        if !shareable(data.opcode()) {
+            return InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar);
+        }
+        *self.made.entry((data, ctrl_typevar)).or_insert_with(|| InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar))
+    }
+}
 
 /// Does a value or signature of `f` have a dynamic vector type?
 fn has_dynamic_types(f: &Function) -> bool {
@@ -212,12 +294,18 @@ struct Split {
     /// The halves of a 64-bit integer narrower slices were taken from, in a
     /// block (`Split::half`).
     halves: HashMap<(Value, Block), (Value, Value)>,
+    /// The pure instructions made in `made_in`, the block being rewritten.
+    made: Made,
+    made_in: Option<Block>,
+    /// Whether some value is an alias (of the input, or an old result
+    /// that became one value): they are resolved at the end.
+    aliases: bool,
 }
 
 /// The lanes of the vector `v` (an operand of `inst`) in `map`.
-fn lanes_in(map: &HashMap<Value, Lanes>, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+fn lanes_in<'m>(map: &'m HashMap<Value, Lanes>, f: &Function, inst: Inst, v: Value) -> Result<&'m [Value], Error> {
     let v = f.dfg.resolve_aliases(v);
-    map.get(&v).cloned().ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
+    map.get(&v).map(|l| &l[..]).ok_or_else(|| Error::internal(format!("the lanes of {} are not known yet", v)).at(f.dfg.display_inst(inst)))
 }
 
 fn unsupported(f: &Function, inst: Inst, what: &str) -> Error {
@@ -230,7 +318,7 @@ fn int_of(t: Type) -> Type {
 }
 
 /// `x`'s bits as an integer of its width.
-fn as_int(pos: &mut FuncCursor, x: Value) -> Value {
+fn as_int(pos: &mut LaneCursor, x: Value) -> Value {
     let t = pos.func.dfg.value_type(x);
     if t.is_float() {
         pos.ins().bitcast(int_of(t), MemFlagsData::new(), x)
@@ -240,7 +328,7 @@ fn as_int(pos: &mut FuncCursor, x: Value) -> Value {
 }
 
 /// The integer `x` as a value of `t` (of the same width).
-fn from_int(pos: &mut FuncCursor, x: Value, t: Type) -> Value {
+fn from_int(pos: &mut LaneCursor, x: Value, t: Type) -> Value {
     if t.is_float() {
         pos.ins().bitcast(t, MemFlagsData::new(), x)
     } else {
@@ -249,14 +337,14 @@ fn from_int(pos: &mut FuncCursor, x: Value, t: Type) -> Value {
 }
 
 /// The constant `k` of the integer type `t` (truncated to its width).
-fn iconst(pos: &mut FuncCursor, t: Type, k: i64) -> Value {
+fn iconst(pos: &mut LaneCursor, t: Type, k: i64) -> Value {
     let bits = t.bits();
     let k = if bits < 64 { k & ((1i64 << bits) - 1) } else { k };
     pos.ins().iconst(t, k)
 }
 
 /// The value of type `t` with the little-endian bytes `b`.
-fn const_of(pos: &mut FuncCursor, t: Type, b: &[u8]) -> Value {
+fn const_of(pos: &mut LaneCursor, t: Type, b: &[u8]) -> Value {
     let mut w = [0u8; 8];
     w[..b.len()].copy_from_slice(b);
     let bits = u64::from_le_bytes(w);
@@ -284,7 +372,7 @@ fn bounds(t: Type, signed: bool) -> (i64, i64) {
 
 /// `x` (of a wider type) clamped to `[lo, hi]`, signed or unsigned
 /// (a maximum and a minimum; no maximum with an unsigned 0).
-fn clamp(pos: &mut FuncCursor, x: Value, lo: i64, hi: i64, signed: bool) -> Value {
+fn clamp(pos: &mut LaneCursor, x: Value, lo: i64, hi: i64, signed: bool) -> Value {
     let t = pos.func.dfg.value_type(x);
     let hi_v = iconst(pos, t, hi);
     if signed {
@@ -303,7 +391,7 @@ fn clamp(pos: &mut FuncCursor, x: Value, lo: i64, hi: i64, signed: bool) -> Valu
 }
 
 /// `x` or-ed into the integer `acc` (`x` itself when there is none yet).
-fn or_into(pos: &mut FuncCursor, acc: Option<Value>, x: Value) -> Value {
+fn or_into(pos: &mut LaneCursor, acc: Option<Value>, x: Value) -> Value {
     match acc {
         None => x,
         Some(a) => pos.ins().bor(a, x),
@@ -311,7 +399,7 @@ fn or_into(pos: &mut FuncCursor, acc: Option<Value>, x: Value) -> Value {
 }
 
 /// `x` extended (signed or not) to `t`, or kept if already `t`.
-fn extend(pos: &mut FuncCursor, x: Value, t: Type, signed: bool) -> Value {
+fn extend(pos: &mut LaneCursor, x: Value, t: Type, signed: bool) -> Value {
     if pos.func.dfg.value_type(x) == t {
         x
     } else if signed {
@@ -322,7 +410,7 @@ fn extend(pos: &mut FuncCursor, x: Value, t: Type, signed: bool) -> Value {
 }
 
 /// `x` reduced to `t`, or kept if already `t`.
-fn reduce(pos: &mut FuncCursor, x: Value, t: Type) -> Value {
+fn reduce(pos: &mut LaneCursor, x: Value, t: Type) -> Value {
     if pos.func.dfg.value_type(x) == t {
         x
     } else {
@@ -385,18 +473,23 @@ fn bitwise(op: Opcode) -> bool {
 
 impl Split {
     fn lanes(&self, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
+        self.lanes_ref(f, inst, v).map(|l| l.to_vec())
+    }
+
+    /// [`Split::lanes`], borrowed.
+    fn lanes_ref(&self, f: &Function, inst: Inst, v: Value) -> Result<&[Value], Error> {
         lanes_in(&self.map, f, inst, v)
     }
 
     /// Each argument's lanes in its place (scalars kept).
     fn expand(&self, f: &Function, inst: Inst, args: &[Value]) -> Result<Vec<Value>, Error> {
-        super::expand_args(f, args, |t| t.is_vector(), |a| self.lanes(f, inst, a))
+        super::expand_args(f, args, |t| t.is_vector(), |a| self.lanes_ref(f, inst, a).map(|l| l.iter().copied()))
     }
 
     /// The integers `pieces` (of one width, the first the least
     /// significant) seen as `n` integers of type `t`, of the same width in
     /// all: each a slice of one piece, or pieces side by side.
-    fn reslice(&mut self, pos: &mut FuncCursor, pieces: &[Value], t: Type, n: u32) -> Lanes {
+    fn reslice(&mut self, pos: &mut LaneCursor, pieces: &[Value], t: Type, n: u32) -> Lanes {
         let from = pos.func.dfg.value_type(pieces[0]).bits();
         let to = t.bits();
         (0..n)
@@ -416,7 +509,7 @@ impl Split {
     /// itself when that is all of it), recorded as a slice. Narrow slices of
     /// a 64-bit integer are taken from its 32-bit half (a shift of one word,
     /// not of a pair).
-    fn slice(&mut self, pos: &mut FuncCursor, x: Value, lo: u32, t: Type) -> Value {
+    fn slice(&mut self, pos: &mut LaneCursor, x: Value, lo: u32, t: Type) -> Value {
         let xt = pos.func.dfg.value_type(x);
         if lo == 0 && xt == t {
             return x;
@@ -435,7 +528,7 @@ impl Split {
     /// The low or high 32-bit half of the 64-bit integer `x` (`isplit`: the
     /// pair's register, no instruction), once per `x` in a block, recorded as
     /// a slice.
-    fn half(&mut self, pos: &mut FuncCursor, x: Value, high: bool) -> Value {
+    fn half(&mut self, pos: &mut LaneCursor, x: Value, high: bool) -> Value {
         let key = (x, pos.current_block().expect("the cursor is at an instruction"));
         let (lo, hi) = match self.halves.get(&key) {
             Some(&h) => h,
@@ -463,7 +556,7 @@ impl Split {
     /// [`Split::pack_word`]'s; a 16-bit one takes runs of consecutive slices
     /// of one integer (`Split::slices`) as one slice each (all of `part` one
     /// integer's bits: that integer) and shifts the rest into place.
-    fn pack(&mut self, pos: &mut FuncCursor, part: &[Value], t: Type) -> Value {
+    fn pack(&mut self, pos: &mut LaneCursor, part: &[Value], t: Type) -> Value {
         let w = pos.func.dfg.value_type(part[0]).bits();
         if t.bits() == 64 && w < 64 {
             let (low, high) = part.split_at(part.len() / 2);
@@ -514,7 +607,7 @@ impl Split {
     /// moved by the same distance are that integer shifted once and masked
     /// (no mask where the shift leaves only their bits; all of it in place:
     /// the integer itself); other parts are extended, shifted and or-ed.
-    fn pack_word(&mut self, pos: &mut FuncCursor, part: &[Value]) -> Value {
+    fn pack_word(&mut self, pos: &mut LaneCursor, part: &[Value]) -> Value {
         let w = pos.func.dfg.value_type(part[0]).bits();
         // (source word, destination bit − source bit, destination bits)
         let mut moved: Vec<(Value, i32, u32)> = Vec::with_capacity(part.len());
@@ -561,7 +654,7 @@ impl Split {
     }
 
     /// `part` packed as one integer of type `t`, or its only member.
-    fn pack_or_keep(&mut self, pos: &mut FuncCursor, part: &[Value], t: Type) -> Value {
+    fn pack_or_keep(&mut self, pos: &mut LaneCursor, part: &[Value], t: Type) -> Value {
         if part.len() == 1 {
             part[0]
         } else {
@@ -578,13 +671,20 @@ impl Split {
         if op.is_branch() {
             return self.branch(f, inst);
         }
-        let args = f.dfg.inst_args(inst).to_vec();
-        let results = f.dfg.inst_results(inst).to_vec();
+        let args: SmallVec<[Value; 4]> = f.dfg.inst_args(inst).into();
+        let results: SmallVec<[Value; 2]> = f.dfg.inst_results(inst).into();
         let data = f.dfg.insts[inst];
-        let mut pos = FuncCursor::new(f).at_inst(inst);
+        let block = f.layout.inst_block(inst);
+        if self.made_in != block {
+            self.made.clear();
+            self.made_in = block;
+        }
+        let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
         pos.use_srcloc(inst);
         let out = self.rewrite(&mut pos, inst, op, data, &args, &results)?;
-        super::replace_results(pos.func, inst, &results, out, &mut self.map)
+        self.made = std::mem::take(&mut pos.made);
+        self.aliases |= out.iter().any(|r| r.is_err());
+        super::replace_results(pos.cur.func, inst, &results, out, &mut self.map)
     }
 
     fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
@@ -596,20 +696,20 @@ impl Split {
             return Err(unsupported(f, inst, "a vector branch condition"));
         }
         let map = &self.map;
-        super::split_branch_args(f, inst, |t| t.is_vector(), |f, v| lanes_in(map, f, inst, v))
+        super::split_branch_args(f, inst, |t| t.is_vector(), |f, v| lanes_in(map, f, inst, v).map(|l| l.iter().copied()))
     }
 
     /// The new code of one instruction and what each old result becomes.
     fn rewrite(
         &mut self,
-        pos: &mut FuncCursor,
+        pos: &mut LaneCursor,
         inst: Inst,
         op: Opcode,
         data: InstructionData,
         args: &[Value],
         results: &[Value],
     ) -> Result<Vec<Rewritten>, Error> {
-        let ty = |pos: &FuncCursor, v: Value| pos.func.dfg.value_type(v);
+        let ty = |pos: &LaneCursor, v: Value| pos.func.dfg.value_type(v);
         let rty = results.first().map(|&r| ty(pos, r));
         let rlane = rty.map(|t| t.lane_type());
         let n = rty.map_or(0, |t| t.lane_count());
@@ -620,15 +720,15 @@ impl Split {
             return Ok(vec![]);
         }
         if matches!(op, Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect) {
-            return self.call(pos, inst, args, results);
+            return self.call(&mut pos.cur, inst, args, results);
         }
         if lane_wise(op) || (bitwise(op) && rlane.is_some_and(|t| t.is_int())) {
             let (t, n) = (rlane.unwrap(), n);
-            let vecs: Vec<Option<Lanes>> = args
+            let vecs: SmallVec<[Option<&[Value]>; 3]> = args
                 .iter()
-                .map(|&a| if ty(pos, a).is_vector() { self.lanes(pos.func, inst, a).map(Some) } else { Ok(None) })
+                .map(|&a| if ty(pos, a).is_vector() { self.lanes_ref(pos.func, inst, a).map(Some) } else { Ok(None) })
                 .collect::<Result<_, _>>()?;
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(n as usize);
             for k in 0..n as usize {
                 let mut d = data;
                 for (slot, (arg, lanes)) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(args.iter().zip(&vecs)) {
@@ -642,11 +742,11 @@ impl Split {
         if bitwise(op) {
             // Float lanes: the same operation on their integer bits.
             let t = rlane.unwrap();
-            let vecs: Vec<Lanes> = args.iter().map(|&a| self.lanes(pos.func, inst, a)).collect::<Result<_, _>>()?;
-            let mut out = Vec::new();
+            let vecs: SmallVec<[&[Value]; 3]> = args.iter().map(|&a| self.lanes_ref(pos.func, inst, a)).collect::<Result<_, _>>()?;
+            let mut out = Vec::with_capacity(n as usize);
             for k in 0..n as usize {
                 let mut d = data;
-                let ints: Vec<Value> = vecs.iter().map(|l| as_int(pos, l[k])).collect();
+                let ints: SmallVec<[Value; 3]> = vecs.iter().map(|l| as_int(pos, l[k])).collect();
                 for (slot, &v) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(&ints) {
                     *slot = v;
                 }
@@ -721,11 +821,11 @@ impl Split {
             (Opcode::Icmp | Opcode::Fcmp, _) => {
                 // The scalar compare of each pair of lanes (the same data, lane
                 // operands), as a lane mask.
-                let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
+                let (x, y) = (self.lanes_ref(pos.func, inst, args[0])?, self.lanes_ref(pos.func, inst, args[1])?);
                 let (t, at) = (rlane.unwrap(), ty(pos, args[0]).lane_type());
                 one(x
                     .iter()
-                    .zip(&y)
+                    .zip(y)
                     .map(|(&a, &b)| {
                         let mut d = data;
                         d.arguments_mut(&mut pos.func.dfg.value_lists).copy_from_slice(&[a, b]);
@@ -739,8 +839,8 @@ impl Split {
                 if ty(pos, args[0]).is_vector() || ty(pos, args[0]) == I128 {
                     return Err(unsupported(pos.func, inst, &format!("`{}` with a condition of type {}", op, ty(pos, args[0]))));
                 }
-                let (x, y) = (self.lanes(pos.func, inst, args[1])?, self.lanes(pos.func, inst, args[2])?);
-                one(x.iter().zip(&y).map(|(&a, &b)| pos.ins().select(args[0], a, b)).collect())
+                let (x, y) = (self.lanes_ref(pos.func, inst, args[1])?, self.lanes_ref(pos.func, inst, args[2])?);
+                one(x.iter().zip(y).map(|(&a, &b)| pos.ins().select(args[0], a, b)).collect())
             }
             (Opcode::VanyTrue, _) => {
                 // Some lane is nonzero: the lanes' bits or-ed are.
@@ -996,7 +1096,7 @@ fn lane_offset(f: &Function, inst: Inst, offset: Offset32, delta: i32) -> Result
 
 /// A saturating add or subtract of two lanes of type `t`: through a wider
 /// integer for lanes up to 32 bits, with the overflow flags for 64-bit lanes.
-fn sat(pos: &mut FuncCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
+fn sat(pos: &mut LaneCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
     let signed = matches!(op, Opcode::SaddSat | Opcode::SsubSat);
     let add = matches!(op, Opcode::UaddSat | Opcode::SaddSat);
     if t.bits() < 64 {

@@ -136,8 +136,8 @@ pub(crate) fn verify_in_debug(f: &Function) -> Result<(), Error> {
 /// `legalize_vectors`): `rewrite` on every instruction of the reachable
 /// blocks in reverse postorder (so the parts of every operand exist when its
 /// user is rewritten); an unreachable block with an instruction `touches`
-/// holds for is replaced by a `trap` (it never runs). Aliases are resolved
-/// at the end.
+/// holds for is replaced by a `trap` (it never runs). Aliases are left to
+/// the caller.
 pub(crate) fn rewrite_in_rpo(
     f: &mut Function,
     touches: impl Fn(&Function, Inst) -> bool,
@@ -145,6 +145,14 @@ pub(crate) fn rewrite_in_rpo(
 ) -> Result<(), Error> {
     use cranelift_codegen::ir::TrapCode;
     let blocks: Vec<Block> = f.layout.blocks().collect();
+    if let [entry] = blocks[..] {
+        // One block, the entry: the whole order, and nothing unreachable.
+        let insts: Vec<Inst> = f.layout.block_insts(entry).collect();
+        for inst in insts {
+            rewrite(f, inst)?;
+        }
+        return Ok(());
+    }
     let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(f);
     let domtree = cranelift_codegen::dominator_tree::DominatorTree::with_function(f, &cfg);
     let order: Vec<Block> = domtree.cfg_postorder().iter().rev().copied().collect();
@@ -167,7 +175,6 @@ pub(crate) fn rewrite_in_rpo(
             pos.ins().trap(TrapCode::unwrap_user(1));
         }
     }
-    f.dfg.resolve_all_aliases();
     Ok(())
 }
 
@@ -184,13 +191,14 @@ pub(crate) fn split_signatures_and_params(f: &mut Function, parts: Parts, mut re
     let split_sig = |s: &mut Signature| {
         for list in [&mut s.params, &mut s.returns] {
             if list.iter().any(|p| parts(p.value_type).is_some()) {
-                *list = list
-                    .iter()
-                    .flat_map(|p| match parts(p.value_type) {
-                        Some((t, n)) => vec![AbiParam::new(t); n],
-                        None => vec![*p],
-                    })
-                    .collect();
+                let mut split = Vec::with_capacity(list.len());
+                for p in list.iter() {
+                    match parts(p.value_type) {
+                        Some((t, n)) => split.extend(std::iter::repeat_n(AbiParam::new(t), n)),
+                        None => split.push(*p),
+                    }
+                }
+                *list = split;
             }
         }
     };
@@ -219,11 +227,11 @@ pub(crate) fn split_signatures_and_params(f: &mut Function, parts: Parts, mut re
 }
 
 /// `args` with each wide one (by `wide`) replaced by its parts (`parts`), in place.
-pub(crate) fn expand_args(
+pub(crate) fn expand_args<P: IntoIterator<Item = Value>>(
     f: &Function,
     args: &[Value],
     wide: impl Fn(Type) -> bool,
-    mut parts: impl FnMut(Value) -> Result<Vec<Value>, Error>,
+    mut parts: impl FnMut(Value) -> Result<P, Error>,
 ) -> Result<Vec<Value>, Error> {
     let mut out = Vec::new();
     for &a in args {
@@ -316,11 +324,11 @@ pub(crate) fn replace_results<P>(
 
 /// The block arguments of the branch `inst` whose type `wide` holds for
 /// replaced by their parts (`parts` of each, in place).
-pub(crate) fn split_branch_args(
+pub(crate) fn split_branch_args<P: IntoIterator<Item = Value>>(
     f: &mut Function,
     inst: Inst,
     wide: impl Fn(cranelift_codegen::ir::Type) -> bool,
-    parts: impl Fn(&Function, Value) -> Result<Vec<Value>, Error>,
+    parts: impl Fn(&Function, Value) -> Result<P, Error>,
 ) -> Result<(), Error> {
     use cranelift_codegen::ir::BlockArg;
     let n = f.dfg.insts[inst].branch_destination(&f.dfg.jump_tables, &f.dfg.exception_tables).len();

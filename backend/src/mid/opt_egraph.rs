@@ -29,7 +29,7 @@
 use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{AbiParam, FuncRef, Function, InstBuilder, InstructionData, Value};
+use cranelift_codegen::ir::{AbiParam, FuncRef, Function, InstBuilder, InstructionData, Opcode, Value};
 use cranelift_codegen::Context;
 use ursa_isel::intrinsics::Intrinsic;
 
@@ -72,6 +72,99 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
     ctx.func.dfg.resolve_all_aliases();
     forget_removed(&mut ctx.func);
     Ok(())
+}
+
+/// Whether the e-graph pass would leave the lane code `legalize_vectors`
+/// made of `f` as it is, or change it in no way that pays (so it need not
+/// run): one block (no loop to hoist from, no branch to fold), no call
+/// (pure intrinsics are shared), no load after another access (redundant
+/// loads, stores forwarded to loads), and in every instruction without
+/// effects no operand twice (`x - x`), no constant operand (folding) but
+/// the amount of a shift, the right side of a compare (which the e-graph's
+/// rewrites of a `bmask` of it would lengthen) or one bound of a minimum or
+/// maximum, and no
+/// operand another instruction without effects computes (`bnot` of a
+/// `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
+/// Identical instructions are already one (`legalize_vectors` makes each
+/// once per block), and the unused ones instruction selection drops.
+pub fn lanes_without_work(f: &Function) -> bool {
+    let Some(entry) = f.layout.entry_block() else { return true };
+    if f.layout.next_block(entry).is_some() {
+        return false;
+    }
+    let dfg = &f.dfg;
+    let def_op = |v: Value| dfg.value_def(v).inst().map(|d| (d, dfg.insts[d].opcode()));
+    let mut accessed = false;
+    for inst in f.layout.block_insts(entry) {
+        let op = dfg.insts[inst].opcode();
+        if op.is_call() || op.can_load() && accessed {
+            return false;
+        }
+        accessed |= op.can_load() || op.can_store();
+        if has_effect(op) || is_constant(op) {
+            continue;
+        }
+        let args = dfg.inst_args(inst);
+        let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
+        for (k, &a) in args.iter().enumerate() {
+            if args[..k].contains(&a) {
+                return false;
+            }
+            let Some((def, dop)) = def_op(a) else { continue };
+            let kept = if is_constant(dop) {
+                use Opcode::*;
+                constants == 1
+                    && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp | Fcmp) || matches!(op, Smin | Smax | Umin | Umax))
+            } else {
+                has_effect(dop) || nests_kept(op, dop, || dfg.inst_args(def).iter().all(|d| !args.contains(d)))
+            };
+            if !kept {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Whether no rule of the e-graph rewrites an instruction of `op` reading
+/// the result of one of `dop` (both without effects) into better code:
+/// plain arithmetic ([`plain`]) on plain arithmetic or on a sign or zero
+/// extension, and a minimum or maximum on plain arithmetic or another
+/// minimum or maximum, with operands `apart` (reassociation needs
+/// constants, `(x + y) - y` a shared operand); `ireduce` of plain
+/// arithmetic, of a minimum or maximum, or of a right shift (the slices of
+/// a `bitcast`); a left shift of a zero extension, a right shift of an
+/// `bxor` (`avg_round`); the halves of a pair (`isplit`, `iconcat`) read
+/// by anything; the `bitcast` of a `bmask`; and `bmask` of a compare, which
+/// the e-graph makes the `ineg` of the compare's extension, more
+/// instructions after selection.
+fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
+    use Opcode::*;
+    let min_max = |o: Opcode| matches!(o, Smin | Smax | Umin | Umax);
+    matches!(dop, Isplit | Iconcat)
+        || op == Bmask && matches!(dop, Icmp | Fcmp)
+        || op == Bitcast && dop == Bmask
+        || op == Ireduce && (plain(dop) || min_max(dop) || matches!(dop, Ushr | Sshr))
+        || op == Ishl && dop == Uextend
+        || op == Ushr && dop == Bxor
+        || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart()
+        || min_max(op) && (plain(dop) || min_max(dop)) && apart()
+}
+
+/// Whether `op` has an effect beyond its results (memory, control, traps).
+fn has_effect(op: Opcode) -> bool {
+    op.can_load() || op.can_store() || op.is_call() || op.can_trap() || op.other_side_effects() || op.is_branch() || op.is_terminator()
+}
+
+fn is_constant(op: Opcode) -> bool {
+    matches!(op, Opcode::Iconst | Opcode::F16const | Opcode::F32const | Opcode::F64const | Opcode::F128const | Opcode::Vconst)
+}
+
+/// The arithmetic no rule of the e-graph rewrites when it reads the result
+/// of another such instruction with operands of its own.
+fn plain(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, Iadd | Isub | Imul | Band | Bor | Bxor | Fadd | Fsub | Fmul | Fdiv | Fma | Sqrt)
 }
 
 /// Makes every instruction no longer in the layout a `nop`: the e-graph
@@ -194,6 +287,27 @@ mod tests {
     fn folded(f: &Function) -> bool {
         let entry = f.layout.entry_block().unwrap();
         f.layout.block_insts(entry).any(|i| matches!(f.dfg.insts[i], InstructionData::UnaryImm { imm, .. } if imm.bits() == 3))
+    }
+
+    fn parsed(text: &str) -> Function {
+        cranelift_reader::parse_functions(text).unwrap().remove(0)
+    }
+
+    #[test]
+    fn lane_code_without_work_skips_the_pass() {
+        // Lane-wise arithmetic on the parameters, and on its own results.
+        let plain = "function %f(i32, i32, i32) -> i32, i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = imul v3, v2\n    return v3, v4\n}\n";
+        assert!(lanes_without_work(&parsed(plain)));
+        // A constant operand the e-graph folds, an operand twice, an
+        // extension of an extension, a load after a store.
+        for work in [
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    v2 = iadd v0, v1\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = isub v0, v0\n    return v1\n}\n",
+            "function %f(i8) -> i64 {\nblock0(v0: i8):\n    v1 = sextend.i32 v0\n    v2 = sextend.i64 v1\n    return v2\n}\n",
+            "function %f(i64, i32) -> i32 {\nblock0(v0: i64, v1: i32):\n    store v1, v0\n    v2 = load.i32 v0\n    return v2\n}\n",
+        ] {
+            assert!(!lanes_without_work(&parsed(work)), "{}", work);
+        }
     }
 
     #[test]
