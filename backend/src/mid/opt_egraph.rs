@@ -310,6 +310,56 @@ mod tests {
         }
     }
 
+    /// The instructions of `f`'s entry block.
+    fn count(f: &Function) -> usize {
+        f.layout.block_insts(f.layout.entry_block().unwrap()).count()
+    }
+
+    #[test]
+    fn the_shapes_kept_are_ones_the_egraph_does_not_shorten() {
+        // One function per shape `lanes_without_work` lets through; the
+        // e-graph itself must make none of them shorter (a new rule of a
+        // later Cranelift would fail here, not silently lose a fold).
+        let body = |params: &str, ret: &str, code: &str, out: &str| {
+            let types: Vec<&str> = params.split(", ").map(|p| p.split(": ").nth(1).unwrap()).collect();
+            format!("function %f({}) -> {} {{\nblock0({}):\n{}    return {}\n}}\n", types.join(", "), ret, params, code, out)
+        };
+        let (p3, p2f) = ("v0: i32, v1: i32, v2: i32", "v0: f32, v1: f32, v2: f32");
+        let shapes = [
+            body(
+                p3,
+                "i32, i32, i32, i32, i32",
+                "    v3 = iconst.i32 5\n    v4 = ishl v0, v3\n    v5 = ushr v1, v3\n    v6 = sshr v2, v3\n    v7 = rotl v0, v3\n    v8 = rotr v1, v3\n",
+                "v4, v5, v6, v7, v8",
+            ),
+            body(p3, "i8", "    v3 = iconst.i32 9\n    v4 = icmp slt v0, v3\n", "v4"),
+            body(p2f, "i8", "    v3 = f32const 0x1.0p0\n    v4 = fcmp lt v0, v3\n", "v4"),
+            body(p3, "i32", "    v3 = iconst.i32 -128\n    v4 = smax v0, v3\n    v5 = iconst.i32 127\n    v6 = smin v4, v5\n", "v6"),
+            body("v0: i64, v1: i32", "i32", "    v2, v3 = isplit v0\n    v4 = bxor v2, v3\n    v5 = iadd v4, v1\n", "v5"),
+            body(p3, "i32", "    v3 = icmp ult v0, v1\n    v4 = bmask.i32 v3\n", "v4"),
+            body(p2f, "f32", "    v3 = fcmp lt v0, v1\n    v4 = bmask.i32 v3\n    v5 = bitcast.f32 v4\n", "v5"),
+            body(p3, "i8", "    v3 = iadd v0, v1\n    v4 = ireduce.i8 v3\n", "v4"),
+            body(p3, "i8", "    v3 = iconst.i32 8\n    v4 = ushr v0, v3\n    v5 = ireduce.i8 v4\n", "v5"),
+            body("v0: i8, v1: i8", "i16", "    v2 = uextend.i16 v0\n    v3 = iconst.i16 8\n    v4 = ishl v2, v3\n", "v4"),
+            body(p3, "i32", "    v3 = bxor v0, v1\n    v4 = iconst.i32 1\n    v5 = ushr v3, v4\n", "v5"),
+            body(p3, "i32", "    v3 = imul v0, v1\n    v4 = iadd v3, v2\n", "v4"),
+            body(p2f, "f32", "    v3 = fmul v0, v1\n    v4 = fadd v3, v2\n", "v4"),
+            body("v0: i8, v1: i32", "i32", "    v2 = sextend.i32 v0\n    v3 = isub v2, v1\n", "v3"),
+            body(p3, "i32", "    v3 = iadd v0, v1\n    v4 = smin v3, v2\n", "v4"),
+            body("v0: i32, v1: i32, v2: i32, v3: i32", "i32", "    v4 = umin v0, v1\n    v5 = umax v4, v2\n    v6 = smax v5, v3\n", "v6"),
+        ];
+        for text in shapes.iter() {
+            let before = parsed(text);
+            assert!(lanes_without_work(&before), "not a kept shape:\n{}", text);
+            let mut after = before.clone();
+            crate::mid::with_context(&mut after, |ctx| {
+                ctx.flowgraph();
+                opt_egraph(ctx).unwrap()
+            });
+            assert!(count(&after) >= count(&before), "the e-graph shortens a kept shape:\n{}\nto\n{}", text, after.display());
+        }
+    }
+
     #[test]
     fn functions_from_the_size_limit_keep_their_code() {
         // n counts the instructions: 3 before the chain, n - 3 adds, the return.
