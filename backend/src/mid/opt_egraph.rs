@@ -29,7 +29,7 @@
 use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{AbiParam, FuncRef, Function, InstBuilder, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{AbiParam, DataFlowGraph, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, Value};
 use cranelift_codegen::Context;
 use ursa_isel::intrinsics::Intrinsic;
 
@@ -80,9 +80,10 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// (pure intrinsics are shared), no load after another access (redundant
 /// loads, stores forwarded to loads), and in every instruction without
 /// effects no operand twice (`x - x`), no constant operand (folding) but
-/// the amount of a shift, the right side of a compare (which the e-graph's
-/// rewrites of a `bmask` of it would lengthen) or one bound of a minimum or
-/// maximum, and no
+/// the amount of a shift or the right side of a compare, neither one of the
+/// values the e-graph's rules single out ([`special_constant`]), or one
+/// bound of a minimum or maximum (the e-graph only moves it to the right),
+/// and no
 /// operand another instruction without effects computes (`bnot` of a
 /// `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
 /// Identical instructions are already one (`legalize_vectors` makes each
@@ -113,8 +114,11 @@ pub fn lanes_without_work(f: &Function) -> bool {
             let Some((def, dop)) = def_op(a) else { continue };
             let kept = if is_constant(dop) {
                 use Opcode::*;
+                let special = || special_constant(dfg, def, dfg.value_type(a).bits(), op == Icmp);
                 constants == 1
-                    && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp | Fcmp) || matches!(op, Smin | Smax | Umin | Umax))
+                    && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special()
+                        || k == 1 && op == Fcmp
+                        || matches!(op, Smin | Smax | Umin | Umax))
             } else {
                 has_effect(dop) || nests_kept(op, dop, || dfg.inst_args(def).iter().all(|d| !args.contains(d)))
             };
@@ -136,8 +140,8 @@ pub fn lanes_without_work(f: &Function) -> bool {
 /// a `bitcast`); a left shift of a zero extension, a right shift of an
 /// `bxor` (`avg_round`); the halves of a pair (`isplit`, `iconcat`) read
 /// by anything; the `bitcast` of a `bmask`; and `bmask` of a compare, which
-/// the e-graph makes the `ineg` of the compare's extension, more
-/// instructions after selection.
+/// the e-graph makes the `ineg` of the compare (or of its extension), the
+/// same instructions after selection.
 fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
     use Opcode::*;
     let min_max = |o: Opcode| matches!(o, Smin | Smax | Umin | Umax);
@@ -154,6 +158,19 @@ fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
 /// Whether `op` has an effect beyond its results (memory, control, traps).
 fn has_effect(op: Opcode) -> bool {
     op.can_load() || op.can_store() || op.is_call() || op.can_trap() || op.other_side_effects() || op.is_branch() || op.is_terminator()
+}
+
+/// Whether integer constant `def` (of `bits` bits) is one the e-graph's
+/// rules single out as a shift amount (0: a shift by nothing) or, with
+/// `compare`, as a compare's right side: also 1 (`x < 1` is `x == 0`), all
+/// ones, the signed minimum and maximum (compares that are always true or
+/// false, or an equality). Not an integer constant: special, to be safe.
+fn special_constant(dfg: &DataFlowGraph, def: Inst, bits: u32, compare: bool) -> bool {
+    let InstructionData::UnaryImm { imm, .. } = dfg.insts[def] else { return true };
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let k = imm.bits() as u64 & mask;
+    let smin = 1u64 << (bits.clamp(1, 64) - 1);
+    k == 0 || compare && [1, mask, smin, smin - 1].contains(&k)
 }
 
 fn is_constant(op: Opcode) -> bool {
@@ -307,6 +324,19 @@ mod tests {
             "function %f(i64, i32) -> i32 {\nblock0(v0: i64, v1: i32):\n    store v1, v0\n    v2 = load.i32 v0\n    return v2\n}\n",
         ] {
             assert!(!lanes_without_work(&parsed(work)), "{}", work);
+        }
+        // Constants the e-graph's rules single out: a shift by 0; unsigned
+        // below 0 or 1, signed below the minimum, at most the maximum, equal
+        // to all ones.
+        for (op, k) in [("ishl", "0"), ("icmp ult", "0"), ("icmp ult", "1"), ("icmp slt", "-128"), ("icmp sle", "127"), ("icmp eq", "-1")] {
+            let work =
+                format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
+            assert!(!lanes_without_work(&parsed(&work)), "{}", work);
+        }
+        for (op, k) in [("ishl", "3"), ("ushr", "1"), ("icmp ult", "2"), ("icmp slt", "-127"), ("icmp sle", "126")] {
+            let keep =
+                format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
+            assert!(lanes_without_work(&parsed(&keep)), "{}", keep);
         }
     }
 

@@ -126,6 +126,12 @@ impl Lower<'_> {
         counts[f.dfg.resolve_aliases(v)]
     }
 
+    /// `only_use` (`bitops.isle`): `v` when exactly one instruction or
+    /// block argument reads it.
+    pub fn only_use(&mut self, v: Value) -> Option<Value> {
+        (self.use_count(v) == 1).then_some(v)
+    }
+
     /// Whether the upper bits of tree `v` are all one (`None`: `v` is no
     /// boolean tree, has more than [`MAX_LEAVES`] leaves, or — with
     /// `single` — a value below the root with another user).
