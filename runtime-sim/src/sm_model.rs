@@ -1047,6 +1047,30 @@ pub(crate) fn run(
     timeline: bool,
     next_cta: &mut dyn FnMut(u64) -> Option<Vec<WarpTrace>>,
 ) -> (SmStats, Option<SmProfile>) {
+    match (m.scheduler, profile) {
+        (Policy::Gto, false) => run_with::<true, false>(m, prog, occ, ncta, timeline, next_cta),
+        (Policy::Gto, true) => run_with::<true, true>(m, prog, occ, ncta, timeline, next_cta),
+        (Policy::Lrr, false) => run_with::<false, false>(m, prog, occ, ncta, timeline, next_cta),
+        (Policy::Lrr, true) => run_with::<false, true>(m, prog, occ, ncta, timeline, next_cta),
+    }
+}
+
+/// [`run`] for one policy (`GTO`: greedy-then-oldest, else loose round
+/// robin) with a profile or without (`PROF`): the step's looks and issues
+/// then test neither at each warp.
+fn run_with<const GTO: bool, const PROF: bool>(
+    m: &MachineDesc,
+    prog: &Program,
+    occ: &Occupancy,
+    ncta: u64,
+    timeline: bool,
+    next_cta: &mut dyn FnMut(u64) -> Option<Vec<WarpTrace>>,
+) -> (SmStats, Option<SmProfile>) {
+    let profile = PROF;
+    let policy = if GTO { Policy::Gto } else { Policy::Lrr };
+    // The profile the step's looks and issues count into: without one, a
+    // None the compiler sees (no check at each count).
+    let mut none: Option<SmProfile> = None;
     let info = inst_info(m, prog);
     let mut stats = SmStats {
         occupancy: occ.clone(),
@@ -1246,7 +1270,7 @@ pub(crate) fn run(
                 if si != lsu_sm {
                     (lsu_sm, lsu_free) = (si, lsu_free_at[si]);
                 }
-                let chosen = look(sub, m.scheduler, now, lsu_free, &mut stats, &mut prof);
+                let chosen = look(sub, policy, now, lsu_free, &mut stats, if PROF { &mut prof } else { &mut none });
                 if let (Some(p), true) = (prof.as_mut(), timeline) {
                     for r in &sub.warps {
                         let w = &mut warps[r.slot as usize];
@@ -1261,7 +1285,7 @@ pub(crate) fn run(
                     let r = &mut sub.warps[i];
                     let w = &mut warps[r.slot as usize];
                     let inf = &info[r.idx as usize];
-                    let mut ready = issue_start(r, inf, now, &mut stats, &mut prof);
+                    let mut ready = issue_start(r, inf, now, &mut stats, if PROF { &mut prof } else { &mut none });
                     let mut long = false;
                     let access = if inf.access {
                         w.acc += 1;
@@ -1380,7 +1404,7 @@ pub(crate) fn run(
                 // The sub-partition alone for as long as nothing else can
                 // change it or read what it changes.
                 if isolated && then_local {
-                    run_ahead(sub, m.scheduler, &info, &mut warps, &mut stats, &mut prof);
+                    run_ahead(sub, policy, &info, &mut warps, &mut stats, &mut prof);
                 }
                 agenda.add(now, sub.next, g);
             }
