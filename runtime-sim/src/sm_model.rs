@@ -699,9 +699,17 @@ fn is_local(inf: &InstInfo, left: u32, last_run: bool) -> bool {
 /// counted when a verdict's reason changes, the policy's choice (the
 /// first that can issue, returned: its index in the list) and the
 /// sub-partition's next wake time. `lsu_free`: when the SM's LSU is free,
-/// as it was before the cycle's issues.
+/// as it was before the cycle's issues. `LOCAL`: every warp due is local
+/// and none waits at a barrier (the run ahead's visits, [`run_local`]).
 #[inline(always)]
-fn look(sub: &mut Sub, policy: Policy, now: u64, lsu_free: u64, stats: &mut SmStats, prof: &mut Option<SmProfile>) -> Option<usize> {
+fn look<const LOCAL: bool>(
+    sub: &mut Sub,
+    policy: Policy,
+    now: u64,
+    lsu_free: u64,
+    stats: &mut SmStats,
+    prof: &mut Option<SmProfile>,
+) -> Option<usize> {
     let n = sub.warps.len();
     let mut chosen: Option<usize> = None;
     let start = match policy {
@@ -719,7 +727,7 @@ fn look(sub: &mut Sub, policy: Policy, now: u64, lsu_free: u64, stats: &mut SmSt
             next = next.min(r.wake);
             continue;
         }
-        let ready = match verdict(r, now, lsu_free, &sub.pipe_free) {
+        let ready = match verdict::<LOCAL>(r, now, lsu_free, &sub.pipe_free) {
             Some(wait) => wait,
             None if chosen.is_none() => {
                 chosen = Some(i);
@@ -761,10 +769,10 @@ fn issue_start(r: &mut Resident, inf: &InstInfo, now: u64, stats: &mut SmStats, 
 /// is local) and, when its stall outlasts the next cycle, its wake time
 /// and the sub-partition's. False when that was its trace's last
 /// instruction (it leaves at the end of the cycle; its state is left as
-/// it is).
+/// it is). `LOCAL`: `inf` is local and the warp not at a barrier.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn issue_end(
+fn issue_end<const LOCAL: bool>(
     sub: &mut Sub,
     i: usize,
     warps: &mut [Warp],
@@ -775,7 +783,8 @@ fn issue_end(
     long: bool,
     timeline: bool,
 ) -> bool {
-    if inf.pipe != Pipe::Lsu {
+    debug_assert!(!LOCAL || inf.local);
+    if LOCAL || inf.pipe != Pipe::Lsu {
         sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
     }
     if inf.yield_ {
@@ -808,7 +817,7 @@ fn issue_end(
     // A warp whose stall count outlasts the next cycle: its verdict from
     // then until the stall elapses is known now (nothing else changes
     // it), so it is not looked at before.
-    if !r.at_bar && r.next_issue > now + 1 {
+    if (LOCAL || !r.at_bar) && r.next_issue > now + 1 {
         r.reason = if r.after_branch { StallReason::Branch } else { StallReason::Wait };
         if timeline {
             warps[r.slot as usize].span = Some((r.reason, now + 1));
@@ -878,11 +887,11 @@ fn run_local<const GTO: bool, const PROF: bool>(
     while sub.next < stop {
         let now = sub.next;
         // (No due warp is on the LSU's pipe: its time is not read.)
-        if let Some(i) = look(sub, policy, now, 0, stats, prof) {
+        if let Some(i) = look::<true>(sub, policy, now, 0, stats, prof) {
             let r = &mut sub.warps[i];
             let inf = &info[r.idx as usize];
             let ready = issue_start(r, inf, now, stats, prof);
-            let more = issue_end(sub, i, warps, info, inf, now, ready, false, false);
+            let more = issue_end::<true>(sub, i, warps, info, inf, now, ready, false, false);
             debug_assert!(more, "a local instruction is not a trace's last");
             let r = &sub.warps[i];
             if !r.local {
@@ -910,9 +919,12 @@ fn policy_index(policy: Policy, k: usize, n: usize, g: usize, start: usize) -> u
 /// Why warp `w` cannot issue its next instruction at cycle `now` and the
 /// cycle its verdict may change (None: it can issue). The SM's LSU is
 /// free from `lsu_free`, the sub-partition's pipes from `pipe_free`.
+/// `LOCAL`: the warp is local (not on the LSU's pipe) and not at a
+/// barrier, so neither is checked.
 #[inline(always)]
-fn verdict(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
-    if w.at_bar {
+fn verdict<const LOCAL: bool>(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
+    debug_assert!(!LOCAL || (w.local && !w.at_bar));
+    if !LOCAL && w.at_bar {
         return Some((StallReason::Barrier, u64::MAX));
     }
     if w.next_issue > now {
@@ -921,9 +933,9 @@ fn verdict(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> O
     let t = w.long_at.max(w.short_at);
     if t > now {
         Some((if w.long_at > now { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
-    } else if w.pipe == Pipe::Lsu && lsu_free > now {
+    } else if !LOCAL && w.pipe == Pipe::Lsu && lsu_free > now {
         Some((StallReason::MemPipe, lsu_free))
-    } else if w.pipe != Pipe::Lsu && pipe_free[w.pipe as usize] > now {
+    } else if (LOCAL || w.pipe != Pipe::Lsu) && pipe_free[w.pipe as usize] > now {
         Some((StallReason::MathPipe, pipe_free[w.pipe as usize]))
     } else {
         None
@@ -1270,7 +1282,7 @@ fn run_with<const GTO: bool, const PROF: bool>(
                 if si != lsu_sm {
                     (lsu_sm, lsu_free) = (si, lsu_free_at[si]);
                 }
-                let chosen = look(sub, policy, now, lsu_free, &mut stats, if PROF { &mut prof } else { &mut none });
+                let chosen = look::<false>(sub, policy, now, lsu_free, &mut stats, if PROF { &mut prof } else { &mut none });
                 if let (Some(p), true) = (prof.as_mut(), timeline) {
                     for r in &sub.warps {
                         let w = &mut warps[r.slot as usize];
@@ -1395,7 +1407,7 @@ fn run_with<const GTO: bool, const PROF: bool>(
                             }
                         }
                     }
-                    if !issue_end(sub, i, &mut warps, &info, inf, now, ready, long, timeline) {
+                    if !issue_end::<false>(sub, i, &mut warps, &info, inf, now, ready, long, timeline) {
                         done_warps.push((g, i));
                         continue 'visit;
                     }
