@@ -848,7 +848,16 @@ fn issue_end<const LOCAL: bool>(
 /// warp's `local` changes only when it issues, and the wake time of one
 /// that is not local only when it is looked at, which is then too late.
 #[inline(always)]
-fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp], stats: &mut SmStats, prof: &mut Option<SmProfile>) {
+#[allow(clippy::too_many_arguments)]
+fn run_ahead(
+    sub: &mut Sub,
+    policy: Policy,
+    profiled: bool,
+    info: &[InstInfo],
+    warps: &mut [Warp],
+    stats: &mut SmStats,
+    prof: &mut Option<SmProfile>,
+) {
     let mut stop = u64::MAX;
     for r in &sub.warps {
         if r.at_bar {
@@ -859,7 +868,8 @@ fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp
         }
     }
     if sub.next < stop {
-        match (policy, prof.is_some()) {
+        debug_assert_eq!(profiled, prof.is_some());
+        match (policy, profiled) {
             (Policy::Gto, false) => run_local::<true, false>(sub, stop, info, warps, stats, prof),
             (Policy::Gto, true) => run_local::<true, true>(sub, stop, info, warps, stats, prof),
             (Policy::Lrr, false) => run_local::<false, false>(sub, stop, info, warps, stats, prof),
@@ -1416,7 +1426,7 @@ fn run_with<const GTO: bool, const PROF: bool>(
                 // The sub-partition alone for as long as nothing else can
                 // change it or read what it changes.
                 if isolated && then_local {
-                    run_ahead(sub, policy, &info, &mut warps, &mut stats, &mut prof);
+                    run_ahead(sub, policy, PROF, &info, &mut warps, &mut stats, &mut prof);
                 }
                 agenda.add(now, sub.next, g);
             }
