@@ -753,10 +753,10 @@ fn look<const LOCAL: bool>(
 /// The start of warp `r`'s issue of `inf` at cycle `now`: its cycles
 /// counted up to the issue's end, its stall. Returns when its result is
 /// ready by the latency (an access's issue makes it that of the access).
+/// The caller counts the issue (`SmStats::issued`).
 #[inline(always)]
 fn issue_start(r: &mut Resident, inf: &InstInfo, now: u64, stats: &mut SmStats, prof: &mut Option<SmProfile>) -> u64 {
     count_warp(stats, prof, r, now + 1);
-    stats.issued += 1;
     r.next_issue = now + inf.stall as u64;
     r.after_branch = inf.branch;
     now + inf.lat as u64
@@ -894,6 +894,9 @@ fn run_local<const GTO: bool, const PROF: bool>(
     // each count).
     let mut none = None;
     let prof = if PROF { prof } else { &mut none };
+    // The issues counted here and added at the end (a count in a register,
+    // not one in `stats` read and written back at each issue).
+    let mut issued = 0;
     while sub.next < stop {
         let now = sub.next;
         // (No due warp is on the LSU's pipe: its time is not read.)
@@ -901,6 +904,7 @@ fn run_local<const GTO: bool, const PROF: bool>(
             let r = &mut sub.warps[i];
             let inf = &info[r.idx as usize];
             let ready = issue_start(r, inf, now, stats, prof);
+            issued += 1;
             let more = issue_end::<true>(sub, i, warps, info, inf, now, ready, false, false);
             debug_assert!(more, "a local instruction is not a trace's last");
             let r = &sub.warps[i];
@@ -909,6 +913,7 @@ fn run_local<const GTO: bool, const PROF: bool>(
             }
         }
     }
+    stats.issued += issued;
 }
 
 /// The `k`-th of the `n` warps of a sub-partition (its index in the
@@ -1308,6 +1313,7 @@ fn run_with<const GTO: bool, const PROF: bool>(
                     let w = &mut warps[r.slot as usize];
                     let inf = &info[r.idx as usize];
                     let mut ready = issue_start(r, inf, now, &mut stats, if PROF { &mut prof } else { &mut none });
+                    stats.issued += 1;
                     let mut long = false;
                     let access = if inf.access {
                         w.acc += 1;
