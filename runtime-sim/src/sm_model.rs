@@ -699,9 +699,17 @@ fn is_local(inf: &InstInfo, left: u32, last_run: bool) -> bool {
 /// counted when a verdict's reason changes, the policy's choice (the
 /// first that can issue, returned: its index in the list) and the
 /// sub-partition's next wake time. `lsu_free`: when the SM's LSU is free,
-/// as it was before the cycle's issues.
+/// as it was before the cycle's issues. `LOCAL`: every warp due is local
+/// and none waits at a barrier (the run ahead's visits, [`run_local`]).
 #[inline(always)]
-fn look(sub: &mut Sub, policy: Policy, now: u64, lsu_free: u64, stats: &mut SmStats, prof: &mut Option<SmProfile>) -> Option<usize> {
+fn look<const LOCAL: bool>(
+    sub: &mut Sub,
+    policy: Policy,
+    now: u64,
+    lsu_free: u64,
+    stats: &mut SmStats,
+    prof: &mut Option<SmProfile>,
+) -> Option<usize> {
     let n = sub.warps.len();
     let mut chosen: Option<usize> = None;
     let start = match policy {
@@ -719,7 +727,7 @@ fn look(sub: &mut Sub, policy: Policy, now: u64, lsu_free: u64, stats: &mut SmSt
             next = next.min(r.wake);
             continue;
         }
-        let ready = match verdict(r, now, lsu_free, &sub.pipe_free) {
+        let ready = match verdict::<LOCAL>(r, now, lsu_free, &sub.pipe_free) {
             Some(wait) => wait,
             None if chosen.is_none() => {
                 chosen = Some(i);
@@ -745,10 +753,10 @@ fn look(sub: &mut Sub, policy: Policy, now: u64, lsu_free: u64, stats: &mut SmSt
 /// The start of warp `r`'s issue of `inf` at cycle `now`: its cycles
 /// counted up to the issue's end, its stall. Returns when its result is
 /// ready by the latency (an access's issue makes it that of the access).
+/// The caller counts the issue (`SmStats::issued`).
 #[inline(always)]
 fn issue_start(r: &mut Resident, inf: &InstInfo, now: u64, stats: &mut SmStats, prof: &mut Option<SmProfile>) -> u64 {
     count_warp(stats, prof, r, now + 1);
-    stats.issued += 1;
     r.next_issue = now + inf.stall as u64;
     r.after_branch = inf.branch;
     now + inf.lat as u64
@@ -761,10 +769,10 @@ fn issue_start(r: &mut Resident, inf: &InstInfo, now: u64, stats: &mut SmStats, 
 /// is local) and, when its stall outlasts the next cycle, its wake time
 /// and the sub-partition's. False when that was its trace's last
 /// instruction (it leaves at the end of the cycle; its state is left as
-/// it is).
+/// it is). `LOCAL`: `inf` is local and the warp not at a barrier.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn issue_end(
+fn issue_end<const LOCAL: bool>(
     sub: &mut Sub,
     i: usize,
     warps: &mut [Warp],
@@ -775,7 +783,8 @@ fn issue_end(
     long: bool,
     timeline: bool,
 ) -> bool {
-    if inf.pipe != Pipe::Lsu {
+    debug_assert!(!LOCAL || inf.local);
+    if LOCAL || inf.pipe != Pipe::Lsu {
         sub.pipe_free[inf.pipe as usize] = now + inf.interval as u64;
     }
     if inf.yield_ {
@@ -808,7 +817,7 @@ fn issue_end(
     // A warp whose stall count outlasts the next cycle: its verdict from
     // then until the stall elapses is known now (nothing else changes
     // it), so it is not looked at before.
-    if !r.at_bar && r.next_issue > now + 1 {
+    if (LOCAL || !r.at_bar) && r.next_issue > now + 1 {
         r.reason = if r.after_branch { StallReason::Branch } else { StallReason::Wait };
         if timeline {
             warps[r.slot as usize].span = Some((r.reason, now + 1));
@@ -839,7 +848,16 @@ fn issue_end(
 /// warp's `local` changes only when it issues, and the wake time of one
 /// that is not local only when it is looked at, which is then too late.
 #[inline(always)]
-fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp], stats: &mut SmStats, prof: &mut Option<SmProfile>) {
+#[allow(clippy::too_many_arguments)]
+fn run_ahead(
+    sub: &mut Sub,
+    policy: Policy,
+    profiled: bool,
+    info: &[InstInfo],
+    warps: &mut [Warp],
+    stats: &mut SmStats,
+    prof: &mut Option<SmProfile>,
+) {
     let mut stop = u64::MAX;
     for r in &sub.warps {
         if r.at_bar {
@@ -850,7 +868,8 @@ fn run_ahead(sub: &mut Sub, policy: Policy, info: &[InstInfo], warps: &mut [Warp
         }
     }
     if sub.next < stop {
-        match (policy, prof.is_some()) {
+        debug_assert_eq!(profiled, prof.is_some());
+        match (policy, profiled) {
             (Policy::Gto, false) => run_local::<true, false>(sub, stop, info, warps, stats, prof),
             (Policy::Gto, true) => run_local::<true, true>(sub, stop, info, warps, stats, prof),
             (Policy::Lrr, false) => run_local::<false, false>(sub, stop, info, warps, stats, prof),
@@ -875,14 +894,18 @@ fn run_local<const GTO: bool, const PROF: bool>(
     // each count).
     let mut none = None;
     let prof = if PROF { prof } else { &mut none };
+    // The issues counted here and added at the end (a count in a register,
+    // not one in `stats` read and written back at each issue).
+    let mut issued = 0;
     while sub.next < stop {
         let now = sub.next;
         // (No due warp is on the LSU's pipe: its time is not read.)
-        if let Some(i) = look(sub, policy, now, 0, stats, prof) {
+        if let Some(i) = look::<true>(sub, policy, now, 0, stats, prof) {
             let r = &mut sub.warps[i];
             let inf = &info[r.idx as usize];
             let ready = issue_start(r, inf, now, stats, prof);
-            let more = issue_end(sub, i, warps, info, inf, now, ready, false, false);
+            issued += 1;
+            let more = issue_end::<true>(sub, i, warps, info, inf, now, ready, false, false);
             debug_assert!(more, "a local instruction is not a trace's last");
             let r = &sub.warps[i];
             if !r.local {
@@ -890,6 +913,7 @@ fn run_local<const GTO: bool, const PROF: bool>(
             }
         }
     }
+    stats.issued += issued;
 }
 
 /// The `k`-th of the `n` warps of a sub-partition (its index in the
@@ -910,9 +934,12 @@ fn policy_index(policy: Policy, k: usize, n: usize, g: usize, start: usize) -> u
 /// Why warp `w` cannot issue its next instruction at cycle `now` and the
 /// cycle its verdict may change (None: it can issue). The SM's LSU is
 /// free from `lsu_free`, the sub-partition's pipes from `pipe_free`.
+/// `LOCAL`: the warp is local (not on the LSU's pipe) and not at a
+/// barrier, so neither is checked.
 #[inline(always)]
-fn verdict(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
-    if w.at_bar {
+fn verdict<const LOCAL: bool>(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> Option<(StallReason, u64)> {
+    debug_assert!(!LOCAL || (w.local && !w.at_bar));
+    if !LOCAL && w.at_bar {
         return Some((StallReason::Barrier, u64::MAX));
     }
     if w.next_issue > now {
@@ -921,9 +948,9 @@ fn verdict(w: &Resident, now: u64, lsu_free: u64, pipe_free: &[u64; PIPES]) -> O
     let t = w.long_at.max(w.short_at);
     if t > now {
         Some((if w.long_at > now { StallReason::LongScoreboard } else { StallReason::ShortScoreboard }, t))
-    } else if w.pipe == Pipe::Lsu && lsu_free > now {
+    } else if !LOCAL && w.pipe == Pipe::Lsu && lsu_free > now {
         Some((StallReason::MemPipe, lsu_free))
-    } else if w.pipe != Pipe::Lsu && pipe_free[w.pipe as usize] > now {
+    } else if (LOCAL || w.pipe != Pipe::Lsu) && pipe_free[w.pipe as usize] > now {
         Some((StallReason::MathPipe, pipe_free[w.pipe as usize]))
     } else {
         None
@@ -1047,6 +1074,30 @@ pub(crate) fn run(
     timeline: bool,
     next_cta: &mut dyn FnMut(u64) -> Option<Vec<WarpTrace>>,
 ) -> (SmStats, Option<SmProfile>) {
+    match (m.scheduler, profile) {
+        (Policy::Gto, false) => run_with::<true, false>(m, prog, occ, ncta, timeline, next_cta),
+        (Policy::Gto, true) => run_with::<true, true>(m, prog, occ, ncta, timeline, next_cta),
+        (Policy::Lrr, false) => run_with::<false, false>(m, prog, occ, ncta, timeline, next_cta),
+        (Policy::Lrr, true) => run_with::<false, true>(m, prog, occ, ncta, timeline, next_cta),
+    }
+}
+
+/// [`run`] for one policy (`GTO`: greedy-then-oldest, else loose round
+/// robin) with a profile or without (`PROF`): the step's looks and issues
+/// then test neither at each warp.
+fn run_with<const GTO: bool, const PROF: bool>(
+    m: &MachineDesc,
+    prog: &Program,
+    occ: &Occupancy,
+    ncta: u64,
+    timeline: bool,
+    next_cta: &mut dyn FnMut(u64) -> Option<Vec<WarpTrace>>,
+) -> (SmStats, Option<SmProfile>) {
+    let profile = PROF;
+    let policy = if GTO { Policy::Gto } else { Policy::Lrr };
+    // The profile the step's looks and issues count into: without one, a
+    // None the compiler sees (no check at each count).
+    let mut none: Option<SmProfile> = None;
     let info = inst_info(m, prog);
     let mut stats = SmStats {
         occupancy: occ.clone(),
@@ -1246,7 +1297,7 @@ pub(crate) fn run(
                 if si != lsu_sm {
                     (lsu_sm, lsu_free) = (si, lsu_free_at[si]);
                 }
-                let chosen = look(sub, m.scheduler, now, lsu_free, &mut stats, &mut prof);
+                let chosen = look::<false>(sub, policy, now, lsu_free, &mut stats, if PROF { &mut prof } else { &mut none });
                 if let (Some(p), true) = (prof.as_mut(), timeline) {
                     for r in &sub.warps {
                         let w = &mut warps[r.slot as usize];
@@ -1261,7 +1312,8 @@ pub(crate) fn run(
                     let r = &mut sub.warps[i];
                     let w = &mut warps[r.slot as usize];
                     let inf = &info[r.idx as usize];
-                    let mut ready = issue_start(r, inf, now, &mut stats, &mut prof);
+                    let mut ready = issue_start(r, inf, now, &mut stats, if PROF { &mut prof } else { &mut none });
+                    stats.issued += 1;
                     let mut long = false;
                     let access = if inf.access {
                         w.acc += 1;
@@ -1371,7 +1423,7 @@ pub(crate) fn run(
                             }
                         }
                     }
-                    if !issue_end(sub, i, &mut warps, &info, inf, now, ready, long, timeline) {
+                    if !issue_end::<false>(sub, i, &mut warps, &info, inf, now, ready, long, timeline) {
                         done_warps.push((g, i));
                         continue 'visit;
                     }
@@ -1380,7 +1432,7 @@ pub(crate) fn run(
                 // The sub-partition alone for as long as nothing else can
                 // change it or read what it changes.
                 if isolated && then_local {
-                    run_ahead(sub, m.scheduler, &info, &mut warps, &mut stats, &mut prof);
+                    run_ahead(sub, policy, PROF, &info, &mut warps, &mut stats, &mut prof);
                 }
                 agenda.add(now, sub.next, g);
             }
