@@ -949,15 +949,51 @@ impl<'f> Lower<'f> {
         let link = self.link_vreg();
         bundle = bundle.fixed(link, OpKind::Def, abi::LINK);
         self.push(bundle.build());
+        // The lanes of a split vector argument repeat one instruction: each
+        // kind is built once and copied for the other lanes (their
+        // registers renamed, a load's offset moved).
+        let mut narrowed: Option<(MInst, VReg, VReg)> = None;
         for (pr, want) in narrow {
-            let m = self.lo32_into(pr, want);
+            let m = match &narrowed {
+                Some((m0, want0, _)) => {
+                    let mut m = m0.clone();
+                    m.rename(|v| if v == *want0 { want } else { pr });
+                    m
+                }
+                None => {
+                    let m = self.lo32_into(pr, want);
+                    narrowed = Some((m.clone(), want, pr));
+                    m
+                }
+            };
             self.push(m);
         }
+        let mut loads: [Option<MInst>; 2] = [None, None];
         for (want, ofs) in stack_params {
-            let m = self.stack_arg(want, ofs, false, true);
+            let load = &mut loads[(self.vcode.class(want) == Class::RPair) as usize];
+            let m = match load {
+                Some(m0) => restack(m0, want, ofs),
+                None => {
+                    let m = self.stack_arg(want, ofs, false, true);
+                    *load = Some(m.clone());
+                    m
+                }
+            };
             self.push(m);
         }
     }
+}
+
+/// `m`, an incoming stack argument's load ([`Lower::stack_arg`]), for
+/// register `r` (of the class it loads) at offset `ofs`.
+fn restack(m: &MInst, r: VReg, ofs: i32) -> MInst {
+    let mut m = m.clone();
+    m.rename(|_| r);
+    m.pseudo = Pseudo::FrameRel { offset: ofs };
+    if let Err(e) = m.pieces[0].try_set(LDL_RI::OFS, abi::ofs_field(ofs as i64)) {
+        panic!("lowering built a bad instruction: {}", e);
+    }
+    m
 }
 
 /// The alignment a stack slot gets in the frame (the frame itself is
