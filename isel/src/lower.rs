@@ -950,33 +950,31 @@ impl<'f> Lower<'f> {
         bundle = bundle.fixed(link, OpKind::Def, abi::LINK);
         self.push(bundle.build());
         // The lanes of a split vector argument repeat one instruction: each
-        // kind is built once and copied for the other lanes (their
-        // registers renamed, a load's offset moved).
-        let mut narrowed: Option<(MInst, VReg, VReg)> = None;
+        // kind is built once, and the other lanes copy the first one pushed
+        // (their registers renamed, a load's offset moved).
+        let mut narrowed: Option<(usize, VReg)> = None;
         for (pr, want) in narrow {
-            let m = match &narrowed {
-                Some((m0, want0, _)) => {
-                    let mut m = m0.clone();
-                    m.rename(|v| if v == *want0 { want } else { pr });
+            let m = match narrowed {
+                Some((at, want0)) => {
+                    let mut m = self.cur[at].clone();
+                    m.rename(|v| if v == want0 { want } else { pr });
                     m
                 }
                 None => {
-                    let m = self.lo32_into(pr, want);
-                    narrowed = Some((m.clone(), want, pr));
-                    m
+                    narrowed = Some((self.cur.len(), want));
+                    self.lo32_into(pr, want)
                 }
             };
             self.push(m);
         }
-        let mut loads: [Option<MInst>; 2] = [None, None];
+        let mut loads: [Option<usize>; 2] = [None, None];
         for (want, ofs) in stack_params {
             let load = &mut loads[(self.vcode.class(want) == Class::RPair) as usize];
-            let m = match load {
-                Some(m0) => restack(m0, want, ofs),
+            let m = match *load {
+                Some(at) => restack(&self.cur[at], want, ofs),
                 None => {
-                    let m = self.stack_arg(want, ofs, false, true);
-                    *load = Some(m.clone());
-                    m
+                    *load = Some(self.cur.len());
+                    self.stack_arg(want, ofs, false, true)
                 }
             };
             self.push(m);
