@@ -210,6 +210,14 @@ impl<'f> Lower<'f> {
         self.cur.push(*m);
     }
 
+    /// [`Lower::push`] of a copy of an instruction pushed before, its
+    /// registers renamed to ones of the same classes: the operand check
+    /// holds as it did for the original, and the origin is the original's.
+    fn push_copy(&mut self, m: MInst) {
+        debug_assert!(self.vcode.check_operands(&m).is_ok() && m.origin == self.cur_inst.map(|i| i.as_u32()));
+        self.cur.push(m);
+    }
+
     /// Checks the operands of an instruction about to be pushed and records
     /// the CLIF instruction it comes from.
     fn check_and_tag(&self, m: &mut MInst) {
@@ -954,30 +962,33 @@ impl<'f> Lower<'f> {
         // (their registers renamed, a load's offset moved).
         let mut narrowed: Option<(usize, VReg)> = None;
         for (pr, want) in narrow {
-            let m = match narrowed {
+            match narrowed {
                 Some((at, want0)) => {
                     let mut m = self.cur[at].clone();
                     m.rename(|v| if v == want0 { want } else { pr });
-                    m
+                    self.push_copy(m);
                 }
                 None => {
                     narrowed = Some((self.cur.len(), want));
-                    self.lo32_into(pr, want)
+                    let m = self.lo32_into(pr, want);
+                    self.push(m);
                 }
-            };
-            self.push(m);
+            }
         }
         let mut loads: [Option<usize>; 2] = [None, None];
         for (want, ofs) in stack_params {
             let load = &mut loads[(self.vcode.class(want) == Class::RPair) as usize];
-            let m = match *load {
-                Some(at) => restack(&self.cur[at], want, ofs),
+            match *load {
+                Some(at) => {
+                    let m = restack(&self.cur[at], want, ofs);
+                    self.push_copy(m);
+                }
                 None => {
                     *load = Some(self.cur.len());
-                    self.stack_arg(want, ofs, false, true)
+                    let m = self.stack_arg(want, ofs, false, true);
+                    self.push(m);
                 }
-            };
-            self.push(m);
+            }
         }
     }
 }
