@@ -218,6 +218,20 @@ impl<'f> Lower<'f> {
         self.cur.push(m);
     }
 
+    /// How many instructions the block being lowered has so far (the
+    /// index the next one pushed gets, for [`Lower::push_copy_of`]).
+    pub(crate) fn pushed(&self) -> usize {
+        self.cur.len()
+    }
+
+    /// Pushes a copy of instruction `at` of the block being lowered, its
+    /// registers renamed by `rename` (to ones of the same classes).
+    pub(crate) fn push_copy_of(&mut self, at: usize, rename: impl FnMut(VReg) -> VReg) {
+        let mut m = self.cur[at].clone();
+        m.rename(rename);
+        self.push_copy(m);
+    }
+
     /// Checks the operands of an instruction about to be pushed and records
     /// the CLIF instruction it comes from.
     fn check_and_tag(&self, m: &mut MInst) {
@@ -561,6 +575,7 @@ impl<'f> Lower<'f> {
                 let vals: Vec<Value> = f.dfg.inst_args(inst).to_vec();
                 let mut bundle = Bundle::pseudo(Pseudo::Ret);
                 let mut fixed_regs = Vec::new();
+                let mut first_move = None;
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
                     if k >= abi::MAX_REG_ARGS {
@@ -568,7 +583,7 @@ impl<'f> Lower<'f> {
                         self.push(m);
                         continue;
                     }
-                    let r = abi::to_abi_pair(self, r);
+                    let r = abi::to_abi_pair(self, r, &mut first_move);
                     fixed_regs.push((r, abi::arg_reg(k)));
                 }
                 for (r, reg) in fixed_regs {
@@ -630,12 +645,13 @@ impl<'f> Lower<'f> {
         }
         let mut fixed = Vec::new();
         let mut stack = Vec::new();
+        let mut first_move = None;
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
                 stack.push(r);
             } else {
-                let r = abi::to_abi_pair(self, r);
+                let r = abi::to_abi_pair(self, r, &mut first_move);
                 fixed.push((r, abi::arg_reg(k)));
             }
         }
@@ -729,6 +745,7 @@ impl<'f> Lower<'f> {
         // Arguments into their ABI pairs.
         let mut fixed = Vec::new();
         let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
+        let mut first_move = None;
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
@@ -736,7 +753,7 @@ impl<'f> Lower<'f> {
                 self.push(m);
                 continue;
             }
-            let r = abi::to_abi_pair(self, r);
+            let r = abi::to_abi_pair(self, r, &mut first_move);
             fixed.push((r, abi::arg_reg(k)));
         }
         let mut b = Bundle::pseudo(Pseudo::Call);
