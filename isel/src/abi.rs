@@ -54,14 +54,22 @@ pub fn arg_reg(k: usize) -> u8 {
 }
 
 /// `r` as a pair for an ABI slot: pairs as they are, a 32-bit register
-/// copied into the low word of a fresh pair.
-pub fn to_abi_pair(cx: &mut Lower, r: VReg) -> VReg {
+/// copied into the low word of a fresh pair. `first` keeps where the first
+/// such copy for the instruction being lowered went (with its registers):
+/// the next ones are pushed as copies of it, their registers renamed.
+pub fn to_abi_pair(cx: &mut Lower, r: VReg, first: &mut Option<(usize, VReg)>) -> VReg {
     if cx.vcode.class(r) == Class::RPair {
         return r;
     }
     let p = cx.temp(Class::RPair);
-    let m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, r).build();
-    cx.push(m);
+    match *first {
+        Some((at, p0)) => cx.push_copy_of(at, |v| if v == p0 { p } else { r }),
+        None => {
+            *first = Some((cx.pushed(), p));
+            let m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, r).build();
+            cx.push(m);
+        }
+    }
     cx.vcode.abi_low_pairs.push(p);
     p
 }

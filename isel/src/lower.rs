@@ -210,6 +210,28 @@ impl<'f> Lower<'f> {
         self.cur.push(*m);
     }
 
+    /// [`Lower::push`] of a copy of an instruction pushed before, its
+    /// registers renamed to ones of the same classes: the operand check
+    /// holds as it did for the original, and the origin is the original's.
+    fn push_copy(&mut self, m: MInst) {
+        debug_assert!(self.vcode.check_operands(&m).is_ok() && m.origin == self.cur_inst.map(|i| i.as_u32()));
+        self.cur.push(m);
+    }
+
+    /// How many instructions the block being lowered has so far (the
+    /// index the next one pushed gets, for [`Lower::push_copy_of`]).
+    pub(crate) fn pushed(&self) -> usize {
+        self.cur.len()
+    }
+
+    /// Pushes a copy of instruction `at` of the block being lowered, its
+    /// registers renamed by `rename` (to ones of the same classes).
+    pub(crate) fn push_copy_of(&mut self, at: usize, rename: impl FnMut(VReg) -> VReg) {
+        let mut m = self.cur[at].clone();
+        m.rename(rename);
+        self.push_copy(m);
+    }
+
     /// Checks the operands of an instruction about to be pushed and records
     /// the CLIF instruction it comes from.
     fn check_and_tag(&self, m: &mut MInst) {
@@ -553,14 +575,15 @@ impl<'f> Lower<'f> {
                 let vals: Vec<Value> = f.dfg.inst_args(inst).to_vec();
                 let mut bundle = Bundle::pseudo(Pseudo::Ret);
                 let mut fixed_regs = Vec::new();
+                let (mut first_move, mut first_store) = (None, [None; 2]);
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
                     if k >= abi::MAX_REG_ARGS {
-                        let m = self.stack_arg(r, (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32, true, true);
-                        self.push(m);
+                        let ofs = (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32;
+                        self.push_stack_arg(r, ofs, true, true, &mut first_store);
                         continue;
                     }
-                    let r = abi::to_abi_pair(self, r);
+                    let r = abi::to_abi_pair(self, r, &mut first_move);
                     fixed_regs.push((r, abi::arg_reg(k)));
                 }
                 for (r, reg) in fixed_regs {
@@ -622,12 +645,13 @@ impl<'f> Lower<'f> {
         }
         let mut fixed = Vec::new();
         let mut stack = Vec::new();
+        let mut first_move = None;
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
                 stack.push(r);
             } else {
-                let r = abi::to_abi_pair(self, r);
+                let r = abi::to_abi_pair(self, r, &mut first_move);
                 fixed.push((r, abi::arg_reg(k)));
             }
         }
@@ -721,14 +745,14 @@ impl<'f> Lower<'f> {
         // Arguments into their ABI pairs.
         let mut fixed = Vec::new();
         let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
+        let (mut first_move, mut first_store) = (None, [None; 2]);
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
-                let m = self.stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false);
-                self.push(m);
+                self.push_stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false, &mut first_store);
                 continue;
             }
-            let r = abi::to_abi_pair(self, r);
+            let r = abi::to_abi_pair(self, r, &mut first_move);
             fixed.push((r, abi::arg_reg(k)));
         }
         let mut b = Bundle::pseudo(Pseudo::Call);
@@ -777,9 +801,9 @@ impl<'f> Lower<'f> {
             let mv = self.lo32_into(pr, s);
             self.push(mv);
         }
+        let mut first_load = [None; 2];
         for (d, ofs) in stack_results {
-            let m = self.stack_arg(d, ofs, false, false);
-            self.push(m);
+            self.push_stack_arg(d, ofs, false, false, &mut first_load);
         }
         Ok(Some(SmallVec::from_vec(outs)))
     }
@@ -795,6 +819,24 @@ impl<'f> Lower<'f> {
         let b = b.set([LDL_RI::RA, STL_RIR::RA], R(abi::SP as u8)).set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(ofs as i64));
         let b = if pair { b.set([LDL_RI::DTYPE, STL_RIR::DTYPE], mods::MEMDType::_64) } else { b };
         b.build()
+    }
+
+    /// Pushes [`Lower::stack_arg`]: the first of each class (`first`, by
+    /// whether it is a pair) built, the next ones copies of it (the
+    /// stack-passed lanes of a vector repeat one instruction).
+    fn push_stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool, first: &mut [Option<usize>; 2]) {
+        let first = &mut first[(self.vcode.class(r) == Class::RPair) as usize];
+        match *first {
+            Some(at) => {
+                let m = restack(&self.cur[at], r, ofs);
+                self.push_copy(m);
+            }
+            None => {
+                *first = Some(self.cur.len());
+                let m = self.stack_arg(r, ofs, store, incoming);
+                self.push(m);
+            }
+        }
     }
 
     /// A kernel intrinsic's machine instructions; its result (if any) in a
@@ -949,15 +991,43 @@ impl<'f> Lower<'f> {
         let link = self.link_vreg();
         bundle = bundle.fixed(link, OpKind::Def, abi::LINK);
         self.push(bundle.build());
+        // The lanes of a split vector argument repeat one instruction: each
+        // kind is built once, and the other lanes copy the first one pushed
+        // (their registers renamed; `push_stack_arg` for the loads).
+        let mut narrowed: Option<(usize, VReg)> = None;
         for (pr, want) in narrow {
-            let m = self.lo32_into(pr, want);
-            self.push(m);
+            match narrowed {
+                Some((at, want0)) => {
+                    let mut m = self.cur[at].clone();
+                    m.rename(|v| if v == want0 { want } else { pr });
+                    self.push_copy(m);
+                }
+                None => {
+                    narrowed = Some((self.cur.len(), want));
+                    let m = self.lo32_into(pr, want);
+                    self.push(m);
+                }
+            }
         }
+        let mut first_load = [None; 2];
         for (want, ofs) in stack_params {
-            let m = self.stack_arg(want, ofs, false, true);
-            self.push(m);
+            self.push_stack_arg(want, ofs, false, true, &mut first_load);
         }
     }
+}
+
+/// `m`, a [`Lower::stack_arg`], for register `r` (of the class it
+/// stores or loads) at offset `ofs`.
+fn restack(m: &MInst, r: VReg, ofs: i32) -> MInst {
+    let mut m = m.clone();
+    m.rename(|_| r);
+    if let Pseudo::FrameRel { offset } = &mut m.pseudo {
+        *offset = ofs;
+    }
+    if let Err(e) = m.pieces[0].try_set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(ofs as i64)) {
+        panic!("lowering built a bad instruction: {}", e);
+    }
+    m
 }
 
 /// The alignment a stack slot gets in the frame (the frame itself is

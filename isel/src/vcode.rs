@@ -206,13 +206,14 @@ impl<'a, A: smallvec::Array> IntoIterator for &'a List<A> {
 }
 
 /// By hand rather than derived: a [`List`] is not `Clone`, so no pass can
-/// give one instruction another's list.
+/// give one instruction another's list. (The operand lists hold plain
+/// data: copied as slices, at once.)
 impl Clone for MInst {
     fn clone(&self) -> MInst {
         MInst {
             pieces: self.pieces.clone(),
-            opnds: List(self.opnds.0.clone()),
-            fixups: List(self.fixups.0.clone()),
+            opnds: List(SmallVec::from_slice(&self.opnds.0)),
+            fixups: List(SmallVec::from_slice(&self.fixups.0)),
             pseudo: self.pseudo.clone(),
             clobbers_all: self.clobbers_all,
             origin: self.origin,
