@@ -162,12 +162,18 @@ impl Inst {
     }
 
     /// The references of the register operands `ops` of this instruction's form.
+    /// The first register and the register count operand `op` names;
+    /// None for its file's zero register (which names none).
+    #[inline(always)]
+    fn placed_ref(&self, op: &RegOperand) -> Option<(u32, u32)> {
+        let num = self.get_placed(op.field, op.lo, op.bits) as u32;
+        (num != op.file.zero()).then(|| (num, self.width_bits(op.field, op.width).div_ceil(32).max(1)))
+    }
+
     #[inline(always)]
     fn push_refs(&self, ops: &[RegOperand], out: &mut Vec<RegRef>) {
         for op in ops {
-            let num = self.get_placed(op.field, op.lo, op.bits) as u32;
-            if num != op.file.zero() {
-                let count = self.width_bits(op.field, op.width).div_ceil(32).max(1);
+            if let Some((num, count)) = self.placed_ref(op) {
                 out.push(RegRef { file: op.file, num, count, slot: op.slot });
             }
         }
@@ -211,9 +217,8 @@ impl Inst {
         let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
         for (ops, written) in [(reads, false), (writes, true)] {
             for op in ops {
-                let num = self.get_placed(op.field, op.lo, op.bits) as u32;
-                if num != op.file.zero() {
-                    f(op.file, num, self.width_bits(op.field, op.width).div_ceil(32).max(1), written);
+                if let Some((num, count)) = self.placed_ref(op) {
+                    f(op.file, num, count, written);
                 }
             }
         }
@@ -229,9 +234,8 @@ impl Inst {
         let [reads, writes] = REG_OPERANDS[self.form.0 as usize];
         let mut end = 0;
         for op in reads.iter().chain(writes).filter(|op| op.file == RegFile::R) {
-            let num = self.get_placed(op.field, op.lo, op.bits) as u32;
-            if num < RegFile::R.zero() {
-                end = end.max(num + self.width_bits(op.field, op.width).div_ceil(32).max(1));
+            if let Some((num, count)) = self.placed_ref(op) {
+                end = end.max(num + count);
             }
         }
         end

@@ -997,13 +997,9 @@ impl<'f> Lower<'f> {
         let mut narrowed: Option<(usize, VReg)> = None;
         for (pr, want) in narrow {
             match narrowed {
-                Some((at, want0)) => {
-                    let mut m = self.cur[at].clone();
-                    m.rename(|v| if v == want0 { want } else { pr });
-                    self.push_copy(m);
-                }
+                Some((at, want0)) => self.push_copy_of(at, |v| if v == want0 { want } else { pr }),
                 None => {
-                    narrowed = Some((self.cur.len(), want));
+                    narrowed = Some((self.pushed(), want));
                     let m = self.lo32_into(pr, want);
                     self.push(m);
                 }

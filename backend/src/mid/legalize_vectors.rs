@@ -147,12 +147,6 @@ struct SharingBuilder<'c, 'f> {
     made: &'c mut Made,
 }
 
-/// Can instructions of `op` with the same operands be one? (No effect
-/// beyond their results.)
-fn shareable(op: Opcode) -> bool {
-    !(op.can_load() || op.can_store() || op.can_trap() || op.is_call() || op.other_side_effects() || op.is_branch() || op.is_terminator())
-}
-
 impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
     fn data_flow_graph(&self) -> &DataFlowGraph {
         &self.cur.func.dfg
@@ -169,7 +163,7 @@ impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
 
     fn build_aux_inst(&mut self, data: InstructionData, ctrl_typevar: Type) -> Inst {
         let cur = &mut *self.cur;
-        if !shareable(data.opcode()) {
+        if super::has_effect(data.opcode()) {
             return InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar);
         }
         *self.made.entry((data, ctrl_typevar)).or_insert_with(|| InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar))

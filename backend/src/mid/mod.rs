@@ -354,6 +354,13 @@ pub(crate) fn split_branch_args<P: IntoIterator<Item = Value>>(
     Ok(())
 }
 
+/// Whether instructions of `op` have an effect beyond their results
+/// (memory, traps, calls, control): those cannot be deleted unused or be
+/// one when their operands are the same.
+pub(crate) fn has_effect(op: Opcode) -> bool {
+    op.can_load() || op.can_store() || op.can_trap() || op.is_call() || op.other_side_effects() || op.is_branch() || op.is_terminator()
+}
+
 /// The instructions of `l` without side effects whose results nothing uses, deleted.
 pub(crate) fn delete_dead(f: &mut Function, l: Block) {
     loop {
@@ -366,17 +373,7 @@ pub(crate) fn delete_dead(f: &mut Function, l: Block) {
         let dead: Vec<Inst> = f
             .layout
             .block_insts(l)
-            .filter(|&inst| {
-                let op = f.dfg.insts[inst].opcode();
-                let pure = !(op.can_load()
-                    || op.can_store()
-                    || op.can_trap()
-                    || op.other_side_effects()
-                    || op.is_call()
-                    || op.is_branch()
-                    || op.is_terminator());
-                pure && f.dfg.inst_results(inst).iter().all(|r| !used.contains(r))
-            })
+            .filter(|&inst| !has_effect(f.dfg.insts[inst].opcode()) && f.dfg.inst_results(inst).iter().all(|r| !used.contains(r)))
             .collect();
         if dead.is_empty() {
             return;

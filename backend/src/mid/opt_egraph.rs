@@ -26,6 +26,7 @@
 //! between could have changed it (waiting for another thread's store is
 //! done with atomics or across `%ursa_barrier`, a call).
 
+use super::has_effect;
 use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
@@ -153,11 +154,6 @@ fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
         || op == Ushr && dop == Bxor
         || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart()
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
-}
-
-/// Whether `op` has an effect beyond its results (memory, control, traps).
-fn has_effect(op: Opcode) -> bool {
-    op.can_load() || op.can_store() || op.is_call() || op.can_trap() || op.other_side_effects() || op.is_branch() || op.is_terminator()
 }
 
 /// Whether integer constant `def` (of `bits` bits) is one the e-graph's
