@@ -83,6 +83,7 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
                 _ => (Pipe::Uniform, m.rate_uniform),
             };
             let membar = matches!(e.op, Op::Membar);
+            let access = crate::sm_trace::has_access(&e.op);
             InstInfo {
                 pipe,
                 interval: if pipe == Pipe::Lsu { 1 } else { m.interval(rate) },
@@ -92,8 +93,8 @@ fn inst_info(m: &MachineDesc, prog: &Program) -> Vec<InstInfo> {
                 wsb: e.ctrl.wsb,
                 req: if membar { (1 << SCOREBOARDS) - 1 } else { e.ctrl.req },
                 yield_: e.ctrl.yield_,
-                access: crate::sm_trace::has_access(&e.op),
-                local: !crate::sm_trace::has_access(&e.op) && pipe != Pipe::Lsu,
+                access,
+                local: !access && pipe != Pipe::Lsu,
                 branch: e.op.is_control()
                     && !matches!(e.op, Op::Bpt { .. } | Op::Lepc { .. } | Op::BmovToR { .. } | Op::BmovToB { .. } | Op::Bar { .. }),
             }
@@ -319,14 +320,7 @@ impl Cache {
             }
             let tag = sector.wrapping_add(1);
             let tags = &mut self.flat[set * self.ways..][..self.ways];
-            // The A100's sets of 16 entries (4 ways of 4 sectors) searched
-            // as an array of 16: a compare and a branch per entry, without
-            // the index and bound of a loop over a slice.
-            let found = match <&[u64; 16]>::try_from(&*tags) {
-                Ok(set16) => set16.iter().position(|&t| t == tag),
-                Err(_) => tags.iter().position(|&t| t == tag),
-            };
-            if let Some(i) = found {
+            if let Some(i) = position(tags, tag) {
                 to_front(&mut tags[..=i], tag);
                 return true;
             }
@@ -411,13 +405,8 @@ impl Cache {
             }
             let tag = sector.wrapping_add(1);
             let tags = &mut self.flat[set * self.ways..][..self.ways];
-            // (A set of 16 as an array, as in `access`.)
-            let found = match <&[u64; 16]>::try_from(&*tags) {
-                Ok(set16) => set16.iter().position(|&t| t == tag),
-                Err(_) => tags.iter().position(|&t| t == tag),
-            };
             // (A set holds a sector at most once.)
-            if let Some(i) = found {
+            if let Some(i) = position(tags, tag) {
                 tags[i] = 0;
             }
             return;
@@ -433,6 +422,18 @@ impl Cache {
                 *t = 0;
             }
         }
+    }
+}
+
+/// Where `tag` is in an L1 set's entries `tags`. The A100's sets of 16
+/// entries (4 ways of 4 sectors) are searched as an array of 16: a compare
+/// and a branch per entry, without the index and bound of a loop over a
+/// slice.
+#[inline(always)]
+fn position(tags: &[u64], tag: u64) -> Option<usize> {
+    match <&[u64; 16]>::try_from(tags) {
+        Ok(set16) => set16.iter().position(|&t| t == tag),
+        Err(_) => tags.iter().position(|&t| t == tag),
     }
 }
 
@@ -847,12 +848,10 @@ fn issue_end<const LOCAL: bool>(
 /// The visits stop at the first wake time of a warp that is not local: a
 /// warp's `local` changes only when it issues, and the wake time of one
 /// that is not local only when it is looked at, which is then too late.
+/// (`GTO` and `PROF` as in [`run_local`].)
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn run_ahead(
+fn run_ahead<const GTO: bool, const PROF: bool>(
     sub: &mut Sub,
-    policy: Policy,
-    profiled: bool,
     info: &[InstInfo],
     warps: &mut [Warp],
     stats: &mut SmStats,
@@ -868,13 +867,8 @@ fn run_ahead(
         }
     }
     if sub.next < stop {
-        debug_assert_eq!(profiled, prof.is_some());
-        match (policy, profiled) {
-            (Policy::Gto, false) => run_local::<true, false>(sub, stop, info, warps, stats, prof),
-            (Policy::Gto, true) => run_local::<true, true>(sub, stop, info, warps, stats, prof),
-            (Policy::Lrr, false) => run_local::<false, false>(sub, stop, info, warps, stats, prof),
-            (Policy::Lrr, true) => run_local::<false, true>(sub, stop, info, warps, stats, prof),
-        }
+        debug_assert_eq!(PROF, prof.is_some());
+        run_local::<GTO, PROF>(sub, stop, info, warps, stats, prof);
     }
 }
 
@@ -1432,7 +1426,7 @@ fn run_with<const GTO: bool, const PROF: bool>(
                 // The sub-partition alone for as long as nothing else can
                 // change it or read what it changes.
                 if isolated && then_local {
-                    run_ahead(sub, policy, PROF, &info, &mut warps, &mut stats, &mut prof);
+                    run_ahead::<GTO, PROF>(sub, &info, &mut warps, &mut stats, &mut prof);
                 }
                 agenda.add(now, sub.next, g);
             }
