@@ -221,22 +221,35 @@ struct Node {
     constant: bool,
 }
 
-/// Fills `n` (its storage reused) with what `m`, of role `role`, reads and writes.
-fn node(m: &MInst, role: Role, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) {
+/// Fills `n` (its storage reused) with what `m`, of role `role`, reads and
+/// writes, in one pass over its operands and one over its register fields
+/// (no list of references). Whether it is a [`constant`] falls out of the
+/// same pass: the operands it reads as bit masks beside those a `Reuse`
+/// writes in place.
+fn node(m: &MInst, role: Role, n: &mut Node) {
     n.reads.clear();
     n.writes.clear();
     n.preg_reads.clear();
     n.preg_writes.clear();
     n.late_writes = true;
-    n.lat = class_of_form(m.pieces[0].form()).latency() as u32;
-    for o in m.opnds.iter() {
+    let class = class_of_form(m.pieces[0].form());
+    n.lat = class.latency() as u32;
+    // Operands read, operands a `Reuse` names (by place, when below 64).
+    let (mut has_def, mut used, mut reused, mut wide) = (false, 0u64, 0u64, false);
+    for (k, o) in m.opnds.iter().enumerate() {
         match o.kind {
             OpKind::Use => {
+                if k < 64 {
+                    used |= 1 << k;
+                } else {
+                    wide = true;
+                }
                 if !n.reads.contains(&o.vreg) {
                     n.reads.push(o.vreg);
                 }
             }
             kind => {
+                has_def = true;
                 if matches!(kind, OpKind::EarlyDef | OpKind::Temp) {
                     n.late_writes = false;
                 }
@@ -244,6 +257,11 @@ fn node(m: &MInst, role: Role, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) 
                     n.writes.push(o.vreg);
                 }
                 if let OpKind::Reuse(k) = kind {
+                    if k < 64 {
+                        reused |= 1 << k;
+                    } else {
+                        wide = true;
+                    }
                     let v = m.opnds[k as usize].vreg;
                     if !n.writes.contains(&v) {
                         n.writes.push(v);
@@ -252,23 +270,25 @@ fn node(m: &MInst, role: Role, refs: &mut Vec<ursa_emit::RegRef>, n: &mut Node) 
             }
         }
     }
-    refs.clear();
-    let nr = m.pieces[0].reg_refs_into(refs);
-    n.constant = constant(m, role, refs.is_empty());
-    for (k, r) in refs.iter().enumerate() {
-        let none = match r.file {
+    let mut no_pregs = true;
+    let (preg_reads, preg_writes) = (&mut n.preg_reads, &mut n.preg_writes);
+    m.pieces[0].for_each_reg_ref(|file, num, count, written| {
+        no_pregs = false;
+        let none = match file {
             RegFile::R => RZ as u32,
             RegFile::UR => URZ as u32,
             RegFile::P | RegFile::UP => PT as u32,
         };
-        for x in r.regs().filter(|&x| x < none) {
-            if k < nr {
-                n.preg_reads.push((r.file, x));
-            } else {
-                n.preg_writes.push((r.file, x));
-            }
+        let list = if written { &mut *preg_writes } else { &mut *preg_reads };
+        for x in (num..num + count).filter(|&x| x < none) {
+            list.push((file, x));
         }
-    }
+    });
+    n.constant = if wide {
+        constant(m, role, no_pregs)
+    } else {
+        role == Role::Pure && !class.variable() && no_pregs && has_def && used & !reused == 0
+    };
 }
 
 /// Does instruction `m` of role `role` (pure) compute from immediates and
@@ -802,7 +822,6 @@ struct Graph {
     pstamp: Vec<u32>,
     stamp: u32,
     mem: Vec<(usize, Access)>,
-    refs: Vec<ursa_emit::RegRef>,
 }
 
 impl Graph {
@@ -875,7 +894,7 @@ fn region(
     nodes.truncate(n);
     nodes.resize_with(n, Node::default);
     for ((m, &r), nd) in insts.iter().zip(roles).zip(nodes.iter_mut()) {
-        node(m, r, &mut g.refs, nd);
+        node(m, r, nd);
     }
     refill(succs, n, |s| s.clear());
     npreds.clear();
@@ -909,7 +928,10 @@ fn region(
         for &id in &reads[j] {
             let l = &mut g.vlast[id as usize];
             l.read(j, nodes, &mut edge);
-            l.all_readers.push(j);
+            // (Only the block-argument rule reads them.)
+            if !params.is_empty() {
+                l.all_readers.push(j);
+            }
         }
         for &x in &nd.preg_reads {
             g.plast(x).read(j, nodes, &mut edge);
