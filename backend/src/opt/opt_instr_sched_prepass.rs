@@ -893,8 +893,28 @@ fn region(
     *reg_start = start;
     nodes.truncate(n);
     nodes.resize_with(n, Node::default);
-    for ((m, &r), nd) in insts.iter().zip(roles).zip(nodes.iter_mut()) {
+    refill(reads, n, |r| r.clear());
+    refill(writes, n, |w| w.clear());
+    // Each node, its registers' local numbers (first seen first) and the
+    // reads of each register, in one pass.
+    uses.clear();
+    for (j, ((m, &r), nd)) in insts.iter().zip(roles).zip(nodes.iter_mut()).enumerate() {
         node(m, r, nd);
+        for &v in &nd.reads {
+            let id = g.id(v);
+            if id as usize == uses.len() {
+                uses.push(0);
+            }
+            uses[id as usize] += 1;
+            reads[j].push(id);
+        }
+        for &v in nd.writes.iter().filter(|v| !nd.reads.contains(v)) {
+            let id = g.id(v);
+            if id as usize == uses.len() {
+                uses.push(0);
+            }
+            writes[j].push(id);
+        }
     }
     refill(succs, n, |s| s.clear());
     npreds.clear();
@@ -905,25 +925,6 @@ fn region(
             npreds[b] += 1;
         }
     };
-    refill(reads, n, |r| r.clear());
-    refill(writes, n, |w| w.clear());
-    for (j, nd) in nodes.iter().enumerate() {
-        for &v in &nd.reads {
-            let id = g.id(v);
-            reads[j].push(id);
-        }
-        for &v in nd.writes.iter().filter(|v| !nd.reads.contains(v)) {
-            let id = g.id(v);
-            writes[j].push(id);
-        }
-    }
-    uses.clear();
-    uses.resize(g.vregs.len(), 0);
-    for r in reads.iter() {
-        for &v in r {
-            uses[v as usize] += 1;
-        }
-    }
     for (j, nd) in nodes.iter().enumerate() {
         for &id in &reads[j] {
             let l = &mut g.vlast[id as usize];
