@@ -69,22 +69,28 @@ impl Loc {
 /// Appends the registers `i` reads (inputs, the guard included), then those
 /// it writes, to `flat` as dense indices; returns where the writes start.
 fn locs(i: &Inst, flat: &mut Vec<u32>) -> usize {
-    let mut mid = None;
+    let mut mid = usize::MAX;
     i.for_each_reg_ref(|file, num, count, written| {
-        if written && mid.is_none() {
-            mid = Some(flat.len());
+        if written && mid == usize::MAX {
+            mid = flat.len();
         }
-        flat.extend((num..num + count).map(|n| {
-            match file {
-                RegFile::R => Loc::R(n),
-                RegFile::UR => Loc::U(n),
-                RegFile::P => Loc::P(n),
-                RegFile::UP => Loc::UP(n),
-            }
-            .index()
-        }));
+        // `Loc::index` of each register: the file's tag below the number.
+        let tag = match file {
+            RegFile::R => Loc::R(0),
+            RegFile::UR => Loc::U(0),
+            RegFile::P => Loc::P(0),
+            RegFile::UP => Loc::UP(0),
+        }
+        .index();
+        for n in num..num + count {
+            flat.push(n * 4 + tag);
+        }
     });
-    mid.unwrap_or(flat.len())
+    if mid == usize::MAX {
+        flat.len()
+    } else {
+        mid
+    }
 }
 
 /// What an instruction does to the flow of the warp.
@@ -589,7 +595,10 @@ fn walk(
             }
         }
         it.inst.set_at(REQ, req as u64);
-        let mut stall = it.inst.get_at(STALL).max(1);
+        // Its stall is still the original: only this step and the next
+        // instruction's (later) change it, and a walk again restores it.
+        debug_assert_eq!(it.inst.get_at(STALL), orig[k]);
+        let mut stall = orig[k].max(1);
         if f == Flow::Drain && !class.variable() && m < e {
             // A call's own results (the return address) are read on the
             // other side of the transfer, where nothing is tracked: be done
@@ -635,11 +644,13 @@ fn choose_board(pending: &PendingMap, consumer: u32) -> u8 {
     let mut busy = [false; SCOREBOARDS as usize];
     let mut first = [NEVER; SCOREBOARDS as usize];
     for p in pending.values() {
-        for b in 0..SCOREBOARDS as usize {
-            if p.boards >> b & 1 != 0 {
-                busy[b] = true;
-                first[b] = first[b].min(p.consumer);
-            }
+        // The boards it is on (most pending results are on none).
+        let mut bits = p.boards & ((1 << SCOREBOARDS) - 1);
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            busy[b] = true;
+            first[b] = first[b].min(p.consumer);
         }
     }
     let boards = 0..SCOREBOARDS as usize;

@@ -23,6 +23,9 @@ fn inst(form: FormId) -> Inst {
 /// The general registers of the fixed (ABI) operands of `m`: (reads, writes).
 fn fixed_regs(vcode: &VCode, m: &MInst) -> Implicit {
     let mut imp = Implicit::default();
+    // Room for every fixed register read (a return of sixteen lanes names
+    // dozens), at most two each.
+    imp.reads.reserve(2 * m.opnds.iter().filter(|o| o.fixed.is_some() && o.kind == OpKind::Use).count());
     for o in m.opnds.iter() {
         let Some(n) = o.fixed else { continue };
         let regs: &[u32] = match vcode.class(o.vreg) {
@@ -171,7 +174,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
 /// A plain copy `MOV Rd, Rb` whose two registers are one (after an
 /// allocation on SSA code gave a copy's two sides one register).
 fn is_self_copy(i: &Inst) -> bool {
-    i.form() == forms::MOV_R && !i.is_guarded() && i.get_at(MOV_R::RD.index as usize) == i.get_at(MOV_R::RB.index as usize)
+    i.form() == forms::MOV_R && i.get_at(MOV_R::RD.index as usize) == i.get_at(MOV_R::RB.index as usize) && !i.is_guarded()
 }
 
 /// Lays out the allocated function as machine instructions, each spill slot

@@ -59,6 +59,8 @@ const NPREDS: u32 = P_SCRATCH;
 /// The stack pointer.
 const SP: u32 = 1;
 const NONE: u32 = u32::MAX;
+// `number` keeps the fields of a piece in a `u64`.
+const _: () = assert!(ursa_emit::inst::MAX_FIELDS <= 64);
 
 /// Why the walk leaves a function to regalloc2 (printed as the reason by
 /// `URSA_TRACE_ALLOCATOR`).
@@ -583,6 +585,12 @@ fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), Giv
                 }
                 refs.clear();
                 p.reg_refs_into(&mut refs);
+                if refs.is_empty() {
+                    continue;
+                }
+                // The fields of this piece an operand fills, as a bit set
+                // (a form has at most `MAX_FIELDS` fields).
+                let filled = m.fixups.iter().filter(|fx| fx.piece as usize == pi).fold(0u64, |a, fx| a | 1 << fx.field);
                 // A register in a field no operand fills is named by the
                 // instruction itself: the stack pointer, or the return
                 // address a call writes (a call clobbers every register).
@@ -591,7 +599,7 @@ fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), Giv
                         RegSlot::Field(f) => f,
                         RegSlot::Guard => p.def().guard.unwrap_or(u16::MAX),
                     };
-                    if m.fixups.iter().any(|fx| fx.piece as usize == pi && fx.field as u16 == field) {
+                    if field < 64 && filled >> field & 1 != 0 {
                         continue;
                     }
                     match r.file {
@@ -745,8 +753,9 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
                     }
                 }
             }
-            let copy = copy_source(m);
-            if let (Some((k, hi)), Some(d)) = (copy, m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+            // (The rest concerns copies: most instructions are not.)
+            let Some((k, hi)) = copy_source(m) else { continue };
+            if let Some(d) = m.opnds.iter().find(|o| o.kind == OpKind::Def) {
                 let s = m.opnds[k].vreg.0;
                 let h = hint[d.vreg.0 as usize];
                 if hint[s as usize] == NONE && h != NONE && !hi && (class(s) != Class::RPair || h % 2 == 0) {
@@ -755,7 +764,7 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             }
             // A word copied into the high half of a pair (the second half
             // of a pair written half by half): the pair's high register.
-            if let (Some((k, false)), Some(d)) = (copy, copy_dest_hi(m)) {
+            if let (false, Some(d)) = (hi, copy_dest_hi(m)) {
                 let (s, h) = (m.opnds[k].vreg.0, hint[d as usize]);
                 if hint[s as usize] == NONE && h != NONE && class(s) == Class::R && class(d) == Class::RPair {
                     hint[s as usize] = h + 1;
@@ -850,7 +859,8 @@ fn same_value_groups(vcode: &VCode, rpo: &[usize], same: &mut Vec<u32>) {
                 }
             }
             for m in &blk.insts {
-                if let (Some((k, false)), Some(d)) = (copy_source(m), m.opnds.iter().find(|o| o.kind == OpKind::Def)) {
+                let Some((k, false)) = copy_source(m) else { continue };
+                if let Some(d) = m.opnds.iter().find(|o| o.kind == OpKind::Def) {
                     let (gs, gd) = (find(same, m.opnds[k].vreg.0), find(same, d.vreg.0));
                     if gs != gd && class(m.opnds[k].vreg.0) == Class::R && class(d.vreg.0) == Class::R && gd == d.vreg.0 {
                         same[gd as usize] = gs;
@@ -1405,7 +1415,13 @@ impl<'a> Walk<'a> {
         let copy = copy_source(m).map(|(k, hi)| self.regs[ob + k] + hi as u32);
         // Operands placed as a quad (bit k: operand k).
         let quad_defs = if vcode.has_quads { self.place_quad_defs(ob, m)? } else { 0 };
+        // The first pass places fixed defs and continued pairs: most
+        // instructions have neither.
+        let first_pass = m.opnds.iter().any(|o| o.fixed.is_some() || matches!(o.kind, OpKind::Reuse(_)));
         for fixed_pass in [true, false] {
+            if fixed_pass && !first_pass {
+                continue;
+            }
             for (k, o) in m.opnds.iter().enumerate() {
                 if quad_defs >> k & 1 != 0 {
                     continue;
@@ -1469,6 +1485,8 @@ impl<'a> Walk<'a> {
                 self.place_low(v, self.t.hint[v as usize], ob + k);
                 return Ok(());
             }
+            // Only a pair's first half can claim a register half.
+            None if c != Class::RPair => self.pick(c, v, copy, &none, |_| true)?,
             None => match half_claim(
                 &self.t.state,
                 vcode,
@@ -1512,8 +1530,10 @@ impl<'a> Walk<'a> {
                 self.t.state.free(self.class(v), self.t.reg[v as usize], self.t.same[v as usize]);
             }
         }
-        for (c, f, g) in self.copied_out.drain(..) {
-            self.t.state.free(c, f, g);
+        if !self.copied_out.is_empty() {
+            for (c, f, g) in self.copied_out.drain(..) {
+                self.t.state.free(c, f, g);
+            }
         }
         let at = 2 * i as u32 + 1;
         if m.clobbers_all {
