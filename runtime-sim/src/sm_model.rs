@@ -558,6 +558,11 @@ fn wanted(t: u64, lo: u64, want: u64) -> bool {
 fn line_hits(tags: &[u64], lo: u64, want: u64, n: usize) -> (u64, usize, usize) {
     let mut hits = 0u64;
     let (mut k, mut end) = (0, 0);
+    // First whether any entry is near the sectors at all, with no branch
+    // per entry (a streaming access finds none).
+    if !tags.iter().fold(false, |any, &t| any | (t.wrapping_sub(lo) < 64)) {
+        return (0, 0, 0);
+    }
     for (p, &t) in tags.iter().enumerate() {
         let d = t.wrapping_sub(lo);
         if d < 64 && want >> d & 1 != 0 {
