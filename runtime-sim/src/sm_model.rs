@@ -226,7 +226,12 @@ impl Blocks {
         self.count += 1;
         let end = self.count * self.width;
         if self.tags.len() < end {
-            self.tags.resize(end, 0);
+            if self.width == SMALL && self.tags.len() + SMALL == end {
+                // (A fixed size: a few stores, no library call.)
+                self.tags.extend_from_slice(&[0; SMALL]);
+            } else {
+                self.tags.resize(end, 0);
+            }
         }
         b as u32
     }
@@ -423,6 +428,210 @@ impl Cache {
             }
         }
     }
+
+    /// Looks up the sectors `base + i` for the bits `i` of `want` (`n` of
+    /// them, not 0), which are all in one line (one set), in increasing
+    /// order: the hits
+    /// (as bits of `want`) and the set's entries afterwards are those of
+    /// [`Cache::access`] of each in turn, found in one pass over the set.
+    /// Where no lookup can hit (none of the sectors is in the set) every
+    /// one is a miss: the sectors go in front, the last first, and the
+    /// others move back as many places (in a full set, the last ones
+    /// drop). Where some hit, and no miss before a hit can push its entry
+    /// out of the set, the looked-up sectors go in front and the other
+    /// entries keep their order behind them. Otherwise (a set filling up
+    /// or one with hits near its end) one lookup after another.
+    #[inline(always)]
+    fn access_line(&mut self, base: u64, want: u64, n: usize) -> (u64, usize) {
+        if n == 1 {
+            // One sector: its lookup (no pass for hits first).
+            let i = want.trailing_zeros();
+            let hit = self.access(base + i as u64);
+            return ((hit as u64) << i, hit as usize);
+        }
+        self.access_lines(base, want, n)
+    }
+
+    /// [`Cache::access_line`] of more than one sector.
+    #[inline(never)]
+    fn access_lines(&mut self, base: u64, want: u64, n: usize) -> (u64, usize) {
+        let set = self.set(base);
+        let lo = base.wrapping_add(1);
+        if self.flat_len != 0 {
+            if self.flat.is_empty() {
+                self.make_flat();
+            }
+            let ways = self.ways;
+            let tags = &mut self.flat[set * ways..][..ways];
+            return match line_front(tags, ways, lo, want, n) {
+                Some(found) => found,
+                None => self.access_each(base, want),
+            };
+        }
+        let Head { block: mut b, fill } = self.heads[set];
+        if b == 0 {
+            b = self.first_block(set);
+        }
+        let fill = fill as usize;
+        let ways = self.ways;
+        let tags = if b & BIG != 0 { self.big.entries((b & !BIG) - 1) } else { self.small.entries(b - 1) };
+        if fill == ways {
+            return match line_front(&mut tags[..ways], ways, lo, want, n) {
+                Some(found) => found,
+                None => self.access_each(base, want),
+            };
+        }
+        let (hits, k, end) = line_hits(&tags[..fill], lo, want, n);
+        let new_fill = fill + n - k;
+        if new_fill > ways {
+            // The set fills up during the lookups.
+            return self.access_each(base, want);
+        }
+        // Not full before or after: nothing drops out. A small block the
+        // misses overflow moves to a big one first (as the first miss
+        // past its end would move it).
+        let tags = if new_fill > tags.len() {
+            b = self.grow(set, b);
+            self.entries(b)
+        } else {
+            tags
+        };
+        to_front_line(&mut tags[..new_fill], fill, lo, want, (hits, k, end), n);
+        self.heads[set].fill = new_fill as u32;
+        (hits, k)
+    }
+
+    /// [`Cache::access_line`] one sector at a time.
+    #[cold]
+    #[inline(never)]
+    fn access_each(&mut self, base: u64, mut want: u64) -> (u64, usize) {
+        let (mut hits, mut k) = (0, 0);
+        while want != 0 {
+            let i = want.trailing_zeros();
+            want &= want - 1;
+            if self.access(base + i as u64) {
+                hits |= 1 << i;
+                k += 1;
+            }
+        }
+        (hits, k)
+    }
+
+    /// Drops the sectors `base + i` for the bits `i` of `want` (in one
+    /// line) where present: [`Cache::invalidate`] of each, in one pass
+    /// over the set.
+    fn invalidate_line(&mut self, base: u64, want: u64) {
+        let set = self.set(base);
+        let lo = base.wrapping_add(1);
+        let tags = if self.flat_len != 0 {
+            if self.flat.is_empty() {
+                return;
+            }
+            &mut self.flat[set * self.ways..][..self.ways]
+        } else {
+            let Head { block: b, fill } = self.heads[set];
+            if b == 0 {
+                return;
+            }
+            &mut self.entries(b)[..fill as usize]
+        };
+        for t in tags {
+            if wanted(*t, lo, want) {
+                *t = 0;
+            }
+        }
+    }
+}
+
+/// Whether entry `t` is the tag of one of the sectors `lo - 1 + i`, `i` a
+/// bit of `want` (tags are sectors plus one; an empty entry, 0, is none).
+#[inline(always)]
+fn wanted(t: u64, lo: u64, want: u64) -> bool {
+    let d = t.wrapping_sub(lo);
+    d < 64 && want >> d & 1 != 0
+}
+
+/// The entries of `tags` among the `n` sectors of `want` (tags from
+/// `lo`, as [`wanted`]), as bits of `want`, how many, and the place after
+/// the last of them (0: none).
+#[inline(always)]
+fn line_hits(tags: &[u64], lo: u64, want: u64, n: usize) -> (u64, usize, usize) {
+    let mut hits = 0u64;
+    let (mut k, mut end) = (0, 0);
+    // First whether any entry is near the sectors at all, with no branch
+    // per entry (a streaming access finds none).
+    if !tags.iter().fold(false, |any, &t| any | (t.wrapping_sub(lo) < 64)) {
+        return (0, 0, 0);
+    }
+    for (p, &t) in tags.iter().enumerate() {
+        let d = t.wrapping_sub(lo);
+        if d < 64 && want >> d & 1 != 0 {
+            hits |= 1 << d;
+            k += 1;
+            end = p + 1;
+            if k == n {
+                break; // (all found: a set holds a sector once)
+            }
+        }
+    }
+    (hits, k, end)
+}
+
+/// [`Cache::access_line`] in a full set (or an L1's: its empty entries
+/// count as entries), `tags` its `ways` entries: the hits, or None where
+/// a miss could push a sector looked up later out of the set (or all are
+/// looked up: `n`, the bits of `want`, not below `ways`).
+#[inline(always)]
+fn line_front(tags: &mut [u64], ways: usize, lo: u64, want: u64, n: usize) -> Option<(u64, usize)> {
+    if n >= ways {
+        return None;
+    }
+    let (hits, k, end) = line_hits(tags, lo, want, n);
+    // An entry at place `p` moves back at most one place per lookup before
+    // its own, and drops out only from the last place: none does when the
+    // hits' last place plus the lookups stays within the set.
+    if end + n > ways {
+        return None;
+    }
+    to_front_line(tags, ways, lo, want, (hits, k, end), n);
+    Some((hits, k))
+}
+
+/// The entries after the lookups of the `n` sectors of `want` (tags
+/// from `lo`), `found` of them (as bits of `want`, how many, the place
+/// after the last) among the first `fill` entries of `tags`: the `n`
+/// sectors first, the last one looked up first, then the other entries
+/// in their order, as many as `tags` holds (a full set's last ones drop).
+#[inline(always)]
+fn to_front_line(tags: &mut [u64], fill: usize, lo: u64, mut want: u64, found: (u64, usize, usize), n: usize) {
+    let (hits, k, end) = found;
+    let len = tags.len();
+    // The entries after the last hit move back by the misses (none when
+    // all hit), first, since those before it move into their places.
+    if k < n {
+        let keep = fill.min(len - (n - k));
+        if keep > end {
+            tags.copy_within(end..keep, end + n - k);
+        }
+    }
+    // Those before it, from the last: one that stays moves back by `n`
+    // less the hits before it (never forward, so in place).
+    let mut before = k;
+    for p in (0..end).rev() {
+        let t = tags[p];
+        if wanted(t, lo, hits) {
+            before -= 1;
+            continue;
+        }
+        tags[p + n - before] = t;
+    }
+    let mut j = n;
+    while want != 0 {
+        let i = want.trailing_zeros() as u64;
+        want &= want - 1;
+        j -= 1;
+        tags[j] = lo + i;
+    }
 }
 
 /// Where `tag` is in an L1 set's entries `tags`. The A100's sets of 16
@@ -463,6 +672,12 @@ fn to_front(tags: &mut [u64], tag: u64) {
     tags.copy_within(..n - 1, 1);
     tags[0] = tag;
 }
+
+/// The sectors of a range from which an access looks the caches up a
+/// line at a time ([`Cache::access_line`], a pass over the set for all
+/// the line's sectors), not a sector at a time: a line op's fixed cost
+/// pays for itself over three sectors or more.
+const LINE_LOOKUP: u64 = 3;
 
 /// Resident warps from which a visit prefetches the next one's warps
 /// (their hot lines, 64 bytes each, then exceed what the host's 32 KiB
@@ -973,28 +1188,32 @@ fn sb_waits(sb: &[u64; SCOREBOARDS], long: u8, mut req: u8) -> (u64, u64) {
 
 /// The cycles sub-partitions are looked at next: the next cycle's
 /// sub-partitions (most entries) as a bit set over the global
-/// sub-partition indices, those of the following [`WHEEL`] cycles in a
-/// bucket per cycle (a timing wheel), later ones in a queue of (cycle,
-/// index). Entries whose sub-partition's `next` has changed since are stale.
+/// sub-partition indices, those of the following [`WHEEL`] cycles as a
+/// bit set per cycle (a timing wheel: one array, a cycle's set where the
+/// cycle modulo `WHEEL` puts it, with a bit per cycle for the sets not
+/// empty), later ones in a queue of (cycle, index). Entries whose
+/// sub-partition's `next` has changed since are stale.
 struct Agenda {
     soon: Vec<u64>,
     any_soon: bool,
-    wheel: Vec<Vec<u32>>,
-    /// Entries in `wheel`.
-    in_wheel: usize,
+    /// The wheel's bit sets, `soon.len()` words each.
+    wheel: Vec<u64>,
+    /// Per cycle of the wheel, whether its set has any bit.
+    filled: [u64; WHEEL as usize / 64],
     later: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
-/// Cycles ahead the agenda keeps in buckets (a power of two).
+/// Cycles ahead the agenda keeps in buckets (a power of two, a multiple of 64).
 const WHEEL: u64 = 1024;
 
 impl Agenda {
     fn new(subs: usize) -> Agenda {
+        let words = subs.div_ceil(64);
         Agenda {
-            soon: vec![0; subs.div_ceil(64)],
+            soon: vec![0; words],
             any_soon: false,
-            wheel: vec![Vec::new(); WHEEL as usize],
-            in_wheel: 0,
+            wheel: vec![0; words * WHEEL as usize],
+            filled: [0; WHEEL as usize / 64],
             later: BinaryHeap::new(),
         }
     }
@@ -1005,8 +1224,9 @@ impl Agenda {
             self.soon[g / 64] |= 1 << (g % 64);
             self.any_soon = true;
         } else if t.wrapping_sub(now) < WHEEL {
-            self.wheel[(t % WHEEL) as usize].push(g as u32);
-            self.in_wheel += 1;
+            let c = (t % WHEEL) as usize;
+            self.wheel[c * self.soon.len() + g / 64] |= 1 << (g % 64);
+            self.filled[c / 64] |= 1 << (c % 64);
         } else if t != u64::MAX {
             self.later.push(Reverse((t, g as u32)));
         }
@@ -1019,14 +1239,22 @@ impl Agenda {
             return Some(from);
         }
         let limit = self.later.peek().map_or(u64::MAX, |r| r.0 .0);
-        if self.in_wheel > 0 {
-            for t in from..from + WHEEL {
-                if t >= limit {
-                    break;
-                }
-                if !self.wheel[(t % WHEEL) as usize].is_empty() {
-                    return Some(t);
-                }
+        // The wheel's first filled cycle from `from` on (its cycles in
+        // turn from `from`'s place, round once).
+        let start = (from % WHEEL) as usize;
+        let words = self.filled.len();
+        for k in 0..=words {
+            let w = (start / 64 + k) % words;
+            let mut bits = self.filled[w];
+            if k == 0 {
+                bits &= u64::MAX << (start % 64);
+            } else if k == words {
+                bits &= !(u64::MAX << (start % 64));
+            }
+            if bits != 0 {
+                let c = (w * 64 + bits.trailing_zeros() as usize) as u64;
+                let t = from + (c + WHEEL - start as u64) % WHEEL;
+                return Some(t.min(limit));
             }
         }
         (limit != u64::MAX).then_some(limit)
@@ -1035,10 +1263,13 @@ impl Agenda {
     /// Moves the entries of cycle `now` to `soon` (each once), whose words
     /// the step then takes: the next cycle's entries start empty.
     fn gather(&mut self, now: u64) {
-        let bucket = &mut self.wheel[(now % WHEEL) as usize];
-        self.in_wheel -= bucket.len();
-        for g in bucket.drain(..) {
-            self.soon[g as usize / 64] |= 1 << (g % 64);
+        let c = (now % WHEEL) as usize;
+        if self.filled[c / 64] >> (c % 64) & 1 != 0 {
+            self.filled[c / 64] &= !(1 << (c % 64));
+            let words = self.soon.len();
+            for (s, w) in self.soon.iter_mut().zip(&mut self.wheel[c * words..][..words]) {
+                *s |= std::mem::take(w);
+            }
         }
         while let Some(&Reverse((t, g))) = self.later.peek() {
             if t != now {
@@ -1126,6 +1357,8 @@ fn run_with<const GTO: bool, const PROF: bool>(
     let mut now: u64 = 0;
     let mut resident = 0usize;
     let line_shift = (m.line_bytes / m.sector_bytes).trailing_zeros();
+    // log2 of the sectors the caches look up at once: a line's, at most 64.
+    let group_shift = line_shift.min(6);
     let (lat_l1, lat_l2, lat_dram) = (m.lat_l1 as u64, m.lat_l2 as u64, m.lat_dram as u64);
     let per_cta = occ.ctas_per_sm;
 
@@ -1352,6 +1585,7 @@ fn run_with<const GTO: bool, const PROF: bool>(
                             *lsu_free = begin + occupy;
                             stats.sectors += count;
                             stats.lines += lines;
+                            let mut done = begin + occupy;
                             // A sector's request: when its data is back (a macro, so that
                             // it is inlined in both loops below).
                             macro_rules! serve {
@@ -1384,13 +1618,67 @@ fn run_with<const GTO: bool, const PROF: bool>(
                                     }
                                 }};
                             }
-                            let mut done = begin + occupy;
+                            // The requests of the `n` sectors `base + i`, `i` the bits of
+                            // `want`, in one line: the caches looked up once for them
+                            // all (`Cache::access_line`), the servers taken sector by
+                            // sector in order, as `serve` one after another would.
+                            macro_rules! serve_line {
+                                ($base:expr, $want:expr, $n:expr) => {{
+                                    let (base, want, n): (u64, u64, usize) = ($base, $want, $n);
+                                    if atomic {
+                                        for _ in 0..n {
+                                            done = done.max(l2_bw.serve(begin) + m.lat_atomic as u64);
+                                        }
+                                        l2.access_line(base, want, n);
+                                    } else if store {
+                                        l1.invalidate_line(base, want);
+                                        let (_, k) = l2.access_line(base, want, n);
+                                        stats.l2_misses += (n - k) as u64;
+                                        for _ in 0..n {
+                                            done = done.max(l2_bw.serve(begin));
+                                        }
+                                    } else {
+                                        let (hits, k) = l1.access_line(base, want, n);
+                                        stats.l1_hits += k as u64;
+                                        stats.l1_misses += (n - k) as u64;
+                                        if k != 0 {
+                                            done = done.max(begin + lat_l1);
+                                        }
+                                        if k < n {
+                                            let mut miss = want & !hits;
+                                            let (l2_hits, l2_k) = l2.access_line(base, miss, n - k);
+                                            stats.l2_hits += l2_k as u64;
+                                            stats.l2_misses += (n - k - l2_k) as u64;
+                                            while miss != 0 {
+                                                let i = miss.trailing_zeros();
+                                                miss &= miss - 1;
+                                                let a = l2_bw.serve(begin);
+                                                done =
+                                                    done.max(if l2_hits >> i & 1 != 0 { a + lat_l2 } else { dram_bw.serve(a) + lat_dram });
+                                            }
+                                        }
+                                    }
+                                }};
+                            }
                             for &sct in list {
                                 done = done.max(serve!(sct));
                             }
                             for (first, n) in ranges {
-                                for sct in first..first + n {
-                                    done = done.max(serve!(sct));
+                                if n < LINE_LOOKUP {
+                                    for sct in first..first + n {
+                                        done = done.max(serve!(sct));
+                                    }
+                                    continue;
+                                }
+                                // A line's sectors at a time (at most 64: a group's first
+                                // sector's bits below `group_shift` are 0).
+                                let (mut s, end) = (first, first + n);
+                                while s < end {
+                                    let base = s >> group_shift << group_shift;
+                                    let to = end.min(base + (1 << group_shift));
+                                    let want = (u64::MAX >> (64 - (to - s))) << (s - base);
+                                    serve_line!(base, want, (to - s) as usize);
+                                    s = to;
                                 }
                             }
                             ready = done;
@@ -1584,6 +1872,21 @@ mod tests {
             let mut c = if round % 2 == 0 { Cache::reusing(sets * 4 * 128, 128, 32, 4) } else { Cache::new(sets * 4 * 128, 128, 32, 4) };
             assert_eq!(c.flat_len == 0, round % 2 == 0);
             let mut model: Vec<Vec<Option<u64>>> = vec![Vec::new(); sets as usize];
+            // A lookup in the plain LRU: a hit.
+            let lru = |set: &mut Vec<Option<u64>>, sct: u64| {
+                let found = set.iter().position(|&s| s == Some(sct));
+                match found {
+                    Some(i) => {
+                        set.remove(i);
+                    }
+                    None if set.len() == 16 => {
+                        set.remove(0);
+                    }
+                    None => {}
+                }
+                set.push(Some(sct));
+                found.is_some()
+            };
             let mut x = 12345u64 + round;
             for _ in 0..20_000 {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -1597,17 +1900,31 @@ mod tests {
                     }
                     continue;
                 }
-                assert_eq!(c.access(sct), found.is_some(), "sector {sct}");
-                match found {
-                    Some(i) => {
-                        set.remove(i);
+                if (x >> 24).is_multiple_of(3) {
+                    // A line's lookups at once (or invalidations), some of
+                    // its four sectors.
+                    let (base, want) = (sct / 4 * 4, (x >> 40) % 15 + 1);
+                    if (x >> 50).is_multiple_of(4) {
+                        c.invalidate_line(base, want);
+                    } else {
+                        let mut hits = 0u64;
+                        for i in (0..4).filter(|i| want >> i & 1 != 0) {
+                            if lru(set, base + i) {
+                                hits |= 1 << i;
+                            }
+                        }
+                        let n = (0..4).filter(|i| want >> i & 1 != 0).count();
+                        assert_eq!(c.access_line(base, want, n), (hits, hits.count_ones() as usize), "line {base} {want:b}");
+                        continue;
                     }
-                    None if set.len() == 16 => {
-                        set.remove(0);
+                    for i in (0..4).filter(|i| want >> i & 1 != 0) {
+                        if let Some(e) = set.iter_mut().find(|e| **e == Some(base + i)) {
+                            *e = None;
+                        }
                     }
-                    None => {}
+                    continue;
                 }
-                set.push(Some(sct));
+                assert_eq!(c.access(sct), lru(set, sct), "sector {sct}");
             }
             if c.flat_len == 0 {
                 c.recycle();
