@@ -45,7 +45,7 @@
 //! rewritten; unreachable blocks that touch vectors become a `trap`.
 
 use rustc_hash::FxHashMap as HashMap;
-use smallvec::SmallVec;
+use smallvec::{smallvec, SmallVec};
 
 use crate::Error;
 
@@ -58,7 +58,8 @@ use cranelift_codegen::ir::{
     Opcode, Signature, Type, Value,
 };
 
-type Lanes = Vec<Value>;
+/// (At most 16 lanes: kept inline, no allocation per vector.)
+type Lanes = SmallVec<[Value; 16]>;
 
 /// What an old result becomes: the lanes of a vector, or one scalar value.
 type Rewritten = Result<Lanes, Value>;
@@ -91,17 +92,45 @@ pub fn legalize_vectors(f: &mut Function) -> Result<bool, Error> {
     {
         return Err(Error::unsupported(format!("vector type {} is not supported (its lanes are {})", t, t.lane_type())));
     }
-    let mut map: HashMap<Value, Lanes> = HashMap::default();
+    let Tables { mut map, slices, halves, made } = TABLES.with(|t| std::mem::take(&mut *t.borrow_mut()));
     super::split_signatures_and_params(f, lanes_of, |p, lanes| {
-        map.insert(p, lanes);
+        map.insert(p, Lanes::from_vec(lanes));
     });
-    let mut s = Split { map, slices: HashMap::default(), halves: HashMap::default(), made: Made::default(), made_in: None, aliases };
+    let mut s = Split { map, slices, halves, made, made_in: None, aliases };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     if s.aliases {
         f.dfg.resolve_all_aliases();
     }
+    let Split { mut map, mut slices, mut halves, mut made, .. } = s;
+    if made.capacity() <= MAX_KEPT {
+        map.clear();
+        slices.clear();
+        halves.clear();
+        made.clear();
+        TABLES.with(|t| *t.borrow_mut() = Tables { map, slices, halves, made });
+    }
     super::verify_in_debug(f)?;
     Ok(true)
+}
+
+/// The tables of [`Split`], empty, kept from function to function on a
+/// thread: maps made anew for every function would rehash at every doubling
+/// of their size. (Only looked up, never iterated: their capacity changes
+/// nothing in the output.)
+#[derive(Default)]
+struct Tables {
+    map: HashMap<Value, Lanes>,
+    slices: HashMap<Value, (Value, u32)>,
+    halves: HashMap<(Value, Block), (Value, Value)>,
+    made: Made,
+}
+
+/// The number of instructions of one block beyond which [`Tables`] are not
+/// kept (clearing `made` at every block costs as much as its size).
+const MAX_KEPT: usize = 1 << 12;
+
+thread_local! {
+    static TABLES: std::cell::RefCell<Tables> = std::cell::RefCell::new(Tables::default());
 }
 
 /// Ursa's dynamic scale (`dyn_scale_target_const`): a dynamic vector
@@ -467,7 +496,7 @@ fn bitwise(op: Opcode) -> bool {
 
 impl Split {
     fn lanes(&self, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
-        self.lanes_ref(f, inst, v).map(|l| l.to_vec())
+        self.lanes_ref(f, inst, v).map(|l| Lanes::from_slice(l))
     }
 
     /// [`Split::lanes`], borrowed.
@@ -722,7 +751,7 @@ impl Split {
                 .iter()
                 .map(|&a| if ty(pos, a).is_vector() { self.lanes_ref(pos.func, inst, a).map(Some) } else { Ok(None) })
                 .collect::<Result<_, _>>()?;
-            let mut out = Vec::with_capacity(n as usize);
+            let mut out = Lanes::new();
             for k in 0..n as usize {
                 let mut d = data;
                 for (slot, (arg, lanes)) in d.arguments_mut(&mut pos.func.dfg.value_lists).iter_mut().zip(args.iter().zip(&vecs)) {
@@ -737,7 +766,7 @@ impl Split {
             // Float lanes: the same operation on their integer bits.
             let t = rlane.unwrap();
             let vecs: SmallVec<[&[Value]; 3]> = args.iter().map(|&a| self.lanes_ref(pos.func, inst, a)).collect::<Result<_, _>>()?;
-            let mut out = Vec::with_capacity(n as usize);
+            let mut out = Lanes::new();
             for k in 0..n as usize {
                 let mut d = data;
                 let ints: SmallVec<[Value; 3]> = vecs.iter().map(|l| as_int(pos, l[k])).collect();
@@ -758,11 +787,11 @@ impl Split {
                 let lanes = (0..n as usize).map(|k| const_of(pos, t, &bytes[k * lb..(k + 1) * lb])).collect();
                 one(lanes)
             }
-            (Opcode::Splat, _) => one(vec![args[0]; n as usize]),
+            (Opcode::Splat, _) => one(smallvec![args[0]; n as usize]),
             (Opcode::ScalarToVector, _) => {
                 let t = rlane.unwrap();
                 let z = const_of(pos, t, &[]);
-                let mut lanes = vec![z; n as usize];
+                let mut lanes: Lanes = smallvec![z; n as usize];
                 lanes[0] = args[0];
                 one(lanes)
             }
@@ -795,7 +824,7 @@ impl Split {
                 let idx = self.lanes(pos.func, inst, args[1])?;
                 let words = self.reslice(pos, &x, I32, 4);
                 let zero = iconst(pos, I8, 0);
-                let mut out = Vec::new();
+                let mut out = Lanes::new();
                 for &i in &idx {
                     let i = pos.ins().uextend(I32, i);
                     let b2 = pos.ins().band_imm_u(i, 4);
@@ -959,9 +988,9 @@ impl Split {
                     // An `f128` by its bits (`legalize_f128` keeps it so).
                     let bits = if from == F128 { pos.ins().bitcast(I128, MemFlagsData::new(), args[0]) } else { args[0] };
                     let (lo, hi) = pos.ins().isplit(bits);
-                    vec![lo, hi]
+                    smallvec![lo, hi]
                 } else {
-                    vec![as_int(pos, args[0])]
+                    smallvec![as_int(pos, args[0])]
                 };
                 let (lane, n) = if to.is_vector() {
                     (to.lane_type(), to.lane_count())
@@ -1011,7 +1040,7 @@ impl Split {
                     };
                     if t.bits() == 32 {
                         // The halves of each pair (`isplit`: its registers, no instruction).
-                        let mut lanes = Vec::with_capacity(n as usize);
+                        let mut lanes = Lanes::new();
                         for &w in &words {
                             let (lo, hi) = pos.ins().isplit(w);
                             lanes.extend([from_int(pos, lo, t), from_int(pos, hi, t)]);
@@ -1030,7 +1059,7 @@ impl Split {
                     Opcode::Sload32x2 => (Opcode::Sload32, 4),
                     _ => (Opcode::Load, t.bytes() as i32),
                 };
-                let mut out = Vec::new();
+                let mut out = Lanes::new();
                 for k in 0..n as i32 {
                     let off = lane_offset(pos.func, inst, offset, mem_slot(big, n, k) * mem_bytes)?;
                     let (i, dfg) = pos.ins().Load(lop, t, flags, off, arg);
@@ -1064,7 +1093,8 @@ impl Split {
 
     /// Calls: vector arguments and results as their lanes.
     fn call(&self, pos: &mut FuncCursor, inst: Inst, args: &[Value], results: &[Value]) -> Result<Vec<Rewritten>, Error> {
-        super::remake_call(pos, inst, "this call form with vectors", args, results, lanes_of, |f, a| self.expand(f, inst, a))
+        let out = super::remake_call(pos, inst, "this call form with vectors", args, results, lanes_of, |f, a| self.expand(f, inst, a))?;
+        Ok(out.into_iter().map(|r| r.map(Lanes::from_vec)).collect())
     }
 }
 

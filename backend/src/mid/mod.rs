@@ -191,7 +191,7 @@ pub(crate) fn split_signatures_and_params(f: &mut Function, parts: Parts, mut re
     let split_sig = |s: &mut Signature| {
         for list in [&mut s.params, &mut s.returns] {
             if list.iter().any(|p| parts(p.value_type).is_some()) {
-                let mut split = Vec::with_capacity(list.len());
+                let mut split = Vec::with_capacity(list.iter().map(|p| parts(p.value_type).map_or(1, |(_, n)| n)).sum());
                 for p in list.iter() {
                     match parts(p.value_type) {
                         Some((t, n)) => split.extend(std::iter::repeat_n(AbiParam::new(t), n)),
