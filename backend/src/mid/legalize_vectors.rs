@@ -64,6 +64,9 @@ type Lanes = SmallVec<[Value; 16]>;
 /// What an old result becomes: the lanes of a vector, or one scalar value.
 type Rewritten = Result<Lanes, Value>;
 
+/// What each old result of one instruction becomes (most have one).
+type Out = SmallVec<[Rewritten; 1]>;
+
 /// Splits every vector value of `f` into its lanes (in place); whether
 /// `f` had any.
 pub fn legalize_vectors(f: &mut Function) -> Result<bool, Error> {
@@ -496,7 +499,7 @@ fn bitwise(op: Opcode) -> bool {
 
 impl Split {
     fn lanes(&self, f: &Function, inst: Inst, v: Value) -> Result<Lanes, Error> {
-        self.lanes_ref(f, inst, v).map(|l| Lanes::from_slice(l))
+        self.lanes_ref(f, inst, v).map(Lanes::from_slice)
     }
 
     /// [`Split::lanes`], borrowed.
@@ -731,16 +734,16 @@ impl Split {
         data: InstructionData,
         args: &[Value],
         results: &[Value],
-    ) -> Result<Vec<Rewritten>, Error> {
+    ) -> Result<Out, Error> {
         let ty = |pos: &LaneCursor, v: Value| pos.func.dfg.value_type(v);
         let rty = results.first().map(|&r| ty(pos, r));
         let rlane = rty.map(|t| t.lane_type());
         let n = rty.map_or(0, |t| t.lane_count());
-        let one = |lanes: Lanes| -> Result<Vec<Rewritten>, Error> { Ok(vec![Ok(lanes)]) };
+        let one = |lanes: Lanes| -> Result<Out, Error> { Ok(smallvec![Ok(lanes)]) };
         if op == Opcode::Return {
             let vals = self.expand(pos.func, inst, args)?;
             pos.ins().return_(&vals);
-            return Ok(vec![]);
+            return Ok(Out::new());
         }
         if matches!(op, Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect) {
             return self.call(&mut pos.cur, inst, args, results);
@@ -798,7 +801,7 @@ impl Split {
             (Opcode::Extractlane, InstructionData::BinaryImm8 { imm, .. }) => {
                 let lanes = self.lanes(pos.func, inst, args[0])?;
                 let v = *lanes.get(u8::from(imm) as usize).ok_or_else(|| unsupported(pos.func, inst, "a lane index out of range"))?;
-                Ok(vec![Err(v)])
+                Ok(smallvec![Err(v)])
             }
             (Opcode::Insertlane, InstructionData::TernaryImm8 { imm, .. }) => {
                 let mut lanes = self.lanes(pos.func, inst, args[0])?;
@@ -873,7 +876,7 @@ impl Split {
                     let i = as_int(pos, l);
                     acc = pos.ins().bor(acc, i);
                 }
-                Ok(vec![Err(pos.ins().icmp_imm_u(IntCC::NotEqual, acc, 0))])
+                Ok(smallvec![Err(pos.ins().icmp_imm_u(IntCC::NotEqual, acc, 0))])
             }
             (Opcode::VallTrue, _) => {
                 let x = self.lanes(pos.func, inst, args[0])?;
@@ -886,7 +889,7 @@ impl Split {
                         Some(a) => pos.ins().band(a, nz),
                     });
                 }
-                Ok(vec![Err(acc.unwrap())])
+                Ok(smallvec![Err(acc.unwrap())])
             }
             (Opcode::VhighBits, _) => {
                 let x = self.lanes(pos.func, inst, args[0])?;
@@ -903,7 +906,7 @@ impl Split {
                 }
                 let acc = acc.unwrap();
                 let v = if r.bits() > 32 { pos.ins().uextend(r, acc) } else { reduce(pos, acc, r) };
-                Ok(vec![Err(v)])
+                Ok(smallvec![Err(v)])
             }
             (Opcode::SwidenLow | Opcode::SwidenHigh | Opcode::UwidenLow | Opcode::UwidenHigh, _) => {
                 let x = self.lanes(pos.func, inst, args[0])?;
@@ -1004,9 +1007,9 @@ impl Split {
                     one(ints.iter().map(|&i| from_int(pos, i, lane)).collect())
                 } else if to.bits() == 128 {
                     let bits = pos.ins().iconcat(ints[0], ints[1]);
-                    Ok(vec![Err(if to == F128 { pos.ins().bitcast(F128, MemFlagsData::new(), bits) } else { bits })])
+                    Ok(smallvec![Err(if to == F128 { pos.ins().bitcast(F128, MemFlagsData::new(), bits) } else { bits })])
                 } else {
-                    Ok(vec![Err(from_int(pos, ints[0], to))])
+                    Ok(smallvec![Err(from_int(pos, ints[0], to))])
                 }
             }
             (
@@ -1029,14 +1032,14 @@ impl Split {
                 if op == Opcode::Load && fd.aligned() && (bits == 64 || bits == 128) {
                     // One access of the whole vector (`.64`/`.128`), its lanes
                     // unpacked from the 64-bit words.
-                    let words = if bits == 128 {
+                    let words: SmallVec<[Value; 2]> = if bits == 128 {
                         let (i, dfg) = pos.ins().Load(Opcode::Load, I128, flags, offset, arg);
                         let w = dfg.first_result(i);
                         let (lo, hi) = pos.ins().isplit(w);
-                        vec![lo, hi]
+                        smallvec![lo, hi]
                     } else {
                         let (i, dfg) = pos.ins().Load(Opcode::Load, I64, flags, offset, arg);
-                        vec![dfg.first_result(i)]
+                        smallvec![dfg.first_result(i)]
                     };
                     if t.bits() == 32 {
                         // The halves of each pair (`isplit`: its registers, no instruction).
@@ -1078,21 +1081,21 @@ impl Split {
                     let words = self.reslice(pos, &ints, I64, bits / 64);
                     let (w, wt) = if bits == 128 { (pos.ins().iconcat(words[0], words[1]), I128) } else { (words[0], I64) };
                     pos.ins().Store(Opcode::Store, wt, flags, offset, w, args[1]);
-                    return Ok(vec![]);
+                    return Ok(Out::new());
                 }
                 for (k, &l) in x.iter().enumerate() {
                     let lt = ty(pos, l);
                     let off = lane_offset(pos.func, inst, offset, mem_slot(big, x.len() as u32, k as i32) * lt.bytes() as i32)?;
                     pos.ins().Store(Opcode::Store, lt, flags, off, l, args[1]);
                 }
-                Ok(vec![])
+                Ok(Out::new())
             }
             _ => Err(unsupported(pos.func, inst, &format!("`{}` on vectors", op))),
         }
     }
 
     /// Calls: vector arguments and results as their lanes.
-    fn call(&self, pos: &mut FuncCursor, inst: Inst, args: &[Value], results: &[Value]) -> Result<Vec<Rewritten>, Error> {
+    fn call(&self, pos: &mut FuncCursor, inst: Inst, args: &[Value], results: &[Value]) -> Result<Out, Error> {
         let out = super::remake_call(pos, inst, "this call form with vectors", args, results, lanes_of, |f, a| self.expand(f, inst, a))?;
         Ok(out.into_iter().map(|r| r.map(Lanes::from_vec)).collect())
     }

@@ -303,9 +303,10 @@ pub(crate) fn replace_results<P>(
     f: &mut Function,
     inst: Inst,
     results: &[Value],
-    out: Vec<Result<P, Value>>,
+    out: impl IntoIterator<Item = Result<P, Value>, IntoIter: ExactSizeIterator>,
     map: &mut rustc_hash::FxHashMap<Value, P>,
 ) -> Result<(), Error> {
+    let out = out.into_iter();
     if out.len() != results.len() {
         return Err(Error::internal(format!("{} results rewritten for {}", out.len(), results.len())).at(f.dfg.display_inst(inst)));
     }
