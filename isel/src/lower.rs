@@ -176,6 +176,12 @@ impl<'f> Lower<'f> {
     /// The virtual register of `v` (created on first request).
     pub fn value_vreg(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
+        self.resolved_vreg(v)
+    }
+
+    /// [`Lower::value_vreg`] of a value that is no alias.
+    #[inline]
+    fn resolved_vreg(&mut self, v: Value) -> VReg {
         if let Some(r) = self.value_reg[v] {
             return r;
         }
@@ -195,7 +201,7 @@ impl<'f> Lower<'f> {
     pub fn use_value(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
         self.used[v] = true;
-        self.value_vreg(v)
+        self.resolved_vreg(v)
     }
 
     pub fn push(&mut self, mut m: MInst) {
@@ -948,13 +954,14 @@ impl<'f> Lower<'f> {
 
     fn lower_args(&mut self, entry: Block) {
         let f = self.f;
-        let params: Vec<Value> = f.dfg.block_params(entry).to_vec();
+        // (Borrowed from the function, which outlives `self`'s borrows.)
+        let params: &'f [Value] = f.dfg.block_params(entry);
         if self.kernel {
             // Parameters from the parameter block, laid out like `.param`:
             // each at the next offset aligned to its size (at most 8).
             self.push(MInst::new(Pseudo::Args));
             let mut ofs = 0u64;
-            for &p in &params {
+            for &p in params {
                 let want = self.value_vreg(p);
                 let size = (f.dfg.value_type(p).bytes() as u64).max(1);
                 let align = size.min(8);
@@ -971,9 +978,10 @@ impl<'f> Lower<'f> {
             return;
         }
         let mut bundle = Bundle::pseudo(Pseudo::Args);
-        let mut narrow = Vec::new();
-        let mut stack_params = Vec::new();
         let nstack = params.len().saturating_sub(abi::MAX_REG_ARGS);
+        // (At their final sizes at once.)
+        let mut narrow: SmallVec<[(VReg, VReg); abi::MAX_REG_ARGS]> = SmallVec::new();
+        let mut stack_params = Vec::with_capacity(nstack);
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
             if k >= abi::MAX_REG_ARGS {
