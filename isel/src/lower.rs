@@ -107,10 +107,11 @@ pub struct Lower<'f> {
     pub fminmax_nan: FminmaxNan,
     /// The memory space of each address value (`addr_space`).
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
-    /// Offsets of the static shared-memory variables by name.
-    pub shared_offsets: std::collections::HashMap<String, u32>,
-    /// Where the data objects in global and constant memory are.
-    pub data: crate::DataLayout,
+    /// Offsets of the static shared-memory variables by name (the
+    /// module's table, borrowed: not copied for each function).
+    pub shared_offsets: &'f std::collections::HashMap<String, u32>,
+    /// Where the data objects in global and constant memory are (borrowed too).
+    pub data: &'f crate::DataLayout,
     /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
     /// that a later carry-in of the same block reads as a predicate: the
     /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
@@ -133,7 +134,9 @@ fn class_of_type(ty: Type) -> Option<Class> {
 }
 
 impl<'f> Lower<'f> {
-    pub fn new(f: &'f Function) -> Lower<'f> {
+    /// Lowering `f` in a module whose static shared-memory variables are at
+    /// `shared_offsets` and data objects at `data`.
+    pub fn new(f: &'f Function, shared_offsets: &'f std::collections::HashMap<String, u32>, data: &'f crate::DataLayout) -> Lower<'f> {
         // The per-value tables at their final size, so that filling them
         // never reallocates.
         let nvalues = f.dfg.num_values();
@@ -157,8 +160,8 @@ impl<'f> Lower<'f> {
             speed: false,
             fminmax_nan: FminmaxNan::Canonical,
             spaces: SecondaryMap::new(),
-            shared_offsets: std::collections::HashMap::new(),
-            data: crate::DataLayout::default(),
+            shared_offsets,
+            data,
             fused_carry: HashMap::default(),
             quads: HashMap::default(),
             use_counts: None,
