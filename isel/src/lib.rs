@@ -61,17 +61,15 @@ pub struct DataLayout {
 /// that only `opt_level=speed` uses (so that `none` stays the compiler
 /// without its optimizations): the widening multiply. `fminmax_nan` is the
 /// NaN `fmin`/`fmax` return.
-pub fn lower(
-    f: &cranelift_codegen::ir::Function,
+pub fn lower<'f>(
+    f: &'f cranelift_codegen::ir::Function,
     kernel: bool,
-    shared: &std::collections::HashMap<String, u32>,
-    data: &DataLayout,
+    shared: &'f std::collections::HashMap<String, u32>,
+    data: &'f DataLayout,
     speed: bool,
     fminmax_nan: lower::FminmaxNan,
 ) -> Result<vcode::VCode, LowerError> {
-    let mut l = lower::Lower::new(f);
-    l.shared_offsets = shared.clone();
-    l.data = data.clone();
+    let mut l = lower::Lower::new(f, shared, data);
     l.kernel = kernel;
     l.speed = speed;
     l.fminmax_nan = fminmax_nan;

@@ -107,10 +107,11 @@ pub struct Lower<'f> {
     pub fminmax_nan: FminmaxNan,
     /// The memory space of each address value (`addr_space`).
     pub spaces: SecondaryMap<Value, crate::addr_space::Space>,
-    /// Offsets of the static shared-memory variables by name.
-    pub shared_offsets: std::collections::HashMap<String, u32>,
-    /// Where the data objects in global and constant memory are.
-    pub data: crate::DataLayout,
+    /// Offsets of the static shared-memory variables by name (the
+    /// module's table, borrowed: not copied for each function).
+    pub shared_offsets: &'f std::collections::HashMap<String, u32>,
+    /// Where the data objects in global and constant memory are (borrowed too).
+    pub data: &'f crate::DataLayout,
     /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
     /// that a later carry-in of the same block reads as a predicate: the
     /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
@@ -133,7 +134,9 @@ fn class_of_type(ty: Type) -> Option<Class> {
 }
 
 impl<'f> Lower<'f> {
-    pub fn new(f: &'f Function) -> Lower<'f> {
+    /// Lowering `f` in a module whose static shared-memory variables are at
+    /// `shared_offsets` and data objects at `data`.
+    pub fn new(f: &'f Function, shared_offsets: &'f std::collections::HashMap<String, u32>, data: &'f crate::DataLayout) -> Lower<'f> {
         // The per-value tables at their final size, so that filling them
         // never reallocates.
         let nvalues = f.dfg.num_values();
@@ -157,8 +160,8 @@ impl<'f> Lower<'f> {
             speed: false,
             fminmax_nan: FminmaxNan::Canonical,
             spaces: SecondaryMap::new(),
-            shared_offsets: std::collections::HashMap::new(),
-            data: crate::DataLayout::default(),
+            shared_offsets,
+            data,
             fused_carry: HashMap::default(),
             quads: HashMap::default(),
             use_counts: None,
@@ -176,6 +179,12 @@ impl<'f> Lower<'f> {
     /// The virtual register of `v` (created on first request).
     pub fn value_vreg(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
+        self.resolved_vreg(v)
+    }
+
+    /// [`Lower::value_vreg`] of a value that is no alias.
+    #[inline]
+    fn resolved_vreg(&mut self, v: Value) -> VReg {
         if let Some(r) = self.value_reg[v] {
             return r;
         }
@@ -195,7 +204,7 @@ impl<'f> Lower<'f> {
     pub fn use_value(&mut self, v: Value) -> VReg {
         let v = self.f.dfg.resolve_aliases(v);
         self.used[v] = true;
-        self.value_vreg(v)
+        self.resolved_vreg(v)
     }
 
     pub fn push(&mut self, mut m: MInst) {
@@ -948,13 +957,14 @@ impl<'f> Lower<'f> {
 
     fn lower_args(&mut self, entry: Block) {
         let f = self.f;
-        let params: Vec<Value> = f.dfg.block_params(entry).to_vec();
+        // (Borrowed from the function, which outlives `self`'s borrows.)
+        let params: &'f [Value] = f.dfg.block_params(entry);
         if self.kernel {
             // Parameters from the parameter block, laid out like `.param`:
             // each at the next offset aligned to its size (at most 8).
             self.push(MInst::new(Pseudo::Args));
             let mut ofs = 0u64;
-            for &p in &params {
+            for &p in params {
                 let want = self.value_vreg(p);
                 let size = (f.dfg.value_type(p).bytes() as u64).max(1);
                 let align = size.min(8);
@@ -971,9 +981,10 @@ impl<'f> Lower<'f> {
             return;
         }
         let mut bundle = Bundle::pseudo(Pseudo::Args);
-        let mut narrow = Vec::new();
-        let mut stack_params = Vec::new();
         let nstack = params.len().saturating_sub(abi::MAX_REG_ARGS);
+        // (At their final sizes at once.)
+        let mut narrow: SmallVec<[(VReg, VReg); abi::MAX_REG_ARGS]> = SmallVec::new();
+        let mut stack_params = Vec::with_capacity(nstack);
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
             if k >= abi::MAX_REG_ARGS {

@@ -16,10 +16,6 @@
 //! Cranelift 0.135: the builder emits `bnot` + `band`/`bor`/`bxor`, which
 //! folds into the same single LOP3.)
 
-use std::collections::VecDeque;
-
-use rustc_hash::FxHashMap as HashMap;
-
 use cranelift_codegen::ir::{types, Inst, Opcode, Type, Value, ValueDef};
 use smallvec::SmallVec;
 
@@ -34,6 +30,9 @@ use ursa_emit::typed::{P, R};
 /// Operations considered for one tree at most (the search over which to
 /// fold is exhaustive: 2^MAX_FOLDED subsets).
 const MAX_FOLDED: usize = 10;
+
+/// The truth tables of the values a tree evaluation has met.
+type Memo = SmallVec<[(Value, u8); 16]>;
 
 fn is_bitop(op: Opcode) -> bool {
     matches!(op, Opcode::Band | Opcode::Bor | Opcode::Bxor | Opcode::Bnot | Opcode::Bitselect)
@@ -128,10 +127,10 @@ impl Lower<'_> {
     }
 
     /// The distinct leaves of the tree at `root` with `folded` expanded.
-    fn tree_leaves(&self, root: Inst, folded: &[Value]) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut seen: Vec<Value> = Vec::new();
-        let mut stack: Vec<Value> = self.bitop_args(root).into_iter().rev().collect();
+    fn tree_leaves(&self, root: Inst, folded: &[Value]) -> SmallVec<[Value; 4]> {
+        let mut out = SmallVec::new();
+        let mut seen: SmallVec<[Value; MAX_FOLDED]> = SmallVec::new();
+        let mut stack: SmallVec<[Value; 16]> = self.bitop_args(root).into_iter().rev().collect();
         while let Some(v) = stack.pop() {
             if folded.contains(&v) {
                 if seen.contains(&v) {
@@ -148,19 +147,21 @@ impl Lower<'_> {
     }
 
     /// The truth table of instruction `i` given the tables of the leaves.
-    fn tree_eval(&self, i: Inst, folded: &[Value], tables: &HashMap<Value, u8>, memo: &mut HashMap<Value, u8>) -> u8 {
+    /// (`tables` and `memo` are short lists: a tree has at most three
+    /// leaves and `MAX_FOLDED` operations.)
+    fn tree_eval(&self, i: Inst, folded: &[Value], tables: &[(Value, u8)], memo: &mut Memo) -> u8 {
         let args = self.bitop_args(i);
-        let e = |v: Value, memo: &mut HashMap<Value, u8>| -> u8 {
-            if let Some(&t) = memo.get(&v) {
+        let e = |v: Value, memo: &mut Memo| -> u8 {
+            if let Some(&(_, t)) = memo.iter().find(|&&(w, _)| w == v) {
                 return t;
             }
             let t = if folded.contains(&v) {
                 let ValueDef::Result(j, _) = self.f.dfg.value_def(v) else { unreachable!() };
                 self.tree_eval(j, folded, tables, memo)
             } else {
-                tables[&v]
+                tables.iter().find(|&&(w, _)| w == v).expect("a leaf has a table").1
             };
-            memo.insert(v, t);
+            memo.push((v, t));
             t
         };
         match self.f.dfg.insts[i].opcode() {
@@ -189,9 +190,13 @@ impl Lower<'_> {
         // operations in the tree and at most three leaves (ties: fewer
         // leaves). Exhaustive: a greedy growth can get stuck, e.g. on the
         // majority function, whose partial trees have four leaves.
-        let mut cands: Vec<Value> = Vec::new();
-        let mut queue: VecDeque<Value> = self.bitop_args(root).into_iter().collect();
-        while let Some(v) = queue.pop_front() {
+        // (Breadth first through a list and a read position: the order a
+        // queue gives, without allocating for the small trees.)
+        let mut cands: SmallVec<[Value; MAX_FOLDED]> = SmallVec::new();
+        let mut queue: SmallVec<[Value; 32]> = self.bitop_args(root).into_iter().collect();
+        let mut head = 0;
+        while let Some(&v) = queue.get(head) {
+            head += 1;
             if cands.len() >= MAX_FOLDED {
                 break;
             }
@@ -228,13 +233,13 @@ impl Lower<'_> {
             }
         }
         let best_set = best_fold(n, &parents, &cand_args, &outside_args);
-        let folded: Vec<Value> = (0..n).filter(|&k| best_set >> k & 1 != 0).map(|k| cands[k]).collect();
+        let folded: SmallVec<[Value; MAX_FOLDED]> = (0..n).filter(|&k| best_set >> k & 1 != 0).map(|k| cands[k]).collect();
         let leaves = self.tree_leaves(root, &folded);
 
         // Slots: registers in A, B, C; a constant leaf as the immediate SrcB
         // (then the registers are in A and C).
         let imm_leaf = leaves.iter().copied().find(|&v| const_bits(self, v).is_some());
-        let regs: Vec<Value> = leaves.iter().copied().filter(|&v| Some(v) != imm_leaf).collect();
+        let regs: SmallVec<[Value; 3]> = leaves.iter().copied().filter(|&v| Some(v) != imm_leaf).collect();
         let mut slot: [Option<Value>; 3] = [None; 3];
         let order: &[usize] = if imm_leaf.is_some() { &[0, 2] } else { &[0, 1, 2] };
         for (k, &v) in regs.iter().enumerate() {
@@ -244,13 +249,14 @@ impl Lower<'_> {
             slot[1] = imm_leaf;
         }
         let tabs = [LUT_A, LUT_B, LUT_C];
-        let mut tables = HashMap::default();
+        // The leaves' tables (at most three, each leaf in one slot).
+        let mut tables: SmallVec<[(Value, u8); 3]> = SmallVec::new();
         for (k, s) in slot.iter().enumerate() {
             if let Some(v) = s {
-                tables.insert(*v, tabs[k]);
+                tables.push((*v, tabs[k]));
             }
         }
-        let lut = self.tree_eval(root, &folded, &tables, &mut HashMap::default());
+        let lut = self.tree_eval(root, &folded, &tables, &mut SmallVec::new());
         // Drop the inputs the table does not depend on.
         for k in 0..3 {
             if !lut_depends(lut, tabs[k]) {

@@ -113,7 +113,9 @@ impl Lower<'_> {
     fn use_count(&mut self, v: Value) -> u32 {
         let f = self.f;
         let counts = self.use_counts.get_or_insert_with(|| {
+            // (At its final size at once: counting never grows it.)
             let mut n: SecondaryMap<Value, u32> = SecondaryMap::with_capacity(f.dfg.num_values());
+            n.resize(f.dfg.num_values());
             for b in f.layout.blocks() {
                 for i in f.layout.block_insts(b) {
                     for a in f.dfg.inst_values(i) {
