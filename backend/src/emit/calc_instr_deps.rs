@@ -44,53 +44,35 @@ const YIELD: usize = control::YIELD.index as usize;
 const WSB: usize = control::WSB.index as usize;
 const REQ: usize = control::REQ.index as usize;
 
-/// A register a dependence can be carried by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Loc {
-    R(u32),
-    U(u32),
-    P(u32),
-    UP(u32),
-}
-
-impl Loc {
-    /// A dense index: R, then UR, P, UP, each with room beyond its
-    /// encodable range (a multi-register reference near the top).
-    fn index(self) -> u32 {
-        match self {
-            Loc::R(n) => n * 4,
-            Loc::U(n) => n * 4 + 1,
-            Loc::P(n) => n * 4 + 2,
-            Loc::UP(n) => n * 4 + 3,
+/// A register a dependence can be carried by, as a dense index: the four
+/// files interleaved (number × 4 + file), so the registers of a
+/// multi-register reference near the top of a file stay distinct from
+/// every other file's.
+fn dense(file: RegFile, n: u32) -> u32 {
+    n * 4
+        + match file {
+            RegFile::R => 0,
+            RegFile::UR => 1,
+            RegFile::P => 2,
+            RegFile::UP => 3,
         }
-    }
 }
 
 /// Appends the registers `i` reads (inputs, the guard included), then those
 /// it writes, to `flat` as dense indices; returns where the writes start.
 fn locs(i: &Inst, flat: &mut Vec<u32>) -> usize {
-    let mut mid = usize::MAX;
+    let mut mid = None;
     i.for_each_reg_ref(|file, num, count, written| {
-        if written && mid == usize::MAX {
-            mid = flat.len();
+        if written && mid.is_none() {
+            mid = Some(flat.len());
         }
-        // `Loc::index` of each register: the file's tag below the number.
-        let tag = match file {
-            RegFile::R => Loc::R(0),
-            RegFile::UR => Loc::U(0),
-            RegFile::P => Loc::P(0),
-            RegFile::UP => Loc::UP(0),
-        }
-        .index();
+        // `dense` of each register: the file's part once, outside the loop.
+        let tag = dense(file, 0);
         for n in num..num + count {
             flat.push(n * 4 + tag);
         }
     });
-    if mid == usize::MAX {
-        flat.len()
-    } else {
-        mid
-    }
+    mid.unwrap_or(flat.len())
 }
 
 /// What an instruction does to the flow of the warp.
