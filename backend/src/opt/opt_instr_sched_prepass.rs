@@ -63,7 +63,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
-use ursa_emit::latency::class_of_form;
+use ursa_emit::latency::{class_of_form, LatencyClass};
 use ursa_emit::mods::SReg;
 use ursa_emit::{fields, RegFile, ISA, PT, RZ, URZ};
 use ursa_isel::vcode::{Class, MInst, OpKind, Pseudo, VBlock, VCode, VReg};
@@ -223,9 +223,7 @@ struct Node {
 
 /// Fills `n` (its storage reused) with what `m`, of role `role`, reads and
 /// writes, in one pass over its operands and one over its register fields
-/// (no list of references). Whether it is a [`constant`] falls out of the
-/// same pass: the operands it reads as bit masks beside those a `Reuse`
-/// writes in place.
+/// (no list of references).
 fn node(m: &MInst, role: Role, n: &mut Node) {
     n.reads.clear();
     n.writes.clear();
@@ -234,22 +232,14 @@ fn node(m: &MInst, role: Role, n: &mut Node) {
     n.late_writes = true;
     let class = class_of_form(m.pieces[0].form());
     n.lat = class.latency() as u32;
-    // Operands read, operands a `Reuse` names (by place, when below 64).
-    let (mut has_def, mut used, mut reused, mut wide) = (false, 0u64, 0u64, false);
-    for (k, o) in m.opnds.iter().enumerate() {
+    for o in m.opnds.iter() {
         match o.kind {
             OpKind::Use => {
-                if k < 64 {
-                    used |= 1 << k;
-                } else {
-                    wide = true;
-                }
                 if !n.reads.contains(&o.vreg) {
                     n.reads.push(o.vreg);
                 }
             }
             kind => {
-                has_def = true;
                 if matches!(kind, OpKind::EarlyDef | OpKind::Temp) {
                     n.late_writes = false;
                 }
@@ -257,11 +247,6 @@ fn node(m: &MInst, role: Role, n: &mut Node) {
                     n.writes.push(o.vreg);
                 }
                 if let OpKind::Reuse(k) = kind {
-                    if k < 64 {
-                        reused |= 1 << k;
-                    } else {
-                        wide = true;
-                    }
                     let v = m.opnds[k as usize].vreg;
                     if !n.writes.contains(&v) {
                         n.writes.push(v);
@@ -284,23 +269,19 @@ fn node(m: &MInst, role: Role, n: &mut Node) {
             list.push((file, x));
         }
     });
-    n.constant = if wide {
-        constant(m, role, no_pregs)
-    } else {
-        role == Role::Pure && !class.variable() && no_pregs && has_def && used & !reused == 0
-    };
+    n.constant = constant(m, role, class, no_pregs);
 }
 
 /// Does instruction `m` of role `role` (pure) compute from immediates and
 /// the constant bank alone: fixed latency, no register read but the one it
 /// writes in place (the high half of a pair written into the register of
 /// its low half, `OpKind::Reuse`), no physical register (`no_pregs`)?
-fn constant(m: &MInst, role: Role, no_pregs: bool) -> bool {
-    if role != Role::Pure || class_of_form(m.pieces[0].form()).variable() {
+/// (`class`: the latency class of its form.)
+fn constant(m: &MInst, role: Role, class: LatencyClass, no_pregs: bool) -> bool {
+    if role != Role::Pure || !no_pregs || class.variable() {
         return false;
     }
-    no_pregs
-        && m.opnds.iter().any(|o| o.kind != OpKind::Use)
+    m.opnds.iter().any(|o| o.kind != OpKind::Use)
         && m.opnds.iter().enumerate().all(|(k, o)| o.kind != OpKind::Use || m.opnds.iter().any(|w| w.kind == OpKind::Reuse(k as u8)))
 }
 
