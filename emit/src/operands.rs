@@ -161,7 +161,6 @@ impl Inst {
         self.push_refs(ops, out);
     }
 
-    /// The references of the register operands `ops` of this instruction's form.
     /// The first register and the register count operand `op` names;
     /// None for its file's zero register (which names none).
     #[inline(always)]
@@ -170,6 +169,7 @@ impl Inst {
         (num != op.file.zero()).then(|| (num, self.width_bits(op.field, op.width).div_ceil(32).max(1)))
     }
 
+    /// The references of the register operands `ops` of this instruction's form.
     #[inline(always)]
     fn push_refs(&self, ops: &[RegOperand], out: &mut Vec<RegRef>) {
         for op in ops {

@@ -84,9 +84,8 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// the amount of a shift or the right side of a compare, neither one of the
 /// values the e-graph's rules single out ([`special_constant`]), or one
 /// bound of a minimum or maximum (the e-graph only moves it to the right),
-/// and no
-/// operand another instruction without effects computes (`bnot` of a
-/// `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
+/// and no operand another instruction without effects computes (`bnot` of
+/// a `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
 /// Identical instructions are already one (`legalize_vectors` makes each
 /// once per block), and the unused ones instruction selection drops.
 pub fn lanes_without_work(f: &Function) -> bool {
