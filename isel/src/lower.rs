@@ -123,6 +123,11 @@ pub struct Lower<'f> {
     /// How many instructions read each value, counted when a rule first
     /// asks (`rules/preds.rs`).
     pub(crate) use_counts: Option<SecondaryMap<Value, u32>>,
+    /// The narrow arguments passed on the stack that a rule asked for
+    /// extended to 32 bits, with the extension the first one asked for
+    /// ([`Lower::extended_stack_arg`]): set where their uses are lowered,
+    /// which come first, read by `lower_args`, which loads them so.
+    pub(crate) stack_arg_ext: HashMap<Value, Signed>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -165,6 +170,7 @@ impl<'f> Lower<'f> {
             fused_carry: HashMap::default(),
             quads: HashMap::default(),
             use_counts: None,
+            stack_arg_ext: HashMap::default(),
         }
     }
 
@@ -584,12 +590,12 @@ impl<'f> Lower<'f> {
                 let vals: Vec<Value> = f.dfg.inst_args(inst).to_vec();
                 let mut bundle = Bundle::pseudo(Pseudo::Ret);
                 let mut fixed_regs = Vec::new();
-                let (mut first_move, mut first_store) = (None, [None; 2]);
+                let (mut first_move, mut first_store) = (None, FirstOfKind::default());
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
                     if k >= abi::MAX_REG_ARGS {
                         let ofs = (k - abi::MAX_REG_ARGS) as i32 * abi::STACK_ARG_BYTES as i32;
-                        self.push_stack_arg(r, ofs, true, true, &mut first_store);
+                        self.push_stack_arg(r, ofs, true, true, None, &mut first_store);
                         continue;
                     }
                     let r = abi::to_abi_pair(self, r, &mut first_move);
@@ -754,11 +760,11 @@ impl<'f> Lower<'f> {
         // Arguments into their ABI pairs.
         let mut fixed = Vec::new();
         let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
-        let (mut first_move, mut first_store) = (None, [None; 2]);
+        let (mut first_move, mut first_store) = (None, FirstOfKind::default());
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
-                self.push_stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false, &mut first_store);
+                self.push_stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false, None, &mut first_store);
                 continue;
             }
             let r = abi::to_abi_pair(self, r, &mut first_move);
@@ -810,9 +816,9 @@ impl<'f> Lower<'f> {
             let mv = self.lo32_into(pr, s);
             self.push(mv);
         }
-        let mut first_load = [None; 2];
+        let mut first_load = FirstOfKind::default();
         for (d, ofs) in stack_results {
-            self.push_stack_arg(d, ofs, false, false, &mut first_load);
+            self.push_stack_arg(d, ofs, false, false, None, &mut first_load);
         }
         Ok(Some(SmallVec::from_vec(outs)))
     }
@@ -820,21 +826,27 @@ impl<'f> Lower<'f> {
     /// A store (`store`) or load of a stack-passed argument or result at
     /// `ofs` from the stack pointer at the call: the caller's `[R1 + ofs]`,
     /// or for the callee (`incoming`) `[R1 + frame size + ofs]`.
-    fn stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool) -> MInst {
+    /// `dtype`: the width of a load (`None`: 32 bits, or 64 for a pair;
+    /// the extending ones for a narrow argument, [`Lower::extended_stack_arg`]).
+    fn stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool, dtype: Option<mods::MEMDType>) -> MInst {
         use ursa_emit::forms;
         let pair = self.vcode.class(r) == Class::RPair;
         let b = if incoming { Bundle::pseudo(Pseudo::FrameRel { offset: ofs }) } else { Bundle::new() };
         let b = if store { b.inst(forms::STL_RIR).use_(STL_RIR::RB, r) } else { b.inst(forms::LDL_RI).def(LDL_RI::RD, r) };
         let b = b.set([LDL_RI::RA, STL_RIR::RA], R(abi::SP as u8)).set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(ofs as i64));
-        let b = if pair { b.set([LDL_RI::DTYPE, STL_RIR::DTYPE], mods::MEMDType::_64) } else { b };
+        let dtype = if pair { Some(mods::MEMDType::_64) } else { dtype };
+        let b = match dtype {
+            Some(d) => b.set([LDL_RI::DTYPE, STL_RIR::DTYPE], d),
+            None => b,
+        };
         b.build()
     }
 
-    /// Pushes [`Lower::stack_arg`]: the first of each class (`first`, by
-    /// whether it is a pair) built, the next ones copies of it (the
+    /// Pushes [`Lower::stack_arg`]: the first of each kind (`first`, by
+    /// [`stack_arg_kind`]) built, the next ones copies of it (the
     /// stack-passed lanes of a vector repeat one instruction).
-    fn push_stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool, first: &mut [Option<usize>; 2]) {
-        let first = &mut first[(self.vcode.class(r) == Class::RPair) as usize];
+    fn push_stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool, dtype: Option<mods::MEMDType>, first: &mut FirstOfKind) {
+        let first = &mut first[stack_arg_kind(self.vcode.class(r), dtype)];
         match *first {
             Some(at) => {
                 let m = restack(&self.cur[at], r, ofs);
@@ -842,10 +854,33 @@ impl<'f> Lower<'f> {
             }
             None => {
                 *first = Some(self.cur.len());
-                let m = self.stack_arg(r, ofs, store, incoming);
+                let m = self.stack_arg(r, ofs, store, incoming, dtype);
                 self.push(m);
             }
         }
+    }
+
+    /// `v` (alias resolved) if it is a narrow (`i8`, `i16`) argument of a
+    /// device function passed on the stack and not yet asked for with the
+    /// other extension than `s` ([`Lower::extended_stack_arg`]).
+    pub fn stack_arg_extendable(&mut self, s: &Signed, v: Value) -> Option<Value> {
+        let f = self.f;
+        let v = f.dfg.resolve_aliases(v);
+        let ir::ValueDef::Param(b, k) = f.dfg.value_def(v) else { return None };
+        let narrow = matches!(f.dfg.value_type(v), types::I8 | types::I16);
+        let free = self.stack_arg_ext.get(&v).is_none_or(|e| e == s);
+        (!self.kernel && narrow && free && k >= abi::MAX_REG_ARGS && Some(b) == f.layout.entry_block()).then_some(v)
+    }
+
+    /// Stack argument `v` ([`Lower::stack_arg_extendable`]) extended to 32
+    /// bits as `s` asks: its own register, which `lower_args` loads with the
+    /// extending `LDL` (`.S8`, `.U8`, `.S16`, `.U16`) of the first extension
+    /// asked for. As the lowering goes backwards, every use is lowered before
+    /// the load; the other extension, asked for later, extends the loaded
+    /// register by its usual rule (the low bits are the argument's).
+    pub fn extended_stack_arg(&mut self, s: &Signed, v: Value) -> VReg {
+        self.stack_arg_ext.insert(v, *s);
+        self.use_value(v)
     }
 
     /// A kernel intrinsic's machine instructions; its result (if any) in a
@@ -988,7 +1023,7 @@ impl<'f> Lower<'f> {
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
             if k >= abi::MAX_REG_ARGS {
-                stack_params.push((want, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack)));
+                stack_params.push((want, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), p));
                 continue;
             }
             if self.vcode.class(want) == Class::RPair {
@@ -1016,10 +1051,33 @@ impl<'f> Lower<'f> {
                 }
             }
         }
-        let mut first_load = [None; 2];
-        for (want, ofs) in stack_params {
-            self.push_stack_arg(want, ofs, false, true, &mut first_load);
+        let mut first_load = FirstOfKind::default();
+        for (want, ofs, p) in stack_params {
+            let dtype = self.stack_arg_ext.get(&p).map(|s| match (f.dfg.value_type(p) == types::I8, s) {
+                (true, Signed::S32) => mods::MEMDType::S8,
+                (true, Signed::U32) => mods::MEMDType::U8,
+                (false, Signed::S32) => mods::MEMDType::S16,
+                (false, Signed::U32) => mods::MEMDType::U16,
+            });
+            self.push_stack_arg(want, ofs, false, true, dtype, &mut first_load);
         }
+    }
+}
+
+/// The first stack argument or result load or store of each kind pushed
+/// (by [`stack_arg_kind`]), which the next ones of that kind copy.
+type FirstOfKind = [Option<usize>; 6];
+
+/// The kind of a stack argument access: a 32-bit register, a pair, or a
+/// narrow load extending to 32 bits (`.U8`, `.S8`, `.U16`, `.S16`).
+fn stack_arg_kind(class: Class, dtype: Option<mods::MEMDType>) -> usize {
+    match (class, dtype) {
+        (Class::RPair, _) => 1,
+        (_, Some(mods::MEMDType::U8)) => 2,
+        (_, Some(mods::MEMDType::S8)) => 3,
+        (_, Some(mods::MEMDType::U16)) => 4,
+        (_, Some(mods::MEMDType::S16)) => 5,
+        _ => 0,
     }
 }
 
