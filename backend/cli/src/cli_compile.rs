@@ -86,6 +86,14 @@ pub fn compile(
     fminmax_nan: FminmaxNan,
 ) -> Result<(), String> {
     quiet_panics();
+    let printing = if disasm {
+        Some("-S")
+    } else if !print_after.is_empty() {
+        Some("--print-after")
+    } else {
+        None
+    };
+    ursa_cli::output::check_stdout_free(output.as_deref(), printing)?;
     let print_after = print_after
         .iter()
         .map(|p| {
@@ -212,7 +220,7 @@ pub fn compile(
         }
     }
     let out = output.unwrap_or_else(|| input.with_extension("o"));
-    std::fs::write(&out, elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+    ursa_cli::output::write_output(&out, &elf::write(&obj))
 }
 
 /// The `Used N registers` of `ptxas -v` for code whose highest R register is

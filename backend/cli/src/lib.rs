@@ -14,6 +14,7 @@ pub mod fuzz_props;
 pub mod fuzzgen;
 pub mod input;
 pub mod kernelgen;
+pub mod output;
 
 /// The compiler options every compilation of the tool starts from: what the
 /// environment asks for. `URSA_REGALLOC2` (set to anything but `0`) sends every

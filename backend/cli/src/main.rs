@@ -28,8 +28,9 @@ enum Cmd {
         /// The assembly source (syntax: docs/encoding.md; directives: `.kernel`,
         /// `.func`, `.param NAME, TYPE|SIZE`, `.shared`, `.local`, `.regs`).
         input: PathBuf,
-        /// The object to write [default: the input with the extension .o,
-        /// next to it]; with `--text`, the assembly [default: stdout].
+        /// The object to write (`-`: standard output) [default: the input
+        /// with the extension .o, next to it]; with `--text`, the assembly
+        /// [default: stdout].
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Drop the control bits of the input and fill them as the compiler
@@ -55,8 +56,8 @@ enum Cmd {
     Compile {
         /// The CLIF file (required; `--kernel IN.clif` also names it).
         input: Option<PathBuf>,
-        /// The object to write [default: the input with the extension .o,
-        /// next to it].
+        /// The object to write (`-`: standard output, without `-S` or
+        /// `--print-after`) [default: the input with the extension .o, next to it].
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// `--kernel`: every function is a kernel. `--kernel NAME`
@@ -357,7 +358,7 @@ fn cmd_asm(input: &Path, output: Option<PathBuf>, auto_control: bool, as_text: b
         text = ursa_backend::emit::auto_control::auto_control(&text, &input.display().to_string())?;
         if as_text {
             return match output {
-                Some(out) => std::fs::write(&out, text).map_err(|e| format!("{}: {}", out.display(), e)),
+                Some(out) => ursa_cli::output::write_output(&out, text.as_bytes()),
                 None => {
                     use std::io::Write;
                     std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string())
@@ -367,7 +368,7 @@ fn cmd_asm(input: &Path, output: Option<PathBuf>, auto_control: bool, as_text: b
     }
     let obj = ursa_emit::asm::assemble(&text, &input.display().to_string()).map_err(|e| e.to_string())?;
     let out = output.unwrap_or_else(|| input.with_extension("o"));
-    std::fs::write(&out, ursa_emit::elf::write(&obj)).map_err(|e| format!("{}: {}", out.display(), e))
+    ursa_cli::output::write_output(&out, &ursa_emit::elf::write(&obj))
 }
 
 fn cmd_disasm(input: Option<&Path>, hex: Option<Vec<String>>) -> Result<(), String> {

@@ -224,3 +224,31 @@ fn compile_reads_runtest_headers_as_test_does() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("runtest_header.clif:8:"), "{}", stderr(&o));
 }
+
+#[test]
+fn dash_output_is_standard_output() {
+    // `-o -` writes the object to standard output (the bytes a file gets),
+    // and no file named `-`; beside `-S` (text on standard output too) it
+    // is refused.
+    let src =
+        write("dash.clif", "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 1\n    v2 = iadd v0, v1\n    return v2\n}\n");
+    let dir = std::path::Path::new(&src).parent().unwrap().to_path_buf();
+    let file = tmp("dash_file.o");
+    let o = ursa(&["compile", &src, "-o", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ursa")).current_dir(&dir).args(["compile", &src, "-o", "-"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, std::fs::read(&file).unwrap());
+    assert!(!dir.join("-").exists(), "a file named `-` was written");
+    let o = ursa(&["compile", &src, "-o", "-", "-S"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("-o - writes the object to standard output"), "{}", stderr(&o));
+
+    let asm = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/saxpy_int.s");
+    let a = tmp("dash_asm.o");
+    let o = ursa(&["asm", asm, "-o", a.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ursa(&["asm", asm, "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, std::fs::read(&a).unwrap());
+}
