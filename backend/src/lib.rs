@@ -76,7 +76,7 @@ pub use pipeline::{Ir, Pass};
 pub use ursa_isel::lower::FminmaxNan;
 pub use ursa_isel::DataLayout;
 
-use emit::{calc_instr_deps, encode, lower_vcode, opt_branches};
+use emit::{calc_instr_deps, encode, lower_vcode, opt_branches, opt_copy_prop_backward};
 use mid::{
     legalize_atomics, legalize_div, legalize_f128, legalize_f16, legalize_i128, legalize_libcalls, legalize_memory, legalize_try_calls,
     legalize_vectors, opt_constant_phis, opt_egraph, opt_inline, opt_merge_accesses, opt_step_pointers, opt_unreachable_code,
@@ -406,6 +406,8 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
         }
     };
     run.ran(Pass::place_spill_slots, &homes);
+    opt_copy_prop_backward::opt_copy_prop_backward(&mut code);
+    run.ran(Pass::opt_copy_prop_backward, &code);
     opt_branches::opt_branches(&mut code);
     run.ran(Pass::opt_branches, &code);
     opt_idle_regions::opt_idle_regions(&mut code);

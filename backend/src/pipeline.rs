@@ -140,6 +140,8 @@ passes! {
     insert_reconvergence: "reconv", Code;
     /// Registers renamed densely from `R0` up (after regalloc2), copies that became no-ops deleted.
     pack_regs: "regalloc", Code;
+    /// Copies whose source was computed only for them: the computation writes the copy's destination instead.
+    opt_copy_prop_backward: "emit", Code;
     /// Jump threading, exits for branches to an exit, no branches to the next instruction.
     opt_branches: "emit", Code;
     /// Convergence regions left without a branch in them deleted.

@@ -5,3 +5,4 @@ pub mod calc_instr_deps;
 pub mod encode;
 pub mod lower_vcode;
 pub mod opt_branches;
+pub mod opt_copy_prop_backward;

@@ -56,6 +56,43 @@ pub struct Code {
     pub dropped_copies: usize,
 }
 
+impl Code {
+    /// The blocks as item ranges, with successors (into `ranges` and
+    /// `succs`, replacing their contents).
+    pub fn blocks(&self, ranges: &mut Vec<(usize, usize)>, succs: &mut Vec<smallvec::SmallVec<[usize; 2]>>) {
+        let n = self.items.len();
+        let nb = self.block_start.len();
+        ranges.clear();
+        ranges.extend((0..nb).map(|b| (self.block_start[b], if b + 1 < nb { self.block_start[b + 1] } else { n })));
+        succs.clear();
+        succs.resize(nb, smallvec::SmallVec::new());
+        for b in 0..nb {
+            let (s, e) = ranges[b];
+            let mut falls = true;
+            for it in &self.items[s..e] {
+                if let Some(t) = it.target {
+                    succs[b].push(t.0 as usize);
+                    if !it.inst.is_guarded() {
+                        falls = false;
+                    }
+                }
+            }
+            if let Some(last) = self.items[s..e].last() {
+                let op = last.inst.def().optype;
+                if ([ursa_emit::optypes::RET::ID, ursa_emit::optypes::EXIT::ID, ursa_emit::optypes::BPT::ID].contains(&op)
+                    || is_tail_jump(last))
+                    && !last.inst.is_guarded()
+                {
+                    falls = false;
+                }
+            }
+            if falls && b + 1 < nb {
+                succs[b].push(b + 1);
+            }
+        }
+    }
+}
+
 /// The one way to make an [`Item`]: `Item::new(i)` (no target, label, call
 /// or implicit registers), then the steps that add them.
 impl Item {

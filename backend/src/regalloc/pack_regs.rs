@@ -380,39 +380,6 @@ impl Groups<'_> {
     }
 }
 
-/// The blocks of `code` as item ranges, with successors (into `ranges` and
-/// `succs`, replacing their contents).
-fn blocks(code: &Code, ranges: &mut Vec<(usize, usize)>, succs: &mut Vec<SmallVec<[usize; 2]>>) {
-    let n = code.items.len();
-    let nb = code.block_start.len();
-    ranges.clear();
-    ranges.extend((0..nb).map(|b| (code.block_start[b], if b + 1 < nb { code.block_start[b + 1] } else { n })));
-    reset(succs, nb, SmallVec::new());
-    for b in 0..nb {
-        let (s, e) = ranges[b];
-        let mut falls = true;
-        for it in &code.items[s..e] {
-            if let Some(t) = it.target {
-                succs[b].push(t.0 as usize);
-                if !it.inst.is_guarded() {
-                    falls = false;
-                }
-            }
-        }
-        if let Some(last) = code.items[s..e].last() {
-            let op = last.inst.def().optype;
-            if ([optypes::RET::ID, optypes::EXIT::ID, optypes::BPT::ID].contains(&op) || crate::ir::code::is_tail_jump(last))
-                && !last.inst.is_guarded()
-            {
-                falls = false;
-            }
-        }
-        if falls && b + 1 < nb {
-            succs[b].push(b + 1);
-        }
-    }
-}
-
 /// Highest register of `file` touched + 1.
 fn highest_reg(refs: &Refs, file: RegFile) -> u32 {
     refs.all.iter().filter(|r| r.file == file).map(|r| r.num + r.count).max().unwrap_or(0)
@@ -673,7 +640,7 @@ impl Scratch {
         let sp_free = !acc.iter().any(|a| a.reads.iter().chain(a.writes.iter()).any(|r| r.num <= SP && SP < r.num + r.count))
             && !(0..code.items.len()).any(is_call);
         let reserved = if file != RegFile::R || sp_free { u32::MAX } else { SP };
-        blocks(code, ranges, succs);
+        code.blocks(ranges, succs);
         Some(FileCtx { file, limit, nregs, above_file, reserved, nb: ranges.len(), nw: 0 })
     }
 

@@ -199,7 +199,13 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs one kernel: every compilation and engine, and the reference.
 pub fn check(k: &Kernel) -> Outcome {
-    match catch_unwind(AssertUnwindSafe(|| check_inner(k))) {
+    check_with_limit(k, STEP_LIMIT)
+}
+
+/// [`check`] with `step_limit` in place of [`STEP_LIMIT`] (for the tests of
+/// the limit's rules).
+pub fn check_with_limit(k: &Kernel, step_limit: u64) -> Outcome {
+    match catch_unwind(AssertUnwindSafe(|| check_inner(k, step_limit))) {
         Ok(o) => o,
         Err(e) => Outcome::Fail(Failure { kind: FailKind::Panic, message: format!("panic: {}", panic_message(&*e)) }),
     }
@@ -243,19 +249,20 @@ pub fn describe_diff(k: &Kernel, a: &RunOut, b: &RunOut, an: &str, bn: &str) -> 
 }
 
 /// Does the unoptimized kernel (SSA assignment, strict interpreter) reach
-/// the step limit too? Then a run that reached it is not a failure.
-fn too_long(k: &Kernel, f: &Function) -> bool {
-    compile(f, (OptLevel::None, false)).is_ok_and(|p| launch(k, &p, Engine::Interpreter, true).is_err_and(|e| e.contains("step limit")))
+/// `step_limit` too? Then a run that reached it is not a failure.
+fn too_long(k: &Kernel, f: &Function, step_limit: u64) -> bool {
+    compile(f, (OptLevel::None, false))
+        .is_ok_and(|p| launch_within(k, &p, Engine::Interpreter, true, step_limit).is_err_and(|e| e.contains("step limit")))
 }
 
-fn check_inner(k: &Kernel) -> Outcome {
+fn check_inner(k: &Kernel, step_limit: u64) -> Outcome {
     let f = build::build(k);
-    match check_within(k, &f, STEP_LIMIT) {
+    match check_within(k, &f, step_limit) {
         // Legitimately long: the unoptimized kernel needs as much.
-        StepLimited(_) if too_long(k, &f) => Outcome::Skip,
+        StepLimited(_) if too_long(k, &f, step_limit) => Outcome::Skip,
         // Some configuration issues more than the unoptimized code: with
         // room for that, a limit still reached is a loop that does not end.
-        StepLimited(_) => match check_within(k, &f, STEP_ROOM * STEP_LIMIT) {
+        StepLimited(_) => match check_within(k, &f, STEP_ROOM * step_limit) {
             StepLimited(m) => Outcome::Fail(Failure { kind: FailKind::Mismatch, message: m }),
             Done(o) => o,
         },
