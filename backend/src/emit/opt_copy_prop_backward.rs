@@ -31,66 +31,71 @@
 use smallvec::SmallVec;
 use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{optypes, RegFile, RegSlot};
-use ursa_isel::bitset::BitSet;
 
-use crate::ir::code::Code;
-use crate::regalloc::liveness::Liveness;
+use crate::ir::code::{Code, Item};
 
 /// The stack pointer: never given to a copy's definition here.
 const SP: u32 = 1;
 /// `RZ`.
 const RZ: u32 = 255;
 
-type RegSet = BitSet<u32>;
+/// A set of general registers (`R0`–`R254`).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Regs([u64; 4]);
+
+impl Regs {
+    fn contains(&self, r: u32) -> bool {
+        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
+    }
+    fn insert(&mut self, r: u32) {
+        self.0[(r / 64) as usize] |= 1 << (r % 64);
+    }
+    fn remove(&mut self, r: u32) {
+        self.0[(r / 64) as usize] &= !(1 << (r % 64));
+    }
+}
 
 /// The general registers an item reads and writes (a guarded write, which
 /// may leave the old value, also counts as a read).
+#[derive(Clone, Copy)]
 struct Uses {
-    reads: RegSet,
-    writes: RegSet,
+    reads: Regs,
+    writes: Regs,
     /// The writes happen: unguarded, not `predicated`.
     sure: bool,
 }
 
 /// Runs the rule over `code`; how many copies were deleted.
 pub fn opt_copy_prop_backward(code: &mut Code) -> usize {
-    if code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
+    // Most functions have no copy at all.
+    if !code.items.iter().any(|it| it.inst.form() == forms::MOV_R) || code.items.iter().any(|it| it.inst.has_dynamic_regs()) {
         return 0;
     }
-    let mut uses: Vec<Uses> = code.items.iter().map(uses_of).collect();
+    // Each item's registers, found when a scan first reaches it.
+    let mut uses = UsesOf { cache: vec![None; code.items.len()] };
     let mut ranges = Vec::new();
     let mut succs: Vec<SmallVec<[usize; 2]>> = Vec::new();
     code.blocks(&mut ranges, &mut succs);
-    let nb = ranges.len();
-    let mut live: Liveness = Liveness::default();
-    live.reset(nb, 256);
-    for (b, &(s, e)) in ranges.iter().enumerate() {
-        let (gen, kill) = (&mut live.gen[b], &mut live.kill[b]);
-        for u in uses[s..e].iter().rev() {
-            if u.sure {
-                for r in u.writes.iter() {
-                    kill.insert(r);
-                    gen.remove(r);
-                }
-            }
-            gen.union_with(&u.reads);
-        }
-    }
-    live.solve((0..nb).rev(), |b| succs[b].iter().copied());
-
+    // The registers live out of each block, solved when a copy first asks.
+    let mut live_out: Option<Vec<Regs>> = None;
     let mut removed = vec![false; code.items.len()];
     let mut deleted = 0;
     for (b, &(s, e)) in ranges.iter().enumerate() {
         for j in s..e {
             let Some((d, src)) = plain_copy(code, j) else { continue };
-            let Some(k) = definition(code, &uses, &removed, s, j, d, src) else { continue };
-            if !dead_after(&uses, &removed, j, e, src, &live.live_out[b]) {
+            let Some(k) = definition(code, &mut uses, &removed, s, j, d, src) else { continue };
+            let dead = match dead_in_block(code, &mut uses, &removed, j, e, src) {
+                Some(dead) => dead,
+                None => !live_out.get_or_insert_with(|| liveness(code, &mut uses, &ranges, &succs))[b].contains(src),
+            };
+            if !dead {
                 continue;
             }
             let Some(field) = sole_r_write(code, k, src) else { continue };
             code.items[k].inst.set_at(field, d as u64);
-            uses[k].writes.remove(src);
-            uses[k].writes.insert(d);
+            let u = uses.get(code, k);
+            u.writes.remove(src);
+            u.writes.insert(d);
             removed[j] = true;
             deleted += 1;
             if plain_copy(code, k).is_some_and(|(d, s)| d == s) {
@@ -105,11 +110,62 @@ pub fn opt_copy_prop_backward(code: &mut Code) -> usize {
     deleted
 }
 
+/// [`Uses`] per item, found at the first ask.
+struct UsesOf {
+    cache: Vec<Option<Uses>>,
+}
+
+impl UsesOf {
+    fn get(&mut self, code: &Code, i: usize) -> &mut Uses {
+        self.cache[i].get_or_insert_with(|| uses_of(&code.items[i]))
+    }
+}
+
+/// The registers live out of each block (`ranges`, `succs`), by the
+/// backward dataflow `regalloc/liveness.rs` describes.
+fn liveness(code: &Code, uses: &mut UsesOf, ranges: &[(usize, usize)], succs: &[SmallVec<[usize; 2]>]) -> Vec<Regs> {
+    let nb = ranges.len();
+    let (mut gen, mut kill) = (vec![Regs::default(); nb], vec![Regs::default(); nb]);
+    for (b, &(s, e)) in ranges.iter().enumerate() {
+        for i in (s..e).rev() {
+            let u = *uses.get(code, i);
+            for w in 0..4 {
+                if u.sure {
+                    kill[b].0[w] |= u.writes.0[w];
+                    gen[b].0[w] &= !u.writes.0[w];
+                }
+                gen[b].0[w] |= u.reads.0[w];
+            }
+        }
+    }
+    let (mut live_in, mut live_out) = (vec![Regs::default(); nb], vec![Regs::default(); nb]);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut out = Regs::default();
+            for &t in &succs[b] {
+                for w in 0..4 {
+                    out.0[w] |= live_in[t].0[w];
+                }
+            }
+            let mut inn = Regs::default();
+            for w in 0..4 {
+                inn.0[w] = gen[b].0[w] | (out.0[w] & !kill[b].0[w]);
+            }
+            changed |= inn != live_in[b];
+            live_in[b] = inn;
+            live_out[b] = out;
+        }
+    }
+    live_out
+}
+
 /// Item `j` as a plain 32-bit copy (destination, source) between general
 /// registers other than the stack pointer and `RZ`, unguarded.
 fn plain_copy(code: &Code, j: usize) -> Option<(u32, u32)> {
     let it = &code.items[j];
-    if it.inst.form() != forms::MOV_R || it.inst.is_guarded() || it.predicated {
+    if it.inst.form() != forms::MOV_R || it.predicated || it.inst.is_guarded() {
         return None;
     }
     let d = it.inst.get_at(MOV_R::RD.index as usize) as u32;
@@ -120,15 +176,16 @@ fn plain_copy(code: &Code, j: usize) -> Option<(u32, u32)> {
 /// The item before copy `j` (from `start`, the block's first) that writes
 /// its source `src`, if nothing between names `src` or `d` and none of them
 /// is a call or a branch; the item itself must not write `d`.
-fn definition(code: &Code, uses: &[Uses], removed: &[bool], start: usize, j: usize, d: u32, src: u32) -> Option<usize> {
+fn definition(code: &Code, uses: &mut UsesOf, removed: &[bool], start: usize, j: usize, d: u32, src: u32) -> Option<usize> {
     for k in (start..j).rev() {
         if removed[k] {
             continue;
         }
-        let (u, it) = (&uses[k], &code.items[k]);
+        let it = &code.items[k];
         if it.target.is_some() || it.call.is_some() || it.inst.def().optype == optypes::CALL::ID {
             return None;
         }
+        let u = uses.get(code, k);
         if u.writes.contains(src) {
             return (!u.writes.contains(d)).then_some(k);
         }
@@ -139,21 +196,23 @@ fn definition(code: &Code, uses: &[Uses], removed: &[bool], start: usize, j: usi
     None
 }
 
-/// Whether `src` is dead after copy `j` in the block ending before `end`
-/// whose live-out registers are `live_out`.
-fn dead_after(uses: &[Uses], removed: &[bool], j: usize, end: usize, src: u32, live_out: &RegSet) -> bool {
-    for (m, u) in uses.iter().enumerate().take(end).skip(j + 1) {
+/// Whether `src` is dead after copy `j` as far as its block (ending before
+/// `end`) tells: `Some(false)` read before written again, `Some(true)`
+/// written first, `None` neither (then the block's live-out registers tell).
+fn dead_in_block(code: &Code, uses: &mut UsesOf, removed: &[bool], j: usize, end: usize, src: u32) -> Option<bool> {
+    for m in j + 1..end {
         if removed[m] {
             continue;
         }
+        let u = uses.get(code, m);
         if u.reads.contains(src) {
-            return false;
+            return Some(false);
         }
         if u.writes.contains(src) && u.sure {
-            return true;
+            return Some(true);
         }
     }
-    !live_out.contains(src)
+    None
 }
 
 /// The field of item `k` that writes `src`, if that is its only general
@@ -173,8 +232,8 @@ fn sole_r_write(code: &Code, k: usize, src: u32) -> Option<usize> {
 
 /// The general registers item `it` reads and writes, its ABI registers
 /// included.
-fn uses_of(it: &crate::ir::code::Item) -> Uses {
-    let mut u = Uses { reads: RegSet::new(256), writes: RegSet::new(256), sure: !it.inst.is_guarded() && !it.predicated };
+fn uses_of(it: &Item) -> Uses {
+    let mut u = Uses { reads: Regs::default(), writes: Regs::default(), sure: !it.inst.is_guarded() && !it.predicated };
     it.inst.for_each_reg_ref(|file, num, count, written| {
         if file == RegFile::R {
             for r in (num..num + count).filter(|&r| r != RZ) {
@@ -186,12 +245,17 @@ fn uses_of(it: &crate::ir::code::Item) -> Uses {
             }
         }
     });
-    u.reads.extend(it.implicit.reads.iter().copied());
-    u.writes.extend(it.implicit.writes.iter().copied());
+    for &r in &it.implicit.reads {
+        u.reads.insert(r);
+    }
+    for &r in &it.implicit.writes {
+        u.writes.insert(r);
+    }
     if !u.sure {
         // A write that may not happen keeps the old value: read too.
-        let w = u.writes.clone();
-        u.reads.union_with(&w);
+        for w in 0..4 {
+            u.reads.0[w] |= u.writes.0[w];
+        }
     }
     u
 }
