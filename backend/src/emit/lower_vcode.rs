@@ -209,6 +209,12 @@ struct Layout<'a> {
     asg: &'a Assignment,
     homes: &'a SlotHomes,
     frame_size: u32,
+    /// How far `R1` moves down at the entry (and back at the exits): the
+    /// frame, or 0 where the function calls nothing and has no stack slot
+    /// or spill slot in memory. Its only frame-relative accesses, of the
+    /// stack-passed arguments and results, are then made from the entry
+    /// `R1` (`docs/abi.md`).
+    sp_delta: u32,
     items: Vec<Item>,
     /// Block starts as (item index, label): labels below the number of VCode
     /// blocks are those blocks, the others join points and cold blocks of
@@ -235,12 +241,15 @@ impl<'a> Layout<'a> {
     fn new(vcode: &'a VCode, asg: &'a Assignment, homes: &'a SlotHomes) -> Self {
         // The incoming stack arguments sit at the top of the frame, just below
         // the stack pointer at entry (`docs/abi.md`).
-        let frame_size = ((vcode.slots_size + homes.memory_bytes() + 15) & !15) + ((vcode.incoming_bytes + 15) & !15);
+        let own = (vcode.slots_size + homes.memory_bytes() + 15) & !15;
+        let frame_size = own + ((vcode.incoming_bytes + 15) & !15);
+        let sp_delta = if own == 0 && !vcode.makes_calls { 0 } else { frame_size };
         Layout {
             vcode,
             asg,
             homes,
             frame_size,
+            sp_delta,
             // Room for every piece, two per move (a pair's words) and a
             // branch per block: laying out seldom grows (and moves) `items`.
             items: Vec::with_capacity(
@@ -269,9 +278,9 @@ impl<'a> Layout<'a> {
         let at = (i, b);
         match &m.pseudo {
             Pseudo::None | Pseudo::Call | Pseudo::FrameRel { .. } => self.pieces(m, allocs, at)?,
-            Pseudo::Args => self.move_sp(-(self.frame_size as i64)),
+            Pseudo::Args => self.move_sp(-(self.sp_delta as i64)),
             Pseudo::Ret => {
-                self.move_sp(self.frame_size as i64);
+                self.move_sp(self.sp_delta as i64);
                 let mut r = inst(forms::RET_R);
                 r.set(RET_R::RA, R(abi::LINK as u8));
                 let mut implicit = fixed_regs(self.vcode, m);
@@ -280,7 +289,7 @@ impl<'a> Layout<'a> {
             }
             Pseudo::TailCall { stack, indirect } => self.tail_call(m, allocs, at, *stack as usize, *indirect)?,
             Pseudo::Exit => {
-                self.move_sp(self.frame_size as i64);
+                self.move_sp(self.sp_delta as i64);
                 self.items.push(Item::new(inst(forms::EXIT_X)));
             }
             Pseudo::Trap { code } => {
@@ -322,9 +331,9 @@ impl<'a> Layout<'a> {
         Ok(())
     }
 
-    /// `IADD R1, R1, delta` where the function has a frame.
+    /// `IADD R1, R1, delta` where `R1` moves ([`Layout::sp_delta`]).
     fn move_sp(&mut self, delta: i64) {
-        if self.frame_size > 0 {
+        if self.sp_delta > 0 {
             self.items.push(Item::new(iadd_imm(abi::SP as u32, abi::SP as u32, delta)));
         }
     }
@@ -357,7 +366,7 @@ impl<'a> Layout<'a> {
         }
         let placed = &mut self.items[base..];
         if let Pseudo::FrameRel { offset } = m.pseudo {
-            placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(self.frame_size as i64 + offset as i64));
+            placed[0].inst.set([LDL_RI::OFS, STL_RIR::OFS], abi::ofs_field(self.sp_delta as i64 + offset as i64));
         }
         for fx in m.fixups.iter() {
             if fx.hi && self.vcode.has_quads && m.is_quad_hi(fx) {
@@ -403,7 +412,7 @@ impl<'a> Layout<'a> {
             let r = reg_of(allocs, first + j, at)?;
             let mut s = inst(forms::STL_RIR);
             s.set(STL_RIR::RA, R(abi::SP as u8));
-            let ofs = self.frame_size as i64 + abi::stack_arg_offset(j, stack) as i64;
+            let ofs = self.sp_delta as i64 + abi::stack_arg_offset(j, stack) as i64;
             s.set(STL_RIR::OFS, abi::ofs_field(ofs));
             s.set(STL_RIR::RB, R(r as u8));
             if self.vcode.class(m.opnds[first + j].vreg) == Class::RPair {
@@ -411,7 +420,7 @@ impl<'a> Layout<'a> {
             }
             self.items.push(Item::new(s));
         }
-        self.move_sp(self.frame_size as i64);
+        self.move_sp(self.sp_delta as i64);
         let mut implicit = fixed_regs(self.vcode, m);
         implicit.reads.push(abi::SP as u32);
         let jump = if indirect {
