@@ -1023,7 +1023,11 @@ impl<'f> Lower<'f> {
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
             if k >= abi::MAX_REG_ARGS {
-                stack_params.push((want, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), p));
+                // An argument no instruction reads is not loaded (the
+                // lowering went backwards: every reader is lowered).
+                if self.is_used(p) {
+                    stack_params.push((want, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), p));
+                }
                 continue;
             }
             if self.vcode.class(want) == Class::RPair {
