@@ -86,7 +86,7 @@ pub fn opt_copy_prop_backward(code: &mut Code) -> usize {
             let Some(k) = definition(code, &mut uses, &removed, s, j, d, src) else { continue };
             let dead = match dead_in_block(code, &mut uses, &removed, j, e, src) {
                 Some(dead) => dead,
-                None => !live_out.get_or_insert_with(|| liveness(code, &mut uses, &ranges, &succs))[b].contains(src),
+                None => !live_out.get_or_insert_with(|| liveness(code, &mut uses, &removed, &ranges, &succs))[b].contains(src),
             };
             if !dead {
                 continue;
@@ -121,13 +121,14 @@ impl UsesOf {
     }
 }
 
-/// The registers live out of each block (`ranges`, `succs`), by the
-/// backward dataflow `regalloc/liveness.rs` describes.
-fn liveness(code: &Code, uses: &mut UsesOf, ranges: &[(usize, usize)], succs: &[SmallVec<[usize; 2]>]) -> Vec<Regs> {
+/// The registers live out of each block (`ranges`, `succs`) of the code as
+/// it is now (the copies `removed` gone), by the backward dataflow
+/// `regalloc/liveness.rs` describes.
+fn liveness(code: &Code, uses: &mut UsesOf, removed: &[bool], ranges: &[(usize, usize)], succs: &[SmallVec<[usize; 2]>]) -> Vec<Regs> {
     let nb = ranges.len();
     let (mut gen, mut kill) = (vec![Regs::default(); nb], vec![Regs::default(); nb]);
     for (b, &(s, e)) in ranges.iter().enumerate() {
-        for i in (s..e).rev() {
+        for i in (s..e).rev().filter(|&i| !removed[i]) {
             let u = *uses.get(code, i);
             for w in 0..4 {
                 if u.sure {
