@@ -286,6 +286,15 @@ mod tests {
     use super::*;
     use crate::ir::code::testing::{code, text};
 
+    /// Each code of `cases` left as it is.
+    fn unchanged(cases: &[&[&str]]) {
+        for &lines in cases {
+            let mut c = code(lines);
+            assert_eq!(opt_copy_prop_backward(&mut c), 0, "{:?}", lines);
+            assert_eq!(text(&c), lines);
+        }
+    }
+
     #[test]
     fn a_definition_writes_the_copy_destination() {
         let mut c = code(&["IADD R0, R2, R3", "ISETP.NE.AND P0, R5, RZ, PT", "MOV R10, R0", "EXIT"]);
@@ -307,11 +316,7 @@ mod tests {
         let between = ["IADD R0, R2, R3", "IADD R4, R0, R0", "MOV R10, R0", "EXIT"];
         let after = ["IADD R0, R2, R3", "MOV R10, R0", "IADD R4, R0, R10", "EXIT"];
         let dest = ["IADD R0, R2, R3", "IADD R4, R10, R2", "MOV R10, R0", "EXIT"];
-        for lines in [&between[..], &after[..], &dest[..]] {
-            let mut c = code(lines);
-            assert_eq!(opt_copy_prop_backward(&mut c), 0, "{:?}", lines);
-            assert_eq!(text(&c), lines);
-        }
+        unchanged(&[&between, &after, &dest]);
     }
 
     #[test]
@@ -319,11 +324,7 @@ mod tests {
         let guarded = ["@P0 IADD R0, R2, R3", "MOV R10, R0", "EXIT"];
         let pair = ["IMAD.WIDE R[0:1], R2, R3, R[4:5]", "MOV R10, R0", "EXIT"];
         let guarded_copy = ["IADD R0, R2, R3", "@P0 MOV R10, R0", "EXIT"];
-        for lines in [&guarded[..], &pair[..], &guarded_copy[..]] {
-            let mut c = code(lines);
-            assert_eq!(opt_copy_prop_backward(&mut c), 0, "{:?}", lines);
-            assert_eq!(text(&c), lines);
-        }
+        unchanged(&[&guarded, &pair, &guarded_copy]);
     }
 
     #[test]
