@@ -899,8 +899,16 @@ impl Split {
                 for (k, &l) in x.iter().enumerate() {
                     let i = as_int(pos, l);
                     let b = int_of(ty(pos, i)).bits();
-                    let top = pos.ins().ushr_imm_u(i, (b - 1) as i64);
-                    let top = if b > 32 { reduce(pos, top, I32) } else { extend(pos, top, I32, false) };
+                    // A narrow lane extended first: the shift of the
+                    // zero-extended lane leaves 0 or 1 (an extension after
+                    // the shift would mask it again).
+                    let top = if b > 32 {
+                        let t = pos.ins().ushr_imm_u(i, (b - 1) as i64);
+                        reduce(pos, t, I32)
+                    } else {
+                        let t = extend(pos, i, I32, false);
+                        pos.ins().ushr_imm_u(t, (b - 1) as i64)
+                    };
                     let bit = if k > 0 { pos.ins().ishl_imm_u(top, k as i64) } else { top };
                     acc = Some(or_into(pos, acc, bit));
                 }
