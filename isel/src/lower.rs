@@ -825,7 +825,8 @@ impl<'f> Lower<'f> {
 
     /// A store (`store`) or load of a stack-passed argument or result at
     /// `ofs` from the stack pointer at the call: the caller's `[R1 + ofs]`,
-    /// or for the callee (`incoming`) `[R1 + frame size + ofs]`.
+    /// or for the callee (`incoming`) `[R1 + ofs]` of its entry `R1`
+    /// (`lower_vcode` adds how far `R1` has moved since).
     /// `dtype`: the width of a load (`None`: 32 bits, or 64 for a pair;
     /// the extending ones for a narrow argument, [`Lower::extended_stack_arg`]).
     fn stack_arg(&mut self, r: VReg, ofs: i32, store: bool, incoming: bool, dtype: Option<mods::MEMDType>) -> MInst {
