@@ -178,10 +178,7 @@ fn plain_copy(code: &Code, j: usize) -> Option<(u32, u32)> {
 /// its source `src`, if nothing between names `src` or `d` and none of them
 /// is a call or a branch; the item itself must not write `d`.
 fn definition(code: &Code, uses: &mut UsesOf, removed: &[bool], start: usize, j: usize, d: u32, src: u32) -> Option<usize> {
-    for k in (start..j).rev() {
-        if removed[k] {
-            continue;
-        }
+    for k in (start..j).rev().filter(|&k| !removed[k]) {
         let it = &code.items[k];
         if it.target.is_some() || it.call.is_some() || it.inst.def().optype == optypes::CALL::ID {
             return None;
@@ -201,10 +198,7 @@ fn definition(code: &Code, uses: &mut UsesOf, removed: &[bool], start: usize, j:
 /// `end`) tells: `Some(false)` read before written again, `Some(true)`
 /// written first, `None` neither (then the block's live-out registers tell).
 fn dead_in_block(code: &Code, uses: &mut UsesOf, removed: &[bool], j: usize, end: usize, src: u32) -> Option<bool> {
-    for m in j + 1..end {
-        if removed[m] {
-            continue;
-        }
+    for m in (j + 1..end).filter(|&m| !removed[m]) {
         let u = uses.get(code, m);
         if u.reads.contains(src) {
             return Some(false);
