@@ -134,6 +134,10 @@ impl Lower<'_> {
     pub fn u64_high32(&mut self, k: u64) -> u32 {
         (k >> 32) as u32
     }
+    /// The mask of an `i8` or `i16` type's bits (`None` for any other type).
+    pub fn narrow_mask(&mut self, ty: Type) -> Option<u32> {
+        matches!(ty, types::I8 | types::I16).then(|| (1u32 << ty.bits()) - 1)
+    }
     pub fn ty_bits(&mut self, ty: Type) -> u32 {
         ty.bits()
     }
