@@ -173,7 +173,7 @@ fn emit_move(out: &mut Vec<Item>, mv: &Move, slots_size: u32, homes: &SlotHomes)
 
 /// A plain copy `MOV Rd, Rb` whose two registers are one (after an
 /// allocation on SSA code gave a copy's two sides one register).
-fn is_self_copy(i: &Inst) -> bool {
+pub(crate) fn is_self_copy(i: &Inst) -> bool {
     i.form() == forms::MOV_R && i.get_at(MOV_R::RD.index as usize) == i.get_at(MOV_R::RB.index as usize) && !i.is_guarded()
 }
 

@@ -32,28 +32,18 @@ use smallvec::SmallVec;
 use ursa_emit::forms::{self, MOV_R};
 use ursa_emit::{optypes, RegFile, RegSlot};
 
+use ursa_isel::bitset::BitSet;
+
+use crate::emit::lower_vcode::is_self_copy;
 use crate::ir::code::{Code, Item};
 
 /// The stack pointer: never given to a copy's definition here.
-const SP: u32 = 1;
+const SP: u32 = ursa_isel::abi::SP as u32;
 /// `RZ`.
-const RZ: u32 = 255;
+const RZ: u32 = ursa_emit::RZ as u32;
 
 /// A set of general registers (`R0`–`R254`).
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct Regs([u64; 4]);
-
-impl Regs {
-    fn contains(&self, r: u32) -> bool {
-        self.0[(r / 64) as usize] >> (r % 64) & 1 != 0
-    }
-    fn insert(&mut self, r: u32) {
-        self.0[(r / 64) as usize] |= 1 << (r % 64);
-    }
-    fn remove(&mut self, r: u32) {
-        self.0[(r / 64) as usize] &= !(1 << (r % 64));
-    }
-}
+type Regs = BitSet<u32, [u64; 4]>;
 
 /// The general registers an item reads and writes (a guarded write, which
 /// may leave the old value, also counts as a read).
@@ -98,7 +88,7 @@ pub fn opt_copy_prop_backward(code: &mut Code) -> usize {
             u.writes.insert(d);
             removed[j] = true;
             deleted += 1;
-            if plain_copy(code, k).is_some_and(|(d, s)| d == s) {
+            if is_self_copy(&code.items[k].inst) {
                 removed[k] = true;
                 deleted += 1;
             }
@@ -130,13 +120,13 @@ fn liveness(code: &Code, uses: &mut UsesOf, removed: &[bool], ranges: &[(usize, 
     for (b, &(s, e)) in ranges.iter().enumerate() {
         for i in (s..e).rev().filter(|&i| !removed[i]) {
             let u = *uses.get(code, i);
-            for w in 0..4 {
-                if u.sure {
-                    kill[b].0[w] |= u.writes.0[w];
-                    gen[b].0[w] &= !u.writes.0[w];
+            if u.sure {
+                kill[b].union_with(&u.writes);
+                for (g, w) in gen[b].words_mut().iter_mut().zip(u.writes.words()) {
+                    *g &= !w;
                 }
-                gen[b].0[w] |= u.reads.0[w];
             }
+            gen[b].union_with(&u.reads);
         }
     }
     let (mut live_in, mut live_out) = (vec![Regs::default(); nb], vec![Regs::default(); nb]);
@@ -146,13 +136,11 @@ fn liveness(code: &Code, uses: &mut UsesOf, removed: &[bool], ranges: &[(usize, 
         for b in (0..nb).rev() {
             let mut out = Regs::default();
             for &t in &succs[b] {
-                for w in 0..4 {
-                    out.0[w] |= live_in[t].0[w];
-                }
+                out.union_with(&live_in[t]);
             }
-            let mut inn = Regs::default();
-            for w in 0..4 {
-                inn.0[w] = gen[b].0[w] | (out.0[w] & !kill[b].0[w]);
+            let mut inn = gen[b];
+            for ((i, o), k) in inn.words_mut().iter_mut().zip(out.words()).zip(kill[b].words()) {
+                *i |= o & !k;
             }
             changed |= inn != live_in[b];
             live_in[b] = inn;
@@ -248,9 +236,8 @@ fn uses_of(it: &Item) -> Uses {
     }
     if !u.sure {
         // A write that may not happen keeps the old value: read too.
-        for w in 0..4 {
-            u.reads.0[w] |= u.writes.0[w];
-        }
+        let w = u.writes;
+        u.reads.union_with(&w);
     }
     u
 }

@@ -1530,6 +1530,8 @@ impl<'a> Walk<'a> {
                 self.t.state.free(self.class(v), self.t.reg[v as usize], self.t.same[v as usize]);
             }
         }
+        // (Most instructions copy nothing out: the test is cheaper than an
+        // empty drain, 0.27 M instructions over the `simd` folder.)
         if !self.copied_out.is_empty() {
             for (c, f, g) in self.copied_out.drain(..) {
                 self.t.state.free(c, f, g);
