@@ -485,9 +485,9 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             run.ran(Pass::opt_unreachable_code, &ctx.func.display());
             opt_constant_phis::opt_constant_phis(ctx).map_err(|e| e.in_pass(Pass::opt_constant_phis))?;
             run.ran(Pass::opt_constant_phis, &ctx.func.display());
-            // (The lane code of a vector function often gives the e-graph
-            // nothing to do.)
-            if !(lanes && opt_egraph::lanes_without_work(&ctx.func)) {
+            // (Small functions, and the lane code of vector functions, often
+            // give the e-graph nothing to do.)
+            if !opt_egraph::without_work(&ctx.func, lanes) {
                 opt_egraph::opt_egraph(ctx).map_err(|e| e.in_pass(Pass::opt_egraph))?;
             }
             run.ran(Pass::opt_egraph, &ctx.func.display());

@@ -75,20 +75,42 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
     Ok(())
 }
 
-/// Whether the e-graph pass would leave the lane code `legalize_vectors`
-/// made of `f` as it is, or change it in no way that pays (so it need not
-/// run): one block (no loop to hoist from, no branch to fold), no call
-/// (pure intrinsics are shared), no load after another access (redundant
-/// loads, stores forwarded to loads), and in every instruction without
-/// effects no operand twice (`x - x`), no constant operand (folding) but
-/// the amount of a shift or the right side of a compare, neither one of the
-/// values the e-graph's rules single out ([`special_constant`]), or one
-/// bound of a minimum or maximum (the e-graph only moves it to the right),
-/// and no operand another instruction without effects computes (`bnot` of
-/// a `bnot`, extensions of extensions) but the pairs [`nests_kept`] allows.
-/// Identical instructions are already one (`legalize_vectors` makes each
-/// once per block), and the unused ones instruction selection drops.
-pub fn lanes_without_work(f: &Function) -> bool {
+/// Whether the e-graph pass would leave `f` as it is, or change it in no
+/// way that pays (so it need not run): one block (no loop to hoist from,
+/// no branch to fold), no call (pure intrinsics are shared), no load after
+/// another access (redundant loads, stores forwarded to loads), no division
+/// or remainder by a constant (the e-graph makes it multiplications and
+/// shifts), and in every instruction without effects no operand twice
+/// (`x - x`), no constant operand (folding) but the amount of a shift, the
+/// right side of a compare or the right bound of a minimum or maximum (the
+/// e-graph moves a constant there), neither one of the values the e-graph's
+/// rules single out ([`special_constant`]), and no operand another
+/// instruction without effects computes (`bnot` of a `bnot`, extensions of
+/// extensions) but the pairs [`nests_kept`] allows; and no two instructions
+/// without effects that compute the same (the e-graph makes them one). In
+/// the lane code `legalize_vectors` made of a vector function (`lanes`)
+/// they are already one (it makes each once per block), and that check is
+/// skipped. The unused instructions instruction selection drops.
+pub fn without_work(f: &Function, lanes: bool) -> bool {
+    shapes_without_work(f) && (lanes || pure_insts_distinct(f))
+}
+
+/// Whether no two instructions without effects of `f`'s entry block have
+/// the same data and controlling type. (Instructions whose operands are a
+/// value list compare by the list's handle, so duplicates among them are
+/// not found; no instruction without effects has one.)
+fn pure_insts_distinct(f: &Function) -> bool {
+    let Some(entry) = f.layout.entry_block() else { return true };
+    let dfg = &f.dfg;
+    let mut seen = std::collections::HashSet::new();
+    f.layout.block_insts(entry).all(|inst| {
+        let data = &dfg.insts[inst];
+        has_effect(data.opcode()) || seen.insert((*data, dfg.ctrl_typevar(inst)))
+    })
+}
+
+/// [`without_work`] but for the identical instructions.
+fn shapes_without_work(f: &Function) -> bool {
     let Some(entry) = f.layout.entry_block() else { return true };
     if f.layout.next_block(entry).is_some() {
         return false;
@@ -102,10 +124,17 @@ pub fn lanes_without_work(f: &Function) -> bool {
             return false;
         }
         accessed |= op.can_load() || op.can_store();
+        let args = dfg.inst_args(inst);
+        // A division by a constant is pure to the e-graph (it cannot trap),
+        // which rewrites it into multiplications and shifts.
+        if matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
+            && args.get(1).is_some_and(|&d| def_op(d).is_some_and(|(_, o)| is_constant(o)))
+        {
+            return false;
+        }
         if has_effect(op) || is_constant(op) {
             continue;
         }
-        let args = dfg.inst_args(inst);
         let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
         for (k, &a) in args.iter().enumerate() {
             if args[..k].contains(&a) {
@@ -114,11 +143,11 @@ pub fn lanes_without_work(f: &Function) -> bool {
             let Some((def, dop)) = def_op(a) else { continue };
             let kept = if is_constant(dop) {
                 use Opcode::*;
-                let special = || special_constant(dfg, def, dfg.value_type(a).bits(), op == Icmp);
+                let special = || special_constant(dfg, def, dfg.value_type(args[0]).bits(), op == Icmp);
                 constants == 1
                     && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special()
                         || k == 1 && op == Fcmp
-                        || matches!(op, Smin | Smax | Umin | Umax))
+                        || k == 1 && matches!(op, Smin | Smax | Umin | Umax))
             } else {
                 has_effect(dop) || nests_kept(op, dop, || dfg.inst_args(def).iter().all(|d| !args.contains(d)))
             };
@@ -156,7 +185,8 @@ fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
 }
 
 /// Whether integer constant `def` (of `bits` bits) is one the e-graph's
-/// rules single out as a shift amount (0: a shift by nothing) or, with
+/// rules single out as a shift amount (0: a shift by nothing; the width
+/// `bits` of the shifted value or more: the amount is taken modulo it) or, with
 /// `compare`, as a compare's right side: also 1 (`x < 1` is `x == 0`), all
 /// ones, the signed minimum and maximum (compares that are always true or
 /// false, or an equality). Not an integer constant: special, to be safe.
@@ -165,7 +195,7 @@ fn special_constant(dfg: &DataFlowGraph, def: Inst, bits: u32, compare: bool) ->
     let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
     let k = imm.bits() as u64 & mask;
     let smin = 1u64 << (bits.clamp(1, 64) - 1);
-    k == 0 || compare && [1, mask, smin, smin - 1].contains(&k)
+    k == 0 || !compare && k >= u64::from(bits) || compare && [1, mask, smin, smin - 1].contains(&k)
 }
 
 fn is_constant(op: Opcode) -> bool {
@@ -309,7 +339,7 @@ mod tests {
     fn lane_code_without_work_skips_the_pass() {
         // Lane-wise arithmetic on the parameters, and on its own results.
         let plain = "function %f(i32, i32, i32) -> i32, i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = imul v3, v2\n    return v3, v4\n}\n";
-        assert!(lanes_without_work(&parsed(plain)));
+        assert!(without_work(&parsed(plain), true));
         // A constant operand the e-graph folds, an operand twice, an
         // extension of an extension, a load after a store.
         for work in [
@@ -317,8 +347,16 @@ mod tests {
             "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = isub v0, v0\n    return v1\n}\n",
             "function %f(i8) -> i64 {\nblock0(v0: i8):\n    v1 = sextend.i32 v0\n    v2 = sextend.i64 v1\n    return v2\n}\n",
             "function %f(i64, i32) -> i32 {\nblock0(v0: i64, v1: i32):\n    store v1, v0\n    v2 = load.i32 v0\n    return v2\n}\n",
+            // A division by a constant (multiplications and shifts), a
+            // shift by the width or more (taken modulo it), a constant left
+            // bound of a minimum (moved to the right).
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 3\n    v2 = udiv v0, v1\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 -7\n    v2 = srem v0, v1\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 32\n    v2 = ishl v0, v1\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i64 33\n    v2 = ushr v0, v1\n    return v2\n}\n",
+            "function %f(i64) -> i64 {\nblock0(v0: i64):\n    v1 = iconst.i64 5\n    v2 = umin v1, v0\n    return v2\n}\n",
         ] {
-            assert!(!lanes_without_work(&parsed(work)), "{}", work);
+            assert!(!without_work(&parsed(work), true), "{}", work);
         }
         // Constants the e-graph's rules single out: a shift by 0; unsigned
         // below 0 or 1, signed below the minimum, at most the maximum, equal
@@ -326,13 +364,37 @@ mod tests {
         for (op, k) in [("ishl", "0"), ("icmp ult", "0"), ("icmp ult", "1"), ("icmp slt", "-128"), ("icmp sle", "127"), ("icmp eq", "-1")] {
             let work =
                 format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
-            assert!(!lanes_without_work(&parsed(&work)), "{}", work);
+            assert!(!without_work(&parsed(&work), true), "{}", work);
         }
         for (op, k) in [("ishl", "3"), ("ushr", "1"), ("icmp ult", "2"), ("icmp slt", "-127"), ("icmp sle", "126")] {
             let keep =
                 format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
-            assert!(lanes_without_work(&parsed(&keep)), "{}", keep);
+            assert!(without_work(&parsed(&keep), true), "{}", keep);
         }
+    }
+
+    #[test]
+    fn identical_instructions_are_work_outside_lane_code() {
+        // Two `iadd`s of the same operands, two equal constants: the e-graph
+        // makes each pair one. Lane code has none (`legalize_vectors` makes
+        // each instruction once), so there the check is skipped.
+        for text in [
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iadd v0, v1\n    v3 = iadd v0, v1\n    v4 = imul v2, v3\n    return v4\n}\n",
+            "function %f(i32) -> i32, i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 5\n    v2 = iconst.i32 5\n    v3 = ishl v0, v1\n    v4 = ushr v0, v2\n    return v3, v4\n}\n",
+        ] {
+            let f = parsed(text);
+            assert!(!without_work(&f, false), "{}", text);
+            assert!(without_work(&f, true), "{}", text);
+            let mut after = f.clone();
+            crate::mid::with_context(&mut after, |ctx| {
+                ctx.flowgraph();
+                opt_egraph(ctx).unwrap()
+            });
+            assert!(count(&after) < count(&f), "the e-graph leaves\n{}", after.display());
+        }
+        // Equal data of another type computes something else.
+        let typed = "function %f(i32, i64) -> i32, i64 {\nblock0(v0: i32, v1: i64):\n    v2 = iconst.i32 5\n    v3 = iconst.i64 5\n    v4 = ishl v0, v2\n    v5 = ishl v1, v3\n    return v4, v5\n}\n";
+        assert!(without_work(&parsed(typed), false));
     }
 
     /// The instructions of `f`'s entry block.
@@ -342,7 +404,7 @@ mod tests {
 
     #[test]
     fn the_shapes_kept_are_ones_the_egraph_does_not_shorten() {
-        // One function per shape `lanes_without_work` lets through; the
+        // One function per shape `without_work` lets through; the
         // e-graph itself must make none of them shorter (a new rule of a
         // later Cranelift would fail here, not silently lose a fold).
         let body = |params: &str, ret: &str, code: &str, out: &str| {
@@ -375,7 +437,7 @@ mod tests {
         ];
         for text in shapes.iter() {
             let before = parsed(text);
-            assert!(lanes_without_work(&before), "not a kept shape:\n{}", text);
+            assert!(without_work(&before, false), "not a kept shape:\n{}", text);
             let mut after = before.clone();
             crate::mid::with_context(&mut after, |ctx| {
                 ctx.flowgraph();
