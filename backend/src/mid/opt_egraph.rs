@@ -102,7 +102,7 @@ pub fn without_work(f: &Function, lanes: bool) -> bool {
 fn pure_insts_distinct(f: &Function) -> bool {
     let Some(entry) = f.layout.entry_block() else { return true };
     let dfg = &f.dfg;
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     f.layout.block_insts(entry).all(|inst| {
         let data = &dfg.insts[inst];
         has_effect(data.opcode()) || seen.insert((*data, dfg.ctrl_typevar(inst)))
