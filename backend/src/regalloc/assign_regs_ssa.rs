@@ -164,6 +164,8 @@ struct Tables {
     rpo: Vec<usize>,
     hint: Vec<u32>,
     param_of: Vec<u32>,
+    /// Per value: how many operands read it (at most 2: "more than one").
+    reads: Vec<u8>,
     same: Vec<u32>,
     /// Per operand: its value dies there (a use read for the last time, a
     /// result nobody reads).
@@ -688,23 +690,28 @@ pub(crate) fn block_liveness(vcode: &VCode, liveness: &mut VLiveness) {
 }
 
 /// Preferred registers: the ABI register a value is used in, carried back
-/// through copies and block arguments (`hint`); the block parameter a value
-/// is passed to, carried back to the inputs of the instruction that
-/// computes it (`param_of`).
-fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
+/// through copies and block arguments, and to the inputs read only by the
+/// instruction that computes a value with one (`hint`); the block parameter
+/// a value is passed to, carried back to the inputs of the instruction that
+/// computes it (`param_of`). `reads`: working memory.
+fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>, reads: &mut Vec<u8>) {
     let nv = vcode.classes.len();
     let class = |v: u32| vcode.classes[v as usize];
     refill(hint, nv, NONE);
     refill(param_of, nv, NONE);
+    refill(reads, nv, 0);
     for b in &vcode.blocks {
         for m in &b.insts {
             for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
+                let n = &mut reads[o.vreg.0 as usize];
+                *n = (*n + 1).min(2);
                 if let (Some(r), NONE) = (o.fixed, hint[o.vreg.0 as usize]) {
                     hint[o.vreg.0 as usize] = r as u32;
                 }
             }
             for (t, args) in m.targets().iter().zip(m.args().iter()) {
                 for (a, p) in args.iter().zip(vcode.blocks[t.0 as usize].params.iter()) {
+                    reads[a.0 as usize] = 2;
                     if param_of[a.0 as usize] == NONE {
                         param_of[a.0 as usize] = p.0;
                     }
@@ -712,7 +719,8 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
             }
         }
     }
-    if vcode.has_quads && !vcode.makes_calls {
+    let quads = vcode.has_quads && !vcode.makes_calls;
+    if quads {
         quad_hints(vcode, hint);
     }
     for b in vcode.blocks.iter().rev() {
@@ -749,6 +757,20 @@ fn hints(vcode: &VCode, hint: &mut Vec<u32>, param_of: &mut Vec<u32>) {
                     for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use && o.fixed.is_none() && class(o.vreg.0) == class(d.vreg.0)) {
                         if param_of[o.vreg.0 as usize] == NONE {
                             param_of[o.vreg.0 as usize] = p;
+                        }
+                    }
+                }
+                // Likewise the ABI register a result goes to, for the
+                // inputs nothing else reads (they die here): a chain of
+                // lane arithmetic ending in a result register is computed
+                // in it, and the return needs no copy. (Not with the
+                // hints of stored quads, which the copies that pack the
+                // lanes carry back themselves.)
+                let h = hint[d.vreg.0 as usize];
+                if !quads && d.kind == OpKind::Def && h != NONE && class(d.vreg.0) == Class::R && m.pseudo == Pseudo::None {
+                    for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use && o.fixed.is_none() && class(o.vreg.0) == Class::R) {
+                        if hint[o.vreg.0 as usize] == NONE && reads[o.vreg.0 as usize] == 1 {
+                            hint[o.vreg.0 as usize] = h;
                         }
                     }
                 }
@@ -923,7 +945,7 @@ impl<'a> Walk<'a> {
         if !liveness.sets.live_in(0).is_empty() {
             return Err(GiveUp::LiveIntoFunction);
         }
-        hints(vcode, &mut t.hint, &mut t.param_of);
+        hints(vcode, &mut t.hint, &mut t.param_of, &mut t.reads);
         same_value_groups(vcode, &t.rpo, &mut t.same);
         let nops = *op_at.last().unwrap() as usize;
         t.moves.clear();
