@@ -1129,15 +1129,28 @@ fn lane_offset(f: &Function, inst: Inst, offset: Offset32, delta: i32) -> Result
         .ok_or_else(|| unsupported(f, inst, "a vector access whose lane offset overflows 32 bits"))
 }
 
-/// A saturating add or subtract of two lanes of type `t`: through a wider
-/// integer for lanes up to 32 bits, with the overflow flags for 64-bit lanes.
+/// A saturating add or subtract of two lanes of type `t`: through `i32`
+/// for lanes of 8 and 16 bits; for 32-bit lanes an unsigned difference is
+/// `umax(x, y) - y` and an unsigned sum `x + umin(y, !x)` (no wider type);
+/// the overflow flags for signed 32-bit lanes and for 64-bit lanes.
 fn sat(pos: &mut LaneCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
     let signed = matches!(op, Opcode::SaddSat | Opcode::SsubSat);
     let add = matches!(op, Opcode::UaddSat | Opcode::SaddSat);
-    if t.bits() < 64 {
-        // Lanes of 8 or 16 bits through i32, 32-bit ones through i64: the
-        // exact sum or difference fits.
-        let wide = if t.bits() <= 16 { I32 } else { I64 };
+    if t.bits() == 32 && op == Opcode::UsubSat {
+        // x - y when x >= y, else y - y.
+        let m = pos.ins().umax(x, y);
+        return pos.ins().isub(m, y);
+    }
+    if t.bits() == 32 && op == Opcode::UaddSat {
+        // !x is the most that can be added to x: y when y fits, else x + !x
+        // = MAX.
+        let room = pos.ins().bnot(x);
+        let m = pos.ins().umin(y, room);
+        return pos.ins().iadd(x, m);
+    }
+    if t.bits() <= 16 {
+        // The exact sum or difference fits in i32.
+        let wide = I32;
         let a = extend(pos, x, wide, signed);
         let b = extend(pos, y, wide, signed);
         let s = if add { pos.ins().iadd(a, b) } else { pos.ins().isub(a, b) };
@@ -1170,8 +1183,8 @@ fn sat(pos: &mut LaneCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
         Opcode::UsubSat => iconst(pos, t, 0),
         _ => {
             // The overflow's direction is the sign of `x`: MIN if negative, else MAX.
-            let sign = pos.ins().sshr_imm_u(x, 63);
-            pos.ins().bxor_imm_u(sign, i64::MAX)
+            let sign = pos.ins().sshr_imm_u(x, i64::from(t.bits()) - 1);
+            pos.ins().bxor_imm_u(sign, bounds(t, true).1)
         }
     };
     pos.ins().select(of, limit, s)
