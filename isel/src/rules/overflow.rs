@@ -76,16 +76,34 @@ impl Lower<'_> {
 
     // ---- unsigned, 32 bits ----
 
-    /// `IADD d, c, a, ±b` + the carry as a flag (`!c` for a subtraction: no borrow).
+    /// `IADD d, c, a, ±b` + the carry as a flag (`!c` for a subtraction: no
+    /// borrow). The carry predicate is a bundle temporary, or, when a later
+    /// instruction reads this flag as a predicate (`fused_carry`: a carry-in,
+    /// a branch, a select, a trap), the predicate it reads; the flag
+    /// register (`SEL`) is only written if some instruction reads it.
     fn carry32(&mut self, a: VReg, b: VReg, sub: bool, cin: Option<Pred>) -> InstOutput {
         let d = self.temp(Class::R);
         let f = self.temp(Class::R);
-        let c = self.temp(Class::P);
-        let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub).temp(IADD::PU, c);
+        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
+        let fused = flag.and_then(|v| self.fused_carry.get(&v).copied());
+        let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub);
+        let c = match fused {
+            Some(p) => {
+                bu = bu.def(IADD::PU, p);
+                p
+            }
+            None => {
+                let c = self.temp(Class::P);
+                bu = bu.temp(IADD::PU, c);
+                c
+            }
+        };
         if let Some(p) = cin {
             bu = bu.use_(IADD::PP, p).set(IADD::PP_NOT, sub);
         }
-        bu = bu.sel(D::Lo(f), S::Z, S::Imm(1), c, !sub);
+        if flag.is_none_or(|v| self.is_used(v)) {
+            bu = bu.sel(D::Lo(f), S::Z, S::Imm(1), c, !sub);
+        }
         self.emit_b(bu);
         out2(d, f)
     }
@@ -156,14 +174,17 @@ impl Lower<'_> {
     /// The carry-out predicate of the i64 `uadd_overflow`/`uadd_overflow_cin`
     /// (`sub`: `usub_overflow`/`usub_overflow_bin`) of this block whose flag
     /// is `c`, for a carry-in (borrow-in) reading it: the defining `IADD.X`
-    /// writes it (`carry64`). `None` when `c` is anything else.
+    /// writes it (`carry64`); for an addition also of i32 (`carry32`), whose
+    /// carry is its flag, for any reader of the flag as a predicate. `None`
+    /// when `c` is anything else.
     fn fused_carry_of(&mut self, c: Value, sub: bool) -> Option<Pred> {
         let f = self.f;
         let c = f.dfg.resolve_aliases(c);
         let ValueDef::Result(def, 1) = f.dfg.value_def(c) else { return None };
         let ops: [Opcode; 2] =
             if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
-        if !ops.contains(&f.dfg.insts[def].opcode()) || f.dfg.value_type(f.dfg.inst_results(def)[0]) != types::I64 {
+        let ty = f.dfg.value_type(f.dfg.inst_results(def)[0]);
+        if !ops.contains(&f.dfg.insts[def].opcode()) || !(ty == types::I64 || ty == types::I32 && !sub) {
             return None;
         }
         let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
