@@ -21,10 +21,12 @@ use crate::lower::{CmpOp, InstOutput, Lower, Pred, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use ursa_emit::forms::PLOP3_X;
 use ursa_emit::mods;
 use ursa_emit::mods::CompOp;
 use ursa_emit::mods::SHFDType;
 use ursa_emit::optypes::{IADD, ISETP, LOP3};
+use ursa_emit::typed::P;
 
 /// Signed overflow of a sum `r = a + b`: the sign bit of this LOP3.
 const ADD_OVF: u8 = (LUT_A ^ LUT_C) & (LUT_B ^ LUT_C);
@@ -184,7 +186,7 @@ impl Lower<'_> {
         let ops: [Opcode; 2] =
             if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
         let ty = f.dfg.value_type(f.dfg.inst_results(def)[0]);
-        if !ops.contains(&f.dfg.insts[def].opcode()) || !(ty == types::I64 || ty == types::I32 && !sub) {
+        if !ops.contains(&f.dfg.insts[def].opcode()) || !(ty == types::I64 || ty == types::I32) {
             return None;
         }
         let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
@@ -203,6 +205,25 @@ impl Lower<'_> {
     }
     pub fn fused_carry_sub(&mut self, c: Value) -> Option<Pred> {
         self.fused_carry_of(c, true)
+    }
+
+    /// The borrow of the i32/i64 `usub_overflow`/`usub_overflow_bin` of this
+    /// block whose flag is `c`, for a reader of the flag as a predicate: the
+    /// complement of the carry the subtraction writes (`PLOP3`). `None` when
+    /// `c` is anything else.
+    pub fn fused_borrow(&mut self, c: Value) -> Option<Pred> {
+        let carry = self.fused_carry_of(c, true)?;
+        let d = self.temp(Class::P);
+        self.emit_b(
+            Bundle::new()
+                .inst(ursa_emit::forms::PLOP3_X)
+                .def(PLOP3_X::PU, d)
+                .use_(PLOP3_X::PA, carry)
+                .set(PLOP3_X::PB, P::T)
+                .set(PLOP3_X::PC, P::T)
+                .set(PLOP3_X::LUT, u64::from(!LUT_A)),
+        );
+        Some(d)
     }
 
     // ---- signed ----
