@@ -228,6 +228,46 @@ impl Lower<'_> {
 
     // ---- signed ----
 
+    /// The flag of the signed i32/i64 `sadd_overflow`/`ssub_overflow` of
+    /// this block whose flag is `c`, for a reader of it as a predicate: the
+    /// sign of the overflow LOP3, which the defining bundle tests with an
+    /// `ISETP` into this predicate (`sovf32`, `sovf64`). `None` when `c` is
+    /// anything else.
+    pub fn fused_signed_flag(&mut self, c: Value) -> Option<Pred> {
+        let f = self.f;
+        let c = f.dfg.resolve_aliases(c);
+        let ValueDef::Result(def, 1) = f.dfg.value_def(c) else { return None };
+        let ty = f.dfg.value_type(f.dfg.inst_results(def)[0]);
+        if !matches!(f.dfg.insts[def].opcode(), Opcode::SaddOverflow | Opcode::SsubOverflow) || !(ty == types::I64 || ty == types::I32) {
+            return None;
+        }
+        let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
+        if here.is_none() || f.layout.inst_block(def) != here {
+            return None;
+        }
+        if let Some(&p) = self.fused_carry.get(&c) {
+            return Some(p);
+        }
+        let p = self.temp(Class::P);
+        self.fused_carry.insert(c, p);
+        Some(p)
+    }
+
+    /// The sign of overflow word `t` into the predicate a reader of this
+    /// instruction's flag asked for (`fused_signed_flag`), and the flag
+    /// register (`SHF` of the sign) only if something reads it.
+    fn signed_flag(&mut self, bu: Bundle, t: VReg, f: VReg) -> Bundle {
+        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
+        let mut bu = bu;
+        if let Some(p) = flag.and_then(|v| self.fused_carry.get(&v).copied()) {
+            bu = bu.isetp(CompOp::LT, true, S::Lo(t), S::Z).def(ISETP::PU, p);
+        }
+        if flag.is_none_or(|v| self.is_used(v)) {
+            bu = bu.shf(false, false, false, SHFDType::U32, D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
+        }
+        bu
+    }
+
     /// `r = a ± b` on 32 bits (or the low word of narrower values), and the
     /// flag = bit `bit` of the overflow LOP3.
     fn sovf32(&mut self, a: VReg, b: VReg, sub: bool, bit: u32) -> InstOutput {
@@ -237,7 +277,7 @@ impl Lower<'_> {
         let lut = if sub { SUB_OVF } else { ADD_OVF };
         let mut bu = Bundle::new().iadd(false, D::Lo(d), S::Lo(a), false, S::Lo(b), sub).lop3(D::T(t), S::Lo(a), S::Lo(b), S::Lo(d), lut);
         if bit == 31 {
-            bu = bu.shf(false, false, false, SHFDType::U32, D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
+            bu = self.signed_flag(bu, t, f);
         } else {
             let p = self.temp(Class::P);
             bu = bu.lop3(D::Z, S::Lo(t), S::Imm(1 << bit), S::Z, LUT_A & LUT_B).temp(LOP3::PU, p).sel(D::Lo(f), S::Z, S::Imm(1), p, true);
@@ -265,8 +305,8 @@ impl Lower<'_> {
             .iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub)
             .use_(IADD::PP, c)
             .set(IADD::PP_NOT, false)
-            .lop3(D::T(t), S::Hi(a), S::Hi(b), S::Hi(d), lut)
-            .shf(false, false, false, SHFDType::U32, D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
+            .lop3(D::T(t), S::Hi(a), S::Hi(b), S::Hi(d), lut);
+        let bu = self.signed_flag(bu, t, f);
         self.emit_b(bu);
         out2(d, f)
     }
