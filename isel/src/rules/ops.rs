@@ -7,7 +7,7 @@
 use ursa_emit::forms::{
     self, BREV_R, FLO_R, IADD_RI, IADD_RR, IMAD_RIR, IMAD_RRI, IMAD_RRR, IMAD_WIDE_RIR, IMAD_WIDE_RRR, IMUL_RI, IMUL_RR, ISETP_RI, ISETP_RR,
 };
-use ursa_emit::forms::{LOP3_RIR, LOP3_RRR, MOV_I, MOV_R, POPC_R, PRMT_RRI, SEL_RI, SEL_RR, SHF_RIR, SHF_RRI, SHF_RRR};
+use ursa_emit::forms::{LOP3_RIR, LOP3_RRR, MOV_I, MOV_R, PLOP3_X, POPC_R, PRMT_RRI, SEL_RI, SEL_RR, SHF_RIR, SHF_RRI, SHF_RRR};
 use ursa_emit::mods::{BoolOp, CWMode, CompOp, IExt, IType, PRMTMode, SHFDType, SHFDir, LOHI};
 use ursa_emit::optypes::{IADD, IMAD, IMAD_WIDE, IMUL, ISETP, LOP3, MOV, SEL, SHF};
 use ursa_emit::typed::{Dst, Handle, Imm, Src, P, R};
@@ -107,6 +107,9 @@ pub trait Pieces: Sized {
 
     /// `SEL d, a, b, p` (`b` may be immediate; `!p` with `negate`).
     fn sel(self, d: D, a: S, b: S, p: VReg, negate: bool) -> Self;
+
+    /// `PLOP3 d, a, b, PT, lut` (`b` PT when `None`): predicate `d` defined.
+    fn plop3(self, d: VReg, a: VReg, b: Option<VReg>, lut: u8) -> Self;
 
     /// `MOV d, a` (`a` register or immediate).
     fn mov(self, d: D, a: S) -> Self;
@@ -251,6 +254,15 @@ impl Pieces for Bundle {
             .src_or(SEL_RR::RB, SEL_RI::VB, b)
             .use_(SEL::PP, p)
             .set(SEL::PP_NOT, negate)
+    }
+
+    fn plop3(self, d: VReg, a: VReg, b: Option<VReg>, lut: u8) -> Bundle {
+        let bu =
+            self.inst(forms::PLOP3_X).def(PLOP3_X::PU, d).use_(PLOP3_X::PA, a).set(PLOP3_X::PC, P::T).set(PLOP3_X::LUT, u64::from(lut));
+        match b {
+            Some(b) => bu.use_(PLOP3_X::PB, b),
+            None => bu.set(PLOP3_X::PB, P::T),
+        }
     }
 
     fn mov(self, d: D, a: S) -> Bundle {

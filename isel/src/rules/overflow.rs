@@ -15,18 +15,16 @@
 //! overflow), and `x - y = MAX + 1` with `b_in = 1`. Both equal "exact
 //! overflow, or carry-in and result == MIN (MAX for the subtraction)".
 
-use cranelift_codegen::ir::{types, Opcode, Value, ValueDef};
+use cranelift_codegen::ir::{types, Inst, Opcode, Value, ValueDef};
 
 use crate::lower::{CmpOp, InstOutput, Lower, Pred, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::forms::PLOP3_X;
 use ursa_emit::mods;
 use ursa_emit::mods::CompOp;
 use ursa_emit::mods::SHFDType;
 use ursa_emit::optypes::{IADD, ISETP, LOP3};
-use ursa_emit::typed::P;
 
 /// Signed overflow of a sum `r = a + b`: the sign bit of this LOP3.
 const ADD_OVF: u8 = (LUT_A ^ LUT_C) & (LUT_B ^ LUT_C);
@@ -189,6 +187,14 @@ impl Lower<'_> {
         if !ops.contains(&f.dfg.insts[def].opcode()) || !(ty == types::I64 || ty == types::I32) {
             return None;
         }
+        self.fused_pred(c, def)
+    }
+
+    /// The predicate the instruction `def` defining flag `c` writes for a
+    /// reader of the flag in its block (`fused_carry`, made on the first
+    /// request); `None` when `def` is in another block.
+    fn fused_pred(&mut self, c: Value, def: Inst) -> Option<Pred> {
+        let f = self.f;
         let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
         if here.is_none() || f.layout.inst_block(def) != here {
             return None;
@@ -214,15 +220,7 @@ impl Lower<'_> {
     pub fn fused_borrow(&mut self, c: Value) -> Option<Pred> {
         let carry = self.fused_carry_of(c, true)?;
         let d = self.temp(Class::P);
-        self.emit_b(
-            Bundle::new()
-                .inst(ursa_emit::forms::PLOP3_X)
-                .def(PLOP3_X::PU, d)
-                .use_(PLOP3_X::PA, carry)
-                .set(PLOP3_X::PB, P::T)
-                .set(PLOP3_X::PC, P::T)
-                .set(PLOP3_X::LUT, u64::from(!LUT_A)),
-        );
+        self.emit_b(Bundle::new().plop3(d, carry, None, !LUT_A));
         Some(d)
     }
 
@@ -241,16 +239,7 @@ impl Lower<'_> {
         if !matches!(f.dfg.insts[def].opcode(), Opcode::SaddOverflow | Opcode::SsubOverflow) || !(ty == types::I64 || ty == types::I32) {
             return None;
         }
-        let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
-        if here.is_none() || f.layout.inst_block(def) != here {
-            return None;
-        }
-        if let Some(&p) = self.fused_carry.get(&c) {
-            return Some(p);
-        }
-        let p = self.temp(Class::P);
-        self.fused_carry.insert(c, p);
-        Some(p)
+        self.fused_pred(c, def)
     }
 
     /// The sign of overflow word `t` into the predicate a reader of this

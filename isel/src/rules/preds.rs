@@ -34,14 +34,15 @@
 use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::ir::condcodes::CondCode;
 use cranelift_codegen::ir::{types, Inst, InstructionData, Opcode, Value, ValueDef};
-use ursa_emit::forms::{PLOP3_X, SEL_RI};
+use ursa_emit::forms::SEL_RI;
 use ursa_emit::mods::{BoolOp, LOPOp};
 use ursa_emit::optypes::ISETP;
-use ursa_emit::typed::{P, R};
+use ursa_emit::typed::R;
 
 use crate::lower::{generated, Lower, Pred};
 use crate::machine::{LUT_A, LUT_B};
 use crate::rules::float::{SETP_LOP, SETP_PP, SETP_PP_NOT};
+use crate::rules::ops::Pieces;
 use crate::vcode::{Bundle, Class, VReg};
 
 /// Comparisons in one tree at most: each is one compare instruction
@@ -201,15 +202,7 @@ impl Lower<'_> {
                 let pb = self.bool_emit(b, false);
                 let lut = op.lut(LUT_A, LUT_B);
                 let d = self.temp(Class::P);
-                self.emit_b(
-                    Bundle::new()
-                        .inst(ursa_emit::forms::PLOP3_X)
-                        .def(PLOP3_X::PU, d)
-                        .use_(PLOP3_X::PA, pa)
-                        .use_(PLOP3_X::PB, pb)
-                        .set(PLOP3_X::PC, P::T)
-                        .set(PLOP3_X::LUT, if neg { !lut } else { lut } as u64),
-                );
+                self.emit_b(Bundle::new().plop3(d, pa, Some(pb), if neg { !lut } else { lut }));
                 d
             }
         }
