@@ -55,7 +55,8 @@ fn commutes(i: &Inst) -> bool {
         // of two NaN inputs is passed on, which CLIF leaves unspecified
         // (docs/float.md). Modifiers stay with their field, so none may be set.
         o if o == optypes::FADD::ID || o == optypes::FMUL::ID || o == optypes::FFMA::ID => unmodified(),
-        _ => false,
+        // SEL a, b, p is SEL b, a, !p (`fold_operand` negates the predicate).
+        _ => i.form() == forms::SEL_RR,
     }
 }
 
@@ -381,6 +382,10 @@ pub(crate) fn fold_operand(m: &mut MInst, k: usize, src: Source, value: u64, wid
         let (va, vb) = (inst.get_at(a), inst.get_at(b));
         inst.set_at(a, vb);
         inst.set_at(b, va);
+        if inst.form() == forms::SEL_RR {
+            let not = inst.get(forms::SEL_RR::PP_NOT) != 0;
+            inst.set(forms::SEL_RR::PP_NOT, !not);
+        }
     }
     let Some(mut n) = convert(&inst, &tw.twin, from_field) else { return false };
     n.set_at(tw.operand as usize, value);

@@ -4,7 +4,8 @@
 //! operand is one (`IADD_RR` → `IADD_RI`, `IMAD_RRR` → `IMAD_RIR`,
 //! `ISETP_RR` → `ISETP_RI`; a pair by halves: each piece of
 //! `IADD` + `IADD.X` takes its word). A commutative instruction with the
-//! value in A swaps A and B first; a negated B of a plain `IADD` (`a - k`,
+//! value in A swaps A and B first (a `SEL` also negates its predicate:
+//! `SEL d, k, x, p` is `SEL d, x, k, !p`); a negated B of a plain `IADD` (`a - k`,
 //! no carry in or out) takes the negated immediate. The copy is deleted
 //! once nothing reads its register.
 //!
@@ -201,6 +202,26 @@ mod tests {
         assert!(text.contains("v4.lo, 0x7"), "{}", text);
         assert!(text.contains("v4.hi, 0x9"), "{}", text);
         assert!(!text.contains("MOV"), "the copies are deleted:\n{}", text);
+    }
+
+    #[test]
+    fn a_constant_first_arm_of_sel_swaps_the_arms_and_negates_the_predicate() {
+        use forms::SEL_RR;
+        // d = p ? k : x becomes d = !p ? x : k, with k as SEL's immediate B.
+        let (x, k, p, d) = (VReg(0), VReg(1), VReg(2), VReg(3));
+        let sel = Bundle::new()
+            .inst(forms::SEL_RR)
+            .def(SEL_RR::RD, d)
+            .use_(SEL_RR::RA, k)
+            .use_(SEL_RR::RB, x)
+            .use_(SEL_RR::PP, p)
+            .set(SEL_RR::PP_NOT, false)
+            .build();
+        let mut v = vcode(vec![mov(k, 0x7fff_ffff), sel], vec![Class::R, Class::R, Class::P, Class::R]);
+        assert_eq!(opt_fold_imm(&mut v), 1, "{}", v);
+        let text = v.to_string();
+        assert!(text.contains("SEL v3, v0, 0x7fffffff, !v2"), "{}", text);
+        assert!(!text.contains("MOV"), "the copy is deleted:\n{}", text);
     }
 
     #[test]
