@@ -84,16 +84,24 @@ pub fn opt_fold_imm(vcode: &mut VCode) -> usize {
                 continue;
             }
             // One immediate per piece: after a fold the piece's fixups moved.
+            // B and C are tried before A, which reaches the immediate only
+            // by an exchange with B (so a constant B stays where it is).
             for pi in 0..m.pieces.len() {
-                for k in 0..m.fixups.len() {
-                    let fx = m.fixups[k];
-                    if fx.piece as usize != pi || !has_imm_twin(m.pieces[pi].form()) {
-                        continue;
-                    }
-                    let Some((value, width)) = constant(m.opnds[fx.opnd as usize].vreg) else { continue };
-                    if fold_operand(m, k, Source::Imm, value, width) || (width == 32 && fold_negated(m, k, value)) {
-                        folded += 1;
-                        break;
+                'piece: for a_pass in [false, true] {
+                    for k in 0..m.fixups.len() {
+                        let fx = m.fixups[k];
+                        if fx.piece as usize != pi || !has_imm_twin(m.pieces[pi].form()) {
+                            continue;
+                        }
+                        let ra = m.pieces[pi].form().twins().sources[0].map(usize::from);
+                        if (Some(fx.field as usize) == ra) != a_pass {
+                            continue;
+                        }
+                        let Some((value, width)) = constant(m.opnds[fx.opnd as usize].vreg) else { continue };
+                        if fold_operand(m, k, Source::Imm, value, width) || (width == 32 && fold_negated(m, k, value)) {
+                            folded += 1;
+                            break 'piece;
+                        }
                     }
                 }
             }
