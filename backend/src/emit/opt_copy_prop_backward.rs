@@ -36,6 +36,7 @@ use ursa_isel::bitset::BitSet;
 
 use crate::emit::lower_vcode::is_self_copy;
 use crate::ir::code::{Code, Item};
+use crate::regalloc::liveness::Liveness;
 
 /// The stack pointer: never given to a copy's definition here.
 const SP: u32 = ursa_isel::abi::SP as u32;
@@ -67,7 +68,7 @@ pub fn opt_copy_prop_backward(code: &mut Code) -> usize {
     let mut succs: Vec<SmallVec<[usize; 2]>> = Vec::new();
     code.blocks(&mut ranges, &mut succs);
     // The registers live out of each block, solved when a copy first asks.
-    let mut live_out: Option<Vec<Regs>> = None;
+    let mut live: Option<Liveness<u32, [u64; 4]>> = None;
     let mut removed = vec![false; code.items.len()];
     let mut deleted = 0;
     for (b, &(s, e)) in ranges.iter().enumerate() {
@@ -76,7 +77,7 @@ pub fn opt_copy_prop_backward(code: &mut Code) -> usize {
             let Some(k) = definition(code, &mut uses, &removed, s, j, d, src) else { continue };
             let dead = match dead_in_block(code, &mut uses, &removed, j, e, src) {
                 Some(dead) => dead,
-                None => !live_out.get_or_insert_with(|| liveness(code, &mut uses, &removed, &ranges, &succs))[b].contains(src),
+                None => !live.get_or_insert_with(|| liveness(code, &mut uses, &removed, &ranges, &succs)).live_out[b].contains(src),
             };
             if !dead {
                 continue;
@@ -111,43 +112,34 @@ impl UsesOf {
     }
 }
 
-/// The registers live out of each block (`ranges`, `succs`) of the code as
-/// it is now (the copies `removed` gone), by the backward dataflow
-/// `regalloc/liveness.rs` describes.
-fn liveness(code: &Code, uses: &mut UsesOf, removed: &[bool], ranges: &[(usize, usize)], succs: &[SmallVec<[usize; 2]>]) -> Vec<Regs> {
+/// The registers live into and out of each block (`ranges`, `succs`) of
+/// the code as it is now (the copies `removed` gone), by
+/// [`Liveness::solve`].
+fn liveness(
+    code: &Code,
+    uses: &mut UsesOf,
+    removed: &[bool],
+    ranges: &[(usize, usize)],
+    succs: &[SmallVec<[usize; 2]>],
+) -> Liveness<u32, [u64; 4]> {
     let nb = ranges.len();
-    let (mut gen, mut kill) = (vec![Regs::default(); nb], vec![Regs::default(); nb]);
+    let mut live = Liveness::default();
+    live.reset(nb, 256);
     for (b, &(s, e)) in ranges.iter().enumerate() {
+        let (gen, kill) = (&mut live.gen[b], &mut live.kill[b]);
         for i in (s..e).rev().filter(|&i| !removed[i]) {
             let u = *uses.get(code, i);
             if u.sure {
-                kill[b].union_with(&u.writes);
-                for (g, w) in gen[b].words_mut().iter_mut().zip(u.writes.words()) {
+                kill.union_with(&u.writes);
+                for (g, w) in gen.words_mut().iter_mut().zip(u.writes.words()) {
                     *g &= !w;
                 }
             }
-            gen[b].union_with(&u.reads);
+            gen.union_with(&u.reads);
         }
     }
-    let (mut live_in, mut live_out) = (vec![Regs::default(); nb], vec![Regs::default(); nb]);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
-            let mut out = Regs::default();
-            for &t in &succs[b] {
-                out.union_with(&live_in[t]);
-            }
-            let mut inn = gen[b];
-            for ((i, o), k) in inn.words_mut().iter_mut().zip(out.words()).zip(kill[b].words()) {
-                *i |= o & !k;
-            }
-            changed |= inn != live_in[b];
-            live_in[b] = inn;
-            live_out[b] = out;
-        }
-    }
-    live_out
+    live.solve((0..nb).rev(), |b| succs[b].iter().copied());
+    live
 }
 
 /// Item `j` as a plain 32-bit copy (destination, source) between general

@@ -1,8 +1,8 @@
 //! Which values are live into and out of each block: the liveness analyses
 //! of the register allocation. [`Liveness`] (dense sets) runs on machine
-//! registers in `pack_regs` (on the laid-out `Code`); [`ValueLiveness`]
-//! (sorted lists) on the virtual registers of the `VCode` in
-//! `assign_regs_ssa` and `opt_instr_sched_prepass`.
+//! registers in `pack_regs` and `opt_copy_prop_backward` (on the laid-out
+//! `Code`); [`ValueLiveness`] (sorted lists) on the virtual registers of the
+//! `VCode` in `assign_regs_ssa` and `opt_instr_sched_prepass`.
 //!
 //! The caller describes each block by two sets: `gen`, the values it reads
 //! before writing them, and `kill`, the values it writes (over-writes: a
