@@ -112,9 +112,11 @@ pub struct Lower<'f> {
     pub shared_offsets: &'f std::collections::HashMap<String, u32>,
     /// Where the data objects in global and constant memory are (borrowed too).
     pub data: &'f crate::DataLayout,
-    /// Carry flags (result 1 of an i64 `uadd_overflow`/`usub_overflow`…)
-    /// that a later carry-in of the same block reads as a predicate: the
-    /// predicate the defining `IADD.X` writes (see `rules/overflow.rs`).
+    /// Overflow flags (result 1 of an i32/i64 `uadd_overflow`,
+    /// `usub_overflow`, `sadd_overflow`…) that a later instruction of the
+    /// same block reads as a predicate (a carry-in, a branch, a select, a
+    /// trap): the predicate the defining bundle writes, the carry of an
+    /// unsigned one, the flag itself of a signed one (`rules/overflow.rs`).
     pub fused_carry: HashMap<Value, VReg>,
     /// The pairs of an `i128` loaded whole (`rules/memory.rs`,
     /// [`Lower::lower_quad`]): set where its `isplit` is lowered, which

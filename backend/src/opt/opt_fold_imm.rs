@@ -87,14 +87,15 @@ pub fn opt_fold_imm(vcode: &mut VCode) -> usize {
             // B and C are tried before A, which reaches the immediate only
             // by an exchange with B (so a constant B stays where it is).
             for pi in 0..m.pieces.len() {
+                let form = m.pieces[pi].form();
+                if !has_imm_twin(form) {
+                    continue;
+                }
+                let ra = form.twins().sources[0].map(usize::from);
                 'piece: for a_pass in [false, true] {
                     for k in 0..m.fixups.len() {
                         let fx = m.fixups[k];
-                        if fx.piece as usize != pi || !has_imm_twin(m.pieces[pi].form()) {
-                            continue;
-                        }
-                        let ra = m.pieces[pi].form().twins().sources[0].map(usize::from);
-                        if (Some(fx.field as usize) == ra) != a_pass {
+                        if fx.piece as usize != pi || (Some(fx.field as usize) == ra) != a_pass {
                             continue;
                         }
                         let Some((value, width)) = constant(m.opnds[fx.opnd as usize].vreg) else { continue };

@@ -15,7 +15,7 @@
 //! overflow), and `x - y = MAX + 1` with `b_in = 1`. Both equal "exact
 //! overflow, or carry-in and result == MIN (MAX for the subtraction)".
 
-use cranelift_codegen::ir::{types, Inst, Opcode, Value, ValueDef};
+use cranelift_codegen::ir::{types, Opcode, Value, ValueDef};
 
 use crate::lower::{CmpOp, InstOutput, Lower, Pred, Signed};
 use crate::machine::{LUT_A, LUT_B, LUT_C};
@@ -74,6 +74,15 @@ impl Lower<'_> {
         d
     }
 
+    /// The readers of the flag (second result) of the instruction being
+    /// lowered, which were lowered before it: the predicate one of them
+    /// asked the flag in (`fused_carry`), and whether any reads the flag
+    /// register.
+    fn flag_readers(&self) -> (Option<Pred>, bool) {
+        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
+        (flag.and_then(|v| self.fused_carry.get(&v).copied()), flag.is_none_or(|v| self.is_used(v)))
+    }
+
     // ---- unsigned, 32 bits ----
 
     /// `IADD d, c, a, ±b` + the carry as a flag (`!c` for a subtraction: no
@@ -84,8 +93,7 @@ impl Lower<'_> {
     fn carry32(&mut self, a: VReg, b: VReg, sub: bool, cin: Option<Pred>) -> InstOutput {
         let d = self.temp(Class::R);
         let f = self.temp(Class::R);
-        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
-        let fused = flag.and_then(|v| self.fused_carry.get(&v).copied());
+        let (fused, flag_read) = self.flag_readers();
         let mut bu = Bundle::new().iadd(cin.is_some(), D::Lo(d), S::Lo(a), false, S::Lo(b), sub);
         let c = match fused {
             Some(p) => {
@@ -101,7 +109,7 @@ impl Lower<'_> {
         if let Some(p) = cin {
             bu = bu.use_(IADD::PP, p).set(IADD::PP_NOT, sub);
         }
-        if flag.is_none_or(|v| self.is_used(v)) {
+        if flag_read {
             bu = bu.sel(D::Lo(f), S::Z, S::Imm(1), c, !sub);
         }
         self.emit_b(bu);
@@ -136,8 +144,7 @@ impl Lower<'_> {
         if let Some((p, borrow)) = cin {
             bu = bu.use_(IADD::PP, p).set(IADD::PP_NOT, borrow);
         }
-        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
-        let fused = flag.and_then(|v| self.fused_carry.get(&v).copied());
+        let (fused, flag_read) = self.flag_readers();
         bu = bu.iadd(true, D::Hi(d), S::Hi(a), false, S::Hi(b), sub).use_(IADD::PP, c1).set(IADD::PP_NOT, false);
         bu = match fused {
             Some(p) => bu.def(IADD::PU, p),
@@ -145,7 +152,7 @@ impl Lower<'_> {
         };
         let c2 = fused.unwrap_or(c2);
         // An unread flag needs no register (the i128 add's last carry).
-        if flag.is_none_or(|v| self.is_used(v)) {
+        if flag_read {
             bu = bu.sel(D::Lo(f), S::Z, S::Imm(1), c2, !sub);
         }
         self.emit_b(bu);
@@ -178,23 +185,22 @@ impl Lower<'_> {
     /// carry is its flag, for any reader of the flag as a predicate. `None`
     /// when `c` is anything else.
     fn fused_carry_of(&mut self, c: Value, sub: bool) -> Option<Pred> {
+        let ops = if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
+        self.fused_flag_of(c, &ops)
+    }
+
+    /// The predicate for a reader of flag `c` in its block, when `c` is the
+    /// flag of an i32/i64 instruction of one of `ops` there: made on the
+    /// first request and kept in `fused_carry`, where the defining bundle
+    /// finds it ([`Lower::flag_readers`]). `None` otherwise.
+    fn fused_flag_of(&mut self, c: Value, ops: &[Opcode]) -> Option<Pred> {
         let f = self.f;
         let c = f.dfg.resolve_aliases(c);
         let ValueDef::Result(def, 1) = f.dfg.value_def(c) else { return None };
-        let ops: [Opcode; 2] =
-            if sub { [Opcode::UsubOverflow, Opcode::UsubOverflowBin] } else { [Opcode::UaddOverflow, Opcode::UaddOverflowCin] };
         let ty = f.dfg.value_type(f.dfg.inst_results(def)[0]);
         if !ops.contains(&f.dfg.insts[def].opcode()) || !(ty == types::I64 || ty == types::I32) {
             return None;
         }
-        self.fused_pred(c, def)
-    }
-
-    /// The predicate the instruction `def` defining flag `c` writes for a
-    /// reader of the flag in its block (`fused_carry`, made on the first
-    /// request); `None` when `def` is in another block.
-    fn fused_pred(&mut self, c: Value, def: Inst) -> Option<Pred> {
-        let f = self.f;
         let here = self.cur_inst.and_then(|i| f.layout.inst_block(i));
         if here.is_none() || f.layout.inst_block(def) != here {
             return None;
@@ -206,6 +212,7 @@ impl Lower<'_> {
         self.fused_carry.insert(c, p);
         Some(p)
     }
+
     pub fn fused_carry_add(&mut self, c: Value) -> Option<Pred> {
         self.fused_carry_of(c, false)
     }
@@ -232,26 +239,19 @@ impl Lower<'_> {
     /// `ISETP` into this predicate (`sovf32`, `sovf64`). `None` when `c` is
     /// anything else.
     pub fn fused_signed_flag(&mut self, c: Value) -> Option<Pred> {
-        let f = self.f;
-        let c = f.dfg.resolve_aliases(c);
-        let ValueDef::Result(def, 1) = f.dfg.value_def(c) else { return None };
-        let ty = f.dfg.value_type(f.dfg.inst_results(def)[0]);
-        if !matches!(f.dfg.insts[def].opcode(), Opcode::SaddOverflow | Opcode::SsubOverflow) || !(ty == types::I64 || ty == types::I32) {
-            return None;
-        }
-        self.fused_pred(c, def)
+        self.fused_flag_of(c, &[Opcode::SaddOverflow, Opcode::SsubOverflow])
     }
 
     /// The sign of overflow word `t` into the predicate a reader of this
     /// instruction's flag asked for (`fused_signed_flag`), and the flag
     /// register (`SHF` of the sign) only if something reads it.
     fn signed_flag(&mut self, bu: Bundle, t: VReg, f: VReg) -> Bundle {
-        let flag = self.cur_inst.map(|i| self.f.dfg.inst_results(i)[1]);
+        let (fused, flag_read) = self.flag_readers();
         let mut bu = bu;
-        if let Some(p) = flag.and_then(|v| self.fused_carry.get(&v).copied()) {
+        if let Some(p) = fused {
             bu = bu.isetp(CompOp::LT, true, S::Lo(t), S::Z).def(ISETP::PU, p);
         }
-        if flag.is_none_or(|v| self.is_used(v)) {
+        if flag_read {
             bu = bu.shf(false, false, false, SHFDType::U32, D::Lo(f), S::Lo(t), S::Imm(31), S::Z);
         }
         bu
