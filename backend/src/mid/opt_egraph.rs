@@ -30,6 +30,7 @@ use super::has_effect;
 use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, DataFlowGraph, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, Value};
 use cranelift_codegen::Context;
 use ursa_isel::intrinsics::Intrinsic;
@@ -84,7 +85,9 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// (`x - x`), no constant operand (folding) but the amount of a shift, the
 /// right side of a compare or the right bound of a minimum or maximum (the
 /// e-graph moves a constant there), neither one of the values the e-graph's
-/// rules single out ([`special_constant`]), and no operand another
+/// rules single out ([`special_constant`]), a 0 an equality compares with
+/// ([`zero_equality`]), the right side of a `band` or `iadd` no rule folds
+/// ([`mask_or_addend_kept`]) and the operand of a `bitcast`; and no operand another
 /// instruction without effects computes (`bnot` of a `bnot`, extensions of
 /// extensions) but the pairs [`nests_kept`] allows; and no two instructions
 /// without effects that compute the same (the e-graph makes them one). In
@@ -144,12 +147,15 @@ fn shapes_without_work(f: &Function) -> bool {
             let kept = if is_constant(dop) {
                 use Opcode::*;
                 let special = || special_constant(dfg, def, dfg.value_type(args[0]).bits(), op == Icmp);
-                constants == 1
-                    && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special()
-                        || k == 1 && op == Fcmp
-                        || k == 1 && matches!(op, Smin | Smax | Umin | Umax))
+                op == Bitcast
+                    || constants == 1
+                        && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special()
+                            || k == 1 && zero_equality(dfg, inst)
+                            || k == 1 && mask_or_addend_kept(dfg, op, def, def_op(args[0]))
+                            || k == 1 && op == Fcmp
+                            || k == 1 && matches!(op, Smin | Smax | Umin | Umax))
             } else {
-                has_effect(dop) || nests_kept(op, dop, || dfg.inst_args(def).iter().all(|d| !args.contains(d)))
+                has_effect(dop) || nests_kept(dfg, op, args, k, def, dop)
             };
             if !kept {
                 return false;
@@ -159,27 +165,64 @@ fn shapes_without_work(f: &Function) -> bool {
     true
 }
 
-/// Whether no rule of the e-graph rewrites an instruction of `op` reading
-/// the result of one of `dop` (both without effects) into better code:
-/// plain arithmetic ([`plain`]) on plain arithmetic or on a sign or zero
-/// extension, and a minimum or maximum on plain arithmetic or another
-/// minimum or maximum, with operands `apart` (reassociation needs
-/// constants, `(x + y) - y` a shared operand); `ireduce` of plain
-/// arithmetic, of a minimum or maximum, or of a right shift (the slices of
-/// a `bitcast`); a left shift of a zero extension, a right shift of an
-/// `bxor` (`avg_round`); the halves of a pair (`isplit`, `iconcat`) read
-/// by anything; the `bitcast` of a `bmask`; and `bmask` of a compare, which
-/// the e-graph makes the `ineg` of the compare (or of its extension), the
-/// same instructions after selection.
-fn nests_kept(op: Opcode, dop: Opcode, apart: impl Fn() -> bool) -> bool {
+/// Whether no rule of the e-graph rewrites instruction `inst` (of `op`,
+/// operands `args`) reading in operand `k` the result of `def` (of `dop`;
+/// both without effects) into better code. Allowed: plain arithmetic
+/// ([`plain`]) on plain arithmetic or on a sign or zero extension, and a
+/// minimum or maximum on plain arithmetic or another minimum or maximum,
+/// with operands `apart` (reassociation needs constants, `(x + y) - y` a
+/// shared operand); `ireduce` of plain arithmetic, of a minimum or
+/// maximum, or of a right shift (the slices of a `bitcast`); the shifted
+/// value (not the amount) of a shift a zero extension; a right shift of a
+/// `bxor` (`avg_round`); a subtraction of a right shift; an `bor` of a
+/// shift, or a `band` of a right shift, whose other operand is no shift of
+/// the same value (rotates, byte swaps); a `band` or `bor` of a compare
+/// whose other operand is no compare sharing a variable with it (`x == y |
+/// x < y` is `x <= y`); a compare of a `bor` with operands `apart`; the
+/// sign extension of a product, the zero extension of an `ireduce`; a pair
+/// built of anything but a sign (`iconcat x (sshr x 63)`); the halves of a
+/// pair (`isplit`, `iconcat`) read by anything (a shift by an `iconcat` is
+/// one by its low half, which selection reads anyway);
+/// anything read by or reading a `bitcast` (no rule looks through one); and
+/// `bmask` of a compare, which the e-graph makes the `ineg` of the compare
+/// (or of its extension), the same instructions after selection — but for
+/// `bmask (ne x 0)`, which is `bmask x`.
+fn nests_kept(dfg: &DataFlowGraph, op: Opcode, args: &[Value], k: usize, def: Inst, dop: Opcode) -> bool {
     use Opcode::*;
     let min_max = |o: Opcode| matches!(o, Smin | Smax | Umin | Umax);
+    let shift = |o: Opcode| matches!(o, Ishl | Ushr | Sshr | Rotl | Rotr);
+    let apart = || dfg.inst_args(def).iter().all(|d| !args.contains(d));
+    // The other operand's instruction, if it has one without effects.
+    let other = || {
+        let v = *args.get(1 - k)?;
+        let d = dfg.value_def(v).inst()?;
+        (!has_effect(dfg.insts[d].opcode())).then_some(d)
+    };
+    let shifts_same_value = || other().is_some_and(|o| shift(dfg.insts[o].opcode()) && dfg.inst_args(o)[0] == dfg.inst_args(def)[0]);
+    let compares_share_a_variable = || {
+        other().is_some_and(|o| {
+            dfg.insts[o].opcode() == Icmp
+                && dfg
+                    .inst_args(def)
+                    .iter()
+                    .any(|a| dfg.inst_args(o).contains(a) && !dfg.value_def(*a).inst().is_some_and(|c| is_constant(dfg.insts[c].opcode())))
+        })
+    };
     matches!(dop, Isplit | Iconcat)
-        || op == Bmask && matches!(dop, Icmp | Fcmp)
-        || op == Bitcast && dop == Bmask
+        || op == Iconcat && dop != Sshr
+        || op == Bitcast
+        || dop == Bitcast
+        || op == Bmask && matches!(dop, Icmp | Fcmp) && !zero_equality(dfg, def)
         || op == Ireduce && (plain(dop) || min_max(dop) || matches!(dop, Ushr | Sshr))
-        || op == Ishl && dop == Uextend
+        || matches!(op, Ishl | Ushr | Sshr) && k == 0 && dop == Uextend
         || op == Ushr && dop == Bxor
+        || op == Isub && matches!(dop, Ushr | Sshr)
+        || op == Bor && matches!(dop, Ishl | Ushr) && !shifts_same_value()
+        || op == Band && dop == Ushr && !shifts_same_value()
+        || matches!(op, Band | Bor) && dop == Icmp && !compares_share_a_variable()
+        || op == Icmp && dop == Bor && apart()
+        || op == Sextend && dop == Imul
+        || op == Uextend && dop == Ireduce
         || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart()
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
 }
@@ -196,6 +239,55 @@ fn special_constant(dfg: &DataFlowGraph, def: Inst, bits: u32, compare: bool) ->
     let k = imm.bits() as u64 & mask;
     let smin = 1u64 << (bits.clamp(1, 64) - 1);
     k == 0 || !compare && k >= u64::from(bits) || compare && [1, mask, smin, smin - 1].contains(&k)
+}
+
+/// Whether `inst` is an integer equality (`eq`, `ne`) with the constant 0
+/// on its right. The e-graph's rules for such a compare need a left side
+/// computed by a compare or an extension (which the check of the left
+/// operand counts as work), and of its readers only a `bmask` has one
+/// (`bmask (ne x 0)` is `bmask x`) that [`nests_kept`] would let pass.
+fn zero_equality(dfg: &DataFlowGraph, inst: Inst) -> bool {
+    let InstructionData::IntCompare { cond, args, .. } = dfg.insts[inst] else { return false };
+    let zero = dfg
+        .value_def(args[1])
+        .inst()
+        .is_some_and(|d| matches!(dfg.insts[d], InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } if imm.bits() == 0));
+    matches!(cond, IntCC::Equal | IntCC::NotEqual) && zero
+}
+
+/// Whether `op` (a `band` or an `iadd`) with integer constant `def` on its
+/// right and a left side computed by `left` (`None`: an argument, or a
+/// value with effects) is one no rule of the e-graph rewrites: not the
+/// identity of the operation (all ones for `band`, 0 for `iadd`) nor 0 for
+/// `band`, and no left side a rule combines with the constant: for `band`
+/// another `band` (constants folded together), a compare (a mask of 1), a
+/// zero extension the mask keeps whole or a sign extension masked to its
+/// width (the extension itself, or a zero one); for `iadd` another `iadd`,
+/// `isub`, `bor` or `select` (constants folded in), or a `bnot` (`!x + 1`
+/// is `-x`). (An `isub` of a constant is not here: the e-graph may make
+/// it the `iadd` of the negated constant.)
+fn mask_or_addend_kept(dfg: &DataFlowGraph, op: Opcode, def: Inst, left: Option<(Inst, Opcode)>) -> bool {
+    use Opcode::*;
+    let InstructionData::UnaryImm { opcode: Iconst, imm } = dfg.insts[def] else { return false };
+    let mask_of = |bits: u32| if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = mask_of(dfg.ctrl_typevar(def).bits());
+    let k = imm.bits() as u64 & mask;
+    match (op, left) {
+        (Band | Iadd, _) if k == 0 => false,
+        (Band, None) => k != mask,
+        (Band, Some((l, lop))) => {
+            let narrow = || mask_of(dfg.value_type(dfg.inst_args(l)[0]).bits());
+            k != mask
+                && match lop {
+                    Band | Icmp => false,
+                    Uextend => k & narrow() != narrow(),
+                    Sextend => k != narrow(),
+                    _ => true,
+                }
+        }
+        (Iadd, left) => !left.is_some_and(|(_, o)| matches!(o, Iadd | Isub | Bor | Select | Bnot)),
+        _ => false,
+    }
 }
 
 fn is_constant(op: Opcode) -> bool {
@@ -355,6 +447,15 @@ mod tests {
             "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 32\n    v2 = ishl v0, v1\n    return v2\n}\n",
             "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i64 33\n    v2 = ushr v0, v1\n    return v2\n}\n",
             "function %f(i64) -> i64 {\nblock0(v0: i64):\n    v1 = iconst.i64 5\n    v2 = umin v1, v0\n    return v2\n}\n",
+            // A rotate, compares of one variable combined, `bmask` of a
+            // test against 0, a mask that keeps an extension whole, `!x + 1`,
+            // a shift by an extended amount.
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 8\n    v2 = ishl v0, v1\n    v3 = iconst.i32 24\n    v4 = ushr v0, v3\n    v5 = bor v2, v4\n    return v5\n}\n",
+            "function %f(i32, i32) -> i8 {\nblock0(v0: i32, v1: i32):\n    v2 = icmp ult v0, v1\n    v3 = icmp eq v0, v1\n    v4 = bor v2, v3\n    return v4\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    v2 = icmp ne v0, v1\n    v3 = bmask.i32 v2\n    return v3\n}\n",
+            "function %f(i8) -> i32 {\nblock0(v0: i8):\n    v1 = uextend.i32 v0\n    v2 = iconst.i32 0x1ff\n    v3 = band v1, v2\n    return v3\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = bnot v0\n    v2 = iconst.i32 1\n    v3 = iadd v1, v2\n    return v3\n}\n",
+            "function %f(i32, i8) -> i32 {\nblock0(v0: i32, v1: i8):\n    v2 = uextend.i32 v1\n    v3 = ishl v0, v2\n    return v3\n}\n",
         ] {
             assert!(!without_work(&parsed(work), true), "{}", work);
         }
@@ -434,6 +535,22 @@ mod tests {
             body("v0: i8, v1: i32", "i32", "    v2 = sextend.i32 v0\n    v3 = isub v2, v1\n", "v3"),
             body(p3, "i32", "    v3 = iadd v0, v1\n    v4 = smin v3, v2\n", "v4"),
             body("v0: i32, v1: i32, v2: i32, v3: i32", "i32", "    v4 = umin v0, v1\n    v5 = umax v4, v2\n    v6 = smax v5, v3\n", "v6"),
+            // Shifts read by an `bor`, `band` or `isub` (not of one value
+            // shifted both ways), a compare of an `bor`, compares of
+            // different variables combined, a product extended, a value
+            // reduced and extended again, a pair of anything, a `bitcast`
+            // of a `bitcast`, an equality with 0, masks and addends.
+            body(p3, "i32", "    v3 = iconst.i32 8\n    v4 = ishl v1, v3\n    v5 = bor v0, v4\n", "v5"),
+            body(p3, "i32, i32, i32", "    v3 = iconst.i32 8\n    v4 = ushr v1, v3\n    v5 = bor v4, v0\n    v6 = band v4, v2\n    v7 = isub v2, v4\n", "v5, v6, v7"),
+            body(p3, "i8", "    v3 = bor v0, v1\n    v4 = icmp ult v3, v2\n", "v4"),
+            body("v0: i32, v1: i32, v2: i32, v3: i32", "i8", "    v4 = icmp ult v0, v1\n    v5 = icmp eq v2, v3\n    v6 = band v4, v5\n", "v6"),
+            body(p3, "i64", "    v3 = imul v0, v1\n    v4 = sextend.i64 v3\n", "v4"),
+            body(p3, "i32", "    v3 = ireduce.i8 v0\n    v4 = uextend.i32 v3\n", "v4"),
+            body("v0: i64, v1: i64, v2: i64", "i128", "    v3 = bor v0, v1\n    v4 = iconcat v3, v2\n", "v4"),
+            body(p2f, "i32", "    v3 = bitcast.i32 v0\n    v4 = bitcast.f32 v3\n    v5 = bitcast.i32 v4\n    v6 = bor v5, v3\n", "v6"),
+            body(p3, "i8", "    v3 = iconst.i32 0\n    v4 = icmp ne v0, v3\n", "v4"),
+            body("v0: i8, v1: i32", "i32", "    v2 = uextend.i32 v0\n    v3 = iconst.i32 4\n    v4 = band v2, v3\n    v5 = iconst.i32 7\n    v6 = iadd v1, v5\n    v7 = bxor v4, v6\n", "v7"),
+            body("v0: i8, v1: i32", "i32", "    v2 = uextend.i32 v0\n    v3 = iconst.i32 3\n    v4 = ushr v2, v3\n", "v4"),
         ];
         for text in shapes.iter() {
             let before = parsed(text);
