@@ -356,6 +356,7 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
                 eprintln!("%{}: regalloc2: {}", vcode.name.trim_start_matches('%'), why);
             }
             assign_regs_regalloc2::split_quads(&mut vcode)?;
+            assign_regs_regalloc2::pair_abi_values(&mut vcode);
             let asg = assign_regs_regalloc2::assign_regs_regalloc2(&assign_regs_regalloc2::RaFunc::new(&vcode), opts.check_regalloc)
                 .map_err(|e| e.in_pass(Pass::assign_regs_regalloc2))?;
             run.ran(Pass::assign_regs_regalloc2, &asg);

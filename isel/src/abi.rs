@@ -8,11 +8,6 @@
 //! the caller's frame); the return address in `R[20:21]`, the stack pointer
 //! in `R1`. Every allocatable register is caller-saved.
 
-use crate::lower::Lower;
-use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::forms;
-use ursa_emit::forms::MOV_R;
-
 /// Parameters and results passed in registers (`R4`–`R19`); the rest go
 /// through local memory (arguments below the stack pointer, results in the
 /// caller's result area).
@@ -51,25 +46,4 @@ pub fn ofs_field(v: i64) -> u64 {
 /// The first register of argument or result `k`.
 pub fn arg_reg(k: usize) -> u8 {
     4 + 2 * k as u8
-}
-
-/// `r` as a pair for an ABI slot: pairs as they are, a 32-bit register
-/// copied into the low word of a fresh pair. `first` keeps where the first
-/// such copy for the instruction being lowered went (with its registers):
-/// the next ones are pushed as copies of it, their registers renamed.
-pub fn to_abi_pair(cx: &mut Lower, r: VReg, first: &mut Option<(usize, VReg)>) -> VReg {
-    if cx.vcode.class(r) == Class::RPair {
-        return r;
-    }
-    let p = cx.temp(Class::RPair);
-    match *first {
-        Some((at, p0)) => cx.push_copy_of(at, |v| if v == p0 { p } else { r }),
-        None => {
-            *first = Some((cx.pushed(), p));
-            let m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, r).build();
-            cx.push(m);
-        }
-    }
-    cx.vcode.abi_low_pairs.push(p);
-    p
 }

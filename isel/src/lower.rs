@@ -235,20 +235,6 @@ impl<'f> Lower<'f> {
         self.cur.push(m);
     }
 
-    /// How many instructions the block being lowered has so far (the
-    /// index the next one pushed gets, for [`Lower::push_copy_of`]).
-    pub(crate) fn pushed(&self) -> usize {
-        self.cur.len()
-    }
-
-    /// Pushes a copy of instruction `at` of the block being lowered, its
-    /// registers renamed by `rename` (to ones of the same classes).
-    pub(crate) fn push_copy_of(&mut self, at: usize, rename: impl FnMut(VReg) -> VReg) {
-        let mut m = self.cur[at].clone();
-        m.rename(rename);
-        self.push_copy(m);
-    }
-
     /// Checks the operands of an instruction about to be pushed and records
     /// the CLIF instruction it comes from.
     fn check_and_tag(&self, m: &mut MInst) {
@@ -592,7 +578,7 @@ impl<'f> Lower<'f> {
                 let vals: Vec<Value> = f.dfg.inst_args(inst).to_vec();
                 let mut bundle = Bundle::pseudo(Pseudo::Ret);
                 let mut fixed_regs = Vec::new();
-                let (mut first_move, mut first_store) = (None, FirstOfKind::default());
+                let mut first_store = FirstOfKind::default();
                 for (k, &v) in vals.iter().enumerate() {
                     let r = self.use_value(v);
                     if k >= abi::MAX_REG_ARGS {
@@ -600,7 +586,6 @@ impl<'f> Lower<'f> {
                         self.push_stack_arg(r, ofs, true, true, None, &mut first_store);
                         continue;
                     }
-                    let r = abi::to_abi_pair(self, r, &mut first_move);
                     fixed_regs.push((r, abi::arg_reg(k)));
                 }
                 for (r, reg) in fixed_regs {
@@ -662,13 +647,11 @@ impl<'f> Lower<'f> {
         }
         let mut fixed = Vec::new();
         let mut stack = Vec::new();
-        let mut first_move = None;
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
                 stack.push(r);
             } else {
-                let r = abi::to_abi_pair(self, r, &mut first_move);
                 fixed.push((r, abi::arg_reg(k)));
             }
         }
@@ -762,14 +745,13 @@ impl<'f> Lower<'f> {
         // Arguments into their ABI pairs.
         let mut fixed = Vec::new();
         let nstack = args.len().saturating_sub(abi::MAX_REG_ARGS);
-        let (mut first_move, mut first_store) = (None, FirstOfKind::default());
+        let mut first_store = FirstOfKind::default();
         for (k, &v) in args.iter().enumerate() {
             let r = self.use_value(v);
             if k >= abi::MAX_REG_ARGS {
                 self.push_stack_arg(r, abi::stack_arg_offset(k - abi::MAX_REG_ARGS, nstack), true, false, None, &mut first_store);
                 continue;
             }
-            let r = abi::to_abi_pair(self, r, &mut first_move);
             fixed.push((r, abi::arg_reg(k)));
         }
         let mut b = Bundle::pseudo(Pseudo::Call);
@@ -787,7 +769,6 @@ impl<'f> Lower<'f> {
             b = b.fixed(r, OpKind::Use, reg);
         }
         let mut outs = Vec::new();
-        let mut narrow = Vec::new();
         let mut stack_results = Vec::new();
         for (k, &v) in results.iter().enumerate() {
             if k >= abi::MAX_REG_ARGS {
@@ -797,15 +778,9 @@ impl<'f> Lower<'f> {
                 outs.push(d);
                 continue;
             }
-            let pr = self.temp(Class::RPair);
-            b = b.fixed(pr, OpKind::Def, abi::arg_reg(k));
-            if class_of_type(f.dfg.value_type(v)) == Some(Class::RPair) {
-                outs.push(pr);
-            } else {
-                let s = self.temp(Class::R);
-                narrow.push((pr, s));
-                outs.push(s);
-            }
+            let d = self.temp(class_of_type(f.dfg.value_type(v)).unwrap());
+            b = b.fixed(d, OpKind::Def, abi::arg_reg(k));
+            outs.push(d);
         }
         let mut m = b.build();
         m.clobbers_all = true;
@@ -814,10 +789,6 @@ impl<'f> Lower<'f> {
         }
         self.vcode.makes_calls = true;
         self.push(m);
-        for (pr, s) in narrow {
-            let mv = self.lo32_into(pr, s);
-            self.push(mv);
-        }
         let mut first_load = FirstOfKind::default();
         for (d, ofs) in stack_results {
             self.push_stack_arg(d, ofs, false, false, None, &mut first_load);
@@ -1020,8 +991,6 @@ impl<'f> Lower<'f> {
         }
         let mut bundle = Bundle::pseudo(Pseudo::Args);
         let nstack = params.len().saturating_sub(abi::MAX_REG_ARGS);
-        // (At their final sizes at once.)
-        let mut narrow: SmallVec<[(VReg, VReg); abi::MAX_REG_ARGS]> = SmallVec::new();
         let mut stack_params = Vec::with_capacity(nstack);
         for (k, &p) in params.iter().enumerate() {
             let want = self.value_vreg(p);
@@ -1033,31 +1002,15 @@ impl<'f> Lower<'f> {
                 }
                 continue;
             }
-            if self.vcode.class(want) == Class::RPair {
-                bundle = bundle.fixed(want, OpKind::Def, abi::arg_reg(k));
-            } else {
-                let pr = self.temp(Class::RPair);
-                bundle = bundle.fixed(pr, OpKind::Def, abi::arg_reg(k));
-                narrow.push((pr, want));
-            }
+            // A value of 32 bits or fewer is the slot's low register.
+            bundle = bundle.fixed(want, OpKind::Def, abi::arg_reg(k));
         }
         let link = self.link_vreg();
         bundle = bundle.fixed(link, OpKind::Def, abi::LINK);
         self.push(bundle.build());
-        // The lanes of a split vector argument repeat one instruction: each
-        // kind is built once, and the other lanes copy the first one pushed
-        // (their registers renamed; `push_stack_arg` for the loads).
-        let mut narrowed: Option<(usize, VReg)> = None;
-        for (pr, want) in narrow {
-            match narrowed {
-                Some((at, want0)) => self.push_copy_of(at, |v| if v == want0 { want } else { pr }),
-                None => {
-                    narrowed = Some((self.pushed(), want));
-                    let m = self.lo32_into(pr, want);
-                    self.push(m);
-                }
-            }
-        }
+        // The lanes of a split vector argument repeat one instruction: the
+        // loads of each kind are built once, and the other lanes copy the
+        // first one pushed (their registers renamed, `push_stack_arg`).
         let mut first_load = FirstOfKind::default();
         for (want, ofs, p) in stack_params {
             let dtype = self.stack_arg_ext.get(&p).map(|s| match (f.dfg.value_type(p) == types::I8, s) {

@@ -291,6 +291,11 @@ impl MInst {
         self.fixups.0.remove(k)
     }
 
+    /// Operand `k` made to name `v` (its kind and fixed register kept).
+    pub fn set_operand_vreg(&mut self, k: usize, v: VReg) {
+        self.opnds.0[k].vreg = v;
+    }
+
     /// Every operand's virtual register through `f`.
     pub fn rename(&mut self, mut f: impl FnMut(VReg) -> VReg) {
         for o in self.opnds.0.iter_mut() {
@@ -553,9 +558,9 @@ pub struct VCode {
     /// the allocators look for them only then.
     pub has_quads: bool,
     /// Pairs made to carry a 32-bit value in the low word of an ABI slot
-    /// (`abi::to_abi_pair`): nothing writes their high half. The SSA
-    /// allocator copies them through their low register alone;
-    /// `check_assignment` checks that no instruction writes such a half.
+    /// for regalloc2 (`assign_regs_regalloc2::pair_abi_values`: it cannot
+    /// fix a single register there): nothing writes their high half, which
+    /// `check_assignment` verifies.
     pub abi_low_pairs: Vec<VReg>,
 }
 

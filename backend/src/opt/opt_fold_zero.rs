@@ -2,13 +2,15 @@
 //! read by its users as `RZ`, in every 32-bit register operand of a machine
 //! instruction, and the copy is deleted once nothing reads its register
 //! (branch arguments, pseudo-instruction operands and 64-bit operands keep
-//! it). Such copies come from `iconst 0` operands that no rule folded and
+//! it; for an ABI operand as a copy of `RZ`, `MOV Rv, RZ`). Such copies come from `iconst 0` operands that no rule folded and
 //! from `opt_narrow_pairs` (the low word of a 64-bit constant whose high word
 //! was dropped, such as a shared-memory base at offset 0).
 
+use ursa_emit::forms::MOV_R;
 use ursa_emit::model::{Kind, Operand};
+use ursa_emit::typed::R;
 use ursa_emit::{fields, forms, RZ};
-use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode, VRegSet};
+use ursa_isel::vcode::{Bundle, Class, OpKind, Pseudo, VCode, VRegSet};
 
 use crate::opt::opt_fold_cmem::{drop_unnamed_uses, remove_unread_copies, single_copies};
 
@@ -62,5 +64,22 @@ pub fn opt_fold_zero(vcode: &mut VCode) -> usize {
         }
     }
     remove_unread_copies(vcode, |v| zeros.contains(&v));
+    // A copy of zero an ABI operand reads (a result, a call's argument)
+    // copies `RZ`, the zero register. (Other readers keep the constant,
+    // which `opt_if_convert` reads as an immediate or `RZ` of a `SEL`.)
+    let mut abi = VRegSet::new(vcode.classes.len());
+    for m in vcode.blocks.iter().flat_map(|b| &b.insts) {
+        abi.extend(m.opnds.iter().filter(|o| o.kind == OpKind::Use && o.fixed.is_some() && zeros.contains(&o.vreg)).map(|o| o.vreg));
+    }
+    if abi.is_empty() {
+        return folded;
+    }
+    for m in vcode.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
+        if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.pieces[0].form() == forms::MOV_I {
+            if let Some(d) = m.opnds.first().filter(|o| o.kind == OpKind::Def && abi.contains(&o.vreg)).map(|o| o.vreg) {
+                *m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).set(MOV_R::RB, R(RZ)).build();
+            }
+        }
+    }
     folded
 }

@@ -152,7 +152,8 @@ pub fn opt_if_convert(vcode: &mut VCode) -> usize {
             };
             // A branch around a block that leads straight to the end stays:
             // it becomes an early `@P EXIT` / `@P RET` (`opt_branches`).
-            if ends_function(vcode, j) {
+            // (Not when the sides pass `J` values: the end needs them.)
+            if ends_function(vcode, j) && s_args.is_empty() {
                 continue;
             }
             if j.0 as usize == a || j == s || s_args.len() != e_args.len() {

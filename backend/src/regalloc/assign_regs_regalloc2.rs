@@ -33,7 +33,7 @@
 
 use ra::{Allocation, Edit, InstRange, MachineEnv, Operand, PReg, PRegSet, RegClass, RegallocOptions};
 use regalloc2 as ra;
-use ursa_isel::vcode::{Class, OpKind, Pseudo, VCode};
+use ursa_isel::vcode::{Bundle, Class, OpKind, Pseudo, VCode};
 
 use crate::regalloc::assignment::{Assignment, Loc, Move, NO_REG};
 use crate::Error;
@@ -71,6 +71,46 @@ pub fn split_quads(vcode: &mut VCode) -> Result<(), Error> {
     }
     vcode.has_quads = false;
     Ok(())
+}
+
+/// Every 32-bit value an ABI operand fixes (an argument, a result, a
+/// call's argument or result, in the low register of its slot's pair)
+/// passed through a pair of its own: regalloc2 allocates pairs and single
+/// registers in separate regions of the register file ([`PAIR_BASE`],
+/// [`R_BASE`]), so a single register cannot be fixed where a slot is. A
+/// fixed use reads a fresh pair written by a `MOV` into its low half just
+/// before the instruction (the pair listed in [`VCode::abi_low_pairs`]:
+/// nothing writes its high half); a fixed def writes a fresh pair, whose
+/// low half a `MOV` after the instruction copies into the value. (The SSA
+/// allocator takes the single registers as they are.)
+pub fn pair_abi_values(vcode: &mut VCode) {
+    use ursa_emit::forms::{self, MOV_R};
+    for b in 0..vcode.blocks.len() {
+        let insts = std::mem::take(&mut vcode.blocks[b].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for mut m in insts {
+            let mut after = Vec::new();
+            for k in 0..m.opnds.len() {
+                let o = m.opnds[k];
+                if o.fixed.is_none() || vcode.class(o.vreg) != Class::R {
+                    continue;
+                }
+                let p = vcode.new_vreg(Class::RPair);
+                match o.kind {
+                    OpKind::Use => {
+                        out.push(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, o.vreg).build());
+                        vcode.abi_low_pairs.push(p);
+                    }
+                    OpKind::Def => after.push(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, o.vreg).use_(MOV_R::RB, p).build()),
+                    _ => continue,
+                }
+                m.set_operand_vreg(k, p);
+            }
+            out.push(m);
+            out.extend(after);
+        }
+        vcode.blocks[b].insts = out;
+    }
 }
 
 pub fn rc(c: Class) -> RegClass {
@@ -378,4 +418,68 @@ fn assignment(func: &RaFunc, output: &ra::Output) -> Assignment {
 /// The number of a program point: 2i before instruction i, 2i + 1 after it.
 fn point(p: ra::ProgPoint) -> usize {
     2 * p.inst().index() + (p.pos() == ra::InstPosition::After) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regalloc::check_assignment::check_assignment;
+    use ursa_emit::forms::{self, MOV_R};
+    use ursa_isel::vcode::{BlockId, MInst, VBlock, VReg};
+
+    fn block(insts: Vec<MInst>) -> VBlock {
+        VBlock { params: Vec::new(), insts, succs: Vec::<BlockId>::new().into(), preds: Vec::<BlockId>::new().into(), clif: None }
+    }
+
+    fn mov(d: VReg, s: VReg) -> MInst {
+        Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, s).build()
+    }
+
+    /// Two i32 arguments returned exchanged, each a 32-bit value fixed in
+    /// the low register of its slot.
+    fn swapped_results() -> VCode {
+        let mut v = VCode::default();
+        let (a, b, link) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let (x, y) = (v.new_vreg(Class::R), v.new_vreg(Class::R));
+        let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(y, OpKind::Use, 4).fixed(x, OpKind::Use, 6).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(vec![args, mov(x, a), mov(y, b), ret]));
+        v
+    }
+
+    #[test]
+    fn a_32_bit_abi_value_reaches_regalloc2_through_a_pair() {
+        let mut v = swapped_results();
+        pair_abi_values(&mut v);
+        // Every fixed operand a pair; the results' pairs listed.
+        let fixed: Vec<Class> =
+            v.blocks[0].insts.iter().flat_map(|m| m.opnds.iter()).filter(|o| o.fixed.is_some()).map(|o| v.class(o.vreg)).collect();
+        assert!(fixed.iter().all(|&c| c == Class::RPair), "{:?}", fixed);
+        assert_eq!(v.abi_low_pairs.len(), 2);
+        assert_eq!(v.blocks[0].insts.len(), 4 + 4, "a MOV per 32-bit ABI operand");
+        let asg = assign_regs_regalloc2(&RaFunc::new(&v), true).unwrap();
+        check_assignment(&v, &asg).unwrap();
+    }
+
+    #[test]
+    fn a_listed_pair_whose_high_half_is_written_is_refused() {
+        let mut v = swapped_results();
+        pair_abi_values(&mut v);
+        // The first result's MOV into its pair also writes the high half.
+        let p = v.abi_low_pairs[0];
+        let insts = &mut v.blocks[0].insts;
+        let at = insts.iter().position(|m| m.opnds.iter().any(|o| o.vreg == p && o.kind == OpKind::Def)).unwrap();
+        let src = insts[at].opnds.iter().find(|o| o.kind == OpKind::Use).unwrap().vreg;
+        insts[at] = Bundle::new()
+            .inst(forms::MOV_R)
+            .def(MOV_R::RD, p)
+            .use_(MOV_R::RB, src)
+            .inst(forms::MOV_R)
+            .def_hi(MOV_R::RD, p)
+            .use_(MOV_R::RB, src)
+            .build();
+        let asg = assign_regs_regalloc2(&RaFunc::new(&v), true).unwrap();
+        let e = check_assignment(&v, &asg).unwrap_err().to_string();
+        assert!(e.contains("carries a 32-bit ABI value, but an instruction writes its high half"), "{}", e);
+    }
 }

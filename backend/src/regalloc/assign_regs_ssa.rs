@@ -184,10 +184,6 @@ struct Tables {
     /// ([`half_claim`]): `LOW` the first half of a pair a later instruction
     /// continues, `HIGH` a pair whose low half is read no more.
     partial: Vec<u8>,
-    /// Pairs whose high half no instruction writes
-    /// ([`VCode::abi_low_pairs`]): copied into an ABI register through
-    /// their low half alone.
-    undef_hi: Vec<bool>,
     /// (program point, phase: 0 edge copies, 1 stores of block parameters,
     /// 2 operand copies; move).
     moves: Vec<(u32, u8, Move)>,
@@ -956,10 +952,6 @@ impl<'a> Walk<'a> {
         refill(&mut t.reg, nv, NONE);
         refill(&mut t.group_reg, nv, NONE);
         refill(&mut t.partial, nv, BOTH);
-        refill(&mut t.undef_hi, nv, false);
-        for &p in &vcode.abi_low_pairs {
-            t.undef_hi[p.0 as usize] = true;
-        }
         t.state.reserved = reserved;
         t.state.reset();
         let mut walk = Walk {
@@ -1108,19 +1100,6 @@ impl<'a> Walk<'a> {
         self.t.group_reg[g as usize] = r;
     }
 
-    /// Whether the ABI pair `v` (a 32-bit value in its low word, not live
-    /// across a call) can take its ABI register alone: the hint is an even
-    /// register, free and not reserved.
-    #[inline]
-    fn abi_low_fits(&self, v: u32) -> bool {
-        let r = self.t.hint[v as usize];
-        r != NONE
-            && r.is_multiple_of(2)
-            && !self.t.crosses[v as usize]
-            && !self.t.state.reserved.contains(r)
-            && self.t.state.fits(Class::R, r, &Avoid::default())
-    }
-
     /// The register for a new value `v` of class `c`, avoiding `avoid` and
     /// where `ok` agrees: the copy's source register `copy` (a `MOV` whose source
     /// died), the hint, the register of the block parameter it is passed to,
@@ -1248,9 +1227,7 @@ impl<'a> Walk<'a> {
             if f == r {
                 continue;
             }
-            // A pair whose high half nothing writes: its low register only.
-            let n = if c == Class::RPair && self.t.undef_hi[v as usize] { 1 } else { size(c) };
-            for x in 0..n {
+            for x in 0..size(c) {
                 let d = f + x;
                 if d >= NREGS || self.t.state.reserved.contains(d) || busy.r.contains(d) {
                     return Err(GiveUp::AbiRegisterInTheWay);
@@ -1500,13 +1477,6 @@ impl<'a> Walk<'a> {
                 self.t.group_reg[g as usize]
             }
             None if self.t.cross_g[g as usize] => self.pick(c, v, copy, &self.call_fixed, |_| true)?,
-            // A 32-bit value in the low word of an ABI pair (nothing writes
-            // or reads the high half): its ABI register alone, whatever
-            // holds the register after it, so that it is copied nowhere.
-            None if c == Class::RPair && self.t.undef_hi[v as usize] && self.abi_low_fits(v) => {
-                self.place_low(v, self.t.hint[v as usize], ob + k);
-                return Ok(());
-            }
             // Only a pair's first half can claim a register half.
             None if c != Class::RPair => self.pick(c, v, copy, &none, |_| true)?,
             None => match half_claim(
@@ -2077,48 +2047,27 @@ mod tests {
         v
     }
 
-    /// Two i32 arguments returned exchanged, each result a pair made by a
-    /// 32-bit `MOV` into its low word (`abi::to_abi_pair`), listed in
-    /// `abi_low_pairs`; with `write_hi`, a `MOV` also writes the second
-    /// result's high half.
-    fn swapped_results(write_hi: bool) -> VCode {
+    /// Two i32 arguments returned exchanged: each argument and result a
+    /// 32-bit value fixed in the low register of its slot (`R4`, `R6`).
+    fn swapped_results() -> VCode {
         let mut v = VCode::default();
-        let (a, b, link) = (v.new_vreg(Class::RPair), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
-        let (x, y, ra, rb) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair), v.new_vreg(Class::RPair));
+        let (a, b, link) = (v.new_vreg(Class::R), v.new_vreg(Class::R), v.new_vreg(Class::RPair));
+        let (x, y) = (v.new_vreg(Class::R), v.new_vreg(Class::R));
         let mov = |d: VReg, s: VReg| Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, s).build();
         let args = Bundle::pseudo(Pseudo::Args).fixed(a, OpKind::Def, 4).fixed(b, OpKind::Def, 6).fixed(link, OpKind::Def, 20).build();
-        let mut insts = vec![args, mov(x, a), mov(y, b), mov(ra, y)];
-        insts.push(if write_hi {
-            Bundle::new()
-                .inst(forms::MOV_R)
-                .def(MOV_R::RD, rb)
-                .use_(MOV_R::RB, x)
-                .inst(forms::MOV_R)
-                .def_hi(MOV_R::RD, rb)
-                .use_(MOV_R::RB, x)
-                .build()
-        } else {
-            mov(rb, x)
-        });
-        insts.push(Bundle::pseudo(Pseudo::Ret).fixed(ra, OpKind::Use, 4).fixed(rb, OpKind::Use, 6).fixed(link, OpKind::Use, 20).build());
-        v.blocks.push(block(&[], insts, &[], &[]));
-        v.abi_low_pairs = vec![ra, rb];
+        let ret = Bundle::pseudo(Pseudo::Ret).fixed(y, OpKind::Use, 4).fixed(x, OpKind::Use, 6).fixed(link, OpKind::Use, 20).build();
+        v.blocks.push(block(&[], vec![args, mov(x, a), mov(y, b), ret], &[], &[]));
         v
     }
 
     #[test]
-    fn a_32_bit_value_goes_into_its_abi_pair_through_one_register() {
-        let v = swapped_results(false);
+    fn a_32_bit_value_goes_into_its_abi_register_alone() {
+        let v = swapped_results();
         let asg = assign_regs_ssa(&v).unwrap();
         check_assignment(&v, &asg).unwrap();
         // Exchanging two words takes three moves, none for a high half.
         let words = asg.moves.iter().filter(|m| m.class == Class::R).count();
         assert!(asg.moves.iter().all(|m| m.class == Class::R) && words <= 3, "{:?}", asg.moves);
-        // A listed pair whose high half is written is an internal error.
-        let v = swapped_results(true);
-        let asg = assign_regs_ssa(&v).unwrap();
-        let e = check_assignment(&v, &asg).unwrap_err().to_string();
-        assert!(e.contains("carries a 32-bit ABI value, but an instruction writes its high half"), "{}", e);
     }
 
     #[test]

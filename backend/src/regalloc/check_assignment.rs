@@ -89,8 +89,7 @@ fn check(vcode: &VCode, asg: &Assignment) -> Result<(), String> {
         k += b.insts.len();
     }
     // A half no instruction writes holds no value: reading it reads nothing.
-    // The allocator copies the pairs isel made so through their low half
-    // alone: each must be such a pair.
+    // The pairs made for regalloc2's ABI operands must each be such a pair.
     let undef_hi = undefined_high_halves(vcode);
     if let Some(p) = vcode.abi_low_pairs.iter().find(|p| !undef_hi[p.0 as usize]) {
         return Err(format!("{} carries a 32-bit ABI value, but an instruction writes its high half", p));
@@ -322,7 +321,8 @@ fn reads_half(m: &MInst, k: usize, h: u32) -> bool {
 }
 
 /// Per virtual register: a pair whose high half no instruction writes (a
-/// 32-bit value in the low word of an ABI pair, `abi::to_abi_pair`). That
+/// 32-bit value in the low word of an ABI pair,
+/// `assign_regs_regalloc2::pair_abi_values`). That
 /// half holds nothing: a read of it reads no value.
 fn undefined_high_halves(vcode: &VCode) -> Vec<bool> {
     // Per register: 1 some def leaves the high half unwritten, 2 some def
