@@ -28,7 +28,8 @@ use ursa_emit::forms::LOP3_RIR;
 use ursa_emit::typed::{P, R};
 
 /// Operations considered for one tree at most (the search over which to
-/// fold is exhaustive: 2^MAX_FOLDED subsets).
+/// fold is exhaustive: every subset reached from the root, at most
+/// 2^MAX_FOLDED).
 const MAX_FOLDED: usize = 10;
 
 /// The truth tables of the values a tree evaluation has met.
@@ -50,64 +51,50 @@ pub(crate) fn lut_depends(lut: u8, t: u8) -> bool {
 }
 
 /// The operations to fold of a tree of `n` candidate operations and its
-/// root (node `n`), as a bit mask (bit k: candidate k), given per candidate
-/// the nodes it is an argument of (`parents`) and per node its candidate
-/// and other arguments (`cand_args`, `outside_args`): of the subsets whose
+/// root (node `n`), as a bit mask (bit k: candidate k), given per node its
+/// candidate and other arguments (`cand_args`, `outside_args`): of the subsets whose
 /// operations are all reached from the root through folded ones and that
 /// leave at most three leaves, the one with the most operations, then the
-/// fewest leaves, then the least as a number. The cheap tests (the size,
-/// the leaves, a parent for each operation) come before the walk from the
-/// root.
-fn best_fold(n: usize, parents: &[u32], cand_args: &[u32], outside_args: &[u64]) -> u32 {
-    let root_bit = 1u32 << n;
-    let mut best_set = 0u32;
-    let mut best = (0usize, usize::MAX);
-    for set in 1u32..root_bit {
-        let inside = set.count_ones() as usize;
-        if inside < best.0 {
-            continue;
-        }
-        // The leaves: the arguments of the root and the folded operations,
-        // other than those folded; and whether an operation has no parent
-        // among the folded ones and the root (then it is not reached).
-        let (mut c, mut o) = (cand_args[n], outside_args[n]);
-        let mut orphan = false;
-        let mut bits = set;
-        while bits != 0 {
-            let k = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            c |= cand_args[k];
-            o |= outside_args[k];
-            orphan |= parents[k] & (set | root_bit) == 0;
-        }
-        let nleaves = (c & !set).count_ones() as usize + o.count_ones() as usize;
-        if orphan || nleaves > 3 || (inside, usize::MAX - nleaves) <= (best.0, usize::MAX - best.1) {
-            continue;
-        }
-        // Every folded operation must be reached from the root through
-        // folded ones.
-        let mut reached = root_bit;
-        loop {
-            let mut next = reached;
-            let mut bits = set & !reached;
+/// fewest leaves, then the least as a number. Only the reached subsets are
+/// visited, each once: grown from the root by adding a candidate argument
+/// of the set, each candidate either taken or ruled out for the rest of
+/// that branch (a chain of ten operations has ten such subsets, not 1,023).
+fn best_fold(n: usize, cand_args: &[u32], outside_args: &[u64]) -> u32 {
+    struct Search<'a> {
+        cand_args: &'a [u32],
+        outside_args: &'a [u64],
+        n: usize,
+        best: (usize, usize, u32),
+    }
+    impl Search<'_> {
+        /// `set` (reached from the root), its leaves so far (`c`, `o`), and
+        /// the candidates that may still join (`frontier`, not in `out`).
+        fn grow(&mut self, set: u32, c: u32, o: u64, frontier: u32, out: u32) {
+            if set != 0 {
+                let inside = set.count_ones() as usize;
+                let nleaves = (c & !set).count_ones() as usize + o.count_ones() as usize;
+                let (bi, bl, bs) = self.best;
+                if nleaves <= 3 && (inside > bi || inside == bi && (nleaves < bl || nleaves == bl && set < bs)) {
+                    self.best = (inside, nleaves, set);
+                }
+            }
+            let mut out = out;
+            let mut bits = frontier;
             while bits != 0 {
                 let k = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                if parents[k] & reached != 0 {
-                    next |= 1 << k;
-                }
+                let with = set | 1 << k;
+                let next = (frontier | self.cand_args[k]) & !with & !out & !(1u32 << self.n);
+                self.grow(with, c | self.cand_args[k], o | self.outside_args[k], next, out);
+                // The sets without k: k out for the rest of this level.
+                out |= 1 << k;
             }
-            if next == reached {
-                break;
-            }
-            reached = next;
-        }
-        if reached == set | root_bit {
-            best = (inside, nleaves);
-            best_set = set;
         }
     }
-    best_set
+    let root_args = cand_args[n] & !(1u32 << n);
+    let mut search = Search { cand_args, outside_args, n, best: (0, usize::MAX, 0) };
+    search.grow(0, cand_args[n], outside_args[n], root_args, 0);
+    search.best.2
 }
 
 impl Lower<'_> {
@@ -211,9 +198,8 @@ impl Lower<'_> {
         // Each subset as a bit mask (bit k: `cands[k]` folded), the tree's
         // nodes by number (`cands`, then the root as node `n`): per node the
         // candidates among its arguments and its other arguments (by number
-        // in `outside`); per candidate the nodes it is an argument of.
+        // in `outside`).
         let n = cands.len();
-        let mut parents = [0u32; MAX_FOLDED];
         let mut cand_args = [0u32; MAX_FOLDED + 1];
         let mut outside_args = [0u64; MAX_FOLDED + 1];
         let mut outside: SmallVec<[Value; 16]> = SmallVec::new();
@@ -221,7 +207,6 @@ impl Lower<'_> {
             let inst = if node == n { root } else { self.bitop_def(cands[node], ty).expect("a candidate is a bitwise result") };
             for a in self.bitop_args(inst) {
                 if let Some(k) = cands.iter().position(|&c| c == a) {
-                    parents[k] |= 1 << node;
                     cand_args[node] |= 1 << k;
                 } else {
                     let e = outside.iter().position(|&o| o == a).unwrap_or_else(|| {
@@ -232,7 +217,7 @@ impl Lower<'_> {
                 }
             }
         }
-        let best_set = best_fold(n, &parents, &cand_args, &outside_args);
+        let best_set = best_fold(n, &cand_args, &outside_args);
         let folded: SmallVec<[Value; MAX_FOLDED]> = (0..n).filter(|&k| best_set >> k & 1 != 0).map(|k| cands[k]).collect();
         let leaves = self.tree_leaves(root, &folded);
 
@@ -426,7 +411,7 @@ mod tests {
                 }
             }
             assert_eq!(
-                best_fold(n, &parents, &cand_args, &outside_args),
+                best_fold(n, &cand_args, &outside_args),
                 best_fold_plain(n, &parents, &cand_args, &outside_args),
                 "{:?} {:?} {:?}",
                 parents,
