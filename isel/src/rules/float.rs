@@ -505,12 +505,11 @@ impl Lower<'_> {
         if bits >= 32 {
             return r;
         }
-        // i8 / i16: F2I saturates to 32 bits; clamp to the narrow range.
+        // i8 / i16: F2I saturates to 32 bits; clamp to the narrow range
+        // (signed: one I2I.S8/.S16; unsigned: a minimum, as I2I would read
+        // a result of 2^31 or more as negative).
         match s {
-            Signed::S32 => {
-                let hi = self.imnmx_ri(&Signed::S32, true, r, ((1u32 << (bits - 1)) - 1) as u32);
-                self.imnmx_ri(&Signed::S32, false, hi, (-(1i32 << (bits - 1))) as u32)
-            }
+            Signed::S32 => self.i2i(if bits == 8 { 0 } else { 2 }, r),
             Signed::U32 => self.imnmx_ri(&Signed::U32, true, r, ((1u64 << bits) - 1) as u32),
         }
     }

@@ -4,7 +4,9 @@ use crate::lower::{Lower, Signed};
 use crate::machine::signed_itype;
 use crate::rules::ops::S;
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::forms::{self, IMNMX_RI, IMNMX_RR};
+use cranelift_codegen::ir::Type;
+use ursa_emit::forms::{self, I2I_R, IMNMX_RI, IMNMX_RR};
+use ursa_emit::mods::I2IDType;
 use ursa_emit::optypes::IMNMX;
 use ursa_emit::typed::P;
 
@@ -26,6 +28,31 @@ impl Lower<'_> {
             _ => unreachable!(),
         };
         self.emit_b(bu);
+        d
+    }
+
+    /// The I2I type whose range is `[lo, hi]` (the bits of two constants
+    /// of type `ty`, read as signed): 0 `.S8`, 1 `.U8`, 2 `.S16`, 3 `.U16`.
+    pub fn i2i_range(&mut self, ty: Type, lo: u32, hi: u32) -> Option<u8> {
+        let signed = |k: u32| {
+            let sh = 32 - ty.bits().min(32);
+            ((k << sh) as i32) >> sh
+        };
+        match (signed(lo), signed(hi)) {
+            (-0x80, 0x7f) => Some(0),
+            (0, 0xff) => Some(1),
+            (-0x8000, 0x7fff) => Some(2),
+            (0, 0xffff) => Some(3),
+            _ => None,
+        }
+    }
+
+    /// `I2I.dtype d, a`: `a` (a signed 32-bit integer) saturated to the
+    /// range of the 8- or 16-bit type `k` ([`Lower::i2i_range`]).
+    pub fn i2i(&mut self, k: u8, a: VReg) -> VReg {
+        let d = self.temp(Class::R);
+        let t = [I2IDType::S8, I2IDType::U8, I2IDType::S16, I2IDType::U16][k as usize];
+        self.emit_b(Bundle::new().inst(forms::I2I_R).set(I2I_R::DTYPE, t).def(I2I_R::RD, d).use_(I2I_R::RB, a));
         d
     }
 
