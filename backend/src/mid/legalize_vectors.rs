@@ -821,8 +821,10 @@ impl Split {
                 one((0..n as usize).map(|k| mask.get(k).and_then(|&m| both.get(m as usize)).copied().unwrap_or(z)).collect())
             }
             (Opcode::Swizzle, _) => {
-                // Byte `i` of the four 32-bit words: the word by bits 2 and 3
-                // of `i` (three selects), the byte by a shift; 0 from 16 on.
+                // Byte `i` of the four 32-bit words: of the low or the high
+                // eight bytes by bit 3 of `i`, each the byte `i & 7` of two
+                // words (the word by bit 2, the byte by a shift, which
+                // selection makes one `PRMT`); 0 from 16 on.
                 let x = self.lanes(pos.func, inst, args[0])?;
                 let idx = self.lanes(pos.func, inst, args[1])?;
                 let words = self.reslice(pos, &x, I32, 4);
@@ -831,14 +833,17 @@ impl Split {
                 for &i in &idx {
                     let i = pos.ins().uextend(I32, i);
                     let b2 = pos.ins().band_imm_u(i, 4);
-                    let low = pos.ins().select(b2, words[1], words[0]);
-                    let high = pos.ins().select(b2, words[3], words[2]);
-                    let b3 = pos.ins().band_imm_u(i, 8);
-                    let w = pos.ins().select(b3, high, low);
                     let byte = pos.ins().band_imm_u(i, 3);
                     let sh = pos.ins().ishl_imm_u(byte, 3);
-                    let v = pos.ins().ushr(w, sh);
-                    let v = pos.ins().ireduce(I8, v);
+                    let half = |pos: &mut LaneCursor, lo: Value, hi: Value| {
+                        let w = pos.ins().select(b2, hi, lo);
+                        let v = pos.ins().ushr(w, sh);
+                        pos.ins().ireduce(I8, v)
+                    };
+                    let low = half(pos, words[0], words[1]);
+                    let high = half(pos, words[2], words[3]);
+                    let b3 = pos.ins().band_imm_u(i, 8);
+                    let v = pos.ins().select(b3, high, low);
                     let inside = pos.ins().icmp_imm_u(IntCC::UnsignedLessThan, i, 16);
                     out.push(pos.ins().select(inside, v, zero));
                 }

@@ -12,8 +12,9 @@ use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::Xu1;
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
-use ursa_emit::mods::CompOp;
+use ursa_emit::forms::{self, PRMT_RRR};
 use ursa_emit::mods::SHFDType;
+use ursa_emit::mods::{CompOp, PRMTMode};
 use ursa_emit::optypes::{IADD, ISETP};
 
 impl Lower<'_> {
@@ -143,6 +144,24 @@ impl Lower<'_> {
     pub fn prmt_imm(&mut self, x: VReg, sel: u32) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(Bundle::new().prmt(D::Lo(d), S::Lo(x), S::Z, sel));
+        d
+    }
+
+    /// Byte `i & 7` of the eight bytes `b:a` (`a` the low word), in the low
+    /// byte: `LOP3 s, i, 0x7` and `PRMT d, a, b, s` (a selector nibble of
+    /// at most 7 picks a byte without replicating its sign).
+    pub fn byte_of_pair(&mut self, a: VReg, b: VReg, i: VReg) -> VReg {
+        let s = self.lop3_ri(i, 7, LUT_A & LUT_B);
+        let d = self.temp(Class::R);
+        self.emit_b(
+            Bundle::new()
+                .inst(forms::PRMT_RRR)
+                .set(PRMT_RRR::MODE, PRMTMode::IDX)
+                .def(PRMT_RRR::RD, d)
+                .use_(PRMT_RRR::RA, a)
+                .use_(PRMT_RRR::RB, b)
+                .use_(PRMT_RRR::RC, s),
+        );
         d
     }
 
