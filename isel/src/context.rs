@@ -138,6 +138,10 @@ impl Lower<'_> {
     pub fn narrow_mask(&mut self, ty: Type) -> Option<u32> {
         matches!(ty, types::I8 | types::I16).then(|| (1u32 << ty.bits()) - 1)
     }
+    /// The sign bit of an `i8` or `i16` type (`None` for any other type).
+    pub fn narrow_sign(&mut self, ty: Type) -> Option<u32> {
+        matches!(ty, types::I8 | types::I16).then(|| 1u32 << (ty.bits() - 1))
+    }
     pub fn ty_bits(&mut self, ty: Type) -> u32 {
         ty.bits()
     }

@@ -305,6 +305,17 @@ impl Lower<'_> {
     /// 0xc0, !PT` (its predicate output is "result nonzero", or-ed with the
     /// false `!PT`). An `ireduce`d pair is read in place.
     pub fn lop3_nz(&mut self, x: Value, k: u32) -> Pred {
+        self.lop3_pred(x, k, 0xc0)
+    }
+
+    /// The predicate "some bit of `k` is clear in `x`" (for a single bit,
+    /// `x & k == 0`): the predicate output of one LOP3 of `!x & k`.
+    pub fn lop3_z(&mut self, x: Value, k: u32) -> Pred {
+        self.lop3_pred(x, k, 0x0c)
+    }
+
+    /// `P = lut(x, k, RZ) != 0` by one LOP3 with a predicate output.
+    fn lop3_pred(&mut self, x: Value, k: u32, lut: u8) -> Pred {
         let r = match self.ireduce_of_pair(x) {
             Some(pair) => self.use_value(pair),
             None => self.use_value(x),
@@ -318,7 +329,7 @@ impl Lower<'_> {
                 .use_(LOP3_RIR::RA, r)
                 .set(LOP3_RIR::VB, k as u64)
                 .set(LOP3_RIR::RC, R::Z)
-                .set(LOP3_RIR::LUT, 0xc0)
+                .set(LOP3_RIR::LUT, lut as u64)
                 .set(LOP3_RIR::PP, P::T)
                 .set(LOP3_RIR::PP_NOT, true),
         );
