@@ -138,6 +138,10 @@ impl Lower<'_> {
     pub fn narrow_mask(&mut self, ty: Type) -> Option<u32> {
         matches!(ty, types::I8 | types::I16).then(|| (1u32 << ty.bits()) - 1)
     }
+    /// `v` when it is no constant (`None` for a constant).
+    pub fn non_constant(&mut self, v: Value) -> Option<Value> {
+        const_bits(self, v).is_none().then_some(v)
+    }
     /// The sign bit of an `i8` or `i16` type (`None` for any other type).
     pub fn narrow_sign(&mut self, ty: Type) -> Option<u32> {
         matches!(ty, types::I8 | types::I16).then(|| 1u32 << (ty.bits() - 1))

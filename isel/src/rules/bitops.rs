@@ -314,25 +314,37 @@ impl Lower<'_> {
         self.lop3_pred(x, k, 0x0c)
     }
 
+    /// The predicate "`x` and `y` differ in the bits of `k`" (a narrow
+    /// inequality): the predicate output of one LOP3 of `(x ^ y) & k`.
+    pub fn lop3_ne(&mut self, x: Value, y: Value, k: u32) -> Pred {
+        let r = self.use_value(y);
+        self.lop3_pred_c(x, k, Some(r), 0x48)
+    }
+
     /// `P = lut(x, k, RZ) != 0` by one LOP3 with a predicate output.
     fn lop3_pred(&mut self, x: Value, k: u32, lut: u8) -> Pred {
+        self.lop3_pred_c(x, k, None, lut)
+    }
+
+    /// `P = lut(x, k, c) != 0` by one LOP3 with a predicate output (`c`
+    /// `None`: `RZ`).
+    fn lop3_pred_c(&mut self, x: Value, k: u32, c: Option<VReg>, lut: u8) -> Pred {
         let r = match self.ireduce_of_pair(x) {
             Some(pair) => self.use_value(pair),
             None => self.use_value(x),
         };
         let p = self.temp(Class::P);
-        self.emit_b(
-            Bundle::new()
-                .inst(ursa_emit::forms::LOP3_RIR)
-                .def(LOP3_RIR::PU, p)
-                .set(LOP3_RIR::RD, R::Z)
-                .use_(LOP3_RIR::RA, r)
-                .set(LOP3_RIR::VB, k as u64)
-                .set(LOP3_RIR::RC, R::Z)
-                .set(LOP3_RIR::LUT, lut as u64)
-                .set(LOP3_RIR::PP, P::T)
-                .set(LOP3_RIR::PP_NOT, true),
-        );
+        let b = Bundle::new()
+            .inst(ursa_emit::forms::LOP3_RIR)
+            .def(LOP3_RIR::PU, p)
+            .set(LOP3_RIR::RD, R::Z)
+            .use_(LOP3_RIR::RA, r)
+            .set(LOP3_RIR::VB, k as u64);
+        let b = match c {
+            Some(c) => b.use_(LOP3_RIR::RC, c),
+            None => b.set(LOP3_RIR::RC, R::Z),
+        };
+        self.emit_b(b.set(LOP3_RIR::LUT, lut as u64).set(LOP3_RIR::PP, P::T).set(LOP3_RIR::PP_NOT, true));
         p
     }
 

@@ -36,7 +36,7 @@ use cranelift_codegen::ir::condcodes::CondCode;
 use cranelift_codegen::ir::{types, Inst, InstructionData, Opcode, Value, ValueDef};
 use ursa_emit::forms::SEL_RI;
 use ursa_emit::mods::{BoolOp, LOPOp};
-use ursa_emit::optypes::ISETP;
+use ursa_emit::optypes::{DSETP, FSETP, ISETP};
 use ursa_emit::typed::R;
 
 use crate::lower::{generated, Lower, Pred};
@@ -230,6 +230,17 @@ impl Lower<'_> {
         // ISETP.X of a pair) takes the combining input.
         let m = self.cur.pop().expect("cmp_leaf: the compare was pushed");
         let isetp = m.pieces.last().is_some_and(|x| x.def().optype == ISETP::ID);
+        let setp = m.pieces.last().is_some_and(|x| x.def().optype == FSETP::ID || x.def().optype == DSETP::ID);
+        if !isetp && !setp {
+            // A test that is no compare instruction (a narrow sign or
+            // inequality test: one LOP3 with a predicate output) has no
+            // boolean input: one PLOP3 joins it.
+            self.cur.push(m);
+            let d = self.temp(Class::P);
+            let lut = op.lut(LUT_A, if q_not { !LUT_B } else { LUT_B });
+            self.emit_b(Bundle::new().plop3(d, p, Some(q), lut));
+            return d;
+        }
         let b = Bundle::rewrite(m);
         let b = if isetp {
             let bop = match op {
