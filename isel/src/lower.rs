@@ -66,6 +66,7 @@ pub(crate) mod generated {
     use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Imm64, Offset32};
     use cranelift_codegen::ir::types::*;
     use cranelift_codegen::ir::{FuncRef, Inst, MemFlags, Opcode, SigRef, StackSlot, TrapCode, Type, Value};
+    use ursa_emit::mods::I2IDType;
     include!(concat!(env!("OUT_DIR"), "/isle_lower.rs"));
     include!(concat!(env!("OUT_DIR"), "/isle_glue.rs"));
 }

@@ -60,6 +60,7 @@
 //! In debug builds the result is checked with Cranelift's verifier (a failure
 //! is a compiler bug and panics).
 
+use super::width_mask;
 use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -157,7 +158,7 @@ fn const_value(f: &Function, v: Value) -> Option<u64> {
 
 /// All ones in the low `ty.bits()` bits.
 fn mask(ty: Type) -> u64 {
-    mask_bits(ty.bits())
+    width_mask(ty.bits())
 }
 
 /// `iconst.ty k` (the immediate zero-extended, as the verifier wants).
@@ -441,7 +442,7 @@ fn ceil_log2(d: u64) -> u32 {
 /// `N`-bit `x` has `x / d = (t + ((x - t) >> 1)) >> (l - 1)`, `t = mulhi(m, x)`
 /// (no step overflows: `t <= x`). Returns `(m, l)`.
 fn magic_unsigned(bits: u32, d: u64) -> (u64, u32) {
-    debug_assert!(d >= 2 && d <= mask_bits(bits));
+    debug_assert!(d >= 2 && d <= width_mask(bits));
     let l = ceil_log2(d);
     let m = ((1u128 << bits) * ((1u128 << l) - d as u128) / d as u128 + 1) as u64;
     (m, l)
@@ -456,16 +457,12 @@ fn magic_unsigned(bits: u32, d: u64) -> (u64, u32) {
 /// `floor(m x / 2^N)`, no larger than `|x|`: no overflow.) Returns the bits
 /// of `m - 2^N` as an `N`-bit value, and `l`.
 fn magic_signed(bits: u32, d: u64) -> (u64, u32) {
-    let ad = if d >> (bits - 1) & 1 != 0 { d.wrapping_neg() & mask_bits(bits) } else { d };
+    let ad = if d >> (bits - 1) & 1 != 0 { d.wrapping_neg() & width_mask(bits) } else { d };
     debug_assert!(ad >= 2);
     let l = ceil_log2(ad).max(1);
     let m = (1u128 << (bits + l - 1)) / ad as u128 + 1;
     debug_assert!(m > 1u128 << (bits - 1) && m < 1u128 << bits);
-    ((m as u64) & mask_bits(bits), l)
-}
-
-fn mask_bits(bits: u32) -> u64 {
-    u64::MAX >> (64 - bits)
+    ((m as u64) & width_mask(bits), l)
 }
 
 /// Removes `inst` and makes its result an alias of `value`.
@@ -694,7 +691,7 @@ mod tests {
     fn constant_operands_fold() {
         // Edge values of each width against i128 arithmetic.
         for (ty, bits) in [(types::I8, 8u32), (types::I16, 16), (types::I32, 32), (types::I64, 64)] {
-            let m = mask_bits(bits);
+            let m = width_mask(bits);
             let min = 1u64 << (bits - 1);
             let edges = [0, 1, 2, 3, 7, min - 1, min, min + 1, m - 1, m];
             for &a in &edges {
@@ -759,7 +756,7 @@ mod tests {
     /// The constant-divisor quotient sequence of `by_constant`, evaluated in
     /// Rust at `bits` bits, op for op.
     fn model_quotient(bits: u32, x: u64, k: u64, signed: bool) -> u64 {
-        let m = mask_bits(bits);
+        let m = width_mask(bits);
         let sext = |v: u64| ((v << (64 - bits)) as i64) >> (64 - bits);
         if signed {
             let (mg, l) = magic_signed(bits, k);
@@ -787,7 +784,7 @@ mod tests {
     }
 
     fn want_quotient(bits: u32, x: u64, k: u64, signed: bool) -> u64 {
-        let m = mask_bits(bits);
+        let m = width_mask(bits);
         if signed {
             let sext = |v: u64| (((v << (64 - bits)) as i64) >> (64 - bits)) as i128;
             ((sext(x) / sext(k)) as u64) & m
@@ -797,7 +794,7 @@ mod tests {
     }
 
     fn check_magic(bits: u32, x: u64, k: u64) {
-        let m = mask_bits(bits);
+        let m = width_mask(bits);
         let min = 1u64 << (bits - 1);
         if k >= 2 {
             assert_eq!(model_quotient(bits, x, k, false), want_quotient(bits, x, k, false), "u{bits}: {x:#x} / {k:#x}");
@@ -852,7 +849,7 @@ mod tests {
             r
         };
         for bits in [32u32, 64] {
-            let m = mask_bits(bits);
+            let m = width_mask(bits);
             let min = 1u64 << (bits - 1);
             let mut ks: Vec<u64> = vec![3, 5, 6, 7, 10, 641, 6700417, min - 1, min + 1, m, m - 1, m - 2, min | 3];
             for _ in 0..300 {

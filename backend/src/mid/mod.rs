@@ -36,6 +36,15 @@ thread_local! {
 
 /// Runs `f` on a Cranelift context that holds `func` (cleared first, its
 /// control-flow graph and dominator tree not computed).
+/// The ones of an integer of `bits` bits (all 64 from 64 bits on).
+pub(crate) fn width_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
 pub(crate) fn with_context<R>(func: &mut Function, f: impl FnOnce(&mut Context) -> R) -> R {
     CONTEXT.with(|c| match c.try_borrow_mut() {
         Ok(mut ctx) => {

@@ -26,7 +26,7 @@
 //! between could have changed it (waiting for another thread's store is
 //! done with atomics or across `%ursa_barrier`, a call).
 
-use super::has_effect;
+use super::{has_effect, width_mask};
 use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
@@ -235,7 +235,7 @@ fn nests_kept(dfg: &DataFlowGraph, op: Opcode, args: &[Value], k: usize, def: In
 /// false, or an equality). Not an integer constant: special, to be safe.
 fn special_constant(dfg: &DataFlowGraph, def: Inst, bits: u32, compare: bool) -> bool {
     let InstructionData::UnaryImm { imm, .. } = dfg.insts[def] else { return true };
-    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = width_mask(bits);
     let k = imm.bits() as u64 & mask;
     let smin = 1u64 << (bits.clamp(1, 64) - 1);
     k == 0 || !compare && k >= u64::from(bits) || compare && [1, mask, smin, smin - 1].contains(&k)
@@ -269,14 +269,13 @@ fn zero_equality(dfg: &DataFlowGraph, inst: Inst) -> bool {
 fn mask_or_addend_kept(dfg: &DataFlowGraph, op: Opcode, def: Inst, left: Option<(Inst, Opcode)>) -> bool {
     use Opcode::*;
     let InstructionData::UnaryImm { opcode: Iconst, imm } = dfg.insts[def] else { return false };
-    let mask_of = |bits: u32| if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-    let mask = mask_of(dfg.ctrl_typevar(def).bits());
+    let mask = width_mask(dfg.ctrl_typevar(def).bits());
     let k = imm.bits() as u64 & mask;
     match (op, left) {
         (Band | Iadd, _) if k == 0 => false,
         (Band, None) => k != mask,
         (Band, Some((l, lop))) => {
-            let narrow = || mask_of(dfg.value_type(dfg.inst_args(l)[0]).bits());
+            let narrow = || width_mask(dfg.value_type(dfg.inst_args(l)[0]).bits());
             k != mask
                 && match lop {
                     Band | Icmp => false,

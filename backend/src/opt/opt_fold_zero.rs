@@ -77,7 +77,7 @@ pub fn opt_fold_zero(vcode: &mut VCode) -> usize {
     for m in vcode.blocks.iter_mut().flat_map(|b| b.insts.iter_mut()) {
         if m.pseudo == Pseudo::None && m.pieces.len() == 1 && m.pieces[0].form() == forms::MOV_I {
             if let Some(d) = m.opnds.first().filter(|o| o.kind == OpKind::Def && abi.contains(&o.vreg)).map(|o| o.vreg) {
-                *m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).set(MOV_R::RB, R(RZ)).build();
+                *m = Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).set(MOV_R::RB, R::Z).build();
             }
         }
     }

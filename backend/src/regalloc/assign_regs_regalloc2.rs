@@ -92,17 +92,15 @@ pub fn pair_abi_values(vcode: &mut VCode) {
             let mut after = Vec::new();
             for k in 0..m.opnds.len() {
                 let o = m.opnds[k];
-                if o.fixed.is_none() || vcode.class(o.vreg) != Class::R {
+                if o.fixed.is_none() || vcode.class(o.vreg) != Class::R || !matches!(o.kind, OpKind::Use | OpKind::Def) {
                     continue;
                 }
                 let p = vcode.new_vreg(Class::RPair);
-                match o.kind {
-                    OpKind::Use => {
-                        out.push(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, o.vreg).build());
-                        vcode.abi_low_pairs.push(p);
-                    }
-                    OpKind::Def => after.push(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, o.vreg).use_(MOV_R::RB, p).build()),
-                    _ => continue,
+                if o.kind == OpKind::Use {
+                    out.push(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, p).use_(MOV_R::RB, o.vreg).build());
+                    vcode.abi_low_pairs.push(p);
+                } else {
+                    after.push(Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, o.vreg).use_(MOV_R::RB, p).build());
                 }
                 m.set_operand_vreg(k, p);
             }

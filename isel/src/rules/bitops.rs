@@ -305,30 +305,25 @@ impl Lower<'_> {
     /// 0xc0, !PT` (its predicate output is "result nonzero", or-ed with the
     /// false `!PT`). An `ireduce`d pair is read in place.
     pub fn lop3_nz(&mut self, x: Value, k: u32) -> Pred {
-        self.lop3_pred(x, k, 0xc0)
+        self.lop3_pred(x, k, None, 0xc0)
     }
 
     /// The predicate "some bit of `k` is clear in `x`" (for a single bit,
     /// `x & k == 0`): the predicate output of one LOP3 of `!x & k`.
     pub fn lop3_z(&mut self, x: Value, k: u32) -> Pred {
-        self.lop3_pred(x, k, 0x0c)
+        self.lop3_pred(x, k, None, 0x0c)
     }
 
     /// The predicate "`x` and `y` differ in the bits of `k`" (a narrow
     /// inequality): the predicate output of one LOP3 of `(x ^ y) & k`.
     pub fn lop3_ne(&mut self, x: Value, y: Value, k: u32) -> Pred {
         let r = self.use_value(y);
-        self.lop3_pred_c(x, k, Some(r), 0x48)
-    }
-
-    /// `P = lut(x, k, RZ) != 0` by one LOP3 with a predicate output.
-    fn lop3_pred(&mut self, x: Value, k: u32, lut: u8) -> Pred {
-        self.lop3_pred_c(x, k, None, lut)
+        self.lop3_pred(x, k, Some(r), 0x48)
     }
 
     /// `P = lut(x, k, c) != 0` by one LOP3 with a predicate output (`c`
     /// `None`: `RZ`).
-    fn lop3_pred_c(&mut self, x: Value, k: u32, c: Option<VReg>, lut: u8) -> Pred {
+    fn lop3_pred(&mut self, x: Value, k: u32, c: Option<VReg>, lut: u8) -> Pred {
         let r = match self.ireduce_of_pair(x) {
             Some(pair) => self.use_value(pair),
             None => self.use_value(x),

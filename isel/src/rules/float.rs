@@ -18,7 +18,7 @@ use ursa_emit::forms::{BPT_I, F2F_R, F2I_R, FRND_R, I2F_R, LOP3_RIR, MOV_R, SEL_
 use ursa_emit::forms::{DADD_RI, DADD_RR, DFMA_RIR, DFMA_RRI, DFMA_RRR, DMNMX_RI, DMNMX_RR, DMUL_RI, DMUL_RR, DSETP_RI, DSETP_RR};
 use ursa_emit::forms::{FADD_RI, FADD_RR, FFMA_RIR, FFMA_RRI, FFMA_RRR, FMNMX_RI, FMNMX_RR, FMUL_RI, FMUL_RR, FSETP_RI, FSETP_RR};
 use ursa_emit::mods;
-use ursa_emit::mods::{FCMPOp, FPRound, FType, IntType, LOPOp};
+use ursa_emit::mods::{FCMPOp, FPRound, FType, I2IDType, IntType, LOPOp};
 use ursa_emit::optypes::{DADD, DFMA, DMNMX, DMUL, DSETP, FADD, FFMA, FMNMX, FMUL, FSETP, SEL};
 use ursa_emit::typed::{Dst, Flag, Fld, Imm, Mod, Src};
 use ursa_emit::typed::{P, R};
@@ -509,7 +509,7 @@ impl Lower<'_> {
         // (signed: one I2I.S8/.S16; unsigned: a minimum, as I2I would read
         // a result of 2^31 or more as negative).
         match s {
-            Signed::S32 => self.i2i(if bits == 8 { 0 } else { 2 }, r),
+            Signed::S32 => self.i2i(if bits == 8 { &I2IDType::S8 } else { &I2IDType::S16 }, r),
             Signed::U32 => self.imnmx_ri(&Signed::U32, true, r, ((1u64 << bits) - 1) as u32),
         }
     }

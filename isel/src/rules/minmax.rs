@@ -32,27 +32,26 @@ impl Lower<'_> {
     }
 
     /// The I2I type whose range is `[lo, hi]` (the bits of two constants
-    /// of type `ty`, read as signed): 0 `.S8`, 1 `.U8`, 2 `.S16`, 3 `.U16`.
-    pub fn i2i_range(&mut self, ty: Type, lo: u32, hi: u32) -> Option<u8> {
+    /// of type `ty`, read as signed).
+    pub fn i2i_range(&mut self, ty: Type, lo: u32, hi: u32) -> Option<I2IDType> {
         let signed = |k: u32| {
             let sh = 32 - ty.bits().min(32);
             ((k << sh) as i32) >> sh
         };
         match (signed(lo), signed(hi)) {
-            (-0x80, 0x7f) => Some(0),
-            (0, 0xff) => Some(1),
-            (-0x8000, 0x7fff) => Some(2),
-            (0, 0xffff) => Some(3),
+            (-0x80, 0x7f) => Some(I2IDType::S8),
+            (0, 0xff) => Some(I2IDType::U8),
+            (-0x8000, 0x7fff) => Some(I2IDType::S16),
+            (0, 0xffff) => Some(I2IDType::U16),
             _ => None,
         }
     }
 
     /// `I2I.dtype d, a`: `a` (a signed 32-bit integer) saturated to the
-    /// range of the 8- or 16-bit type `k` ([`Lower::i2i_range`]).
-    pub fn i2i(&mut self, k: u8, a: VReg) -> VReg {
+    /// range of the 8- or 16-bit type `t`.
+    pub fn i2i(&mut self, t: &I2IDType, a: VReg) -> VReg {
         let d = self.temp(Class::R);
-        let t = [I2IDType::S8, I2IDType::U8, I2IDType::S16, I2IDType::U16][k as usize];
-        self.emit_b(Bundle::new().inst(forms::I2I_R).set(I2I_R::DTYPE, t).def(I2I_R::RD, d).use_(I2I_R::RB, a));
+        self.emit_b(Bundle::new().inst(forms::I2I_R).set(I2I_R::DTYPE, *t).def(I2I_R::RD, d).use_(I2I_R::RB, a));
         d
     }
 
