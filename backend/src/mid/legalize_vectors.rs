@@ -50,7 +50,7 @@ use smallvec::{smallvec, SmallVec};
 use crate::Error;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
@@ -858,7 +858,19 @@ impl Split {
                     .iter()
                     .zip(y)
                     .map(|(&a, &b)| {
+                        // A constant on the left goes to the right (the
+                        // e-graph's canonical form, so the lanes need not
+                        // go through it for that).
+                        let constant =
+                            |v: Value| pos.func.dfg.value_def(v).inst().is_some_and(|d| pos.func.dfg.insts[d].opcode() == Opcode::Iconst);
                         let mut d = data;
+                        let (a, b) = match &mut d {
+                            InstructionData::IntCompare { cond, .. } if constant(a) && !constant(b) => {
+                                *cond = cond.swap_args();
+                                (b, a)
+                            }
+                            _ => (a, b),
+                        };
                         d.arguments_mut(&mut pos.func.dfg.value_lists).copy_from_slice(&[a, b]);
                         let (i, dfg) = pos.ins().build(d, at);
                         let c = dfg.first_result(i);
@@ -914,7 +926,15 @@ impl Split {
                         let t = extend(pos, i, I32, false);
                         pos.ins().ushr_imm_u(t, (b - 1) as i64)
                     };
-                    let bit = if k > 0 { pos.ins().ishl_imm_u(top, k as i64) } else { top };
+                    // (Lane b - 1 of a narrow vector keeps its bit where it is.)
+                    let bit = match k {
+                        0 => top,
+                        _ if k as u32 == b - 1 && b <= 32 => {
+                            let t = extend(pos, i, I32, false);
+                            pos.ins().band_imm_u(t, 1 << (b - 1))
+                        }
+                        _ => pos.ins().ishl_imm_u(top, k as i64),
+                    };
                     acc = Some(or_into(pos, acc, bit));
                 }
                 let acc = acc.unwrap();

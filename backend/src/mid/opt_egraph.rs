@@ -81,13 +81,15 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// no branch to fold), no call (pure intrinsics are shared), no load after
 /// another access (redundant loads, stores forwarded to loads), no division
 /// or remainder by a constant (the e-graph makes it multiplications and
-/// shifts), and in every instruction without effects no operand twice
-/// (`x - x`), no constant operand (folding) but the amount of a shift, the
-/// right side of a compare or the right bound of a minimum or maximum (the
-/// e-graph moves a constant there), neither one of the values the e-graph's
-/// rules single out ([`special_constant`]), a 0 an equality compares with
-/// ([`zero_equality`]), the right side of a `band` or `iadd` no rule folds
-/// ([`mask_or_addend_kept`]) and the operand of a `bitcast`; and no operand another
+/// shifts), and in every instruction without effects but an `fcmp` (no
+/// rule rewrites one) and a `select` no rule rewrites ([`select_kept`]) no
+/// operand twice (`x - x`), no constant operand (folding) but the amount of
+/// a shift, the right side of a compare or the right bound of a minimum or
+/// maximum (the e-graph moves a constant there), either side of an `isub`
+/// whose other side is no computed value, neither one of the values the
+/// e-graph's rules single out ([`special_constant`]), a 0 an equality
+/// compares with ([`zero_equality`]), the right side of a `band` or `iadd`
+/// no rule folds ([`mask_or_addend_kept`]) and the operand of a `bitcast`; and no operand another
 /// instruction without effects computes (`bnot` of a `bnot`, extensions of
 /// extensions) but the pairs [`nests_kept`] allows; and no two instructions
 /// without effects that compute the same (the e-graph makes them one). In
@@ -135,7 +137,8 @@ fn shapes_without_work(f: &Function) -> bool {
         {
             return false;
         }
-        if has_effect(op) || is_constant(op) {
+        // (No rule rewrites an `fcmp`: whatever it reads, it stays.)
+        if has_effect(op) || is_constant(op) || op == Opcode::Fcmp || op == Opcode::Select && select_kept(dfg, args) {
             continue;
         }
         let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
@@ -146,16 +149,24 @@ fn shapes_without_work(f: &Function) -> bool {
             let Some((def, dop)) = def_op(a) else { continue };
             let kept = if is_constant(dop) {
                 use Opcode::*;
-                let special = || special_constant(dfg, def, dfg.value_type(args[0]).bits(), op == Icmp);
+                let bits = dfg.value_type(args[0]).bits();
+                let special = |role| special_constant(dfg, def, bits, role);
+                let role = match dfg.insts[inst] {
+                    InstructionData::IntCompare { cond, .. } => ConstRole::Compared(cond),
+                    _ => ConstRole::ShiftAmount,
+                };
                 op == Bitcast
                     || constants == 1
-                        && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special()
+                        && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special(role)
+                            || op == Isub
+                                && !special(if k == 0 { ConstRole::Minuend } else { ConstRole::Subtrahend })
+                                && !def_op(args[1 - k]).is_some_and(|(_, o)| !has_effect(o))
                             || k == 1 && zero_equality(dfg, inst)
                             || k == 1 && mask_or_addend_kept(dfg, op, def, def_op(args[0]))
                             || k == 1 && op == Fcmp
                             || k == 1 && matches!(op, Smin | Smax | Umin | Umax))
             } else {
-                has_effect(dop) || nests_kept(dfg, op, args, k, def, dop)
+                has_effect(dop) || nests_kept(dfg, inst, op, args, k, def, dop)
             };
             if !kept {
                 return false;
@@ -183,11 +194,17 @@ fn shapes_without_work(f: &Function) -> bool {
 /// built of anything but a sign (`iconcat x (sshr x 63)`); the halves of a
 /// pair (`isplit`, `iconcat`) read by anything (a shift by an `iconcat` is
 /// one by its low half, which selection reads anyway);
-/// anything read by or reading a `bitcast` (no rule looks through one); and
+/// anything read by or reading a `bitcast` (no rule looks through one);
 /// `bmask` of a compare, which the e-graph makes the `ineg` of the compare
 /// (or of its extension), the same instructions after selection — but for
-/// `bmask (ne x 0)`, which is `bmask x`.
-fn nests_kept(dfg: &DataFlowGraph, op: Opcode, args: &[Value], k: usize, def: Inst, dop: Opcode) -> bool {
+/// `bmask (ne x 0)`, which is `bmask x`; a left shift of a right shift by
+/// another constant amount (`(x >> k) << k` is a mask), of a `band` with a
+/// mask below 256 (the byte swaps shift wider masks); a shift of a
+/// `select`; a shift amount computed by anything but an extension, an
+/// `ireduce` or an `iconcat` (the amounts the rules look through); and an
+/// unsigned-order compare of a zero extension of no compare
+/// ([`unsigned_order`]).
+fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: usize, def: Inst, dop: Opcode) -> bool {
     use Opcode::*;
     let min_max = |o: Opcode| matches!(o, Smin | Smax | Umin | Umax);
     let shift = |o: Opcode| matches!(o, Ishl | Ushr | Sshr | Rotl | Rotr);
@@ -212,9 +229,13 @@ fn nests_kept(dfg: &DataFlowGraph, op: Opcode, args: &[Value], k: usize, def: In
         || op == Iconcat && dop != Sshr
         || op == Bitcast
         || dop == Bitcast
-        || op == Bmask && matches!(dop, Icmp | Fcmp) && !zero_equality(dfg, def)
+        || op == Bmask && matches!(dop, Icmp | Fcmp) && !ne_zero(dfg, def)
+        || op == Ishl && k == 0 && dop == Ushr && amounts_differ(dfg, args[1], dfg.inst_args(def)[1])
         || op == Ireduce && (plain(dop) || min_max(dop) || matches!(dop, Ushr | Sshr))
-        || matches!(op, Ishl | Ushr | Sshr) && k == 0 && dop == Uextend
+        || matches!(op, Ishl | Ushr | Sshr) && k == 0 && matches!(dop, Uextend | Select)
+        || op == Ishl && k == 0 && dop == Band && low_byte_mask(dfg, def)
+        || matches!(op, Ishl | Ushr | Sshr) && k == 1 && !matches!(dop, Ireduce | Uextend | Sextend | Iconcat)
+        || op == Icmp && dop == Uextend && unsigned_order(dfg, inst) && !reads_compare(dfg, def)
         || op == Ushr && dop == Bxor
         || op == Isub && matches!(dop, Ushr | Sshr)
         || op == Bor && matches!(dop, Ishl | Ushr) && !shifts_same_value()
@@ -227,32 +248,149 @@ fn nests_kept(dfg: &DataFlowGraph, op: Opcode, args: &[Value], k: usize, def: In
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
 }
 
+/// Whether no rule of the e-graph rewrites `select c, a, b` (operands
+/// `args`): the arms differ, the first is no constant (zeros go to the
+/// right, `c ? 1 : 0` is an extension of `c`, the `<=>` forms), neither is
+/// a compare (`c ? (y == z) : (y == k)`, 128-bit compares), they are not
+/// two extensions of one kind (lifted out) and neither is a `select` on
+/// `c` itself; `c` is no constant, nothing that keeps only whether it is 0
+/// (an extension, `bmask`, `ineg`, a byte or bit reversal, `popcnt`, a
+/// rotate, a `select`, `c != 0`) and no `bor` (`(x | y != z) ? y : z`); and
+/// if `c` is a compare, neither arm is one of its operands (minimum,
+/// maximum, `x == y ? x : y`), a negation (`iabs`) or an `bor`, `band` or
+/// `isub` (the forms of `selects.isle` that a compare decides).
+fn select_kept(dfg: &DataFlowGraph, args: &[Value]) -> bool {
+    use Opcode::*;
+    let &[c, a, b] = args else { return false };
+    let def = |v: Value| dfg.value_def(v).inst().filter(|&d| !has_effect(dfg.insts[d].opcode()));
+    let op = |v: Value| def(v).map(|d| dfg.insts[d].opcode());
+    let arms = [op(a), op(b)];
+    if a == b
+        || c == a
+        || c == b
+        || arms[0].is_some_and(is_constant)
+        || arms.iter().any(|o| matches!(o, Some(Icmp | Fcmp)))
+        || arms[0] == arms[1] && matches!(arms[0], Some(Uextend | Sextend))
+        || [a, b].iter().any(|&v| def(v).is_some_and(|d| dfg.insts[d].opcode() == Select && dfg.inst_args(d)[0] == c))
+    {
+        return false;
+    }
+    let Some(cd) = def(c) else { return true };
+    match dfg.insts[cd].opcode() {
+        o if is_constant(o) => false,
+        Sextend | Uextend | Bmask | Ineg | Bswap | Bitrev | Popcnt | Rotl | Rotr | Select | Bor => false,
+        Icmp | Fcmp => {
+            let operands = dfg.inst_args(cd);
+            !ne_zero(dfg, cd)
+                && [a, b].iter().all(|v| !operands.contains(v))
+                && arms.iter().all(|o| !matches!(o, Some(Ineg | Bor | Band | Isub)))
+        }
+        _ => true,
+    }
+}
+
+/// Whether `band` instruction `def` masks with a constant below 256 (the
+/// byte-swap forms the e-graph recognizes shift `x & 0xff00` and wider
+/// masks left).
+fn low_byte_mask(dfg: &DataFlowGraph, def: Inst) -> bool {
+    let mask = dfg.inst_args(def)[1];
+    matches!(dfg.value_def(mask).inst().map(|d| dfg.insts[d]), Some(InstructionData::UnaryImm { opcode: Opcode::Iconst, imm }) if (0..256).contains(&imm.bits()))
+}
+
+/// Whether `inst` is an integer compare in an unsigned order (`<`, `<=`,
+/// `>`, `>=` unsigned: no rule looks through a zero extension for those;
+/// `x != 0` does, and `x <s 0` of a 32-bit value extended to 64 bits).
+fn unsigned_order(dfg: &DataFlowGraph, inst: Inst) -> bool {
+    matches!(
+        dfg.insts[inst],
+        InstructionData::IntCompare {
+            cond: IntCC::UnsignedLessThan | IntCC::UnsignedLessThanOrEqual | IntCC::UnsignedGreaterThan | IntCC::UnsignedGreaterThanOrEqual,
+            ..
+        }
+    )
+}
+
+/// Whether the operand of extension `def` is a compare's result.
+fn reads_compare(dfg: &DataFlowGraph, def: Inst) -> bool {
+    dfg.value_def(dfg.inst_args(def)[0]).inst().is_some_and(|c| matches!(dfg.insts[c].opcode(), Opcode::Icmp | Opcode::Fcmp))
+}
+
+/// What an integer constant is to the instruction reading it, for
+/// [`special_constant`].
+#[derive(Clone, Copy)]
+enum ConstRole {
+    /// The amount of a shift or rotate.
+    ShiftAmount,
+    /// The right side of a compare of this condition.
+    Compared(IntCC),
+    /// The left side of an `isub`.
+    Minuend,
+    /// The right side of an `isub`.
+    Subtrahend,
+}
+
 /// Whether integer constant `def` (of `bits` bits) is one the e-graph's
-/// rules single out as a shift amount (0: a shift by nothing; the width
-/// `bits` of the shifted value or more: the amount is taken modulo it) or, with
-/// `compare`, as a compare's right side: also 1 (`x < 1` is `x == 0`), all
-/// ones, the signed minimum and maximum (compares that are always true or
-/// false, or an equality). Not an integer constant: special, to be safe.
-fn special_constant(dfg: &DataFlowGraph, def: Inst, bits: u32, compare: bool) -> bool {
+/// rules single out in its `role`: as a shift amount, 0 (a shift by
+/// nothing) and the width `bits` or more (the amount is taken modulo it);
+/// as a compare's right side, 1 (`x < 1` is `x <= 0`), all ones, the signed
+/// minimum and maximum (compares that are always true or false, or an
+/// equality), and 0 but in a signed order (`x <u 0` is false, `x <=u 0` is
+/// `x == 0`; no rule rewrites `x <s 0` of a variable); as the left side of
+/// an `isub`, 0 (`0 - x` is `-x`) and all ones (`-1 - x` is `!x`); as its
+/// right side, 0 and the negative values (`x - k` is `x + -k` when `-k` is
+/// smaller unsigned). Not an integer constant: special, to be safe.
+fn special_constant(dfg: &DataFlowGraph, def: Inst, bits: u32, role: ConstRole) -> bool {
     let InstructionData::UnaryImm { imm, .. } = dfg.insts[def] else { return true };
     let mask = width_mask(bits);
     let k = imm.bits() as u64 & mask;
     let smin = 1u64 << (bits.clamp(1, 64) - 1);
-    k == 0 || !compare && k >= u64::from(bits) || compare && [1, mask, smin, smin - 1].contains(&k)
+    match role {
+        ConstRole::ShiftAmount => k == 0 || k >= u64::from(bits),
+        ConstRole::Compared(cc) => {
+            let signed_order = matches!(
+                cc,
+                IntCC::SignedLessThan | IntCC::SignedLessThanOrEqual | IntCC::SignedGreaterThan | IntCC::SignedGreaterThanOrEqual
+            );
+            k == 0 && !signed_order || [1, mask, smin, smin - 1].contains(&k)
+        }
+        ConstRole::Minuend => k == 0 || k == mask,
+        ConstRole::Subtrahend => k == 0 || k & smin != 0,
+    }
 }
 
 /// Whether `inst` is an integer equality (`eq`, `ne`) with the constant 0
 /// on its right. The e-graph's rules for such a compare need a left side
 /// computed by a compare or an extension (which the check of the left
 /// operand counts as work), and of its readers only a `bmask` has one
-/// (`bmask (ne x 0)` is `bmask x`) that [`nests_kept`] would let pass.
+/// (`bmask (ne x 0)` is `bmask x`, [`ne_zero`]) that [`nests_kept`] would let pass.
 fn zero_equality(dfg: &DataFlowGraph, inst: Inst) -> bool {
-    let InstructionData::IntCompare { cond, args, .. } = dfg.insts[inst] else { return false };
+    compares_with_zero(dfg, inst).is_some_and(|cond| matches!(cond, IntCC::Equal | IntCC::NotEqual))
+}
+
+/// Whether `inst` is `icmp ne x, 0`.
+fn ne_zero(dfg: &DataFlowGraph, inst: Inst) -> bool {
+    compares_with_zero(dfg, inst) == Some(IntCC::NotEqual)
+}
+
+/// The condition of `inst` if it is an integer compare with the constant
+/// 0 on its right.
+fn compares_with_zero(dfg: &DataFlowGraph, inst: Inst) -> Option<IntCC> {
+    let InstructionData::IntCompare { cond, args, .. } = dfg.insts[inst] else { return None };
     let zero = dfg
         .value_def(args[1])
         .inst()
         .is_some_and(|d| matches!(dfg.insts[d], InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } if imm.bits() == 0));
-    matches!(cond, IntCC::Equal | IntCC::NotEqual) && zero
+    zero.then_some(cond)
+}
+
+/// Whether shift amounts `a` and `b` are integer constants of different
+/// values (`(x >> a) << b` is a mask only where they are the same).
+fn amounts_differ(dfg: &DataFlowGraph, a: Value, b: Value) -> bool {
+    let imm = |v: Value| match dfg.value_def(v).inst().map(|d| dfg.insts[d]) {
+        Some(InstructionData::UnaryImm { opcode: Opcode::Iconst, imm }) => Some(imm.bits()),
+        _ => None,
+    };
+    matches!((imm(a), imm(b)), (Some(x), Some(y)) if x != y)
 }
 
 /// Whether `op` (a `band` or an `iadd`) with integer constant `def` on its
@@ -455,6 +593,29 @@ mod tests {
             "function %f(i8) -> i32 {\nblock0(v0: i8):\n    v1 = uextend.i32 v0\n    v2 = iconst.i32 0x1ff\n    v3 = band v1, v2\n    return v3\n}\n",
             "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = bnot v0\n    v2 = iconst.i32 1\n    v3 = iadd v1, v2\n    return v3\n}\n",
             "function %f(i32, i8) -> i32 {\nblock0(v0: i32, v1: i8):\n    v2 = uextend.i32 v1\n    v3 = ishl v0, v2\n    return v3\n}\n",
+            // A byte swap written out (its `x & 0xff00` shifted left), a
+            // sign test of a 32-bit value extended to 64 bits, a zero
+            // extension tested against 0, `(x >> 7) << 7` (a mask).
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 24\n    v2 = ishl v0, v1\n    v3 = iconst.i32 0xff00\n    v4 = band v0, v3\n    v5 = iconst.i32 8\n    v6 = ishl v4, v5\n    v7 = bor v2, v6\n    v8 = ushr v0, v5\n    v9 = band v8, v3\n    v10 = ushr v0, v1\n    v11 = bor v9, v10\n    v12 = bor v7, v11\n    return v12\n}\n",
+            "function %f(i32) -> i8 {\nblock0(v0: i32):\n    v1 = uextend.i64 v0\n    v2 = iconst.i64 0\n    v3 = icmp slt v1, v2\n    return v3\n}\n",
+            "function %f(i8) -> i8 {\nblock0(v0: i8):\n    v1 = uextend.i32 v0\n    v2 = iconst.i32 0\n    v3 = icmp ne v1, v2\n    return v3\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 7\n    v2 = ushr v0, v1\n    v3 = ishl v2, v1\n    return v3\n}\n",
+            // `0 - x`, `-1 - x`, `x - -3`, a constant minus a sum with a
+            // constant (folded together).
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 0\n    v2 = isub v1, v0\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 -1\n    v2 = isub v1, v0\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 -3\n    v2 = isub v0, v1\n    return v2\n}\n",
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 2\n    v2 = iadd v0, v1\n    v3 = iconst.i32 9\n    v4 = isub v3, v2\n    return v4\n}\n",
+            // Selects: of equal arms, a minimum, a constant first arm, an
+            // extended condition, a select on the same condition inside,
+            // arms that are compares, two zero extensions.
+            "function %f(i8, i32) -> i32 {\nblock0(v0: i8, v1: i32):\n    v2 = select v0, v1, v1\n    return v2\n}\n",
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = icmp slt v0, v1\n    v3 = select v2, v0, v1\n    return v3\n}\n",
+            "function %f(i8, i32) -> i32 {\nblock0(v0: i8, v1: i32):\n    v2 = iconst.i32 1\n    v3 = select v0, v2, v1\n    return v3\n}\n",
+            "function %f(i8, i32, i32) -> i32 {\nblock0(v0: i8, v1: i32, v2: i32):\n    v3 = uextend.i32 v0\n    v4 = select v3, v1, v2\n    return v4\n}\n",
+            "function %f(i8, i32, i32, i32) -> i32 {\nblock0(v0: i8, v1: i32, v2: i32, v3: i32):\n    v4 = select v0, v1, v2\n    v5 = select v0, v4, v3\n    return v5\n}\n",
+            "function %f(i8, i32, i32) -> i8 {\nblock0(v0: i8, v1: i32, v2: i32):\n    v3 = icmp eq v1, v2\n    v4 = iconst.i32 3\n    v5 = icmp eq v2, v4\n    v6 = select v0, v3, v5\n    return v6\n}\n",
+            "function %f(i8, i8, i8) -> i32 {\nblock0(v0: i8, v1: i8, v2: i8):\n    v3 = uextend.i32 v1\n    v4 = uextend.i32 v2\n    v5 = select v0, v3, v4\n    return v5\n}\n",
         ] {
             assert!(!without_work(&parsed(work), true), "{}", work);
         }
@@ -466,7 +627,16 @@ mod tests {
                 format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
             assert!(!without_work(&parsed(&work), true), "{}", work);
         }
-        for (op, k) in [("ishl", "3"), ("ushr", "1"), ("icmp ult", "2"), ("icmp slt", "-127"), ("icmp sle", "126")] {
+        for (op, k) in [
+            ("ishl", "3"),
+            ("ushr", "1"),
+            ("icmp ult", "2"),
+            ("icmp slt", "-127"),
+            ("icmp sle", "126"),
+            ("icmp slt", "0"),
+            ("icmp sge", "0"),
+            ("isub", "5"),
+        ] {
             let keep =
                 format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
             assert!(without_work(&parsed(&keep), true), "{}", keep);
@@ -550,6 +720,19 @@ mod tests {
             body(p3, "i8", "    v3 = iconst.i32 0\n    v4 = icmp ne v0, v3\n", "v4"),
             body("v0: i8, v1: i32", "i32", "    v2 = uextend.i32 v0\n    v3 = iconst.i32 4\n    v4 = band v2, v3\n    v5 = iconst.i32 7\n    v6 = iadd v1, v5\n    v7 = bxor v4, v6\n", "v7"),
             body("v0: i8, v1: i32", "i32", "    v2 = uextend.i32 v0\n    v3 = iconst.i32 3\n    v4 = ushr v2, v3\n", "v4"),
+            // A constant minus a variable or a variable minus a positive
+            // constant; a sign test; `bmask` of a zero test; shifts of a
+            // right shift by another amount, of a low mask, of a select, by
+            // a computed amount; an unsigned compare of a zero extension;
+            // compares of floats with anything.
+            body(p3, "i32, i32", "    v3 = iconst.i32 5\n    v4 = isub v3, v0\n    v5 = isub v1, v3\n", "v4, v5"),
+            body(p3, "i8, i8", "    v3 = iconst.i32 0\n    v4 = icmp slt v0, v3\n    v5 = icmp sge v1, v3\n", "v4, v5"),
+            body(p3, "i32", "    v3 = iconst.i32 0\n    v4 = icmp eq v0, v3\n    v5 = bmask.i32 v4\n", "v5"),
+            body(p3, "i32", "    v3 = iconst.i32 7\n    v4 = ushr v0, v3\n    v5 = iconst.i32 3\n    v6 = ishl v4, v5\n", "v6"),
+            body(p3, "i32", "    v3 = iconst.i32 3\n    v4 = band v0, v3\n    v5 = ishl v4, v3\n    v6 = ushr v1, v5\n", "v6"),
+            body(p3, "i32", "    v3 = iconst.i32 4\n    v4 = band v0, v3\n    v5 = select v4, v1, v2\n    v6 = iconst.i32 8\n    v7 = ushr v5, v6\n", "v7"),
+            body("v0: i8, v1: i32, v2: i32", "i32", "    v3 = uextend.i32 v0\n    v4 = iconst.i32 16\n    v5 = icmp ult v3, v4\n    v6 = bxor v1, v2\n    v7 = iconst.i32 0\n    v8 = select v5, v6, v7\n", "v8"),
+            body(p2f, "i8, i8", "    v3 = fcmp uno v0, v0\n    v4 = f32const 0x1.0p0\n    v5 = fcmp lt v4, v1\n", "v3, v5"),
         ];
         for text in shapes.iter() {
             let before = parsed(text);
