@@ -94,7 +94,7 @@ fn mentions_i128(f: &Function) -> bool {
         // Every value the code names is in the value table: one pass over
         // the types rules out most functions (the table may also hold
         // values no instruction names any more, hence the walk).
-        || f.dfg.values().any(|v| f.dfg.value_type(v) == I128) && f.layout.blocks().any(|b| {
+        || super::value_table_has(f, |t| t == I128) && f.layout.blocks().any(|b| {
             f.dfg.block_params(b).iter().any(|&p| f.dfg.value_type(p) == I128) || f.layout.block_insts(b).any(|i| inst_mentions_i128(f, i))
         })
 }

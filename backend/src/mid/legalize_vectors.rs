@@ -205,7 +205,7 @@ impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
 /// Does a value or signature of `f` have a dynamic vector type?
 fn has_dynamic_types(f: &Function) -> bool {
     let sigs = std::iter::once(&f.signature).chain(f.dfg.signatures.values());
-    f.dfg.values().any(|v| f.dfg.value_type(v).is_dynamic_vector())
+    super::value_table_has(f, |t| t.is_dynamic_vector())
         || sigs.flat_map(|s| s.params.iter().chain(&s.returns)).any(|p| p.value_type.is_dynamic_vector())
 }
 
@@ -287,7 +287,7 @@ fn sig_mentions_vectors(s: &Signature) -> bool {
 pub fn mentions_vectors(f: &Function) -> bool {
     sig_mentions_vectors(&f.signature)
         || f.dfg.signatures.values().any(sig_mentions_vectors)
-        || f.dfg.values().any(|v| is_vec(f.dfg.value_type(v)))
+        || super::value_table_has(f, is_vec)
             && f.layout.blocks().any(|b| {
                 f.dfg.block_params(b).iter().any(|&p| is_vec(f.dfg.value_type(p)))
                     || f.layout.block_insts(b).any(|i| inst_mentions_vectors(f, i))

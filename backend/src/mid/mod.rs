@@ -394,6 +394,15 @@ pub(crate) fn delete_dead(f: &mut Function, l: Block) {
     }
 }
 
+/// Whether a value of the table of `f` (in use or not) has a type `wanted`
+/// accepts. Read by index: the unused entries have types too (`INVALID`
+/// for the reserved ones), and the table's own iterator, which skips them,
+/// costs several times as much per value.
+pub(crate) fn value_table_has(f: &Function, wanted: impl Fn(Type) -> bool) -> bool {
+    use cranelift_codegen::entity::EntityRef;
+    (0..f.dfg.num_values()).any(|i| wanted(f.dfg.value_type(Value::new(i))))
+}
+
 /// Does `f` have a value of type `ty` (in its signature, a called
 /// signature, a block parameter or an instruction's operand or result)?
 pub(crate) fn mentions_type(f: &Function, ty: Type) -> bool {
@@ -402,7 +411,7 @@ pub(crate) fn mentions_type(f: &Function, ty: Type) -> bool {
         || f.dfg.signatures.values().any(sig)
         // The value table also holds values no instruction names any more:
         // one pass over it rules out most functions, the walk decides.
-        || f.dfg.values().any(|v| f.dfg.value_type(v) == ty) && f.layout.blocks().any(|b| {
+        || value_table_has(f, |t| t == ty) && f.layout.blocks().any(|b| {
             f.dfg.block_params(b).iter().any(|&p| f.dfg.value_type(p) == ty) || f.layout.block_insts(b).any(|i| inst_mentions_type(f, i, ty))
         })
 }

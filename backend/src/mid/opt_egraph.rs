@@ -81,8 +81,9 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// no branch to fold), no call (pure intrinsics are shared), no load after
 /// another access (redundant loads, stores forwarded to loads), no division
 /// or remainder by a constant (the e-graph makes it multiplications and
-/// shifts), and in every instruction without effects but an `fcmp` (no
-/// rule rewrites one) and a `select` no rule rewrites ([`select_kept`]) no
+/// shifts), and in every instruction without effects but an `fcmp`, an
+/// `isplit` and a `bitselect` of two different values (no rule rewrites
+/// one) and a `select` no rule rewrites ([`select_kept`]) no
 /// operand twice (`x - x`), no constant operand (folding) but the amount of
 /// a shift, the right side of a compare or the right bound of a minimum or
 /// maximum (the e-graph moves a constant there), either side of an `isub`
@@ -137,8 +138,14 @@ fn shapes_without_work(f: &Function) -> bool {
         {
             return false;
         }
-        // (No rule rewrites an `fcmp`: whatever it reads, it stays.)
-        if has_effect(op) || is_constant(op) || op == Opcode::Fcmp || op == Opcode::Select && select_kept(dfg, args) {
+        // (No rule rewrites an `fcmp`, an `isplit` or a `bitselect` of
+        // two different values: whatever they read, they stay.)
+        if has_effect(op)
+            || is_constant(op)
+            || matches!(op, Opcode::Fcmp | Opcode::Isplit)
+            || op == Opcode::Bitselect && args[1] != args[2]
+            || op == Opcode::Select && select_kept(dfg, args)
+        {
             continue;
         }
         let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
@@ -199,7 +206,8 @@ fn shapes_without_work(f: &Function) -> bool {
 /// (or of its extension), the same instructions after selection — but for
 /// `bmask (ne x 0)`, which is `bmask x`; a left shift of a right shift by
 /// another constant amount (`(x >> k) << k` is a mask), of a `band` with a
-/// mask below 256 (the byte swaps shift wider masks); a shift of a
+/// mask below 256 (the byte swaps shift wider masks); a `band` of a left
+/// shift whose other operand is no left shift; a shift of a
 /// `select`; a shift amount computed by anything but an extension, an
 /// `ireduce` or an `iconcat` (the amounts the rules look through); and an
 /// unsigned-order compare of a zero extension of no compare
@@ -240,6 +248,7 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || op == Isub && matches!(dop, Ushr | Sshr)
         || op == Bor && matches!(dop, Ishl | Ushr) && !shifts_same_value()
         || op == Band && dop == Ushr && !shifts_same_value()
+        || op == Band && dop == Ishl && !other().is_some_and(|o| dfg.insts[o].opcode() == Ishl)
         || matches!(op, Band | Bor) && dop == Icmp && !compares_share_a_variable()
         || op == Icmp && dop == Bor && apart()
         || op == Sextend && dop == Imul
@@ -616,6 +625,10 @@ mod tests {
             "function %f(i8, i32, i32, i32) -> i32 {\nblock0(v0: i8, v1: i32, v2: i32, v3: i32):\n    v4 = select v0, v1, v2\n    v5 = select v0, v4, v3\n    return v5\n}\n",
             "function %f(i8, i32, i32) -> i8 {\nblock0(v0: i8, v1: i32, v2: i32):\n    v3 = icmp eq v1, v2\n    v4 = iconst.i32 3\n    v5 = icmp eq v2, v4\n    v6 = select v0, v3, v5\n    return v6\n}\n",
             "function %f(i8, i8, i8) -> i32 {\nblock0(v0: i8, v1: i8, v2: i8):\n    v3 = uextend.i32 v1\n    v4 = uextend.i32 v2\n    v5 = select v0, v3, v4\n    return v5\n}\n",
+            // Two values shifted by one amount and-ed (one shift of the
+            // `band`), a `bitselect` of one value twice.
+            "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = ishl v0, v2\n    v4 = ishl v1, v2\n    v5 = band v3, v4\n    return v5\n}\n",
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = bitselect v0, v1, v1\n    return v2\n}\n",
         ] {
             assert!(!without_work(&parsed(work), true), "{}", work);
         }
@@ -733,6 +746,11 @@ mod tests {
             body(p3, "i32", "    v3 = iconst.i32 4\n    v4 = band v0, v3\n    v5 = select v4, v1, v2\n    v6 = iconst.i32 8\n    v7 = ushr v5, v6\n", "v7"),
             body("v0: i8, v1: i32, v2: i32", "i32", "    v3 = uextend.i32 v0\n    v4 = iconst.i32 16\n    v5 = icmp ult v3, v4\n    v6 = bxor v1, v2\n    v7 = iconst.i32 0\n    v8 = select v5, v6, v7\n", "v8"),
             body(p2f, "i8, i8", "    v3 = fcmp uno v0, v0\n    v4 = f32const 0x1.0p0\n    v5 = fcmp lt v4, v1\n", "v3, v5"),
+            // A `band` of a left shift and a mask; a `bitselect` of two
+            // values; the halves of a pair made of a compare's mask.
+            body(p3, "i32", "    v3 = iconst.i32 8\n    v4 = ishl v0, v3\n    v5 = iconst.i32 0xff00\n    v6 = band v4, v5\n", "v6"),
+            body(p3, "i32", "    v3 = iconst.i32 -1\n    v4 = bitselect v0, v1, v3\n", "v4"),
+            body("v0: i64, v1: i64", "i32, i32", "    v2 = icmp ult v0, v1\n    v3 = bmask.i64 v2\n    v4, v5 = isplit v3\n", "v4, v5"),
         ];
         for text in shapes.iter() {
             let before = parsed(text);
