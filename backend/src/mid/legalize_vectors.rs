@@ -61,6 +61,19 @@ use cranelift_codegen::ir::{
 /// (At most 16 lanes: kept inline, no allocation per vector.)
 type Lanes = SmallVec<[Value; 16]>;
 
+/// A lane not made yet: bits `lo ..` of the integer `root`, as an integer
+/// of type `t` (`root` itself when `lo` is 0 and `t` its type).
+#[derive(Clone, Copy)]
+struct Slice {
+    root: Value,
+    lo: u32,
+    t: Type,
+}
+
+/// The lanes of a vector that only moves lanes or bits so far
+/// ([`Split::virt`]).
+type Slices = SmallVec<[Slice; 16]>;
+
 /// What an old result becomes: the lanes of a vector, or one scalar value.
 type Rewritten = Result<Lanes, Value>;
 
@@ -95,22 +108,23 @@ pub fn legalize_vectors(f: &mut Function) -> Result<bool, Error> {
     {
         return Err(Error::unsupported(format!("vector type {} is not supported (its lanes are {})", t, t.lane_type())));
     }
-    let Tables { mut map, slices, halves, made } = TABLES.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    let Tables { mut map, slices, halves, made, virt } = TABLES.with(|t| std::mem::take(&mut *t.borrow_mut()));
     super::split_signatures_and_params(f, lanes_of, |p, lanes| {
         map.insert(p, Lanes::from_vec(lanes));
     });
-    let mut s = Split { map, slices, halves, made, made_in: None, aliases };
+    let mut s = Split { map, slices, halves, made, made_in: None, aliases, virt };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     if s.aliases {
         f.dfg.resolve_all_aliases();
     }
-    let Split { mut map, mut slices, mut halves, mut made, .. } = s;
+    let Split { mut map, mut slices, mut halves, mut made, mut virt, .. } = s;
     if made.capacity() <= MAX_KEPT {
         map.clear();
         slices.clear();
         halves.clear();
         made.clear();
-        TABLES.with(|t| *t.borrow_mut() = Tables { map, slices, halves, made });
+        virt.clear();
+        TABLES.with(|t| *t.borrow_mut() = Tables { map, slices, halves, made, virt });
     }
     super::verify_in_debug(f)?;
     Ok(true)
@@ -126,6 +140,7 @@ struct Tables {
     slices: HashMap<Value, (Value, u32)>,
     halves: HashMap<(Value, Block), (Value, Value)>,
     made: Made,
+    virt: HashMap<Value, Slices>,
 }
 
 /// The number of instructions of one block beyond which [`Tables`] are not
@@ -326,6 +341,13 @@ struct Split {
     /// Whether some value is an alias (of the input, or an old result
     /// that became one value): they are resolved at the end.
     aliases: bool,
+    /// Vectors whose lanes are slices not made yet: a `bitcast` between
+    /// integer lanes and a `shuffle` of such vectors only say which bits
+    /// each lane is; any other instruction that reads the vector makes its
+    /// lanes first, in its own block ([`Split::make_lanes`]). A `bitcast`
+    /// to narrower lanes, a shuffle of whole groups and a `bitcast` back
+    /// then make no lane at all.
+    virt: HashMap<Value, Slices>,
 }
 
 /// The lanes of the vector `v` (an operand of `inst`) in `map`.
@@ -534,13 +556,13 @@ impl Split {
     /// Bits `lo ..` of the integer `x`, as an integer of type `t` (`x`
     /// itself when that is all of it), recorded as a slice. Narrow slices of
     /// a 64-bit integer are taken from its 32-bit half (a shift of one word,
-    /// not of a pair).
+    /// not of a pair), and a 32-bit slice at bit 0 or 32 is that half.
     fn slice(&mut self, pos: &mut LaneCursor, x: Value, lo: u32, t: Type) -> Value {
         let xt = pos.func.dfg.value_type(x);
         if lo == 0 && xt == t {
             return x;
         }
-        if xt.bits() == 64 && t.bits() < 32 {
+        if xt.bits() == 64 && t.bits() <= 32 && (t.bits() < 32 || lo % 32 == 0) {
             let half = self.half(pos, x, lo >= 32);
             return self.slice(pos, half, lo & 31, t);
         }
@@ -695,6 +717,17 @@ impl Split {
         }
         let op = f.dfg.insts[inst].opcode();
         if op.is_branch() {
+            if !self.virt.is_empty() {
+                let block = f.layout.inst_block(inst);
+                if self.made_in != block {
+                    self.made.clear();
+                    self.made_in = block;
+                }
+                let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
+                pos.use_srcloc(inst);
+                self.make_lanes(&mut pos, inst);
+                self.made = std::mem::take(&mut pos.made);
+            }
             return self.branch(f, inst);
         }
         let args: SmallVec<[Value; 4]> = f.dfg.inst_args(inst).into();
@@ -707,10 +740,102 @@ impl Split {
         }
         let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
         pos.use_srcloc(inst);
+        if op == Opcode::Bitcast || !self.virt.is_empty() {
+            if let Some(lanes) = self.moved_lanes(&mut pos, inst, op, data, &args, &results) {
+                self.made = std::mem::take(&mut pos.made);
+                let f = pos.cur.func;
+                f.dfg.clear_results(inst);
+                f.layout.remove_inst(inst);
+                self.virt.insert(results[0], lanes);
+                return Ok(());
+            }
+            self.make_lanes(&mut pos, inst);
+        }
         let out = self.rewrite(&mut pos, inst, op, data, &args, &results)?;
         self.made = std::mem::take(&mut pos.made);
         self.aliases |= out.iter().any(|r| r.is_err());
         super::replace_results(pos.cur.func, inst, &results, out, &mut self.map)
+    }
+
+    /// The lanes of the result of `inst` as slices not made yet, when it
+    /// is a `bitcast` between vectors of integer lanes (to wider lanes only
+    /// where each is slices of one integer side by side) or a `shuffle` one
+    /// of whose operands has such lanes.
+    fn moved_lanes(
+        &self,
+        pos: &mut LaneCursor,
+        inst: Inst,
+        op: Opcode,
+        data: InstructionData,
+        args: &[Value],
+        results: &[Value],
+    ) -> Option<Slices> {
+        let &[r] = results else { return None };
+        let rt = pos.func.dfg.value_type(r);
+        if !rt.is_vector() || !rt.lane_type().is_int() || op != Opcode::Bitcast && !args.iter().any(|a| self.virt.contains_key(a)) {
+            return None;
+        }
+        let of = |v: Value, f: &Function| -> Option<Slices> {
+            match self.virt.get(&v) {
+                Some(l) => Some(l.clone()),
+                None => lanes_in(&self.map, f, inst, v)
+                    .ok()
+                    .map(|l| l.iter().map(|&x| Slice { root: x, lo: 0, t: f.dfg.value_type(x) }).collect()),
+            }
+        };
+        let t = rt.lane_type();
+        match (op, data) {
+            (Opcode::Bitcast, InstructionData::LoadNoOffset { .. }) => {
+                let from = pos.func.dfg.value_type(args[0]);
+                if !from.is_vector() || !from.lane_type().is_int() {
+                    return None;
+                }
+                let pieces = of(args[0], pos.func)?;
+                let (fw, tw) = (from.lane_bits(), t.bits());
+                (0..rt.lane_count())
+                    .map(|j| {
+                        if tw <= fw {
+                            let p = pieces[(j * tw / fw) as usize];
+                            Some(Slice { root: p.root, lo: p.lo + j * tw % fw, t })
+                        } else {
+                            // Pieces side by side: consecutive bits of one integer.
+                            let per = tw / fw;
+                            let group = &pieces[(j * per) as usize..((j + 1) * per) as usize];
+                            let first = group[0];
+                            (0..per as usize)
+                                .all(|k| group[k].root == first.root && group[k].lo == first.lo + k as u32 * fw)
+                                .then_some(Slice { root: first.root, lo: first.lo, t })
+                        }
+                    })
+                    .collect()
+            }
+            (Opcode::Shuffle, InstructionData::Shuffle { imm, .. }) => {
+                let mask = pos.func.dfg.immediates.get(imm).map(|c| c.as_slice().to_vec()).unwrap_or_default();
+                let mut both = of(args[0], pos.func)?;
+                both.extend(of(args[1], pos.func)?);
+                let zero = |pos: &mut LaneCursor| Slice { root: const_of(pos, t, &[]), lo: 0, t };
+                Some(
+                    (0..rt.lane_count() as usize)
+                        .map(|k| match mask.get(k).and_then(|&m| both.get(m as usize)) {
+                            Some(&l) => l,
+                            None => zero(pos),
+                        })
+                        .collect(),
+                )
+            }
+            _ => None,
+        }
+    }
+
+    /// The lanes of every vector `inst` reads whose lanes are not made yet,
+    /// made before it (in its block: another block that reads the vector
+    /// makes them again) and recorded in `map`.
+    fn make_lanes(&mut self, pos: &mut LaneCursor, inst: Inst) {
+        let vals: SmallVec<[Value; 8]> = pos.func.dfg.inst_values(inst).filter(|v| self.virt.contains_key(v)).collect();
+        for v in vals {
+            let lanes: Lanes = self.virt[&v].clone().iter().map(|l| self.slice(pos, l.root, l.lo, l.t)).collect();
+            self.map.insert(v, lanes);
+        }
     }
 
     fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
@@ -1213,4 +1338,56 @@ fn sat(pos: &mut LaneCursor, op: Opcode, t: Type, x: Value, y: Value) -> Value {
         }
     };
     pos.ins().select(of, limit, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn legalized(text: &str) -> Function {
+        let mut f = cranelift_reader::parse_functions(text).unwrap().remove(0);
+        legalize_vectors(&mut f).unwrap();
+        assert!(crate::mid::verifier_report(&f).is_none(), "{}", f.display());
+        f
+    }
+
+    fn count(f: &Function, op: Opcode) -> usize {
+        f.layout.blocks().flat_map(|b| f.layout.block_insts(b)).filter(|&i| f.dfg.insts[i].opcode() == op).count()
+    }
+
+    #[test]
+    fn whole_words_through_bytes_make_no_lane() {
+        // pshufd through bytes and back: each result lane is a parameter.
+        let f = legalized(
+            "function %f(i32x4, i32x4) -> i32x4 {\nblock0(v0: i32x4, v1: i32x4):\n    v2 = bitcast.i8x16 little v0\n    v3 = bitcast.i8x16 little v1\n    v4 = shuffle v2, v3, [0 1 2 3 0 1 2 3 24 25 26 27 8 9 10 11]\n    v5 = bitcast.i32x4 little v4\n    return v5\n}\n",
+        );
+        let insts: Vec<Inst> = f.layout.block_insts(f.layout.entry_block().unwrap()).collect();
+        assert_eq!(insts.len(), 1, "{}", f.display());
+        let params = f.dfg.block_params(f.layout.entry_block().unwrap()).to_vec();
+        let ret: Vec<Value> = f.dfg.inst_args(insts[0]).iter().map(|&v| f.dfg.resolve_aliases(v)).collect();
+        assert_eq!(ret, [params[0], params[0], params[6], params[2]]);
+    }
+
+    #[test]
+    fn words_of_a_64_bit_lane_are_its_halves() {
+        // Through 16-bit lanes and back to 32: the halves of each pair.
+        let f = legalized(
+            "function %f(i64x2) -> i32x4 {\nblock0(v0: i64x2):\n    v1 = bitcast.i16x8 little v0\n    v2 = bitcast.i32x4 little v1\n    return v2\n}\n",
+        );
+        assert_eq!(count(&f, Opcode::Isplit), 2, "{}", f.display());
+        assert_eq!(count(&f, Opcode::Ushr) + count(&f, Opcode::Ireduce), 0, "{}", f.display());
+    }
+
+    #[test]
+    fn lanes_read_in_two_blocks_are_made_in_each() {
+        // The bytes of `v1` are read by an add on each side of a branch:
+        // each side makes its own (the other's would not dominate it).
+        let f = legalized(
+            "function %f(i32x4, i8) -> i8x16 {\nblock0(v0: i32x4, v9: i8):\n    v1 = bitcast.i8x16 little v0\n    brif v9, block1, block2\nblock1:\n    v2 = iadd v1, v1\n    return v2\nblock2:\n    v3 = isub v1, v1\n    return v3\n}\n",
+        );
+        let in_block = |b: Block| f.layout.block_insts(b).filter(|&i| f.dfg.insts[i].opcode() == Opcode::Ireduce).count();
+        let blocks: Vec<Block> = f.layout.blocks().collect();
+        assert_eq!(in_block(blocks[0]), 0, "{}", f.display());
+        assert!(in_block(blocks[1]) > 0 && in_block(blocks[2]) > 0, "{}", f.display());
+    }
 }
