@@ -718,13 +718,7 @@ impl Split {
         let op = f.dfg.insts[inst].opcode();
         if op.is_branch() {
             if !self.virt.is_empty() {
-                let block = f.layout.inst_block(inst);
-                if self.made_in != block {
-                    self.made.clear();
-                    self.made_in = block;
-                }
-                let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
-                pos.use_srcloc(inst);
+                let mut pos = self.cursor(f, inst);
                 self.make_lanes(&mut pos, inst);
                 self.made = std::mem::take(&mut pos.made);
             }
@@ -733,13 +727,7 @@ impl Split {
         let args: SmallVec<[Value; 4]> = f.dfg.inst_args(inst).into();
         let results: SmallVec<[Value; 2]> = f.dfg.inst_results(inst).into();
         let data = f.dfg.insts[inst];
-        let block = f.layout.inst_block(inst);
-        if self.made_in != block {
-            self.made.clear();
-            self.made_in = block;
-        }
-        let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
-        pos.use_srcloc(inst);
+        let mut pos = self.cursor(f, inst);
         if op == Opcode::Bitcast || !self.virt.is_empty() {
             if let Some(lanes) = self.moved_lanes(&mut pos, inst, op, data, &args, &results) {
                 self.made = std::mem::take(&mut pos.made);
@@ -836,6 +824,19 @@ impl Split {
             let lanes: Lanes = self.virt[&v].clone().iter().map(|l| self.slice(pos, l.root, l.lo, l.t)).collect();
             self.map.insert(v, lanes);
         }
+    }
+
+    /// A cursor before `inst` that makes pure instructions once in its
+    /// block (the block's `made`, taken: put it back in `self.made` after).
+    fn cursor<'f>(&mut self, f: &'f mut Function, inst: Inst) -> LaneCursor<'f> {
+        let block = f.layout.inst_block(inst);
+        if self.made_in != block {
+            self.made.clear();
+            self.made_in = block;
+        }
+        let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
+        pos.use_srcloc(inst);
+        pos
     }
 
     fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
