@@ -364,8 +364,11 @@ impl Namers {
 /// Narrows the pairs of `vcode` whose high word is never read; returns how
 /// many.
 pub fn opt_narrow_pairs(vcode: &mut VCode) -> usize {
-    // Nothing to do without pairs.
-    if !vcode.classes.contains(&Class::RPair) {
+    // Nothing to do without a pair an instruction that could be narrowed
+    // writes (the pairs of the arguments and the return address are the
+    // entry's, which no plan changes).
+    let narrowable = |m: &MInst| !unplannable(m) && m.opnds.iter().any(|o| o.kind != OpKind::Use && vcode.class(o.vreg) == Class::RPair);
+    if !vcode.blocks.iter().any(|b| b.insts.iter().any(narrowable)) {
         return 0;
     }
     let defs = def_counts(vcode);
