@@ -481,14 +481,26 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
     run.ran(Pass::legalize_vectors, &func.display());
     if speed {
         mid::with_context(func, |ctx| -> Result<(), Error> {
-            ctx.flowgraph();
-            opt_unreachable_code::opt_unreachable_code(ctx).map_err(|e| e.in_pass(Pass::opt_unreachable_code))?;
+            // In a function of one block no block is unreachable and no
+            // block parameter is a phi (the entry's are the function's):
+            // both passes are skipped, and the control-flow graph is made
+            // only if the e-graph runs.
+            let one_block = ctx.func.layout.entry_block().is_some_and(|e| ctx.func.layout.next_block(e).is_none());
+            if !one_block {
+                ctx.flowgraph();
+                opt_unreachable_code::opt_unreachable_code(ctx).map_err(|e| e.in_pass(Pass::opt_unreachable_code))?;
+            }
             run.ran(Pass::opt_unreachable_code, &ctx.func.display());
-            opt_constant_phis::opt_constant_phis(ctx).map_err(|e| e.in_pass(Pass::opt_constant_phis))?;
+            if !one_block {
+                opt_constant_phis::opt_constant_phis(ctx).map_err(|e| e.in_pass(Pass::opt_constant_phis))?;
+            }
             run.ran(Pass::opt_constant_phis, &ctx.func.display());
             // (Small functions, and the lane code of vector functions, often
             // give the e-graph nothing to do.)
             if !opt_egraph::without_work(&ctx.func, lanes) {
+                if one_block {
+                    ctx.flowgraph();
+                }
                 opt_egraph::opt_egraph(ctx).map_err(|e| e.in_pass(Pass::opt_egraph))?;
             }
             run.ran(Pass::opt_egraph, &ctx.func.display());
