@@ -65,8 +65,7 @@ use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    types, BlockArg, ExtFuncData, ExternalName, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, TrapCode, Type, Value,
-    ValueDef,
+    types, BlockArg, ExtFuncData, ExternalName, FuncRef, Function, Inst, InstBuilder, Opcode, TrapCode, Type, Value,
 };
 use ursa_isel::intrinsics::RUNTIME_ROUTINES;
 
@@ -118,7 +117,7 @@ fn pair_remainders(f: &mut Function) {
             let ty = f.dfg.ctrl_typevar(rem);
             let [x, d] = *f.dfg.inst_args(rem) else { continue };
             let (x, d) = (f.dfg.resolve_aliases(x), f.dfg.resolve_aliases(d));
-            if const_value(f, d).is_some() || !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
+            if super::iconst_bits(&f.dfg, d).is_some() || !matches!(ty, types::I8 | types::I16 | types::I32 | types::I64) {
                 continue;
             }
             let same = |f: &Function, i: Inst| {
@@ -143,16 +142,6 @@ fn pair_remainders(f: &mut Function) {
             let v = pos.ins().isub(x, qd);
             finish(pos.func, rem, result, v);
         }
-    }
-}
-
-/// The bits of `v` if it is an `iconst`, zero-extended from its type.
-fn const_value(f: &Function, v: Value) -> Option<u64> {
-    let v = f.dfg.resolve_aliases(v);
-    let ValueDef::Result(i, _) = f.dfg.value_def(v) else { return None };
-    match f.dfg.insts[i] {
-        InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits() as u64 & mask(f.dfg.value_type(v))),
-        _ => None,
     }
 }
 
@@ -202,7 +191,7 @@ fn expand_div(f: &mut Function, inst: Inst, routine: bool, callees: &mut Callees
 
     let mut pos = FuncCursor::new(f).at_inst(inst);
     pos.use_srcloc(inst);
-    let value = match (const_value(pos.func, x), const_value(pos.func, d)) {
+    let value = match (super::iconst_bits(&pos.func.dfg, x), super::iconst_bits(&pos.func.dfg, d)) {
         // Both operands known (and no trap): the result itself.
         (Some(a), Some(k)) if k != 0 && !(op == Opcode::Sdiv && a == 1u64 << (ty.bits() - 1) && k == mask(ty)) => {
             iconst(&mut pos, ty, fold(ty, a, k, signed, rem))
@@ -475,6 +464,8 @@ fn finish(f: &mut Function, inst: Inst, result: Value, value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mid::iconst_bits;
+    use cranelift_codegen::ir::InstructionData;
     use cranelift_codegen::settings;
     use cranelift_reader::parse_functions;
 
@@ -684,7 +675,7 @@ mod tests {
     fn returned_const(f: &Function) -> Option<u64> {
         let b = f.layout.entry_block()?;
         let ret = f.layout.last_inst(b)?;
-        const_value(f, *f.dfg.inst_args(ret).first()?)
+        iconst_bits(&f.dfg, *f.dfg.inst_args(ret).first()?)
     }
 
     #[test]

@@ -64,14 +64,14 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F32, I128, I32, I64};
 use cranelift_codegen::ir::{
-    BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, Signature, TrapCode, Type, Value,
+    BlockArg, Endianness, Function, Inst, InstBuilder, InstructionData, MemFlagsData, Opcode, TrapCode, Type, Value,
 };
 
 type Pair = (Value, Value);
 
 /// Narrows every `i128` value of `f` into two `i64` halves (in place).
 pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
-    if !mentions_i128(f) {
+    if !super::mentions(f, |t| t == I128) {
         return Ok(());
     }
     let mut map: HashMap<Value, Pair> = HashMap::default();
@@ -82,21 +82,6 @@ pub fn legalize_i128(f: &mut Function) -> Result<(), Error> {
     super::rewrite_in_rpo(f, inst_mentions_i128, |f, inst| n.inst(f, inst))?;
     f.dfg.resolve_all_aliases();
     super::verify_in_debug(f)
-}
-
-fn sig_mentions_i128(s: &Signature) -> bool {
-    s.params.iter().chain(s.returns.iter()).any(|p| p.value_type == I128)
-}
-
-fn mentions_i128(f: &Function) -> bool {
-    sig_mentions_i128(&f.signature)
-        || f.dfg.signatures.values().any(sig_mentions_i128)
-        // Every value the code names is in the value table: one pass over
-        // the types rules out most functions (the table may also hold
-        // values no instruction names any more, hence the walk).
-        || super::value_table_has(f, |t| t == I128) && f.layout.blocks().any(|b| {
-            f.dfg.block_params(b).iter().any(|&p| f.dfg.value_type(p) == I128) || f.layout.block_insts(b).any(|i| inst_mentions_i128(f, i))
-        })
 }
 
 fn inst_mentions_i128(f: &Function, inst: Inst) -> bool {

@@ -55,7 +55,7 @@ use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
 use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
     Block, BlockArg, DataFlowGraph, Endianness, Function, InsertBuilder, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData,
-    Opcode, Signature, Type, Value,
+    Opcode, Type, Value,
 };
 
 /// (At most 16 lanes: kept inline, no allocation per vector.)
@@ -294,19 +294,9 @@ fn is_vec(t: Type) -> bool {
     t.is_vector() || t.is_dynamic_vector()
 }
 
-fn sig_mentions_vectors(s: &Signature) -> bool {
-    s.params.iter().chain(s.returns.iter()).any(|p| is_vec(p.value_type))
-}
-
 /// Does `f` name a vector type anywhere (its signature, a `SigRef`, a value)?
 pub fn mentions_vectors(f: &Function) -> bool {
-    sig_mentions_vectors(&f.signature)
-        || f.dfg.signatures.values().any(sig_mentions_vectors)
-        || super::value_table_has(f, is_vec)
-            && f.layout.blocks().any(|b| {
-                f.dfg.block_params(b).iter().any(|&p| is_vec(f.dfg.value_type(p)))
-                    || f.layout.block_insts(b).any(|i| inst_mentions_vectors(f, i))
-            })
+    super::mentions(f, is_vec)
 }
 
 fn inst_mentions_vectors(f: &Function, inst: Inst) -> bool {
@@ -801,12 +791,12 @@ impl Split {
                 let mask = pos.func.dfg.immediates.get(imm).map(|c| c.as_slice().to_vec()).unwrap_or_default();
                 let mut both = of(args[0], pos.func)?;
                 both.extend(of(args[1], pos.func)?);
-                let zero = |pos: &mut LaneCursor| Slice { root: const_of(pos, t, &[]), lo: 0, t };
+                let mut zero = None;
                 Some(
                     (0..rt.lane_count() as usize)
                         .map(|k| match mask.get(k).and_then(|&m| both.get(m as usize)) {
                             Some(&l) => l,
-                            None => zero(pos),
+                            None => *zero.get_or_insert_with(|| Slice { root: const_of(pos, t, &[]), lo: 0, t }),
                         })
                         .collect(),
                 )

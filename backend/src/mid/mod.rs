@@ -23,7 +23,7 @@ pub mod source_order;
 use std::cell::RefCell;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, Opcode, Signature, Type, Value};
+use cranelift_codegen::ir::{Block, DataFlowGraph, Function, Inst, InstBuilder, InstructionData, Opcode, Signature, Type, Value};
 use cranelift_codegen::{settings, Context};
 
 use crate::Error;
@@ -406,19 +406,44 @@ pub(crate) fn value_table_has(f: &Function, wanted: impl Fn(Type) -> bool) -> bo
 /// Does `f` have a value of type `ty` (in its signature, a called
 /// signature, a block parameter or an instruction's operand or result)?
 pub(crate) fn mentions_type(f: &Function, ty: Type) -> bool {
-    let sig = |s: &Signature| s.params.iter().chain(s.returns.iter()).any(|p| p.value_type == ty);
+    mentions(f, |t| t == ty)
+}
+
+/// Does `f` have a value of a type `wanted` accepts, in its signature, a
+/// called signature, a block parameter or an instruction's operand or
+/// result? (A block argument is a block parameter's value.)
+pub(crate) fn mentions(f: &Function, wanted: impl Fn(Type) -> bool) -> bool {
+    let sig = |s: &Signature| s.params.iter().chain(s.returns.iter()).any(|p| wanted(p.value_type));
+    let typed = |v: &Value| wanted(f.dfg.value_type(*v));
     sig(&f.signature)
         || f.dfg.signatures.values().any(sig)
         // The value table also holds values no instruction names any more:
         // one pass over it rules out most functions, the walk decides.
-        || value_table_has(f, |t| t == ty) && f.layout.blocks().any(|b| {
-            f.dfg.block_params(b).iter().any(|&p| f.dfg.value_type(p) == ty) || f.layout.block_insts(b).any(|i| inst_mentions_type(f, i, ty))
-        })
+        || value_table_has(f, &wanted)
+            && f.layout.blocks().any(|b| {
+                f.dfg.block_params(b).iter().any(typed)
+                    || f.layout.block_insts(b).any(|i| inst_mentions(f, i, &wanted))
+            })
+}
+
+/// The bits of `v` if it is an `iconst`, zero-extended from its type.
+pub(crate) fn iconst_bits(dfg: &DataFlowGraph, v: Value) -> Option<u64> {
+    let v = dfg.resolve_aliases(v);
+    match dfg.insts[dfg.value_def(v).inst()?] {
+        InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits() as u64 & width_mask(dfg.value_type(v).bits())),
+        _ => None,
+    }
 }
 
 /// Does `inst` take or produce a value of type `ty` (block arguments not counted)?
 pub(crate) fn inst_mentions_type(f: &Function, inst: Inst, ty: Type) -> bool {
-    f.dfg.inst_args(inst).iter().chain(f.dfg.inst_results(inst)).any(|&v| f.dfg.value_type(v) == ty)
+    inst_mentions(f, inst, |t| t == ty)
+}
+
+/// Does `inst` take or produce a value of a type `wanted` accepts (block
+/// arguments not counted)?
+fn inst_mentions(f: &Function, inst: Inst, wanted: impl Fn(Type) -> bool) -> bool {
+    f.dfg.inst_args(inst).iter().chain(f.dfg.inst_results(inst)).any(|&v| wanted(f.dfg.value_type(v)))
 }
 
 /// Every value of type `from` (block parameters, instruction results, the

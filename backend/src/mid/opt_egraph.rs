@@ -302,8 +302,7 @@ fn select_kept(dfg: &DataFlowGraph, args: &[Value]) -> bool {
 /// byte-swap forms the e-graph recognizes shift `x & 0xff00` and wider
 /// masks left).
 fn low_byte_mask(dfg: &DataFlowGraph, def: Inst) -> bool {
-    let mask = dfg.inst_args(def)[1];
-    matches!(dfg.value_def(mask).inst().map(|d| dfg.insts[d]), Some(InstructionData::UnaryImm { opcode: Opcode::Iconst, imm }) if (0..256).contains(&imm.bits()))
+    super::iconst_bits(dfg, dfg.inst_args(def)[1]).is_some_and(|k| k < 256)
 }
 
 /// Whether `inst` is an integer compare in an unsigned order (`<`, `<=`,
@@ -385,21 +384,13 @@ fn ne_zero(dfg: &DataFlowGraph, inst: Inst) -> bool {
 /// 0 on its right.
 fn compares_with_zero(dfg: &DataFlowGraph, inst: Inst) -> Option<IntCC> {
     let InstructionData::IntCompare { cond, args, .. } = dfg.insts[inst] else { return None };
-    let zero = dfg
-        .value_def(args[1])
-        .inst()
-        .is_some_and(|d| matches!(dfg.insts[d], InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } if imm.bits() == 0));
-    zero.then_some(cond)
+    (super::iconst_bits(dfg, args[1]) == Some(0)).then_some(cond)
 }
 
 /// Whether shift amounts `a` and `b` are integer constants of different
 /// values (`(x >> a) << b` is a mask only where they are the same).
 fn amounts_differ(dfg: &DataFlowGraph, a: Value, b: Value) -> bool {
-    let imm = |v: Value| match dfg.value_def(v).inst().map(|d| dfg.insts[d]) {
-        Some(InstructionData::UnaryImm { opcode: Opcode::Iconst, imm }) => Some(imm.bits()),
-        _ => None,
-    };
-    matches!((imm(a), imm(b)), (Some(x), Some(y)) if x != y)
+    matches!((super::iconst_bits(dfg, a), super::iconst_bits(dfg, b)), (Some(x), Some(y)) if x != y)
 }
 
 /// Whether `op` (a `band` or an `iadd`) with integer constant `def` on its
