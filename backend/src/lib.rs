@@ -496,8 +496,8 @@ pub(crate) fn run_clif_passes(func: &mut Function, opts: &Options, run: &mut Run
             }
             run.ran(Pass::opt_constant_phis, &ctx.func.display());
             // (Small functions, and the lane code of vector functions, often
-            // give the e-graph nothing to do.)
-            if !opt_egraph::without_work(&ctx.func, lanes) {
+            // give the e-graph nothing to do, or only constants to fold.)
+            if opt_egraph::has_work(&mut ctx.func, lanes) {
                 if one_block {
                     ctx.flowgraph();
                 }

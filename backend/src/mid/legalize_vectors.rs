@@ -51,7 +51,7 @@ use crate::Error;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
-use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Offset32};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64, Imm64, Offset32};
 use cranelift_codegen::ir::types::{F128, F16, F32, F64, I128, I16, I32, I64, I8};
 use cranelift_codegen::ir::{
     Block, BlockArg, DataFlowGraph, Endianness, Function, InsertBuilder, Inst, InstBuilder, InstBuilderBase, InstructionData, MemFlagsData,
@@ -213,6 +213,11 @@ impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
         if super::has_effect(data.opcode()) {
             return InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar);
         }
+        // A lane computed from constants is the constant.
+        let (data, ctrl_typevar) = match super::const_eval::eval(&cur.func.dfg, &data, ctrl_typevar) {
+            Some((t, bits)) => (InstructionData::UnaryImm { opcode: Opcode::Iconst, imm: Imm64::new(bits as i64) }, t),
+            None => (data, ctrl_typevar),
+        };
         *self.made.entry((data, ctrl_typevar)).or_insert_with(|| InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar))
     }
 }

@@ -1,5 +1,6 @@
 //! Passes on Cranelift IR before instruction selection, and the analyses they share.
 
+pub mod const_eval;
 pub mod divergence;
 pub mod induction;
 pub mod legalize_atomics;

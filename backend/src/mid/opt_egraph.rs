@@ -101,6 +101,35 @@ pub fn without_work(f: &Function, lanes: bool) -> bool {
     shapes_without_work(f) && (lanes || pure_insts_distinct(f))
 }
 
+/// Whether the e-graph pass has work in `f` ([`without_work`]), after the
+/// integer instructions of a one-block function whose operands are all
+/// constants are made constants in place ([`super::const_eval`]: folding
+/// the e-graph would do, at a fraction of its cost), which is often all
+/// the work there was.
+pub fn has_work(f: &mut Function, lanes: bool) -> bool {
+    !without_work(f, lanes) && (!fold_constants(f) || !without_work(f, lanes))
+}
+
+/// Makes each instruction of a one-block `f` that [`super::const_eval`]
+/// evaluates the `iconst` of its value (in order, so a constant made feeds
+/// the next); whether it made any.
+fn fold_constants(f: &mut Function) -> bool {
+    let Some(entry) = f.layout.entry_block() else { return false };
+    if f.layout.next_block(entry).is_some() {
+        return false;
+    }
+    let mut folded = false;
+    let mut next = f.layout.first_inst(entry);
+    while let Some(inst) = next {
+        next = f.layout.next_inst(inst);
+        if let Some((t, bits)) = super::const_eval::eval(&f.dfg, &f.dfg.insts[inst], f.dfg.ctrl_typevar(inst)) {
+            f.replace(inst).iconst(t, bits as i64);
+            folded = true;
+        }
+    }
+    folded
+}
+
 /// Whether no two instructions without effects of `f`'s entry block have
 /// the same data and controlling type. (Instructions whose operands are a
 /// value list compare by the list's handle, so duplicates among them are
