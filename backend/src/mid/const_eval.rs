@@ -8,8 +8,9 @@
 //! (`band`, `bor`, `bxor`, `bnot`, `bitselect`), the
 //! shifts and rotates (the amount taken modulo the width, as CLIF does),
 //! the minimum and maximum, `icmp` (1 or 0 in an `i8`), `bmask`,
-//! `select`, and the extensions and `ireduce`; of scalar integers of at
-//! most 64 bits. Anything else is `None` (left for the e-graph).
+//! `select`, the extensions and `ireduce`, and the divisions and
+//! remainders that do not trap; of scalar integers of at most 64 bits.
+//! Anything else is `None` (left for the e-graph).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, DataFlowGraph, InstructionData, Opcode, Type, Value, ValueDef};
@@ -59,6 +60,10 @@ pub(crate) fn eval(dfg: &DataFlowGraph, data: &InstructionData, ctrl: Type) -> O
             | Uextend
             | Sextend
             | Ireduce
+            | Udiv
+            | Sdiv
+            | Urem
+            | Srem
     );
     if !candidate || !plain_int(ctrl) {
         return None;
@@ -118,6 +123,14 @@ pub(crate) fn eval(dfg: &DataFlowGraph, data: &InstructionData, ctrl: Type) -> O
                 Umax => a.max(b),
                 Smin => sa.min(sb) as u64,
                 Smax => sa.max(sb) as u64,
+                // A division that would trap (by zero, or the signed
+                // minimum by -1) stays.
+                Udiv | Urem if b == 0 => return None,
+                Sdiv | Srem if b == 0 || sb == -1 && sa == signed(1 << (w - 1), w) => return None,
+                Udiv => a / b,
+                Urem => a % b,
+                Sdiv => sa.wrapping_div(sb) as u64,
+                Srem => sa.wrapping_rem(sb) as u64,
                 _ => return None,
             }
         }
@@ -264,6 +277,34 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn divisions_fold_as_the_interpreter_computes_unless_they_trap(op in 0..4usize, t in 0..4usize, a in prop_oneof![any::<u64>(), Just(1u64 << 63), Just(0x80), Just(0x8000), Just(0x8000_0000)], b in prop_oneof![any::<u64>(), 0..20u64, Just(u64::MAX)]) {
+            let (op, t) = ([Opcode::Udiv, Opcode::Sdiv, Opcode::Urem, Opcode::Srem][op], TYPES[t]);
+            let w = t.bits();
+            let (a, b) = (a & width_mask(w), b & width_mask(w));
+            let traps = b == 0 || matches!(op, Opcode::Sdiv | Opcode::Srem) && b == width_mask(w) && a == 1 << (w - 1);
+            if traps {
+                let mut f = Function::with_name_signature(UserFuncName::testcase("f"), Signature::new(CallConv::SystemV));
+                let blk = f.dfg.make_block();
+                let mut pos = FuncCursor::new(&mut f);
+                pos.insert_block(blk);
+                let (x, y) = (k(&mut pos, t, a), k(&mut pos, t, b));
+                let (inst, _) = pos.ins().Binary(op, t, x, y);
+                prop_assert_eq!(eval(&f.dfg, &f.dfg.insts[inst], t), None);
+            } else {
+                let (folded, run) = both(t, |pos| {
+                    let (x, y) = (k(pos, t, a), k(pos, t, b));
+                    let (inst, dfg) = pos.ins().Binary(op, t, x, y);
+                    dfg.first_result(inst)
+                });
+                prop_assert_eq!(folded, Some(run));
+            }
+        }
+    }
+
     #[test]
     fn an_operand_that_is_no_constant_or_an_unknown_operation_is_not_evaluated() {
         let mut f = Function::with_name_signature(UserFuncName::testcase("f"), Signature::new(CallConv::SystemV));
@@ -274,7 +315,7 @@ mod tests {
         pos.insert_block(b);
         let one = pos.ins().iconst(I32, 1);
         let sum = pos.ins().iadd(p, one);
-        let div = pos.ins().udiv(one, one);
+        let div = pos.ins().udiv(p, one);
         let wide = pos.ins().iconst(I64, 3);
         let pair = pos.ins().iconcat(wide, wide);
         for v in [sum, div, pair] {

@@ -33,6 +33,7 @@ use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, DataFlowGraph, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, Value};
 use cranelift_codegen::Context;
+use smallvec::SmallVec;
 use ursa_isel::intrinsics::Intrinsic;
 
 /// A pure intrinsic turned into an entry-block parameter.
@@ -80,8 +81,8 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// way that pays (so it need not run): one block (no loop to hoist from,
 /// no branch to fold), no call (pure intrinsics are shared), no load after
 /// another access (redundant loads, stores forwarded to loads), no division
-/// or remainder by a constant (the e-graph makes it multiplications and
-/// shifts), and in every instruction without effects but an `fcmp`, an
+/// or remainder by a constant the e-graph rewrites ([`divisor_rewritten`]:
+/// multiplications, shifts, masks), and in every instruction without effects but an `fcmp`, an
 /// `isplit` and a `bitselect` of two different values (no rule rewrites
 /// one) and a `select` no rule rewrites ([`select_kept`]) no
 /// operand twice (`x - x`), no constant operand (folding) but the amount of
@@ -90,7 +91,9 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 /// whose other side is no computed value, neither one of the values the
 /// e-graph's rules single out ([`special_constant`]), a 0 an equality
 /// compares with ([`zero_equality`]), the right side of a `band` or `iadd`
-/// no rule folds ([`mask_or_addend_kept`]) and the operand of a `bitcast`; and no operand another
+/// no rule folds ([`mask_or_addend_kept`]), the one float constant of float
+/// arithmetic (the rules fold only constants with constants) and the
+/// operand of a `bitcast`; and no operand another
 /// instruction without effects computes (`bnot` of a `bnot`, extensions of
 /// extensions) but the pairs [`nests_kept`] allows; and no two instructions
 /// without effects that compute the same (the e-graph makes them one). In
@@ -162,9 +165,7 @@ fn shapes_without_work(f: &Function) -> bool {
         let args = dfg.inst_args(inst);
         // A division by a constant is pure to the e-graph (it cannot trap),
         // which rewrites it into multiplications and shifts.
-        if matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem)
-            && args.get(1).is_some_and(|&d| def_op(d).is_some_and(|(_, o)| is_constant(o)))
-        {
+        if matches!(op, Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem) && divisor_rewritten(dfg, args) {
             return false;
         }
         // (No rule rewrites an `fcmp`, an `isplit` or a `bitselect` of
@@ -176,6 +177,9 @@ fn shapes_without_work(f: &Function) -> bool {
             || op == Opcode::Select && select_kept(dfg, args)
         {
             continue;
+        }
+        if plain(op) && !plain_tree_apart(dfg, inst) {
+            return false;
         }
         let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
         for (k, &a) in args.iter().enumerate() {
@@ -200,7 +204,8 @@ fn shapes_without_work(f: &Function) -> bool {
                             || k == 1 && zero_equality(dfg, inst)
                             || k == 1 && mask_or_addend_kept(dfg, op, def, def_op(args[0]))
                             || k == 1 && op == Fcmp
-                            || k == 1 && matches!(op, Smin | Smax | Umin | Umax))
+                            || k == 1 && matches!(op, Smin | Smax | Umin | Umax)
+                            || matches!(op, Fadd | Fsub | Fmul | Fdiv | Fmin | Fmax | Fcopysign) && dop != Iconst)
             } else {
                 has_effect(dop) || nests_kept(dfg, inst, op, args, k, def, dop)
             };
@@ -212,10 +217,49 @@ fn shapes_without_work(f: &Function) -> bool {
     true
 }
 
+/// Whether the tree of plain arithmetic ([`plain`]) rooted at `inst`, three
+/// levels deep, reads each value once, and at most one constant in the
+/// operations of the root's kind: the rules of Cranelift that combine plain
+/// operations (`(x + y) - (x + z)`, `x + (y + (z - x))`, `(x ^ y ^ z) | x`,
+/// …) all need a value twice, and its reassociation of constants (`(a + 5)
+/// + (b + 7)`) two constants under one operation.
+fn plain_tree_apart(dfg: &DataFlowGraph, inst: Inst) -> bool {
+    fn leaves(dfg: &DataFlowGraph, inst: Inst, root: Opcode, depth: u32, out: &mut SmallVec<[Value; 8]>, constants: &mut u32) {
+        let op = dfg.insts[inst].opcode();
+        for &a in dfg.inst_args(inst) {
+            match dfg.value_def(a).inst() {
+                Some(d) if depth < 3 && plain(dfg.insts[d].opcode()) => leaves(dfg, d, root, depth + 1, out, constants),
+                d => {
+                    *constants += u32::from(op == root && d.is_some_and(|d| is_constant(dfg.insts[d].opcode())));
+                    out.push(a);
+                }
+            }
+        }
+    }
+    let (mut out, mut constants) = (SmallVec::new(), 0);
+    leaves(dfg, inst, dfg.insts[inst].opcode(), 1, &mut out, &mut constants);
+    constants <= 1 && out.iter().enumerate().all(|(i, v)| !out[..i].contains(v))
+}
+
+/// Whether the e-graph rewrites a division or remainder with operands
+/// `args` for its constant divisor: any divisor of a 32- or 64-bit
+/// division (multiplications by magic numbers), and of narrower ones 0, 1,
+/// all ones and (negated) powers of two (shifts and masks). A constant
+/// dividend too is folded before the e-graph runs (`has_work`) when the
+/// division cannot trap.
+fn divisor_rewritten(dfg: &DataFlowGraph, args: &[Value]) -> bool {
+    let Some(d) = args.get(1).and_then(|&d| super::iconst_bits(dfg, d)) else { return false };
+    let bits = dfg.value_type(args[1]).bits();
+    let negated = d.wrapping_neg() & width_mask(bits);
+    bits >= 32 || d <= 1 || d == width_mask(bits) || d.is_power_of_two() || negated.is_power_of_two()
+}
+
 /// Whether no rule of the e-graph rewrites instruction `inst` (of `op`,
 /// operands `args`) reading in operand `k` the result of `def` (of `dop`;
 /// both without effects) into better code. Allowed: plain arithmetic
-/// ([`plain`]) on plain arithmetic or on a sign or zero extension, and a
+/// ([`plain`]) on plain arithmetic or on a sign or zero extension (but a
+/// `band`, `bor` or `bxor` of two zero extensions, which the e-graph makes
+/// narrow), and a
 /// minimum or maximum on plain arithmetic or another minimum or maximum,
 /// with operands `apart` (reassociation needs constants, `(x + y) - y` a
 /// shared operand); `ireduce` of plain arithmetic, of a minimum or
@@ -226,7 +270,12 @@ fn shapes_without_work(f: &Function) -> bool {
 /// the same value (rotates, byte swaps); a `band` or `bor` of a compare
 /// whose other operand is no compare sharing a variable with it (`x == y |
 /// x < y` is `x <= y`); a compare of a `bor` with operands `apart`; the
-/// sign extension of a product, the zero extension of an `ireduce`; a pair
+/// sign or zero extension of integer arithmetic, of a shift or of an
+/// `fcmp` (the extension rules look through extensions, `icmp`s and
+/// `bmask`s), the zero extension of an `ireduce`; a sum or difference with
+/// a left shift whose other operand is no left shift (`(x << z) + (y <<
+/// z)` is one shift); an `fma` of a negated factor or addend, unless both
+/// factors are negated; a pair
 /// built of anything but a sign (`iconcat x (sshr x 63)`); the halves of a
 /// pair (`isplit`, `iconcat`) read by anything (a shift by an `iconcat` is
 /// one by its low half, which selection reads anyway);
@@ -252,6 +301,10 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         let d = dfg.value_def(v).inst()?;
         (!has_effect(dfg.insts[d].opcode())).then_some(d)
     };
+    // `band`, `bor`, `bxor` of two zero extensions (from one type: the
+    // e-graph narrows the operation).
+    let both_zero_extended =
+        || matches!(op, Band | Bor | Bxor) && dop == Uextend && other().is_some_and(|o| dfg.insts[o].opcode() == Uextend);
     let shifts_same_value = || other().is_some_and(|o| shift(dfg.insts[o].opcode()) && dfg.inst_args(o)[0] == dfg.inst_args(def)[0]);
     let compares_share_a_variable = || {
         other().is_some_and(|o| {
@@ -280,15 +333,21 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || op == Band && dop == Ishl && !other().is_some_and(|o| dfg.insts[o].opcode() == Ishl)
         || matches!(op, Band | Bor) && dop == Icmp && !compares_share_a_variable()
         || op == Icmp && dop == Bor && apart()
-        || op == Sextend && dop == Imul
+        || matches!(op, Uextend | Sextend) && matches!(dop, Iadd | Isub | Imul | Band | Bor | Bxor | Ishl | Ushr | Sshr | Fcmp)
+        || matches!(op, Iadd | Isub) && dop == Ishl && !other().is_some_and(|o| dfg.insts[o].opcode() == Ishl)
+        || op == Fma
+            && dop == Fneg
+            && (k == 2 || !args[..2].iter().all(|&a| dfg.value_def(a).inst().is_some_and(|d| dfg.insts[d].opcode() == Fneg)))
         || op == Uextend && dop == Ireduce
-        || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart()
+        || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart() && !both_zero_extended()
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
 }
 
 /// Whether no rule of the e-graph rewrites `select c, a, b` (operands
-/// `args`): the arms differ, the first is no constant (zeros go to the
-/// right, `c ? 1 : 0` is an extension of `c`, the `<=>` forms), neither is
+/// `args`): the arms differ, the first is no constant where `c` is an
+/// `icmp` (zeros go to the right, `c ? 1 : 0` is an extension of `c`, the
+/// `<=>` forms) or the second an `bor` (`c ? 1 : (c | y)` is `c ? 1 : y`),
+/// neither is
 /// a compare (`c ? (y == z) : (y == k)`, 128-bit compares), they are not
 /// two extensions of one kind (lifted out) and neither is a `select` on
 /// `c` itself; `c` is no constant, nothing that keeps only whether it is 0
@@ -306,7 +365,7 @@ fn select_kept(dfg: &DataFlowGraph, args: &[Value]) -> bool {
     if a == b
         || c == a
         || c == b
-        || arms[0].is_some_and(is_constant)
+        || arms[0].is_some_and(is_constant) && (op(c) == Some(Icmp) || arms[1] == Some(Bor))
         || arms.iter().any(|o| matches!(o, Some(Icmp | Fcmp)))
         || arms[0] == arms[1] && matches!(arms[0], Some(Uextend | Sextend))
         || [a, b].iter().any(|&v| def(v).is_some_and(|d| dfg.insts[d].opcode() == Select && dfg.inst_args(d)[0] == c))
@@ -590,7 +649,9 @@ mod tests {
     }
 
     fn parsed(text: &str) -> Function {
-        cranelift_reader::parse_functions(text).unwrap().remove(0)
+        let f = cranelift_reader::parse_functions(text).unwrap().remove(0);
+        assert_eq!(crate::mid::verifier_report(&f), None, "{}", text);
+        f
     }
 
     #[test]
@@ -640,7 +701,7 @@ mod tests {
             // arms that are compares, two zero extensions.
             "function %f(i8, i32) -> i32 {\nblock0(v0: i8, v1: i32):\n    v2 = select v0, v1, v1\n    return v2\n}\n",
             "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = icmp slt v0, v1\n    v3 = select v2, v0, v1\n    return v3\n}\n",
-            "function %f(i8, i32) -> i32 {\nblock0(v0: i8, v1: i32):\n    v2 = iconst.i32 1\n    v3 = select v0, v2, v1\n    return v3\n}\n",
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = icmp eq v0, v1\n    v3 = iconst.i32 0\n    v4 = iconst.i32 5\n    v5 = select v2, v3, v4\n    return v5\n}\n",
             "function %f(i8, i32, i32) -> i32 {\nblock0(v0: i8, v1: i32, v2: i32):\n    v3 = uextend.i32 v0\n    v4 = select v3, v1, v2\n    return v4\n}\n",
             "function %f(i8, i32, i32, i32) -> i32 {\nblock0(v0: i8, v1: i32, v2: i32, v3: i32):\n    v4 = select v0, v1, v2\n    v5 = select v0, v4, v3\n    return v5\n}\n",
             "function %f(i8, i32, i32) -> i8 {\nblock0(v0: i8, v1: i32, v2: i32):\n    v3 = icmp eq v1, v2\n    v4 = iconst.i32 3\n    v5 = icmp eq v2, v4\n    v6 = select v0, v3, v5\n    return v6\n}\n",
@@ -649,6 +710,24 @@ mod tests {
             // `band`), a `bitselect` of one value twice.
             "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = ishl v0, v2\n    v4 = ishl v1, v2\n    v5 = band v3, v4\n    return v5\n}\n",
             "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = bitselect v0, v1, v1\n    return v2\n}\n",
+            // Two zero extensions from one type and-ed (the `band` made
+            // narrow), a select of constants compared with one of them, an
+            // `fma` of two negated factors, divisions of narrow types by a
+            // power of two, by 1 and by -1, of a 64-bit type by 7.
+            "function %f(i8, i8) -> i32 {\nblock0(v0: i8, v1: i8):\n    v2 = uextend.i32 v0\n    v3 = uextend.i32 v1\n    v4 = band v2, v3\n    return v4\n}\n",
+            "function %f(i8) -> i8 {\nblock0(v0: i8):\n    v1 = iconst.i32 3\n    v2 = iconst.i32 4\n    v3 = select v0, v1, v2\n    v4 = icmp eq v3, v1\n    return v4\n}\n",
+            "function %f(f32, f32, f32) -> f32 {\nblock0(v0: f32, v1: f32, v2: f32):\n    v3 = fneg v0\n    v4 = fneg v1\n    v5 = fma v3, v4, v2\n    return v5\n}\n",
+            "function %f(i16) -> i16 {\nblock0(v0: i16):\n    v1 = iconst.i16 8\n    v2 = sdiv v0, v1\n    return v2\n}\n",
+            "function %f(i8) -> i8 {\nblock0(v0: i8):\n    v1 = iconst.i8 -4\n    v2 = srem v0, v1\n    return v2\n}\n",
+            "function %f(i8) -> i8 {\nblock0(v0: i8):\n    v1 = iconst.i8 1\n    v2 = udiv v0, v1\n    return v2\n}\n",
+            "function %f(i16) -> i16 {\nblock0(v0: i16):\n    v1 = iconst.i16 -1\n    v2 = srem v0, v1\n    return v2\n}\n",
+            "function %f(i64) -> i64 {\nblock0(v0: i64):\n    v1 = iconst.i64 7\n    v2 = urem v0, v1\n    return v2\n}\n",
+            // Plain arithmetic that reads a value twice or two constants
+            // across its operands: `(x + y) - (x + z)`, `x + (y + (z -
+            // x))`, `(a + 5) + (b + 7)`.
+            "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = iadd v0, v2\n    v5 = isub v3, v4\n    return v5\n}\n",
+            "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = isub v2, v0\n    v4 = iadd v1, v3\n    v5 = iadd v0, v4\n    return v5\n}\n",
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iconst.i32 5\n    v3 = iadd v0, v2\n    v4 = iconst.i32 7\n    v5 = iadd v1, v4\n    v6 = iadd v3, v5\n    return v6\n}\n",
         ] {
             assert!(!without_work(&parsed(work), true), "{}", work);
         }
@@ -682,7 +761,7 @@ mod tests {
         // makes each pair one. Lane code has none (`legalize_vectors` makes
         // each instruction once), so there the check is skipped.
         for text in [
-            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iadd v0, v1\n    v3 = iadd v0, v1\n    v4 = imul v2, v3\n    return v4\n}\n",
+            "function %f(i32, i32) -> i32, i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iadd v0, v1\n    v3 = iadd v0, v1\n    return v2, v3\n}\n",
             "function %f(i32) -> i32, i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 5\n    v2 = iconst.i32 5\n    v3 = ishl v0, v1\n    v4 = ushr v0, v2\n    return v3, v4\n}\n",
         ] {
             let f = parsed(text);
@@ -771,6 +850,18 @@ mod tests {
             body(p3, "i32", "    v3 = iconst.i32 8\n    v4 = ishl v0, v3\n    v5 = iconst.i32 0xff00\n    v6 = band v4, v5\n", "v6"),
             body(p3, "i32", "    v3 = iconst.i32 -1\n    v4 = bitselect v0, v1, v3\n", "v4"),
             body("v0: i64, v1: i64", "i32, i32", "    v2 = icmp ult v0, v1\n    v3 = bmask.i64 v2\n    v4, v5 = isplit v3\n", "v4, v5"),
+            // Extensions of arithmetic, of shifts, of a float compare; a
+            // sum or difference with one left shift; an `fma` with one
+            // negated factor or a negated addend; a select of constants on
+            // a float compare; float arithmetic with one constant; narrow
+            // divisions by a constant that is no power of two.
+            body(p3, "i64, i64, i64", "    v3 = iadd v0, v1\n    v4 = sextend.i64 v3\n    v5 = iconst.i32 3\n    v6 = ishl v1, v5\n    v7 = uextend.i64 v6\n    v8 = band v0, v2\n    v9 = uextend.i64 v8\n", "v4, v7, v9"),
+            body(p2f, "i32", "    v3 = fcmp lt v0, v1\n    v4 = uextend.i32 v3\n", "v4"),
+            body(p3, "i32, i32", "    v3 = iconst.i32 2\n    v4 = ishl v1, v3\n    v5 = iadd v0, v4\n    v6 = isub v2, v4\n", "v5, v6"),
+            body(p2f, "f32, f32", "    v3 = fneg v0\n    v4 = fma v3, v1, v2\n    v5 = fneg v2\n    v6 = fma v0, v1, v5\n", "v4, v6"),
+            body(p2f, "i32", "    v3 = fcmp lt v0, v1\n    v4 = iconst.i32 3\n    v5 = iconst.i32 9\n    v6 = select v3, v4, v5\n", "v6"),
+            body(p2f, "f32, f32", "    v3 = f32const 0x1.8p1\n    v4 = fmul v0, v3\n    v5 = fsub v3, v1\n", "v4, v5"),
+            body("v0: i16, v1: i8", "i16, i8", "    v2 = iconst.i16 7\n    v3 = sdiv v0, v2\n    v4 = iconst.i8 -3\n    v5 = urem v1, v4\n", "v3, v5"),
         ];
         for text in shapes.iter() {
             let before = parsed(text);
