@@ -31,7 +31,7 @@ use crate::Error;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{AbiParam, DataFlowGraph, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{AbiParam, DataFlowGraph, FuncRef, Function, Inst, InstBuilder, InstructionData, Opcode, Type, Value};
 use cranelift_codegen::Context;
 use smallvec::SmallVec;
 use ursa_isel::intrinsics::Intrinsic;
@@ -115,20 +115,49 @@ pub fn has_work(f: &mut Function, lanes: bool) -> bool {
 
 /// Makes each instruction of a one-block `f` that [`super::const_eval`]
 /// evaluates the `iconst` of its value (in order, so a constant made feeds
-/// the next); whether it made any.
+/// the next), or, where an `iconst` of that type and value comes before it,
+/// that constant (the e-graph would make the two one); whether it made any.
 fn fold_constants(f: &mut Function) -> bool {
     let Some(entry) = f.layout.entry_block() else { return false };
     if f.layout.next_block(entry).is_some() {
         return false;
     }
-    let mut folded = false;
+    let (mut folded, mut aliased) = (false, false);
+    // The constants met so far, by type and bits (made at the first fold).
+    let mut seen: Option<rustc_hash::FxHashMap<(Type, u64), Value>> = None;
     let mut next = f.layout.first_inst(entry);
     while let Some(inst) = next {
         next = f.layout.next_inst(inst);
-        if let Some((t, bits)) = super::const_eval::eval(&f.dfg, &f.dfg.insts[inst], f.dfg.ctrl_typevar(inst)) {
-            f.replace(inst).iconst(t, bits as i64);
-            folded = true;
+        let Some((t, bits)) = super::const_eval::eval(&f.dfg, &f.dfg.insts[inst], f.dfg.ctrl_typevar(inst)) else { continue };
+        folded = true;
+        let seen = seen.get_or_insert_with(|| {
+            let mut m = rustc_hash::FxHashMap::default();
+            for i in f.layout.block_insts(entry).take_while(|&i| i != inst) {
+                if f.dfg.insts[i].opcode() == Opcode::Iconst {
+                    let r = f.dfg.first_result(i);
+                    if let Some(k) = super::iconst_bits(&f.dfg, r) {
+                        m.entry((f.dfg.value_type(r), k)).or_insert(r);
+                    }
+                }
+            }
+            m
+        });
+        let result = f.dfg.first_result(inst);
+        match seen.get(&(t, bits)) {
+            Some(&earlier) => {
+                f.layout.remove_inst(inst);
+                f.dfg.clear_results(inst);
+                f.dfg.change_to_alias(result, earlier);
+                aliased = true;
+            }
+            None => {
+                f.replace(inst).iconst(t, bits as i64);
+                seen.insert((t, bits), result);
+            }
         }
+    }
+    if aliased {
+        f.dfg.resolve_all_aliases();
     }
     folded
 }
@@ -753,6 +782,21 @@ mod tests {
                 format!("function %f(i8) -> i8 {{\nblock0(v0: i8):\n    v1 = iconst.i8 {}\n    v2 = {} v0, v1\n    return v2\n}}\n", k, op);
             assert!(without_work(&parsed(&keep), true), "{}", keep);
         }
+    }
+
+    #[test]
+    fn constants_are_folded_before_the_gate_and_a_repeated_one_is_the_first() {
+        // `5 % 10` is 5, the `iconst` before it (behind a store, which has
+        // no result), and `5 + 10` a new constant: nothing is left for the
+        // e-graph, and the function still verifies.
+        let text = "function %f(i64) -> i64, i64 {\nblock0(v0: i64):\n    v1 = iconst.i64 5\n    store v1, v0\n    v2 = iconst.i64 10\n    v3 = srem v1, v2\n    v4 = iadd v1, v2\n    return v3, v4\n}\n";
+        let mut f = parsed(text);
+        assert!(!has_work(&mut f, false), "{}", f.display());
+        assert_eq!(crate::mid::verifier_report(&f), None, "{}", f.display());
+        let ret = f.layout.last_inst(f.layout.entry_block().unwrap()).unwrap();
+        let (v3, v4) = (f.dfg.inst_args(ret)[0], f.dfg.inst_args(ret)[1]);
+        assert_eq!(v3.as_u32(), 1, "{}", f.display());
+        assert_eq!(crate::mid::iconst_bits(&f.dfg, v4), Some(15), "{}", f.display());
     }
 
     #[test]
