@@ -207,15 +207,19 @@ fn shapes_without_work(f: &Function) -> bool {
         {
             continue;
         }
-        if plain(op) && !plain_tree_apart(dfg, inst) {
+        // Each operand's instruction, looked up once.
+        let defs: SmallVec<[Option<(Inst, Opcode)>; 4]> = args.iter().map(|&a| def_op(a)).collect();
+        // (With no plain operation below it, the tree is the operands,
+        // which the loop below checks.)
+        if plain(op) && defs.iter().any(|d| d.is_some_and(|(_, o)| plain(o))) && !plain_tree_apart(dfg, inst) {
             return false;
         }
-        let constants = args.iter().filter(|&&a| def_op(a).is_some_and(|(_, o)| is_constant(o))).count();
+        let constants = defs.iter().filter(|d| d.is_some_and(|(_, o)| is_constant(o))).count();
         for (k, &a) in args.iter().enumerate() {
             if args[..k].contains(&a) {
                 return false;
             }
-            let Some((def, dop)) = def_op(a) else { continue };
+            let Some((def, dop)) = defs[k] else { continue };
             let kept = if is_constant(dop) {
                 use Opcode::*;
                 let bits = dfg.value_type(args[0]).bits();
@@ -229,9 +233,9 @@ fn shapes_without_work(f: &Function) -> bool {
                         && (k == 1 && matches!(op, Ishl | Ushr | Sshr | Rotl | Rotr | Icmp) && !special(role)
                             || op == Isub
                                 && !special(if k == 0 { ConstRole::Minuend } else { ConstRole::Subtrahend })
-                                && !def_op(args[1 - k]).is_some_and(|(_, o)| !has_effect(o))
+                                && !defs[1 - k].is_some_and(|(_, o)| !has_effect(o))
                             || k == 1 && zero_equality(dfg, inst)
-                            || k == 1 && mask_or_addend_kept(dfg, op, def, def_op(args[0]))
+                            || k == 1 && mask_or_addend_kept(dfg, op, def, defs[0])
                             || k == 1 && op == Fcmp
                             || k == 1 && matches!(op, Smin | Smax | Umin | Umax)
                             || matches!(op, Fadd | Fsub | Fmul | Fdiv | Fmin | Fmax | Fcopysign) && dop != Iconst)
