@@ -175,7 +175,7 @@ mod tests {
     use super::*;
     use cranelift_codegen::cursor::{Cursor, FuncCursor};
     use cranelift_codegen::ir::types::*;
-    use cranelift_codegen::ir::{AbiParam, Function, InstBuilder, Signature, UserFuncName, Value};
+    use cranelift_codegen::ir::{AbiParam, Block, Function, InstBuilder, Signature, UserFuncName, Value};
     use cranelift_codegen::isa::CallConv;
     use cranelift_interpreter::environment::FunctionStore;
     use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
@@ -202,15 +202,22 @@ mod tests {
     ];
     const TYPES: [Type; 4] = [I8, I16, I32, I64];
 
+    /// A function `%f` returning `ret`, with its entry block laid out, and
+    /// that block.
+    fn function(ret: Option<Type>) -> (Function, Block) {
+        let mut f = Function::with_name_signature(UserFuncName::testcase("f"), Signature::new(CallConv::SystemV));
+        f.signature.returns.extend(ret.map(AbiParam::new));
+        let b = f.dfg.make_block();
+        f.layout.append_block(b);
+        (f, b)
+    }
+
     /// A function of no parameters that computes one instruction `make`
     /// builds from constants and returns it; the folded value beside the
     /// interpreter's.
     fn both(ret: Type, make: impl FnOnce(&mut FuncCursor) -> Value) -> (Option<u64>, u64) {
-        let mut f = Function::with_name_signature(UserFuncName::testcase("f"), Signature::new(CallConv::SystemV));
-        f.signature.returns.push(AbiParam::new(ret));
-        let b = f.dfg.make_block();
-        let mut pos = FuncCursor::new(&mut f);
-        pos.insert_block(b);
+        let (mut f, b) = function(Some(ret));
+        let mut pos = FuncCursor::new(&mut f).at_bottom(b);
         let v = make(&mut pos);
         pos.ins().return_(&[v]);
         let inst = f.dfg.value_def(v).inst().unwrap();
@@ -226,6 +233,15 @@ mod tests {
         (folded, bits)
     }
 
+    /// [`both`] of the binary operation `op` of type `t` on constants `a`, `b`.
+    fn binary(op: Opcode, t: Type, a: u64, b: u64) -> (Option<u64>, u64) {
+        both(t, |pos| {
+            let (x, y) = (k(pos, t, a), k(pos, t, b));
+            let (inst, dfg) = pos.ins().Binary(op, t, x, y);
+            dfg.first_result(inst)
+        })
+    }
+
     fn k(pos: &mut FuncCursor, t: Type, bits: u64) -> Value {
         pos.ins().iconst(t, (bits & width_mask(t.bits())) as i64)
     }
@@ -236,11 +252,7 @@ mod tests {
         #[test]
         fn binary_operations_fold_as_the_interpreter_computes(op in 0..BINARY.len(), t in 0..4usize, a: u64, b in prop_oneof![any::<u64>(), 0..80u64]) {
             let (op, t) = (BINARY[op], TYPES[t]);
-            let (folded, run) = both(t, |pos| {
-                let (x, y) = (k(pos, t, a), k(pos, t, b));
-                let (inst, dfg) = pos.ins().Binary(op, t, x, y);
-                dfg.first_result(inst)
-            });
+            let (folded, run) = binary(op, t, a, b);
             prop_assert_eq!(folded, Some(run));
         }
 
@@ -275,10 +287,6 @@ mod tests {
                 prop_assert_eq!(folded, Some(run), "case {} of {} -> {}", which, from, to);
             }
         }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
 
         #[test]
         fn divisions_fold_as_the_interpreter_computes_unless_they_trap(op in 0..4usize, t in 0..4usize, a in prop_oneof![any::<u64>(), Just(1u64 << 63), Just(0x80), Just(0x8000), Just(0x8000_0000)], b in prop_oneof![any::<u64>(), 0..20u64, Just(u64::MAX)]) {
@@ -287,19 +295,13 @@ mod tests {
             let (a, b) = (a & width_mask(w), b & width_mask(w));
             let traps = b == 0 || matches!(op, Opcode::Sdiv | Opcode::Srem) && b == width_mask(w) && a == 1 << (w - 1);
             if traps {
-                let mut f = Function::with_name_signature(UserFuncName::testcase("f"), Signature::new(CallConv::SystemV));
-                let blk = f.dfg.make_block();
-                let mut pos = FuncCursor::new(&mut f);
-                pos.insert_block(blk);
+                let (mut f, blk) = function(None);
+                let mut pos = FuncCursor::new(&mut f).at_bottom(blk);
                 let (x, y) = (k(&mut pos, t, a), k(&mut pos, t, b));
                 let (inst, _) = pos.ins().Binary(op, t, x, y);
                 prop_assert_eq!(eval(&f.dfg, &f.dfg.insts[inst], t), None);
             } else {
-                let (folded, run) = both(t, |pos| {
-                    let (x, y) = (k(pos, t, a), k(pos, t, b));
-                    let (inst, dfg) = pos.ins().Binary(op, t, x, y);
-                    dfg.first_result(inst)
-                });
+                let (folded, run) = binary(op, t, a, b);
                 prop_assert_eq!(folded, Some(run));
             }
         }
@@ -307,12 +309,10 @@ mod tests {
 
     #[test]
     fn an_operand_that_is_no_constant_or_an_unknown_operation_is_not_evaluated() {
-        let mut f = Function::with_name_signature(UserFuncName::testcase("f"), Signature::new(CallConv::SystemV));
+        let (mut f, b) = function(None);
         f.signature.params.push(AbiParam::new(I32));
-        let b = f.dfg.make_block();
         let p = f.dfg.append_block_param(b, I32);
-        let mut pos = FuncCursor::new(&mut f);
-        pos.insert_block(b);
+        let mut pos = FuncCursor::new(&mut f).at_bottom(b);
         let one = pos.ins().iconst(I32, 1);
         let sum = pos.ins().iadd(p, one);
         let div = pos.ins().udiv(p, one);
