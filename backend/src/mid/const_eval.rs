@@ -13,15 +13,9 @@
 //! Anything else is `None` (left for the e-graph).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, DataFlowGraph, InstructionData, Opcode, Type, Value, ValueDef};
+use cranelift_codegen::ir::{types, DataFlowGraph, InstructionData, Opcode, Type, Value};
 
-use super::width_mask;
-
-/// `bits` (the low `width` bits of a value) sign-extended.
-fn signed(bits: u64, width: u32) -> i64 {
-    let shift = 64 - width;
-    ((bits << shift) as i64) >> shift
-}
+use super::{iconst_bits, sign_extend, width_mask};
 
 /// A scalar integer type of at most 64 bits.
 fn plain_int(t: Type) -> bool {
@@ -78,13 +72,7 @@ pub(crate) fn eval(dfg: &DataFlowGraph, data: &InstructionData, ctrl: Type) -> O
     };
     let mut bits = [0u64; 3];
     for (k, &v) in args.iter().enumerate() {
-        let ValueDef::Result(d, _) = dfg.value_def(v) else { return None };
-        let InstructionData::UnaryImm { opcode: Iconst, imm } = dfg.insts[d] else { return None };
-        let t = dfg.value_type(v);
-        if !plain_int(t) {
-            return None;
-        }
-        bits[k] = imm.bits() as u64 & width_mask(t.bits());
+        bits[k] = iconst_bits(dfg, v)?;
     }
     let [a, b, c] = bits;
     let w = ctrl.bits();
@@ -101,12 +89,12 @@ pub(crate) fn eval(dfg: &DataFlowGraph, data: &InstructionData, ctrl: Type) -> O
                 }
             }
             Uextend | Ireduce => a,
-            Sextend => signed(a, dfg.value_type(arg).bits()) as u64,
+            Sextend => sign_extend(a, dfg.value_type(arg).bits()) as u64,
             _ => return None,
         },
         InstructionData::Binary { .. } => {
             let amount = (b % u64::from(w)) as u32;
-            let (sa, sb) = (signed(a, w), signed(b, w));
+            let (sa, sb) = (sign_extend(a, w), sign_extend(b, w));
             match op {
                 Iadd => a.wrapping_add(b),
                 Isub => a.wrapping_sub(b),
@@ -126,16 +114,13 @@ pub(crate) fn eval(dfg: &DataFlowGraph, data: &InstructionData, ctrl: Type) -> O
                 // A division that would trap (by zero, or the signed
                 // minimum by -1) stays.
                 Udiv | Urem if b == 0 => return None,
-                Sdiv | Srem if b == 0 || sb == -1 && sa == signed(1 << (w - 1), w) => return None,
-                Udiv => a / b,
-                Urem => a % b,
-                Sdiv => sa.wrapping_div(sb) as u64,
-                Srem => sa.wrapping_rem(sb) as u64,
+                Sdiv | Srem if b == 0 || sb == -1 && sa == sign_extend(1 << (w - 1), w) => return None,
+                Udiv | Urem | Sdiv | Srem => div_rem(ctrl, a, b, matches!(op, Sdiv | Srem), matches!(op, Urem | Srem)),
                 _ => return None,
             }
         }
         InstructionData::IntCompare { cond, .. } => {
-            let (sa, sb) = (signed(a, w), signed(b, w));
+            let (sa, sb) = (sign_extend(a, w), sign_extend(b, w));
             let holds = match cond {
                 IntCC::Equal => a == b,
                 IntCC::NotEqual => a != b,
@@ -168,6 +153,21 @@ pub(crate) fn eval(dfg: &DataFlowGraph, data: &InstructionData, ctrl: Type) -> O
         _ => return None,
     };
     Some((ctrl, value & mask))
+}
+
+/// `a / k` or `a % k` of two `ty` constants (their bits, zero-extended),
+/// as CLIF defines them: truncating, the remainder with the dividend's sign.
+/// `k` is not zero, and not `-1` with `a = INT_MIN` for a signed quotient.
+pub(crate) fn div_rem(ty: Type, a: u64, k: u64, signed: bool, rem: bool) -> u64 {
+    let r = if signed {
+        let (a, k) = (sign_extend(a, ty.bits()), sign_extend(k, ty.bits()));
+        (if rem { a.wrapping_rem(k) } else { a.wrapping_div(k) }) as u64
+    } else if rem {
+        a % k
+    } else {
+        a / k
+    };
+    r & width_mask(ty.bits())
 }
 
 #[cfg(test)]

@@ -60,6 +60,7 @@
 //! In debug builds the result is checked with Cranelift's verifier (a failure
 //! is a compiler bug and panics).
 
+use super::const_eval::div_rem;
 use super::width_mask;
 use crate::Error;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
@@ -194,7 +195,7 @@ fn expand_div(f: &mut Function, inst: Inst, routine: bool, callees: &mut Callees
     let value = match (super::iconst_bits(&pos.func.dfg, x), super::iconst_bits(&pos.func.dfg, d)) {
         // Both operands known (and no trap): the result itself.
         (Some(a), Some(k)) if k != 0 && !(op == Opcode::Sdiv && a == 1u64 << (ty.bits() - 1) && k == mask(ty)) => {
-            iconst(&mut pos, ty, fold(ty, a, k, signed, rem))
+            iconst(&mut pos, ty, div_rem(ty, a, k, signed, rem))
         }
         // `0 / d` and `0 % d` are 0 for every divisor that does not trap.
         (Some(0), None) => {
@@ -240,22 +241,6 @@ fn expand_div(f: &mut Function, inst: Inst, routine: bool, callees: &mut Callees
     };
     finish(pos.func, inst, result, value);
     Ok(())
-}
-
-/// `a / k` or `a % k` of two `ty` constants (their bits, zero-extended),
-/// as CLIF defines them: truncating, the remainder with the dividend's sign.
-/// `k` is not zero, and not `-1` with `a = INT_MIN` for a signed quotient.
-fn fold(ty: Type, a: u64, k: u64, signed: bool, rem: bool) -> u64 {
-    let r = if signed {
-        let shift = 64 - ty.bits();
-        let (a, k) = (((a << shift) as i64) >> shift, ((k << shift) as i64) >> shift);
-        (if rem { a.wrapping_rem(k) } else { a.wrapping_div(k) }) as u64
-    } else if rem {
-        a % k
-    } else {
-        a / k
-    };
-    r & mask(ty)
 }
 
 /// `op.ty a, b` at the cursor; its result.
@@ -689,11 +674,11 @@ mod tests {
                 for &k in edges.iter().filter(|&&k| k != 0) {
                     let sx = |v: u64| ((v << (64 - bits)) as i64 >> (64 - bits)) as i128;
                     let (ua, uk) = (a as i128, k as i128);
-                    assert_eq!(fold(ty, a, k, false, false) as i128, ua / uk);
-                    assert_eq!(fold(ty, a, k, false, true) as i128, ua % uk);
-                    assert_eq!(fold(ty, a, k, true, true), (sx(a) % sx(k)) as u64 & m, "srem {} {} at {}", a, k, bits);
+                    assert_eq!(div_rem(ty, a, k, false, false) as i128, ua / uk);
+                    assert_eq!(div_rem(ty, a, k, false, true) as i128, ua % uk);
+                    assert_eq!(div_rem(ty, a, k, true, true), (sx(a) % sx(k)) as u64 & m, "srem {} {} at {}", a, k, bits);
                     if !(a == min && k == m) {
-                        assert_eq!(fold(ty, a, k, true, false), (sx(a) / sx(k)) as u64 & m, "sdiv {} {} at {}", a, k, bits);
+                        assert_eq!(div_rem(ty, a, k, true, false), (sx(a) / sx(k)) as u64 & m, "sdiv {} {} at {}", a, k, bits);
                     }
                 }
             }

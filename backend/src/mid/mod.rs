@@ -35,8 +35,6 @@ thread_local! {
     static CONTEXT: RefCell<Context> = RefCell::new(Context::new());
 }
 
-/// Runs `f` on a Cranelift context that holds `func` (cleared first, its
-/// control-flow graph and dominator tree not computed).
 /// The ones of an integer of `bits` bits (all 64 from 64 bits on).
 pub(crate) fn width_mask(bits: u32) -> u64 {
     if bits >= 64 {
@@ -46,6 +44,14 @@ pub(crate) fn width_mask(bits: u32) -> u64 {
     }
 }
 
+/// The low `width` bits of `v` as a signed integer (all 64 from 64 bits on).
+pub(crate) fn sign_extend(v: u64, width: u32) -> i64 {
+    let s = 64 - width.min(64);
+    ((v << s) as i64) >> s
+}
+
+/// Runs `f` on a Cranelift context that holds `func` (cleared first, its
+/// control-flow graph and dominator tree not computed).
 pub(crate) fn with_context<R>(func: &mut Function, f: impl FnOnce(&mut Context) -> R) -> R {
     CONTEXT.with(|c| match c.try_borrow_mut() {
         Ok(mut ctx) => {
@@ -428,8 +434,9 @@ pub(crate) fn mentions(f: &Function, wanted: impl Fn(Type) -> bool) -> bool {
 }
 
 /// The bits of `v` if it is an `iconst`, zero-extended from its type.
+/// (`value_def` looks through aliases, which have their original's type.)
+#[inline]
 pub(crate) fn iconst_bits(dfg: &DataFlowGraph, v: Value) -> Option<u64> {
-    let v = dfg.resolve_aliases(v);
     match dfg.insts[dfg.value_def(v).inst()?] {
         InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } => Some(imm.bits() as u64 & width_mask(dfg.value_type(v).bits())),
         _ => None,

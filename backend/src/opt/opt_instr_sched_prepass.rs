@@ -985,7 +985,7 @@ fn access(m: &MInst, space: Space, r: Role, g: &Graph) -> Access {
     });
     // An address field holding a physical register other than RZ: unknown.
     let unknown = base.is_none() && fields::RA.place(form).is_some_and(|ra| p.get_at(ra) != RZ as u64);
-    let ofs = fields::OFS.place(form).map_or(0, |k| sign_extend(p.get_at(k), p.def().fields[k].width as u32));
+    let ofs = fields::OFS.place(form).map_or(0, |k| crate::mid::sign_extend(p.get_at(k), p.def().fields[k].width as u32));
     let data = if matches!(r, Role::Load(_)) { fields::RD.place(form) } else { fields::RB.place(form) };
     let bytes = data.map_or(16, |k| p.def().bitwidth_of(k, p.values()) as i64 / 8).max(1);
     let store = matches!(r, Role::Store(_));
@@ -993,11 +993,6 @@ fn access(m: &MInst, space: Space, r: Role, g: &Graph) -> Access {
         return Access { space, atomic: false, store, base: Some((VReg(u32::MAX), false, u32::MAX)), lo: i64::MIN / 2, hi: i64::MAX / 2 };
     }
     Access { space, atomic: false, store, base, lo: ofs, hi: ofs + bytes }
-}
-
-fn sign_extend(v: u64, width: u32) -> i64 {
-    let s = 64 - width.min(64);
-    ((v << s) as i64) >> s
 }
 
 /// Reorders the instructions of every block (see the module's text);
