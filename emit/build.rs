@@ -159,10 +159,10 @@ fn typed_rest(isa: &model::Isa, out: &mut String) {
             continue;
         }
         for g in isa.forms.iter() {
-            if g.fields.get(i).is_none_or(|h| h.name != f.name || !h.control) {
+            if g.fields.get(i).is_none_or(|h| h.name != f.name || !h.control || (h.lo, h.width) != (f.lo, f.width)) {
                 fail(&dsl::DslError {
                     loc: dsl::Loc { file: g.file.to_string(), line: g.line as usize },
-                    msg: format!("control field `{}` is not field {} of `{}` as in every other form", f.name, i, g.name),
+                    msg: format!("control field `{}` is not field {} of `{}` at the bits it has in every other form", f.name, i, g.name),
                 });
             }
         }
@@ -172,6 +172,14 @@ fn typed_rest(isa: &model::Isa, out: &mut String) {
             role(isa, first, i).unwrap(),
             i,
             &*f.name
+        ));
+        out.push_str(&format!(
+            "    /// `{}`: its index, lowest bit and width, the same in every form.\n    pub const {}_AT: crate::inst::ControlAt = crate::inst::ControlAt {{ index: {}, lo: {}, width: {} }};\n",
+            &*f.name,
+            const_name(&f.name),
+            i,
+            f.lo,
+            f.width
         ));
     }
     out.push_str("}\n\n/// One type per enumerated field type, one constant per value.\n#[allow(non_upper_case_globals, dead_code)]\npub mod mods {\n");
@@ -572,8 +580,13 @@ fn pattern_word(f: &model::Form, p: &syntax::Pattern) -> String {
         if x.width > 8 {
             return full;
         }
-        // A value wider than the field is never held in the word.
-        sets.push(format!("({}, {}, {})", x.lo, x.width, bit_set(values.into_iter().filter(|&v| v <= x.max()))));
+        // A value wider than the field is never held in the word; a set of
+        // every value the field can hold tests nothing.
+        let held: std::collections::BTreeSet<u64> = values.into_iter().filter(|&v| v <= x.max()).collect();
+        if held.len() as u64 == x.max() + 1 {
+            continue;
+        }
+        sets.push(format!("({}, {}, {})", x.lo, x.width, bit_set(held.into_iter())));
     }
     format!("PatternWord {{ mask: 0x{:x}, bits: 0x{:x}, sets: &[{}], full: false }}", mask, bits, sets.join(", "))
 }

@@ -413,12 +413,13 @@ fn run_passes(mut func: Function, opts: &Options, params: Vec<elf::Param>, run: 
     run.ran(Pass::opt_branches, &code);
     opt_idle_regions::opt_idle_regions(&mut code);
     run.ran(Pass::opt_idle_regions, &code);
-    calc_instr_deps::calc_instr_deps(&mut code);
+    // The registers are counted on the final instructions (nothing after
+    // this pass renames one), not decoded back from the bytes.
+    let registers = calc_instr_deps::calc_instr_deps(&mut code);
+    debug_assert_eq!(registers, elf::registers_of(code.items.iter().map(|it| &it.inst)));
     run.ran(Pass::calc_instr_deps, &code);
     let (bytes, relocs) = encode::encode(&code).map_err(|e| e.in_pass(Pass::encode))?;
     run.ran(Pass::encode, &format_args!("{} bytes, {} relocations", bytes.len(), relocs.len()));
-    // Counted on the instructions just encoded, not decoded back from the bytes.
-    let registers = elf::registers_of(code.items.iter().map(|it| &it.inst));
     let lines = line_table(&func, &code);
     Ok(Compiled {
         function: elf::Function {

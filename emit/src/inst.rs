@@ -52,6 +52,15 @@ struct Wide(Vec<(u8, u64)>);
 #[derive(Clone, Copy)]
 pub struct Values<'a>(&'a Inst);
 
+/// Where a field of the scheduling control sits: the same index, bits and
+/// width in every form (the build checks it; `control::STALL_AT` …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlAt {
+    pub index: u8,
+    pub lo: u8,
+    pub width: u8,
+}
+
 impl FieldValues for Values<'_> {
     #[inline]
     fn value(self, field: usize) -> u64 {
@@ -215,6 +224,26 @@ impl Inst {
         if v > m || self.wide.is_some() {
             self.set_wide(i, v, v > m);
         }
+    }
+
+    /// Field `at` of the scheduling control, read from its bits without the
+    /// form's field table (they are the same in every form).
+    #[inline(always)]
+    pub fn get_control(&self, at: ControlAt) -> u64 {
+        if self.wide.is_some() {
+            return self.get_at(at.index as usize);
+        }
+        ((self.word >> at.lo) as u64) & low_mask(at.width)
+    }
+
+    /// [`Inst::set_at`] of control field `at`, without the form's field table.
+    #[inline(always)]
+    pub fn set_control(&mut self, at: ControlAt, v: u64) {
+        let m = low_mask(at.width);
+        if v > m || self.wide.is_some() {
+            return self.set_at(at.index as usize, v);
+        }
+        self.word = (self.word & !((m as u128) << at.lo)) | ((v as u128) << at.lo);
     }
 
     /// Records (or forgets) the whole value of field `i` in the side list.

@@ -22,7 +22,7 @@ pub mod traps;
 pub mod twins;
 pub mod typed;
 
-pub use inst::{Inst, InstError, INST_BYTES};
+pub use inst::{ControlAt, Inst, InstError, INST_BYTES};
 pub use model::{PT, RZ, URZ};
 pub use operands::{RegFile, RegRef, RegSlot};
 pub use tables::{control, fields, forms, mods, optypes, FormId, Group, Suffix, ISA};

@@ -139,6 +139,14 @@ impl Inst {
         }
     }
 
+    /// Whether register field `field` names more than one register (its
+    /// width beyond 32 bits, [`Inst::reg_field_bits`] `> 32`): evaluated only
+    /// for the few fields whose width can exceed 32 bits.
+    #[inline]
+    pub fn reg_field_is_wide(&self, field: usize) -> bool {
+        crate::tables::WIDE_REG_FIELDS[self.form.0 as usize].iter().any(|&(f, w)| f as usize == field && self.width_bits(f, w) > 32)
+    }
+
     /// Whether every register field names its file's zero register, so that
     /// the instruction reports no register (most pieces of the code before
     /// register assignment, whose operands' fields are still at RZ/PT):

@@ -602,7 +602,8 @@ impl VCode {
             let class = self.class(v);
             // The field's width (its generated rule) only where the class
             // does not settle it.
-            let pair = || p.reg_field_bits(fx.field as usize) > 32;
+            let pair = || p.reg_field_is_wide(fx.field as usize);
+            debug_assert_eq!(pair(), p.reg_field_bits(fx.field as usize) > 32);
             let quad = || p.reg_field_bits(fx.field as usize) > 64;
             let ok = match f.kind {
                 Kind::Reg => match class {

@@ -27,7 +27,7 @@
 //!   `yield` bit.
 
 use ursa_emit::latency::{class_of_form, LatencyClass};
-use ursa_emit::{control, forms, optypes, Inst, RegFile};
+use ursa_emit::{control, forms, optypes, ControlAt, Inst, RegFile};
 
 use crate::ir::code::{is_tail_jump, Code, Item};
 
@@ -37,12 +37,12 @@ const MAX_STALL: u64 = 15;
 /// No instruction of the block touches the register (after this point).
 const NEVER: u32 = u32::MAX;
 
-/// The control fields (group `ALL`) sit at the same index in every form:
-/// read and written by index, without resolving a handle each time.
-const STALL: usize = control::STALL.index as usize;
-const YIELD: usize = control::YIELD.index as usize;
-const WSB: usize = control::WSB.index as usize;
-const REQ: usize = control::REQ.index as usize;
+/// The control fields (group `ALL`) sit at the same index and bits in every
+/// form: read and written there, without resolving a handle each time.
+const STALL: ControlAt = control::STALL_AT;
+const YIELD: ControlAt = control::YIELD_AT;
+const WSB: ControlAt = control::WSB_AT;
+const REQ: ControlAt = control::REQ_AT;
 
 /// A register a dependence can be carried by, as a dense index: the four
 /// files interleaved (number × 4 + file), so the registers of a
@@ -286,15 +286,18 @@ thread_local! {
 }
 
 /// Sets the control bits of every instruction of `code` (inserting NOPs
-/// where a wait is longer than one stall field can hold).
-pub fn calc_instr_deps(code: &mut Code) {
-    calc_instr_deps_at(code);
+/// where a wait is longer than one stall field can hold). Returns the
+/// general registers the code uses, one past the highest (`RZ` is none):
+/// what [`ursa_emit::elf::registers_of`] counts, read from the register
+/// table this pass builds anyway (the NOPs it inserts name no register).
+pub fn calc_instr_deps(code: &mut Code) -> u32 {
+    SCRATCH.with(|s| calc_with(code, &mut s.borrow_mut())).1
 }
 
 /// [`calc_instr_deps`], returning the indices (before insertion) of the
 /// items NOPs went in front of, one entry per NOP.
 pub fn calc_instr_deps_at(code: &mut Code) -> Vec<usize> {
-    SCRATCH.with(|s| calc_with(code, &mut s.borrow_mut()))
+    SCRATCH.with(|s| calc_with(code, &mut s.borrow_mut())).0
 }
 
 /// One block of the walk: the items `start..end`.
@@ -308,10 +311,10 @@ struct Seg {
     first_touch: (u32, u32),
 }
 
-fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
+fn calc_with(code: &mut Code, s: &mut Scratch) -> (Vec<usize>, u32) {
     let n = code.items.len();
     if n == 0 {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     // Registers and flow of every instruction, once.
     s.flat.clear();
@@ -326,6 +329,9 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
         flows.push(flow(it, &code.block_start, n));
     }
     s.off.push(s.flat.len() as u32);
+    // One past the highest general register (dense indices of `R` are
+    // multiples of four).
+    let r_end = s.flat.iter().filter(|&&l| l % 4 == dense(RegFile::R, 0)).map(|&l| l / 4 + 1).max().unwrap_or(0).min(RegFile::R.zero());
     // Blocks: every block start, and after every instruction that ends the
     // flow; `seg_at[k]` is the block starting at item k.
     let mut is_start = std::mem::take(&mut s.is_start);
@@ -401,7 +407,7 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     // The original control fields, restored before each walk of a block.
     let mut orig = std::mem::take(&mut s.orig);
     orig.clear();
-    orig.extend(code.items.iter().map(|it| it.inst.get_at(STALL)));
+    orig.extend(code.items.iter().map(|it| it.inst.get_control(STALL)));
     // The dataflow: boards pending at each block start (joined over the
     // edges into it) and at any switch point; blocks are walked again
     // until nothing grows.
@@ -457,7 +463,7 @@ fn calc_with(code: &mut Code, s: &mut Scratch) -> Vec<usize> {
     // The tables go back for the next function.
     (s.flows, s.is_start, s.parked, s.seg_at, s.orig, s.segs) = (flows, is_start, parked, seg_at, orig, segs);
     (s.acc_in, s.switched, s.dirty, s.walked, s.nops, s.switch_out) = (acc_in, switched, dirty, walked, nops, switch_out);
-    at
+    (at, r_end)
 }
 
 /// What [`walk`] reads of the function.
@@ -508,7 +514,7 @@ fn walk(
         // every instruction, `wsb` for every variable-latency one, and
         // `yield` does not depend on the state.
         for k in seg.start..seg.end {
-            code.items[k].inst.set_at(STALL, orig[k]);
+            code.items[k].inst.set_control(STALL, orig[k]);
         }
     }
     let mut t: u64 = 0;
@@ -542,9 +548,9 @@ fn walk(
             let mut extra = need - t;
             if k > seg.start {
                 let prev = &mut code.items[k - 1].inst;
-                let st = prev.get_at(STALL).max(1);
+                let st = prev.get_control(STALL).max(1);
                 let add = extra.min(MAX_STALL.saturating_sub(st));
-                prev.set_at(STALL, st + add);
+                prev.set_control(STALL, st + add);
                 extra -= add;
             }
             while extra > 0 {
@@ -566,7 +572,7 @@ fn walk(
         if class.variable() {
             let consumer = s.consumer[k];
             let b = choose_board(pending, consumer);
-            it.inst.set_at(WSB, b as u64);
+            it.inst.set_control(WSB, b as u64);
             for &l in &s.flat[m..e] {
                 pending.insert(l, Pending { fixed: 0, boards: 1 << b, consumer });
             }
@@ -576,10 +582,10 @@ fn walk(
                 pending.insert(l, Pending { fixed: ready, boards: 0, consumer: NEVER });
             }
         }
-        it.inst.set_at(REQ, req as u64);
+        it.inst.set_control(REQ, req as u64);
         // Its stall is still the original: only this step and the next
         // instruction's (later) change it, and a walk again restores it.
-        debug_assert_eq!(it.inst.get_at(STALL), orig[k]);
+        debug_assert_eq!(it.inst.get_control(STALL), orig[k]);
         let mut stall = orig[k].max(1);
         if f == Flow::Drain && !class.variable() && m < e {
             // A call's own results (the return address) are read on the
@@ -587,11 +593,11 @@ fn walk(
             // before the next instruction issues.
             stall = stall.max(latency(class));
         }
-        it.inst.set_at(STALL, stall);
+        it.inst.set_control(STALL, stall);
         if let Flow::Branch(p) = f {
             if p <= k {
                 // A loop's back-edge: let another warp issue.
-                it.inst.set_at(YIELD, 1);
+                it.inst.set_control(YIELD, 1);
             }
         }
         t = issue + stall;
@@ -611,8 +617,8 @@ fn walk(
         let need = pending.values().map(|p| p.fixed).max().unwrap_or(0);
         if need > t {
             let inst = &mut code.items[last].inst;
-            let st = inst.get_at(STALL).max(1);
-            inst.set_at(STALL, (st + (need - t)).min(MAX_STALL));
+            let st = inst.get_control(STALL).max(1);
+            inst.set_control(STALL, (st + (need - t)).min(MAX_STALL));
         }
         pending.board_state(&mut s.state);
         let t = seg_at[seg.end] as usize;

@@ -171,7 +171,55 @@ impl Lower<'_> {
         let root_val = self.f.dfg.first_result(root);
         let ty = self.f.dfg.value_type(root_val);
         let wide = ty == types::I64 || ty == types::F64;
+        let tabs = [LUT_A, LUT_B, LUT_C];
+        let (slot, imm_leaf, lut) = match self.lone_bitop(root, ty) {
+            Some(lone) => lone,
+            None => self.folded_tree(root, ty),
+        };
+        // Constant result.
+        if slot.iter().all(|s| s.is_none()) {
+            let k = if lut & 1 != 0 { u64::MAX } else { 0 };
+            return if wide { self.mov_imm64(k) } else { self.mov_imm(k as u32) };
+        }
+        // The tree is one of its register leaves.
+        for k in 0..3 {
+            if let Some(v) = slot[k] {
+                if lut == tabs[k] && Some(v) != imm_leaf {
+                    return self.put_in_reg(v);
+                }
+            }
+        }
 
+        let mut srcs = [S::Z; 3];
+        let mut kh = [0u32; 3];
+        for k in 0..3 {
+            if let Some(v) = slot[k] {
+                if Some(v) == imm_leaf {
+                    let bits = const_bits(self, v).unwrap();
+                    srcs[k] = S::Imm(bits as u32);
+                    kh[k] = (bits >> 32) as u32;
+                } else {
+                    srcs[k] = S::Lo(match self.ireduce_of_pair(v) {
+                        // The low word of the pair itself: no copy for the ireduce.
+                        Some(x) if !wide => self.put_in_reg(x),
+                        _ => self.put_in_reg(v),
+                    });
+                }
+            }
+        }
+        let d = self.temp(if wide { Class::RPair } else { Class::R });
+        let mut b = Bundle::new().lop3(D::Lo(d), srcs[0], srcs[1], srcs[2], lut);
+        if wide {
+            b = b.lop3(D::Hi(d), hi_of(srcs[0], kh[0]), hi_of(srcs[1], kh[1]), hi_of(srcs[2], kh[2]), lut);
+        }
+        self.emit_b(b);
+        d
+    }
+
+    /// [`Lower::lop3_tree`]'s search: the subset of the bitwise operations
+    /// under `root` to fold with it, its leaves in the LOP3's slots (a
+    /// constant leaf as the immediate `B`) and the table.
+    fn folded_tree(&self, root: Inst, ty: Type) -> ([Option<Value>; 3], Option<Value>, u8) {
         // The bitwise operations reachable from the root (breadth first, at
         // most MAX_FOLDED), then the subset of them to fold with the most
         // operations in the tree and at most three leaves (ties: fewer
@@ -249,44 +297,26 @@ impl Lower<'_> {
             }
         }
 
-        // Constant result.
-        if slot.iter().all(|s| s.is_none()) {
-            let k = if lut & 1 != 0 { u64::MAX } else { 0 };
-            return if wide { self.mov_imm64(k) } else { self.mov_imm(k as u32) };
-        }
-        // The tree is one of its register leaves.
-        for k in 0..3 {
-            if let Some(v) = slot[k] {
-                if lut == tabs[k] && Some(v) != imm_leaf {
-                    return self.put_in_reg(v);
-                }
-            }
-        }
+        (slot, imm_leaf, lut)
+    }
 
-        let mut srcs = [S::Z; 3];
-        let mut kh = [0u32; 3];
-        for k in 0..3 {
-            if let Some(v) = slot[k] {
-                if Some(v) == imm_leaf {
-                    let bits = const_bits(self, v).unwrap();
-                    srcs[k] = S::Imm(bits as u32);
-                    kh[k] = (bits >> 32) as u32;
-                } else {
-                    srcs[k] = S::Lo(match self.ireduce_of_pair(v) {
-                        // The low word of the pair itself: no copy for the ireduce.
-                        Some(x) if !wide => self.put_in_reg(x),
-                        _ => self.put_in_reg(v),
-                    });
-                }
-            }
+    /// The common tree of nothing to fold: a `band`, `bor` or `bxor` of two
+    /// distinct non-constant values neither of which is a bitwise result of
+    /// the same type. Its slots and table without the search
+    /// ([`Lower::folded_tree`] gives the same).
+    fn lone_bitop(&self, root: Inst, ty: Type) -> Option<([Option<Value>; 3], Option<Value>, u8)> {
+        let [a, b] = *self.f.dfg.inst_args(root) else { return None };
+        let (a, b) = (self.f.dfg.resolve_aliases(a), self.f.dfg.resolve_aliases(b));
+        if a == b || [a, b].iter().any(|&v| self.bitop_def(v, ty).is_some() || const_bits(self, v).is_some()) {
+            return None;
         }
-        let d = self.temp(if wide { Class::RPair } else { Class::R });
-        let mut b = Bundle::new().lop3(D::Lo(d), srcs[0], srcs[1], srcs[2], lut);
-        if wide {
-            b = b.lop3(D::Hi(d), hi_of(srcs[0], kh[0]), hi_of(srcs[1], kh[1]), hi_of(srcs[2], kh[2]), lut);
-        }
-        self.emit_b(b);
-        d
+        let lut = match self.f.dfg.insts[root].opcode() {
+            Opcode::Band => LUT_A & LUT_B,
+            Opcode::Bor => LUT_A | LUT_B,
+            Opcode::Bxor => LUT_A ^ LUT_B,
+            _ => return None,
+        };
+        Some(([Some(a), Some(b), None], None, lut))
     }
 
     /// `x` when `v` is `ireduce x` of an i64 `x` (its low word is `v`'s

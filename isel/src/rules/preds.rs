@@ -139,10 +139,13 @@ impl Lower<'_> {
     /// boolean tree, has more than [`MAX_LEAVES`] leaves, or — with
     /// `single` — a value below the root with another user).
     fn bool_shape(&mut self, v: Value, root: bool, single: bool, leaves: &mut u32) -> Option<bool> {
+        // (The node first: most values are none, and the use counts are
+        // made only when a tree asks for them.)
+        let node = self.bool_node(v)?;
         if single && !root && self.use_count(v) != 1 {
             return None;
         }
-        match self.bool_node(v)? {
+        match node {
             Node::Cmp(_) => {
                 *leaves += 1;
                 (*leaves <= MAX_LEAVES).then_some(false)
