@@ -697,6 +697,25 @@ mod tests {
     }
 
     #[test]
+    fn the_general_registers_counted_are_those_the_encoder_names() {
+        // Pairs and quads count all their registers, `RZ` and the other
+        // files none, and the NOPs a long wait needs add none.
+        for lines in [
+            &["IADD R0, R1, R2 ;", "IADD R3, R0, R0 ;"][..],
+            &["LDL.64 R[6:7], [R1] ;", "IADD R2, R6, RZ ;"],
+            &["LDG.128 R[8:11], [R[2:3]] ;", "MUFU.RCP R5, R8 ;", "MUFU.RCP R4, R5 ;", "MUFU.RCP R3, R4 ;"],
+            &["ISETP.EQ.AND P0, PT, R3, RZ, PT ;", "UMOV UR9, 0x1 ;"],
+            &["BPT.TRAP 0x1 ;"],
+        ] {
+            let mut c = code(lines);
+            let counted = calc_instr_deps(&mut c);
+            assert_eq!(counted, ursa_emit::elf::registers_of(c.items.iter().map(|it| &it.inst)), "{:?}", lines);
+        }
+        assert_eq!(calc_instr_deps(&mut code(&["LDG.128 R[8:11], [R[2:3]] ;"])), 12);
+        assert_eq!(calc_instr_deps(&mut code(&["UMOV UR9, 0x1 ;"])), 0);
+    }
+
+    #[test]
     fn a_fixed_latency_result_is_waited_for_with_the_stall_before_its_reader() {
         // IADD has 4 cycles of latency (docs/latencies.md): its reader issues
         // 4 cycles after it; independent instructions issue back to back.

@@ -16,12 +16,15 @@
 //! and before the other legalizations, which then see plain calls.
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::{BlockArg, Function, InstBuilder, InstructionData};
+use cranelift_codegen::ir::{BlockArg, Function, InstBuilder, InstructionData, Opcode};
 
 use crate::Error;
 
 /// Rewrites every `try_call` and `try_call_indirect` of `f` (in place).
 pub fn legalize_try_calls(f: &mut Function) -> Result<(), Error> {
+    if !super::may_have(f, |op| matches!(op, Opcode::TryCall | Opcode::TryCallIndirect)) {
+        return Ok(());
+    }
     // Each with its exception table and, for a direct one, its callee.
     let tries: Vec<_> = f
         .layout
