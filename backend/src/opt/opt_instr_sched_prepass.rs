@@ -43,9 +43,13 @@
 //! there can win is a few cycles of fixed-latency stalls, once per run of
 //! the code, and building its dependence graph costs more compile time than
 //! any other step of the pass on small functions (`docs/optimization.md`,
-//! "Instruction scheduling", has the measured trade). Loads, long-latency
-//! work, loops and copies that could share their source's register are
-//! always scheduled.
+//! "Instruction scheduling", has the measured trade). A longer such region
+//! keeps its order too when it already issues one instruction per cycle
+//! (every register it reads written at least its writer's latency before,
+//! [`issues_without_stall`]): no order finishes it sooner, and the list
+//! schedule of such a region is its order. Loads, long-latency work, loops
+//! and copies that could share their source's register are always
+//! scheduled.
 //!
 //! **Register budget.** The pressure (32-bit registers live, a pair counting
 //! two, and predicates on their own) is tracked while scheduling. The budget
@@ -746,6 +750,57 @@ struct Scratch {
     order: Vec<u32>,
     /// Per block: it may lie on a cycle ([`cyclic_blocks`]).
     on_cycle: Vec<bool>,
+    /// Per virtual register: `(stamp, cycle)` its value is ready at in the
+    /// region [`issues_without_stall`] looks at (valid when `stamp` is its).
+    ready_at: Vec<(u32, u32)>,
+    stamp: u32,
+}
+
+/// Whether a region of fixed-latency work (`only_fixed_latency_work`)
+/// issues one instruction per cycle in its own order: every register an
+/// instruction reads, when written earlier in the region, written at least
+/// that write's latency before (`docs/latencies.md`; values from before the
+/// region are ready), the dependences the scheduler's graph has with a
+/// latency. No order finishes it sooner. An instruction that names a
+/// physical register (dependences this look does not follow) makes it
+/// false. `ready_at` and `stamp`: [`Scratch`]'s.
+fn issues_without_stall(insts: &[MInst], ready_at: &mut Vec<(u32, u32)>, stamp: &mut u32) -> bool {
+    *stamp = stamp.wrapping_add(1);
+    if *stamp == 0 {
+        ready_at.iter_mut().for_each(|e| *e = (0, 0));
+        *stamp = 1;
+    }
+    let stamp = *stamp;
+    for (k, m) in insts.iter().enumerate() {
+        let k = k as u32;
+        let mut names_register = false;
+        m.pieces[0].for_each_reg_ref(|_, _, _, _| names_register = true);
+        if names_register {
+            return false;
+        }
+        for o in m.opnds.iter().filter(|o| o.kind == OpKind::Use) {
+            if let Some(&(st, at)) = ready_at.get(o.vreg.0 as usize) {
+                if st == stamp && at > k {
+                    return false;
+                }
+            }
+        }
+        let ready = k + class_of_form(m.pieces[0].form()).latency() as u32;
+        for o in m.opnds.iter().filter(|o| o.kind != OpKind::Use) {
+            let mut put = |v: VReg| {
+                let i = v.0 as usize;
+                if i >= ready_at.len() {
+                    ready_at.resize(i + 1, (0, 0));
+                }
+                ready_at[i] = (stamp, ready);
+            };
+            put(o.vreg);
+            if let OpKind::Reuse(u) = o.kind {
+                put(m.opnds[u as usize].vreg);
+            }
+        }
+    }
+    true
 }
 
 /// Whether `insts` (a region) has no instruction of variable latency and
@@ -1020,7 +1075,7 @@ pub fn opt_instr_sched_prepass_live(vcode: &mut VCode) -> (usize, VLiveness) {
 fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> usize {
     let nb = vcode.blocks.len();
     let nv = vcode.classes.len();
-    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order, on_cycle } = sc;
+    let Scratch { live_set, first, before, last_read, epoch, args, roles, graph, region: reg, list, order, on_cycle, ready_at, stamp } = sc;
     let VCode { blocks, classes, .. } = vcode;
     let classes: &[Class] = classes;
     if last_read.len() < nv {
@@ -1045,9 +1100,13 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             }
             let end = (s..insts.len()).find(|&k| roles[k] == Role::Fixed).unwrap_or(insts.len()).min(s + WINDOW);
             // (A short region of fixed-latency work outside loops keeps
-            // its order: see the module's text.)
-            let short_fixed = end - s < SHORT_REGION && !on_cycle[bi] && only_fixed_latency_work(&insts[s..end]);
-            if end - s >= 2 && !short_fixed {
+            // its order, and so does one that issues without a stall: see
+            // the module's text.)
+            let keeps = end - s >= 2
+                && !on_cycle[bi]
+                && only_fixed_latency_work(&insts[s..end])
+                && (end - s < SHORT_REGION || issues_without_stall(&insts[s..end], ready_at, stamp));
+            if end - s >= 2 && !keeps {
                 spans.push((s, end));
             }
             s = end;
@@ -1411,6 +1470,50 @@ mod tests {
         let mut v = two_chains(vec![copy(VReg(7), VReg(1))]);
         v.classes.push(Class::R);
         assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+    }
+
+    /// Five chains of two adds (ten instructions, a region longer than
+    /// `SHORT_REGION`) outside loops, their ends read by a call: chain by
+    /// chain, or the five first adds before the five second ones.
+    fn five_chains(interleaved: bool) -> VCode {
+        let (x, y) = (VReg(0), VReg(1));
+        let firsts: Vec<VReg> = (0..5).map(|k| VReg(2 + k)).collect();
+        let seconds: Vec<VReg> = (0..5).map(|k| VReg(7 + k)).collect();
+        let mut code = Vec::new();
+        if interleaved {
+            code.extend((0..5).map(|k| add(firsts[k], x, y)));
+            code.extend((0..5).map(|k| add(seconds[k], firsts[k], y)));
+        } else {
+            code.extend((0..5).flat_map(|k| [add(firsts[k], x, y), add(seconds[k], firsts[k], y)]));
+        }
+        let mut v = with_slack(code, vec![Class::R; 12], 6);
+        let mut end = Bundle::pseudo(Pseudo::Call);
+        for (k, &d) in seconds.iter().enumerate() {
+            end = end.fixed(d, OpKind::Use, 4 + k as u8);
+        }
+        let exit = v.blocks[0].insts.len() - 1;
+        v.blocks[0].insts.insert(exit, end.build());
+        v
+    }
+
+    #[test]
+    fn a_region_that_issues_without_a_stall_keeps_its_order() {
+        // The five first adds (4 cycles of latency each) before the five
+        // second ones: every operand is ready when its reader issues.
+        let mut v = five_chains(true);
+        let before = lines(&v);
+        let (mut ready_at, mut stamp) = (Vec::new(), 0);
+        let region = &v.blocks[0].insts[1..11];
+        assert!(issues_without_stall(region, &mut ready_at, &mut stamp));
+        assert_eq!(opt_instr_sched_prepass(&mut v), 0, "{}", v);
+        assert_eq!(lines(&v), before);
+        // Chain by chain, each second add waits for its first: the region
+        // is scheduled, and the chains interleave.
+        let mut v = five_chains(false);
+        assert!(!issues_without_stall(&v.blocks[0].insts[1..11], &mut ready_at, &mut stamp));
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+        let l = lines(&v);
+        assert!(first(&l, "IADD v3") < first(&l, "IADD v7"), "the chains interleave: {:?}", l);
     }
 
     #[test]
