@@ -46,10 +46,10 @@
 //! "Instruction scheduling", has the measured trade). A longer such region
 //! keeps its order too when it already issues one instruction per cycle
 //! (every register it reads written at least its writer's latency before,
-//! [`issues_without_stall`]): no order finishes it sooner, and the list
-//! schedule of such a region is its order. Loads, long-latency work, loops
-//! and copies that could share their source's register are always
-//! scheduled.
+//! [`issues_without_stall`]): no order finishes it sooner (and on the
+//! conformance runtests and filetests the list schedule of every such region
+//! was its order). Loads, long-latency work, loops and copies that could
+//! share their source's register are always scheduled.
 //!
 //! **Register budget.** The pressure (32-bit registers live, a pair counting
 //! two, and predicates on their own) is tracked while scheduling. The budget
