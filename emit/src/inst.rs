@@ -219,6 +219,14 @@ impl Inst {
     #[inline]
     pub fn set_at(&mut self, i: usize, v: u64) {
         let (lo, width) = FIELD_POS[self.form.0 as usize][i];
+        self.set_placed(i, lo, width, v);
+    }
+
+    /// [`Inst::set_at`] for field `i` whose place in the word (`lo`,
+    /// `width`) the caller has, saving the look-up.
+    #[inline(always)]
+    fn set_placed(&mut self, i: usize, lo: u8, width: u8, v: u64) {
+        debug_assert_eq!(FIELD_POS[self.form.0 as usize][i], (lo, width));
         let m = low_mask(width);
         self.word = (self.word & !((m as u128) << lo)) | (((v & m) as u128) << lo);
         if v > m || self.wide.is_some() {
@@ -230,20 +238,13 @@ impl Inst {
     /// form's field table (they are the same in every form).
     #[inline(always)]
     pub fn get_control(&self, at: ControlAt) -> u64 {
-        if self.wide.is_some() {
-            return self.get_at(at.index as usize);
-        }
-        ((self.word >> at.lo) as u64) & low_mask(at.width)
+        self.get_placed(at.index, at.lo, at.width)
     }
 
     /// [`Inst::set_at`] of control field `at`, without the form's field table.
     #[inline(always)]
     pub fn set_control(&mut self, at: ControlAt, v: u64) {
-        let m = low_mask(at.width);
-        if v > m || self.wide.is_some() {
-            return self.set_at(at.index as usize, v);
-        }
-        self.word = (self.word & !((m as u128) << at.lo)) | ((v as u128) << at.lo);
+        self.set_placed(at.index as usize, at.lo, at.width, v);
     }
 
     /// Records (or forgets) the whole value of field `i` in the side list.

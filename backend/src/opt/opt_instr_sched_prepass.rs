@@ -1102,8 +1102,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             // (A short region of fixed-latency work outside loops keeps
             // its order, and so does one that issues without a stall: see
             // the module's text.)
-            let keeps = end - s >= 2
-                && !on_cycle[bi]
+            let keeps = !on_cycle[bi]
                 && only_fixed_latency_work(&insts[s..end])
                 && (end - s < SHORT_REGION || issues_without_stall(&insts[s..end], ready_at, stamp));
             if end - s >= 2 && !keeps {
