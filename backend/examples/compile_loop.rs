@@ -21,10 +21,11 @@
 //! of those two functions compare the compilers instruction for instruction.
 //!
 //! With `URSA_EACH=1` as well, after one round over the set it compiles each
-//! function alone (`COUNT` times on each side) and names it on stderr:
+//! function alone (`COUNT` times on each side) and names it on stderr, with
+//! the lane count of the widest vector type it uses (1 for none):
 //! `tests/perf/per_function.sh` turns a callgrind run of this mode
 //! (`--dump-after` of both sides) into one line per function, the largest
-//! excess over Cranelift first.
+//! excess over Cranelift first, and the totals by lane count.
 
 #[path = "../benches/support/clif_corpus.rs"]
 mod clif_corpus;
@@ -34,6 +35,13 @@ mod cranelift_x64;
 
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::OwnedTargetIsa;
+
+/// The most lanes of any vector type `f` uses (its signature, its values);
+/// 1 when it uses none.
+fn widest_lanes(f: &Function) -> u32 {
+    let sig = f.signature.params.iter().chain(&f.signature.returns).map(|p| p.value_type);
+    f.dfg.values().map(|v| f.dfg.value_type(v)).chain(sig).filter(|t| t.is_vector()).map(|t| t.lane_count()).max().unwrap_or(1)
+}
 
 #[inline(never)]
 fn ursa_side(funcs: &[Function], opts: &ursa_backend::Options) {
@@ -87,7 +95,7 @@ fn main() {
             ursa_side(&funcs, &opts);
             cranelift_side(&funcs, &isa);
             for f in &funcs {
-                eprintln!("{}", f.name);
+                eprintln!("{} {}", f.name, widest_lanes(f));
                 for _ in 0..count {
                     ursa_side(std::slice::from_ref(f), &opts);
                 }

@@ -3,6 +3,8 @@
 # Cranelift's x86-64 backend, in instructions (callgrind: independent of the
 # machine's load). One line per function, the largest excess first:
 #   ursa  cranelift  excess  name
+# then the total, and the totals by the lane count of the widest vector type
+# each function uses (1: no vector).
 # Usage: tests/perf/per_function.sh DIR [COUNT]   (from the repository root,
 # after `cargo build --release --workspace --all-targets`)
 set -e
@@ -15,7 +17,10 @@ URSA_VS_CRANELIFT=1 URSA_EACH=1 valgrind --tool=callgrind \
 python3 - "$out" "$count" <<'PY'
 import glob, os, re, sys
 out, count = sys.argv[1], int(sys.argv[2])
-names = [l.strip() for l in open(os.path.join(out, 'names')) if l.startswith('%')]
+# Each name line: the function's name and its widest lane count.
+named = [l.split() for l in open(os.path.join(out, 'names')) if l.startswith('%')]
+names = [n[0] for n in named]
+lanes = [int(n[1]) for n in named]
 def total(path):
     for line in open(path):
         if line.startswith('summary:') or line.startswith('totals:'):
@@ -28,11 +33,15 @@ rows = []
 for i, n in enumerate(names):
     u = sum(total(d) for d in per[2 * count * i: 2 * count * i + count])
     c = sum(total(d) for d in per[2 * count * i + count: 2 * count * (i + 1)])
-    rows.append((u - c, u, c, n))
+    rows.append((u - c, u, c, n, lanes[i]))
 rows.sort(reverse=True)
 tu = sum(r[1] for r in rows); tc = sum(r[2] for r in rows)
-for e, u, c, n in rows:
+for e, u, c, n, _ in rows:
     print('%10d %10d %10d %s' % (u, c, e, n))
 print('%10d %10d %10d total of %d functions (ratio %.3f)' % (tu, tc, tu - tc, len(rows), tu / tc if tc else 0))
+for k in sorted(set(lanes)):
+    group = [r for r in rows if r[4] == k]
+    gu = sum(r[1] for r in group); gc = sum(r[2] for r in group)
+    print('%10d %10d %10d %d functions of %d lanes (ratio %.3f)' % (gu, gc, gu - gc, len(group), k, gu / gc if gc else 0))
 PY
 rm -rf "$out"
