@@ -131,6 +131,10 @@ pub struct Lower<'f> {
     /// ([`Lower::extended_stack_arg`]): set where their uses are lowered,
     /// which come first, read by `lower_args`, which loads them so.
     pub(crate) stack_arg_ext: HashMap<Value, Signed>,
+    /// The shift-amount masks made in the block being lowered, as
+    /// `(mask register, amount register, bits)` ([`Lower::shift_mask`]):
+    /// the block's masks of one amount are made one ([`merge_masks`]).
+    pub(crate) block_masks: Vec<(VReg, VReg, u32)>,
 }
 
 fn class_of_type(ty: Type) -> Option<Class> {
@@ -174,6 +178,7 @@ impl<'f> Lower<'f> {
             quads: HashMap::default(),
             use_counts: None,
             stack_arg_ext: HashMap::default(),
+            block_masks: Vec::new(),
         }
     }
 
@@ -471,6 +476,10 @@ impl<'f> Lower<'f> {
             for &s in starts.iter().rev() {
                 list.extend(self.cur.drain(s..));
             }
+            if self.block_masks.len() > 1 {
+                merge_masks(&mut list, &self.block_masks, &mut self.alias, self.vcode.classes.len());
+            }
+            self.block_masks.clear();
             self.vcode.blocks[li].insts = list;
         }
 
@@ -509,6 +518,16 @@ impl<'f> Lower<'f> {
             });
         }
         Ok(self.vcode)
+    }
+
+    /// The amount register `a` of a shift of a narrow type masked to its
+    /// low `n` bits ([`Lower::zext_bits`]), recorded for [`merge_masks`].
+    pub fn shift_mask(&mut self, a: VReg, n: u32) -> VReg {
+        let d = self.zext_bits(a, n);
+        if d != a {
+            self.block_masks.push((d, a, n));
+        }
+        d
     }
 
     /// Target block and arguments of edge `idx` of terminator `term`.
@@ -1054,6 +1073,46 @@ fn restack(m: &MInst, r: VReg, ofs: i32) -> MInst {
         panic!("lowering built a bad instruction: {}", e);
     }
     m
+}
+
+/// One mask per amount register and width in a block: each shift of a
+/// narrow type masks its amount itself (`shift_amt` in `shifts.isle`), so
+/// the lanes of a vector shifted by one scalar amount would mask it once
+/// per lane. In `list` (a block, in order), a mask of `masks` whose amount
+/// and width an earlier one of the block already masked is dropped, and
+/// its register made an alias of the earlier one (`alias`, resolved when
+/// the function is lowered; `nregs`, the registers so far).
+fn merge_masks(list: &mut Vec<MInst>, masks: &[(VReg, VReg, u32)], alias: &mut Vec<u32>, nregs: usize) {
+    let mut first: HashMap<(VReg, u32), VReg> = HashMap::default();
+    let mut dropped: HashMap<VReg, VReg> = HashMap::default();
+    let of: HashMap<VReg, (VReg, u32)> = masks.iter().map(|&(d, a, n)| (d, (a, n))).collect();
+    // A mask is one instruction of one piece with one result.
+    let def_of = |m: &MInst| match m.opnds.iter().filter(|o| o.kind != OpKind::Use).collect::<SmallVec<[_; 2]>>()[..] {
+        [o] if m.pieces.len() == 1 && o.kind == OpKind::Def => Some(o.vreg),
+        _ => None,
+    };
+    for m in list.iter() {
+        let Some(d) = def_of(m) else { continue };
+        let Some(&key) = of.get(&d) else { continue };
+        match first.get(&key) {
+            Some(&e) => {
+                dropped.insert(d, e);
+            }
+            None => {
+                first.insert(key, d);
+            }
+        }
+    }
+    if dropped.is_empty() {
+        return;
+    }
+    if alias.len() < nregs {
+        alias.resize(nregs, u32::MAX);
+    }
+    for (&d, &e) in &dropped {
+        alias[d.0 as usize] = e.0;
+    }
+    list.retain(|m| def_of(m).is_none_or(|d| !dropped.contains_key(&d)));
 }
 
 /// The alignment a stack slot gets in the frame (the frame itself is
