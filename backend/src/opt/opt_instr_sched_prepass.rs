@@ -53,9 +53,13 @@
 //!
 //! **Register budget.** The pressure (32-bit registers live, a pair counting
 //! two, and predicates on their own) is tracked while scheduling. The budget
-//! of both is the highest pressure of the function in its original order: the
-//! allocator needs about that many registers whatever the order, so staying
-//! below it anywhere costs none. A choice that would exceed it gives way to
+//! of general registers is the highest pressure of the function in its
+//! original order: the allocator needs about that many registers whatever
+//! the order, so staying below it anywhere costs none. That of predicates is
+//! the same, or four (`PREDICATE_BUDGET`) where the original order needs
+//! fewer: a thread has its predicate registers whether it uses them or not,
+//! so lanes compared one after the other (a compare, then the `SEL` or
+//! branch that waits for it) may overlap. A choice that would exceed it gives way to
 //! the ready instruction within the budget that is available soonest, then
 //! raises the pressure least (when none stays within it: the least raising,
 //! then the soonest; ties by the original order); a region whose schedule still exceeds the budget keeps
@@ -83,6 +87,11 @@ const WINDOW: usize = 256;
 /// effect on the pressure while the schedule is over the budget (smaller
 /// ones recompute it: the bookkeeping would cost more).
 const CACHE_EFFECTS_FROM: usize = 64;
+
+/// The predicates a schedule may keep live at once, whatever the original
+/// order needed: a thread has its predicate registers whether it uses them
+/// or not (they cost no occupancy). Four of the allocators' six (`P0`–`P5`).
+const PREDICATE_BUDGET: i32 = 4;
 
 /// Regions shorter than this, outside loops and with no instruction of
 /// variable latency, keep their order (the module's text).
@@ -1113,7 +1122,10 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
         if spans.is_empty() {
             continue;
         }
-        let budget = *budget.get_or_insert_with(|| pressure_before(blocks, classes, live, live_set, first, before));
+        let budget = *budget.get_or_insert_with(|| {
+            let b = pressure_before(blocks, classes, live, live_set, first, before);
+            Pressure { r: b.r, p: b.p.max(PREDICATE_BUDGET) }
+        });
         block_arg_params(blocks, bi, args);
         let b = &mut blocks[bi];
         // The last read of each register in the block, in the original order.
@@ -1513,6 +1525,55 @@ mod tests {
         assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
         let l = lines(&v);
         assert!(first(&l, "IADD v3") < first(&l, "IADD v7"), "the chains interleave: {:?}", l);
+    }
+
+    /// Lane by lane, `a_k == b_k` into a predicate and a SEL of it: one
+    /// predicate live at a time in this order.
+    fn compare_lanes(n: u32) -> VCode {
+        use ursa_emit::forms::{ISETP_RR, SEL_RI};
+        use ursa_emit::typed::P;
+        let x = VReg(0);
+        let mut classes = vec![Class::R];
+        let mut code = Vec::new();
+        let mut results = Vec::new();
+        for k in 0..n {
+            let (a, p, d) = (VReg(1 + 3 * k), VReg(2 + 3 * k), VReg(3 + 3 * k));
+            classes.extend([Class::R, Class::P, Class::R]);
+            code.push(add(a, x, x));
+            code.push(
+                Bundle::new()
+                    .inst(forms::ISETP_RR)
+                    .set(ursa_emit::optypes::ISETP::COMPOP, ursa_emit::mods::CompOp::EQ)
+                    .set(ursa_emit::optypes::ISETP::BOOLOP, ursa_emit::mods::BoolOp::AND)
+                    .set(ursa_emit::optypes::ISETP::PP, P::T)
+                    .def(ISETP_RR::PU, p)
+                    .use_(ISETP_RR::RA, a)
+                    .use_(ISETP_RR::RB, x)
+                    .build(),
+            );
+            code.push(Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).use_(SEL_RI::RA, x).set(SEL_RI::VB, 1).use_(SEL_RI::PP, p).build());
+            results.push(d);
+        }
+        let mut v = with_slack(code, classes, 8);
+        let mut end = Bundle::pseudo(Pseudo::Call);
+        for (k, &d) in results.iter().enumerate() {
+            end = end.fixed(d, OpKind::Use, 4 + k as u8);
+        }
+        let exit = v.blocks[0].insts.len() - 1;
+        v.blocks[0].insts.insert(exit, end.build());
+        v
+    }
+
+    #[test]
+    fn compares_of_several_lanes_keep_several_predicates_live() {
+        // Written lane by lane the code needs one predicate; the schedule may
+        // keep up to `PREDICATE_BUDGET` live, so the second lane's compare
+        // comes before the first lane's SEL (which waits for its compare).
+        let mut v = compare_lanes(3);
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+        let l = lines(&v);
+        let compares: Vec<usize> = l.iter().enumerate().filter(|(_, x)| x.starts_with("ISETP")).map(|(i, _)| i).collect();
+        assert!(compares[1] < first(&l, "SEL"), "{:?}", l);
     }
 
     #[test]
