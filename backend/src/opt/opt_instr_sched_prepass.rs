@@ -1498,13 +1498,18 @@ mod tests {
             code.extend((0..5).flat_map(|k| [add(firsts[k], x, y), add(seconds[k], firsts[k], y)]));
         }
         let mut v = with_slack(code, vec![Class::R; 12], 6);
+        read_at_the_end(&mut v, &seconds);
+        v
+    }
+
+    /// A call before the block's exit that reads `values` (in `R4`, `R5`, …).
+    fn read_at_the_end(v: &mut VCode, values: &[VReg]) {
         let mut end = Bundle::pseudo(Pseudo::Call);
-        for (k, &d) in seconds.iter().enumerate() {
+        for (k, &d) in values.iter().enumerate() {
             end = end.fixed(d, OpKind::Use, 4 + k as u8);
         }
         let exit = v.blocks[0].insts.len() - 1;
         v.blocks[0].insts.insert(exit, end.build());
-        v
     }
 
     #[test]
@@ -1555,12 +1560,7 @@ mod tests {
             results.push(d);
         }
         let mut v = with_slack(code, classes, 8);
-        let mut end = Bundle::pseudo(Pseudo::Call);
-        for (k, &d) in results.iter().enumerate() {
-            end = end.fixed(d, OpKind::Use, 4 + k as u8);
-        }
-        let exit = v.blocks[0].insts.len() - 1;
-        v.blocks[0].insts.insert(exit, end.build());
+        read_at_the_end(&mut v, &results);
         v
     }
 
