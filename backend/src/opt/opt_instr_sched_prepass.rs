@@ -62,8 +62,11 @@
 //! branch that waits for it) may overlap. A choice that would exceed it gives way to
 //! the ready instruction within the budget that is available soonest, then
 //! raises the pressure least (when none stays within it: the least raising,
-//! then the soonest; ties by the original order); a region whose schedule still exceeds the budget keeps
-//! its original order.
+//! then the soonest; ties by the original order). A region whose schedule
+//! still exceeds the budget keeps the longest beginning of it (of the last
+//! sixteen, `KEPT_PREFIXES`) that, with the rest of the region after it in
+//! its original order, stays within the budget; without one, its original
+//! order.
 
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -92,6 +95,11 @@ const CACHE_EFFECTS_FROM: usize = 64;
 /// order needed: a thread has its predicate registers whether it uses them
 /// or not (they cost no occupancy). Four of the allocators' six (`P0`–`P5`).
 const PREDICATE_BUDGET: i32 = 4;
+
+/// How many beginnings of a schedule that went over the budget are tried,
+/// longest first, with the rest of the region in its original order
+/// ([`Region::keep_what_fits`]).
+const KEPT_PREFIXES: usize = 16;
 
 /// Regions shorter than this, outside loops and with no instruction of
 /// variable latency, keep their order (the module's text).
@@ -402,6 +410,55 @@ impl Region {
         after.sub(e.dying);
         after.add(e.live_defs);
         (during, after)
+    }
+
+    /// After a schedule went over `limit` (`order`, the part made before
+    /// that), the longest of its last `KEPT_PREFIXES` beginnings that, with
+    /// the other instructions after it in their original order, stays within
+    /// `limit`, into `order`; whether there is one. (Such an order is valid:
+    /// every dependence goes forward in the original order, and a beginning
+    /// of a list schedule holds the predecessors of each of its
+    /// instructions.)
+    fn keep_what_fits(&self, order: &mut Vec<u32>, limit: Pressure, ls: &mut ListState) -> bool {
+        let made: Vec<u32> = std::mem::take(order);
+        for l in (1..=made.len()).rev().take(KEPT_PREFIXES) {
+            order.clear();
+            order.extend_from_slice(&made[..l]);
+            self.finish_in_order(order, &mut ls.done);
+            if self.fits(order, limit, &mut ls.left) {
+                #[cfg(test)]
+                tests::KEPT_HERE.set(tests::KEPT_HERE.get() + 1);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `order` (a beginning of a schedule) followed by the other
+    /// instructions in their original order.
+    fn finish_in_order(&self, order: &mut Vec<u32>, placed: &mut Vec<bool>) {
+        placed.clear();
+        placed.resize(self.nodes.len(), false);
+        for &i in order.iter() {
+            placed[i as usize] = true;
+        }
+        order.extend((0..self.nodes.len() as u32).filter(|&i| !placed[i as usize]));
+    }
+
+    /// Whether the pressure stays within `limit` all along `order` (`left`:
+    /// working memory).
+    fn fits(&self, order: &[u32], limit: Pressure, left: &mut Vec<u32>) -> bool {
+        left.clone_from(&self.uses);
+        let mut cur = self.start;
+        for &i in order {
+            let (during, after) = self.step(i as usize, left, cur);
+            if during.exceeds(limit) || after.exceeds(limit) {
+                return false;
+            }
+            self.consume(i as usize, left);
+            cur = after;
+        }
+        true
     }
 
     fn consume(&self, i: usize, left: &mut [u32]) {
@@ -1159,7 +1216,8 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             // again with the budget lowered, so that the scheduler turns
             // to pressure-reducing choices sooner (below `ONE_TRY_FROM`).
             let tries = if end - s >= ONE_TRY_FROM { 0 } else { 2 };
-            let found = (0..=tries).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order));
+            let found = (0..=tries).any(|margin| reg.schedule(Pressure { r: budget.r - margin, p: budget.p }, budget, list, order))
+                || reg.keep_what_fits(order, budget, list);
             if found && permute(&mut b.insts[s..end], order) {
                 changed += 1;
             }
@@ -1270,6 +1328,9 @@ mod tests {
     thread_local! {
         /// A threshold for [`heaps_from`] on this thread.
         pub(super) static HEAPS_FROM_HERE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+        /// How many schedules over the budget kept a beginning on this thread
+        /// ([`Region::keep_what_fits`]).
+        pub(super) static KEPT_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     fn vcode(insts: Vec<MInst>, classes: Vec<Class>) -> VCode {
@@ -1441,6 +1502,41 @@ mod tests {
             }
         }
         assert!(reordered > 60, "most of the regions are reordered: {}", reordered);
+    }
+
+    /// The highest pressure of `v`'s code in its order.
+    fn highest_pressure(v: &VCode) -> Pressure {
+        let mut live = VLiveness::default();
+        block_liveness(v, &mut live);
+        let (mut set, mut first, mut before) = (BitSet::default(), Vec::new(), Vec::new());
+        pressure_before(&v.blocks, &v.classes, &live, &mut set, &mut first, &mut before)
+    }
+
+    #[test]
+    fn a_schedule_over_the_budget_keeps_a_beginning_that_fits() {
+        // `smulhi.i64`: the list schedule of its product goes over the
+        // budget; a beginning of it with the rest in order stays within it
+        // and is kept (`tests/filetests/mul/mulhi.clif` runs the code).
+        let f = cranelift_reader::parse_functions(
+            "function %smulhi_i64(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = smulhi v0, v1\n    return v2\n}",
+        )
+        .unwrap()
+        .remove(0);
+        KEPT_HERE.set(0);
+        crate::compile(&f, &crate::Options::default()).expect("smulhi.i64 compiles");
+        assert!(KEPT_HERE.get() > 0, "no schedule kept a beginning");
+        // And where the random regions of the heaps test go over it, what is
+        // kept writes every register before it is read and does not raise
+        // the highest pressure.
+        for seed in 0..40 {
+            for (len, slack) in [(24, 0), (40, 0), (80, 1)] {
+                let mut v = random_region(seed, len, slack);
+                let highest = highest_pressure(&v);
+                opt_instr_sched_prepass(&mut v);
+                let after = highest_pressure(&v);
+                assert!(after.r <= highest.r && after.p <= highest.p, "seed {} length {}: {:?} -> {:?}", seed, len, highest, after);
+            }
+        }
     }
 
     fn copy(d: VReg, a: VReg) -> MInst {
