@@ -457,12 +457,7 @@ impl<'f> Lower<'f> {
                         let want = self.value_vreg(r);
                         let got = self.resolve(out[i]);
                         if want != got {
-                            let i = want.0 as usize;
-                            if i >= self.alias.len() {
-                                // Room for every register so far at once.
-                                self.alias.resize(self.vcode.classes.len(), u32::MAX);
-                            }
-                            self.alias[i] = got.0;
+                            set_alias(&mut self.alias, self.vcode.classes.len(), want, got);
                         }
                     }
                 }
@@ -1081,38 +1076,38 @@ fn restack(m: &MInst, r: VReg, ofs: i32) -> MInst {
 /// per lane. In `list` (a block, in order), a mask of `masks` whose amount
 /// and width an earlier one of the block already masked is dropped, and
 /// its register made an alias of the earlier one (`alias`, resolved when
-/// the function is lowered; `nregs`, the registers so far).
+/// the function is lowered; `nregs`, the registers so far). (A mask's
+/// register is a fresh one: the only instruction that writes it is the mask.)
 fn merge_masks(list: &mut Vec<MInst>, masks: &[(VReg, VReg, u32)], alias: &mut Vec<u32>, nregs: usize) {
-    let mut first: HashMap<(VReg, u32), VReg> = HashMap::default();
-    let mut dropped: HashMap<VReg, VReg> = HashMap::default();
     let of: HashMap<VReg, (VReg, u32)> = masks.iter().map(|&(d, a, n)| (d, (a, n))).collect();
-    // A mask is one instruction of one piece with one result.
-    let def_of = |m: &MInst| match m.opnds.iter().filter(|o| o.kind != OpKind::Use).collect::<SmallVec<[_; 2]>>()[..] {
-        [o] if m.pieces.len() == 1 && o.kind == OpKind::Def => Some(o.vreg),
-        _ => None,
-    };
-    for m in list.iter() {
-        let Some(d) = def_of(m) else { continue };
-        let Some(&key) = of.get(&d) else { continue };
+    let mut first: HashMap<(VReg, u32), VReg> = HashMap::default();
+    let mut dropped = false;
+    for o in list.iter().flat_map(|m| m.opnds.iter()).filter(|o| o.kind == OpKind::Def) {
+        let Some(&key) = of.get(&o.vreg) else { continue };
         match first.get(&key) {
             Some(&e) => {
-                dropped.insert(d, e);
+                set_alias(alias, nregs, o.vreg, e);
+                dropped = true;
             }
             None => {
-                first.insert(key, d);
+                first.insert(key, o.vreg);
             }
         }
     }
-    if dropped.is_empty() {
-        return;
+    if dropped {
+        let kept = |v: VReg| of.get(&v).is_none_or(|key| first[key] == v);
+        list.retain(|m| m.opnds.iter().all(|o| o.kind != OpKind::Def || kept(o.vreg)));
     }
-    if alias.len() < nregs {
-        alias.resize(nregs, u32::MAX);
+}
+
+/// Makes register `v` an alias of `w` (`alias`, resolved when the function
+/// is lowered; made room for every register so far, `nregs`, at once).
+fn set_alias(alias: &mut Vec<u32>, nregs: usize, v: VReg, w: VReg) {
+    let i = v.0 as usize;
+    if i >= alias.len() {
+        alias.resize(nregs.max(i + 1), u32::MAX);
     }
-    for (&d, &e) in &dropped {
-        alias[d.0 as usize] = e.0;
-    }
-    list.retain(|m| def_of(m).is_none_or(|d| !dropped.contains_key(&d)));
+    alias[i] = w.0;
 }
 
 /// The alignment a stack slot gets in the frame (the frame itself is

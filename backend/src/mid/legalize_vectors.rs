@@ -1100,31 +1100,27 @@ impl Split {
             (Opcode::AvgRound, _) => {
                 let (x, y) = (self.lanes(pos.func, inst, args[0])?, self.lanes(pos.func, inst, args[1])?);
                 let t = rlane.unwrap();
-                if t.bits() <= 16 {
-                    // Narrow lanes: the sum of the zero-extended lanes plus
-                    // one fits in 32 bits, halved (an extension a lane
-                    // loaded from memory already has, one add of three, a
-                    // shift).
-                    one((0..n as usize)
-                        .map(|k| {
+                one((0..n as usize)
+                    .map(|k| {
+                        if t.bits() <= 16 {
+                            // Narrow lanes: the sum of the zero-extended
+                            // lanes plus one fits in 32 bits, halved (an
+                            // extension a lane loaded from memory already
+                            // has, one add of three, a shift).
                             let a = pos.ins().uextend(I32, x[k]);
                             let b = pos.ins().uextend(I32, y[k]);
                             let s = pos.ins().iadd(a, b);
                             let s = pos.ins().iadd_imm_u(s, 1);
                             let h = pos.ins().ushr_imm_u(s, 1);
                             pos.ins().ireduce(t, h)
-                        })
-                        .collect())
-                } else {
-                    one((0..n as usize)
-                        .map(|k| {
+                        } else {
                             let o = pos.ins().bor(x[k], y[k]);
                             let e = pos.ins().bxor(x[k], y[k]);
                             let h = pos.ins().ushr_imm_u(e, 1);
                             pos.ins().isub(o, h)
-                        })
-                        .collect())
-                }
+                        }
+                    })
+                    .collect())
             }
             (Opcode::IaddPairwise, _) => {
                 let mut x = self.lanes(pos.func, inst, args[0])?;
