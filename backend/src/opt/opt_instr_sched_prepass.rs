@@ -630,12 +630,12 @@ impl Region {
                             self.step(i as usize, left, cur)
                         };
                         let over = during.exceeds(budget) || after.exceeds(budget);
-                        let soon = i64::from(earliest[i as usize].max(t));
-                        let rise = i64::from((after.r - cur.r) + (after.p - cur.p));
+                        let soon = earliest[i as usize].max(t);
+                        let rise = (after.r - cur.r) + (after.p - cur.p);
                         if over {
-                            (true, lazy(i), rise, soon, i)
+                            over_budget_key(true, lazy(i), rise, soon, i)
                         } else {
-                            (false, lazy(i), soon, rise, i)
+                            over_budget_key(false, lazy(i), soon, rise, i)
                         }
                     })
                     .expect("a ready instruction");
@@ -689,6 +689,16 @@ impl Region {
 /// which orders alike and compares in one step.
 fn urgency(lazy: bool, at: u32, height: u32, i: u32) -> u128 {
     (u128::from(lazy) << 96) | (u128::from(at) << 64) | (u128::from(u32::MAX - height) << 32) | u128::from(i)
+}
+
+/// The order of a choice over the budget, least first: the tuple `(over,
+/// lazy, a, b, i)`, `a` and `b` being the time it is available and the
+/// pressure's rise (the rise first when the choice is over the budget),
+/// packed into one integer that orders alike and compares in one step (`a`
+/// and `b`, any `i32` or `u32`, offset into 44 unsigned bits each).
+fn over_budget_key(over: bool, lazy: bool, a: impl Into<i64>, b: impl Into<i64>, i: u32) -> u128 {
+    let field = |x: i64| ((x + (1 << 43)) as u128) & ((1 << 44) - 1);
+    (u128::from(over) << 121) | (u128::from(lazy) << 120) | (field(a.into()) << 76) | (field(b.into()) << 32) | u128::from(i)
 }
 
 /// [`HEAPS_FROM`]; tests may set another threshold for their thread.
@@ -1510,6 +1520,32 @@ mod tests {
         block_liveness(v, &mut live);
         let (mut set, mut first, mut before) = (BitSet::default(), Vec::new(), Vec::new());
         pressure_before(&v.blocks, &v.classes, &live, &mut set, &mut first, &mut before)
+    }
+
+    #[test]
+    fn the_packed_choice_over_the_budget_orders_as_its_tuple() {
+        // Rises and times at their extremes and around zero, both flags and
+        // both places: the packed keys order exactly as the tuples do.
+        let ints = [i32::MIN, -70000, -3, -1, 0, 1, 2, 65536, i32::MAX];
+        let times = [0u32, 1, 7, 1 << 31, u32::MAX];
+        let mut keys = Vec::new();
+        for over in [false, true] {
+            for lazy in [false, true] {
+                for &rise in &ints {
+                    for &soon in &times {
+                        for i in [0u32, 5, u32::MAX] {
+                            let (a, b) = if over { (i64::from(rise), i64::from(soon)) } else { (i64::from(soon), i64::from(rise)) };
+                            keys.push(((over, lazy, a, b, i), over_budget_key(over, lazy, a, b, i)));
+                        }
+                    }
+                }
+            }
+        }
+        for x in &keys {
+            for y in &keys {
+                assert_eq!(x.0.cmp(&y.0), x.1.cmp(&y.1), "{:?} against {:?}", x.0, y.0);
+            }
+        }
     }
 
     #[test]
