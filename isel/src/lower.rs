@@ -25,6 +25,7 @@ use ursa_emit::typed::{P, R};
 
 pub type Reg = VReg;
 pub type Pred = VReg;
+pub use crate::rules::bits::BytePlan;
 
 /// The NaN that `fmin` and `fmax` return when an operand is a NaN, which
 /// CLIF leaves open (a compile setting: `docs/float.md`, "NaN and

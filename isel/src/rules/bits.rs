@@ -12,6 +12,7 @@ use crate::machine::{LUT_A, LUT_B, LUT_C};
 use crate::rules::ops::Xu1;
 use crate::rules::ops::{Pieces, D, S};
 use crate::vcode::{Bundle, Class, VReg};
+use cranelift_codegen::ir::{types, Inst, InstructionData, Opcode, Value, ValueDef};
 use ursa_emit::forms::{self, PRMT_RRR};
 use ursa_emit::mods::SHFDType;
 use ursa_emit::mods::{CompOp, PRMTMode};
@@ -169,6 +170,201 @@ impl Lower<'_> {
     pub fn bswap64(&mut self, x: VReg) -> VReg {
         let d = self.temp(Class::RPair);
         self.emit_b(Bundle::new().prmt(D::Lo(d), S::Hi(x), S::Z, 0x0123).prmt(D::Hi(d), S::Lo(x), S::Z, 0x0123));
+        d
+    }
+}
+
+/// A byte of a value the byte gather of [`Lower::byte_plan`] follows: zero,
+/// byte `k` of a source value, or undefined (above a narrow value's width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Byte {
+    Zero,
+    Of(Value, u8),
+    Undef,
+}
+
+/// The bytes of a 32-bit register holding a value, lowest first.
+type Bytes = [Byte; 4];
+
+/// How deep [`Lower::byte_plan`] follows operands from the `bor` it plans.
+const GATHER_DEPTH: u32 = 8;
+
+/// The plan of a byte gather: its sources (at most four) and, per byte of
+/// the result, the index of its source and the byte in it, or `None` (zero
+/// within the result's width, anything above it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BytePlan {
+    srcs: [Option<Value>; 4],
+    bytes: [Option<(u8, u8)>; 4],
+    /// The result's width in bytes (2 or 4).
+    width: u8,
+}
+
+impl Lower<'_> {
+    /// The plan of `root`, an `i16` or `i32` `bor`, as a gather of bytes
+    /// PRMT makes (see `bits.isle`): `None` where an operand does something
+    /// else than move whole bytes, where two operands give the same byte,
+    /// or where the sources are more than PRMTs of two can take.
+    pub fn byte_plan(&mut self, root: Inst) -> Option<BytePlan> {
+        let v = self.f.dfg.first_result(root);
+        let ty = self.f.dfg.value_type(v);
+        if ty != types::I16 && ty != types::I32 {
+            return None;
+        }
+        let width = ty.bytes() as usize;
+        let bytes = self.bytes_of(v, GATHER_DEPTH)?;
+        let mut srcs: [Option<Value>; 4] = [None; 4];
+        let mut plan = [None; 4];
+        let mut zeros = false;
+        for p in 0..width {
+            match bytes[p] {
+                Byte::Of(s, k) => {
+                    let i = match srcs.iter().position(|&x| x == Some(s)) {
+                        Some(i) => i,
+                        None => {
+                            let i = srcs.iter().position(|x| x.is_none())?;
+                            srcs[i] = Some(s);
+                            i
+                        }
+                    };
+                    plan[p] = Some((i as u8, k));
+                }
+                Byte::Zero => zeros = true,
+                Byte::Undef => return None,
+            }
+        }
+        let n = srcs.iter().flatten().count();
+        // A zero byte comes from RZ as the second source; three or four
+        // sources leave none free.
+        if n == 0 || (zeros && n > 1) {
+            return None;
+        }
+        Some(BytePlan { srcs, bytes: plan, width: width as u8 })
+    }
+
+    /// The bytes of `v` (the low `v`'s width of them defined) in terms of the
+    /// values they are moved from; `None` where that is not a move of whole
+    /// bytes (`depth`: how many more definitions to follow).
+    fn bytes_of(&mut self, v: Value, depth: u32) -> Option<Bytes> {
+        let f = self.f;
+        let v = f.dfg.resolve_aliases(v);
+        let ty = f.dfg.value_type(v);
+        if !ty.is_int() || ty.bits() > 32 {
+            return None;
+        }
+        let width = ty.bytes() as usize;
+        let own = || {
+            let mut b = [Byte::Undef; 4];
+            for (k, x) in b.iter_mut().enumerate().take(width) {
+                *x = Byte::Of(v, k as u8);
+            }
+            b
+        };
+        // A constant: zero bytes if it is 0; any other is an immediate of
+        // the LOP3s, no source register.
+        if let Some(k) = crate::context::const_bits(self, v) {
+            return (k == 0).then_some([Byte::Zero; 4]);
+        }
+        let ValueDef::Result(inst, _) = f.dfg.value_def(v) else { return Some(own()) };
+        if depth == 0 {
+            return Some(own());
+        }
+        let shift = |x: Value| crate::context::const_bits(self, x).filter(|k| k % 8 == 0 && *k < 8 * width as u64).map(|k| (k / 8) as usize);
+        let mut out = [Byte::Undef; 4];
+        match f.dfg.insts[inst] {
+            InstructionData::Binary { opcode: Opcode::Bor, args } => {
+                let a = self.bytes_of(args[0], depth - 1)?;
+                let b = self.bytes_of(args[1], depth - 1)?;
+                for p in 0..width {
+                    out[p] = match (a[p], b[p]) {
+                        (Byte::Zero, x) | (x, Byte::Zero) => x,
+                        _ => return None,
+                    };
+                }
+            }
+            InstructionData::Binary { opcode: Opcode::Ishl, args } => {
+                let Some(k) = shift(args[1]) else { return Some(own()) };
+                let a = self.bytes_of(args[0], depth - 1)?;
+                for p in 0..width {
+                    out[p] = if p < k { Byte::Zero } else { a[p - k] };
+                }
+            }
+            InstructionData::Binary { opcode: Opcode::Ushr, args } => {
+                let Some(k) = shift(args[1]) else { return Some(own()) };
+                let a = self.bytes_of(args[0], depth - 1)?;
+                for p in 0..width {
+                    out[p] = if p + k < width { a[p + k] } else { Byte::Zero };
+                }
+            }
+            InstructionData::Binary { opcode: Opcode::Band, args } => {
+                let (x, mask) = match (crate::context::const_bits(self, args[0]), crate::context::const_bits(self, args[1])) {
+                    (None, Some(m)) => (args[0], m),
+                    (Some(m), None) => (args[1], m),
+                    _ => return Some(own()),
+                };
+                let byte_mask = (0..width).all(|p| matches!((mask >> (8 * p)) & 0xff, 0 | 0xff));
+                if !byte_mask {
+                    return Some(own());
+                }
+                let a = self.bytes_of(x, depth - 1)?;
+                for p in 0..width {
+                    out[p] = if (mask >> (8 * p)) & 0xff == 0xff { a[p] } else { Byte::Zero };
+                }
+            }
+            InstructionData::Unary { opcode: Opcode::Uextend, arg } => {
+                let a = self.bytes_of(arg, depth - 1)?;
+                let from = f.dfg.value_type(arg).bytes() as usize;
+                for p in 0..width {
+                    out[p] = if p < from { a[p] } else { Byte::Zero };
+                }
+            }
+            InstructionData::Unary { opcode: Opcode::Ireduce, arg } => {
+                let a = self.bytes_of(arg, depth - 1)?;
+                out[..width].copy_from_slice(&a[..width]);
+            }
+            _ => return Some(own()),
+        }
+        // A byte of the value is never undefined: each comes from a source
+        // byte or is zero, within the width of what it is taken from.
+        out[..width].iter().all(|b| *b != Byte::Undef).then_some(out)
+    }
+
+    /// The PRMTs of `plan`: one of its two sources (or of its source and
+    /// RZ), or two of pairs of sources and one that merges them.
+    pub fn gather_bytes(&mut self, plan: BytePlan) -> VReg {
+        let regs: Vec<Option<VReg>> = plan.srcs.iter().map(|s| s.map(|v| self.put_in_reg(v))).collect();
+        let width = plan.width as usize;
+        // Selector of the bytes whose source index is in `pair` (the first
+        // of the pair the low word), other bytes zero from RZ (nibble 4),
+        // which only a one-source gather needs.
+        let selector = |pair: [usize; 2]| {
+            let mut sel = 0u32;
+            for p in 0..4 {
+                let nibble = match plan.bytes.get(p).copied().flatten() {
+                    Some((i, k)) if p < width && i as usize == pair[0] => k as u32,
+                    Some((i, k)) if p < width && i as usize == pair[1] => 4 + k as u32,
+                    _ => 4,
+                };
+                sel |= nibble << (4 * p);
+            }
+            sel
+        };
+        let src = |i: usize| regs[i].map_or(S::Z, S::Lo);
+        let d = self.temp(Class::R);
+        if regs.iter().flatten().count() <= 2 {
+            self.emit_b(Bundle::new().prmt(D::Lo(d), src(0), src(1), selector([0, 1])));
+            return d;
+        }
+        let (lo, hi) = (self.temp(Class::R), self.temp(Class::R));
+        self.emit_b(Bundle::new().prmt(D::Lo(lo), src(0), src(1), selector([0, 1])));
+        self.emit_b(Bundle::new().prmt(D::Lo(hi), src(2), src(3), selector([2, 3])));
+        // Byte p from `lo` where sources 0 or 1 give it, else from `hi`.
+        let mut sel = 0u32;
+        for p in 0..4 {
+            let from_hi = matches!(plan.bytes[p], Some((i, _)) if i >= 2);
+            sel |= (if from_hi { 4 + p as u32 } else { p as u32 }) << (4 * p);
+        }
+        self.emit_b(Bundle::new().prmt(D::Lo(d), S::Lo(lo), S::Lo(hi), sel));
         d
     }
 }
