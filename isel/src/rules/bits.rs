@@ -148,11 +148,10 @@ impl Lower<'_> {
         d
     }
 
-    /// Byte `i & 7` of the eight bytes `b:a` (`a` the low word), in the low
-    /// byte: `LOP3 s, i, 0x7` and `PRMT d, a, b, s` (a selector nibble of
-    /// at most 7 picks a byte without replicating its sign).
-    pub fn byte_of_pair(&mut self, a: VReg, b: VReg, i: VReg) -> VReg {
-        let s = self.lop3_ri(i, 7, LUT_A & LUT_B);
+    /// The byte of the eight bytes `b:a` (`a` the low word) that the low
+    /// nibble of `i` selects, in the low byte: `PRMT d, a, b, i` (a nibble of
+    /// 8 or more replicates a sign: only for an `i` whose bit 3 is clear).
+    pub fn byte_of_pair_raw(&mut self, a: VReg, b: VReg, i: VReg) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(
             Bundle::new()
@@ -161,9 +160,17 @@ impl Lower<'_> {
                 .def(PRMT_RRR::RD, d)
                 .use_(PRMT_RRR::RA, a)
                 .use_(PRMT_RRR::RB, b)
-                .use_(PRMT_RRR::RC, s),
+                .use_(PRMT_RRR::RC, i),
         );
         d
+    }
+
+    /// Byte `i & 7` of the eight bytes `b:a` (`a` the low word), in the low
+    /// byte: `LOP3 s, i, 0x7` and `PRMT d, a, b, s` (a selector nibble of
+    /// at most 7 picks a byte without replicating its sign).
+    pub fn byte_of_pair(&mut self, a: VReg, b: VReg, i: VReg) -> VReg {
+        let s = self.lop3_ri(i, 7, LUT_A & LUT_B);
+        self.byte_of_pair_raw(a, b, s)
     }
 
     /// Each word byte-swapped into the other.
