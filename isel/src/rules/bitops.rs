@@ -375,11 +375,22 @@ impl Lower<'_> {
 
     /// `bmask`: all ones where the predicate holds, else 0 (`SEL d, RZ, -1, !p`).
     pub fn bmask_from_pred(&mut self, ty: Type, p: Pred) -> VReg {
+        self.bmask_of(ty, p, true)
+    }
+
+    /// All ones where `p` does not hold, zero where it does: `SEL d, RZ,
+    /// -1, p` (two for an i64).
+    pub fn bmask_from_not_pred(&mut self, ty: Type, p: Pred) -> VReg {
+        self.bmask_of(ty, p, false)
+    }
+
+    /// `SEL d, RZ, -1` on `!p` (`not`) or `p`, for each word of `ty`.
+    fn bmask_of(&mut self, ty: Type, p: Pred, not: bool) -> VReg {
         let wide = ty == types::I64 || ty == types::F64;
         let d = self.temp(if wide { Class::RPair } else { Class::R });
-        let mut b = Bundle::new().sel(D::Lo(d), S::Z, S::Imm(u32::MAX), p, true);
+        let mut b = Bundle::new().sel(D::Lo(d), S::Z, S::Imm(u32::MAX), p, not);
         if wide {
-            b = b.sel(D::Hi(d), S::Z, S::Imm(u32::MAX), p, true);
+            b = b.sel(D::Hi(d), S::Z, S::Imm(u32::MAX), p, not);
         }
         self.emit_b(b);
         d

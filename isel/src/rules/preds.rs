@@ -294,6 +294,16 @@ impl Lower<'_> {
     /// `bool_from_pred` (`preds.isle`): 1 where `p` holds, else 0, as
     /// `SEL d, RZ, 0x1, !p`.
     pub fn bool_from_pred(&mut self, p: Pred) -> VReg {
+        self.bool_of(p, true)
+    }
+
+    /// 1 where `p` does not hold, 0 where it does: `SEL d, RZ, 0x1, p`.
+    pub fn bool_from_not_pred(&mut self, p: Pred) -> VReg {
+        self.bool_of(p, false)
+    }
+
+    /// `SEL d, RZ, 0x1` on `!p` (`not`) or `p`.
+    fn bool_of(&mut self, p: Pred, not: bool) -> VReg {
         let d = self.temp(Class::R);
         self.emit_b(
             Bundle::new()
@@ -302,7 +312,7 @@ impl Lower<'_> {
                 .set(SEL_RI::RA, R::Z)
                 .set(SEL_RI::VB, 1)
                 .use_(SEL_RI::PP, p)
-                .set(SEL_RI::PP_NOT, true),
+                .set(SEL_RI::PP_NOT, not),
         );
         d
     }
