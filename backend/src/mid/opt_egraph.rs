@@ -298,7 +298,9 @@ fn divisor_rewritten(dfg: &DataFlowGraph, args: &[Value]) -> bool {
 /// shared operand); `ireduce` of plain arithmetic, of a minimum or
 /// maximum, or of a right shift (the slices of a `bitcast`); the shifted
 /// value (not the amount) of a shift a zero extension; a right shift of a
-/// `bxor` (`avg_round`); a subtraction of a right shift; an `bor` of a
+/// `bxor` or of a sum or difference (no rule looks into the shifted value
+/// of a right shift but for shifts, products and masks; `avg_round`'s
+/// lanes); a subtraction of a right shift; an `bor` of a
 /// shift, or a `band` of a right shift, whose other operand is no shift of
 /// the same value (rotates, byte swaps); a `band` or `bor` of a compare
 /// whose other operand is no compare sharing a variable with it (`x == y |
@@ -356,6 +358,7 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || op == Ishl && k == 0 && dop == Ushr && amounts_differ(dfg, args[1], dfg.inst_args(def)[1])
         || op == Ireduce && (plain(dop) || min_max(dop) || matches!(dop, Ushr | Sshr))
         || matches!(op, Ishl | Ushr | Sshr) && k == 0 && matches!(dop, Uextend | Select)
+        || matches!(op, Ushr | Sshr) && k == 0 && matches!(dop, Iadd | Isub)
         || op == Ishl && k == 0 && dop == Band && low_byte_mask(dfg, def)
         || matches!(op, Ishl | Ushr | Sshr) && k == 1 && !matches!(dop, Ireduce | Uextend | Sextend | Iconcat)
         || op == Icmp && dop == Uextend && unsigned_order(dfg, inst) && !reads_compare(dfg, def)
@@ -521,10 +524,12 @@ fn amounts_differ(dfg: &DataFlowGraph, a: Value, b: Value) -> bool {
 /// `band`, and no left side a rule combines with the constant: for `band`
 /// another `band` (constants folded together), a compare (a mask of 1), a
 /// zero extension the mask keeps whole or a sign extension masked to its
-/// width (the extension itself, or a zero one); for `iadd` another `iadd`,
-/// `isub`, `bor` or `select` (constants folded in), or a `bnot` (`!x + 1`
-/// is `-x`). (An `isub` of a constant is not here: the e-graph may make
-/// it the `iadd` of the negated constant.)
+/// width (the extension itself, or a zero one); for `iadd` another `iadd`
+/// with a constant operand, an `isub`, `bor` or `select` (constants folded
+/// in), or a `bnot` (`!x + 1` is `-x`). (An `iadd` of two computed values
+/// plus a constant, as `avg_round`'s lanes are, has no rule: the e-graph's
+/// reassociation moves constants only. An `isub` of a constant is not
+/// here: the e-graph may make it the `iadd` of the negated constant.)
 fn mask_or_addend_kept(dfg: &DataFlowGraph, op: Opcode, def: Inst, left: Option<(Inst, Opcode)>) -> bool {
     use Opcode::*;
     let InstructionData::UnaryImm { opcode: Iconst, imm } = dfg.insts[def] else { return false };
@@ -543,7 +548,8 @@ fn mask_or_addend_kept(dfg: &DataFlowGraph, op: Opcode, def: Inst, left: Option<
                     _ => true,
                 }
         }
-        (Iadd, left) => !left.is_some_and(|(_, o)| matches!(o, Iadd | Isub | Bor | Select | Bnot)),
+        (Iadd, Some((l, Iadd))) => !dfg.inst_args(l).iter().any(|&a| super::iconst_bits(dfg, a).is_some()),
+        (Iadd, left) => !left.is_some_and(|(_, o)| matches!(o, Isub | Bor | Select | Bnot)),
         _ => false,
     }
 }
@@ -761,6 +767,8 @@ mod tests {
             "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = iadd v0, v2\n    v5 = isub v3, v4\n    return v5\n}\n",
             "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = isub v2, v0\n    v4 = iadd v1, v3\n    v5 = iadd v0, v4\n    return v5\n}\n",
             "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iconst.i32 5\n    v3 = iadd v0, v2\n    v4 = iconst.i32 7\n    v5 = iadd v1, v4\n    v6 = iadd v3, v5\n    return v6\n}\n",
+            // `(x + 5) + 7`: the two constants folded together.
+            "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 5\n    v2 = iadd v0, v1\n    v3 = iconst.i32 7\n    v4 = iadd v2, v3\n    return v4\n}\n",
         ] {
             assert!(!without_work(&parsed(work), true), "{}", work);
         }
@@ -910,6 +918,10 @@ mod tests {
             body(p2f, "i32", "    v3 = fcmp lt v0, v1\n    v4 = iconst.i32 3\n    v5 = iconst.i32 9\n    v6 = select v3, v4, v5\n", "v6"),
             body(p2f, "f32, f32", "    v3 = f32const 0x1.8p1\n    v4 = fmul v0, v3\n    v5 = fsub v3, v1\n", "v4, v5"),
             body("v0: i16, v1: i8", "i16, i8", "    v2 = iconst.i16 7\n    v3 = sdiv v0, v2\n    v4 = iconst.i8 -3\n    v5 = urem v1, v4\n", "v3, v5"),
+            // A constant added to a sum of two values and the result shifted
+            // right (an `avg_round` lane); right shifts of a difference.
+            body(p3, "i32", "    v3 = iadd v0, v1\n    v4 = iconst.i32 1\n    v5 = iadd v3, v4\n    v6 = ushr v5, v4\n", "v6"),
+            body(p3, "i32, i32", "    v3 = isub v0, v1\n    v4 = iconst.i32 3\n    v5 = sshr v3, v4\n    v6 = ushr v3, v4\n", "v5, v6"),
         ];
         for text in shapes.iter() {
             let before = parsed(text);
