@@ -251,7 +251,8 @@ fn shapes_without_work(f: &Function) -> bool {
 }
 
 /// Whether the tree of plain arithmetic ([`plain`]) rooted at `inst`, three
-/// levels deep, reads each value once, and at most one constant in the
+/// levels deep, reads each value once (a `bnot` as the value it inverts),
+/// and at most one constant in the
 /// operations of the root's kind: the rules of Cranelift that combine plain
 /// operations (`(x + y) - (x + z)`, `x + (y + (z - x))`, `(x ^ y ^ z) | x`,
 /// …) all need a value twice, and its reassociation of constants (`(a + 5)
@@ -262,6 +263,9 @@ fn plain_tree_apart(dfg: &DataFlowGraph, inst: Inst) -> bool {
         for &a in dfg.inst_args(inst) {
             match dfg.value_def(a).inst() {
                 Some(d) if depth < 3 && plain(dfg.insts[d].opcode()) => leaves(dfg, d, root, depth + 1, out, constants),
+                // A `bnot` counts as the value it inverts (`(x & !y) | (!x &
+                // y)` reads `x` twice: the e-graph makes it `x ^ y`).
+                Some(d) if dfg.insts[d].opcode() == Opcode::Bnot => out.push(dfg.inst_args(d)[0]),
                 d => {
                     *constants += u32::from(op == root && d.is_some_and(|d| is_constant(dfg.insts[d].opcode())));
                     out.push(a);
@@ -293,9 +297,13 @@ fn divisor_rewritten(dfg: &DataFlowGraph, args: &[Value]) -> bool {
 /// ([`plain`]) on plain arithmetic or on a sign or zero extension (but a
 /// `band`, `bor` or `bxor` of two zero extensions, which the e-graph makes
 /// narrow), and a
-/// minimum or maximum on plain arithmetic or another minimum or maximum,
-/// with operands `apart` (reassociation needs constants, `(x + y) - y` a
-/// shared operand); `ireduce` of plain arithmetic, of a minimum or
+/// minimum or maximum on plain arithmetic, another minimum or maximum, a
+/// `bnot` or a shift, and plain arithmetic on one minimum or maximum (the
+/// rules that combine them need both operands a minimum or maximum of the
+/// same values), with operands `apart` (reassociation needs constants, `(x
+/// + y) - y` a shared operand); a `band`, `bor` or `bxor` of a `bnot`
+/// whose other operand is no bitwise operation (`!x & !y` is `!(x | y)`,
+/// `(x & y) | !x` is `y | !x`) and no operand of the `bnot`; `ireduce` of plain arithmetic, of a minimum or
 /// maximum, or of a right shift (the slices of a `bitcast`); the shifted
 /// value (not the amount) of a shift a zero extension; a right shift of a
 /// `bxor` or of a sum or difference (no rule looks into the shifted value
@@ -377,6 +385,9 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || op == Uextend && dop == Ireduce
         || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart() && !both_zero_extended()
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
+        || plain(op) && min_max(dop) && apart() && !other().is_some_and(|o| min_max(dfg.insts[o].opcode()))
+        || min_max(op) && matches!(dop, Bnot | Ishl | Ushr | Sshr) && apart()
+        || matches!(op, Band | Bor | Bxor) && dop == Bnot && apart() && !other().is_some_and(|o| matches!(dfg.insts[o].opcode(), Band | Bor | Bxor | Bnot))
 }
 
 /// Whether no rule of the e-graph rewrites `select c, a, b` (operands
@@ -767,6 +778,13 @@ mod tests {
             "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = iadd v0, v2\n    v5 = isub v3, v4\n    return v5\n}\n",
             "function %f(i32, i32, i32) -> i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = isub v2, v0\n    v4 = iadd v1, v3\n    v5 = iadd v0, v4\n    return v5\n}\n",
             "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = iconst.i32 5\n    v3 = iadd v0, v2\n    v4 = iconst.i32 7\n    v5 = iadd v1, v4\n    v6 = iadd v3, v5\n    return v6\n}\n",
+            // `!x & !y` (one `bnot` of an `bor`), `(x & y) | !x` (`y | !x`),
+            // `umin(x, y) + umax(x, y)` (`x + y`).
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = bnot v0\n    v3 = bnot v1\n    v4 = band v2, v3\n    return v4\n}\n",
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = band v0, v1\n    v3 = bnot v0\n    v4 = bor v2, v3\n    return v4\n}\n",
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = umin v0, v1\n    v3 = umax v0, v1\n    v4 = iadd v2, v3\n    return v4\n}\n",
+            // `(x & !y) | (!x & y)` (`x ^ y`).
+            "function %f(i32, i32) -> i32 {\nblock0(v0: i32, v1: i32):\n    v2 = bnot v1\n    v3 = band v0, v2\n    v4 = bnot v0\n    v5 = band v4, v1\n    v6 = bor v3, v5\n    return v6\n}\n",
             // `(x + 5) + 7`: the two constants folded together.
             "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = iconst.i32 5\n    v2 = iadd v0, v1\n    v3 = iconst.i32 7\n    v4 = iadd v2, v3\n    return v4\n}\n",
         ] {
@@ -918,6 +936,12 @@ mod tests {
             body(p2f, "i32", "    v3 = fcmp lt v0, v1\n    v4 = iconst.i32 3\n    v5 = iconst.i32 9\n    v6 = select v3, v4, v5\n", "v6"),
             body(p2f, "f32, f32", "    v3 = f32const 0x1.8p1\n    v4 = fmul v0, v3\n    v5 = fsub v3, v1\n", "v4, v5"),
             body("v0: i16, v1: i8", "i16, i8", "    v2 = iconst.i16 7\n    v3 = sdiv v0, v2\n    v4 = iconst.i8 -3\n    v5 = urem v1, v4\n", "v3, v5"),
+            // A sum with a minimum, a minimum of a `bnot` (`uadd_sat`'s
+            // lanes); a clamp of a right shift (`sqmulrs`'s lanes); a `band`
+            // with a `bnot` (`band_not`).
+            body(p3, "i32", "    v3 = bnot v0\n    v4 = umin v1, v3\n    v5 = iadd v0, v4\n", "v5"),
+            body(p3, "i32", "    v3 = iconst.i32 31\n    v4 = sshr v0, v3\n    v5 = iconst.i32 -7\n    v6 = smax v4, v5\n    v7 = iconst.i32 9\n    v8 = smin v6, v7\n", "v8"),
+            body(p3, "i32, i32", "    v3 = bnot v1\n    v4 = band v0, v3\n    v5 = bxor v3, v2\n", "v4, v5"),
             // A constant added to a sum of two values and the result shifted
             // right (an `avg_round` lane); right shifts of a difference.
             body(p3, "i32", "    v3 = iadd v0, v1\n    v4 = iconst.i32 1\n    v5 = iadd v3, v4\n    v6 = ushr v5, v4\n", "v6"),
