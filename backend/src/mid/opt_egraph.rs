@@ -79,8 +79,11 @@ pub fn opt_egraph(ctx: &mut Context) -> Result<(), Error> {
 
 /// Whether the e-graph pass would leave `f` as it is, or change it in no
 /// way that pays (so it need not run): one block (no loop to hoist from,
-/// no branch to fold), no call (pure intrinsics are shared), no load after
-/// another access (redundant loads, stores forwarded to loads), no division
+/// no branch to fold), no call (pure intrinsics are shared), no load of an
+/// offset and type an earlier load or store has at what may be the same
+/// address (one value, or two of one pure opcode: redundant loads, stores
+/// forwarded to loads) and none after an access of another kind (atomics,
+/// extending loads), no division
 /// or remainder by a constant the e-graph rewrites ([`divisor_rewritten`]:
 /// multiplications, shifts, masks), and in every instruction without effects but an `fcmp`, an
 /// `isplit` and a `bitselect` of two different values (no rule rewrites
@@ -184,13 +187,47 @@ fn shapes_without_work(f: &Function) -> bool {
     }
     let dfg = &f.dfg;
     let def_op = |v: Value| dfg.value_def(v).inst().map(|d| (d, dfg.insts[d].opcode()));
-    let mut accessed = false;
+    // The plain loads and stores so far, by address, offset and type; and
+    // whether another access came before.
+    let mut accesses: SmallVec<[(Value, i32, Type); 8]> = SmallVec::new();
+    let mut opaque = false;
     for inst in f.layout.block_insts(entry) {
         let op = dfg.insts[inst].opcode();
-        if op.is_call() || op.can_load() && accessed {
+        if op.is_call() {
             return false;
         }
-        accessed |= op.can_load() || op.can_store();
+        if op.can_load() || op.can_store() {
+            // The e-graph forwards a stored value to a load, or a loaded
+            // one to a second load, of the same address, offset and type.
+            // Two addresses may be the same where they are one value or
+            // both computed by instructions of one opcode (which the
+            // e-graph may find equal: `stack_addr ss0` twice).
+            let may_match = |a: Value, b: Value| {
+                a == b
+                    || match (dfg.value_def(a).inst(), dfg.value_def(b).inst()) {
+                        (Some(x), Some(y)) => dfg.insts[x].opcode() == dfg.insts[y].opcode() && !has_effect(dfg.insts[x].opcode()),
+                        _ => false,
+                    }
+            };
+            match dfg.insts[inst] {
+                InstructionData::Load { opcode: Opcode::Load, arg, offset, .. } => {
+                    let key = (arg, i32::from(offset), dfg.ctrl_typevar(inst));
+                    if opaque || accesses.iter().any(|&(a, o, t)| o == key.1 && t == key.2 && may_match(a, arg)) {
+                        return false;
+                    }
+                    accesses.push(key);
+                }
+                InstructionData::Store { opcode: Opcode::Store, args, offset, .. } => {
+                    accesses.push((args[1], i32::from(offset), dfg.value_type(args[0])));
+                }
+                _ => {
+                    if op.can_load() && (opaque || !accesses.is_empty()) {
+                        return false;
+                    }
+                    opaque = true;
+                }
+            }
+        }
         let args = dfg.inst_args(inst);
         // A division by a constant is pure to the e-graph (it cannot trap),
         // which rewrites it into multiplications and shifts.
@@ -709,6 +746,10 @@ mod tests {
         // Lane-wise arithmetic on the parameters, and on its own results.
         let plain = "function %f(i32, i32, i32) -> i32, i32 {\nblock0(v0: i32, v1: i32, v2: i32):\n    v3 = iadd v0, v1\n    v4 = imul v3, v2\n    return v3, v4\n}\n";
         assert!(without_work(&parsed(plain), true));
+        // Loads after stores of other offsets, types or addresses: nothing
+        // to forward.
+        let apart = "function %f(i64, i64, i32) -> i32, i64 {\nblock0(v0: i64, v1: i64, v2: i32):\n    store v2, v0\n    v3 = load.i32 v0+4\n    v4 = load.i64 v0\n    v5 = load.i32 v1\n    v6 = iadd v3, v5\n    return v6, v4\n}\n";
+        assert!(without_work(&parsed(apart), true));
         // A constant operand the e-graph folds, an operand twice, an
         // extension of an extension, a load after a store.
         for work in [
@@ -716,6 +757,11 @@ mod tests {
             "function %f(i32) -> i32 {\nblock0(v0: i32):\n    v1 = isub v0, v0\n    return v1\n}\n",
             "function %f(i8) -> i64 {\nblock0(v0: i8):\n    v1 = sextend.i32 v0\n    v2 = sextend.i64 v1\n    return v2\n}\n",
             "function %f(i64, i32) -> i32 {\nblock0(v0: i64, v1: i32):\n    store v1, v0\n    v2 = load.i32 v0\n    return v2\n}\n",
+            // The same address, offset and type loaded twice (also through
+            // two `stack_addr`s of one slot); a load after an extending one.
+            "function %f(i64) -> i32 {\nblock0(v0: i64):\n    v1 = load.i32 v0+4\n    v2 = load.i32 v0+4\n    v3 = iadd v1, v2\n    return v3\n}\n",
+            "function %f(i8) -> i8 {\n    ss0 = explicit_slot 8\nblock0(v0: i8):\n    v1 = stack_addr.i32 ss0\n    store.i8 notrap v0, v1\n    v2 = stack_addr.i32 ss0\n    v3 = load.i8 notrap v2\n    return v3\n}\n",
+            "function %f(i64) -> i32 {\nblock0(v0: i64):\n    v1 = uload8.i32 v0\n    v2 = load.i32 v0+4\n    v3 = iadd v1, v2\n    return v3\n}\n",
             // A division by a constant (multiplications and shifts), a
             // shift by the width or more (taken modulo it), a constant left
             // bound of a minimum (moved to the right).
@@ -942,6 +988,8 @@ mod tests {
             body(p3, "i32", "    v3 = bnot v0\n    v4 = umin v1, v3\n    v5 = iadd v0, v4\n", "v5"),
             body(p3, "i32", "    v3 = iconst.i32 31\n    v4 = sshr v0, v3\n    v5 = iconst.i32 -7\n    v6 = smax v4, v5\n    v7 = iconst.i32 9\n    v8 = smin v6, v7\n", "v8"),
             body(p3, "i32, i32", "    v3 = bnot v1\n    v4 = band v0, v3\n    v5 = bxor v3, v2\n", "v4, v5"),
+            // Loads after a store of another offset, type or address.
+            body("v0: i64, v1: i64, v2: i32", "i32, i64", "    store v2, v0\n    v3 = load.i32 v0+4\n    v4 = load.i64 v0\n    v5 = load.i32 v1\n    v6 = iadd v3, v5\n", "v6, v4"),
             // A constant added to a sum of two values and the result shifted
             // right (an `avg_round` lane); right shifts of a difference.
             body(p3, "i32", "    v3 = iadd v0, v1\n    v4 = iconst.i32 1\n    v5 = iadd v3, v4\n    v6 = ushr v5, v4\n", "v6"),
