@@ -187,6 +187,16 @@ fn shapes_without_work(f: &Function) -> bool {
     }
     let dfg = &f.dfg;
     let def_op = |v: Value| dfg.value_def(v).inst().map(|d| (d, dfg.insts[d].opcode()));
+    // Two addresses may be the same where they are one value or both
+    // computed by instructions of one opcode without effects (which the
+    // e-graph may find equal: `stack_addr ss0` twice).
+    let may_match = |a: Value, b: Value| {
+        a == b
+            || match (def_op(a), def_op(b)) {
+                (Some((_, x)), Some((_, y))) => x == y && !has_effect(x),
+                _ => false,
+            }
+    };
     // The plain loads and stores so far, by address, offset and type; and
     // whether another access came before.
     let mut accesses: SmallVec<[(Value, i32, Type); 8]> = SmallVec::new();
@@ -199,16 +209,6 @@ fn shapes_without_work(f: &Function) -> bool {
         if op.can_load() || op.can_store() {
             // The e-graph forwards a stored value to a load, or a loaded
             // one to a second load, of the same address, offset and type.
-            // Two addresses may be the same where they are one value or
-            // both computed by instructions of one opcode (which the
-            // e-graph may find equal: `stack_addr ss0` twice).
-            let may_match = |a: Value, b: Value| {
-                a == b
-                    || match (dfg.value_def(a).inst(), dfg.value_def(b).inst()) {
-                        (Some(x), Some(y)) => dfg.insts[x].opcode() == dfg.insts[y].opcode() && !has_effect(dfg.insts[x].opcode()),
-                        _ => false,
-                    }
-            };
             match dfg.insts[inst] {
                 InstructionData::Load { opcode: Opcode::Load, arg, offset, .. } => {
                     let key = (arg, i32::from(offset), dfg.ctrl_typevar(inst));

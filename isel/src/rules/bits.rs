@@ -339,17 +339,20 @@ impl Lower<'_> {
     /// The PRMTs of `plan`: one of its two sources (or of its source and
     /// RZ), or two of pairs of sources and one that merges them.
     pub fn gather_bytes(&mut self, plan: BytePlan) -> VReg {
-        let regs: Vec<Option<VReg>> = plan.srcs.iter().map(|s| s.map(|v| self.put_in_reg(v))).collect();
-        let width = plan.width as usize;
+        let mut regs = [None; 4];
+        for (r, s) in regs.iter_mut().zip(plan.srcs) {
+            *r = s.map(|v| self.put_in_reg(v));
+        }
         // Selector of the bytes whose source index is in `pair` (the first
         // of the pair the low word), other bytes zero from RZ (nibble 4),
-        // which only a one-source gather needs.
+        // which only a one-source gather needs (bytes above the result's
+        // width have no source in the plan).
         let selector = |pair: [usize; 2]| {
             let mut sel = 0u32;
             for p in 0..4 {
-                let nibble = match plan.bytes.get(p).copied().flatten() {
-                    Some((i, k)) if p < width && i as usize == pair[0] => k as u32,
-                    Some((i, k)) if p < width && i as usize == pair[1] => 4 + k as u32,
+                let nibble = match plan.bytes[p] {
+                    Some((i, k)) if i as usize == pair[0] => k as u32,
+                    Some((i, k)) if i as usize == pair[1] => 4 + k as u32,
                     _ => 4,
                 };
                 sel |= nibble << (4 * p);
@@ -358,7 +361,9 @@ impl Lower<'_> {
         };
         let src = |i: usize| regs[i].map_or(S::Z, S::Lo);
         let d = self.temp(Class::R);
-        if regs.iter().flatten().count() <= 2 {
+        // (The plan fills its source slots in order: two sources or fewer
+        // leave the third empty.)
+        if regs[2].is_none() {
             self.emit_b(Bundle::new().prmt(D::Lo(d), src(0), src(1), selector([0, 1])));
             return d;
         }
