@@ -50,9 +50,7 @@ impl Body {
 fn plan(r: &mut TestRng) -> Plan {
     let sources = r.random_range(1..=4usize);
     let first = r.random_range(0..4usize);
-    std::array::from_fn(|_| {
-        (r.random_range(0..7) != 0).then(|| ((first + r.random_range(0..sources)) % 4, r.random_range(0..4u32)))
-    })
+    std::array::from_fn(|_| (r.random_range(0..7) != 0).then(|| ((first + r.random_range(0..sources)) % 4, r.random_range(0..4u32))))
 }
 
 /// The CLIF of `p` as `%f(i32, i32, i32, i32) -> i32` (or `-> i16`, the low

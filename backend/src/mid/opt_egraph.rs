@@ -424,7 +424,10 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
         || plain(op) && min_max(dop) && apart() && !other().is_some_and(|o| min_max(dfg.insts[o].opcode()))
         || min_max(op) && matches!(dop, Bnot | Ishl | Ushr | Sshr) && apart()
-        || matches!(op, Band | Bor | Bxor) && dop == Bnot && apart() && !other().is_some_and(|o| matches!(dfg.insts[o].opcode(), Band | Bor | Bxor | Bnot))
+        || matches!(op, Band | Bor | Bxor)
+            && dop == Bnot
+            && apart()
+            && !other().is_some_and(|o| matches!(dfg.insts[o].opcode(), Band | Bor | Bxor | Bnot))
 }
 
 /// Whether no rule of the e-graph rewrites `select c, a, b` (operands

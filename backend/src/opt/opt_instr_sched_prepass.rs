@@ -1688,7 +1688,9 @@ mod tests {
                     .use_(ISETP_RR::RB, x)
                     .build(),
             );
-            code.push(Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).use_(SEL_RI::RA, x).set(SEL_RI::VB, 1).use_(SEL_RI::PP, p).build());
+            code.push(
+                Bundle::new().inst(forms::SEL_RI).def(SEL_RI::RD, d).use_(SEL_RI::RA, x).set(SEL_RI::VB, 1).use_(SEL_RI::PP, p).build(),
+            );
             results.push(d);
         }
         let mut v = with_slack(code, classes, 8);

@@ -276,7 +276,8 @@ impl Lower<'_> {
         if depth == 0 {
             return Some(own());
         }
-        let shift = |x: Value| crate::context::const_bits(self, x).filter(|k| k % 8 == 0 && *k < 8 * width as u64).map(|k| (k / 8) as usize);
+        let shift =
+            |x: Value| crate::context::const_bits(self, x).filter(|k| k % 8 == 0 && *k < 8 * width as u64).map(|k| (k / 8) as usize);
         let mut out = [Byte::Undef; 4];
         match f.dfg.insts[inst] {
             InstructionData::Binary { opcode: Opcode::Bor, args } => {
