@@ -201,13 +201,14 @@ impl<'a> Run<'a> {
     }
 
     /// Is the output of `pass` to be printed?
+    #[inline(always)]
     pub fn wants(&self, pass: Pass) -> bool {
         self.print_after.contains(&pass)
     }
 
     /// Records that `pass` ran, printing `out` if asked for (`out` is only
     /// formatted then).
-    #[inline]
+    #[inline(always)]
     pub fn ran(&mut self, pass: Pass, out: &dyn fmt::Display) {
         self.ran.push(pass);
         if self.wants(pass) {
@@ -216,6 +217,7 @@ impl<'a> Run<'a> {
     }
 
     /// Appends the text of `pass`'s output.
+    #[cold]
     pub fn print(&mut self, pass: Pass, out: &dyn fmt::Display) {
         self.printed.push_str(&format!("; after {}\n{}\n", pass, out));
     }
