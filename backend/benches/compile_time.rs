@@ -23,9 +23,15 @@
 //! which keeps its regalloc2 context), Ursa its per-thread regalloc2 context
 //! (`assign_regs`).
 //!
-//! Each benchmark compiles the whole set once per iteration. The ratio
-//! printed at the end (Ursa time / Cranelift time per category and in total)
-//! comes from the same criterion samples, accumulated with `iter_custom`.
+//! Each iteration of either benchmark of a category compiles the whole set
+//! on both sides, one right after the other (which goes first alternates),
+//! so each pair of timings was taken in the same seconds of the host: a
+//! slower spell of the machine slows both sides of its pairs alike. The
+//! `ursa` benchmark reports Ursa's time of its pairs to criterion,
+//! `cranelift_x64` Cranelift's; both add their pairs to the category's
+//! totals. The table printed at the end gives, per category, the scalar
+//! categories and in total, the mean time per compile of the set on each
+//! side, their ratio, and the median of the pairs' ratios.
 //!
 //!     cargo bench -p ursa-backend --bench compile_time
 //!
@@ -110,29 +116,71 @@ fn load(isa: &OwnedTargetIsa) -> Vec<(String, Vec<Function>)> {
     cats
 }
 
-thread_local! {
-    /// (category, ursa time, ursa iterations, cranelift time, cranelift iterations)
-    static TOTALS: RefCell<Vec<(String, Duration, u64, Duration, u64)>> = const { RefCell::new(Vec::new()) };
+/// The paired timings of one category: every iteration of either benchmark
+/// of the category compiles the set on both sides, one right after the
+/// other, the side going first alternating, so that both sides of a pair
+/// ran in the same seconds of the host.
+#[derive(Default)]
+struct Pairs {
+    ursa: Duration,
+    cranelift: Duration,
+    /// Ursa time / Cranelift time of each pair.
+    ratios: Vec<f64>,
 }
 
-fn record(cat: &str, ursa: bool, d: Duration, iters: u64) {
+thread_local! {
+    static TOTALS: RefCell<Vec<(String, Pairs)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `iters` pairs of compiles of `funcs` (the set once on each side), added to
+/// `cat`'s totals; returns the time of the side criterion measures (`ursa`
+/// or not).
+fn paired(cat: &str, funcs: &[Function], isa: &OwnedTargetIsa, iters: u64, ursa: bool) -> Duration {
+    let run_ursa = || {
+        let t0 = Instant::now();
+        for f in funcs {
+            std::hint::black_box(compile(f, &opts()).is_ok());
+        }
+        t0.elapsed()
+    };
+    let run_cranelift = || {
+        let t0 = Instant::now();
+        for f in funcs {
+            std::hint::black_box(cranelift_compile(isa, f));
+        }
+        t0.elapsed()
+    };
+    let mut mine = Duration::ZERO;
     TOTALS.with(|t| {
         let mut t = t.borrow_mut();
         let i = match t.iter().position(|e| e.0 == cat) {
             Some(i) => i,
             None => {
-                t.push((cat.to_string(), Duration::ZERO, 0, Duration::ZERO, 0));
+                t.push((cat.to_string(), Pairs::default()));
                 t.len() - 1
             }
         };
-        if ursa {
-            t[i].1 += d;
-            t[i].2 += iters;
-        } else {
-            t[i].3 += d;
-            t[i].4 += iters;
+        let p = &mut t[i].1;
+        for k in 0..iters {
+            let (u, c) = if k % 2 == 0 {
+                let u = run_ursa();
+                (u, run_cranelift())
+            } else {
+                let c = run_cranelift();
+                (run_ursa(), c)
+            };
+            p.ursa += u;
+            p.cranelift += c;
+            p.ratios.push(u.as_secs_f64() / c.as_secs_f64());
+            mine += if ursa { u } else { c };
         }
     });
+    mine
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn bench(c: &mut Criterion) {
@@ -144,56 +192,44 @@ fn bench(c: &mut Criterion) {
     }
     for (cat, funcs) in &cats {
         let mut g = c.benchmark_group(format!("compile/{}", cat));
-        g.bench_function("ursa", |b| {
-            b.iter_custom(|iters| {
-                let t0 = Instant::now();
-                for _ in 0..iters {
-                    for f in funcs {
-                        std::hint::black_box(compile(f, &opts()).is_ok());
-                    }
-                }
-                let d = t0.elapsed();
-                record(cat, true, d, iters);
-                d
-            })
-        });
-        g.bench_function("cranelift_x64", |b| {
-            b.iter_custom(|iters| {
-                let t0 = Instant::now();
-                for _ in 0..iters {
-                    for f in funcs {
-                        std::hint::black_box(cranelift_compile(&isa, f));
-                    }
-                }
-                let d = t0.elapsed();
-                record(cat, false, d, iters);
-                d
-            })
-        });
+        // Each reports its own side's time of the pairs it runs; both add
+        // their pairs to the category's totals.
+        g.bench_function("ursa", |b| b.iter_custom(|iters| paired(cat, funcs, &isa, iters, true)));
+        g.bench_function("cranelift_x64", |b| b.iter_custom(|iters| paired(cat, funcs, &isa, iters, false)));
         g.finish();
     }
-    println!("\nUrsa / Cranelift x86-64 compile time (same functions, mean per compile of the set):");
-    println!("{:<12} {:>6} {:>12} {:>12} {:>7}", "category", "funcs", "ursa", "cranelift", "ratio");
+    println!("\nUrsa / Cranelift x86-64 compile time (same functions, both sides timed in pairs, mean per compile of the set;");
+    println!("median: of the ratios of the pairs, what a pair costs when neither side was interrupted):");
+    println!("{:<12} {:>6} {:>12} {:>12} {:>7} {:>7}", "category", "funcs", "ursa", "cranelift", "ratio", "median");
+    let line = |name: &str, n: usize, u: f64, c: f64, m: f64| {
+        println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x {:>6.3}x", name, n, u * 1e3, c * 1e3, u / c, m)
+    };
     // The total, and the total of the scalar categories (every one but
-    // `simd`, whose vectors Ursa lowers lane by lane: docs/vectors.md).
+    // `simd`, whose vectors Ursa lowers lane by lane: docs/vectors.md). The
+    // categories' pairs were timed apart, so the median of a sum has no
+    // pairs of its own: its figure is each category's Cranelift time at
+    // that category's median ratio, summed, over the Cranelift total.
     let (mut su, mut sc, mut scalar_u, mut scalar_c) = (0f64, 0f64, 0f64, 0f64);
+    let (mut med_tot, mut med_scalar) = (0f64, 0f64);
     TOTALS.with(|t| {
-        for (cat, du, nu, dc, nc) in t.borrow().iter() {
+        for (cat, p) in t.borrow_mut().iter_mut() {
             let n = cats.iter().find(|c| &c.0 == cat).map_or(0, |c| c.1.len());
-            let (u, cl) = (du.as_secs_f64() / (*nu).max(1) as f64, dc.as_secs_f64() / (*nc).max(1) as f64);
+            let pairs = p.ratios.len().max(1) as f64;
+            let (u, cl) = (p.ursa.as_secs_f64() / pairs, p.cranelift.as_secs_f64() / pairs);
+            let m = median(&mut p.ratios);
             su += u;
             sc += cl;
+            med_tot += m * cl;
             if cat != "simd" {
                 scalar_u += u;
                 scalar_c += cl;
+                med_scalar += m * cl;
             }
-            println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x", cat, n, u * 1e3, cl * 1e3, u / cl);
+            line(cat, n, u, cl, m);
         }
     });
-    let line =
-        |name: &str, n: usize, u: f64, c: f64| println!("{:<12} {:>6} {:>10.3}ms {:>10.3}ms {:>6.2}x", name, n, u * 1e3, c * 1e3, u / c);
-    line("scalar", cats.iter().filter(|c| c.0 != "simd").map(|c| c.1.len()).sum(), scalar_u, scalar_c);
-    line("total", cats.iter().map(|c| c.1.len()).sum(), su, sc);
+    line("scalar", cats.iter().filter(|c| c.0 != "simd").map(|c| c.1.len()).sum(), scalar_u, scalar_c, med_scalar / scalar_c);
+    line("total", cats.iter().map(|c| c.1.len()).sum(), su, sc, med_tot / sc);
 }
 
 /// One line per function: Ursa's and Cranelift's time per compile, their
