@@ -478,12 +478,30 @@ impl MInst {
     /// the high half too where its field is 64 bits wide (a pair read or
     /// written whole).
     pub fn names_half(&self, f: &Fixup, h: u32) -> bool {
+        self.names_half_of(f, h, || self.is_quad_hi(f))
+    }
+
+    /// [`MInst::names_half`] with [`MInst::is_quad_hi`] of `f` given (asked
+    /// only for a `.hi` fixup's low half).
+    #[inline]
+    pub fn names_half_of(&self, f: &Fixup, h: u32, quad_hi: impl FnOnce() -> bool) -> bool {
         if f.hi {
             // The high pair of a quad (both its halves), else a pair's high half.
-            return h == 1 || self.is_quad_hi(f);
+            return h == 1 || quad_hi();
         }
         let p = &self.pieces[f.piece as usize];
         h == 0 || p.def().bitwidth_of(f.field as usize, p.values()) > 32
+    }
+
+    /// Per piece, the fields a fixup binds to the low half of its operand
+    /// (not `.hi`), as bit sets: [`MInst::is_quad_hi`] of a `.hi` fixup is
+    /// its field's bit in its piece's set. (A form has fewer than 64 fields.)
+    pub fn low_fields(&self) -> SmallVec<[u64; 4]> {
+        let mut low: SmallVec<[u64; 4]> = smallvec::smallvec![0; self.pieces.len()];
+        for f in self.fixups.iter().filter(|f| !f.hi) {
+            low[f.piece as usize] |= 1 << f.field;
+        }
+        low
     }
 
     /// Whether `.hi` fixup `f` names the high pair of a quad: another

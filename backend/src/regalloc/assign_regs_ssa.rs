@@ -428,11 +428,34 @@ pub(crate) fn piece_span(m: &MInst, k: usize, h: u32) -> Option<(u8, u8)> {
     span
 }
 
+/// [`piece_span`] of every operand and half of bundle `m` (indexed by
+/// operand), in one pass over its fixups; a high half only where `pair(k)`
+/// says operand `k` has one.
+pub(crate) fn piece_spans(m: &MInst, pair: impl Fn(usize) -> bool, out: &mut Vec<[Option<(u8, u8)>; 2]>) {
+    out.clear();
+    out.resize(m.opnds.len(), [None; 2]);
+    let low = m.low_fields();
+    for fx in m.fixups.iter() {
+        let k = fx.opnd as usize;
+        for h in 0..1 + pair(k) as u32 {
+            if m.names_half_of(fx, h, || low[fx.piece as usize] >> fx.field & 1 != 0) {
+                let span = &mut out[k][h as usize];
+                *span = Some(span.map_or((fx.piece, fx.piece), |(a, b)| (a.min(fx.piece), b.max(fx.piece))));
+            }
+        }
+    }
+}
+
 /// The pieces of bundle `m` that half `h` of result operand `k` spans: from
 /// the first that names it to the last (a scratch register), or to the end
 /// and past it (an early def, live after).
 pub(crate) fn result_span(m: &MInst, k: usize, h: u32, kind: OpKind) -> (u8, u8) {
-    let (f, l) = piece_span(m, k, h).unwrap_or((0, u8::MAX));
+    span_of_result(piece_span(m, k, h), kind)
+}
+
+/// [`result_span`] from the operand half's [`piece_span`].
+fn span_of_result(span: Option<(u8, u8)>, kind: OpKind) -> (u8, u8) {
+    let (f, l) = span.unwrap_or((0, u8::MAX));
     (f, if kind == OpKind::Temp { l } else { u8::MAX })
 }
 
@@ -916,6 +939,9 @@ struct Walk<'a> {
     regs: Vec<u32>,
     reads: SmallVec<[(bool, u32, u8); 8]>,
     placed: SmallVec<[(bool, u32, u8, u8); 8]>,
+    /// In a bundle of several pieces, per operand and half: its
+    /// [`piece_span`] ([`piece_spans`]).
+    spans: Vec<[Option<(u8, u8)>; 2]>,
     stored_args: SmallVec<[u32; 4]>,
     copied_out: SmallVec<[(Class, u32, u32); 2]>,
 }
@@ -966,6 +992,7 @@ impl<'a> Walk<'a> {
             regs: vec![NONE; nops],
             reads: SmallVec::new(),
             placed: SmallVec::new(),
+            spans: Vec::new(),
             stored_args: SmallVec::new(),
             copied_out: SmallVec::new(),
         };
@@ -1280,10 +1307,12 @@ impl<'a> Walk<'a> {
         let multi = m.pieces.len() > 1;
         self.reads.clear();
         if multi {
+            let classes = &self.vcode.classes;
+            piece_spans(m, |k| classes[ops[k].vreg.0 as usize] == Class::RPair, &mut self.spans);
             for (k, o) in ops.iter().enumerate().filter(|(_, o)| o.kind == OpKind::Use) {
                 let c = self.class(o.vreg.0);
                 for h in 0..size(c) {
-                    let last = if o.fixed.is_some() { u8::MAX } else { piece_span(m, k, h).map_or(u8::MAX, |s| s.1) };
+                    let last = if o.fixed.is_some() { u8::MAX } else { self.spans[k][h as usize].map_or(u8::MAX, |s| s.1) };
                     self.reads.push((c == Class::P, self.regs[ob + k] + h, last));
                 }
             }
@@ -1316,7 +1345,8 @@ impl<'a> Walk<'a> {
                 let mut halves = [((0u8, 0u8), 0u8); 2];
                 if multi {
                     for h in 0..size(c) {
-                        halves[h as usize] = (result_span(m, k, h, o.kind), first_write(m, k, h));
+                        let span = self.spans[k][h as usize];
+                        halves[h as usize] = (span_of_result(span, o.kind), span.map_or(0, |s| s.0));
                     }
                 }
                 let halves = &halves[..size(c) as usize];
