@@ -592,6 +592,7 @@ fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), Giv
     let mut nops = 0u32;
     let mut uses_sp = vcode.slots_size > 0 || vcode.incoming_bytes > 0 || vcode.makes_calls;
     let mut refs: Vec<RegRef> = Vec::with_capacity(16);
+    let mut filled: Vec<u64> = Vec::new();
     for b in &vcode.blocks {
         first.push(op_at.len());
         for m in &b.insts {
@@ -599,6 +600,16 @@ fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), Giv
             nops += m.opnds.len() as u32;
             if matches!(m.pseudo, Pseudo::Ret | Pseudo::TailCall { .. } | Pseudo::Call | Pseudo::FrameRel { .. }) {
                 uses_sp = true;
+            }
+            // In a bundle of several pieces, the fields an operand fills in
+            // each, as bit sets (a form has at most `MAX_FIELDS` fields), from
+            // one pass over the fixups.
+            if m.pieces.len() > 1 {
+                filled.clear();
+                filled.resize(m.pieces.len(), 0);
+                for fx in m.fixups.iter() {
+                    filled[fx.piece as usize] |= 1 << fx.field;
+                }
             }
             for (pi, p) in m.pieces.iter().enumerate() {
                 if p.has_dynamic_regs() {
@@ -609,9 +620,10 @@ fn number(vcode: &VCode, first: &mut Vec<usize>) -> Result<(Vec<u32>, bool), Giv
                 if refs.is_empty() {
                     continue;
                 }
-                // The fields of this piece an operand fills, as a bit set
-                // (a form has at most `MAX_FIELDS` fields).
-                let filled = m.fixups.iter().filter(|fx| fx.piece as usize == pi).fold(0u64, |a, fx| a | 1 << fx.field);
+                let filled = match m.pieces.len() {
+                    1 => m.fixups.iter().fold(0u64, |a, fx| a | 1 << fx.field),
+                    _ => filled[pi],
+                };
                 // A register in a field no operand fills is named by the
                 // instruction itself: the stack pointer, or the return
                 // address a call writes (a call clobbers every register).
