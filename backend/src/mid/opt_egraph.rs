@@ -402,7 +402,7 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || op == Bmask && matches!(dop, Icmp | Fcmp) && !ne_zero(dfg, def)
         || op == Ishl && k == 0 && dop == Ushr && amounts_differ(dfg, args[1], dfg.inst_args(def)[1])
         || op == Ireduce && (plain(dop) || min_max(dop) || matches!(dop, Ushr | Sshr))
-        || matches!(op, Ishl | Ushr | Sshr) && k == 0 && matches!(dop, Uextend | Select)
+        || matches!(op, Ishl | Ushr | Sshr) && k == 0 && matches!(dop, Uextend | Select | Ireduce)
         || matches!(op, Ushr | Sshr) && k == 0 && matches!(dop, Iadd | Isub)
         || op == Ishl && k == 0 && dop == Band && low_byte_mask(dfg, def)
         || matches!(op, Ishl | Ushr | Sshr) && k == 1 && !matches!(dop, Ireduce | Uextend | Sextend | Iconcat)
@@ -422,7 +422,8 @@ fn nests_kept(dfg: &DataFlowGraph, inst: Inst, op: Opcode, args: &[Value], k: us
         || op == Uextend && dop == Ireduce
         || plain(op) && (plain(dop) || matches!(dop, Sextend | Uextend)) && apart() && !both_zero_extended()
         || min_max(op) && (plain(dop) || min_max(dop)) && apart()
-        || plain(op) && min_max(dop) && apart() && !other().is_some_and(|o| min_max(dfg.insts[o].opcode()))
+        || plain(op) && min_max(dop) && !other().is_some_and(|o| min_max(dfg.insts[o].opcode()))
+        || plain(op) && dop == Ireduce
         || min_max(op) && matches!(dop, Bnot | Ishl | Ushr | Sshr) && apart()
         || matches!(op, Band | Bor | Bxor)
             && dop == Bnot
@@ -997,6 +998,13 @@ mod tests {
             // right (an `avg_round` lane); right shifts of a difference.
             body(p3, "i32", "    v3 = iadd v0, v1\n    v4 = iconst.i32 1\n    v5 = iadd v3, v4\n    v6 = ushr v5, v4\n", "v6"),
             body(p3, "i32, i32", "    v3 = isub v0, v1\n    v4 = iconst.i32 3\n    v5 = sshr v3, v4\n    v6 = ushr v3, v4\n", "v5, v6"),
+            // A difference or sum with a maximum or minimum of one of its
+            // operands (`usub_sat`'s lanes); shifts of a reduced value, and
+            // bitwise operations and sums of reduced values (`vhigh_bits`'s
+            // lanes).
+            body(p3, "i32, i32", "    v3 = umax v0, v1\n    v4 = isub v3, v1\n    v5 = smin v0, v2\n    v6 = iadd v5, v0\n", "v4, v6"),
+            body("v0: i64, v1: i64", "i32, i32, i32", "    v2 = ireduce.i32 v0\n    v3 = iconst.i32 1\n    v4 = ishl v2, v3\n    v5 = ushr v2, v3\n    v6 = sshr v2, v3\n", "v4, v5, v6"),
+            body("v0: i64, v1: i64, v2: i32", "i32, i32, i32", "    v3 = ireduce.i32 v0\n    v4 = ireduce.i32 v1\n    v5 = bor v3, v4\n    v6 = band v3, v2\n    v7 = iadd v4, v2\n", "v5, v6, v7"),
         ];
         for text in shapes.iter() {
             let before = parsed(text);
