@@ -789,6 +789,19 @@ impl Bundle {
         self
     }
 
+    /// [`Bundle::reg_at`] for a field whose role the caller checked before
+    /// (a template's fields, when the template was made).
+    pub fn checked_reg_at(mut self, field: usize, v: VReg, kind: OpKind, hi: bool) -> Self {
+        let (piece, i) = self.last();
+        debug_assert!({
+            let (reads, writes) = i.field_roles(field);
+            i.def().fields[field].kind.is_register() && if kind == OpKind::Use { reads } else { writes }
+        });
+        let opnd = self.m.bundle_operand(v, kind, None);
+        self.m.bind(piece, field as u8, opnd, hi);
+        self
+    }
+
     /// An operand with no field, fixed to register `reg` (the ABI operands of pseudos).
     pub fn fixed(mut self, v: VReg, kind: OpKind, reg: u8) -> Self {
         self.m.add_operand(v, kind, Some(reg));

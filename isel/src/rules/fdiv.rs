@@ -17,6 +17,7 @@
 //! a branch back to the instruction after the `BRA` (`MInst::cold_from`).
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 use ursa_emit::{parse_inst, Inst, NoLabels, RegFile, RegSlot};
@@ -35,15 +36,23 @@ enum Role {
     Tmp(usize),
 }
 
-/// A parsed sequence and the meaning of each template register.
+/// What one register field of a piece is bound to, resolved when the
+/// template is made: the register (`role`; a predicate is a scratch
+/// register), read or written as `kind`, the high half of a pair (`hi`).
+#[derive(Clone, Copy, Debug)]
+struct Binding {
+    field: usize,
+    role: Role,
+    kind: OpKind,
+    hi: bool,
+}
+
+/// A parsed sequence and the register each of its fields is bound to.
 pub struct Template {
     pieces: Vec<Inst>,
-    /// Per piece: (field index, register file, template register number).
-    fields: Vec<Vec<(usize, RegFile, u32, bool)>>,
-    /// Template general register (the low one of a pair) → role and class.
-    regs: HashMap<u32, (Role, Class)>,
-    /// Template predicate → scratch predicate number.
-    preds: HashMap<u32, usize>,
+    /// Per piece, its register fields' bindings (each field once, in the
+    /// order of the piece's written registers, then its read ones).
+    bindings: Vec<Vec<Binding>>,
     temps: Vec<Class>,
     /// The first out-of-line piece (after the `BRA .slow` line).
     cold_from: Option<u8>,
@@ -55,18 +64,15 @@ impl Template {
     /// result with their classes; every other register the text names is a
     /// scratch register (a pair if `pairs` lists its even number).
     fn new(text: &str, inputs: &[(u32, Class)], output: (u32, Class), pairs: &[u32]) -> Template {
-        let mut t = Template {
-            pieces: Vec::new(),
-            fields: Vec::new(),
-            regs: HashMap::default(),
-            preds: HashMap::default(),
-            temps: Vec::new(),
-            cold_from: None,
-        };
+        let mut t = Template { pieces: Vec::new(), bindings: Vec::new(), temps: Vec::new(), cold_from: None };
+        // Template general register (the low one of a pair) → role and
+        // class; template predicate → scratch register number.
+        let mut regs: HashMap<u32, (Role, Class)> = HashMap::default();
+        let mut preds: HashMap<u32, usize> = HashMap::default();
         for (k, &(r, c)) in inputs.iter().enumerate() {
-            t.regs.insert(r, (Role::In(k), c));
+            regs.insert(r, (Role::In(k), c));
         }
-        t.regs.insert(output.0, (Role::Out, output.1));
+        regs.insert(output.0, (Role::Out, output.1));
         // Every scratch half is first written by an unguarded piece, so that
         // its value starts inside the bundle (a guarded first write would
         // make `pack_regs` keep whatever the register held before).
@@ -95,12 +101,11 @@ impl Template {
                 match r.file {
                     RegFile::R => {
                         let base = r.num & !1;
-                        let key =
-                            if t.regs.get(&base).is_some_and(|x| x.1 == Class::RPair) || pairs.contains(&base) { base } else { r.num };
+                        let key = if regs.get(&base).is_some_and(|x| x.1 == Class::RPair) || pairs.contains(&base) { base } else { r.num };
                         let hi = key != r.num;
                         if write && !first_written.contains(&r.num) {
                             first_written.push(r.num);
-                            let scratch = !matches!(t.regs.get(&key).map(|x| x.0), Some(Role::In(_)) | Some(Role::Out));
+                            let scratch = !matches!(regs.get(&key).map(|x| x.0), Some(Role::In(_)) | Some(Role::Out));
                             assert!(
                                 !scratch || !inst.is_guarded(),
                                 "fdiv template line {}: the first write of scratch R{} is guarded",
@@ -108,19 +113,19 @@ impl Template {
                                 r.num
                             );
                         }
-                        if !t.regs.contains_key(&key) {
+                        if !regs.contains_key(&key) {
                             assert!(write, "fdiv template line {}: scratch R{} read before it is written", n + 1, r.num);
                             let class = if pairs.contains(&key) { Class::RPair } else { Class::R };
-                            t.regs.insert(key, (Role::Tmp(t.temps.len()), class));
+                            regs.insert(key, (Role::Tmp(t.temps.len()), class));
                             t.temps.push(class);
                         }
                         if write {
-                            assert!(!matches!(t.regs[&key].0, Role::In(_)), "fdiv template line {}: writes input R{}", n + 1, r.num);
+                            assert!(!matches!(regs[&key].0, Role::In(_)), "fdiv template line {}: writes input R{}", n + 1, r.num);
                         }
                         fields.push((field, RegFile::R, key, hi));
                         if r.count == 2 {
                             assert!(
-                                !hi && t.regs[&key].1 == Class::RPair,
+                                !hi && regs[&key].1 == Class::RPair,
                                 "fdiv template line {}: R[{}:{}] is not a declared pair",
                                 n + 1,
                                 r.num,
@@ -129,9 +134,9 @@ impl Template {
                         }
                     }
                     RegFile::P => {
-                        if !t.preds.contains_key(&r.num) {
+                        if !preds.contains_key(&r.num) {
                             assert!(write, "fdiv template line {}: P{} read before it is written", n + 1, r.num);
-                            t.preds.insert(r.num, t.temps.len());
+                            preds.insert(r.num, t.temps.len());
                             t.temps.push(Class::P);
                         }
                         fields.push((field, RegFile::P, r.num, false));
@@ -139,44 +144,51 @@ impl Template {
                     f => panic!("fdiv template line {}: register file {:?}", n + 1, f),
                 }
             }
+            // Each field bound once (outputs were listed first; a field both
+            // read and written, none in these templates, would be twice),
+            // its role checked here rather than at every use.
+            let mut bindings: Vec<Binding> = Vec::new();
+            for (field, file, key, hi) in fields {
+                if bindings.iter().any(|b| b.field == field) {
+                    continue;
+                }
+                let (reads, writes) = inst.field_roles(field);
+                let (role, kind) = match file {
+                    RegFile::P => (Role::Tmp(preds[&key]), if writes { OpKind::Temp } else { OpKind::Use }),
+                    _ => match (regs[&key].0, writes) {
+                        (Role::Out, true) => (Role::Out, OpKind::Def),
+                        (Role::Tmp(k), true) => (Role::Tmp(k), OpKind::Temp),
+                        (role, _) => (role, OpKind::Use),
+                    },
+                };
+                assert!(
+                    if kind == OpKind::Use { reads } else { writes },
+                    "fdiv template line {}: field {} is not a register it {}",
+                    n + 1,
+                    field,
+                    if kind == OpKind::Use { "reads" } else { "writes" }
+                );
+                bindings.push(Binding { field, role, kind, hi });
+            }
             t.pieces.push(inst);
-            t.fields.push(fields);
+            t.bindings.push(bindings);
         }
         t
     }
 
     /// The bundle for operands `ins` and result `out`.
     fn bundle(&self, lower: &mut Lower, ins: &[VReg], out: VReg) -> Bundle {
-        let temps: Vec<VReg> = self.temps.iter().map(|&c| lower.temp(c)).collect();
+        let temps: SmallVec<[VReg; 16]> = self.temps.iter().map(|&c| lower.temp(c)).collect();
         let mut b = Bundle::new().cold_from(self.cold_from);
-        for (inst, fields) in self.pieces.iter().zip(&self.fields) {
+        for (inst, bindings) in self.pieces.iter().zip(&self.bindings) {
             b = b.piece(inst.clone());
-            // Outputs were listed first in `fields`; a field that is both read
-            // and written (none in these templates) would appear twice.
-            let mut done: Vec<usize> = Vec::new();
-            for &(field, file, key, hi) in fields {
-                if done.contains(&field) {
-                    continue;
-                }
-                done.push(field);
-                let writes = inst.operand_fields(true).contains(&field);
-                let (use_, def, tmp) = (OpKind::Use, OpKind::Def, OpKind::Temp);
-                b = match file {
-                    RegFile::P => {
-                        let v = temps[self.preds[&key]];
-                        b.reg_at(field, v, if writes { tmp } else { use_ }, false)
-                    }
-                    _ => {
-                        let (role, _) = self.regs[&key];
-                        match (role, writes) {
-                            (Role::In(k), _) => b.reg_at(field, ins[k], use_, hi),
-                            (Role::Out, true) => b.reg_at(field, out, def, hi),
-                            (Role::Out, false) => b.reg_at(field, out, use_, hi),
-                            (Role::Tmp(k), true) => b.reg_at(field, temps[k], tmp, hi),
-                            (Role::Tmp(k), false) => b.reg_at(field, temps[k], use_, hi),
-                        }
-                    }
+            for x in bindings {
+                let v = match x.role {
+                    Role::In(k) => ins[k],
+                    Role::Out => out,
+                    Role::Tmp(k) => temps[k],
                 };
+                b = b.checked_reg_at(x.field, v, x.kind, x.hi);
             }
         }
         b
