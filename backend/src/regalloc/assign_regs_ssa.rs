@@ -1848,6 +1848,44 @@ mod tests {
     fn mov(d: VReg, s: VReg) -> MInst {
         Bundle::new().inst(forms::MOV_R).def(MOV_R::RD, d).use_(MOV_R::RB, s).build()
     }
+
+    #[test]
+    fn the_spans_found_in_one_pass_are_those_of_each_operand_half() {
+        // The bundles of many pieces the lowering makes (the correctly
+        // rounded divisions and square roots, with an operand read twice),
+        // each operand half's pieces by `piece_spans` and by `piece_span`.
+        let text = "function %f(f64, f64, f32, f32) -> f64, f64, f32, f32 {
+block0(v0: f64, v1: f64, v2: f32, v3: f32):
+    v4 = fdiv v0, v1
+    v5 = sqrt v4
+    v6 = fdiv v2, v2
+    v7 = sqrt v3
+    return v4, v5, v6, v7
+}";
+        let f = cranelift_reader::parse_functions(text).unwrap().remove(0);
+        let (shared, data) = (Default::default(), Default::default());
+        let vcode = ursa_isel::lower(&f, false, &shared, &data, true, Default::default()).unwrap();
+        let mut spans = Vec::new();
+        let mut bundles = 0;
+        for m in vcode.blocks.iter().flat_map(|b| &b.insts).filter(|m| m.pieces.len() > 1) {
+            bundles += 1;
+            let pair = |k: usize| vcode.class(m.opnds[k].vreg) == Class::RPair;
+            piece_spans(m, pair, &mut spans);
+            for k in 0..m.opnds.len() {
+                for h in 0..1 + pair(k) as u32 {
+                    assert_eq!(
+                        spans[k][h as usize],
+                        piece_span(m, k, h),
+                        "operand {} half {} of a bundle of {} pieces",
+                        k,
+                        h,
+                        m.pieces.len()
+                    );
+                }
+            }
+        }
+        assert_eq!(bundles, 4, "one bundle per division and square root");
+    }
     fn add(d: VReg, a: VReg, b: VReg) -> MInst {
         Bundle::new().inst(forms::IADD_RR).def(IADD_RR::RD, d).use_(IADD_RR::RA, a).use_(IADD_RR::RB, b).build()
     }
