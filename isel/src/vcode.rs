@@ -774,29 +774,12 @@ impl Bundle {
 
     /// Field number `field` of the last instruction (an instruction parsed
     /// from text, whose register fields come from [`Inst::reg_reads`] /
-    /// [`Inst::reg_writes`]) reads or writes `v`, as `kind` says. Panics
-    /// unless the field is a register the instruction reads (for a use) or
-    /// writes (otherwise).
+    /// [`Inst::reg_writes`]) reads or writes `v`, as `kind` says. The caller
+    /// checks once, when it reads the text, that the field is a register the
+    /// instruction reads (for a use) or writes (otherwise): [`takes_reg`].
     pub fn reg_at(mut self, field: usize, v: VReg, kind: OpKind, hi: bool) -> Self {
         let (piece, i) = self.last();
-        let (reads, writes) = i.field_roles(field);
-        let f = &i.def().fields[field];
-        if !f.kind.is_register() || (kind == OpKind::Use && !reads) || (kind != OpKind::Use && !writes) {
-            panic!("{}: field `{}` is not a register it {}", i.form().name(), f.name, if kind == OpKind::Use { "reads" } else { "writes" });
-        }
-        let opnd = self.m.bundle_operand(v, kind, None);
-        self.m.bind(piece, field as u8, opnd, hi);
-        self
-    }
-
-    /// [`Bundle::reg_at`] for a field whose role the caller checked before
-    /// (a template's fields, when the template was made).
-    pub fn checked_reg_at(mut self, field: usize, v: VReg, kind: OpKind, hi: bool) -> Self {
-        let (piece, i) = self.last();
-        debug_assert!({
-            let (reads, writes) = i.field_roles(field);
-            i.def().fields[field].kind.is_register() && if kind == OpKind::Use { reads } else { writes }
-        });
+        debug_assert!(takes_reg(i, field, kind), "{}: field {} is not a register for {:?}", i.form().name(), field, kind);
         let opnd = self.m.bundle_operand(v, kind, None);
         self.m.bind(piece, field as u8, opnd, hi);
         self
@@ -839,6 +822,13 @@ impl Default for Bundle {
     fn default() -> Self {
         Bundle::new()
     }
+}
+
+/// Whether field `field` of `i` is a register `i` reads (for `kind` a
+/// use) or writes (any other kind): what [`Bundle::reg_at`] may bind.
+pub fn takes_reg(i: &Inst, field: usize, kind: OpKind) -> bool {
+    let (reads, writes) = i.field_roles(field);
+    i.def().fields[field].kind.is_register() && if kind == OpKind::Use { reads } else { writes }
 }
 
 fn same_role(a: OpKind, b: OpKind) -> bool {

@@ -422,10 +422,15 @@ pub(crate) fn piece_span(m: &MInst, k: usize, h: u32) -> Option<(u8, u8)> {
     let mut span: Option<(u8, u8)> = None;
     for fx in m.fixups.iter().filter(|f| f.opnd as usize == k) {
         if m.names_half(fx, h) {
-            span = Some(span.map_or((fx.piece, fx.piece), |(a, b)| (a.min(fx.piece), b.max(fx.piece))));
+            widen(&mut span, fx.piece);
         }
     }
     span
+}
+
+/// `span` (first and last piece) grown to take in `piece`.
+fn widen(span: &mut Option<(u8, u8)>, piece: u8) {
+    *span = Some(span.map_or((piece, piece), |(a, b)| (a.min(piece), b.max(piece))));
 }
 
 /// [`piece_span`] of every operand and half of bundle `m` (indexed by
@@ -439,8 +444,7 @@ pub(crate) fn piece_spans(m: &MInst, pair: impl Fn(usize) -> bool, out: &mut Vec
         let k = fx.opnd as usize;
         for h in 0..1 + pair(k) as u32 {
             if m.names_half_of(fx, h, || low[fx.piece as usize] >> fx.field & 1 != 0) {
-                let span = &mut out[k][h as usize];
-                *span = Some(span.map_or((fx.piece, fx.piece), |(a, b)| (a.min(fx.piece), b.max(fx.piece))));
+                widen(&mut out[k][h as usize], fx.piece);
             }
         }
     }

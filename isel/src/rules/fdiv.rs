@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use ursa_emit::{parse_inst, Inst, NoLabels, RegFile, RegSlot};
 
 use crate::lower::Lower;
-use crate::vcode::{Bundle, Class, OpKind, VReg};
+use crate::vcode::{takes_reg, Bundle, Class, OpKind, VReg};
 
 /// What a template register stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,7 +152,7 @@ impl Template {
                 if bindings.iter().any(|b| b.field == field) {
                     continue;
                 }
-                let (reads, writes) = inst.field_roles(field);
+                let writes = inst.field_roles(field).1;
                 let (role, kind) = match file {
                     RegFile::P => (Role::Tmp(preds[&key]), if writes { OpKind::Temp } else { OpKind::Use }),
                     _ => match (regs[&key].0, writes) {
@@ -162,7 +162,7 @@ impl Template {
                     },
                 };
                 assert!(
-                    if kind == OpKind::Use { reads } else { writes },
+                    takes_reg(&inst, field, kind),
                     "fdiv template line {}: field {} is not a register it {}",
                     n + 1,
                     field,
@@ -188,7 +188,7 @@ impl Template {
                     Role::Out => out,
                     Role::Tmp(k) => temps[k],
                 };
-                b = b.checked_reg_at(x.field, v, x.kind, x.hi);
+                b = b.reg_at(x.field, v, x.kind, x.hi);
             }
         }
         b
