@@ -53,7 +53,7 @@ mod clif_corpus;
 use clif_corpus::{clif_files, parse_clif};
 #[path = "support/cranelift_x64.rs"]
 mod cranelift_x64;
-use cranelift_x64::{both_compile, cranelift_compile};
+use cranelift_x64::{both_compile, cranelift_compile, median};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -176,11 +176,6 @@ fn paired(cat: &str, funcs: &[Function], isa: &OwnedTargetIsa, iters: u64, ursa:
         }
     });
     mine
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn bench(c: &mut Criterion) {

@@ -119,8 +119,7 @@ fn main() {
         }
         let (tu, tc) = rounds.iter().fold((0f64, 0f64), |(a, b), &(u, c)| (a + u, b + c));
         let mut ratios: Vec<f64> = rounds.iter().map(|&(u, c)| u / c).collect();
-        ratios.sort_by(f64::total_cmp);
-        let median = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
+        let median = cranelift_x64::median(&mut ratios);
         let per = |t: f64| t * 1e6 / count.max(1) as f64;
         eprintln!(
             "{} functions, per compile of the set: ursa {:.1} us, cranelift x86-64 {:.1} us, ratio {:.2} (median of the rounds' ratios {:.3})",

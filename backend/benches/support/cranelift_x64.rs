@@ -49,3 +49,11 @@ pub fn both_compile(isa: &OwnedTargetIsa, f: &Function, opts: &ursa_backend::Opt
     let ursa = std::panic::catch_unwind(|| ursa_backend::compile(f, opts).is_ok()).unwrap_or(false);
     ursa && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cranelift_compile(isa, f))).unwrap_or(false)
 }
+
+/// The median of the ratios of paired timings, Ursa's over Cranelift's (the
+/// upper one of an even count; NaN for none): what a pair costs when
+/// neither side was interrupted.
+pub fn median(ratios: &mut [f64]) -> f64 {
+    ratios.sort_by(f64::total_cmp);
+    ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+}
