@@ -37,7 +37,7 @@ pub(crate) fn run_target<'a>(functions: &'a [(Function, Details<'_>)], name: &st
 /// A vector argument or result always goes through the caller, which loads
 /// and stores it whole (its lanes are the function's arguments, `docs/abi.md`).
 pub(crate) fn needs_wrapper(f: &Function) -> bool {
-    let n = ursa_isel::abi::MAX_REG_ARGS;
+    let n = ursa_isel::abi::LOW_REG_ARGS;
     let sig = &f.signature;
     abi_slots(&sig.params) > n || abi_slots(&sig.returns) > n || sig.params.iter().chain(&sig.returns).any(|p| p.value_type.is_vector())
 }

@@ -406,24 +406,30 @@ block0(v0: i128, v1: i64, v2: i128):
 '''
     cs = [(EDGES[i], u(EDGES[(i * 7) % 20], 64), EDGES[(i * 3 + 1) % 20]) for i in range(20)]
     text += ''.join('; run: %%caller(%s, %s, %s) == [%s, 42]\n' % (lit(a), lit(b, 64), lit(c), lit(u(~u((a + b) * c)))) for a, b, c in cs)
+    # The second i128 straddles the last register slot (31) and the stack.
+    n = 31
+    i64s = ', '.join(['i64'] * n)
+    params = ', '.join('v%d: i64' % k for k in range(n))
+    firsts = ', '.join('v%d' % k for k in range(n))
+    results = ', '.join('v%d' % (100 + k) for k in range(n + 2))
     text += '''
-function %straddle(i64, i64, i64, i64, i64, i64, i64, i128, i128) -> i64, i64, i64, i64, i64, i64, i64, i128, i128 {
-block0(v0: i64, v1: i64, v2: i64, v3: i64, v4: i64, v5: i64, v6: i64, v7: i128, v8: i128):
-    v9 = isub v7, v8
-    v10 = iadd v7, v8
-    return v0, v1, v2, v3, v4, v5, v6, v9, v10
+function %%straddle(%s, i128, i128) -> %s, i128, i128 {
+block0(%s, v%d: i128, v%d: i128):
+    v200 = isub v%d, v%d
+    v201 = iadd v%d, v%d
+    return %s, v200, v201
 }
 
-function %straddle_caller(i128, i128) -> i128, i64 {
-    fn0 = %straddle(i64, i64, i64, i64, i64, i64, i64, i128, i128) -> i64, i64, i64, i64, i64, i64, i64, i128, i128
+function %%straddle_caller(i128, i128) -> i128, i64 {
+    fn0 = %%straddle(%s, i128, i128) -> %s, i128, i128
 block0(v0: i128, v1: i128):
     v2 = iconst.i64 7
-    v3, v4, v5, v6, v7, v8, v9, v10, v11 = call fn0(v2, v2, v2, v2, v2, v2, v2, v0, v1)
-    v12 = bxor v10, v11
-    v13 = iadd v3, v9
+    %s = call fn0(%s, v0, v1)
+    v12 = bxor v%d, v%d
+    v13 = iadd v100, v%d
     return v12, v13
 }
-'''
+''' % (i64s, i64s, params, n, n + 1, n, n + 1, n, n + 1, firsts, i64s, i64s, results, ', '.join(['v2'] * n), 100 + n, 101 + n, 99 + n)
     text += ''.join('; run: %%straddle_caller(%s, %s) == [%s, 14]\n' % (lit(a), lit(b), lit(u(a - b) ^ u(a + b))) for a, b in pairs(5, 5))
     text += '''
 function %indirect_caller(i128, i64, i128) -> i128, i32 {

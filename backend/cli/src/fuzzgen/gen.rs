@@ -347,8 +347,16 @@ pub fn generate(r: &mut SmallRng, rv: &mut SmallRng, lim: &Limits) -> Program {
     let mut funcs: Vec<Option<Func>> = vec![None; nf];
     let mut sigs: Vec<(usize, Vec<Type>, Vec<Type>)> = Vec::new();
     for k in (0..nf).rev() {
-        let max_params = if k == 0 { ursa_isel::abi::MAX_REG_ARGS } else { 10 };
-        let nparams = r.random_range(0..=max_params.min(5 + 5 * (k > 0) as usize));
+        // (The function run takes what `Gpu::call` passes in registers; a
+        // called function in ten has more parameters than the registers
+        // hold, the rest passed on the stack.)
+        let nparams = if k == 0 {
+            r.random_range(0..=ursa_isel::abi::LOW_REG_ARGS.min(5))
+        } else if r.random_bool(0.1) {
+            r.random_range(ursa_isel::abi::MAX_REG_ARGS - 2..=ursa_isel::abi::MAX_REG_ARGS + 8)
+        } else {
+            r.random_range(0..=10)
+        };
         // The entry function's parameters come from the host as 64-bit
         // patterns: no i128 among them.
         let ntypes = if k == 0 { 4 } else { TYPES.len() };
