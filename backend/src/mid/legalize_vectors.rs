@@ -108,23 +108,23 @@ pub fn legalize_vectors(f: &mut Function) -> Result<bool, Error> {
     {
         return Err(Error::unsupported(format!("vector type {} is not supported (its lanes are {})", t, t.lane_type())));
     }
-    let Tables { mut map, slices, halves, made, virt } = TABLES.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    let Tables { mut map, slices, halves, made, virt, steps } = TABLES.with(|t| std::mem::take(&mut *t.borrow_mut()));
     super::split_signatures_and_params(f, lanes_of, |p, lanes| {
         map.insert(p, Lanes::from_vec(lanes));
     });
-    let mut s = Split { map, slices, halves, made, made_in: None, aliases, virt };
+    let mut s = Split { map, slices, halves, made, made_in: None, aliases, virt, steps };
     super::rewrite_in_rpo(f, inst_mentions_vectors, |f, inst| s.inst(f, inst))?;
     if s.aliases {
         f.dfg.resolve_all_aliases();
     }
-    let Split { mut map, mut slices, mut halves, mut made, mut virt, .. } = s;
+    let Split { mut map, mut slices, mut halves, mut made, mut virt, steps, .. } = s;
     if made.capacity() <= MAX_KEPT {
         map.clear();
         slices.clear();
         halves.clear();
         made.clear();
         virt.clear();
-        TABLES.with(|t| *t.borrow_mut() = Tables { map, slices, halves, made, virt });
+        TABLES.with(|t| *t.borrow_mut() = Tables { map, slices, halves, made, virt, steps });
     }
     super::verify_in_debug(f)?;
     Ok(true)
@@ -141,6 +141,7 @@ struct Tables {
     halves: HashMap<(Value, Block), (Value, Value)>,
     made: Made,
     virt: HashMap<Value, Slices>,
+    steps: Steps,
 }
 
 /// The number of instructions of one block beyond which [`Tables`] are not
@@ -164,14 +165,89 @@ type Made = HashMap<(InstructionData, Type), Inst>;
 /// (beyond its results) that repeats one made earlier in the block is that
 /// one, not made again, so the same constant in every lane, or the same
 /// operation on the lanes of a `splat`, is one instruction.
+///
+/// The pure instructions it makes wait in [`Steps`] and are placed when the
+/// instruction they replace is done ([`LaneCursor::place`]; an instruction
+/// with effects places them first): ordered by their step, the lanes of a
+/// vector instruction come out one step at a time (every lane's first
+/// instruction, then every lane's second, …), not one lane after the other,
+/// so that no instruction sits right after the one it waits for and the
+/// machine code of the lanes issues without stalls, in the order the
+/// pre-allocation scheduler would otherwise have to find.
 struct LaneCursor<'f> {
     cur: FuncCursor<'f>,
     made: Made,
+    steps: Steps,
 }
 
 impl<'f> LaneCursor<'f> {
     fn ins(&mut self) -> SharingBuilder<'_, 'f> {
-        SharingBuilder { cur: &mut self.cur, made: &mut self.made }
+        SharingBuilder { cur: &mut self.cur, made: &mut self.made, steps: &mut self.steps }
+    }
+
+    /// Places the waiting instructions before the cursor, by step (in the
+    /// order they were made within a step).
+    fn place(&mut self) {
+        self.steps.place(&mut self.cur);
+    }
+}
+
+/// The pure instructions made and not placed yet, each with its step: one
+/// more than the latest step of the waiting instructions it reads (0 if it
+/// reads none).
+struct Steps {
+    waiting: Vec<(u32, Inst)>,
+    /// By instruction number: the placing round (`round`) an instruction
+    /// waited in and its step then (a table, not a map: it is read for
+    /// every operand of every instruction made; kept from function to
+    /// function with the other tables).
+    step: Vec<(u32, u32)>,
+    round: u32,
+}
+
+impl Default for Steps {
+    fn default() -> Self {
+        // (Round 0 is that of the table's unused entries.)
+        Steps { waiting: Vec::new(), step: Vec::new(), round: 1 }
+    }
+}
+
+impl Steps {
+    /// Records `inst`, just made, as waiting.
+    fn wait(&mut self, dfg: &DataFlowGraph, inst: Inst) {
+        let (round, table) = (self.round, &self.step);
+        let of = |a: Value| match dfg.value_def(a).inst().and_then(|d| table.get(d.as_u32() as usize)) {
+            Some(&(r, k)) if r == round => Some(k + 1),
+            _ => None,
+        };
+        let step = dfg.inst_args(inst).iter().filter_map(|&a| of(a)).max().unwrap_or(0);
+        self.waiting.push((step, inst));
+        if self.step.len() <= inst.as_u32() as usize {
+            self.step.resize(dfg.num_insts().max(inst.as_u32() as usize + 1), (0, 0));
+        }
+        self.step[inst.as_u32() as usize] = (round, step);
+    }
+
+    fn place(&mut self, cur: &mut FuncCursor) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        // (Stable: within a step, the order they were made in.)
+        self.waiting.sort_by_key(|&(k, _)| k);
+        let loc = cur.srcloc();
+        for &(_, inst) in &self.waiting {
+            cur.insert_inst(inst);
+            if !loc.is_default() {
+                cur.func.set_srcloc(inst, loc);
+            }
+        }
+        self.waiting.clear();
+        // A new round: the steps recorded so far are stale.
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            self.step.iter_mut().for_each(|e| *e = (0, 0));
+            self.round = 1;
+        }
     }
 }
 
@@ -192,6 +268,7 @@ impl<'f> std::ops::DerefMut for LaneCursor<'f> {
 struct SharingBuilder<'c, 'f> {
     cur: &'c mut FuncCursor<'f>,
     made: &'c mut Made,
+    steps: &'c mut Steps,
 }
 
 impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
@@ -211,6 +288,8 @@ impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
     fn build_aux_inst(&mut self, data: InstructionData, ctrl_typevar: Type) -> Inst {
         let cur = &mut *self.cur;
         if super::has_effect(data.opcode()) {
+            // After the pure instructions made before it.
+            self.steps.place(cur);
             return InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar);
         }
         // A lane computed from constants is the constant.
@@ -218,7 +297,14 @@ impl<'c, 'f> InstBuilderBase<'c> for SharingBuilder<'c, 'f> {
             Some((t, bits)) => (InstructionData::UnaryImm { opcode: Opcode::Iconst, imm: Imm64::new(bits as i64) }, t),
             None => (data, ctrl_typevar),
         };
-        *self.made.entry((data, ctrl_typevar)).or_insert_with(|| InsertBuilder::new(cur).build_aux_inst(data, ctrl_typevar))
+        let steps = &mut *self.steps;
+        *self.made.entry((data, ctrl_typevar)).or_insert_with(|| {
+            let dfg = &mut cur.func.dfg;
+            let inst = dfg.make_inst(data);
+            dfg.make_inst_results(inst, ctrl_typevar);
+            steps.wait(dfg, inst);
+            inst
+        })
     }
 }
 
@@ -343,6 +429,9 @@ struct Split {
     /// to narrower lanes, a shuffle of whole groups and a `bitcast` back
     /// then make no lane at all.
     virt: HashMap<Value, Slices>,
+    /// The waiting instructions of the [`LaneCursor`] (kept between
+    /// cursors for its tables).
+    steps: Steps,
 }
 
 /// The lanes of the vector `v` (an operand of `inst`) in `map`.
@@ -715,7 +804,7 @@ impl Split {
             if !self.virt.is_empty() {
                 let mut pos = self.cursor(f, inst);
                 self.make_lanes(&mut pos, inst);
-                self.made = std::mem::take(&mut pos.made);
+                self.done(&mut pos);
             }
             return self.branch(f, inst);
         }
@@ -725,7 +814,7 @@ impl Split {
         let mut pos = self.cursor(f, inst);
         if op == Opcode::Bitcast || !self.virt.is_empty() {
             if let Some(lanes) = self.moved_lanes(&mut pos, inst, op, data, &args, &results) {
-                self.made = std::mem::take(&mut pos.made);
+                self.done(&mut pos);
                 let f = pos.cur.func;
                 f.dfg.clear_results(inst);
                 f.layout.remove_inst(inst);
@@ -735,7 +824,7 @@ impl Split {
             self.make_lanes(&mut pos, inst);
         }
         let out = self.rewrite(&mut pos, inst, op, data, &args, &results)?;
-        self.made = std::mem::take(&mut pos.made);
+        self.done(&mut pos);
         self.aliases |= out.iter().any(|r| r.is_err());
         super::replace_results(pos.cur.func, inst, &results, out, &mut self.map)
     }
@@ -829,9 +918,21 @@ impl Split {
             self.made.clear();
             self.made_in = block;
         }
-        let mut pos = LaneCursor { cur: FuncCursor::new(f).at_inst(inst), made: std::mem::take(&mut self.made) };
+        let mut pos = LaneCursor {
+            cur: FuncCursor::new(f).at_inst(inst),
+            made: std::mem::take(&mut self.made),
+            steps: std::mem::take(&mut self.steps),
+        };
         pos.use_srcloc(inst);
         pos
+    }
+
+    /// The end of `pos` ([`Split::cursor`]): its waiting instructions
+    /// placed, its tables given back.
+    fn done(&mut self, pos: &mut LaneCursor) {
+        pos.place();
+        self.made = std::mem::take(&mut pos.made);
+        self.steps = std::mem::take(&mut pos.steps);
     }
 
     fn branch(&mut self, f: &mut Function, inst: Inst) -> Result<(), Error> {
@@ -867,6 +968,7 @@ impl Split {
             return Ok(Out::new());
         }
         if matches!(op, Opcode::Call | Opcode::CallIndirect | Opcode::ReturnCall | Opcode::ReturnCallIndirect) {
+            pos.place();
             return self.call(&mut pos.cur, inst, args, results);
         }
         if lane_wise(op) || (bitwise(op) && rlane.is_some_and(|t| t.is_int())) {
@@ -1399,5 +1501,42 @@ mod tests {
         let blocks: Vec<Block> = f.layout.blocks().collect();
         assert_eq!(in_block(blocks[0]), 0, "{}", f.display());
         assert!(in_block(blocks[1]) > 0 && in_block(blocks[2]) > 0, "{}", f.display());
+    }
+
+    #[test]
+    fn the_lanes_of_a_vector_instruction_come_out_step_by_step() {
+        // Each lane of an i8x16 usub_sat is uextend, uextend, isub, smax,
+        // ireduce: every lane's extensions come first, then every lane's
+        // isub, and so on, not one lane after the other.
+        let f =
+            legalized("function %f(i8x16, i8x16) -> i8x16 {\nblock0(v0: i8x16, v1: i8x16):\n    v2 = usub_sat v0, v1\n    return v2\n}\n");
+        let ops: Vec<Opcode> = f.layout.block_insts(f.layout.entry_block().unwrap()).map(|i| f.dfg.insts[i].opcode()).collect();
+        let first = |op: Opcode| ops.iter().position(|&o| o == op).unwrap();
+        let last = |op: Opcode| ops.iter().rposition(|&o| o == op).unwrap();
+        assert_eq!(count(&f, Opcode::Isub), 16, "{}", f.display());
+        assert!(last(Opcode::Uextend) < first(Opcode::Isub), "{}", f.display());
+        assert!(last(Opcode::Isub) < first(Opcode::Smax), "{}", f.display());
+        assert!(last(Opcode::Smax) < first(Opcode::Ireduce), "{}", f.display());
+    }
+
+    #[test]
+    fn an_instruction_with_effects_comes_after_the_lanes_it_reads() {
+        // The bytes of the words are made for the store (they wait to be
+        // placed); the first byte store places them, so every store comes
+        // after the byte it stores (the verifier of `legalized` checks it),
+        // and the stores keep their order (the store is not `aligned`: one
+        // per byte).
+        let f = legalized(
+            "function %f(i32x4, i64) {\nblock0(v0: i32x4, v1: i64):\n    v2 = bitcast.i8x16 little v0\n    store v2, v1\n    return\n}\n",
+        );
+        let insts: Vec<Inst> = f.layout.block_insts(f.layout.entry_block().unwrap()).collect();
+        let offsets: Vec<i32> = insts
+            .iter()
+            .filter_map(|&i| match f.dfg.insts[i] {
+                InstructionData::Store { offset, .. } => Some(offset.into()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(offsets, (0..16).collect::<Vec<i32>>(), "{}", f.display());
     }
 }

@@ -445,6 +445,41 @@ impl Region {
         order.extend((0..self.nodes.len() as u32).filter(|&i| !placed[i as usize]));
     }
 
+    /// Into `order`, the instructions by their earliest cycle (the longest
+    /// latency path to them), ties in the original order; whether they
+    /// issue in that order one per cycle, without a stall (`at`: working
+    /// memory).
+    fn stall_free_steps(&self, order: &mut Vec<u32>, at: &mut Vec<u32>) -> bool {
+        let n = self.nodes.len();
+        at.clear();
+        at.resize(n, 0);
+        // (Every dependence goes forward in the original order.)
+        for i in 0..n {
+            for &(s, lat) in &self.succs[i] {
+                at[s as usize] = at[s as usize].max(at[i] + lat);
+            }
+        }
+        order.clear();
+        order.extend(0..n as u32);
+        order.sort_by_key(|&i| at[i as usize]);
+        // Issued in `order`, instruction k at cycle k: each must find its
+        // operands ready by then.
+        let mut ready = std::mem::take(at);
+        ready.iter_mut().for_each(|t| *t = 0);
+        let mut free = true;
+        for (k, &i) in order.iter().enumerate() {
+            if ready[i as usize] > k as u32 {
+                free = false;
+                break;
+            }
+            for &(s, lat) in &self.succs[i as usize] {
+                ready[s as usize] = ready[s as usize].max(k as u32 + lat);
+            }
+        }
+        *at = ready;
+        free
+    }
+
     /// Whether the pressure stays within `limit` all along `order` (`left`:
     /// working memory).
     fn fits(&self, order: &[u32], limit: Pressure, left: &mut Vec<u32>) -> bool {
@@ -1167,7 +1202,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
         roles.clear();
         roles.extend(blocks[bi].insts.iter().map(role));
         let insts = &blocks[bi].insts;
-        let mut spans: SmallVec<[(usize, usize); 8]> = SmallVec::new();
+        let mut spans: SmallVec<[(usize, usize, bool); 8]> = SmallVec::new();
         let mut s = 0;
         while s < insts.len() {
             if roles[s] == Role::Fixed {
@@ -1178,11 +1213,10 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             // (A short region of fixed-latency work outside loops keeps
             // its order, and so does one that issues without a stall: see
             // the module's text.)
-            let keeps = !on_cycle[bi]
-                && only_fixed_latency_work(&insts[s..end])
-                && (end - s < SHORT_REGION || issues_without_stall(&insts[s..end], ready_at, stamp));
+            let fixed = only_fixed_latency_work(&insts[s..end]);
+            let keeps = !on_cycle[bi] && fixed && (end - s < SHORT_REGION || issues_without_stall(&insts[s..end], ready_at, stamp));
             if end - s >= 2 && !keeps {
-                spans.push((s, end));
+                spans.push((s, end, fixed));
             }
             s = end;
         }
@@ -1208,7 +1242,7 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
         }
         let before = &before[first[bi]..];
         let live_out = live.sets.live_out(bi);
-        for (s, end) in spans {
+        for (s, end, fixed) in spans {
             let (last_read, epoch) = (&*last_read, *epoch);
             let live_after = |v: VReg| {
                 live_out.binary_search(&v.0).is_ok() || {
@@ -1220,6 +1254,17 @@ fn schedule_function(vcode: &mut VCode, live: &VLiveness, sc: &mut Scratch) -> u
             if reg.is_chain() {
                 // One instruction ready at a time: the schedule is the
                 // original order.
+                continue;
+            }
+            // Fixed-latency work in the order of each instruction's earliest
+            // cycle (the lanes of vector code step by step: every lane's
+            // first instruction, then every lane's second, …) that issues
+            // without a stall and stays within the budget is a best
+            // schedule, found without the list scheduler's search.
+            if fixed && reg.stall_free_steps(order, &mut list.earliest) && reg.fits(order, budget, &mut list.left) {
+                if permute(&mut b.insts[s..end], order) {
+                    changed += 1;
+                }
                 continue;
             }
             // A greedy schedule may corner itself above the budget: tried
@@ -1662,6 +1707,31 @@ mod tests {
         assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
         let l = lines(&v);
         assert!(first(&l, "IADD v3") < first(&l, "IADD v7"), "the chains interleave: {:?}", l);
+    }
+
+    #[test]
+    fn fixed_latency_chains_go_step_by_step_where_that_issues_without_a_stall() {
+        // Chain by chain in; out, every chain's first add, then every
+        // chain's second: the order of each instruction's earliest cycle,
+        // which issues without a stall and fits the budget.
+        let mut v = five_chains(false);
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+        assert_eq!(lines(&v), lines(&five_chains(true)));
+        // Four single adds, then four chains of two, chain by chain: the
+        // single adds stay first (the list scheduler would put the chains'
+        // first adds, on the longer paths, before them).
+        let (x, y) = (VReg(0), VReg(1));
+        let single: Vec<VReg> = (2..6).map(VReg).collect();
+        let firsts: Vec<VReg> = (6..10).map(VReg).collect();
+        let seconds: Vec<VReg> = (10..14).map(VReg).collect();
+        let mut code: Vec<MInst> = single.iter().map(|&d| add(d, x, y)).collect();
+        code.extend((0..4).flat_map(|k| [add(firsts[k], x, y), add(seconds[k], firsts[k], y)]));
+        let mut v = with_slack(code, vec![Class::R; 14], 8);
+        read_at_the_end(&mut v, &[&single[..], &seconds[..]].concat());
+        assert_eq!(opt_instr_sched_prepass(&mut v), 1, "{}", v);
+        let l = lines(&v);
+        let at = |d: VReg| first(&l, &format!("IADD {}", d));
+        assert!(at(single[3]) < at(firsts[0]) && at(firsts[3]) < at(seconds[0]), "{:?}", l);
     }
 
     /// Lane by lane, `a_k == b_k` into a predicate and a SEL of it: one
