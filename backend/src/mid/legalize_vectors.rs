@@ -197,10 +197,10 @@ impl<'f> LaneCursor<'f> {
 /// reads none).
 struct Steps {
     waiting: Vec<(u32, Inst)>,
-    /// By instruction number: the placing round (`round`) an instruction
-    /// waited in and its step then (a table, not a map: it is read for
-    /// every operand of every instruction made; kept from function to
-    /// function with the other tables).
+    /// By value number: the placing round (`round`) the instruction that
+    /// computes it waited in and its step then (a table, not a map: it is
+    /// read for every operand of every instruction made; kept from function
+    /// to function with the other tables).
     step: Vec<(u32, u32)>,
     round: u32,
 }
@@ -216,16 +216,19 @@ impl Steps {
     /// Records `inst`, just made, as waiting.
     fn wait(&mut self, dfg: &DataFlowGraph, inst: Inst) {
         let (round, table) = (self.round, &self.step);
-        let of = |a: Value| match dfg.value_def(a).inst().and_then(|d| table.get(d.as_u32() as usize)) {
+        let of = |a: Value| match table.get(a.as_u32() as usize) {
             Some(&(r, k)) if r == round => Some(k + 1),
             _ => None,
         };
         let step = dfg.inst_args(inst).iter().filter_map(|&a| of(a)).max().unwrap_or(0);
         self.waiting.push((step, inst));
-        if self.step.len() <= inst.as_u32() as usize {
-            self.step.resize(dfg.num_insts().max(inst.as_u32() as usize + 1), (0, 0));
+        for &r in dfg.inst_results(inst) {
+            let i = r.as_u32() as usize;
+            if self.step.len() <= i {
+                self.step.resize(dfg.num_values().max(i + 1), (0, 0));
+            }
+            self.step[i] = (round, step);
         }
-        self.step[inst.as_u32() as usize] = (round, step);
     }
 
     fn place(&mut self, cur: &mut FuncCursor) {
