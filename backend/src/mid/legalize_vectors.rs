@@ -37,7 +37,10 @@
 //!
 //! An instruction without side effects is made once per block
 //! (`LaneCursor`): the same constant in every lane, or the same operation
-//! on the lanes of a `splat`, is one instruction.
+//! on the lanes of a `splat`, is one instruction. Those a vector instruction
+//! needs are placed step by step (every lane's first, then every lane's
+//! second, …; [`Steps`]), so that its lanes' machine code issues without
+//! stalls in that order.
 //!
 //! A vector instruction this pass does not know is an "unsupported" error
 //! naming it. Blocks are rewritten in reverse
