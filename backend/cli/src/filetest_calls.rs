@@ -32,8 +32,8 @@ pub(crate) fn run_target<'a>(functions: &'a [(Function, Details<'_>)], name: &st
     functions.iter().map(|(f, _)| f).find(|f| f.name.to_string() == name)
 }
 
-/// Does `f` take or return values on the stack (more than the register
-/// slots; an i128 takes two)?
+/// Does `f` take or return more than the argument slots `Gpu::call` fills
+/// (the eight before the return address; an i128 takes two)?
 /// A vector argument or result always goes through the caller, which loads
 /// and stores it whole (its lanes are the function's arguments, `docs/abi.md`).
 pub(crate) fn needs_wrapper(f: &Function) -> bool {

@@ -463,21 +463,18 @@ impl Region {
         order.extend(0..n as u32);
         order.sort_by_key(|&i| at[i as usize]);
         // Issued in `order`, instruction k at cycle k: each must find its
-        // operands ready by then.
-        let mut ready = std::mem::take(at);
-        ready.iter_mut().for_each(|t| *t = 0);
-        let mut free = true;
-        for (k, &i) in order.iter().enumerate() {
-            if ready[i as usize] > k as u32 {
-                free = false;
-                break;
+        // operands ready by then (`at` now the cycle each is ready at).
+        at.fill(0);
+        order.iter().enumerate().all(|(k, &i)| {
+            let k = k as u32;
+            if at[i as usize] > k {
+                return false;
             }
             for &(s, lat) in &self.succs[i as usize] {
-                ready[s as usize] = ready[s as usize].max(k as u32 + lat);
+                at[s as usize] = at[s as usize].max(k + lat);
             }
-        }
-        *at = ready;
-        free
+            true
+        })
     }
 
     /// Whether the pressure stays within `limit` all along `order` (`left`:
